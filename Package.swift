@@ -1,0 +1,38 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+/// Settings every Storyteller target shares: Swift 6 language mode (the tools
+/// version's default), warnings as errors, and explicit existentials.
+let strictSettings: [SwiftSetting] = [
+    .treatAllWarnings(as: .error),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Storyteller",
+    products: [
+        .library(name: "StoryCore", targets: ["StoryCore"]),
+        .executable(name: "storyteller-bench", targets: ["storyteller-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        .target(name: "StoryCore", swiftSettings: strictSettings),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .executableTarget(
+            name: "storyteller-bench",
+            dependencies: [
+                "StoryCore",
+                "COpenSSL",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(name: "StoryCoreTests", dependencies: ["StoryCore"], swiftSettings: strictSettings),
+    ]
+)

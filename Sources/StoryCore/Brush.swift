@@ -1,0 +1,103 @@
+/// How a stroke was drawn: the tool, its colour, width and line ends.
+public struct Brush: Hashable, Sendable {
+    /// The drawing tool.
+    public enum Tool: UInt8, CaseIterable, Sendable {
+        case pen = 0, marker = 1, pencil = 2, eraser = 3, brush = 4, highlighter = 5
+
+        /// The lowercase name used in JSON and on the command line.
+        public var name: String { String(describing: self) }
+
+        /// The tool with that name.
+        public init?(name: String) {
+            guard let tool = Tool.allCases.first(where: { $0.name == name }) else { return nil }
+            self = tool
+        }
+    }
+
+    /// How open ends of a line are drawn (SVG `stroke-linecap`).
+    public enum Cap: UInt8, CaseIterable, Sendable {
+        case round = 0, butt = 1, square = 2
+
+        public var name: String { String(describing: self) }
+
+        public init?(name: String) {
+            guard let cap = Cap.allCases.first(where: { $0.name == name }) else { return nil }
+            self = cap
+        }
+    }
+
+    /// How corners are drawn (SVG `stroke-linejoin`).
+    public enum Join: UInt8, CaseIterable, Sendable {
+        case round = 0, miter = 1, bevel = 2
+
+        public var name: String { String(describing: self) }
+
+        public init?(name: String) {
+            guard let join = Join.allCases.first(where: { $0.name == name }) else { return nil }
+            self = join
+        }
+    }
+
+    public var tool: Tool
+    public var color: Color
+    /// Width in unit coordinates of the frame (1 = the frame's width).
+    public var width: Float
+    public var cap: Cap
+    public var join: Join
+
+    /// Creates a brush.
+    public init(tool: Tool = .pen, color: Color = .black, width: Float = 0.003, cap: Cap = .round, join: Join = .round) {
+        self.tool = tool
+        self.color = color
+        self.width = width
+        self.cap = cap
+        self.join = join
+    }
+
+    /// Whether the width is a usable, finite, non-negative number no wider than the frame.
+    public var isValid: Bool { width.isFinite && width >= 0 && width <= 1 }
+}
+
+extension ByteWriter {
+    /// Appends a brush: tool, colour (big-endian RGBA), width (Float32), cap/join byte.
+    mutating func write(brush: Brush) {
+        write(byte: brush.tool.rawValue)
+        write(fixed32: brush.color.rgba)
+        write(float: brush.width)
+        write(byte: brush.cap.rawValue | brush.join.rawValue << 4)
+    }
+}
+
+extension ByteReader {
+    /// Reads a brush, rejecting unknown tools, caps, joins and bad widths.
+    mutating func readBrush() throws(CodecError) -> Brush {
+        let start = offset
+        guard let tool = Brush.Tool(rawValue: try readByte()) else {
+            throw CodecError(.invalidValue, "unknown tool", offset: start)
+        }
+        let color = Color(rgba: try readFixed32())
+        let width = try readFiniteFloat("brush width")
+        let ends = try readByte()
+        guard let cap = Brush.Cap(rawValue: ends & 0x0F), let join = Brush.Join(rawValue: ends >> 4) else {
+            throw CodecError(.invalidValue, "unknown line cap or join", offset: offset - 1)
+        }
+        let brush = Brush(tool: tool, color: color, width: width, cap: cap, join: join)
+        guard brush.isValid else { throw CodecError(.invalidValue, "brush width \(width) out of range", offset: start) }
+        return brush
+    }
+
+    /// Reads six finite Float64 coefficients.
+    mutating func readAffine() throws(CodecError) -> Affine {
+        Affine(
+            a: try readFiniteDouble("transform a"), b: try readFiniteDouble("transform b"),
+            c: try readFiniteDouble("transform c"), d: try readFiniteDouble("transform d"),
+            tx: try readFiniteDouble("transform tx"), ty: try readFiniteDouble("transform ty"))
+    }
+}
+
+extension ByteWriter {
+    /// Appends six Float64 coefficients.
+    mutating func write(affine: Affine) {
+        for value in [affine.a, affine.b, affine.c, affine.d, affine.tx, affine.ty] { write(double: value) }
+    }
+}

@@ -1,0 +1,414 @@
+/// One atomic local transaction: everything a user did in one edit, applied
+/// everywhere all at once or not at all.
+///
+/// Sequence numbers run 1, 2, 3 … per replica with no gaps. `dependencies`
+/// holds the version vector the change was made on, delta-encoded against the
+/// same replica's previous change: only the entries that grew since. A
+/// receiver has applied that previous change (sequence numbers have no gaps),
+/// so checking the delta is enough to know every dependency is present.
+public struct Change: Hashable, Sendable {
+    /// The replica that made the change.
+    public var replica: ReplicaID
+    /// Its position in that replica's sequence (1, 2, 3 …).
+    public var seq: UInt64
+    /// The Lamport counter of the first operation; the others follow.
+    public var startCounter: UInt64
+    /// Milliseconds since 1970 on the author's clock; informational only.
+    public var wallTime: Int64
+    /// Entries of the author's version vector that grew since its previous change.
+    public var dependencies: VersionVector
+    /// The operations, applied in order.
+    public var operations: [Operation]
+
+    /// Creates a change.
+    public init(
+        replica: ReplicaID, seq: UInt64, startCounter: UInt64, wallTime: Int64,
+        dependencies: VersionVector, operations: [Operation]
+    ) {
+        self.replica = replica
+        self.seq = seq
+        self.startCounter = startCounter
+        self.wallTime = wallTime
+        self.dependencies = dependencies
+        self.operations = operations
+    }
+
+    /// The id of the operation at `index`.
+    public func opID(at index: Int) -> OpID {
+        OpID(counter: startCounter + UInt64(index), replica: replica)
+    }
+
+    /// The counter of the last operation.
+    public var endCounter: UInt64 { startCounter + UInt64(max(operations.count, 1)) - 1 }
+
+    /// The format version written at the start of every encoded change.
+    public static let formatVersion: UInt8 = 1
+
+    /// Largest counter a change may use, keeping counter arithmetic far from overflow.
+    static let maximumCounter: UInt64 = 1 << 62
+
+    /// The binary encoding (docs/crdt.md, "Changes").
+    public func encoded() -> EncodedChange {
+        var table = ReplicaTable(author: replica)
+        for op in operations { table.collect(op) }
+        for replica in dependencies.replicas { table.add(replica) }
+        var writer = ByteWriter(capacity: 64)
+        writer.write(byte: Change.formatVersion)
+        writer.write(count: table.replicas.count)
+        for replica in table.replicas { writer.write(fixed64: replica.rawValue) }
+        writer.write(varint: seq)
+        writer.write(varint: startCounter)
+        writer.write(signed: wallTime)
+        let deps = dependencies.sortedEntries
+        writer.write(count: deps.count)
+        for (replica, seq) in deps {
+            writer.write(count: table.index(of: replica))
+            writer.write(varint: seq)
+        }
+        writer.write(count: operations.count)
+        for op in operations { writer.write(op, table: table) }
+        return EncodedChange(
+            bytes: writer.bytes[...], replica: replica, seq: seq, startCounter: startCounter,
+            endCounter: endCounter, wallTime: wallTime)
+    }
+
+    /// Decodes and structurally validates a change (every tag, index and
+    /// point blob); references to objects are checked when it is applied.
+    /// - Throws: `CodecError`.
+    public init(decoding bytes: ArraySlice<UInt8>) throws(CodecError) {
+        var reader = ByteReader(bytes)
+        let version = try reader.readByte()
+        guard version == Change.formatVersion else {
+            throw CodecError(.unsupportedVersion, "change format \(version) (this build reads \(Change.formatVersion))")
+        }
+        let replicaCount = try reader.readCount("replica table", minimumElementSize: 8)
+        guard replicaCount >= 1 else { throw CodecError(.invalidValue, "a change names no author") }
+        var replicas: [ReplicaID] = []
+        replicas.reserveCapacity(replicaCount)
+        for _ in 0..<replicaCount { replicas.append(ReplicaID(try reader.readFixed64())) }
+        guard replicas[0] != .reserved else { throw CodecError(.invalidValue, "the reserved replica cannot author") }
+        let seq = try reader.readVarint()
+        let startCounter = try reader.readVarint()
+        guard seq >= 1, startCounter >= 1, startCounter < Change.maximumCounter else {
+            throw CodecError(.invalidValue, "sequence number or counter out of range")
+        }
+        let wallTime = try reader.readSigned()
+        let depCount = try reader.readCount("dependencies", minimumElementSize: 2)
+        var deps = VersionVector()
+        for _ in 0..<depCount {
+            let replica = try reader.readReplica(in: replicas)
+            let depSeq = try reader.readVarint()
+            guard replica != replicas[0], replica != .reserved, depSeq >= 1, deps[replica] == 0 else {
+                throw CodecError(.invalidValue, "dependency on \(replica) is invalid or repeated")
+            }
+            deps[replica] = depSeq
+        }
+        let opCount = try reader.readCount("operations", minimumElementSize: 2)
+        guard opCount >= 1, startCounter + UInt64(opCount) < Change.maximumCounter else {
+            throw CodecError(.invalidValue, "a change has \(opCount) operations")
+        }
+        var operations: [Operation] = []
+        operations.reserveCapacity(opCount)
+        for _ in 0..<opCount { operations.append(try reader.readOperation(replicas: replicas)) }
+        try reader.expectEnd("the change")
+        self.init(
+            replica: replicas[0], seq: seq, startCounter: startCounter, wallTime: wallTime,
+            dependencies: deps, operations: operations)
+    }
+}
+
+/// A change as bytes, with the header fields needed to route and order it.
+/// This is what logs keep and what travels on the wire.
+public struct EncodedChange: Hashable, Sendable {
+    /// The encoded change.
+    public let bytes: ArraySlice<UInt8>
+    public let replica: ReplicaID
+    public let seq: UInt64
+    public let startCounter: UInt64
+    public let endCounter: UInt64
+    public let wallTime: Int64
+
+    init(
+        bytes: ArraySlice<UInt8>, replica: ReplicaID, seq: UInt64, startCounter: UInt64, endCounter: UInt64,
+        wallTime: Int64
+    ) {
+        self.bytes = bytes
+        self.replica = replica
+        self.seq = seq
+        self.startCounter = startCounter
+        self.endCounter = endCounter
+        self.wallTime = wallTime
+    }
+
+    /// Decodes the change. O(size).
+    /// - Throws: `CodecError`.
+    public func decoded() throws(CodecError) -> Change {
+        try Change(decoding: bytes)
+    }
+
+    /// Decodes `bytes` and keeps them as the encoding.
+    /// - Throws: `CodecError`.
+    public static func decoding(_ bytes: ArraySlice<UInt8>) throws(CodecError) -> (EncodedChange, Change) {
+        let change = try Change(decoding: bytes)
+        let encoded = EncodedChange(
+            bytes: bytes, replica: change.replica, seq: change.seq, startCounter: change.startCounter,
+            endCounter: change.endCounter, wallTime: change.wallTime)
+        return (encoded, change)
+    }
+
+    /// Causal order for sending: by start counter, then replica. A dependency
+    /// always has a smaller counter (Lamport), so this order respects causality.
+    static func causalOrder(_ a: EncodedChange, _ b: EncodedChange) -> Bool {
+        a.startCounter != b.startCounter ? a.startCounter < b.startCounter : a.replica < b.replica
+    }
+}
+
+/// A batch of changes on the wire or in a file: a count, then each change
+/// length-prefixed.
+public enum ChangeBatch {
+    /// Encodes changes in the given order.
+    public static func encode(_ changes: [EncodedChange]) -> [UInt8] {
+        var writer = ByteWriter(capacity: changes.reduce(8) { $0 + $1.bytes.count + 3 })
+        writer.write(count: changes.count)
+        for change in changes { writer.write(lengthPrefixed: change.bytes) }
+        return writer.bytes
+    }
+
+    /// Decodes and validates every change of a batch (all or nothing).
+    /// - Throws: `CodecError` naming the first bad change.
+    public static func decode(_ bytes: ArraySlice<UInt8>) throws(CodecError) -> [(EncodedChange, Change)] {
+        var reader = ByteReader(bytes)
+        let count = try reader.readCount("changes", minimumElementSize: 2)
+        var result: [(EncodedChange, Change)] = []
+        result.reserveCapacity(count)
+        for index in 0..<count {
+            let slice = try reader.readLengthPrefixed("change")
+            do {
+                result.append(try EncodedChange.decoding(slice))
+            } catch {
+                throw CodecError(error.code, "change \(index + 1) of \(count): \(error.message)", offset: error.offset)
+            }
+        }
+        try reader.expectEnd("the batch")
+        return result
+    }
+}
+
+/// The replicas a change mentions; index 0 is the author. Op ids are written
+/// as (index, counter) so a 64-bit replica id is spelled once per change.
+struct ReplicaTable {
+    private(set) var replicas: [ReplicaID]
+    private var indices: [ReplicaID: Int]
+
+    init(author: ReplicaID) {
+        replicas = [author]
+        indices = [author: 0]
+    }
+
+    /// A table with the given replicas in that order (snapshots sort them).
+    init(sorted replicas: [ReplicaID]) {
+        self.replicas = replicas
+        indices = Dictionary(uniqueKeysWithValues: replicas.enumerated().map { ($1, $0) })
+    }
+
+    mutating func add(_ replica: ReplicaID) {
+        if indices[replica] == nil {
+            indices[replica] = replicas.count
+            replicas.append(replica)
+        }
+    }
+
+    func index(of replica: ReplicaID) -> Int {
+        guard let index = indices[replica] else { preconditionFailure("replica \(replica) not collected") }
+        return index
+    }
+
+    mutating func collect(_ op: Operation) {
+        switch op {
+        case .setField(let object, _, let value):
+            add(object.replica)
+            if case .id(let id) = value { add(id.replica) }
+        case .insert(_, let container, let anchor), .insertProjectEntry(let container, let anchor, _):
+            add(container.replica)
+            if let parent = anchor.parent { add(parent.replica) }
+        case .move(let object, let container, let anchor), .reorder(let object, let container, let anchor):
+            add(object.replica)
+            add(container.replica)
+            if let parent = anchor.parent { add(parent.replica) }
+        case .setDeleted(let object, _): add(object.replica)
+        case .addStroke(let layer, _, _): add(layer.replica)
+        case .putStroke(let layer, let key, let value):
+            add(layer.replica)
+            add(key.replica)
+            add(value.content.replica)
+        case .eraseStroke(let layer, let key):
+            add(layer.replica)
+            add(key.replica)
+        case .purge(let nodes): for node in nodes { add(node.replica) }
+        }
+    }
+}
+
+extension ByteWriter {
+    mutating func write(_ id: OpID, table: ReplicaTable) {
+        write(count: table.index(of: id.replica))
+        write(varint: id.counter)
+    }
+
+    mutating func write(_ anchor: Anchor, table: ReplicaTable) {
+        write(byte: anchor.side.rawValue | (anchor.parent == nil ? 0 : 2))
+        if let parent = anchor.parent { write(parent, table: table) }
+    }
+
+    mutating func write(_ op: Operation, table: ReplicaTable) {
+        switch op {
+        case .setField(let object, let key, let value):
+            write(byte: OperationTag.setField.rawValue)
+            write(object, table: table)
+            write(byte: key.rawValue)
+            if case .id(let id) = value {
+                // Ids inside values also go through the table.
+                write(byte: 7)
+                write(id, table: table)
+            } else {
+                write(fieldValue: value)
+            }
+        case .insert(let kind, let container, let anchor):
+            write(byte: OperationTag.insert.rawValue)
+            write(byte: kind.rawValue)
+            write(container, table: table)
+            write(anchor, table: table)
+        case .insertProjectEntry(let container, let anchor, let document):
+            write(byte: OperationTag.insertProjectEntry.rawValue)
+            write(container, table: table)
+            write(anchor, table: table)
+            write(fixed64: document.high)
+            write(fixed64: document.low)
+        case .move(let object, let container, let anchor):
+            write(byte: OperationTag.move.rawValue)
+            write(object, table: table)
+            write(container, table: table)
+            write(anchor, table: table)
+        case .reorder(let object, let container, let anchor):
+            write(byte: OperationTag.reorder.rawValue)
+            write(object, table: table)
+            write(container, table: table)
+            write(anchor, table: table)
+        case .setDeleted(let object, let isDeleted):
+            write(byte: OperationTag.setDeleted.rawValue)
+            write(object, table: table)
+            write(bool: isDeleted)
+        case .addStroke(let layer, let brush, let points):
+            write(byte: OperationTag.addStroke.rawValue)
+            write(layer, table: table)
+            write(brush: brush)
+            write(lengthPrefixed: points.bytes)
+        case .putStroke(let layer, let key, let value):
+            write(byte: OperationTag.putStroke.rawValue)
+            write(layer, table: table)
+            write(key, table: table)
+            write(value.content, table: table)
+            write(brush: value.brush)
+            if let transform = value.transform {
+                write(byte: 1)
+                write(affine: transform)
+            } else {
+                write(byte: 0)
+            }
+        case .eraseStroke(let layer, let key):
+            write(byte: OperationTag.eraseStroke.rawValue)
+            write(layer, table: table)
+            write(key, table: table)
+        case .purge(let nodes):
+            write(byte: OperationTag.purge.rawValue)
+            write(count: nodes.count)
+            for node in nodes { write(node, table: table) }
+        }
+    }
+}
+
+extension ByteReader {
+    mutating func readReplica(in table: [ReplicaID]) throws(CodecError) -> ReplicaID {
+        let start = offset
+        let index = try readVarint()
+        guard index < UInt64(table.count) else {
+            throw CodecError(.badReference, "replica index \(index) outside a table of \(table.count)", offset: start)
+        }
+        return table[Int(index)]
+    }
+
+    mutating func readOpID(replicas: [ReplicaID]) throws(CodecError) -> OpID {
+        let replica = try readReplica(in: replicas)
+        return OpID(counter: try readVarint(), replica: replica)
+    }
+
+    mutating func readAnchor(replicas: [ReplicaID]) throws(CodecError) -> Anchor {
+        let start = offset
+        let flags = try readByte()
+        guard flags <= 3, let side = Anchor.Side(rawValue: flags & 1) else {
+            throw CodecError(.invalidValue, "bad anchor flags \(flags)", offset: start)
+        }
+        let parent = flags & 2 != 0 ? try readOpID(replicas: replicas) : nil
+        if parent == nil && side == .left {
+            throw CodecError(.invalidValue, "the root of a list has no left side", offset: start)
+        }
+        return Anchor(parent: parent, side: side)
+    }
+
+    mutating func readOperation(replicas: [ReplicaID]) throws(CodecError) -> Operation {
+        let start = offset
+        guard let tag = OperationTag(rawValue: try readByte()) else {
+            throw CodecError(.invalidValue, "unknown operation tag", offset: start)
+        }
+        switch tag {
+        case .setField:
+            let object = try readOpID(replicas: replicas)
+            guard let key = FieldKey(rawValue: try readByte()) else {
+                throw CodecError(.invalidValue, "unknown field key", offset: offset - 1)
+            }
+            let valueTag = try readByte()
+            let value = valueTag == 7 ? .id(try readOpID(replicas: replicas)) : try readFieldValue(tag: valueTag)
+            return .setField(object: object, key: key, value: value)
+        case .insert:
+            guard let kind = ObjectKind(rawValue: try readByte()), kind != .project, kind != .projectEntry else {
+                throw CodecError(.invalidValue, "cannot insert that kind of object", offset: offset - 1)
+            }
+            return .insert(
+                kind: kind, container: try readOpID(replicas: replicas), anchor: try readAnchor(replicas: replicas))
+        case .insertProjectEntry:
+            let container = try readOpID(replicas: replicas)
+            let anchor = try readAnchor(replicas: replicas)
+            let document = DocumentID(high: try readFixed64(), low: try readFixed64())
+            return .insertProjectEntry(container: container, anchor: anchor, document: document)
+        case .move:
+            return .move(
+                object: try readOpID(replicas: replicas), container: try readOpID(replicas: replicas),
+                anchor: try readAnchor(replicas: replicas))
+        case .reorder:
+            return .reorder(
+                object: try readOpID(replicas: replicas), container: try readOpID(replicas: replicas),
+                anchor: try readAnchor(replicas: replicas))
+        case .setDeleted:
+            return .setDeleted(object: try readOpID(replicas: replicas), isDeleted: try readBool("deleted flag"))
+        case .addStroke:
+            let layer = try readOpID(replicas: replicas)
+            let brush = try readBrush()
+            let points = try PointsBlob(validating: try readLengthPrefixed("points"))
+            return .addStroke(layer: layer, brush: brush, points: points)
+        case .putStroke:
+            let layer = try readOpID(replicas: replicas)
+            let key = try readOpID(replicas: replicas)
+            let content = try readOpID(replicas: replicas)
+            let brush = try readBrush()
+            let transform = try readBool("transform flag") ? try readAffine() : nil
+            return .putStroke(layer: layer, key: key, value: StrokeValue(content: content, brush: brush, transform: transform))
+        case .eraseStroke:
+            return .eraseStroke(layer: try readOpID(replicas: replicas), key: try readOpID(replicas: replicas))
+        case .purge:
+            let count = try readCount("purged nodes", minimumElementSize: 2)
+            var nodes: [OpID] = []
+            for _ in 0..<count { nodes.append(try readOpID(replicas: replicas)) }
+            return .purge(nodes: nodes)
+        }
+    }
+}

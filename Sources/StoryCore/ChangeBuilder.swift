@@ -1,0 +1,102 @@
+/// The common part of `ProjectEditor` and `LibraryEditor`: operations are
+/// applied to the state as they are made, so later calls in the same edit see
+/// earlier ones, and the journal lets a failed edit roll everything back.
+protocol ChangeBuilder {
+    associatedtype State: ReplicatedState
+
+    init(state: State, replica: ReplicaID, startCounter: UInt64, time: Int64)
+
+    var state: State { get set }
+    var core: EditCore<State.JournalEntry> { get set }
+
+    /// A shared empty state, swapped in while an editor holds the real one.
+    static var placeholder: State { get }
+
+    /// The inverse of an edit's journal, read against the state after the edit.
+    static func undoRecord(_ journal: [(OpID, State.JournalEntry)], in state: State) -> UndoRecord
+
+    /// Emits the operations that undo a record, skipping registers that
+    /// somebody else has written since.
+    mutating func invert(_ record: UndoRecord) throws(DocumentError)
+}
+
+/// What every editor records while an edit is open.
+struct EditCore<JournalEntry: Sendable>: Sendable {
+    let replica: ReplicaID
+    let startCounter: UInt64
+    let time: Int64
+    var operations: [Operation] = []
+    var journal: [JournalEntry] = []
+    /// The id of the operation each journal entry came from.
+    var journalOwners: [OpID] = []
+
+    init(replica: ReplicaID, startCounter: UInt64, time: Int64) {
+        self.replica = replica
+        self.startCounter = startCounter
+        self.time = time
+    }
+
+    /// The id the next operation will get.
+    var nextID: OpID { OpID(counter: startCounter + UInt64(operations.count), replica: replica) }
+}
+
+extension ChangeBuilder {
+    /// Applies an operation to the state and adds it to the change.
+    /// - Throws: `DocumentError` (nothing of this operation is applied).
+    @discardableResult
+    mutating func perform(_ op: Operation) throws(DocumentError) -> OpID {
+        let id = core.nextID
+        // Take the journal out of `core` so `state` and it can be mutated together.
+        var journal = core.journal
+        core.journal = []
+        defer { core.journal = journal }
+        let before = journal.count
+        try state.apply(op, id: id, time: core.time, journal: &journal)
+        core.operations.append(op)
+        core.journalOwners += repeatElement(id, count: journal.count - before)
+        return id
+    }
+}
+
+/// What an edit produced.
+public struct EditResult<Value> {
+    /// What the edit's closure returned.
+    public var value: Value
+    /// The change made, or nil if the edit did nothing.
+    public var change: EncodedChange?
+}
+
+extension EditResult: Sendable where Value: Sendable {}
+
+extension ReplicaCore {
+    /// Runs an edit: hands the state to an editor (so mutations stay in place),
+    /// then either commits the operations as one change or rolls them back.
+    mutating func edit<Builder: ChangeBuilder, Value>(
+        _ state: inout Builder.State, placeholder: Builder.State, builder: Builder.Type, time: Int64,
+        _ body: (inout Builder) throws -> Value, beforeCommit: (EncodedChange) throws -> Void
+    ) throws -> (EditResult<Value>, [(OpID, Builder.State.JournalEntry)]) {
+        let header = nextLocalChangeHeader()
+        var editor = Builder(state: state, replica: replica, startCounter: header.startCounter, time: time)
+        // Drop our reference so the editor's copy is unique and mutates in place.
+        state = placeholder
+        do {
+            let value = try body(&editor)
+            guard !editor.core.operations.isEmpty else {
+                state = editor.state
+                return (EditResult(value: value, change: nil), [])
+            }
+            let change = Change(
+                replica: replica, seq: header.seq, startCounter: header.startCounter, wallTime: time,
+                dependencies: header.dependencies, operations: editor.core.operations)
+            let encoded = change.encoded()
+            try beforeCommit(encoded)
+            state = editor.state
+            commitLocal(change, encoded: encoded)
+            return (EditResult(value: value, change: encoded), Array(zip(editor.core.journalOwners, editor.core.journal)))
+        } catch {
+            editor.state.rollback(editor.core.journal)
+            state = editor.state
+            throw error
+        }
+    }
+}

@@ -1,0 +1,51 @@
+/// An edit or a change that cannot be applied: it names something that does
+/// not exist, has the wrong kind, or breaks a rule of the document.
+///
+/// A change that fails is rolled back completely; the document is exactly as
+/// it was before the call.
+public struct DocumentError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case notFound, wrongKind, invalidValue, invalidOperation, conflict, snapshotRequired, invalidSnapshot
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// An id names no object, entry, stroke or content of this document.
+        public static let notFound = Code(.notFound)
+        /// An object exists but is of another kind than the operation needs.
+        public static let wrongKind = Code(.wrongKind)
+        /// A field value, index, brush or argument is out of range.
+        public static let invalidValue = Code(.invalidValue)
+        /// The operation is not allowed here (e.g. moving the trash, a cycle).
+        public static let invalidOperation = Code(.invalidOperation)
+        /// Two different changes claim the same replica and sequence number:
+        /// a database was copied or restored without minting a new replica id.
+        public static let conflict = Code(.conflict)
+        /// The changes asked for were compacted away; send a snapshot instead.
+        public static let snapshotRequired = Code(.snapshotRequired)
+        /// A snapshot is internally inconsistent or of another document.
+        public static let invalidSnapshot = Code(.invalidSnapshot)
+
+        public var description: String { base.rawValue }
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// A human explanation.
+    public let message: String
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+
+    /// The same error with context in front of the message.
+    func prefixed(_ context: String) -> DocumentError {
+        DocumentError(code, "\(context): \(message)")
+    }
+}

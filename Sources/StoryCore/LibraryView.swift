@@ -1,0 +1,52 @@
+/// What a user sees of a library: every node in display order (pre-order:
+/// the library's tree, then the trash's), each with its parent and depth.
+///
+/// Flat rather than nested, so a deep tree cannot exhaust the stack when the
+/// view is built or encoded.
+public struct LibraryView: Hashable, Sendable {
+    /// The nodes in display order. The root and the trash themselves are not
+    /// listed; the Incoming folder is listed when it holds something.
+    public var nodes: [LibraryNodeView]
+
+    /// The nodes directly inside a folder.
+    public func children(of folder: OpID) -> [LibraryNodeView] { nodes.filter { $0.parent == folder } }
+
+    /// The node with that id, if shown.
+    public func node(_ id: OpID) -> LibraryNodeView? { nodes.first { $0.id == id } }
+
+    init(state: LibraryState) {
+        var result: [LibraryNodeView] = []
+        for top in [OpID.root, .trash] {
+            var stack: [(OpID, OpID, Int)] = state.children(of: top).reversed().map { ($0, top, 0) }
+            while let (id, parent, depth) = stack.popLast() {
+                let children = state.children(of: id)
+                if id == .incoming && children.isEmpty { continue }
+                let node = state.node(id)!
+                result.append(LibraryNodeView(
+                    id: id, parent: parent, depth: depth, kind: node.kind,
+                    name: id == .incoming ? (node.field(.name).string ?? "Incoming") : node.field(.name).string,
+                    description: node.field(.description).string, document: node.document,
+                    createdAt: node.createdAt, updatedAt: node.updatedAt, isInTrash: top == .trash))
+                stack += children.reversed().map { ($0, id, depth + 1) }
+            }
+        }
+        nodes = result
+    }
+}
+
+/// A folder or project entry as shown.
+public struct LibraryNodeView: Hashable, Sendable {
+    public var id: OpID
+    /// The folder it is shown in (`.root`, `.trash`, `.incoming` or a folder).
+    public var parent: OpID
+    /// 0 for nodes directly in the root or the trash.
+    public var depth: Int
+    public var kind: ObjectKind
+    public var name: String?
+    public var description: String?
+    /// The project document of a project entry.
+    public var document: DocumentID?
+    public var createdAt: Int64
+    public var updatedAt: Int64
+    public var isInTrash: Bool
+}

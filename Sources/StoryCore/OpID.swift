@@ -1,0 +1,44 @@
+/// The identity and timestamp of one operation: a Lamport counter and the
+/// replica that made it.
+///
+/// OpIDs are totally ordered by counter, then replica. Every last-writer-wins
+/// decision compares OpIDs, never wall clocks and never replica ids alone, so
+/// a write that causally follows another always wins over it.
+public struct OpID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The Lamport counter.
+    public var counter: UInt64
+    /// The replica that made the operation.
+    public var replica: ReplicaID
+
+    /// Creates an id from its two parts.
+    public init(counter: UInt64, replica: ReplicaID) {
+        self.counter = counter
+        self.replica = replica
+    }
+
+    /// The project root (the container of the scene list) and the library root.
+    public static let root = OpID(counter: 0, replica: .reserved)
+    /// The library's trash folder.
+    public static let trash = OpID(counter: 1, replica: .reserved)
+    /// The library's "Incoming" folder, where projects shared on their own appear.
+    public static let incoming = OpID(counter: 2, replica: .reserved)
+
+    /// Whether this is one of the well-known objects of the reserved replica.
+    public var isReserved: Bool { replica == .reserved }
+
+    public static func < (lhs: OpID, rhs: OpID) -> Bool {
+        lhs.counter != rhs.counter ? lhs.counter < rhs.counter : lhs.replica < rhs.replica
+    }
+
+    /// `counter@replica`, e.g. `42@00c0ffee00c0ffee`; parsed back by `init?(_:)`.
+    public var description: String { "\(counter)@\(replica)" }
+
+    /// Parses the `counter@replica` form.
+    public init?(_ text: some StringProtocol) {
+        guard let at = text.firstIndex(of: "@"),
+            let counter = UInt64(text[text.startIndex..<at]),
+            let replica = ReplicaID(hex: text[text.index(after: at)...])
+        else { return nil }
+        self.init(counter: counter, replica: replica)
+    }
+}

@@ -1,0 +1,37 @@
+/// One operation of a change. Its id is the change's start counter plus its
+/// index, with the change's replica; objects and position entries an
+/// operation creates take that id.
+public enum Operation: Hashable, Sendable {
+    /// Sets a field (last writer wins). `object` is `.root` for the project's
+    /// own fields.
+    case setField(object: OpID, key: FieldKey, value: FieldValue)
+    /// Creates a scene, shot, layer or library folder whose id is this
+    /// operation's, placed at a new position entry (same id) in `container`.
+    case insert(kind: ObjectKind, container: OpID, anchor: Anchor)
+    /// Creates a library entry for a project document.
+    case insertProjectEntry(container: OpID, anchor: Anchor, document: DocumentID)
+    /// Moves an object into `container` (another scene, shot or folder) at a
+    /// new position entry (this operation's id): writes the object's container
+    /// register (last writer wins) — the list move of Kleppmann's "Moving
+    /// Elements in List CRDTs", or a tree move in the library.
+    case move(object: OpID, container: OpID, anchor: Anchor)
+    /// Repositions an object within `container`, the one its author saw it in:
+    /// a new position entry only. A reorder never takes an object out of a
+    /// container it was concurrently moved away from.
+    case reorder(object: OpID, container: OpID, anchor: Anchor)
+    /// Deletes or restores an object (last writer wins; nothing is destroyed).
+    case setDeleted(object: OpID, isDeleted: Bool)
+    /// Adds a stroke to a layer; its key and content id are this operation's id.
+    case addStroke(layer: OpID, brush: Brush, points: PointsBlob)
+    /// Stores a value under a stroke key (lasso move, recolour, restore, copy).
+    case putStroke(layer: OpID, key: OpID, value: StrokeValue)
+    /// Erases the stroke under a key (a tombstone; last writer wins).
+    case eraseStroke(layer: OpID, key: OpID)
+    /// Removes library nodes from the trash for good.
+    case purge(nodes: [OpID])
+}
+
+/// The operation tags of the change encoding (docs/crdt.md, "Changes").
+enum OperationTag: UInt8 {
+    case setField = 1, insert, move, setDeleted, addStroke, putStroke, eraseStroke, insertProjectEntry, purge, reorder
+}

@@ -1,0 +1,286 @@
+extension ProjectDocument {
+    /// The document's state as a columnar snapshot: enough to load it or merge
+    /// it into another replica, without its change history. O(size).
+    public func snapshot() -> [UInt8] {
+        var replicas: Set<ReplicaID> = [.reserved]
+        for (id, object) in state.allObjects {
+            replicas.insert(id.replica)
+            replicas.insert(object.container.stamp.replica)
+            replicas.insert(object.container.value.replica)
+            replicas.insert(object.deleted.stamp.replica)
+            for register in object.fields.values {
+                replicas.insert(register.stamp.replica)
+                if case .id(let ref) = register.value { replicas.insert(ref.replica) }
+            }
+        }
+        for tree in state.allContainers.values {
+            for (id, entry) in tree.entries {
+                replicas.insert(id.replica)
+                replicas.insert(entry.object.replica)
+            }
+        }
+        for map in state.allStrokes.values {
+            for (key, entry) in map {
+                replicas.insert(key.replica)
+                replicas.insert(entry.valueStamp.replica)
+                replicas.insert(entry.stamp.replica)
+                replicas.insert(entry.value.content.replica)
+            }
+        }
+        for id in state.allContents.keys { replicas.insert(id.replica) }
+        var writer = SnapshotWriter(header: replicaState.header(kind: .project, document: id), replicas: replicas)
+        let table = writer.table
+
+        writer.section { out in
+            let objects = state.allObjects.sorted { $0.key < $1.key }
+            out.write(count: objects.count)
+            for (id, object) in objects {
+                out.write(id, table: table)
+                out.write(byte: object.kind.rawValue)
+                out.write(signed: object.createdAt)
+                out.write(object.container.value, table: table)
+                out.write(object.container.stamp, table: table)
+                out.write(bool: object.deleted.value)
+                out.write(object.deleted.stamp, table: table)
+                out.write(fields: object.fields, table: table)
+            }
+        }
+        writer.section { out in out.write(trees: state.allContainers, table: table) }
+        writer.section { out in Self.writeStrokes(state.allStrokes, table: table, into: &out) }
+        writer.section { out in
+            let contents = state.allContents.sorted { $0.key < $1.key }
+            out.write(count: contents.count)
+            out.write(runLengthColumn: contents.map { UInt64(table.index(of: $0.key.replica)) })
+            var previous: UInt64 = 0
+            out.write(varintColumn: contents.map { id, _ in
+                defer { previous = id.counter }
+                return id.counter - previous
+            })
+            out.write(varintColumn: contents.map { UInt64($0.value.bytes.count) })
+            out.write(count: contents.reduce(0) { $0 + $1.value.bytes.count })
+            for (_, blob) in contents { out.write(raw: blob.bytes) }
+        }
+        return writer.finish()
+    }
+
+    /// Stroke flags: which parts of an entry differ from the common case
+    /// (a never-replaced, never-erased stroke added by the operation of its key).
+    private enum StrokeFlag {
+        static let erased: UInt64 = 1
+        static let valueStampDiffers: UInt64 = 2
+        static let stampDiffers: UInt64 = 4
+        static let contentDiffers: UInt64 = 8
+        static let transformed: UInt64 = 16
+        static let all: UInt64 = 31
+    }
+
+    private static func writeStrokes(_ strokes: [OpID: [OpID: StrokeEntry]], table: ReplicaTable, into out: inout ByteWriter) {
+        let layers = strokes.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }
+        out.write(count: layers.count)
+        var rows: [(OpID, StrokeEntry)] = []
+        for (layer, map) in layers {
+            out.write(layer, table: table)
+            out.write(count: map.count)
+            rows += map.sorted { $0.key < $1.key }
+        }
+        var keyReplicas: [UInt64] = [], keyCounters: [UInt64] = [], flags: [UInt64] = []
+        var tools: [UInt64] = [], colors: [UInt64] = [], widths: [UInt64] = [], ends: [UInt64] = []
+        var extras = ByteWriter(capacity: 64)
+        var previousCounter: UInt64 = 0
+        var layerIndex = 0, inLayer = 0
+        for (key, entry) in rows {
+            // Counters restart at each layer's first key; within a layer keys are sorted.
+            if inLayer == 0 { previousCounter = 0 }
+            inLayer += 1
+            if inLayer == layers[layerIndex].value.count {
+                inLayer = 0
+                layerIndex += 1
+            }
+            keyReplicas.append(UInt64(table.index(of: key.replica)))
+            keyCounters.append(key.counter - previousCounter)
+            previousCounter = key.counter
+            var flag: UInt64 = entry.isErased ? StrokeFlag.erased : 0
+            if entry.valueStamp != key { flag |= StrokeFlag.valueStampDiffers }
+            if entry.stamp != entry.valueStamp { flag |= StrokeFlag.stampDiffers }
+            if entry.value.content != key { flag |= StrokeFlag.contentDiffers }
+            if entry.value.transform != nil { flag |= StrokeFlag.transformed }
+            flags.append(flag)
+            if flag & StrokeFlag.valueStampDiffers != 0 { extras.write(entry.valueStamp, table: table) }
+            if flag & StrokeFlag.stampDiffers != 0 { extras.write(entry.stamp, table: table) }
+            if flag & StrokeFlag.contentDiffers != 0 { extras.write(entry.value.content, table: table) }
+            if let transform = entry.value.transform { extras.write(affine: transform) }
+            let brush = entry.value.brush
+            tools.append(UInt64(brush.tool.rawValue))
+            colors.append(UInt64(brush.color.rgba))
+            widths.append(UInt64(brush.width.bitPattern))
+            ends.append(UInt64(brush.cap.rawValue | brush.join.rawValue << 4))
+        }
+        out.write(runLengthColumn: keyReplicas)
+        out.write(varintColumn: keyCounters)
+        out.write(runLengthColumn: flags)
+        out.write(runLengthColumn: tools)
+        out.write(runLengthColumn: colors)
+        out.write(runLengthColumn: widths)
+        out.write(runLengthColumn: ends)
+        out.write(lengthPrefixed: extras.bytes)
+    }
+
+    /// Loads a document from a snapshot, as held by `replica`.
+    ///
+    /// - Parameter verifyingPoints: decode every point blob to check it. Pass
+    ///   false only for snapshots this program wrote itself (the checksum still
+    ///   guards against corruption); snapshots from peers are always verified.
+    /// - Throws: `CodecError` for malformed bytes, `DocumentError(.invalidSnapshot)`
+    ///   for inconsistent contents.
+    public init(snapshot bytes: [UInt8], replica: ReplicaID, verifyingPoints: Bool = true) throws {
+        var reader = try SnapshotReader(bytes)
+        guard reader.header.kind == .project else {
+            throw DocumentError(.invalidSnapshot, "the snapshot is of a library, not a project")
+        }
+        let state = try Self.readState(&reader, verifyingPoints: verifyingPoints)
+        self.init(id: reader.header.document, replicaState: .loaded(from: reader.header, state: state, replica: replica))
+    }
+
+    /// Merges another replica's snapshot of the same document into this one
+    /// (state-based: the result is the same as if all its changes had been
+    /// applied). Changes held back may become applicable and are applied; the
+    /// errors of those that turn out invalid are returned (they are dropped).
+    /// - Throws: `CodecError`, `DocumentError` for a bad snapshot; nothing changes then.
+    @discardableResult
+    public mutating func merge(snapshot bytes: [UInt8], verifyingPoints: Bool = true) throws -> [any Error] {
+        var reader = try SnapshotReader(bytes)
+        let header = reader.header
+        guard header.kind == .project, header.document == id else {
+            throw DocumentError(.invalidSnapshot, "the snapshot is of another document")
+        }
+        let other = try Self.readState(&reader, verifyingPoints: verifyingPoints)
+        return replicaState.merge(other, header: header)
+    }
+
+    private static func readState(_ reader: inout SnapshotReader, verifyingPoints: Bool) throws -> ProjectState {
+        let replicas = reader.replicas
+        var objects: [OpID: StoryObject] = [:]
+        var section = try reader.section("objects")
+        for _ in 0..<(try section.readCount("objects", minimumElementSize: 10)) {
+            let id = try section.readOpID(replicas: replicas)
+            guard let kind = ObjectKind(rawValue: try section.readByte()), kind.rawValue <= ObjectKind.layer.rawValue,
+                (kind == .project) == (id == .root)
+            else {
+                throw CodecError(.invalidValue, "object \(id) has an unknown kind")
+            }
+            let createdAt = try section.readSigned()
+            let container = try section.readOpID(replicas: replicas)
+            let containerStamp = try section.readOpID(replicas: replicas)
+            let deleted = try section.readBool("deleted")
+            let deletedStamp = try section.readOpID(replicas: replicas)
+            let fields = try section.readFields(replicas: replicas)
+            for (key, register) in fields where !key.accepts(register.value, on: kind) {
+                throw CodecError(.invalidValue, "\(kind) \(id) has a bad \(key) field")
+            }
+            guard objects[id] == nil else { throw CodecError(.invalidValue, "object \(id) repeated") }
+            objects[id] = StoryObject(
+                kind: kind, container: Register(value: container, stamp: containerStamp),
+                deleted: Register(value: deleted, stamp: deletedStamp), fields: fields, createdAt: createdAt)
+        }
+        try section.expectEnd("objects")
+
+        section = try reader.section("lists")
+        let containers = try section.readTrees(replicas: replicas)
+        try section.expectEnd("lists")
+
+        section = try reader.section("strokes")
+        let strokes = try readStrokes(&section, replicas: replicas)
+        try section.expectEnd("strokes")
+
+        section = try reader.section("contents")
+        let count = try section.readCount("contents", minimumElementSize: 0)
+        guard count <= section.remaining else { throw CodecError(.overflow, "content count \(count) too large") }
+        let contentReplicas = try section.readRunLengthColumn(count: count, "content replicas")
+        let contentCounters = try section.readVarintColumn(count: count, "content counters")
+        let lengths = try section.readVarintColumn(count: count, "content lengths")
+        var blobs = ByteReader(try section.readLengthPrefixed("points"))
+        try section.expectEnd("contents")
+        var contents: [OpID: PointsBlob] = [:]
+        contents.reserveCapacity(count)
+        var counter: UInt64 = 0
+        var previous: OpID?
+        for index in 0..<count {
+            guard contentReplicas[index] < UInt64(replicas.count) else {
+                throw CodecError(.badReference, "content replica index out of range")
+            }
+            let (sum, overflow) = counter.addingReportingOverflow(contentCounters[index])
+            guard !overflow else { throw CodecError(.overflow, "content counter overflows") }
+            counter = sum
+            let id = OpID(counter: counter, replica: replicas[Int(contentReplicas[index])])
+            guard previous.map({ id > $0 }) ?? true else { throw CodecError(.invalidValue, "contents out of order") }
+            previous = id
+            guard lengths[index] <= UInt64(blobs.remaining) else { throw CodecError(.truncated, "points of \(id) truncated") }
+            let slice = try blobs.readSlice(count: Int(lengths[index]))
+            contents[id] = verifyingPoints ? try PointsBlob(validating: slice) : try PointsBlob(trusted: slice)
+        }
+        try blobs.expectEnd("points")
+        try reader.expectEnd()
+        return try ProjectState(objects: objects, containers: containers, strokes: strokes, contents: contents)
+    }
+
+    private static func readStrokes(_ input: inout ByteReader, replicas: [ReplicaID]) throws(CodecError) -> [OpID: [OpID: StrokeEntry]] {
+        var layers: [(OpID, Int)] = []
+        var total = 0
+        for _ in 0..<(try input.readCount("stroke layers", minimumElementSize: 3)) {
+            let layer = try input.readOpID(replicas: replicas)
+            let count = try input.readCount("strokes", minimumElementSize: 0)
+            guard count >= 1, count <= (1 << 26), layers.last.map({ layer > $0.0 }) ?? true else {
+                throw CodecError(.invalidValue, "stroke layer \(layer) is empty, too large or out of order")
+            }
+            total += count
+            guard total <= input.remaining * 8 + 64 else { throw CodecError(.overflow, "stroke count exceeds the snapshot") }
+            layers.append((layer, count))
+        }
+        let keyReplicas = try input.readRunLengthColumn(count: total, "stroke key replicas")
+        let keyCounters = try input.readVarintColumn(count: total, "stroke key counters")
+        let flags = try input.readRunLengthColumn(count: total, "stroke flags")
+        let tools = try input.readRunLengthColumn(count: total, "tools")
+        let colors = try input.readRunLengthColumn(count: total, "colours")
+        let widths = try input.readRunLengthColumn(count: total, "widths")
+        let ends = try input.readRunLengthColumn(count: total, "line ends")
+        var extras = ByteReader(try input.readLengthPrefixed("stroke extras"))
+        var result: [OpID: [OpID: StrokeEntry]] = [:]
+        result.reserveCapacity(layers.count)
+        var row = 0
+        for (layer, count) in layers {
+            var map: [OpID: StrokeEntry] = [:]
+            map.reserveCapacity(count)
+            var counter: UInt64 = 0
+            var previous: OpID?
+            for _ in 0..<count {
+                defer { row += 1 }
+                guard keyReplicas[row] < UInt64(replicas.count), flags[row] <= StrokeFlag.all,
+                    tools[row] <= 255, colors[row] <= UInt64(UInt32.max), widths[row] <= UInt64(UInt32.max), ends[row] <= 255,
+                    let tool = Brush.Tool(rawValue: UInt8(tools[row])),
+                    let cap = Brush.Cap(rawValue: UInt8(ends[row]) & 0x0F), let join = Brush.Join(rawValue: UInt8(ends[row]) >> 4)
+                else { throw CodecError(.invalidValue, "stroke \(row) has an out-of-range column value") }
+                let (sum, overflow) = counter.addingReportingOverflow(keyCounters[row])
+                guard !overflow else { throw CodecError(.overflow, "stroke key counter overflows") }
+                counter = sum
+                let key = OpID(counter: counter, replica: replicas[Int(keyReplicas[row])])
+                guard previous.map({ key > $0 }) ?? true else { throw CodecError(.invalidValue, "stroke keys out of order") }
+                previous = key
+                let flag = flags[row]
+                let valueStamp = flag & StrokeFlag.valueStampDiffers != 0 ? try extras.readOpID(replicas: replicas) : key
+                let stamp = flag & StrokeFlag.stampDiffers != 0 ? try extras.readOpID(replicas: replicas) : valueStamp
+                let content = flag & StrokeFlag.contentDiffers != 0 ? try extras.readOpID(replicas: replicas) : key
+                let transform = flag & StrokeFlag.transformed != 0 ? try extras.readAffine() : nil
+                let brush = Brush(tool: tool, color: Color(rgba: UInt32(colors[row])),
+                    width: Float(bitPattern: UInt32(widths[row])), cap: cap, join: join)
+                guard brush.isValid else { throw CodecError(.invalidValue, "stroke \(key) has a bad brush width") }
+                var entry = StrokeEntry(value: StrokeValue(content: content, brush: brush, transform: transform), id: valueStamp)
+                entry.isErased = flag & StrokeFlag.erased != 0
+                entry.stamp = stamp
+                map[key] = entry
+            }
+            result[layer] = map
+        }
+        try extras.expectEnd("stroke extras")
+        return result
+    }
+}

@@ -1,0 +1,187 @@
+/// One storyboard project as a CRDT document held by one replica.
+///
+/// Edits made here and changes received from other replicas, applied in any
+/// causal order with any duplicates, converge to the same document everywhere
+/// (docs/crdt.md). A value type: copying a document is cheap until one copy is
+/// edited.
+///
+/// Sync API, independent of any transport: `versionVector`,
+/// `changes(since:)`, `apply(_:)`, `snapshot()`, `merge(snapshot:)`.
+public struct ProjectDocument: Sendable {
+    /// The document's identity, the same on every replica.
+    public let id: DocumentID
+    var replicaState: Replica<ProjectEditor>
+
+    var core: ReplicaCore { replicaState.core }
+    var state: ProjectState { replicaState.state }
+
+    /// A new, empty project held by `replica`.
+    public init(id: DocumentID, replica: ReplicaID) {
+        self.id = id
+        replicaState = Replica(core: ReplicaCore(replica: replica), state: ProjectState())
+    }
+
+    init(id: DocumentID, replicaState: Replica<ProjectEditor>) {
+        self.id = id
+        self.replicaState = replicaState
+    }
+
+    /// The replica holding this copy.
+    public var replica: ReplicaID { core.replica }
+
+    /// What this replica has applied.
+    public var versionVector: VersionVector { core.versionVector }
+
+    /// Changes received whose dependencies have not arrived yet.
+    public var pendingChangeCount: Int { core.pendingCount }
+
+    /// Wall time of the earliest change (informational).
+    public var createdAt: Int64? { core.createdAt }
+    /// Wall time of the latest change (informational).
+    public var updatedAt: Int64? { core.updatedAt }
+
+    /// Whether applied changes are kept in memory to answer `changes(since:)`.
+    /// A daemon whose store answers instead can turn this off.
+    public var keepsChangeLog: Bool {
+        get { core.keepsLog }
+        set {
+            replicaState.core.keepsLog = newValue
+            if !newValue { replicaState.core.logs = [:] }
+        }
+    }
+
+    // MARK: - Editing
+
+    /// Makes one change from the edits in `body`, applied at once and atomically.
+    ///
+    /// - Parameters:
+    ///   - session: the control-API session making the edit; its undo stack
+    ///     records the inverse (nil: not undoable).
+    ///   - time: wall time in milliseconds since 1970 (informational).
+    ///   - beforeCommit: called with the encoded change before it is committed;
+    ///     if it throws (e.g. the store could not persist it), the edit is
+    ///     rolled back and the error rethrown.
+    /// - Returns: the closure's value and the change (nil if nothing changed).
+    /// - Throws: what `body` or `beforeCommit` throws; the document is then unchanged.
+    @discardableResult
+    public mutating func edit<Value>(
+        session: String? = nil, at time: Int64, _ body: (inout ProjectEditor) throws -> Value,
+        beforeCommit: (EncodedChange) throws -> Void = { _ in }
+    ) throws -> EditResult<Value> {
+        try replicaState.edit(session: session, at: time, body, beforeCommit: beforeCommit)
+    }
+
+    /// Undoes the session's last change that still has something of its own to
+    /// undo: erases what it drew, restores what it erased, moves back what it
+    /// moved, restores fields it set. Parts that somebody else changed since are
+    /// left alone. Returns the change made (nil when there is nothing to undo).
+    @discardableResult
+    public mutating func undo(
+        session: String, at time: Int64, beforeCommit: (EncodedChange) throws -> Void = { _ in }
+    ) throws -> EncodedChange? {
+        try replicaState.undo(session: session, at: time, beforeCommit: beforeCommit)
+    }
+
+    /// Redoes the session's last undone change. Returns the change made.
+    @discardableResult
+    public mutating func redo(
+        session: String, at time: Int64, beforeCommit: (EncodedChange) throws -> Void = { _ in }
+    ) throws -> EncodedChange? {
+        try replicaState.redo(session: session, at: time, beforeCommit: beforeCommit)
+    }
+
+    /// Whether the session has something to undo.
+    public func canUndo(session: String) -> Bool { replicaState.canUndo(session: session) }
+
+    /// Whether the session has something to redo.
+    public func canRedo(session: String) -> Bool { replicaState.canRedo(session: session) }
+
+    /// Forgets a session's undo and redo stacks.
+    public mutating func endSession(_ session: String) { replicaState.endSession(session) }
+
+    // MARK: - Sync
+
+    /// The changes a replica at `other` lacks, in causal order, or
+    /// `.snapshotRequired` if some were compacted away. O(changes sent).
+    public func changes(since other: VersionVector) -> ChangesSince {
+        core.changes(since: other)
+    }
+
+    /// Applies decoded changes from other replicas (see `ChangeBatch.decode`).
+    /// Changes whose dependencies are missing are held back, never dropped and
+    /// never applied early; re-deliveries are ignored. All or nothing: if one
+    /// change is invalid or `beforeCommit` throws, nothing of this call stays.
+    /// - Throws: `DocumentError` for an invalid change, or what `beforeCommit` throws.
+    @discardableResult
+    public mutating func apply(
+        _ changes: [(EncodedChange, Change)], beforeCommit: (ApplyReport) throws -> Void = { _ in }
+    ) throws -> ApplyReport {
+        try replicaState.apply(changes, beforeCommit: beforeCommit)
+    }
+
+    /// Decodes and applies a batch (`ChangeBatch.encode`).
+    /// - Throws: `CodecError` for malformed bytes (nothing applied), `DocumentError`.
+    @discardableResult
+    public mutating func apply(
+        batch bytes: ArraySlice<UInt8>, beforeCommit: (ApplyReport) throws -> Void = { _ in }
+    ) throws -> ApplyReport {
+        try apply(try ChangeBatch.decode(bytes), beforeCommit: beforeCommit)
+    }
+
+    /// Forgets logged changes covered by `horizon` (e.g. a stored snapshot every
+    /// peer has acknowledged); replicas further behind then need a snapshot.
+    public mutating func compactChangeLog(upTo horizon: VersionVector) {
+        replicaState.core.compactLogs(upTo: horizon)
+    }
+
+    // MARK: - Reading
+
+    /// The visible storyboard: what a user sees, in order, with labels. O(size).
+    public var view: ProjectView { ProjectView(state: state, createdAt: core.createdAt, updatedAt: core.updatedAt) }
+
+    /// Whether an object exists and is shown.
+    public func isVisible(_ id: OpID) -> Bool { state.isVisible(id) }
+
+    /// The kind of an object, if it exists.
+    public func kind(of id: OpID) -> ObjectKind? { state.object(id)?.kind }
+
+    /// The container an object is placed in (the project root, a scene, a shot).
+    public func container(of id: OpID) -> OpID? { state.object(id)?.container.value }
+
+    /// A field's value (`.null` when unset).
+    public func field(_ key: FieldKey, of id: OpID = .root) -> FieldValue { state.object(id)?.field(key) ?? .null }
+
+    /// Whether an object is deleted (nil if it does not exist).
+    public func isDeleted(_ id: OpID) -> Bool? { state.object(id)?.deleted.value }
+
+    /// The scenes shown, in order.
+    public var scenes: [OpID] { state.children(of: .root) }
+
+    /// The shots shown in a scene, in order.
+    public func shots(in scene: OpID) -> [OpID] { state.children(of: scene) }
+
+    /// The layers shown in a shot, in order.
+    public func layers(in shot: OpID) -> [OpID] { state.children(of: shot) }
+
+    /// The strokes shown on a layer, in z-order (creation order).
+    public func strokes(in layer: OpID) -> [OpID] {
+        state.strokeMap(of: layer).compactMap { $0.value.isErased ? nil : $0.key }.sorted()
+    }
+
+    /// The value under a stroke key, nil if absent or erased.
+    public func stroke(_ key: OpID, in layer: OpID) -> StrokeValue? { state.strokeMap(of: layer)[key]?.visibleValue }
+
+    /// Erased strokes of a layer (restorable), in z-order.
+    public func erasedStrokes(in layer: OpID) -> [OpID] {
+        state.strokeMap(of: layer).compactMap { $0.value.isErased ? $0.key : nil }.sorted()
+    }
+
+    /// The points of a stroke content.
+    public func points(of content: OpID) -> PointsBlob? { state.content(content) }
+
+    /// How many objects, point blobs and stroke entries the document holds
+    /// (tombstones included).
+    public var statistics: (objects: Int, contents: Int, strokeEntries: Int) {
+        (state.objectCount, state.contentCount, state.allStrokes.values.reduce(0) { $0 + $1.count })
+    }
+}

@@ -1,0 +1,296 @@
+/// Makes the operations of one edit of a project. Every method applies at once
+/// (later calls see earlier ones) and throws `DocumentError` without changing
+/// anything if its arguments are wrong; if the edit's closure throws, the whole
+/// edit is rolled back. Indices count the items a user sees.
+public struct ProjectEditor: ChangeBuilder {
+    var state: ProjectState
+    var core: EditCore<ProjectJournalEntry>
+
+    init(state: ProjectState, replica: ReplicaID, startCounter: UInt64, time: Int64) {
+        self.state = state
+        core = EditCore(replica: replica, startCounter: startCounter, time: time)
+    }
+
+    // MARK: - Reading inside an edit
+
+    /// The scenes shown, in order.
+    public var scenes: [OpID] { state.children(of: .root) }
+
+    /// The shots shown in a scene, in order.
+    public func shots(in scene: OpID) -> [OpID] { state.children(of: scene) }
+
+    /// The layers shown in a shot, in order.
+    public func layers(in shot: OpID) -> [OpID] { state.children(of: shot) }
+
+    /// Whether an object is shown (not deleted, nor inside something deleted).
+    public func isVisible(_ id: OpID) -> Bool { state.isVisible(id) }
+
+    /// The kind of an object, if it exists.
+    public func kind(of id: OpID) -> ObjectKind? { state.object(id)?.kind }
+
+    /// The container an object is placed in.
+    public func container(of id: OpID) -> OpID? { state.object(id)?.container.value }
+
+    /// A field's current value (`.null` when unset).
+    public func field(_ key: FieldKey, of id: OpID = .root) -> FieldValue { state.object(id)?.field(key) ?? .null }
+
+    /// The value under a stroke key; nil when absent or erased.
+    public func stroke(_ key: OpID, in layer: OpID) -> StrokeValue? { state.strokeMap(of: layer)[key]?.visibleValue }
+
+    // MARK: - Fields
+
+    /// Sets a field of the project (`.root`), a scene, shot or layer.
+    public mutating func set(_ key: FieldKey, to value: FieldValue, on object: OpID = .root) throws(DocumentError) {
+        try perform(.setField(object: object, key: key, value: value))
+    }
+
+    // MARK: - Scenes, shots and layers
+
+    /// Inserts a scene so that it is shown at `index`. Returns its id.
+    @discardableResult
+    public mutating func insertScene(at index: Int) throws(DocumentError) -> OpID {
+        try perform(.insert(kind: .scene, container: .root, anchor: anchor(at: index, in: .root)))
+    }
+
+    /// Inserts a shot into a scene at `index`. Returns its id.
+    @discardableResult
+    public mutating func insertShot(in scene: OpID, at index: Int) throws(DocumentError) -> OpID {
+        try requireKind(scene, .scene)
+        return try perform(.insert(kind: .shot, container: scene, anchor: anchor(at: index, in: scene)))
+    }
+
+    /// Inserts a layer into a shot at `index` (0 = bottom). Returns its id.
+    @discardableResult
+    public mutating func insertLayer(in shot: OpID, at index: Int) throws(DocumentError) -> OpID {
+        try requireKind(shot, .shot)
+        return try perform(.insert(kind: .layer, container: shot, anchor: anchor(at: index, in: shot)))
+    }
+
+    /// Moves a scene, shot or layer so that it ends up shown at `index` of
+    /// `container` (default: where it is now). A shot may move to another scene
+    /// and a layer to another shot, atomically: concurrent moves of one object
+    /// never duplicate it. Moving to where it already is does nothing.
+    public mutating func move(_ object: OpID, to index: Int, in container: OpID? = nil) throws(DocumentError) {
+        guard let current = state.object(object), current.kind != .project else {
+            throw DocumentError(.notFound, "no scene, shot or layer \(object)")
+        }
+        let here = current.container.value
+        let target = container ?? here
+        if target == here, state.children(of: target).firstIndex(of: object) == index {
+            return
+        }
+        let anchor = try anchor(at: index, in: target, excluding: object)
+        if target == here {
+            try perform(.reorder(object: object, container: target, anchor: anchor))
+        } else {
+            try perform(.move(object: object, container: target, anchor: anchor))
+        }
+    }
+
+    /// Deletes a scene, shot or layer. Reversible: its contents stay.
+    public mutating func delete(_ object: OpID) throws(DocumentError) {
+        try perform(.setDeleted(object: object, isDeleted: true))
+    }
+
+    /// Restores a deleted scene, shot or layer, with everything inside it.
+    public mutating func restore(_ object: OpID) throws(DocumentError) {
+        try perform(.setDeleted(object: object, isDeleted: false))
+    }
+
+    /// Duplicates a shot right after it (or at `index`): a new shot with the same
+    /// fields and new layers whose strokes reference the source strokes. No
+    /// point bytes are copied. Returns the new shot's id.
+    @discardableResult
+    public mutating func duplicateShot(_ shot: OpID, at index: Int? = nil) throws(DocumentError) -> OpID {
+        try requireKind(shot, .shot)
+        let source = state.object(shot)!
+        let scene = source.container.value
+        let anchor: Anchor
+        if let index {
+            anchor = try self.anchor(at: index, in: scene)
+        } else {
+            anchor = state.tree(of: scene)!.anchor(after: state.place(of: shot)?.entry)
+        }
+        let copy = try perform(.insert(kind: .shot, container: scene, anchor: anchor))
+        for (key, register) in source.fields.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            try perform(.setField(object: copy, key: key, value: register.value))
+        }
+        var previousEntry: OpID?
+        for layer in state.children(of: shot) {
+            let layerAnchor = previousEntry.map { state.tree(of: copy)!.anchor(after: $0) } ?? .root
+            let newLayer = try perform(.insert(kind: .layer, container: copy, anchor: layerAnchor))
+            previousEntry = newLayer
+            for (key, register) in state.object(layer)!.fields.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                try perform(.setField(object: newLayer, key: key, value: register.value))
+            }
+            for (key, entry) in state.strokeMap(of: layer).sorted(by: { $0.key < $1.key }) {
+                if let value = entry.visibleValue { try perform(.putStroke(layer: newLayer, key: key, value: value)) }
+            }
+        }
+        return copy
+    }
+
+    /// Puts layers into one new group. Returns the group id.
+    @discardableResult
+    public mutating func groupLayers(_ layers: [OpID]) throws(DocumentError) -> OpID {
+        guard !layers.isEmpty else { throw DocumentError(.invalidValue, "no layers to group") }
+        let group = core.nextID
+        for layer in layers {
+            try requireKind(layer, .layer)
+            try perform(.setField(object: layer, key: .group, value: .id(group)))
+        }
+        return group
+    }
+
+    /// Takes layers out of their groups.
+    public mutating func ungroupLayers(_ layers: [OpID]) throws(DocumentError) {
+        for layer in layers {
+            try requireKind(layer, .layer)
+            try perform(.setField(object: layer, key: .group, value: .null))
+        }
+    }
+
+    // MARK: - Strokes
+
+    /// Adds a stroke to a layer. Returns its id (its key in the layer).
+    @discardableResult
+    public mutating func addStroke(to layer: OpID, brush: Brush, points: [Point]) throws(DocumentError) -> OpID {
+        guard !points.isEmpty, points.count <= PointsBlob.maximumCount else {
+            throw DocumentError(.invalidValue, "a stroke has 1…\(PointsBlob.maximumCount) points, not \(points.count)")
+        }
+        return try addStroke(to: layer, brush: brush, encodedPoints: PointsBlob(encoding: points))
+    }
+
+    /// Adds a stroke whose points are already encoded.
+    @discardableResult
+    public mutating func addStroke(to layer: OpID, brush: Brush, encodedPoints: PointsBlob) throws(DocumentError) -> OpID {
+        guard brush.isValid else { throw DocumentError(.invalidValue, "brush width \(brush.width) out of range") }
+        return try perform(.addStroke(layer: layer, brush: brush, points: encodedPoints))
+    }
+
+    /// Erases a stroke (a tombstone: undo or restore brings it back).
+    public mutating func eraseStroke(_ key: OpID, in layer: OpID) throws(DocumentError) {
+        try perform(.eraseStroke(layer: layer, key: key))
+    }
+
+    /// Replaces the value under a stroke key: a lasso move, a recolour, or
+    /// bringing back an erased stroke.
+    public mutating func replaceStroke(_ key: OpID, in layer: OpID, with value: StrokeValue) throws(DocumentError) {
+        try perform(.putStroke(layer: layer, key: key, value: value))
+    }
+
+    /// Moves, scales or rotates strokes (a lasso edit): composes `transform`
+    /// after each stroke's current one.
+    public mutating func transformStrokes(_ keys: [OpID], in layer: OpID, by transform: Affine) throws(DocumentError) {
+        for key in keys {
+            var value = try liveStroke(key, in: layer)
+            value.transform = (value.transform ?? .identity).followed(by: transform)
+            if value.transform == .identity { value.transform = nil }
+            try perform(.putStroke(layer: layer, key: key, value: value))
+        }
+    }
+
+    /// Changes the brush of strokes (a lasso recolour or restyle).
+    public mutating func restyleStrokes(_ keys: [OpID], in layer: OpID, _ change: (inout Brush) -> Void) throws(DocumentError) {
+        for key in keys {
+            var value = try liveStroke(key, in: layer)
+            change(&value.brush)
+            try perform(.putStroke(layer: layer, key: key, value: value))
+        }
+    }
+
+    /// Brings back an erased stroke, with the last value it had. Anybody can
+    /// restore any erased stroke: erasing keeps what was drawn.
+    public mutating func restoreStroke(_ key: OpID, in layer: OpID) throws(DocumentError) {
+        guard let entry = state.strokeMap(of: layer)[key] else {
+            throw DocumentError(.notFound, "layer \(layer) has no stroke \(key)")
+        }
+        if entry.isErased { try perform(.putStroke(layer: layer, key: key, value: entry.value)) }
+    }
+
+    // MARK: - Helpers
+
+    private func liveStroke(_ key: OpID, in layer: OpID) throws(DocumentError) -> StrokeValue {
+        guard let value = state.strokeMap(of: layer)[key]?.visibleValue else {
+            throw DocumentError(.notFound, "layer \(layer) shows no stroke \(key)")
+        }
+        return value
+    }
+
+    private func requireKind(_ id: OpID, _ kind: ObjectKind) throws(DocumentError) {
+        guard let object = state.object(id) else { throw DocumentError(.notFound, "no \(kind) \(id)") }
+        guard object.kind == kind else { throw DocumentError(.wrongKind, "\(id) is a \(object.kind), not a \(kind)") }
+    }
+
+    /// The anchor that puts a new entry at visible `index` of a list (`excluding`
+    /// the object being moved, whose old entry will no longer show).
+    private func anchor(at index: Int, in container: OpID, excluding moving: OpID? = nil) throws(DocumentError) -> Anchor {
+        let live = state.liveEntries(of: container).filter { $0.object != moving }
+        guard index >= 0 && index <= live.count else {
+            throw DocumentError(.invalidValue, "index \(index) outside 0…\(live.count)")
+        }
+        guard let tree = state.tree(of: container) else { return .root }
+        return tree.anchor(after: index == 0 ? nil : live[index - 1].entry)
+    }
+
+    /// Emits the operations that restore an undo record's registers that are
+    /// still as the recorded change left them.
+    mutating func invert(_ record: UndoRecord) throws(DocumentError) {
+        for item in record.items.reversed() {
+            switch (item.target, item.previous) {
+            case (.field(let object, let key), .field(let value)):
+                if state.object(object)?.fields[key]?.stamp == item.stamp {
+                    try perform(.setField(object: object, key: key, value: value))
+                }
+            case (.place(let object), .place(let place?)):
+                // Only if the object is still where this change put it.
+                guard let current = state.place(of: object), current.entry == item.stamp,
+                    let tree = state.tree(of: place.container)
+                else { continue }
+                let anchor = tree.anchor(after: place.entry)
+                if current.container == place.container {
+                    try perform(.reorder(object: object, container: place.container, anchor: anchor))
+                } else {
+                    try perform(.move(object: object, container: place.container, anchor: anchor))
+                }
+            case (.deleted(let object), .deleted(let isDeleted)):
+                if state.object(object)?.deleted.stamp == item.stamp {
+                    try perform(.setDeleted(object: object, isDeleted: isDeleted))
+                }
+            case (.stroke(let layer, let key), .stroke(let value)):
+                guard state.strokeMap(of: layer)[key]?.stamp == item.stamp else { continue }
+                if let value {
+                    try perform(.putStroke(layer: layer, key: key, value: value))
+                } else {
+                    try perform(.eraseStroke(layer: layer, key: key))
+                }
+            default:
+                continue
+            }
+        }
+    }
+
+    static let placeholder = ProjectState()
+
+    /// The inverse of the journal of an edit.
+    static func undoRecord(_ journal: [(OpID, ProjectJournalEntry)], in state: ProjectState) -> UndoRecord {
+        var record = UndoRecord()
+        for (id, entry) in journal {
+            switch entry {
+            case .field(let object, let key, let previous):
+                record.add(.field(object, key), previous: .field(previous?.value ?? .null), stamp: id)
+            case .moved(let object, let from):
+                record.add(.place(object), previous: .place(from), stamp: id)
+            case .deleted(let object, let previous):
+                record.add(.deleted(object), previous: .deleted(previous.value), stamp: id)
+            case .created(let object):
+                record.add(.deleted(object), previous: .deleted(true), stamp: id)
+            case .stroke(let layer, let key, let previous):
+                record.add(.stroke(layer: layer, key: key), previous: .stroke(previous?.visibleValue), stamp: id)
+            case .entry, .content, .container:
+                continue
+            }
+        }
+        return record
+    }
+}

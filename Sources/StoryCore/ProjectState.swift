@@ -1,0 +1,370 @@
+/// A scene, shot or layer (or the project root): the list it is in, its
+/// deleted flag and its fields, each a last-writer-wins register. Its position
+/// in that list is its newest entry there (`PositionTree.latest`).
+struct StoryObject: Sendable {
+    let kind: ObjectKind
+    var container: Register<OpID>
+    var deleted: Register<Bool>
+    var fields: [FieldKey: Register<FieldValue>] = [:]
+    /// Wall time of the change that created it (informational).
+    let createdAt: Int64
+
+    func field(_ key: FieldKey) -> FieldValue {
+        fields[key]?.value ?? .null
+    }
+}
+
+/// What is stored under one stroke key: two last-writer-wins registers.
+///
+/// `value` is the last value put (by add, replace, restore, copy); `isErased`
+/// is set by erase and cleared by any put. An erased stroke keeps its value,
+/// so anybody can bring it back, and replicas agree on that value whatever the
+/// order in which a replace and a concurrent erase arrive.
+struct StrokeEntry: Hashable, Sendable {
+    var value: StrokeValue
+    var valueStamp: OpID
+    var isErased: Bool
+    /// Stamp of the erased flag: the last put or erase.
+    var stamp: OpID
+
+    /// The value if the stroke is shown.
+    var visibleValue: StrokeValue? { isErased ? nil : value }
+
+    /// A stroke put by operation `id`.
+    init(value: StrokeValue, id: OpID) {
+        self.value = value
+        valueStamp = id
+        isErased = false
+        stamp = id
+    }
+
+    /// Joins another entry for the same key.
+    mutating func merge(_ other: StrokeEntry) {
+        if other.valueStamp > valueStamp {
+            value = other.value
+            valueStamp = other.valueStamp
+        }
+        if other.stamp > stamp {
+            isErased = other.isErased
+            stamp = other.stamp
+        }
+    }
+}
+
+/// What applying one operation changed, so a failed change can be rolled back
+/// and an undo can invert a session's own edit.
+enum ProjectJournalEntry: Sendable {
+    case field(object: OpID, key: FieldKey, previous: Register<FieldValue>?)
+    case container(object: OpID, previous: Register<OpID>)
+    /// Where a move or reorder took the object from (for undo only).
+    case moved(object: OpID, from: Place)
+    case deleted(object: OpID, previous: Register<Bool>)
+    case created(object: OpID)
+    case entry(container: OpID, entry: OpID)
+    case content(OpID)
+    case stroke(layer: OpID, key: OpID, previous: StrokeEntry?)
+}
+
+/// The replicated state of one storyboard project: every object ever created,
+/// every position entry, every stroke value and every point blob.
+///
+/// Nothing is destroyed: deletes are flags, erases are tombstones, moved-away
+/// entries stay in their lists, and point blobs stay so that an erase can be
+/// undone and a duplicated shot can reference strokes erased concurrently.
+struct ProjectState: Sendable {
+    private(set) var objects: [OpID: StoryObject]
+    private(set) var containers: [OpID: PositionTree] = [:]
+    /// Stroke maps by layer id.
+    private(set) var strokes: [OpID: [OpID: StrokeEntry]] = [:]
+    /// Point blobs by the id of the operation that added them.
+    private(set) var contents: [OpID: PointsBlob] = [:]
+
+    init() {
+        let root = StoryObject(
+            kind: .project, container: Register(value: .root, stamp: .root), deleted: Register(value: false, stamp: .root),
+            createdAt: 0)
+        objects = [.root: root]
+    }
+
+    // MARK: - Applying operations
+
+    /// Applies one operation after checking it against the current state.
+    /// Throws before changing anything; what it changes goes into `journal`.
+    mutating func apply(
+        _ op: Operation, id: OpID, time: Int64, journal: inout [ProjectJournalEntry]
+    ) throws(DocumentError) {
+        switch op {
+        case .setField(let objectID, let key, let value):
+            let object = try existing(objectID)
+            guard key.accepts(value, on: object.kind) else {
+                throw DocumentError(.invalidValue, "\(object.kind) \(objectID) has no \(key) field of that type")
+            }
+            let previous = object.fields[key]
+            if previous.map({ id > $0.stamp }) ?? true {
+                journal.append(.field(object: objectID, key: key, previous: previous))
+                objects[objectID]!.fields[key] = Register(value: value, stamp: id)
+            }
+
+        case .insert(let kind, let container, let anchor):
+            guard kind == .scene || kind == .shot || kind == .layer else {
+                throw DocumentError(.invalidOperation, "a project holds no \(kind)")
+            }
+            guard objects[id] == nil else { throw DocumentError(.invalidOperation, "object \(id) already exists") }
+            try checkContainer(container, for: kind, anchor: anchor, entry: id)
+            objects[id] = StoryObject(
+                kind: kind, container: Register(value: container, stamp: id), deleted: Register(value: false, stamp: id),
+                createdAt: time)
+            journal.append(.created(object: id))
+            containers[container, default: PositionTree()].insert(id, object: id, anchor: anchor)
+            journal.append(.entry(container: container, entry: id))
+
+        case .move(let objectID, let container, let anchor), .reorder(let objectID, let container, let anchor):
+            let object = try existing(objectID)
+            guard object.kind != .project else { throw DocumentError(.invalidOperation, "the project cannot move") }
+            try checkContainer(container, for: object.kind, anchor: anchor, entry: id)
+            if let from = place(of: objectID) { journal.append(.moved(object: objectID, from: from)) }
+            containers[container, default: PositionTree()].insert(id, object: objectID, anchor: anchor)
+            journal.append(.entry(container: container, entry: id))
+            if case .move = op, id > object.container.stamp {
+                journal.append(.container(object: objectID, previous: object.container))
+                objects[objectID]!.container = Register(value: container, stamp: id)
+            }
+
+        case .setDeleted(let objectID, let isDeleted):
+            let object = try existing(objectID)
+            guard object.kind != .project else { throw DocumentError(.invalidOperation, "the project cannot be deleted here") }
+            if id > object.deleted.stamp {
+                journal.append(.deleted(object: objectID, previous: object.deleted))
+                objects[objectID]!.deleted = Register(value: isDeleted, stamp: id)
+            }
+
+        case .addStroke(let layer, let brush, let points):
+            try checkLayer(layer)
+            guard contents[id] == nil else { throw DocumentError(.invalidOperation, "content \(id) already exists") }
+            contents[id] = points
+            journal.append(.content(id))
+            let previous = strokes[layer]?[id]
+            journal.append(.stroke(layer: layer, key: id, previous: previous))
+            strokes[layer, default: [:]][id] = StrokeEntry(value: StrokeValue(content: id, brush: brush), id: id)
+
+        case .putStroke(let layer, let key, let value):
+            try checkLayer(layer)
+            guard contents[value.content] != nil else {
+                throw DocumentError(.notFound, "stroke content \(value.content) does not exist")
+            }
+            guard value.brush.isValid, value.transform?.isFinite ?? true else {
+                throw DocumentError(.invalidValue, "stroke brush or transform out of range")
+            }
+            let put = StrokeEntry(value: value, id: id)
+            let previous = strokes[layer]?[key]
+            var merged = previous ?? put
+            merged.merge(put)
+            if merged != previous {
+                journal.append(.stroke(layer: layer, key: key, previous: previous))
+                strokes[layer, default: [:]][key] = merged
+            }
+
+        case .eraseStroke(let layer, let key):
+            try checkLayer(layer)
+            guard let previous = strokes[layer]?[key] else {
+                throw DocumentError(.notFound, "layer \(layer) has no stroke \(key)")
+            }
+            if id > previous.stamp {
+                journal.append(.stroke(layer: layer, key: key, previous: previous))
+                strokes[layer]![key]!.isErased = true
+                strokes[layer]![key]!.stamp = id
+            }
+
+        case .insertProjectEntry, .purge:
+            throw DocumentError(.invalidOperation, "library operations do not apply to a project")
+        }
+    }
+
+    /// Undoes journal entries, newest first.
+    mutating func rollback(_ journal: [ProjectJournalEntry]) {
+        for entry in journal.reversed() {
+            switch entry {
+            case .field(let object, let key, let previous): objects[object]!.fields[key] = previous
+            case .container(let object, let previous): objects[object]!.container = previous
+            case .moved: break
+            case .deleted(let object, let previous): objects[object]!.deleted = previous
+            case .created(let object): objects[object] = nil
+            case .entry(let container, let entry): containers[container]!.remove(entry)
+            case .content(let id): contents[id] = nil
+            case .stroke(let layer, let key, let previous): strokes[layer]![key] = previous
+            }
+        }
+    }
+
+    private func existing(_ id: OpID) throws(DocumentError) -> StoryObject {
+        guard let object = objects[id] else { throw DocumentError(.notFound, "no object \(id)") }
+        return object
+    }
+
+    private func checkLayer(_ id: OpID) throws(DocumentError) {
+        guard let object = objects[id] else { throw DocumentError(.notFound, "no layer \(id)") }
+        guard object.kind == .layer else { throw DocumentError(.wrongKind, "\(id) is a \(object.kind), not a layer") }
+    }
+
+    private func checkContainer(
+        _ container: OpID, for kind: ObjectKind, anchor: Anchor, entry: OpID
+    ) throws(DocumentError) {
+        guard let holder = objects[container] else { throw DocumentError(.notFound, "no container \(container)") }
+        guard holder.kind == kind.containerKind else {
+            throw DocumentError(.wrongKind, "a \(kind) cannot be placed in a \(holder.kind)")
+        }
+        guard containers[container]?.isValid(anchor) ?? (anchor == .root), anchor.parent.map({ $0 < entry }) ?? true else {
+            throw DocumentError(.notFound, "position anchor \(anchor.parent.map(String.init(describing:)) ?? "root") is not in \(container)")
+        }
+    }
+
+    // MARK: - Reading
+
+    func object(_ id: OpID) -> StoryObject? { objects[id] }
+
+    func content(_ id: OpID) -> PointsBlob? { contents[id] }
+
+    func strokeMap(of layer: OpID) -> [OpID: StrokeEntry] { strokes[layer] ?? [:] }
+
+    func tree(of container: OpID) -> PositionTree? { containers[container] }
+
+    /// Whether the entry is where its object currently is, and the object is not deleted.
+    func isLive(entry: OpID, in container: OpID, object id: OpID) -> Bool {
+        guard let object = objects[id] else { return false }
+        return !object.deleted.value && object.container.value == container && containers[container]?.latest[id] == entry
+    }
+
+    /// The list an object is in and its entry there.
+    func place(of id: OpID) -> Place? {
+        guard let container = objects[id]?.container.value, let entry = containers[container]?.latest[id] else { return nil }
+        return Place(container: container, entry: entry)
+    }
+
+    /// The objects shown in a list, in order: each live entry's object. O(entries).
+    func children(of container: OpID) -> [OpID] {
+        guard let tree = containers[container] else { return [] }
+        var result: [OpID] = []
+        for entry in tree.order {
+            let object = tree.entries[entry]!.object
+            if isLive(entry: entry, in: container, object: object) { result.append(object) }
+        }
+        return result
+    }
+
+    /// The live entries of a list, in order, with their objects.
+    func liveEntries(of container: OpID) -> [(entry: OpID, object: OpID)] {
+        guard let tree = containers[container] else { return [] }
+        return tree.order.compactMap { entry in
+            let object = tree.entries[entry]!.object
+            return isLive(entry: entry, in: container, object: object) ? (entry, object) : nil
+        }
+    }
+
+    /// Whether an object is shown: not deleted, and its container is shown.
+    func isVisible(_ id: OpID) -> Bool {
+        var current = id
+        // Depth is at most three (layer → shot → scene → project).
+        for _ in 0..<4 {
+            guard let object = objects[current] else { return false }
+            if object.kind == .project { return true }
+            if object.deleted.value { return false }
+            current = object.container.value
+        }
+        return false
+    }
+
+    var objectCount: Int { objects.count }
+
+    var contentCount: Int { contents.count }
+
+    /// All objects (for snapshots and checks).
+    var allObjects: [OpID: StoryObject] { objects }
+
+    var allContainers: [OpID: PositionTree] { containers }
+
+    var allStrokes: [OpID: [OpID: StrokeEntry]] { strokes }
+
+    var allContents: [OpID: PointsBlob] { contents }
+
+    // MARK: - Merging states
+
+    /// Joins another state into this one: registers take the later write, lists,
+    /// strokes and contents take the union. Commutative, associative, idempotent.
+    /// - Precondition: `other` is internally consistent (a validated snapshot).
+    mutating func merge(_ other: ProjectState) {
+        for (id, theirs) in other.objects {
+            guard var mine = objects[id] else {
+                objects[id] = theirs
+                continue
+            }
+            mine.container.merge(theirs.container)
+            mine.deleted.merge(theirs.deleted)
+            for (key, register) in theirs.fields {
+                if let current = mine.fields[key] {
+                    if register.stamp > current.stamp { mine.fields[key] = register }
+                } else {
+                    mine.fields[key] = register
+                }
+            }
+            objects[id] = mine
+        }
+        for (id, blob) in other.contents where contents[id] == nil { contents[id] = blob }
+        for (layer, theirs) in other.strokes {
+            var mine = strokes[layer] ?? [:]
+            if mine.isEmpty {
+                mine = theirs
+            } else {
+                for (key, entry) in theirs {
+                    if mine[key] == nil { mine[key] = entry } else { mine[key]!.merge(entry) }
+                }
+            }
+            strokes[layer] = mine
+        }
+        for (container, theirs) in other.containers {
+            var mine = containers[container] ?? PositionTree()
+            // Parents before children: an entry's parent always has a smaller id
+            // (checked when entries are made and when snapshots are decoded).
+            var added = false
+            for entry in theirs.entries.keys.sorted() where !mine.contains(entry) {
+                let source = theirs.entries[entry]!
+                mine.insertWithoutOrdering(entry, object: source.object, anchor: Anchor(parent: source.parent, side: source.side))
+                added = true
+            }
+            if added { mine.rebuildOrder() }
+            containers[container] = mine
+        }
+    }
+
+    /// Builds a state from decoded parts (a snapshot), checking that every
+    /// reference inside it resolves.
+    init(
+        objects: [OpID: StoryObject], containers: [OpID: PositionTree], strokes: [OpID: [OpID: StrokeEntry]],
+        contents: [OpID: PointsBlob]
+    ) throws(DocumentError) {
+        self.objects = objects
+        self.containers = containers
+        self.strokes = strokes
+        self.contents = contents
+        guard objects[.root]?.kind == .project else { throw DocumentError(.invalidSnapshot, "the project root is missing") }
+        for (id, object) in objects where id != .root {
+            let container = object.container.value
+            guard let holder = objects[container], holder.kind == object.kind.containerKind,
+                containers[container]?.latest[id] != nil
+            else { throw DocumentError(.invalidSnapshot, "\(object.kind) \(id) has a dangling place") }
+        }
+        for (container, tree) in containers {
+            guard objects[container] != nil else { throw DocumentError(.invalidSnapshot, "list of unknown \(container)") }
+            for (_, entry) in tree.entries where objects[entry.object] == nil {
+                throw DocumentError(.invalidSnapshot, "an entry of \(container) names an unknown object")
+            }
+        }
+        for (layer, map) in strokes {
+            guard objects[layer]?.kind == .layer else { throw DocumentError(.invalidSnapshot, "strokes of unknown layer \(layer)") }
+            for (_, entry) in map {
+                if contents[entry.value.content] == nil {
+                    throw DocumentError(.invalidSnapshot, "a stroke of \(layer) names unknown content")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,269 @@
+/// The parts every snapshot shares: header, replica table, clocks, sections
+/// and the trailing checksum (docs/crdt.md, "Snapshots").
+enum SnapshotKind: UInt8 {
+    case project = 1
+    case library = 2
+}
+
+/// The header fields of a snapshot.
+struct SnapshotHeader {
+    var kind: SnapshotKind
+    var document: DocumentID
+    var versionVector: VersionVector
+    var clock: UInt64
+    var lastCounters: [ReplicaID: UInt64]
+    var createdAt: Int64?
+    var updatedAt: Int64?
+}
+
+enum SnapshotFormat {
+    static let magic: [UInt8] = Array("STRY".utf8)
+    static let version: UInt64 = 1
+}
+
+/// Writes a snapshot: header, then sections each length-prefixed, then a checksum.
+struct SnapshotWriter {
+    private(set) var writer = ByteWriter(capacity: 1 << 16)
+    let table: ReplicaTable
+
+    init(header: SnapshotHeader, replicas: Set<ReplicaID>) {
+        var all = replicas
+        all.formUnion(header.versionVector.replicas)
+        all.formUnion(header.lastCounters.keys)
+        table = ReplicaTable(sorted: all.sorted())
+        writer.write(raw: SnapshotFormat.magic)
+        writer.write(varint: SnapshotFormat.version)
+        writer.write(byte: header.kind.rawValue)
+        writer.write(fixed64: header.document.high)
+        writer.write(fixed64: header.document.low)
+        writer.write(count: table.replicas.count)
+        for replica in table.replicas { writer.write(fixed64: replica.rawValue) }
+        let vv = header.versionVector.sortedEntries
+        writer.write(count: vv.count)
+        for (replica, seq) in vv {
+            writer.write(count: table.index(of: replica))
+            writer.write(varint: seq)
+        }
+        writer.write(varint: header.clock)
+        let counters = header.lastCounters.sorted { $0.key < $1.key }
+        writer.write(count: counters.count)
+        for (replica, counter) in counters {
+            writer.write(count: table.index(of: replica))
+            writer.write(varint: counter)
+        }
+        for time in [header.createdAt, header.updatedAt] {
+            writer.write(bool: time != nil)
+            if let time { writer.write(signed: time) }
+        }
+    }
+
+    /// Appends one section written by `body`.
+    mutating func section(_ body: (inout ByteWriter) -> Void) {
+        var part = ByteWriter(capacity: 256)
+        body(&part)
+        writer.write(lengthPrefixed: part.bytes)
+    }
+
+    /// Appends the checksum and returns the bytes.
+    consuming func finish() -> [UInt8] {
+        let checksum = Checksum.of(writer.bytes[...])
+        writer.write(fixed64: checksum)
+        return writer.bytes
+    }
+}
+
+/// Reads what `SnapshotWriter` wrote, checking the checksum first.
+struct SnapshotReader {
+    var header: SnapshotHeader
+    let replicas: [ReplicaID]
+    private var reader: ByteReader
+
+    init(_ bytes: [UInt8]) throws(CodecError) {
+        guard bytes.count >= 12 else { throw CodecError(.truncated, "a snapshot is at least 12 bytes") }
+        guard Array(bytes[0..<4]) == SnapshotFormat.magic else {
+            throw CodecError(.badMagic, "not a Storyteller snapshot")
+        }
+        let body = bytes[..<(bytes.count - 8)]
+        var tail = ByteReader(bytes[(bytes.count - 8)...])
+        let expected = try tail.readFixed64()
+        guard Checksum.of(body) == expected else {
+            throw CodecError(.invalidValue, "snapshot checksum mismatch: the bytes are corrupted")
+        }
+        reader = ByteReader(body)
+        _ = try reader.readSlice(count: 4)
+        let version = try reader.readVarint()
+        guard version == SnapshotFormat.version else {
+            throw CodecError(.unsupportedVersion, "snapshot format \(version) (this build reads \(SnapshotFormat.version))")
+        }
+        guard let kind = SnapshotKind(rawValue: try reader.readByte()) else {
+            throw CodecError(.invalidValue, "unknown snapshot kind")
+        }
+        let document = DocumentID(high: try reader.readFixed64(), low: try reader.readFixed64())
+        let replicaCount = try reader.readCount("replica table", minimumElementSize: 8)
+        var replicas: [ReplicaID] = []
+        for _ in 0..<replicaCount {
+            let replica = ReplicaID(try reader.readFixed64())
+            if let last = replicas.last, replica <= last {
+                throw CodecError(.invalidValue, "snapshot replica table is not sorted")
+            }
+            replicas.append(replica)
+        }
+        self.replicas = replicas
+        var vv = VersionVector()
+        for _ in 0..<(try reader.readCount("version vector", minimumElementSize: 2)) {
+            let replica = try reader.readReplica(in: replicas)
+            let seq = try reader.readVarint()
+            guard vv[replica] == 0, replica != .reserved else {
+                throw CodecError(.invalidValue, "version vector entry for \(replica) is repeated or reserved")
+            }
+            vv[replica] = seq
+        }
+        let clock = try reader.readVarint()
+        var counters: [ReplicaID: UInt64] = [:]
+        for _ in 0..<(try reader.readCount("counters", minimumElementSize: 2)) {
+            let replica = try reader.readReplica(in: replicas)
+            let counter = try reader.readVarint()
+            guard counter <= clock, counters.updateValue(counter, forKey: replica) == nil else {
+                throw CodecError(.invalidValue, "counter entry for \(replica) is repeated or beyond the clock")
+            }
+        }
+        let createdAt = try reader.readBool("created flag") ? try reader.readSigned() : nil
+        let updatedAt = try reader.readBool("updated flag") ? try reader.readSigned() : nil
+        header = SnapshotHeader(
+            kind: kind, document: document, versionVector: vv, clock: clock, lastCounters: counters,
+            createdAt: createdAt, updatedAt: updatedAt)
+    }
+
+    /// The next section's reader.
+    mutating func section(_ name: String) throws(CodecError) -> ByteReader {
+        ByteReader(try reader.readLengthPrefixed(name))
+    }
+
+    func expectEnd() throws(CodecError) {
+        try reader.expectEnd("the snapshot")
+    }
+}
+
+// MARK: - Columns
+
+extension ByteWriter {
+    /// A run-length column: (run length, value) pairs, as one length-prefixed block.
+    mutating func write(runLengthColumn values: [UInt64]) {
+        var column = ByteWriter(capacity: 16)
+        var index = 0
+        while index < values.count {
+            var end = index + 1
+            while end < values.count && values[end] == values[index] { end += 1 }
+            column.write(count: end - index)
+            column.write(varint: values[index])
+            index = end
+        }
+        write(lengthPrefixed: column.bytes)
+    }
+
+    /// A plain varint column as one length-prefixed block.
+    mutating func write(varintColumn values: [UInt64]) {
+        var column = ByteWriter(capacity: values.count + 8)
+        for value in values { column.write(varint: value) }
+        write(lengthPrefixed: column.bytes)
+    }
+
+    /// A list of position trees: container id, then entries by id.
+    mutating func write(trees: [OpID: PositionTree], table: ReplicaTable) {
+        write(count: trees.count)
+        for (container, tree) in trees.sorted(by: { $0.key < $1.key }) {
+            write(container, table: table)
+            write(count: tree.count)
+            for (id, entry) in tree.entries.sorted(by: { $0.key < $1.key }) {
+                write(id, table: table)
+                write(Anchor(parent: entry.parent, side: entry.side), table: table)
+                write(entry.object, table: table)
+            }
+        }
+    }
+
+    /// Fields of an object: count, then key, value, stamp.
+    mutating func write(fields: [FieldKey: Register<FieldValue>], table: ReplicaTable) {
+        write(count: fields.count)
+        for (key, register) in fields.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            write(byte: key.rawValue)
+            if case .id(let id) = register.value {
+                write(byte: 7)
+                write(id, table: table)
+            } else {
+                write(fieldValue: register.value)
+            }
+            write(register.stamp, table: table)
+        }
+    }
+}
+
+extension ByteReader {
+    /// Reads exactly `count` values from a run-length column.
+    mutating func readRunLengthColumn(count: Int, _ name: String) throws(CodecError) -> [UInt64] {
+        var column = ByteReader(try readLengthPrefixed(name))
+        var values: [UInt64] = []
+        values.reserveCapacity(count)
+        while !column.isAtEnd {
+            let run = try column.readVarint()
+            let value = try column.readVarint()
+            guard run >= 1, run <= UInt64(count - values.count) else {
+                throw CodecError(.overflow, "\(name) runs exceed \(count) values")
+            }
+            values.append(contentsOf: repeatElement(value, count: Int(run)))
+        }
+        guard values.count == count else { throw CodecError(.truncated, "\(name) has \(values.count) of \(count) values") }
+        return values
+    }
+
+    /// Reads exactly `count` varints from a column.
+    mutating func readVarintColumn(count: Int, _ name: String) throws(CodecError) -> [UInt64] {
+        var column = ByteReader(try readLengthPrefixed(name))
+        guard count <= column.remaining else { throw CodecError(.overflow, "\(name) cannot hold \(count) values") }
+        var values: [UInt64] = []
+        values.reserveCapacity(count)
+        for _ in 0..<count { values.append(try column.readVarint()) }
+        try column.expectEnd(name)
+        return values
+    }
+
+    mutating func readTrees(replicas: [ReplicaID]) throws(CodecError) -> [OpID: PositionTree] {
+        var trees: [OpID: PositionTree] = [:]
+        for _ in 0..<(try readCount("lists", minimumElementSize: 3)) {
+            let container = try readOpID(replicas: replicas)
+            guard trees[container] == nil else { throw CodecError(.invalidValue, "list \(container) repeated") }
+            var tree = PositionTree()
+            var previous: OpID?
+            for _ in 0..<(try readCount("entries", minimumElementSize: 5)) {
+                let id = try readOpID(replicas: replicas)
+                let anchor = try readAnchor(replicas: replicas)
+                let object = try readOpID(replicas: replicas)
+                // Sorted by id with every parent before its children: the tree can
+                // be rebuilt in one pass and cannot contain a cycle.
+                guard previous.map({ id > $0 }) ?? true, tree.isValid(anchor), anchor.parent.map({ $0 < id }) ?? true
+                else { throw CodecError(.badReference, "entry \(id) of \(container) is out of order or unanchored") }
+                tree.insertWithoutOrdering(id, object: object, anchor: anchor)
+                previous = id
+            }
+            tree.rebuildOrder()
+            trees[container] = tree
+        }
+        return trees
+    }
+
+    mutating func readFields(replicas: [ReplicaID]) throws(CodecError) -> [FieldKey: Register<FieldValue>] {
+        var fields: [FieldKey: Register<FieldValue>] = [:]
+        for _ in 0..<(try readCount("fields", minimumElementSize: 4)) {
+            guard let key = FieldKey(rawValue: try readByte()) else {
+                throw CodecError(.invalidValue, "unknown field key")
+            }
+            let tag = try readByte()
+            let value = tag == 7 ? .id(try readOpID(replicas: replicas)) : try readFieldValue(tag: tag)
+            let stamp = try readOpID(replicas: replicas)
+            guard fields.updateValue(Register(value: value, stamp: stamp), forKey: key) == nil else {
+                throw CodecError(.invalidValue, "field \(key) repeated")
+            }
+        }
+        return fields
+    }
+}

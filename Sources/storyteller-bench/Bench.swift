@@ -1,0 +1,15 @@
+import ArgumentParser
+
+/// Benchmarks of Storyteller, run in release mode (`swift run -c release storyteller-bench …`).
+@main
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "storyteller-bench",
+        abstract: "Measure Storyteller against the benchmark traces and targets.",
+        discussion: """
+            Results go in docs/performance.md with the command, the machine and the date. \
+            Build in release mode; debug builds are only good for checking correctness.
+            """,
+        subcommands: [TraceCommand.self]
+    )
+}

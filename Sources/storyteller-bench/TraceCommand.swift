@@ -1,0 +1,348 @@
+import ArgumentParser
+import Foundation
+import StoryCore
+
+/// `storyteller-bench trace FILE`: replays a trace into one StoryCore document
+/// per replica, syncing by version vector with encoded changes decoded on the
+/// other side (as on the wire), and measures what `../shared/bench/peers.py`
+/// measures for Loro and Yrs.
+struct TraceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "trace",
+        abstract: "Replay a storyteller-trace/1 file and print the measurements.")
+
+    @Argument(help: "The trace (from ../shared/bench/gen_trace.py).")
+    var file: String
+
+    @Flag(help: "Print one JSON object instead of a table.")
+    var json = false
+
+    @Option(help: "Loads and merges to time (the median is reported).")
+    var repeats = 5
+
+    func run() throws {
+        var replay = try TraceReplay(path: file)
+        try replay.run()
+        let result = try replay.measureAfterwards(repeats: repeats)
+        if json {
+            let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            for key in result.keys.sorted() { print("\(key): \(result[key]!)") }
+        }
+        if result["converged"] as? Bool != true || result["load_ok"] as? Bool != true || result["merge_ok"] as? Bool != true {
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// The replay of one trace.
+struct TraceReplay {
+    let header: TraceHeader
+    private var reader: TraceReader
+    private var docs: [ProjectDocument]
+    private let documentID = DocumentID(high: 0x5354_4F52_5954_454C, low: 0x4C45_5242_454E_4348)
+    /// Trace id → object or stroke id, and back (ids are global: minted once).
+    private var ids: [String: OpID] = [:]
+    private var names: [OpID: String] = [:]
+    private var strokeLayer: [String: String] = [:]
+    private var clock: Int64 = 1_700_000_000_000
+
+    private var applySeconds = 0.0
+    private var syncSeconds = 0.0
+    private var syncBytes = 0
+    private var syncs = 0
+    private var opSeconds: [String: Double] = [:]
+    private var opCount: [String: Int] = [:]
+    private var skipped: [String: Int] = [:]
+    private var replaySeconds = 0.0
+    private var finalSyncSeconds = 0.0
+    private var preFinalSnapshots: [[UInt8]] = []
+
+    init(path: String) throws {
+        reader = try TraceReader(path: path)
+        header = reader.header
+        let replicas = (0..<header.replicas).map { ReplicaID(UInt64($0) + 1) }
+        let document = documentID
+        docs = replicas.map { ProjectDocument(id: document, replica: $0) }
+    }
+
+    mutating func run() throws {
+        let start = ContinuousClock.now
+        while let op = try reader.next() {
+            if op.op == "sync" {
+                try sync(op.a ?? op.r, op.b ?? op.r)
+                syncs += 1
+                continue
+            }
+            // Decoding the points into values is the trace's business, not the edit's.
+            let points = op.points.map { flat in
+                stride(from: 0, to: flat.count - 2, by: 3).map { Point(x: flat[$0], y: flat[$0 + 1], pressure: flat[$0 + 2]) }
+            }
+            clock += 1
+            let opStart = ContinuousClock.now
+            let applied = try apply(op, points: points)
+            let elapsed = (ContinuousClock.now - opStart).seconds
+            applySeconds += elapsed
+            opSeconds[op.op, default: 0] += elapsed
+            opCount[op.op, default: 0] += 1
+            if !applied { skipped[op.op, default: 0] += 1 }
+        }
+        replaySeconds = (ContinuousClock.now - start).seconds
+        preFinalSnapshots = docs.map { $0.snapshot() }
+        finalSyncSeconds = try Measure.seconds {
+            for b in 1..<max(docs.count, 1) { try sync(0, b) }
+            for b in 1..<max(docs.count - 1, 1) { try sync(0, b) }
+        }
+    }
+
+    /// Exchanges everything both ways, as two daemons would: version vectors,
+    /// then the encoded changes each lacks, decoded and applied on the other side.
+    private mutating func sync(_ a: Int, _ b: Int) throws {
+        guard a != b else { return }
+        let seconds = try Measure.seconds {
+            let vectorA = docs[a].versionVector.encoded()
+            let vectorB = docs[b].versionVector.encoded()
+            syncBytes += vectorA.count + vectorB.count
+            for (source, target, vector) in [(a, b, vectorB), (b, a, vectorA)] {
+                let theirs = try VersionVector(decoding: vector[...])
+                guard case .changes(let changes) = docs[source].changes(since: theirs) else {
+                    throw ValidationError("replica \(source) compacted changes replica \(target) lacks")
+                }
+                guard !changes.isEmpty else { continue }
+                let batch = ChangeBatch.encode(changes)
+                syncBytes += batch.count
+                try docs[target].apply(batch: batch[...])
+            }
+        }
+        syncSeconds += seconds
+    }
+
+    private func clampIndex(_ index: Int?, _ count: Int) -> Int { min(max(index ?? count, 0), count) }
+
+    private func visible(_ traceID: String?, _ doc: ProjectDocument, kind: ObjectKind) -> OpID? {
+        guard let traceID, let id = ids[traceID], doc.kind(of: id) == kind, doc.isVisible(id) else { return nil }
+        return id
+    }
+
+    /// Applies one trace operation at its replica; false if it was skipped
+    /// because its target is not visible there.
+    private mutating func apply(_ op: TraceOp, points: [Point]?) throws -> Bool {
+        let r = op.r
+        var doc = docs[r]
+        docs[r] = ProjectDocument(id: documentID, replica: doc.replica)  // keep `doc` uniquely referenced
+        defer { docs[r] = doc }
+        let time = clock
+        switch op.op {
+        case "project.set":
+            guard let key = op.key.flatMap(FieldKey.init(name:)) else { return false }
+            try doc.edit(at: time) { try $0.set(key, to: fieldValue(op.value)) }
+        case "scene.insert":
+            let index = clampIndex(op.index, doc.scenes.count)
+            let id = try doc.edit(at: time) { editor in
+                let id = try editor.insertScene(at: index)
+                if let title = op.title { try editor.set(.title, to: .string(title), on: id) }
+                return id
+            }.value
+            record(op.id, id)
+        case "scene.move":
+            guard let scene = visible(op.id, doc, kind: .scene) else { return false }
+            let index = clampIndex(op.index, doc.scenes.count - 1)
+            try doc.edit(at: time) { try $0.move(scene, to: index) }
+        case "scene.delete":
+            guard let scene = visible(op.id, doc, kind: .scene) else { return false }
+            try doc.edit(at: time) { try $0.delete(scene) }
+        case "scene.set", "shot.set", "layer.set":
+            let kind: ObjectKind = op.op == "scene.set" ? .scene : op.op == "shot.set" ? .shot : .layer
+            guard let object = visible(op.id, doc, kind: kind), let name = op.key else { return false }
+            let key = name == "background" ? FieldKey.background : FieldKey(name: name)
+            guard let key else { return false }
+            try doc.edit(at: time) { try $0.set(key, to: fieldValue(op.value), on: object) }
+        case "shot.insert":
+            guard let scene = visible(op.scene, doc, kind: .scene) else { return false }
+            let index = clampIndex(op.index, doc.shots(in: scene).count)
+            record(op.id, try doc.edit(at: time) { try $0.insertShot(in: scene, at: index) }.value)
+        case "shot.move":
+            guard let shot = visible(op.id, doc, kind: .shot), let target = visible(op.scene, doc, kind: .scene) else {
+                return false
+            }
+            let current = doc.container(of: shot)!
+            let count = doc.shots(in: target).count - (target == current ? 1 : 0)
+            let index = clampIndex(op.index, count)
+            try doc.edit(at: time) { try $0.move(shot, to: index, in: target) }
+        case "shot.delete":
+            guard let shot = visible(op.id, doc, kind: .shot) else { return false }
+            try doc.edit(at: time) { try $0.delete(shot) }
+        case "layer.insert":
+            guard let shot = visible(op.shot, doc, kind: .shot) else { return false }
+            let index = clampIndex(op.index, doc.layers(in: shot).count)
+            let id = try doc.edit(at: time) { editor in
+                let id = try editor.insertLayer(in: shot, at: index)
+                if let name = op.name { try editor.set(.name, to: .string(name), on: id) }
+                return id
+            }.value
+            record(op.id, id)
+        case "layer.move":
+            guard let layer = visible(op.id, doc, kind: .layer) else { return false }
+            let index = clampIndex(op.index, doc.layers(in: doc.container(of: layer)!).count - 1)
+            try doc.edit(at: time) { try $0.move(layer, to: index) }
+        case "layer.delete":
+            guard let layer = visible(op.id, doc, kind: .layer) else { return false }
+            try doc.edit(at: time) { try $0.delete(layer) }
+        case "stroke.add":
+            guard let layer = visible(op.layer, doc, kind: .layer), let points, !points.isEmpty,
+                let tool = op.tool.flatMap(Brush.Tool.init(name:)), let color = op.color.flatMap(Color.init(hex:))
+            else { return false }
+            let brush = Brush(tool: tool, color: color, width: Float(op.width ?? 0.003))
+            let id = try doc.edit(at: time) { try $0.addStroke(to: layer, brush: brush, points: points) }.value
+            record(op.id, id)
+            if let traceID = op.id, let layerID = op.layer { strokeLayer[traceID] = layerID }
+        case "stroke.erase":
+            guard let traceID = op.id, let layer = visible(strokeLayer[traceID], doc, kind: .layer),
+                let stroke = ids[traceID], doc.stroke(stroke, in: layer) != nil
+            else { return false }
+            try doc.edit(at: time) { try $0.eraseStroke(stroke, in: layer) }
+        default:
+            throw ValidationError("unknown trace operation \(op.op)")
+        }
+        return true
+    }
+
+    private func fieldValue(_ value: TraceValue?) -> FieldValue {
+        switch value {
+        case .string(let text): Color(hex: text).map(FieldValue.color) ?? .string(text)
+        case .number(let number): .number(number)
+        case .bool(let bool): .bool(bool)
+        case nil: .null
+        }
+    }
+
+    private mutating func record(_ traceID: String?, _ id: OpID) {
+        guard let traceID else { return }
+        ids[traceID] = id
+        names[id] = traceID
+    }
+
+    /// After the replay: convergence, snapshot, load, merge, tiny syncs, memory.
+    mutating func measureAfterwards(repeats: Int) throws -> [String: Any] {
+        let rssReplicas = Measure.residentMB
+        let peakReplay = Measure.peakMB
+        let views = docs.map(\.view)
+        let reference = views[0]
+        let converged = views.dropFirst().allSatisfy { $0 == reference }
+        let counts = reference.counts
+
+        var snapshot: [UInt8] = []
+        let snapshotSeconds = Measure.seconds { snapshot = docs[0].snapshot() }
+
+        var loads: [Double] = [], verifiedLoads: [Double] = []
+        var loaded: ProjectDocument?
+        for _ in 0..<repeats {
+            verifiedLoads.append(try Measure.seconds { loaded = try ProjectDocument(snapshot: snapshot, replica: ReplicaID(99)) })
+            loads.append(try Measure.seconds {
+                loaded = try ProjectDocument(snapshot: snapshot, replica: ReplicaID(99), verifyingPoints: false)
+            })
+        }
+        let loadOK = loaded?.view == reference
+        loaded = nil
+
+        var merges: [Double] = [], verifiedMerges: [Double] = []
+        var merged: ProjectDocument?
+        for _ in 0..<repeats {
+            for verifying in [false, true] {
+                var doc = ProjectDocument(id: documentID, replica: ReplicaID(98))
+                let seconds = try Measure.seconds {
+                    for snapshot in preFinalSnapshots { try doc.merge(snapshot: snapshot, verifyingPoints: verifying) }
+                }
+                if verifying { verifiedMerges.append(seconds) } else { merges.append(seconds) }
+                merged = doc
+            }
+        }
+        let mergeOK = merged?.view == reference
+        merged = nil
+
+        var tiny: Double?, tinyAfter: Double?, tinyStroke: Double?
+        if docs.count >= 3 {
+            tiny = try tinySyncs(1, docs.count - 1, tag: "probe")
+            tinyStroke = try tinyStrokeSyncs(1, docs.count - 1)
+            _ = docs[1].snapshot()
+            _ = docs[docs.count - 1].snapshot()
+            tinyAfter = try tinySyncs(1, docs.count - 1, tag: "probe after snapshot")
+        }
+
+        let adds = opCount["stroke.add"] ?? 0
+        var result: [String: Any] = [
+            "lib": "storycore", "trace": header.name, "replicas": header.replicas, "ops": header.ops,
+            "applied": opCount.values.reduce(0, +) - skipped.values.reduce(0, +),
+            "skipped": skipped.values.reduce(0, +), "skipped_by_op": skipped, "syncs": syncs,
+            "apply_s": rounded(applySeconds, 4), "sync_s": rounded(syncSeconds, 4), "sync_bytes": syncBytes,
+            "replay_wall_s": rounded(replaySeconds, 3), "final_sync_s": rounded(finalSyncSeconds, 4),
+            "op_us": opCount.keys.sorted().reduce(into: [String: Double]()) {
+                $0[$1] = rounded(1e6 * opSeconds[$1]! / Double(opCount[$1]!), 2)
+            },
+            "stroke_add_us": adds > 0 ? rounded(1e6 * opSeconds["stroke.add"]! / Double(adds), 3) : 0,
+            "converged": converged, "load_ok": loadOK, "merge_ok": mergeOK,
+            "ids_digest": idsDigest(reference),
+            "visible": ["scenes": counts.scenes, "shots": counts.shots, "layers": counts.layers,
+                        "strokes": counts.strokes, "points": counts.points],
+            "snapshot_bytes": snapshot.count, "snapshot_s": rounded(snapshotSeconds, 4),
+            "snapshot_bytes_per_visible_point": counts.points > 0 ? rounded(Double(snapshot.count) / Double(counts.points), 3) : 0,
+            "load_s": rounded(Measure.median(loads), 5), "load_verified_s": rounded(Measure.median(verifiedLoads), 5),
+            "merge_s": rounded(Measure.median(merges), 4), "merge_verified_s": rounded(Measure.median(verifiedMerges), 4),
+            "merge_input_bytes": preFinalSnapshots.reduce(0) { $0 + $1.count },
+            "rss_replicas_mb": rounded(rssReplicas, 1), "peak_rss_replay_mb": rounded(peakReplay, 1),
+            "peak_rss_mb": rounded(Measure.peakMB, 1),
+        ]
+        result["tiny_sync_ms"] = tiny.map { rounded($0, 4) }
+        result["tiny_sync_after_snapshot_ms"] = tinyAfter.map { rounded($0, 4) }
+        result["tiny_stroke_sync_ms"] = tinyStroke.map { rounded($0, 4) }
+        return result
+    }
+
+    /// Median milliseconds of a one-field edit on a followed by a sync with b.
+    private mutating func tinySyncs(_ a: Int, _ b: Int, tag: String, count: Int = 5) throws -> Double {
+        var times: [Double] = []
+        for index in 0..<count {
+            clock += 1
+            try docs[a].edit(at: clock) { try $0.set(.description, to: .string("\(tag) \(index)")) }
+            times.append(try Measure.seconds { try sync(a, b) } * 1000)
+        }
+        return Measure.median(times)
+    }
+
+    /// Median milliseconds of one 80-point stroke on a followed by a sync with b.
+    private mutating func tinyStrokeSyncs(_ a: Int, _ b: Int, count: Int = 5) throws -> Double {
+        guard let shot = docs[a].view.shots.first(where: { !$0.layers.isEmpty }), let layer = shot.layers.first else { return 0 }
+        let points = (0..<80).map { Point(x: 0.2 + Double($0) * 0.005, y: 0.5 + 0.1 * Double($0 % 7) / 7, pressure: 0.6) }
+        var times: [Double] = []
+        for _ in 0..<count {
+            clock += 1
+            try docs[a].edit(at: clock) { try $0.addStroke(to: layer.id, brush: Brush(), points: points) }
+            times.append(try Measure.seconds { try sync(a, b) } * 1000)
+        }
+        return Measure.median(times)
+    }
+
+    /// TRACE.md's `ids_digest`: SHA-256 of the sorted SCENE/SHOT[/LAYER[/STROKE]]
+    /// lines of trace ids, first 16 hex digits.
+    private func idsDigest(_ view: ProjectView) -> String {
+        var lines: [String] = []
+        for scene in view.scenes {
+            let s = names[scene.id] ?? scene.id.description
+            for shot in scene.shots {
+                let x = "\(s)/\(names[shot.id] ?? shot.id.description)"
+                lines.append(x)
+                for layer in shot.layers {
+                    let l = "\(x)/\(names[layer.id] ?? layer.id.description)"
+                    lines.append(l)
+                    for stroke in layer.strokes { lines.append("\(l)/\(names[stroke.id] ?? stroke.id.description)") }
+                }
+            }
+        }
+        lines.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        if let path = ProcessInfo.processInfo.environment["STORYTELLER_DUMP_IDS"] {
+            _ = FileManager.default.createFile(atPath: path, contents: Data(lines.joined(separator: "\n").utf8))
+        }
+        return String(Measure.sha256Hex(Array(lines.joined(separator: "\n").utf8)).prefix(16))
+    }
+}
