@@ -33,6 +33,9 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "StoryCoreTests", dependencies: ["StoryCore"], swiftSettings: strictSettings),
+        .target(
+            name: "StoryTestSupport", dependencies: ["StoryCore"], path: "Tests/StoryTestSupport",
+            swiftSettings: strictSettings),
+        .testTarget(name: "StoryCoreTests", dependencies: ["StoryCore", "StoryTestSupport"], swiftSettings: strictSettings),
     ]
 )

@@ -49,10 +49,22 @@ public struct Change: Hashable, Sendable {
 
     /// The binary encoding (docs/crdt.md, "Changes").
     public func encoded() -> EncodedChange {
+        encodedSharingPoints().change
+    }
+
+    /// The encoding, and for each `addStroke` operation the slice of the
+    /// encoding holding its points, so the document can keep those bytes
+    /// instead of a second copy.
+    func encodedSharingPoints() -> (change: EncodedChange, points: [(index: Int, bytes: ArraySlice<UInt8>)]) {
         var table = ReplicaTable(author: replica)
-        for op in operations { table.collect(op) }
+        var capacity = 32 + 8 * dependencies.entries.count
+        for op in operations {
+            table.collect(op)
+            if case .addStroke(_, _, let points) = op { capacity += points.bytes.count + 32 } else { capacity += 40 }
+        }
         for replica in dependencies.replicas { table.add(replica) }
-        var writer = ByteWriter(capacity: 64)
+        capacity += 8 * table.replicas.count
+        var writer = ByteWriter(capacity: capacity)
         writer.write(byte: Change.formatVersion)
         writer.write(count: table.replicas.count)
         for replica in table.replicas { writer.write(fixed64: replica.rawValue) }
@@ -66,10 +78,18 @@ public struct Change: Hashable, Sendable {
             writer.write(varint: seq)
         }
         writer.write(count: operations.count)
-        for op in operations { writer.write(op, table: table) }
-        return EncodedChange(
-            bytes: writer.bytes[...], replica: replica, seq: seq, startCounter: startCounter,
+        var pointRanges: [(Int, Range<Int>)] = []
+        for (index, op) in operations.enumerated() {
+            writer.write(op, table: table)
+            if case .addStroke(_, _, let points) = op {
+                pointRanges.append((index, (writer.count - points.bytes.count)..<writer.count))
+            }
+        }
+        let bytes = writer.bytes
+        let change = EncodedChange(
+            bytes: bytes[...], replica: replica, seq: seq, startCounter: startCounter,
             endCounter: endCounter, wallTime: wallTime)
+        return (change, pointRanges.map { ($0.0, bytes[$0.1]) })
     }
 
     /// Decodes and structurally validates a change (every tag, index and
@@ -196,31 +216,40 @@ public enum ChangeBatch {
 
 /// The replicas a change mentions; index 0 is the author. Op ids are written
 /// as (index, counter) so a 64-bit replica id is spelled once per change.
+/// A change names a handful of replicas, so lookups are linear; a snapshot's
+/// table is sorted and searched by bisection.
 struct ReplicaTable {
     private(set) var replicas: [ReplicaID]
-    private var indices: [ReplicaID: Int]
+    private let isSorted: Bool
 
     init(author: ReplicaID) {
         replicas = [author]
-        indices = [author: 0]
+        isSorted = false
     }
 
     /// A table with the given replicas in that order (snapshots sort them).
     init(sorted replicas: [ReplicaID]) {
         self.replicas = replicas
-        indices = Dictionary(uniqueKeysWithValues: replicas.enumerated().map { ($1, $0) })
+        isSorted = true
     }
 
     mutating func add(_ replica: ReplicaID) {
-        if indices[replica] == nil {
-            indices[replica] = replicas.count
-            replicas.append(replica)
-        }
+        if !replicas.contains(replica) { replicas.append(replica) }
     }
 
     func index(of replica: ReplicaID) -> Int {
-        guard let index = indices[replica] else { preconditionFailure("replica \(replica) not collected") }
-        return index
+        if isSorted {
+            var low = 0
+            var high = replicas.count
+            while low < high {
+                let middle = (low + high) / 2
+                if replicas[middle] < replica { low = middle + 1 } else { high = middle }
+            }
+            if low < replicas.count && replicas[low] == replica { return low }
+        } else if let index = replicas.firstIndex(of: replica) {
+            return index
+        }
+        preconditionFailure("replica \(replica) not collected")
     }
 
     mutating func collect(_ op: Operation) {

@@ -64,6 +64,13 @@ public struct EditResult<Value> {
     public var value: Value
     /// The change made, or nil if the edit did nothing.
     public var change: EncodedChange?
+
+    /// Creates a result.
+    @inlinable
+    public init(value: Value, change: EncodedChange?) {
+        self.value = value
+        self.change = change
+    }
 }
 
 extension EditResult: Sendable where Value: Sendable {}
@@ -71,28 +78,38 @@ extension EditResult: Sendable where Value: Sendable {}
 extension ReplicaCore {
     /// Runs an edit: hands the state to an editor (so mutations stay in place),
     /// then either commits the operations as one change or rolls them back.
-    mutating func edit<Builder: ChangeBuilder, Value>(
+    /// Returns the change (nil if nothing changed) and, when `keepingJournal`,
+    /// the journal with the id of the operation behind each entry (for undo).
+    mutating func edit<Builder: ChangeBuilder>(
         _ state: inout Builder.State, placeholder: Builder.State, builder: Builder.Type, time: Int64,
-        _ body: (inout Builder) throws -> Value, beforeCommit: (EncodedChange) throws -> Void
-    ) throws -> (EditResult<Value>, [(OpID, Builder.State.JournalEntry)]) {
+        keepingJournal: Bool, _ body: (inout Builder) throws -> Void, beforeCommit: (EncodedChange) throws -> Void
+    ) throws -> (EncodedChange?, [(OpID, Builder.State.JournalEntry)]) {
         let header = nextLocalChangeHeader()
         var editor = Builder(state: state, replica: replica, startCounter: header.startCounter, time: time)
         // Drop our reference so the editor's copy is unique and mutates in place.
         state = placeholder
         do {
-            let value = try body(&editor)
+            try body(&editor)
             guard !editor.core.operations.isEmpty else {
                 state = editor.state
-                return (EditResult(value: value, change: nil), [])
+                return (nil, [])
             }
             let change = Change(
                 replica: replica, seq: header.seq, startCounter: header.startCounter, wallTime: time,
                 dependencies: header.dependencies, operations: editor.core.operations)
-            let encoded = change.encoded()
+            let (encoded, points) = change.encodedSharingPoints()
             try beforeCommit(encoded)
+            // On the editor's copy, which is the only reference to the state.
+            editor.state.adoptPoints(points.map { (change.opID(at: $0.index), $0.bytes) })
             state = editor.state
             commitLocal(change, encoded: encoded)
-            return (EditResult(value: value, change: encoded), Array(zip(editor.core.journalOwners, editor.core.journal)))
+            guard keepingJournal else { return (encoded, []) }
+            var journal: [(OpID, Builder.State.JournalEntry)] = []
+            journal.reserveCapacity(editor.core.journal.count)
+            for index in editor.core.journal.indices {
+                journal.append((editor.core.journalOwners[index], editor.core.journal[index]))
+            }
+            return (encoded, journal)
         } catch {
             editor.state.rollback(editor.core.journal)
             state = editor.state

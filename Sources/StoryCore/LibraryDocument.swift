@@ -34,10 +34,23 @@ public struct LibraryDocument: Sendable {
 
     /// Makes one change from the edits in `body` (see `ProjectDocument.edit`).
     @discardableResult
+    @inlinable
     public mutating func edit<Value>(
         session: String? = nil, at time: Int64, _ body: (inout LibraryEditor) throws -> Value,
         beforeCommit: (EncodedChange) throws -> Void = { _ in }
     ) throws -> EditResult<Value> {
+        var value: Value?
+        let change = try commitEdit(session: session, at: time, { value = try body(&$0) }, beforeCommit: beforeCommit)
+        // `body` ran to completion (it did not throw), so `value` is set.
+        return EditResult(value: value!, change: change)
+    }
+
+    /// The non-generic part of `edit`.
+    @usableFromInline
+    mutating func commitEdit(
+        session: String?, at time: Int64, _ body: (inout LibraryEditor) throws -> Void,
+        beforeCommit: (EncodedChange) throws -> Void
+    ) throws -> EncodedChange? {
         try replicaState.edit(session: session, at: time, body, beforeCommit: beforeCommit)
     }
 

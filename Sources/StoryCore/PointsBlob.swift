@@ -6,18 +6,27 @@
 ///
 /// Format (docs/crdt.md, "Points"): `n` (varint, 1…2^20), the first point
 /// absolute (x, y as varints ≤ 65535, pressure as a varint ≤ 255), then for
-/// n ≥ 2 one byte `kx | ky << 4`, one byte `kp`, and a bit stream (MSB first,
-/// zero-padded to a byte) holding, channel by channel (all x, all y, all
-/// pressure), the zigzag-mapped second differences of the quantized values,
-/// each Rice-coded with its channel's parameter k: `q = u >> k` ones, a zero,
-/// then the k low bits of u; `q ≥ 24` is written as 24 ones and the 18-bit
-/// value. Pen paths are smooth, so second differences are small: 2.3 bytes
-/// per point on the benchmark traces, against 4.6 for first-order varints.
+/// n ≥ 2: one byte `kx | ky << 4`, one byte `kp` (≤ 15), the byte lengths of
+/// the x, y and pressure streams (varints), and the three bit streams (MSB
+/// first, each zero-padded to a byte); the blob ends exactly there. A stream
+/// holds the n-1 zigzag-mapped second differences of its channel's quantized
+/// values, each Rice-coded with the channel's parameter k: `q = u >> k` ones, a
+/// zero, then the k low bits of u; `q ≥ 24` is written as 24 ones and the
+/// 18-bit value. Pen paths are smooth, so second differences are small: about
+/// 2.4 bytes per point on the benchmark traces, against 4.6 for first-order
+/// varints.
+///
+/// Decoding is total: values wrap (x and y modulo 2^16, pressure modulo 2^8)
+/// and a stream read past its end reads zeros, so any bytes that pass the
+/// structural check decode to exactly n points inside the frame. That makes
+/// validation O(1) (header and lengths) instead of a walk over every code; a
+/// flipped bit inside a stream can only move points within the frame, and
+/// transport integrity is TLS's job. `isCanonical` does the full walk.
 public struct PointsBlob: Hashable, Sendable {
     /// The encoded bytes.
-    public let bytes: ArraySlice<UInt8>
+    public private(set) var bytes: ArraySlice<UInt8>
     /// The number of points.
-    public let count: Int
+    public private(set) var count: Int
 
     /// Most points one stroke may have.
     public static let maximumCount = 1 << 20
@@ -31,78 +40,246 @@ public struct PointsBlob: Hashable, Sendable {
         self.count = count
     }
 
-    /// Encodes points (values are clamped to [0, 1] and quantized).
+    /// Encodes points (values are clamped to [0, 1] and quantized). O(n).
     /// - Precondition: 1 ≤ points.count ≤ `maximumCount`.
-    public init(encoding points: some Collection<Point>) {
-        precondition(!points.isEmpty && points.count <= PointsBlob.maximumCount, "a stroke has 1…2^20 points")
+    public init(encoding points: [Point]) {
         let n = points.count
-        var writer = ByteWriter(capacity: 8 + n * 3)
-        writer.write(count: n)
-        withUnsafeTemporaryAllocation(of: Int32.self, capacity: 3 * n) { q in
-            var index = 0
-            for point in points {
-                q[index] = Int32(PointsBlob.quantize(point.x, scale: 65535))
-                q[n + index] = Int32(PointsBlob.quantize(point.y, scale: 65535))
-                q[2 * n + index] = Int32(PointsBlob.quantize(point.pressure, scale: 255))
-                index += 1
-            }
-            writer.write(varint: UInt64(q[0]))
-            writer.write(varint: UInt64(q[n]))
-            writer.write(varint: UInt64(q[2 * n]))
-            guard n >= 2 else { return }
-            // Turn each channel into zigzag second differences in place, from the end.
-            for channel in 0..<3 {
-                let base = channel * n
-                for i in stride(from: n - 1, through: 2, by: -1) {
-                    let d2 = (q[base + i] - q[base + i - 1]) - (q[base + i - 1] - q[base + i - 2])
-                    q[base + i] = Int32(bitPattern: UInt32(truncatingIfNeeded: ByteWriter.zigzag(Int64(d2))))
-                }
-                let d1 = q[base + 1] - q[base]
-                q[base + 1] = Int32(bitPattern: UInt32(truncatingIfNeeded: ByteWriter.zigzag(Int64(d1))))
-            }
-            let kx = PointsBlob.bestK(UnsafeBufferPointer(rebasing: q[1..<n]))
-            let ky = PointsBlob.bestK(UnsafeBufferPointer(rebasing: q[(n + 1)..<(2 * n)]))
-            let kp = PointsBlob.bestK(UnsafeBufferPointer(rebasing: q[(2 * n + 1)..<(3 * n)]))
-            writer.write(byte: UInt8(kx | ky << 4))
-            writer.write(byte: UInt8(kp))
-            var bits = BitWriter()
-            for channel in 0..<3 {
-                let k = channel == 0 ? kx : channel == 1 ? ky : kp
-                for i in 1..<n {
-                    bits.writeRice(UInt32(bitPattern: q[channel * n + i]), k: k)
-                }
-            }
-            bits.flush(into: &writer)
+        precondition(n >= 1 && n <= PointsBlob.maximumCount, "a stroke has 1…2^20 points")
+        var header = ByteWriter(capacity: 24)
+        header.write(count: n)
+        let first = points[0]
+        header.write(varint: UInt64(PointsBlob.quantize(first.x, scale: 65535)))
+        header.write(varint: UInt64(PointsBlob.quantize(first.y, scale: 65535)))
+        header.write(varint: UInt64(PointsBlob.quantize(first.pressure, scale: 255)))
+        guard n >= 2 else {
+            self.init(bytes: header.bytes[...], count: 1)
+            return
         }
-        self.init(bytes: writer.bytes[...], count: n)
+        // Worst case per stream: n-1 codes of 42 bits.
+        let streamCapacity = ((n - 1) * (PointsBlob.escapeLength + PointsBlob.escapeBits) + 7) / 8 + 1
+        let bytes = withUnsafeTemporaryAllocation(of: UInt32.self, capacity: n - 1) { codes in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 3 * streamCapacity) { streams in
+                var ks = [0, 0, 0]
+                var lengths = [0, 0, 0]
+                points.withUnsafeBufferPointer { input in
+                    for channel in 0..<3 {
+                        let scale: Double = channel == 2 ? 255 : 65535
+                        // One forward pass: quantize, second difference, zigzag, sum.
+                        var previous = Int32(PointsBlob.quantize(PointsBlob.component(input[0], channel), scale: scale))
+                        var previousDelta: Int32 = 0
+                        var sum: UInt64 = 0
+                        for i in 1..<n {
+                            let value = Int32(PointsBlob.quantize(PointsBlob.component(input[i], channel), scale: scale))
+                            let delta = value &- previous
+                            let d2 = delta &- previousDelta
+                            let code = UInt32(bitPattern: (d2 &<< 1) ^ (d2 &>> 31))
+                            codes[i &- 1] = code
+                            sum &+= UInt64(code)
+                            previous = value
+                            previousDelta = delta
+                        }
+                        // The Rice parameter from the mean: within 1.3% of the
+                        // best one on the benchmark traces, at the cost of one sum.
+                        let mean = sum / UInt64(n - 1)
+                        let k = min((mean &* 69 / 100).bitWidthUsed, PointsBlob.maximumK)
+                        let output = UnsafeMutableBufferPointer(
+                            rebasing: streams[(channel * streamCapacity)..<((channel + 1) * streamCapacity)])
+                        ks[channel] = k
+                        lengths[channel] = PointsBlob.writeStream(UnsafeBufferPointer(codes), k: k, into: output)
+                    }
+                }
+                header.write(byte: UInt8(ks[0] | ks[1] << 4))
+                header.write(byte: UInt8(ks[2]))
+                for length in lengths { header.write(count: length) }
+                var result = header.bytes
+                result.reserveCapacity(result.count + lengths[0] + lengths[1] + lengths[2])
+                for channel in 0..<3 {
+                    let start = channel * streamCapacity
+                    result.append(contentsOf: UnsafeBufferPointer(rebasing: streams[start..<(start + lengths[channel])]))
+                }
+                return result
+            }
+        }
+        self.init(bytes: bytes[...], count: n)
     }
 
-    /// Validates encoded points: every code present, every value in range, no
-    /// bytes left over. O(n).
-    /// - Throws: `CodecError` for truncated, out-of-range or trailing data.
+    @inline(__always)
+    private static func component(_ point: Point, _ channel: Int) -> Double {
+        channel == 0 ? point.x : channel == 1 ? point.y : point.pressure
+    }
+
+    /// Rice-codes values MSB first into `output`; returns the bytes written.
+    /// Bits gather in a 64-bit register and leave 32 at a time.
+    private static func writeStream(_ codes: UnsafeBufferPointer<UInt32>, k: Int, into output: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var accumulator: UInt64 = 0
+        var pending = 0  // bits held in the low end of `accumulator`, < 32 between puts
+        var position = 0
+        @inline(__always) func put(_ value: UInt64, _ bits: Int) {
+            // bits ≤ 24, so pending stays below 56.
+            accumulator = (accumulator &<< UInt64(bits)) | value
+            pending &+= bits
+            if pending >= 32 {
+                pending &-= 32
+                let word = UInt32(truncatingIfNeeded: accumulator &>> UInt64(pending))
+                UnsafeMutableRawPointer(output.baseAddress! + position).storeBytes(of: word.bigEndian, as: UInt32.self)
+                position &+= 4
+            }
+        }
+        let lowMask = (UInt64(1) &<< UInt64(k)) &- 1
+        for value in codes {
+            let q = Int(value &>> UInt32(k))
+            if q < escapeLength {
+                // q ones and a zero, then the k low bits.
+                put(((UInt64(1) &<< UInt64(q)) &- 1) &<< 1, q &+ 1)
+                if k > 0 { put(UInt64(value) & lowMask, k) }
+            } else {
+                put((UInt64(1) &<< UInt64(escapeLength)) &- 1, escapeLength)
+                put(UInt64(value) &>> 9, escapeBits - 9)
+                put(UInt64(value) & 0x1FF, 9)
+            }
+        }
+        while pending > 0 {
+            let take = min(pending, 8)
+            output[position] = UInt8(truncatingIfNeeded: (accumulator &>> UInt64(pending &- take)) &<< UInt64(8 &- take))
+            position &+= 1
+            pending &-= take
+        }
+        return position
+    }
+
+    /// Checks the structure of encoded points: the header's values are in
+    /// range and the three streams fill the rest of the bytes exactly. O(1).
+    /// - Throws: `CodecError` for truncated, oversized or out-of-range headers.
     public init(validating bytes: ArraySlice<UInt8>) throws(CodecError) {
-        let count = try PointsBlob.decode(bytes, keepingPoints: false).count
-        self.init(bytes: bytes, count: count)
+        let header = try PointsBlob.readHeader(bytes)
+        self.init(bytes: bytes, count: header.count)
     }
 
-    /// Wraps bytes already validated in this process (a snapshot whose checksum
-    /// matched, written by this same codec). Only the header is parsed.
-    init(trusted bytes: ArraySlice<UInt8>) throws(CodecError) {
-        var reader = ByteReader(bytes)
-        let count = try reader.readVarint(max: UInt64(PointsBlob.maximumCount), "point count")
-        guard count > 0 else { throw CodecError(.invalidValue, "a stroke has no points") }
-        self.init(bytes: bytes, count: Int(count))
+    /// Switches to the same bytes held in other storage (e.g. inside the
+    /// encoded change that carries this blob).
+    mutating func share(_ other: ArraySlice<UInt8>) {
+        assert(other == bytes, "shared bytes differ")
+        self = PointsBlob(bytes: other, count: count)
     }
 
-    /// The points, decoded. O(n).
+    /// The points, decoded. O(n); never fails (see the type's documentation).
     public func points() -> [Point] {
-        // The blob was validated when it was made, so decoding cannot fail; a
-        // failure here would mean memory corruption.
-        do {
-            return try PointsBlob.decode(bytes, keepingPoints: true).points
-        } catch {
-            preconditionFailure("validated points failed to decode: \(error)")
+        let values = quantizedValues()
+        let n = count
+        var points: [Point] = []
+        points.reserveCapacity(n)
+        for i in 0..<n {
+            points.append(
+                Point(
+                    x: Double(values[i]) / 65535, y: Double(values[n + i]) / 65535,
+                    pressure: Double(values[2 * n + i]) / 255))
         }
+        return points
+    }
+
+    /// Whether the streams hold exactly n-1 codes each, with no value wrapping
+    /// and only zero padding: what the encoder writes. O(n).
+    public var isCanonical: Bool {
+        guard let header = try? PointsBlob.readHeader(bytes) else { return false }
+        guard header.count > 1 else { return true }
+        return bytes.withUnsafeBytes { raw in
+            let streams = PointsBlob.streams(raw, header)
+            var channels = (BitStream(streams.0, k: header.ks.0), BitStream(streams.1, k: header.ks.1), BitStream(streams.2, k: header.ks.2))
+            let limits: (Int32, Int32, Int32) = (65535, 65535, 255)
+            func check(_ stream: inout BitStream, first: Int32, limit: Int32) -> Bool {
+                var value = first, delta: Int32 = 0
+                for _ in 1..<header.count {
+                    let code = stream.next()
+                    guard !stream.underran else { return false }
+                    delta &+= Int32(bitPattern: code &>> 1) ^ (0 &- Int32(bitPattern: code & 1))
+                    value &+= delta
+                    guard value >= 0 && value <= limit else { return false }
+                }
+                return stream.isFinished
+            }
+            return check(&channels.0, first: header.first.0, limit: limits.0)
+                && check(&channels.1, first: header.first.1, limit: limits.1)
+                && check(&channels.2, first: header.first.2, limit: limits.2)
+        }
+    }
+
+    /// Channel-major quantized values: n x, then n y, then n pressure.
+    private func quantizedValues() -> [Int32] {
+        // Validated at construction, so the header parses.
+        guard let header = try? PointsBlob.readHeader(bytes) else { preconditionFailure("points changed after validation") }
+        let n = header.count
+        var values = [Int32](repeating: 0, count: 3 * n)
+        values[0] = header.first.0
+        values[n] = header.first.1
+        values[2 * n] = header.first.2
+        guard n > 1 else { return values }
+        bytes.withUnsafeBytes { raw in
+            let streams = PointsBlob.streams(raw, header)
+            values.withUnsafeMutableBufferPointer { output in
+                let masks: [Int32] = [0xFFFF, 0xFFFF, 0xFF]
+                for channel in 0..<3 {
+                    var stream = BitStream(
+                        channel == 0 ? streams.0 : channel == 1 ? streams.1 : streams.2,
+                        k: channel == 0 ? header.ks.0 : channel == 1 ? header.ks.1 : header.ks.2)
+                    let base = channel * n
+                    let mask = masks[channel]
+                    var value = output[base]
+                    var delta: Int32 = 0
+                    for i in 1..<n {
+                        let code = stream.next()
+                        delta &+= Int32(bitPattern: code &>> 1) ^ (0 &- Int32(bitPattern: code & 1))
+                        value = (value &+ delta) & mask
+                        output[base + i] = value
+                    }
+                }
+            }
+        }
+        return values
+    }
+
+    /// The parsed header of a blob.
+    private struct Header {
+        var count: Int
+        var first: (Int32, Int32, Int32)
+        var ks: (Int, Int, Int)
+        /// Byte lengths of the x, y and pressure streams.
+        var lengths: (Int, Int, Int)
+        /// Offset of the first stream from the start of the blob.
+        var streamsOffset: Int
+    }
+
+    private static func readHeader(_ bytes: ArraySlice<UInt8>) throws(CodecError) -> Header {
+        var reader = ByteReader(bytes)
+        let n = Int(try reader.readVarint(max: UInt64(maximumCount), "point count"))
+        guard n > 0 else { throw CodecError(.invalidValue, "a stroke has no points") }
+        let first = (
+            Int32(try reader.readVarint(max: 65535, "first x")), Int32(try reader.readVarint(max: 65535, "first y")),
+            Int32(try reader.readVarint(max: 255, "first pressure"))
+        )
+        guard n > 1 else {
+            try reader.expectEnd("a one-point stroke")
+            return Header(count: 1, first: first, ks: (0, 0, 0), lengths: (0, 0, 0), streamsOffset: reader.offset)
+        }
+        let kxy = try reader.readByte()
+        let kp = Int(try reader.readByte())
+        guard kp <= maximumK else { throw CodecError(.invalidValue, "pressure parameter \(kp) > \(maximumK)") }
+        let lengths = (try reader.readCount("x stream"), try reader.readCount("y stream"), try reader.readCount("pressure stream"))
+        guard lengths.0 + lengths.1 + lengths.2 == reader.remaining else {
+            throw CodecError(
+                reader.remaining < lengths.0 + lengths.1 + lengths.2 ? .truncated : .trailingBytes,
+                "point streams of \(lengths.0 + lengths.1 + lengths.2) bytes in \(reader.remaining)", offset: reader.offset)
+        }
+        return Header(count: n, first: first, ks: (Int(kxy & 0x0F), Int(kxy >> 4), kp), lengths: lengths, streamsOffset: reader.offset)
+    }
+
+    private static func streams(
+        _ raw: UnsafeRawBufferPointer, _ header: Header
+    ) -> (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer) {
+        let a = header.streamsOffset, b = a + header.lengths.0, c = b + header.lengths.1
+        return (
+            UnsafeRawBufferPointer(rebasing: raw[a..<b]), UnsafeRawBufferPointer(rebasing: raw[b..<c]),
+            UnsafeRawBufferPointer(rebasing: raw[c..<(c + header.lengths.2)])
+        )
     }
 
     /// The points as a flat `[x, y, pressure, …]` array.
@@ -113,185 +290,61 @@ public struct PointsBlob: Hashable, Sendable {
         return values
     }
 
+    /// Rounds a clamped value to the nearest step (halves away from zero).
     @inline(__always)
-    static func quantize(_ value: Double, scale: Double) -> Int {
-        guard value.isFinite else { return 0 }
-        return Int((min(max(value, 0), 1) * scale).rounded())
-    }
-
-    /// The Rice parameter minimizing the coded size, searched around the mean.
-    private static func bestK(_ values: UnsafeBufferPointer<Int32>) -> Int {
-        var sum: UInt64 = 0
-        for value in values { sum += UInt64(UInt32(bitPattern: value)) }
-        let mean = sum / UInt64(max(values.count, 1))
-        let guess = mean == 0 ? 0 : min(64 - mean.leadingZeroBitCount - 1, maximumK)
-        var bestK = guess
-        var bestCost = Int.max
-        for k in max(guess - 1, 0)...min(guess + 1, maximumK) {
-            var cost = 0
-            for value in values {
-                let q = Int(UInt32(bitPattern: value) >> UInt32(k))
-                cost += q < escapeLength ? q + 1 + k : escapeLength + escapeBits
-            }
-            if cost < bestCost {
-                bestCost = cost
-                bestK = k
-            }
-        }
-        return bestK
-    }
-
-    /// Decodes a blob, or with `keepingPoints` false only validates it.
-    private static func decode(_ bytes: ArraySlice<UInt8>, keepingPoints: Bool)
-        throws(CodecError) -> (count: Int, points: [Point])
-    {
-        var reader = ByteReader(bytes)
-        let n = Int(try reader.readVarint(max: UInt64(maximumCount), "point count"))
-        guard n > 0 else { throw CodecError(.invalidValue, "a stroke has no points") }
-        let x0 = Int32(try reader.readVarint(max: 65535, "first x"))
-        let y0 = Int32(try reader.readVarint(max: 65535, "first y"))
-        let p0 = Int32(try reader.readVarint(max: 255, "first pressure"))
-        if n == 1 {
-            try reader.expectEnd("a one-point stroke")
-            let point = Point(x: Double(x0) / 65535, y: Double(y0) / 65535, pressure: Double(p0) / 255)
-            return (1, keepingPoints ? [point] : [])
-        }
-        let kxy = try reader.readByte()
-        let kp = Int(try reader.readByte())
-        var bits = BitReader(reader.base[reader.position...])
-        guard keepingPoints else {
-            try bits.readChannel(first: x0, count: n, k: Int(kxy & 0x0F), limit: 65535) { _, _ in }
-            try bits.readChannel(first: y0, count: n, k: Int(kxy >> 4), limit: 65535) { _, _ in }
-            try bits.readChannel(first: p0, count: n, k: kp, limit: 255) { _, _ in }
-            try bits.finish()
-            return (n, [])
-        }
-        var values = [Int32](repeating: 0, count: 3 * n)
-        try bits.readChannel(first: x0, count: n, k: Int(kxy & 0x0F), limit: 65535) { values[$0] = $1 }
-        try bits.readChannel(first: y0, count: n, k: Int(kxy >> 4), limit: 65535) { values[n + $0] = $1 }
-        try bits.readChannel(first: p0, count: n, k: kp, limit: 255) { values[2 * n + $0] = $1 }
-        try bits.finish()
-        var points: [Point] = []
-        points.reserveCapacity(n)
-        for i in 0..<n {
-            points.append(
-                Point(
-                    x: Double(values[i]) / 65535, y: Double(values[n + i]) / 65535,
-                    pressure: Double(values[2 * n + i]) / 255))
-        }
-        return (n, points)
+    static func quantize(_ value: Double, scale: Double) -> UInt32 {
+        guard value >= 0 else { return 0 }  // also NaN
+        guard value <= 1 else { return UInt32(scale) }
+        return UInt32(value * scale + 0.5)
     }
 }
 
-/// Writes bits most significant first.
-private struct BitWriter {
-    private var bytes: [UInt8] = []
-    private var accumulator: UInt64 = 0
-    private var pending = 0  // bits held in the low end of `accumulator`
+/// One channel's Rice-coded stream, read MSB first through a 64-bit window.
+/// Past its end it reads zero bits, so reading never fails.
+private struct BitStream {
+    let raw: UnsafeRawBufferPointer
+    let k: Int
+    var position = 0
+    var window: UInt64 = 0  // left-aligned; bits past `available` are zero
+    var available = 0  // bits of the stream in `window`
+    /// Set once a code needed more bits than the stream had.
+    var underran = false
 
+    init(_ raw: UnsafeRawBufferPointer, k: Int) {
+        self.raw = raw
+        self.k = k
+    }
+
+    /// The next code.
     @inline(__always)
-    mutating func write(_ value: UInt64, bits count: Int) {
-        accumulator = (accumulator << UInt64(count)) | value
-        pending += count
-        while pending >= 8 {
-            pending -= 8
-            bytes.append(UInt8(truncatingIfNeeded: accumulator >> UInt64(pending)))
+    mutating func next() -> UInt32 {
+        while available <= 56 && position < raw.count {
+            window |= UInt64(raw[position]) &<< UInt64(56 &- available)
+            available &+= 8
+            position &+= 1
         }
-    }
-
-    @inline(__always)
-    mutating func writeRice(_ value: UInt32, k: Int) {
-        let q = Int(value >> UInt32(k))
-        if q < PointsBlob.escapeLength {
-            // q ones, then a zero, then k low bits: at most 23 + 1 + 15 bits.
-            let ones = (UInt64(1) << UInt64(q)) - 1
-            let low = UInt64(value) & ((UInt64(1) << UInt64(k)) - 1)
-            write((ones << UInt64(1 + k)) | low, bits: q + 1 + k)
-        } else {
-            write((UInt64(1) << UInt64(PointsBlob.escapeLength)) - 1, bits: PointsBlob.escapeLength)
-            write(UInt64(value), bits: PointsBlob.escapeBits)
-        }
-    }
-
-    mutating func flush(into writer: inout ByteWriter) {
-        if pending > 0 {
-            bytes.append(UInt8(truncatingIfNeeded: accumulator << UInt64(8 - pending)))
-            pending = 0
-        }
-        writer.write(raw: bytes)
-    }
-}
-
-/// Reads bits most significant first, refilling a 64-bit window.
-private struct BitReader {
-    private let bytes: ArraySlice<UInt8>
-    private var position: Int
-    private var window: UInt64 = 0  // left-aligned
-    private var available = 0
-
-    init(_ bytes: ArraySlice<UInt8>) {
-        self.bytes = bytes
-        position = bytes.startIndex
-    }
-
-    @inline(__always)
-    private mutating func refill() {
-        while available <= 56 && position < bytes.endIndex {
-            window |= UInt64(bytes[position]) << UInt64(56 - available)
-            available += 8
-            position += 1
-        }
-    }
-
-    @inline(__always)
-    mutating func readRice(k: Int) throws(CodecError) -> UInt32 {
-        refill()
         let ones = min((~window).leadingZeroBitCount, PointsBlob.escapeLength)
-        if ones == PointsBlob.escapeLength {
-            guard available >= ones + PointsBlob.escapeBits else { throw truncated() }
-            window <<= UInt64(ones)
-            let value = window >> UInt64(64 - PointsBlob.escapeBits)
-            window <<= UInt64(PointsBlob.escapeBits)
-            available -= ones + PointsBlob.escapeBits
-            return UInt32(value)
+        let code: UInt32
+        let used: Int
+        if ones < PointsBlob.escapeLength {
+            used = ones &+ 1 &+ k
+            let low = k == 0 ? 0 : UInt32(truncatingIfNeeded: (window &<< UInt64(ones &+ 1)) &>> UInt64(64 &- k))
+            code = UInt32(truncatingIfNeeded: ones) &<< UInt32(k) | low
+        } else {
+            used = PointsBlob.escapeLength + PointsBlob.escapeBits
+            code = UInt32(truncatingIfNeeded: (window &<< UInt64(PointsBlob.escapeLength)) &>> UInt64(64 - PointsBlob.escapeBits))
         }
-        guard available >= ones + 1 + k else { throw truncated() }
-        window <<= UInt64(ones + 1)
-        let low = k == 0 ? 0 : window >> UInt64(64 - k)
-        window <<= UInt64(k)
-        available -= ones + 1 + k
-        return UInt32(ones) << UInt32(k) | UInt32(low)
+        if used > available { underran = true }
+        window = window &<< UInt64(used)
+        available = max(available &- used, 0)
+        return code
     }
 
-    /// Reads one channel's n-1 codes, rebuilding values from second differences
-    /// and rejecting any value outside 0…limit.
-    @inline(__always)
-    mutating func readChannel(
-        first: Int32, count n: Int, k: Int, limit: Int32, _ sink: (Int, Int32) -> Void
-    ) throws(CodecError) {
-        guard k <= PointsBlob.maximumK else { throw CodecError(.invalidValue, "parameter \(k) > 15") }
-        var value = first
-        var delta: Int32 = 0
-        sink(0, value)
-        for i in 1..<n {
-            let d2 = Int32(truncatingIfNeeded: ByteWriter.unzigzag(UInt64(try readRice(k: k))))
-            delta &+= d2
-            value &+= delta
-            guard value >= 0 && value <= limit && delta >= -limit && delta <= limit else {
-                throw CodecError(.invalidValue, "point \(i) leaves the range 0…\(limit)")
-            }
-            sink(i, value)
-        }
-    }
+    /// Whether the whole stream was read with nothing but zero padding left.
+    var isFinished: Bool { position == raw.count && available < 8 && window == 0 }
+}
 
-    /// Checks that only zero padding of the last byte remains.
-    func finish() throws(CodecError) {
-        guard position == bytes.endIndex, available < 8, window == 0 else {
-            throw CodecError(.trailingBytes, "points have bytes or set bits after the last code")
-        }
-    }
-
-    private func truncated() -> CodecError {
-        CodecError(.truncated, "points end before their last code")
-    }
+extension UInt64 {
+    /// The number of bits needed to write the value (0 for 0).
+    fileprivate var bitWidthUsed: Int { 64 - leadingZeroBitCount }
 }

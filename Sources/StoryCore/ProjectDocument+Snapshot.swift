@@ -125,19 +125,15 @@ extension ProjectDocument {
         out.write(lengthPrefixed: extras.bytes)
     }
 
-    /// Loads a document from a snapshot, as held by `replica`.
-    ///
-    /// - Parameter verifyingPoints: decode every point blob to check it. Pass
-    ///   false only for snapshots this program wrote itself (the checksum still
-    ///   guards against corruption); snapshots from peers are always verified.
+    /// Loads a document from a snapshot, as held by `replica`. O(size).
     /// - Throws: `CodecError` for malformed bytes, `DocumentError(.invalidSnapshot)`
     ///   for inconsistent contents.
-    public init(snapshot bytes: [UInt8], replica: ReplicaID, verifyingPoints: Bool = true) throws {
+    public init(snapshot bytes: [UInt8], replica: ReplicaID) throws {
         var reader = try SnapshotReader(bytes)
         guard reader.header.kind == .project else {
             throw DocumentError(.invalidSnapshot, "the snapshot is of a library, not a project")
         }
-        let state = try Self.readState(&reader, verifyingPoints: verifyingPoints)
+        let state = try Self.readState(&reader)
         self.init(id: reader.header.document, replicaState: .loaded(from: reader.header, state: state, replica: replica))
     }
 
@@ -147,17 +143,17 @@ extension ProjectDocument {
     /// errors of those that turn out invalid are returned (they are dropped).
     /// - Throws: `CodecError`, `DocumentError` for a bad snapshot; nothing changes then.
     @discardableResult
-    public mutating func merge(snapshot bytes: [UInt8], verifyingPoints: Bool = true) throws -> [any Error] {
+    public mutating func merge(snapshot bytes: [UInt8]) throws -> [any Error] {
         var reader = try SnapshotReader(bytes)
         let header = reader.header
         guard header.kind == .project, header.document == id else {
             throw DocumentError(.invalidSnapshot, "the snapshot is of another document")
         }
-        let other = try Self.readState(&reader, verifyingPoints: verifyingPoints)
+        let other = try Self.readState(&reader)
         return replicaState.merge(other, header: header)
     }
 
-    private static func readState(_ reader: inout SnapshotReader, verifyingPoints: Bool) throws -> ProjectState {
+    private static func readState(_ reader: inout SnapshotReader) throws -> ProjectState {
         let replicas = reader.replicas
         var objects: [OpID: StoryObject] = [:]
         var section = try reader.section("objects")
@@ -216,7 +212,7 @@ extension ProjectDocument {
             previous = id
             guard lengths[index] <= UInt64(blobs.remaining) else { throw CodecError(.truncated, "points of \(id) truncated") }
             let slice = try blobs.readSlice(count: Int(lengths[index]))
-            contents[id] = verifyingPoints ? try PointsBlob(validating: slice) : try PointsBlob(trusted: slice)
+            contents[id] = try PointsBlob(validating: slice)
         }
         try blobs.expectEnd("points")
         try reader.expectEnd()

@@ -218,6 +218,12 @@ struct ProjectState: Sendable {
         }
     }
 
+    mutating func adoptPoints(_ blobs: [(id: OpID, bytes: ArraySlice<UInt8>)]) {
+        for (id, bytes) in blobs {
+            contents[id]?.share(bytes)
+        }
+    }
+
     // MARK: - Reading
 
     func object(_ id: OpID) -> StoryObject? { objects[id] }

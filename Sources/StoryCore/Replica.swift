@@ -10,16 +10,19 @@ struct Replica<Builder: ChangeBuilder>: Sendable {
         self.state = state
     }
 
-    mutating func edit<Value>(
-        session: String?, at time: Int64, _ body: (inout Builder) throws -> Value,
+    /// Not generic in what the edit returns, so callers in other modules run
+    /// specialized code (the public generic `edit` is an inlinable shim).
+    mutating func edit(
+        session: String?, at time: Int64, _ body: (inout Builder) throws -> Void,
         beforeCommit: (EncodedChange) throws -> Void
-    ) throws -> EditResult<Value> {
-        let (result, journal) = try core.edit(
-            &state, placeholder: Builder.placeholder, builder: Builder.self, time: time, body, beforeCommit: beforeCommit)
-        if let session, result.change != nil {
+    ) throws -> EncodedChange? {
+        let (change, journal) = try core.edit(
+            &state, placeholder: Builder.placeholder, builder: Builder.self, time: time, keepingJournal: session != nil,
+            body, beforeCommit: beforeCommit)
+        if let session, change != nil {
             history.recordEdit(Builder.undoRecord(journal, in: state), session: session)
         }
-        return result
+        return change
     }
 
     mutating func undo(session: String, at time: Int64, beforeCommit: (EncodedChange) throws -> Void) throws -> EncodedChange? {
@@ -46,10 +49,10 @@ struct Replica<Builder: ChangeBuilder>: Sendable {
         beforeCommit: (EncodedChange) throws -> Void, push: (inout UndoHistory, UndoRecord) -> Void
     ) throws -> EncodedChange? {
         while let record = pop(&history) {
-            let (result, journal) = try core.edit(
-                &state, placeholder: Builder.placeholder, builder: Builder.self, time: time,
+            let (change, journal) = try core.edit(
+                &state, placeholder: Builder.placeholder, builder: Builder.self, time: time, keepingJournal: true,
                 { editor in try editor.invert(record) }, beforeCommit: beforeCommit)
-            if let change = result.change {
+            if let change {
                 push(&history, Builder.undoRecord(journal, in: state))
                 return change
             }

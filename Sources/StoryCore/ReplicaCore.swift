@@ -53,8 +53,9 @@ struct ReplicaCore: Sendable {
     var pendingCount: Int { pending.values.reduce(0) { $0 + $1.count } }
 
     private func dependenciesMet(_ change: Change) -> Bool {
-        versionVector[change.replica] == change.seq - 1
-            && change.dependencies.sortedEntries.allSatisfy { versionVector[$0.replica] >= $0.seq }
+        guard versionVector[change.replica] == change.seq - 1 else { return false }
+        for (replica, seq) in change.dependencies.entries where versionVector[replica] < seq { return false }
+        return true
     }
 
     /// Applies changes in causal order, holding back those whose dependencies
@@ -66,31 +67,35 @@ struct ReplicaCore: Sendable {
     ) throws -> ApplyReport {
         var report = ApplyReport()
         var queues: [ReplicaID: [UInt64: (EncodedChange, Change)]] = [:]
-        for item in incoming {
-            let change = item.1
-            if change.seq <= versionVector[change.replica] {
-                try checkSameAsLogged(item.0)
-                report.duplicates += 1
-            } else if queues[change.replica]?[change.seq] != nil || pending[change.replica]?[change.seq] != nil {
-                report.duplicates += 1
-            } else {
-                queues[change.replica, default: [:]][change.seq] = item
-            }
-        }
-        guard !queues.isEmpty || !pending.isEmpty else {
-            report.buffered = pendingCount
-            try beforeCommit(report)
-            return report
-        }
-
         let saved = (versionVector, clock, lastCounters, createdAt, updatedAt)
         var logAppends: [ReplicaID: Int] = [:]
         var journal: [State.JournalEntry] = []
         var usedPending: [(ReplicaID, UInt64)] = []
         var rejected: (ReplicaID, UInt64)?
-        let replicas = Set(queues.keys).union(pending.keys).sorted()
         do {
-            var progress = true
+            // Fast path: a batch sent in causal order applies as it comes.
+            for item in incoming {
+                let change = item.1
+                if change.seq <= versionVector[change.replica] {
+                    try checkSameAsLogged(item.0)
+                    report.duplicates += 1
+                } else if queues.isEmpty && dependenciesMet(change) {
+                    do {
+                        try applyOne(item, to: &state, journal: &journal)
+                    } catch {
+                        rejected = (change.replica, change.seq)
+                        throw error
+                    }
+                    appendToLog(item.0, appends: &logAppends)
+                    report.applied.append(item.0)
+                } else if queues[change.replica]?[change.seq] != nil || pending[change.replica]?[change.seq] != nil {
+                    report.duplicates += 1
+                } else {
+                    queues[change.replica, default: [:]][change.seq] = item
+                }
+            }
+            let replicas = pending.isEmpty && queues.isEmpty ? [] : Set(queues.keys).union(pending.keys).sorted()
+            var progress = !replicas.isEmpty
             while progress {
                 progress = false
                 for replica in replicas {
@@ -109,10 +114,7 @@ struct ReplicaCore: Sendable {
                             rejected = (replica, next)
                             throw error
                         }
-                        if keepsLog, logs[replica, default: ChangeLog()].nextSeq == item.1.seq {
-                            logs[replica, default: ChangeLog()].changes.append(item.0)
-                            logAppends[replica, default: 0] += 1
-                        }
+                        appendToLog(item.0, appends: &logAppends)
                         report.applied.append(item.0)
                         progress = true
                     }
@@ -134,8 +136,21 @@ struct ReplicaCore: Sendable {
         }
         for (replica, seq) in usedPending { pending[replica]![seq] = nil }
         for (replica, queue) in queues where !queue.isEmpty { pending[replica, default: [:]].merge(queue) { a, _ in a } }
-        pending = pending.filter { !$0.value.isEmpty }
+        if !pending.isEmpty {
+            // Held-back copies of changes that just arrived again and applied.
+            let vector = versionVector
+            pending = pending.compactMapValues { held in
+                let left = held.filter { $0.key > vector[$0.value.1.replica] }
+                return left.isEmpty ? nil : left
+            }
+        }
         return report
+    }
+
+    private mutating func appendToLog(_ change: EncodedChange, appends: inout [ReplicaID: Int]) {
+        guard keepsLog, logs[change.replica, default: ChangeLog()].nextSeq == change.seq else { return }
+        logs[change.replica, default: ChangeLog()].changes.append(change)
+        appends[change.replica, default: 0] += 1
     }
 
     /// Applies one change whose dependencies are met.
@@ -143,15 +158,16 @@ struct ReplicaCore: Sendable {
         _ item: (EncodedChange, Change), to state: inout State, journal: inout [State.JournalEntry]
     ) throws(DocumentError) {
         let change = item.1
-        let context = "change \(change.seq) of \(change.replica)"
         if let last = lastCounters[change.replica], change.startCounter <= last {
-            throw DocumentError(.invalidOperation, "\(context) reuses counter \(change.startCounter) (last was \(last))")
+            throw DocumentError(
+                .invalidOperation,
+                "change \(change.seq) of \(change.replica) reuses counter \(change.startCounter) (last was \(last))")
         }
         for (index, op) in change.operations.enumerated() {
             do {
                 try state.apply(op, id: change.opID(at: index), time: change.wallTime, journal: &journal)
             } catch {
-                throw error.prefixed("\(context), operation \(index + 1)")
+                throw error.prefixed("change \(change.seq) of \(change.replica), operation \(index + 1)")
             }
         }
         record(change)
@@ -195,18 +211,16 @@ struct ReplicaCore: Sendable {
     /// The header of our next local change: sequence number, first counter and
     /// the delta of dependencies since our previous change.
     func nextLocalChangeHeader() -> (seq: UInt64, startCounter: UInt64, dependencies: VersionVector) {
-        var full = versionVector
-        full[replica] = 0
         var delta = VersionVector()
-        for (replica, seq) in full.sortedEntries where seq > lastDependencies[replica] { delta[replica] = seq }
+        for (other, seq) in versionVector.entries where other != replica && seq > lastDependencies[other] {
+            delta[other] = seq
+        }
         return (versionVector[replica] + 1, clock + 1, delta)
     }
 
     /// Records a local change made on the current version vector.
     mutating func commitLocal(_ change: Change, encoded: EncodedChange) {
-        var full = versionVector
-        full[replica] = 0
-        lastDependencies = full
+        for (other, seq) in change.dependencies.entries { lastDependencies[other] = seq }
         record(change)
         if keepsLog, logs[replica, default: ChangeLog()].nextSeq == change.seq {
             logs[replica, default: ChangeLog()].changes.append(encoded)

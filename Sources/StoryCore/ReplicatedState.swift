@@ -12,6 +12,14 @@ protocol ReplicatedState: Sendable {
 
     /// Joins another state into this one.
     mutating func merge(_ other: Self)
+
+    /// Replaces the point blobs of local strokes by the same bytes inside the
+    /// encoded change, so the document and its change log share one copy.
+    mutating func adoptPoints(_ blobs: [(id: OpID, bytes: ArraySlice<UInt8>)])
+}
+
+extension ReplicatedState {
+    mutating func adoptPoints(_ blobs: [(id: OpID, bytes: ArraySlice<UInt8>)]) {}
 }
 
 extension ProjectState: ReplicatedState {}

@@ -64,11 +64,16 @@ struct SnapshotWriter {
         writer.write(lengthPrefixed: part.bytes)
     }
 
-    /// Appends the checksum and returns the bytes.
+    /// Appends the checksum and returns the bytes, in a buffer of exactly their size.
     consuming func finish() -> [UInt8] {
-        let checksum = Checksum.of(writer.bytes[...])
-        writer.write(fixed64: checksum)
-        return writer.bytes
+        var checksum = ByteWriter(capacity: 8)
+        checksum.write(fixed64: Checksum.of(writer.bytes[...]))
+        let body = writer.bytes
+        return [UInt8](unsafeUninitializedCapacity: body.count + 8) { output, count in
+            _ = output.initialize(fromContentsOf: body)
+            _ = output[body.count...].initialize(fromContentsOf: checksum.bytes)
+            count = body.count + 8
+        }
     }
 }
 

@@ -10,6 +10,6 @@ struct Bench: ParsableCommand {
             Results go in docs/performance.md with the command, the machine and the date. \
             Build in release mode; debug builds are only good for checking correctness.
             """,
-        subcommands: [TraceCommand.self]
+        subcommands: [TraceCommand.self, MicroCommand.self]
     )
 }

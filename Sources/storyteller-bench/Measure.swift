@@ -21,6 +21,10 @@ enum Measure {
     }
 
     static var residentMB: Double { statusMB("VmRSS") }
+
+    /// Returns freed heap pages to the system (glibc's `malloc_trim(0)`).
+    @discardableResult
+    static func trimMalloc() -> Int32 { storyteller_malloc_trim(0) }
     static var peakMB: Double { statusMB("VmHWM") }
 
     /// Lowercase hex SHA-256 (OpenSSL).
@@ -54,3 +58,7 @@ func rounded(_ value: Double, _ places: Int) -> Double {
     let scale = pow(10, Double(places))
     return (value * scale).rounded() / scale
 }
+
+/// glibc's malloc_trim, which the Glibc module map does not export.
+@_silgen_name("malloc_trim")
+private func storyteller_malloc_trim(_ pad: Int) -> Int32

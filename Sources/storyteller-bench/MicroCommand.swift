@@ -1,0 +1,85 @@
+import ArgumentParser
+import Foundation
+import StoryCore
+
+/// `storyteller-bench micro`: the cost of each step of the hot paths, on
+/// synthetic 80-point strokes (the traces' mean), to find where time goes.
+struct MicroCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "micro", abstract: "Time the codec and document hot paths in isolation.")
+
+    @Option(help: "Strokes per measurement.")
+    var strokes = 50_000
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    func run() throws {
+        var random = SystemRandomNumberGenerator()
+        let strokePoints: [[Point]] = (0..<strokes).map { _ in
+            var x = Double.random(in: 0.2...0.8, using: &random), y = Double.random(in: 0.2...0.8, using: &random)
+            var heading = Double.random(in: 0...6.28, using: &random)
+            return (0..<80).map { index in
+                heading += Double.random(in: -0.05...0.05, using: &random)
+                x = min(max(x + 0.004 * cos(heading), 0), 1)
+                y = min(max(y + 0.004 * sin(heading), 0), 1)
+                return Point(x: x, y: y, pressure: 0.5 + 0.3 * sin(Double(index) / 10))
+            }
+        }
+        var results: [String: Double] = [:]
+
+        var blobs: [PointsBlob] = []
+        blobs.reserveCapacity(strokes)
+        let encode = Measure.seconds { for points in strokePoints { blobs.append(PointsBlob(encoding: points)) } }
+        results["points_encode_ns_per_stroke"] = 1e9 * encode / Double(strokes)
+        results["points_bytes_per_point"] = Double(blobs.reduce(0) { $0 + $1.bytes.count }) / Double(strokes * 80)
+
+        let validate = try Measure.seconds { for blob in blobs { _ = try PointsBlob(validating: blob.bytes) } }
+        results["points_validate_ns_per_stroke"] = 1e9 * validate / Double(strokes)
+        var decodedPoints = 0
+        let decodePoints = Measure.seconds { for blob in blobs { decodedPoints += blob.points().count } }
+        results["points_decode_ns_per_point"] = 1e9 * decodePoints / Double(decodedPoints)
+
+        // A document with one layer, strokes added locally (the edit path).
+        let documentID = DocumentID(high: 1, low: 2)
+        var author = ProjectDocument(id: documentID, replica: ReplicaID(1))
+        let layer = try author.edit(at: 0) { editor in
+            try editor.insertLayer(in: try editor.insertShot(in: try editor.insertScene(at: 0), at: 0), at: 0)
+        }.value
+        let brush = Brush()
+        let add = try Measure.seconds {
+            for (index, points) in strokePoints.enumerated() {
+                try author.edit(at: Int64(index)) { try $0.addStroke(to: layer, brush: brush, points: points) }
+            }
+        }
+        results["stroke_add_us"] = 1e6 * add / Double(strokes)
+
+        guard case .changes(let changes) = author.changes(since: VersionVector()) else { throw ExitCode(1) }
+        let batch = ChangeBatch.encode(changes)
+        results["wire_bytes_per_stroke_change"] = Double(batch.count) / Double(changes.count)
+        var decoded: [(EncodedChange, Change)] = []
+        let decode = try Measure.seconds { decoded = try ChangeBatch.decode(batch[...]) }
+        results["change_decode_us"] = 1e6 * decode / Double(changes.count)
+
+        var receiver = ProjectDocument(id: documentID, replica: ReplicaID(2))
+        let apply = try Measure.seconds { try receiver.apply(decoded) }
+        results["change_apply_us"] = 1e6 * apply / Double(changes.count)
+
+        let snapshot = author.snapshot()
+        let load = try Measure.seconds { _ = try ProjectDocument(snapshot: snapshot, replica: ReplicaID(3)) }
+        results["snapshot_load_ms"] = 1e3 * load
+        var merged = ProjectDocument(id: documentID, replica: ReplicaID(4))
+        let merge = try Measure.seconds {
+            try merged.merge(snapshot: snapshot)
+            try merged.merge(snapshot: snapshot)
+        }
+        results["snapshot_merge_twice_ms"] = 1e3 * merge
+
+        if json {
+            let data = try JSONSerialization.data(withJSONObject: results.mapValues { rounded($0, 3) }, options: [.sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            for key in results.keys.sorted() { print("\(key): \(rounded(results[key]!, 3))") }
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import StoryCore
+
+/// Moves changes between documents the way daemons do: version vectors and
+/// change batches are encoded to bytes and decoded on the other side.
+public enum WireSync {
+    /// The encoded batch of what `source` has and `target` lacks (nil if nothing).
+    public static func batch(from source: ProjectDocument, to target: VersionVector) throws -> [UInt8]? {
+        let vector = try VersionVector(decoding: target.encoded()[...])
+        guard case .changes(let changes) = source.changes(since: vector) else {
+            throw SyncTestError.snapshotRequired
+        }
+        return changes.isEmpty ? nil : ChangeBatch.encode(changes)
+    }
+
+    /// Both directions of a full exchange between two project replicas.
+    public static func exchange(_ a: inout ProjectDocument, _ b: inout ProjectDocument) throws {
+        if let batch = try batch(from: a, to: b.versionVector) { try b.apply(batch: batch[...]) }
+        if let batch = try batch(from: b, to: a.versionVector) { try a.apply(batch: batch[...]) }
+    }
+
+    /// Both directions of a full exchange between two library replicas.
+    public static func exchange(_ a: inout LibraryDocument, _ b: inout LibraryDocument) throws {
+        for (source, targetIsB) in [(a, true), (b, false)] {
+            let vector = targetIsB ? b.versionVector : a.versionVector
+            guard case .changes(let changes) = source.changes(since: vector) else { throw SyncTestError.snapshotRequired }
+            guard !changes.isEmpty else { continue }
+            let bytes = ChangeBatch.encode(changes)
+            if targetIsB { try b.apply(batch: bytes[...]) } else { try a.apply(batch: bytes[...]) }
+        }
+    }
+
+    /// Both directions of a full exchange between two replicas of an array.
+    public static func exchange(_ docs: inout [ProjectDocument], _ i: Int, _ j: Int) throws {
+        guard i != j else { return }
+        if let batch = try batch(from: docs[i], to: docs[j].versionVector) { try docs[j].apply(batch: batch[...]) }
+        if let batch = try batch(from: docs[j], to: docs[i].versionVector) { try docs[i].apply(batch: batch[...]) }
+    }
+
+    /// Both directions of a full exchange between two libraries of an array.
+    public static func exchange(_ docs: inout [LibraryDocument], _ i: Int, _ j: Int) throws {
+        guard i != j else { return }
+        for (source, target) in [(i, j), (j, i)] {
+            guard case .changes(let changes) = docs[source].changes(since: docs[target].versionVector) else {
+                throw SyncTestError.snapshotRequired
+            }
+            if !changes.isEmpty { try docs[target].apply(batch: ChangeBatch.encode(changes)[...]) }
+        }
+    }
+
+    /// Syncs every replica with the first, twice, so all end with the same state.
+    public static func syncAll(_ docs: inout [ProjectDocument]) throws {
+        guard docs.count > 1 else { return }
+        for _ in 0..<2 {
+            for i in 1..<docs.count { try exchange(&docs, 0, i) }
+        }
+    }
+
+    /// Syncs every library with the first, twice.
+    public static func syncAll(_ docs: inout [LibraryDocument]) throws {
+        guard docs.count > 1 else { return }
+        for _ in 0..<2 {
+            for i in 1..<docs.count { try exchange(&docs, 0, i) }
+        }
+    }
+
+    /// Every change a document holds, decoded (for inspecting operations).
+    public static func allChanges(of doc: ProjectDocument) throws -> [Change] {
+        guard case .changes(let changes) = doc.changes(since: VersionVector()) else { throw SyncTestError.snapshotRequired }
+        return try changes.map { try $0.decoded() }
+    }
+}
+
+/// Failures of the sync helpers.
+public enum SyncTestError: Error {
+    case snapshotRequired
+}
+
+/// Random stroke points inside the frame.
+public func randomPoints(_ count: Int, using generator: inout SeededGenerator) -> [Point] {
+    var x = Double.random(in: 0.2...0.8, using: &generator)
+    var y = Double.random(in: 0.2...0.8, using: &generator)
+    return (0..<count).map { _ in
+        x = min(max(x + Double.random(in: -0.01...0.01, using: &generator), 0), 1)
+        y = min(max(y + Double.random(in: -0.01...0.01, using: &generator), 0), 1)
+        return Point(x: x, y: y, pressure: Double.random(in: 0...1, using: &generator))
+    }
+}
