@@ -109,7 +109,7 @@ public struct Change: Hashable, Sendable {
         guard replicas[0] != .reserved else { throw CodecError(.invalidValue, "the reserved replica cannot author") }
         let seq = try reader.readVarint()
         let startCounter = try reader.readVarint()
-        guard seq >= 1, startCounter >= 1, startCounter < Change.maximumCounter else {
+        guard seq >= 1, startCounter >= OpID.firstCounter, startCounter < Change.maximumCounter else {
             throw CodecError(.invalidValue, "sequence number or counter out of range")
         }
         let wallTime = try reader.readSigned()

@@ -23,6 +23,10 @@ public struct OpID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The library's "Incoming" folder, where projects shared on their own appear.
     public static let incoming = OpID(counter: 2, replica: .reserved)
 
+    /// The smallest counter a real operation may have: counters below it belong
+    /// to the well-known objects, so those sort before everything else.
+    public static let firstCounter: UInt64 = 3
+
     /// Whether this is one of the well-known objects of the reserved replica.
     public var isReserved: Bool { replica == .reserved }
 

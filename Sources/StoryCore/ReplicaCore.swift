@@ -30,8 +30,8 @@ public enum ChangesSince: Sendable {
 /// version vector, the change logs and the causal buffer.
 struct ReplicaCore: Sendable {
     let replica: ReplicaID
-    /// The highest Lamport counter seen.
-    var clock: UInt64 = 0
+    /// The highest Lamport counter seen (the well-known objects' counters at first).
+    var clock: UInt64 = OpID.firstCounter - 1
     var versionVector = VersionVector()
     /// The full version vector our own last change was made on (for delta deps).
     var lastDependencies = VersionVector()

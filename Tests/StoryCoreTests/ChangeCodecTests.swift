@@ -113,8 +113,8 @@ import Testing
             #expect(error.code == .unsupportedVersion)
         }
         let tiny = Change(
-            replica: Self.alice, seq: 1, startCounter: 1, wallTime: 0, dependencies: VersionVector(),
-            operations: [.setDeleted(object: OpID(counter: 1, replica: Self.alice), isDeleted: true)])
+            replica: Self.alice, seq: 1, startCounter: 3, wallTime: 0, dependencies: VersionVector(),
+            operations: [.setDeleted(object: OpID(counter: 3, replica: Self.alice), isDeleted: true)])
         var encoded = Array(tiny.encoded().bytes)
         // Layout: version, table count, 8-byte replica, seq, counter, time, deps, ops count, tag, replica index…
         let tagIndex = 1 + 1 + 8 + 1 + 1 + 1 + 1 + 1
@@ -128,7 +128,7 @@ import Testing
 
     @Test func theAuthorCannotBeTheReservedReplica() {
         let change = Change(
-            replica: .reserved, seq: 1, startCounter: 1, wallTime: 0, dependencies: VersionVector(),
+            replica: .reserved, seq: 1, startCounter: 3, wallTime: 0, dependencies: VersionVector(),
             operations: [.setField(object: .root, key: .title, value: .string("x"))])
         #expect(throws: CodecError.self) { try change.encoded().decoded() }
     }
