@@ -79,10 +79,12 @@ public struct LibraryEditor: ChangeBuilder {
         }
     }
 
-    /// Moves a node to another position among its siblings.
+    /// Moves a node to another position among the siblings it is shown with
+    /// (a node shown in the trash because its folder was purged moves into the
+    /// trash for real).
     public mutating func reorder(_ node: OpID, to index: Int) throws(DocumentError) {
         guard let folder = parent(of: node) else { throw DocumentError(.notFound, "no library node \(node)") }
-        try move(node, to: folder, at: index)
+        try move(node, to: state.isPurged(folder) ? .trash : folder, at: index)
     }
 
     /// Moves a node (and what it contains) to the trash.
@@ -125,12 +127,17 @@ public struct LibraryEditor: ChangeBuilder {
 
     // MARK: - Helpers
 
+    /// The anchor for shown position `index` (nil: the end). Positions count
+    /// what is shown; in the trash, nodes re-homed from purged folders come
+    /// after its own children, so an index among them means the end.
     private func anchor(at index: Int?, in folder: OpID, excluding moving: OpID? = nil) throws(DocumentError) -> Anchor {
         let live = state.liveEntries(of: folder).filter { $0.object != moving }
-        let index = index ?? live.count
-        guard index >= 0 && index <= live.count else {
-            throw DocumentError(.invalidValue, "index \(index) outside 0…\(live.count)")
+        let shown = state.children(of: folder).filter { $0 != moving }.count
+        let requested = index ?? shown
+        guard requested >= 0 && requested <= shown else {
+            throw DocumentError(.invalidValue, "index \(requested) outside 0…\(shown)")
         }
+        let index = min(requested, live.count)
         guard let tree = state.tree(of: folder) else { return .root }
         return tree.anchor(after: index == 0 ? nil : live[index - 1].entry)
     }

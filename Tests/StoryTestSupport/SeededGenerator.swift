@@ -59,3 +59,8 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+
+/// Whether tests print their statistics (`STORYTELLER_TEST_VERBOSE=1`).
+public enum ProcessInfoShim {
+    public static var verbose: Bool { getenv("STORYTELLER_TEST_VERBOSE").map { String(cString: $0) == "1" } ?? false }
+}

@@ -14,8 +14,8 @@ public enum WireSync {
 
     /// Both directions of a full exchange between two project replicas.
     public static func exchange(_ a: inout ProjectDocument, _ b: inout ProjectDocument) throws {
-        if let batch = try batch(from: a, to: b.versionVector) { try b.apply(batch: batch[...]) }
-        if let batch = try batch(from: b, to: a.versionVector) { try a.apply(batch: batch[...]) }
+        try send(from: a, to: &b)
+        try send(from: b, to: &a)
     }
 
     /// Both directions of a full exchange between two library replicas.
@@ -29,21 +29,35 @@ public enum WireSync {
         }
     }
 
+    /// Sends what `target` lacks: changes, or a snapshot when the source's log
+    /// no longer reaches back far enough (as the sync protocol does).
+    public static func send(from source: ProjectDocument, to target: inout ProjectDocument) throws {
+        switch source.changes(since: try VersionVector(decoding: target.versionVector.encoded()[...])) {
+        case .changes(let changes):
+            if !changes.isEmpty { try target.apply(batch: ChangeBatch.encode(changes)[...]) }
+        case .snapshotRequired:
+            try target.merge(snapshot: source.snapshot())
+        }
+    }
+
     /// Both directions of a full exchange between two replicas of an array.
     public static func exchange(_ docs: inout [ProjectDocument], _ i: Int, _ j: Int) throws {
         guard i != j else { return }
-        if let batch = try batch(from: docs[i], to: docs[j].versionVector) { try docs[j].apply(batch: batch[...]) }
-        if let batch = try batch(from: docs[j], to: docs[i].versionVector) { try docs[i].apply(batch: batch[...]) }
+        try send(from: docs[i], to: &docs[j])
+        try send(from: docs[j], to: &docs[i])
     }
 
-    /// Both directions of a full exchange between two libraries of an array.
+    /// Both directions of a full exchange between two libraries of an array
+    /// (a snapshot when changes were overtaken by one).
     public static func exchange(_ docs: inout [LibraryDocument], _ i: Int, _ j: Int) throws {
         guard i != j else { return }
         for (source, target) in [(i, j), (j, i)] {
-            guard case .changes(let changes) = docs[source].changes(since: docs[target].versionVector) else {
-                throw SyncTestError.snapshotRequired
+            switch docs[source].changes(since: docs[target].versionVector) {
+            case .changes(let changes):
+                if !changes.isEmpty { try docs[target].apply(batch: ChangeBatch.encode(changes)[...]) }
+            case .snapshotRequired:
+                try docs[target].merge(snapshot: docs[source].snapshot())
             }
-            if !changes.isEmpty { try docs[target].apply(batch: ChangeBatch.encode(changes)[...]) }
         }
     }
 
