@@ -24,11 +24,13 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        .systemLibrary(name: "CMalloc"),
         .executableTarget(
             name: "storyteller-bench",
             dependencies: [
                 "StoryCore",
                 "COpenSSL",
+                "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings

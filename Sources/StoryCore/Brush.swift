@@ -59,7 +59,8 @@ public struct Brush: Hashable, Sendable {
 }
 
 extension ByteWriter {
-    /// Appends a brush: tool, colour (big-endian RGBA), width (Float32), cap/join byte.
+    /// Appends a brush: tool, colour (0xRRGGBBAA as a little-endian 32-bit word,
+    /// so the bytes are A, B, G, R), width (Float32), cap/join byte.
     mutating func write(brush: Brush) {
         write(byte: brush.tool.rawValue)
         write(fixed32: brush.color.rgba)

@@ -363,8 +363,12 @@ struct LibraryState: Sendable {
                 self.containers[record.place.container]?.entries[record.place.entry]?.object == record.node
             else { throw DocumentError(.invalidSnapshot, "move \(record.id) names unknown nodes or entries") }
         }
-        for node in purged where self.nodes[node] == nil {
-            throw DocumentError(.invalidSnapshot, "purged node \(node) is unknown")
+        for node in purged where self.nodes[node] == nil || LibraryState.wellKnown.contains(node) {
+            throw DocumentError(.invalidSnapshot, "purged node \(node) is unknown or well known")
+        }
+        let moved = Set(moves.map(\.node))
+        for id in self.nodes.keys where !LibraryState.wellKnown.contains(id) && !moved.contains(id) {
+            throw DocumentError(.invalidSnapshot, "library node \(id) has no creating move")
         }
         for (id, tree) in self.containers {
             guard self.nodes[id]?.kind == .folder else { throw DocumentError(.invalidSnapshot, "entries in non-folder \(id)") }

@@ -264,12 +264,18 @@ public struct PointsBlob: Hashable, Sendable {
         let kp = Int(try reader.readByte())
         guard kp <= maximumK else { throw CodecError(.invalidValue, "pressure parameter \(kp) > \(maximumK)") }
         let lengths = (try reader.readCount("x stream"), try reader.readCount("y stream"), try reader.readCount("pressure stream"))
+        let ks = (Int(kxy & 0x0F), Int(kxy >> 4), kp)
+        // A code takes at least k+1 bits, so the streams bound the count: a few
+        // bytes cannot claim a million points and make rendering allocate for them.
+        for (length, k) in [(lengths.0, ks.0), (lengths.1, ks.1), (lengths.2, ks.2)] where (n - 1) * (k + 1) > 8 * length {
+            throw CodecError(.invalidValue, "\(n) points cannot fit in a \(length)-byte stream")
+        }
         guard lengths.0 + lengths.1 + lengths.2 == reader.remaining else {
             throw CodecError(
                 reader.remaining < lengths.0 + lengths.1 + lengths.2 ? .truncated : .trailingBytes,
                 "point streams of \(lengths.0 + lengths.1 + lengths.2) bytes in \(reader.remaining)", offset: reader.offset)
         }
-        return Header(count: n, first: first, ks: (Int(kxy & 0x0F), Int(kxy >> 4), kp), lengths: lengths, streamsOffset: reader.offset)
+        return Header(count: n, first: first, ks: ks, lengths: lengths, streamsOffset: reader.offset)
     }
 
     private static func streams(

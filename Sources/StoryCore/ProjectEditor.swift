@@ -116,12 +116,19 @@ public struct ProjectEditor: ChangeBuilder {
             try perform(.setField(object: copy, key: key, value: register.value))
         }
         var previousEntry: OpID?
+        // Groups of the copy are the copy's own: each source group id maps to a new one.
+        var groups: [OpID: OpID] = [:]
         for layer in state.children(of: shot) {
             let layerAnchor = previousEntry.map { state.tree(of: copy)!.anchor(after: $0) } ?? .root
             let newLayer = try perform(.insert(kind: .layer, container: copy, anchor: layerAnchor))
             previousEntry = newLayer
             for (key, register) in state.object(layer)!.fields.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-                try perform(.setField(object: newLayer, key: key, value: register.value))
+                var value = register.value
+                if case .id(let group) = value {
+                    if groups[group] == nil { groups[group] = core.nextID }
+                    value = .id(groups[group]!)
+                }
+                try perform(.setField(object: newLayer, key: key, value: value))
             }
             for (key, entry) in state.strokeMap(of: layer).sorted(by: { $0.key < $1.key }) {
                 if let value = entry.visibleValue { try perform(.putStroke(layer: newLayer, key: key, value: value)) }

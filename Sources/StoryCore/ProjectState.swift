@@ -149,8 +149,10 @@ struct ProjectState: Sendable {
 
         case .putStroke(let layer, let key, let value):
             try checkLayer(layer)
-            guard contents[value.content] != nil else {
-                throw DocumentError(.notFound, "stroke content \(value.content) does not exist")
+            // Keys are ids of strokes drawn before (their contents exist): a put
+            // can never claim the key of a stroke that has not been drawn yet.
+            guard contents[value.content] != nil, contents[key] != nil else {
+                throw DocumentError(.notFound, "stroke \(key) or its content \(value.content) does not exist")
             }
             guard value.brush.isValid, value.transform?.isFinite ?? true else {
                 throw DocumentError(.invalidValue, "stroke brush or transform out of range")

@@ -88,7 +88,11 @@ struct ReplicaCore: Sendable {
                     }
                     appendToLog(item.0, appends: &logAppends)
                     report.applied.append(item.0)
-                } else if queues[change.replica]?[change.seq] != nil || pending[change.replica]?[change.seq] != nil {
+                } else if let held = queues[change.replica]?[change.seq] ?? pending[change.replica]?[change.seq] {
+                    guard held.0.bytes == item.0.bytes else {
+                        throw DocumentError(
+                            .conflict, "two different changes claim sequence number \(change.seq) of replica \(change.replica)")
+                    }
                     report.duplicates += 1
                 } else {
                     queues[change.replica, default: [:]][change.seq] = item

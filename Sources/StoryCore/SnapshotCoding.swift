@@ -115,12 +115,14 @@ struct SnapshotReader {
         }
         self.replicas = replicas
         var vv = VersionVector()
+        var previous: ReplicaID?
         for _ in 0..<(try reader.readCount("version vector", minimumElementSize: 2)) {
             let replica = try reader.readReplica(in: replicas)
             let seq = try reader.readVarint()
-            guard vv[replica] == 0, replica != .reserved else {
-                throw CodecError(.invalidValue, "version vector entry for \(replica) is repeated or reserved")
+            guard previous.map({ replica > $0 }) ?? true, replica != .reserved, seq >= 1 else {
+                throw CodecError(.invalidValue, "version vector entries must be sorted, unique, non-reserved and non-zero")
             }
+            previous = replica
             vv[replica] = seq
         }
         let clock = try reader.readVarint()

@@ -55,11 +55,12 @@ struct UndoHistory: Sendable {
     /// Records kept per session and direction.
     static let depth = 200
 
-    /// Pushes the inverse of a new edit and forgets what could be redone.
+    /// Pushes the inverse of a new edit and forgets what could be redone (a new
+    /// edit always ends the redo chain, even one with nothing to undo).
     mutating func recordEdit(_ record: UndoRecord, session: String) {
+        sessions[session, default: Stacks()].redo.removeAll()
         guard !record.isEmpty else { return }
-        sessions[session, default: Stacks()].undo.append(record)
-        sessions[session]!.redo.removeAll()
+        sessions[session]!.undo.append(record)
         trim(session)
     }
 

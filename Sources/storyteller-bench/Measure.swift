@@ -1,3 +1,4 @@
+import CMalloc
 import COpenSSL
 import Foundation
 
@@ -22,9 +23,16 @@ enum Measure {
 
     static var residentMB: Double { statusMB("VmRSS") }
 
+    /// Bytes the program holds in malloc'd blocks (glibc's `mallinfo2`): live
+    /// heap, without the allocator's free lists and fragmentation.
+    static var heapInUseMB: Double {
+        let info = mallinfo2()
+        return Double(info.uordblks + info.hblkhd) / 1_048_576
+    }
+
     /// Returns freed heap pages to the system (glibc's `malloc_trim(0)`).
     @discardableResult
-    static func trimMalloc() -> Int32 { storyteller_malloc_trim(0) }
+    static func trimMalloc() -> Int32 { malloc_trim(0) }
     static var peakMB: Double { statusMB("VmHWM") }
 
     /// Lowercase hex SHA-256 (OpenSSL).
@@ -58,7 +66,3 @@ func rounded(_ value: Double, _ places: Int) -> Double {
     let scale = pow(10, Double(places))
     return (value * scale).rounded() / scale
 }
-
-/// glibc's malloc_trim, which the Glibc module map does not export.
-@_silgen_name("malloc_trim")
-private func storyteller_malloc_trim(_ pad: Int) -> Int32

@@ -20,9 +20,16 @@ struct TraceCommand: ParsableCommand {
     @Option(help: "Loads and merges to time (the median is reported).")
     var repeats = 5
 
+    @Flag(help: "After the replay, free parts of the replicas one by one and print the live heap each held.")
+    var memoryBreakdown = false
+
     func run() throws {
         var replay = try TraceReplay(path: file)
         try replay.run()
+        if memoryBreakdown {
+            for (part, megabytes) in replay.memoryBreakdown() { print("\(part): \(rounded(megabytes, 1)) MB") }
+            return
+        }
         let result = try replay.measureAfterwards(repeats: repeats)
         if json {
             let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
@@ -199,10 +206,10 @@ struct TraceReplay {
             let brush = Brush(tool: tool, color: color, width: Float(op.width ?? 0.003))
             let id = try doc.edit(at: time) { try $0.addStroke(to: layer, brush: brush, points: points) }.value
             traceIDs.record(op.id, id)
-            if let traceID = op.id, let layerID = op.layer { traceIDs.strokeLayer[traceID] = layerID }
+            if let traceID = op.id, let layerID = op.layer { traceIDs.setLayer(layerID, ofStroke: traceID) }
         case "stroke.erase":
-            guard let traceID = op.id, let layer = visible(traceIDs.strokeLayer[traceID], doc, kind: .layer),
-                let stroke = traceIDs.ids[traceID], doc.stroke(stroke, in: layer) != nil
+            guard let traceID = op.id, let layer = visible(traceIDs.layer(ofStroke: traceID), doc, kind: .layer),
+                let stroke = traceIDs.id(traceID), doc.stroke(stroke, in: layer) != nil
             else { return false }
             try doc.edit(at: time) { try $0.eraseStroke(stroke, in: layer) }
         default:
@@ -221,9 +228,33 @@ struct TraceReplay {
     }
 
 
+    /// Live heap held by parts of the replicas, by freeing them one at a time.
+    mutating func memoryBreakdown() -> [(String, Double)] {
+        var result: [(String, Double)] = [("all", Measure.heapInUseMB)]
+        var before = Measure.heapInUseMB
+        func step(_ name: String) {
+            let now = Measure.heapInUseMB
+            result.append((name, before - now))
+            before = now
+        }
+        traceIDs = TraceIDs()
+        step("benchmark's trace id maps")
+        for index in docs.indices.dropFirst() { docs[index] = ProjectDocument(id: documentID, replica: docs[index].replica) }
+        step("replicas 2…\(docs.count)")
+        docs[0].keepsChangeLog = false
+        step("replica 1's change log")
+        let snapshot = docs[0].snapshot()
+        docs[0] = ProjectDocument(id: documentID, replica: docs[0].replica)
+        step("replica 1's state (without log)")
+        result.append(("replica 1's snapshot size", Double(snapshot.count) / 1_048_576))
+        result.append(("left", Measure.heapInUseMB))
+        return result
+    }
+
     /// After the replay: convergence, snapshot, load, merge, tiny syncs, memory.
     mutating func measureAfterwards(repeats: Int) throws -> [String: Any] {
         let rssReplicas = Measure.residentMB
+        let heapReplicas = Measure.heapInUseMB
         let peakReplay = Measure.peakMB
         // The replay's parser garbage stays in malloc's free lists; trimming them
         // shows what the replicas themselves hold.
@@ -288,6 +319,7 @@ struct TraceReplay {
             "load_s": rounded(Measure.median(loads), 5), "merge_s": rounded(Measure.median(merges), 4),
             "merge_input_bytes": inputs.reduce(0) { $0 + $1.count },
             "rss_replicas_mb": rounded(rssReplicas, 1), "rss_replicas_trimmed_mb": rounded(rssTrimmed, 1),
+            "heap_replicas_mb": rounded(heapReplicas, 1),
             "peak_rss_replay_mb": rounded(peakReplay, 1),
             "peak_rss_mb": rounded(Measure.peakMB, 1),
         ]
@@ -324,16 +356,17 @@ struct TraceReplay {
     /// TRACE.md's `ids_digest`: SHA-256 of the sorted SCENE/SHOT[/LAYER[/STROKE]]
     /// lines of trace ids, first 16 hex digits.
     private func idsDigest(_ view: ProjectView) -> String {
+        let names = traceIDs.names()
         var lines: [String] = []
         for scene in view.scenes {
-            let s = traceIDs.names[scene.id] ?? scene.id.description
+            let s = names[scene.id] ?? scene.id.description
             for shot in scene.shots {
-                let x = "\(s)/\(traceIDs.names[shot.id] ?? shot.id.description)"
+                let x = "\(s)/\(names[shot.id] ?? shot.id.description)"
                 lines.append(x)
                 for layer in shot.layers {
-                    let l = "\(x)/\(traceIDs.names[layer.id] ?? layer.id.description)"
+                    let l = "\(x)/\(names[layer.id] ?? layer.id.description)"
                     lines.append(l)
-                    for stroke in layer.strokes { lines.append("\(l)/\(traceIDs.names[stroke.id] ?? stroke.id.description)") }
+                    for stroke in layer.strokes { lines.append("\(l)/\(names[stroke.id] ?? stroke.id.description)") }
                 }
             }
         }
@@ -346,20 +379,53 @@ struct TraceReplay {
 }
 
 /// Trace ids and the StoryCore ids they became (ids are global: minted once).
+/// Trace ids (`sc0.1`, `sh1.a`, `ly2.3`, `k1.5a1`) are packed into integers so
+/// the benchmark's own maps stay small next to the replicas it measures.
 struct TraceIDs {
-    var ids: [String: OpID] = [:]
-    var names: [OpID: String] = [:]
+    private var ids: [UInt64: OpID] = [:]
     /// Stroke → its layer (strokes never change layer in a trace).
-    var strokeLayer: [String: String] = [:]
+    private var strokeLayers: [UInt64: UInt64] = [:]
+
+    private static let prefixes = ["sc", "sh", "ly", "k"]
+
+    /// Packs `prefix` `replica` `.` `hexcounter` into kind, replica and counter bits.
+    static func pack(_ text: String) -> UInt64? {
+        guard let dot = text.firstIndex(of: ".") else { return nil }
+        let head = text[..<dot]
+        guard let digits = head.firstIndex(where: \.isNumber),
+            let kind = prefixes.firstIndex(of: String(head[..<digits])),
+            let replica = UInt64(head[digits...]), replica < 256,
+            let counter = UInt64(text[text.index(after: dot)...], radix: 16), counter < (1 << 48)
+        else { return nil }
+        return UInt64(kind + 1) << 56 | replica << 48 | counter
+    }
+
+    static func unpack(_ key: UInt64) -> String {
+        "\(prefixes[Int(key >> 56) - 1])\(key >> 48 & 0xFF).\(String(key & 0xFFFF_FFFF_FFFF, radix: 16))"
+    }
 
     mutating func record(_ traceID: String?, _ id: OpID) {
-        guard let traceID else { return }
-        ids[traceID] = id
-        names[id] = traceID
+        guard let key = traceID.flatMap(Self.pack) else { return }
+        ids[key] = id
+    }
+
+    func id(_ traceID: String) -> OpID? { Self.pack(traceID).flatMap { ids[$0] } }
+
+    mutating func setLayer(_ layer: String, ofStroke stroke: String) {
+        if let strokeKey = Self.pack(stroke), let layerKey = Self.pack(layer) { strokeLayers[strokeKey] = layerKey }
+    }
+
+    func layer(ofStroke stroke: String) -> String? {
+        Self.pack(stroke).flatMap { strokeLayers[$0] }.map(Self.unpack)
+    }
+
+    /// StoryCore id → trace id, for the digest at the end.
+    func names() -> [OpID: String] {
+        Dictionary(uniqueKeysWithValues: ids.map { ($0.value, Self.unpack($0.key)) })
     }
 
     func visible(_ traceID: String?, _ doc: ProjectDocument, kind: ObjectKind) -> OpID? {
-        guard let traceID, let id = ids[traceID], doc.kind(of: id) == kind, doc.isVisible(id) else { return nil }
+        guard let traceID, let id = id(traceID), doc.kind(of: id) == kind, doc.isVisible(id) else { return nil }
         return id
     }
 }

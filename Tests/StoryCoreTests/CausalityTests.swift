@@ -148,4 +148,18 @@ import Testing
         }
         #expect(tail.map(\.seq) == [4, 5])
     }
+
+    @Test func twoDifferentHeldBackChangesWithOneSequenceNumberAreAConflict() throws {
+        let (_, changes) = try author(3)
+        var doc = ProjectDocument(id: Board.documentID, replica: ReplicaID(2))
+        try doc.apply([changes[2]])  // held back: seq 1 and 2 are missing
+        var forged = changes[2].1
+        forged.wallTime += 5
+        do {
+            try doc.apply([(forged.encoded(), forged)])
+            Issue.record("a different change with a held-back sequence number was accepted")
+        } catch let error as DocumentError {
+            #expect(error.code == .conflict)
+        }
+    }
 }

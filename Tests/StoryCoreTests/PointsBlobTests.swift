@@ -103,4 +103,17 @@ import Testing
         writer.write(varint: UInt64(PointsBlob.maximumCount) + 1)
         #expect(throws: CodecError.self) { try PointsBlob(validating: writer.bytes[...]) }
     }
+
+    @Test func aFewBytesCannotClaimAMillionPoints() {
+        var writer = ByteWriter()
+        writer.write(count: PointsBlob.maximumCount)  // n
+        writer.write(varint: 0)
+        writer.write(varint: 0)
+        writer.write(varint: 0)
+        writer.write(byte: 0)  // kx, ky
+        writer.write(byte: 0)  // kp
+        for _ in 0..<3 { writer.write(count: 1) }
+        writer.write(raw: [0, 0, 0])
+        #expect(throws: CodecError.self) { try PointsBlob(validating: writer.bytes[...]) }
+    }
 }

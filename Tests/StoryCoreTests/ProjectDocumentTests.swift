@@ -280,4 +280,27 @@ func line(_ count: Int = 10, y: Double = 0.5) -> [Point] {
         let change = try board.doc.edit(at: 2) { try $0.insertScene(at: 0) }.change!
         #expect(change.seq == 2)
     }
+
+    @Test func duplicatedLayersGetTheirOwnGroups() throws {
+        var board = try Board(scenes: 1, shots: 1, layers: 3)
+        let shot = board.shots[0][0]
+        let layers = board.layers[shot]!
+        let group = try board.doc.edit(at: 1) { try $0.groupLayers([layers[0], layers[1]]) }.value
+        let copy = try board.doc.edit(at: 2) { try $0.duplicateShot(shot) }.value
+        let copied = board.doc.view.shot(copy)!.layers.map(\.group)
+        #expect(copied[0] != nil && copied[0] == copied[1] && copied[0] != group && copied[2] == nil)
+        #expect(board.doc.view.shot(shot)!.layers.map(\.group) == [group, group, nil])
+    }
+
+    @Test func aStrokeKeyMustBelongToAStrokeAlreadyDrawn() throws {
+        var board = try Board(scenes: 1, shots: 1)
+        let layer = board.layers[board.shots[0][0]]![0]
+        let stroke = try board.doc.edit(at: 1) { try $0.addStroke(to: layer, brush: pen, points: line()) }.value
+        let future = OpID(counter: 1_000_000, replica: board.doc.replica)
+        #expect(throws: DocumentError.self) {
+            try board.doc.edit(at: 2) {
+                try $0.replaceStroke(future, in: layer, with: StrokeValue(content: stroke, brush: pen))
+            }
+        }
+    }
 }

@@ -102,4 +102,17 @@ import Testing
         try library.undo(session: "s", at: 5)
         #expect(library.isInTrash(created) == true)
     }
+
+    @Test func anyNewEditEndsTheRedoChain() throws {
+        var library = LibraryDocument(id: DocumentID(high: 9, low: 8), replica: ReplicaID(1))
+        let folder = try library.edit(session: "s", at: 1) { try $0.createFolder(named: "Old") }.value
+        try library.edit(session: "s", at: 2) { try $0.delete(folder) }
+        try library.undo(session: "s", at: 3)
+        #expect(library.canRedo(session: "s"))
+        try library.edit(session: "s", at: 4) { editor in
+            try editor.delete(folder)
+            try editor.purge(folder)
+        }
+        #expect(!library.canRedo(session: "s"))
+    }
 }
