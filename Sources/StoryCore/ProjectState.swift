@@ -316,17 +316,18 @@ struct ProjectState: Sendable {
             }
             objects[id] = mine
         }
-        for (id, blob) in other.contents where contents[id] == nil { contents[id] = blob }
+        if contents.isEmpty {
+            contents = other.contents
+        } else {
+            contents.merge(other.contents) { mine, _ in mine }
+        }
         for (layer, theirs) in other.strokes {
-            var mine = strokes[layer] ?? [:]
-            if mine.isEmpty {
-                mine = theirs
-            } else {
-                for (key, entry) in theirs {
-                    if mine[key] == nil { mine[key] = entry } else { mine[key]!.merge(entry) }
-                }
+            guard strokes[layer] != nil else {
+                strokes[layer] = theirs
+                continue
             }
-            strokes[layer] = mine
+            // In place: a local copy of the map would be copied again on write.
+            ProjectState.merge(theirs, into: &strokes[layer]!)
         }
         for (container, theirs) in other.containers {
             var mine = containers[container] ?? PositionTree()
@@ -340,6 +341,13 @@ struct ProjectState: Sendable {
             }
             if added { mine.rebuildOrder() }
             containers[container] = mine
+        }
+    }
+
+    private static func merge(_ theirs: [OpID: StrokeEntry], into mine: inout [OpID: StrokeEntry]) {
+        mine.reserveCapacity(mine.count + theirs.count)
+        for (key, entry) in theirs {
+            if mine[key] == nil { mine[key] = entry } else { mine[key]!.merge(entry) }
         }
     }
 

@@ -1,0 +1,97 @@
+/// The schema, as ordered, forward-only migrations with string ids.
+///
+/// A migration never changes once released; a new schema is a new entry at the
+/// end. A database that has applied a migration this build does not know was
+/// written by a newer Storyteller and is refused, never modified.
+struct Migration: Sendable {
+    let id: String
+    let sql: String
+}
+
+enum Schema {
+    static let migrations: [Migration] = [
+        Migration(
+            id: "2026-11-22-initial",
+            sql: """
+                CREATE TABLE meta (
+                    key TEXT PRIMARY KEY,
+                    value
+                ) WITHOUT ROWID;
+                CREATE TABLE documents (
+                    id BLOB PRIMARY KEY CHECK (length(id) = 16),
+                    kind INTEGER NOT NULL CHECK (kind IN (1, 2)),
+                    name TEXT,
+                    created INTEGER NOT NULL,
+                    deleted INTEGER NOT NULL DEFAULT 0 CHECK (deleted IN (0, 1))
+                ) WITHOUT ROWID;
+                CREATE TABLE changes (
+                    doc BLOB NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                    replica INTEGER NOT NULL,
+                    seq INTEGER NOT NULL CHECK (seq >= 1),
+                    counter INTEGER NOT NULL,
+                    bytes BLOB NOT NULL,
+                    PRIMARY KEY (doc, replica, seq)
+                ) WITHOUT ROWID;
+                CREATE TABLE snapshots (
+                    doc BLOB PRIMARY KEY REFERENCES documents(id) ON DELETE CASCADE,
+                    version_vector BLOB NOT NULL,
+                    bytes BLOB NOT NULL,
+                    created INTEGER NOT NULL
+                );
+                CREATE TABLE peers (
+                    id TEXT PRIMARY KEY,
+                    name TEXT,
+                    address TEXT,
+                    state TEXT NOT NULL CHECK (state IN ('configured', 'pending')),
+                    added INTEGER NOT NULL,
+                    last_seen INTEGER
+                ) WITHOUT ROWID;
+                CREATE TABLE shares (
+                    doc BLOB NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                    peer TEXT NOT NULL REFERENCES peers(id) ON DELETE CASCADE,
+                    mode TEXT NOT NULL CHECK (mode IN ('read-write', 'read-only')),
+                    PRIMARY KEY (doc, peer)
+                ) WITHOUT ROWID;
+                CREATE TABLE peer_versions (
+                    doc BLOB NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                    peer TEXT NOT NULL REFERENCES peers(id) ON DELETE CASCADE,
+                    version_vector BLOB NOT NULL,
+                    updated INTEGER NOT NULL,
+                    PRIMARY KEY (doc, peer)
+                ) WITHOUT ROWID;
+                """),
+        Migration(
+            id: "2026-11-22-change-order",
+            sql: """
+                -- Loading the tail after a snapshot reads changes in counter order.
+                CREATE INDEX changes_by_counter ON changes (doc, counter);
+                ALTER TABLE peers ADD COLUMN last_address TEXT;
+                """),
+    ]
+
+    /// Applies the migrations the database lacks, each in its own transaction.
+    /// - Throws: `StoreError(.newerSchema)` if the database knows migrations this build does not.
+    static func migrate(_ connection: Connection, upTo count: Int = migrations.count) throws {
+        try connection.execute("CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied INTEGER NOT NULL)")
+        let applied = Set(try connection.query("SELECT id FROM schema_migrations") { $0.text(0) ?? "" })
+        let known = Set(migrations.map(\.id))
+        if let unknown = applied.subtracting(known).sorted().first {
+            throw StoreError(
+                .newerSchema, "the database was written by a newer Storyteller (migration \(unknown)); upgrade to open it",
+                path: connection.path)
+        }
+        for migration in migrations.prefix(count) where !applied.contains(migration.id) {
+            try connection.transaction {
+                try connection.execute(migration.sql)
+                try connection.run(
+                    "INSERT INTO schema_migrations (id, applied) VALUES (?, strftime('%s','now'))", [.text(migration.id)])
+            }
+        }
+        try connection.execute("PRAGMA user_version = \(min(count, migrations.count))")
+    }
+
+    /// The ids of the migrations a database has applied, in order of application.
+    static func applied(_ connection: Connection) throws -> [String] {
+        try connection.query("SELECT id FROM schema_migrations ORDER BY rowid") { $0.text(0) ?? "" }
+    }
+}

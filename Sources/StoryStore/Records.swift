@@ -1,0 +1,99 @@
+import StoryCore
+
+/// What kind of document a row holds.
+public enum DocumentKind: Int64, Sendable, CustomStringConvertible {
+    case project = 1
+    case library = 2
+
+    public var description: String { self == .project ? "project" : "library" }
+}
+
+/// A document as listed, without loading it.
+public struct DocumentRecord: Hashable, Sendable {
+    public var id: DocumentID
+    public var kind: DocumentKind
+    public var name: String?
+    /// Milliseconds since 1970.
+    public var created: Int64
+    public var isDeleted: Bool
+    /// Changes stored, and the version vector of the stored snapshot (if any).
+    public var changeCount: Int
+    public var snapshotVersion: VersionVector?
+}
+
+/// A configured peer, or one that tried to connect and awaits acceptance.
+public struct PeerRecord: Hashable, Sendable {
+    public enum State: String, Sendable {
+        case configured, pending
+    }
+
+    /// The peer id (base32 of the SHA-256 of its certificate).
+    public var id: String
+    public var name: String?
+    /// Where to dial it (`host:port`), for configured peers.
+    public var address: String?
+    public var state: State
+    public var added: Int64
+    public var lastSeen: Int64?
+    /// Where it last connected from.
+    public var lastAddress: String?
+
+    public init(
+        id: String, name: String? = nil, address: String? = nil, state: State, added: Int64, lastSeen: Int64? = nil,
+        lastAddress: String? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.address = address
+        self.state = state
+        self.added = added
+        self.lastSeen = lastSeen
+        self.lastAddress = lastAddress
+    }
+}
+
+/// How a document is shared with a peer.
+public enum ShareMode: String, Sendable {
+    /// Changes flow both ways.
+    case readWrite = "read-write"
+    /// The peer receives changes; its changes to this document are refused.
+    case readOnly = "read-only"
+}
+
+/// A document shared with a peer.
+public struct ShareRecord: Hashable, Sendable {
+    public var document: DocumentID
+    public var peer: String
+    public var mode: ShareMode
+
+    public init(document: DocumentID, peer: String, mode: ShareMode) {
+        self.document = document
+        self.peer = peer
+        self.mode = mode
+    }
+}
+
+extension DocumentID {
+    var blob: SQLValue {
+        var bytes: [UInt8] = []
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: high >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: low >> UInt64(shift))) }
+        return .blob(bytes)
+    }
+
+    init?(blob bytes: [UInt8]) {
+        guard bytes.count == 16 else { return nil }
+        let high = bytes[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let low = bytes[8..<16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        self.init(high: high, low: low)
+    }
+}
+
+extension ReplicaID {
+    /// SQLite integers are signed: ids are stored bit for bit.
+    var sql: SQLValue { .integer(Int64(bitPattern: rawValue)) }
+
+    init(sql value: Int64) {
+        self.init(UInt64(bitPattern: value))
+    }
+}

@@ -1,0 +1,374 @@
+import Foundation
+import StoryCore
+
+/// The database of one daemon: documents, their change logs and snapshots,
+/// peers, shares and acknowledged versions, and the local replica id.
+///
+/// Synchronous and not thread-safe: the `Store` actor confines it to its own
+/// executor. Every write that a caller is told succeeded has been committed
+/// (WAL, `synchronous=FULL`).
+final class StoreDatabase {
+    let connection: Connection
+    var path: String { connection.path }
+    private(set) var replicaID: ReplicaID
+
+    /// Opens a database, creating it if the file does not exist.
+    ///
+    /// Checks before writing anything: the file must be an SQLite database that
+    /// passes `PRAGMA quick_check` (or `integrity_check` with `fullCheck`), and
+    /// must not come from a newer schema. Then migrates and turns on WAL.
+    /// - Throws: `StoreError` naming the file; the file is left untouched.
+    static func open(path: String, fullCheck: Bool = false, migrations: Int = Schema.migrations.count) throws -> StoreDatabase {
+        let exists = FileManager.default.fileExists(atPath: path)
+        if exists {
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw StoreError(.cannotOpen, "the file cannot be read", path: path)
+            }
+            try checkHeader(path)
+        }
+        let connection = try Connection(path: path)
+        if exists {
+            let problems = try integrityProblems(connection, full: fullCheck)
+            guard problems.isEmpty else {
+                throw StoreError(.corrupt, "integrity check failed: \(problems.prefix(3).joined(separator: "; "))", path: path)
+            }
+            guard FileManager.default.isWritableFile(atPath: path) else {
+                throw StoreError(.readOnly, "the database file is read-only", path: path)
+            }
+        }
+        // Refuse a newer schema before changing anything (WAL mode writes the header).
+        if try connection.scalar("SELECT name FROM sqlite_master WHERE name = 'schema_migrations'") != nil {
+            let known = Set(Schema.migrations.map(\.id))
+            if let unknown = try Schema.applied(connection).first(where: { !known.contains($0) }) {
+                throw StoreError(
+                    .newerSchema, "the database was written by a newer Storyteller (migration \(unknown)); upgrade to open it",
+                    path: path)
+            }
+        }
+        let mode = try connection.scalar("PRAGMA journal_mode = WAL")?.text
+        guard mode == "wal" else { throw StoreError(.sqlite, "cannot turn on write-ahead logging (\(mode ?? "?"))", path: path) }
+        try connection.execute("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON")
+        try Schema.migrate(connection, upTo: migrations)
+        return try StoreDatabase(connection: connection)
+    }
+
+    private init(connection: Connection) throws {
+        self.connection = connection
+        if let stored = try connection.scalar("SELECT value FROM meta WHERE key = 'replica_id'")?.integer {
+            replicaID = ReplicaID(sql: stored)
+        } else {
+            replicaID = ReplicaID.random()
+            try connection.run("INSERT INTO meta (key, value) VALUES ('replica_id', ?)", [replicaID.sql])
+        }
+    }
+
+    /// Checks a database file without writing to it: an SQLite file of a schema
+    /// this build knows, passing `integrity_check`.
+    /// - Throws: `StoreError` naming the file.
+    static func verify(path: String) throws {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw StoreError(.notFound, "no such file", path: path)
+        }
+        try checkHeader(path)
+        let connection = try Connection(path: path, readOnly: true, create: false)
+        let problems = try integrityProblems(connection, full: true)
+        guard problems.isEmpty else {
+            throw StoreError(.corrupt, "integrity check failed: \(problems.prefix(3).joined(separator: "; "))", path: path)
+        }
+        guard try connection.scalar("SELECT name FROM sqlite_master WHERE name = 'schema_migrations'") != nil else {
+            throw StoreError(.notADatabase, "an SQLite file, but not a Storyteller database", path: path)
+        }
+        let known = Set(Schema.migrations.map(\.id))
+        if let unknown = try Schema.applied(connection).first(where: { !known.contains($0) }) {
+            throw StoreError(.newerSchema, "written by a newer Storyteller (migration \(unknown))", path: path)
+        }
+    }
+
+    /// The first 16 bytes of an SQLite file are "SQLite format 3\0"; an empty
+    /// file is a database not yet written.
+    private static func checkHeader(_ path: String) throws(StoreError) {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw StoreError(.cannotOpen, "the file cannot be read", path: path)
+        }
+        defer { try? handle.close() }
+        let header = (try? handle.read(upToCount: 16)) ?? Data()
+        guard header.isEmpty || header == Data("SQLite format 3\0".utf8) else {
+            throw StoreError(.notADatabase, "the file is not an SQLite database; it was left as it is", path: path)
+        }
+    }
+
+    /// Problems found by `quick_check` (or `integrity_check`); empty when healthy.
+    static func integrityProblems(_ connection: Connection, full: Bool) throws(StoreError) -> [String] {
+        let rows = try connection.query(full ? "PRAGMA integrity_check" : "PRAGMA quick_check") { $0.text(0) ?? "" }
+        return rows == ["ok"] ? [] : rows
+    }
+
+    /// Runs a full integrity check; empty when healthy.
+    func integrityProblems(full: Bool = true) throws(StoreError) -> [String] {
+        try Self.integrityProblems(connection, full: full)
+    }
+
+    /// Gives this database a new replica id (after a restore, or when a peer
+    /// proves another copy uses the old one). Returns it.
+    @discardableResult
+    func mintReplicaID() throws -> ReplicaID {
+        let fresh = ReplicaID.random()
+        try connection.run("UPDATE meta SET value = ? WHERE key = 'replica_id'", [fresh.sql])
+        replicaID = fresh
+        return fresh
+    }
+
+    // MARK: - Documents
+
+    func createDocument(_ id: DocumentID, kind: DocumentKind, name: String?, created: Int64) throws {
+        try connection.run(
+            "INSERT INTO documents (id, kind, name, created) VALUES (?, ?, ?, ?)",
+            [id.blob, .integer(kind.rawValue), name.map(SQLValue.text) ?? .null, .integer(created)])
+    }
+
+    func setDocument(_ id: DocumentID, name: String?) throws {
+        try connection.run("UPDATE documents SET name = ? WHERE id = ?", [name.map(SQLValue.text) ?? .null, id.blob])
+        guard connection.changes == 1 else { throw StoreError(.notFound, "no document \(id)", path: path) }
+    }
+
+    func setDocument(_ id: DocumentID, deleted: Bool) throws {
+        try connection.run("UPDATE documents SET deleted = ? WHERE id = ?", [.integer(deleted ? 1 : 0), id.blob])
+        guard connection.changes == 1 else { throw StoreError(.notFound, "no document \(id)", path: path) }
+    }
+
+    /// Removes a document and everything stored for it.
+    func removeDocument(_ id: DocumentID) throws {
+        try connection.run("DELETE FROM documents WHERE id = ?", [id.blob])
+    }
+
+    /// Every document, without loading any. O(documents).
+    func documents() throws -> [DocumentRecord] {
+        try connection.query(
+            """
+            SELECT d.id, d.kind, d.name, d.created, d.deleted,
+                   (SELECT count(*) FROM changes c WHERE c.doc = d.id), s.version_vector
+            FROM documents d LEFT JOIN snapshots s ON s.doc = d.id ORDER BY d.created, d.id
+            """
+        ) { row throws(StoreError) in
+            try record(row)
+        }
+    }
+
+    func document(_ id: DocumentID) throws -> DocumentRecord? {
+        try connection.query(
+            """
+            SELECT d.id, d.kind, d.name, d.created, d.deleted,
+                   (SELECT count(*) FROM changes c WHERE c.doc = d.id), s.version_vector
+            FROM documents d LEFT JOIN snapshots s ON s.doc = d.id WHERE d.id = ?
+            """, [id.blob]
+        ) { row throws(StoreError) in
+            try record(row)
+        }.first
+    }
+
+    private func record(_ row: Statement) throws(StoreError) -> DocumentRecord {
+        guard let id = DocumentID(blob: row.bytes(0)), let kind = DocumentKind(rawValue: row.int64(1)) else {
+            throw StoreError(.invalidData, "a document row is damaged", path: path)
+        }
+        let vector = row.value(6).blob.flatMap { try? VersionVector(decoding: $0[...]) }
+        return DocumentRecord(
+            id: id, kind: kind, name: row.text(2), created: row.int64(3), isDeleted: row.int64(4) != 0,
+            changeCount: Int(row.int64(5)), snapshotVersion: vector)
+    }
+
+    // MARK: - Changes
+
+    /// Inserts changes; a change already stored with the same bytes is skipped.
+    /// Call inside a transaction to commit a batch at once.
+    func append(_ changes: [EncodedChange], to document: DocumentID) throws {
+        let statement = try connection.prepare(
+            "INSERT INTO changes (doc, replica, seq, counter, bytes) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
+        let doc = document.blob
+        for change in changes {
+            try statement.bind([doc, change.replica.sql, .integer(Int64(change.seq)), .integer(Int64(change.startCounter)), .blob(Array(change.bytes))])
+            while try statement.step() {}
+        }
+    }
+
+    /// Stored changes of a document not covered by `vector`, decoded, in causal (counter) order.
+    func changes(of document: DocumentID, notCoveredBy vector: VersionVector = VersionVector()) throws -> [(EncodedChange, Change)] {
+        var result: [(EncodedChange, Change)] = []
+        let rows = try connection.query(
+            "SELECT replica, seq, bytes FROM changes WHERE doc = ? ORDER BY counter, replica", [document.blob]
+        ) { row in (ReplicaID(sql: row.int64(0)), UInt64(row.int64(1)), row.bytes(2)) }
+        for (replica, seq, bytes) in rows where seq > vector[replica] {
+            do {
+                result.append(try EncodedChange.decoding(bytes[...]))
+            } catch {
+                throw StoreError(.invalidData, "stored change \(seq) of \(replica) in \(document) is damaged: \(error)", path: path)
+            }
+        }
+        return result
+    }
+
+    /// The lowest stored sequence number of each replica's changes (what a
+    /// peer at a lower one can no longer get as changes).
+    func firstStoredSeq(of document: DocumentID) throws -> [ReplicaID: UInt64] {
+        var result: [ReplicaID: UInt64] = [:]
+        for (replica, seq) in try connection.query(
+            "SELECT replica, min(seq) FROM changes WHERE doc = ? GROUP BY replica", [document.blob],
+            { (ReplicaID(sql: $0.int64(0)), UInt64($0.int64(1))) })
+        {
+            result[replica] = seq
+        }
+        return result
+    }
+
+    func changeCount(of document: DocumentID) throws -> Int {
+        Int(try connection.scalar("SELECT count(*) FROM changes WHERE doc = ?", [document.blob])?.integer ?? 0)
+    }
+
+    // MARK: - Snapshots
+
+    func saveSnapshot(_ bytes: [UInt8], version: VersionVector, of document: DocumentID, created: Int64) throws {
+        try connection.run(
+            """
+            INSERT INTO snapshots (doc, version_vector, bytes, created) VALUES (?, ?, ?, ?)
+            ON CONFLICT (doc) DO UPDATE SET version_vector = excluded.version_vector, bytes = excluded.bytes,
+                created = excluded.created
+            """,
+            [document.blob, .blob(version.encoded()), .blob(bytes), .integer(created)])
+    }
+
+    func snapshot(of document: DocumentID) throws -> (version: VersionVector, bytes: [UInt8])? {
+        guard
+            let row = try connection.query(
+                "SELECT version_vector, bytes FROM snapshots WHERE doc = ?", [document.blob], { ($0.bytes(0), $0.bytes(1)) }
+            ).first
+        else { return nil }
+        do {
+            return (try VersionVector(decoding: row.0[...]), row.1)
+        } catch {
+            throw StoreError(.invalidData, "the snapshot of \(document) has a damaged version vector", path: path)
+        }
+    }
+
+    /// Drops stored changes covered by `horizon`. Returns how many.
+    @discardableResult
+    func dropChanges(of document: DocumentID, coveredBy horizon: VersionVector) throws -> Int {
+        var dropped = 0
+        for (replica, seq) in horizon.sortedEntries {
+            try connection.run(
+                "DELETE FROM changes WHERE doc = ? AND replica = ? AND seq <= ?", [document.blob, replica.sql, .integer(Int64(seq))])
+            dropped += connection.changes
+        }
+        return dropped
+    }
+
+    // MARK: - Peers
+
+    func upsertPeer(_ peer: PeerRecord) throws {
+        try connection.run(
+            """
+            INSERT INTO peers (id, name, address, state, added, last_seen, last_address) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET name = excluded.name, address = excluded.address, state = excluded.state,
+                last_seen = excluded.last_seen, last_address = excluded.last_address
+            """,
+            [.text(peer.id), peer.name.map(SQLValue.text) ?? .null, peer.address.map(SQLValue.text) ?? .null,
+             .text(peer.state.rawValue), .integer(peer.added), peer.lastSeen.map(SQLValue.integer) ?? .null,
+             peer.lastAddress.map(SQLValue.text) ?? .null])
+    }
+
+    func peers() throws -> [PeerRecord] {
+        try connection.query("SELECT id, name, address, state, added, last_seen, last_address FROM peers ORDER BY added, id") {
+            row throws(StoreError) in
+            guard let state = PeerRecord.State(rawValue: row.text(3) ?? "") else {
+                throw StoreError(.invalidData, "a peer row is damaged", path: path)
+            }
+            return PeerRecord(
+                id: row.text(0) ?? "", name: row.text(1), address: row.text(2), state: state, added: row.int64(4),
+                lastSeen: row.value(5).integer, lastAddress: row.text(6))
+        }
+    }
+
+    func peer(_ id: String) throws -> PeerRecord? { try peers().first { $0.id == id } }
+
+    func removePeer(_ id: String) throws {
+        try connection.run("DELETE FROM peers WHERE id = ?", [.text(id)])
+        guard connection.changes == 1 else { throw StoreError(.notFound, "no peer \(id)", path: path) }
+    }
+
+    /// Keeps at most `limit` pending peers, forgetting the oldest.
+    func prunePendingPeers(keeping limit: Int) throws {
+        try connection.run(
+            """
+            DELETE FROM peers WHERE state = 'pending' AND id NOT IN
+                (SELECT id FROM peers WHERE state = 'pending' ORDER BY coalesce(last_seen, added) DESC LIMIT ?)
+            """, [.integer(Int64(limit))])
+    }
+
+    // MARK: - Shares and acknowledged versions
+
+    func share(_ share: ShareRecord) throws {
+        try connection.run(
+            "INSERT INTO shares (doc, peer, mode) VALUES (?, ?, ?) ON CONFLICT (doc, peer) DO UPDATE SET mode = excluded.mode",
+            [share.document.blob, .text(share.peer), .text(share.mode.rawValue)])
+    }
+
+    func unshare(_ document: DocumentID, peer: String) throws {
+        try connection.run("DELETE FROM shares WHERE doc = ? AND peer = ?", [document.blob, .text(peer)])
+        try connection.run("DELETE FROM peer_versions WHERE doc = ? AND peer = ?", [document.blob, .text(peer)])
+    }
+
+    func shares(of document: DocumentID? = nil) throws -> [ShareRecord] {
+        let filter = document == nil ? "" : " WHERE doc = ?"
+        return try connection.query(
+            "SELECT doc, peer, mode FROM shares\(filter) ORDER BY doc, peer", document.map { [$0.blob] } ?? []
+        ) { row throws(StoreError) in
+            guard let id = DocumentID(blob: row.bytes(0)), let mode = ShareMode(rawValue: row.text(2) ?? "") else {
+                throw StoreError(.invalidData, "a share row is damaged", path: path)
+            }
+            return ShareRecord(document: id, peer: row.text(1) ?? "", mode: mode)
+        }
+    }
+
+    func setAcknowledged(_ version: VersionVector, of document: DocumentID, by peer: String, at time: Int64) throws {
+        try connection.run(
+            """
+            INSERT INTO peer_versions (doc, peer, version_vector, updated) VALUES (?, ?, ?, ?)
+            ON CONFLICT (doc, peer) DO UPDATE SET version_vector = excluded.version_vector, updated = excluded.updated
+            """, [document.blob, .text(peer), .blob(version.encoded()), .integer(time)])
+    }
+
+    func acknowledged(_ document: DocumentID) throws -> [String: VersionVector] {
+        var result: [String: VersionVector] = [:]
+        for (peer, bytes) in try connection.query(
+            "SELECT peer, version_vector FROM peer_versions WHERE doc = ?", [document.blob], { ($0.text(0) ?? "", $0.bytes(1)) })
+        {
+            result[peer] = try? VersionVector(decoding: bytes[...])
+        }
+        return result
+    }
+
+    // MARK: - Backup
+
+    /// Writes a consistent copy of the whole database to `destination` while
+    /// it stays in use (`VACUUM INTO`). The destination must not exist.
+    func backup(to destination: String) throws {
+        guard !FileManager.default.fileExists(atPath: destination) else {
+            throw StoreError(.cannotOpen, "backup destination \(destination) already exists", path: path)
+        }
+        try connection.run("VACUUM INTO ?", [.text(destination)])
+    }
+
+    /// Bytes of the main database file and its write-ahead log.
+    func fileSize() -> Int {
+        [path, path + "-wal"].reduce(0) { total, file in
+            total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
+        }
+    }
+
+    /// Moves the log into the main file (after big deletes, before measuring size).
+    func checkpoint() throws {
+        try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+
+    func vacuum() throws {
+        try connection.execute("VACUUM")
+    }
+}

@@ -1,0 +1,75 @@
+/// A failure of the store: the file cannot be opened or is not a database, it
+/// is corrupt or from a newer version, or SQLite reported an error.
+///
+/// Errors name the file, so a user can tell which database is at fault.
+public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case cannotOpen, notADatabase, corrupt, newerSchema, readOnly, busy, constraint, notFound, io, sqlite, invalidData
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// The file or its directory cannot be opened or created (permissions, path).
+        public static let cannotOpen = Code(.cannotOpen)
+        /// The file exists but is not an SQLite database.
+        public static let notADatabase = Code(.notADatabase)
+        /// The database failed an integrity check; nothing is written to it.
+        public static let corrupt = Code(.corrupt)
+        /// The database was written by a newer Storyteller; this build will not touch it.
+        public static let newerSchema = Code(.newerSchema)
+        /// The database or its directory is read-only.
+        public static let readOnly = Code(.readOnly)
+        /// Another process holds the database locked for longer than the timeout.
+        public static let busy = Code(.busy)
+        /// A row contradicts a constraint (e.g. a duplicate change).
+        public static let constraint = Code(.constraint)
+        /// A document, peer or row that was asked for does not exist.
+        public static let notFound = Code(.notFound)
+        /// The disk or file system failed (full disk, I/O error).
+        public static let io = Code(.io)
+        /// Another SQLite error.
+        public static let sqlite = Code(.sqlite)
+        /// Stored bytes do not decode (a change or snapshot in the database is damaged).
+        public static let invalidData = Code(.invalidData)
+
+        public var description: String { base.rawValue }
+
+        /// The code for an SQLite primary result code.
+        static func forSQLite(_ result: Int32) -> Code {
+            switch result & 0xFF {
+            case 14: .cannotOpen  // SQLITE_CANTOPEN
+            case 26: .notADatabase  // SQLITE_NOTADB
+            case 11: .corrupt  // SQLITE_CORRUPT
+            case 8: .readOnly  // SQLITE_READONLY
+            case 5, 6: .busy  // SQLITE_BUSY, SQLITE_LOCKED
+            case 19: .constraint  // SQLITE_CONSTRAINT
+            case 10, 13: .io  // SQLITE_IOERR, SQLITE_FULL
+            default: .sqlite
+            }
+        }
+    }
+
+    /// The kind of failure.
+    public let code: Code
+    /// A human explanation.
+    public let message: String
+    /// The database file concerned.
+    public let path: String
+    /// SQLite's extended result code, when SQLite reported the error.
+    public let sqliteCode: Int32?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, path: String, sqliteCode: Int32? = nil) {
+        self.code = code
+        self.message = message
+        self.path = path
+        self.sqliteCode = sqliteCode
+    }
+
+    public var description: String {
+        let suffix = sqliteCode.map { " (SQLite code \($0))" } ?? ""
+        return "\(path): \(code): \(message)\(suffix)"
+    }
+}
