@@ -12,6 +12,7 @@ let package = Package(
     name: "Storyteller",
     products: [
         .library(name: "StoryCore", targets: ["StoryCore"]),
+        .library(name: "StoryStore", targets: ["StoryStore"]),
         .executable(name: "storyteller-bench", targets: ["storyteller-bench"]),
     ],
     dependencies: [
@@ -24,6 +25,11 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]
         ),
+        .systemLibrary(
+            name: "CSQLite",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(name: "StoryStore", dependencies: ["StoryCore", "CSQLite"], swiftSettings: strictSettings),
         .systemLibrary(name: "CMalloc"),
         .executableTarget(
             name: "storyteller-bench",
@@ -39,5 +45,11 @@ let package = Package(
             name: "StoryTestSupport", dependencies: ["StoryCore"], path: "Tests/StoryTestSupport",
             swiftSettings: strictSettings),
         .testTarget(name: "StoryCoreTests", dependencies: ["StoryCore", "StoryTestSupport"], swiftSettings: strictSettings),
+        .executableTarget(
+            name: "StoreCrashHelper", dependencies: ["StoryCore", "StoryStore"], path: "Tests/StoreCrashHelper",
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "StoryStoreTests", dependencies: ["StoryStore", "StoryTestSupport", "StoreCrashHelper"],
+            swiftSettings: strictSettings),
     ]
 )

@@ -25,7 +25,7 @@ public actor Store {
     /// The database file.
     public nonisolated let path: String
     public let options: StoreOptions
-    private let database: StoreDatabase
+    let database: StoreDatabase
     private let executor: StoreExecutor
     private var projects: [DocumentID: ProjectDocument] = [:]
     private var libraries: [DocumentID: LibraryDocument] = [:]
@@ -113,7 +113,7 @@ public actor Store {
         }
         let tail = try database.changes(of: id, notCoveredBy: doc.versionVector)
         do {
-            try doc.apply(tail, beforeCommit: { _ in })
+            _ = try doc.apply(tail, beforeCommit: { _ in })
         } catch {
             throw StoreError(.invalidData, "stored changes of \(id) do not apply: \(error)", path: path)
         }
