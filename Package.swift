@@ -35,6 +35,7 @@ let package = Package(
             name: "storyteller-bench",
             dependencies: [
                 "StoryCore",
+                "StoryStore",
                 "COpenSSL",
                 "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

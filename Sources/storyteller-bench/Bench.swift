@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// Benchmarks of Storyteller, run in release mode (`swift run -c release storyteller-bench …`).
 @main
-struct Bench: ParsableCommand {
+struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "storyteller-bench",
         abstract: "Measure Storyteller against the benchmark traces and targets.",
@@ -10,6 +10,6 @@ struct Bench: ParsableCommand {
             Results go in docs/performance.md with the command, the machine and the date. \
             Build in release mode; debug builds are only good for checking correctness.
             """,
-        subcommands: [TraceCommand.self, MicroCommand.self]
+        subcommands: [TraceCommand.self, StoreCommand.self, MicroCommand.self]
     )
 }

@@ -228,6 +228,20 @@ struct TraceReplay {
     }
 
 
+    /// The id of the replayed document.
+    var document: DocumentID { documentID }
+
+    /// Every change of the trace, in causal order (after the final sync).
+    func allChanges() throws -> [EncodedChange] {
+        guard case .changes(let changes) = docs[0].changes(since: VersionVector()) else {
+            throw ValidationError("replica 0 has compacted its log")
+        }
+        return changes
+    }
+
+    /// The converged document of replica 0.
+    var converged: ProjectDocument { docs[0] }
+
     /// Live heap held by parts of the replicas, by freeing them one at a time.
     mutating func memoryBreakdown() -> [(String, Double)] {
         var result: [(String, Double)] = [("all", Measure.heapInUseMB)]
