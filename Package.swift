@@ -13,10 +13,13 @@ let package = Package(
     products: [
         .library(name: "StoryCore", targets: ["StoryCore"]),
         .library(name: "StoryStore", targets: ["StoryStore"]),
+        .library(name: "StoryTLS", targets: ["StoryTLS"]),
         .executable(name: "storyteller-bench", targets: ["storyteller-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .target(name: "StoryCore", swiftSettings: strictSettings),
@@ -30,6 +33,10 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "StoryStore", dependencies: ["StoryCore", "CSQLite"], swiftSettings: strictSettings),
+        .target(
+            name: "StoryTLS",
+            dependencies: ["COpenSSL", .product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: strictSettings),
         .systemLibrary(name: "CMalloc"),
         .executableTarget(
             name: "storyteller-bench",
@@ -48,6 +55,15 @@ let package = Package(
         .testTarget(name: "StoryCoreTests", dependencies: ["StoryCore", "StoryTestSupport"], swiftSettings: strictSettings),
         .executableTarget(
             name: "StoreCrashHelper", dependencies: ["StoryCore", "StoryStore"], path: "Tests/StoreCrashHelper",
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "StoryTLSTests",
+            dependencies: [
+                "StoryTLS", "StoryTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "StoryStoreTests", dependencies: ["StoryStore", "StoryTestSupport", "StoreCrashHelper"],

@@ -30,4 +30,14 @@ static inline void st_OPENSSL_free(void *pointer) {
     OPENSSL_free(pointer);
 }
 
+/* BIO_get_mem_data is a macro around BIO_ctrl. */
+static inline long st_BIO_get_mem_data(BIO *bio, char **data) {
+    return BIO_get_mem_data(bio, data);
+}
+
+/* The peer's certificate chain length check needs the stack macros. */
+static inline int st_sk_X509_num(const STACK_OF(X509) *stack) {
+    return stack == NULL ? 0 : sk_X509_num(stack);
+}
+
 #endif

@@ -1,0 +1,106 @@
+import COpenSSL
+
+/// The identity of a peer: the SHA-256 of its certificate (DER), shown as
+/// base32 in dash-separated groups with check characters, after Syncthing's
+/// device ids: 52 base32 characters in four runs of 13, each followed by a
+/// Luhn mod 32 check character, written as eight groups of seven.
+/// A mistyped character makes `init?(_:)` fail.
+public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    /// The 32 bytes of the certificate's SHA-256.
+    public let digest: [UInt8]
+
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
+
+    /// The id of a certificate given as DER bytes.
+    public init(certificateDER der: [UInt8]) {
+        var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
+        der.withUnsafeBufferPointer { input in _ = SHA256(input.baseAddress, input.count, &digest) }
+        self.digest = digest
+    }
+
+    /// Wraps a 32-byte digest.
+    public init?(digest: [UInt8]) {
+        guard digest.count == 32 else { return nil }
+        self.digest = digest
+    }
+
+    /// Parses the dashed form (case-insensitive; dashes and spaces ignored).
+    /// Returns nil for anything but 56 base32 characters with valid checks.
+    public init?(_ text: some StringProtocol) {
+        let characters = text.uppercased().utf8.filter { $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: " ") }
+        guard characters.count == 56 else { return nil }
+        var data: [UInt8] = []
+        for group in 0..<4 {
+            let chunk = Array(characters[(group * 14)..<(group * 14 + 13)])
+            guard let check = PeerID.luhnCheck(chunk), check == characters[group * 14 + 13] else { return nil }
+            data += chunk
+        }
+        guard let digest = PeerID.base32Decode(data), digest.count == 32 else { return nil }
+        self.digest = digest
+    }
+
+    /// `XXXXXXX-XXXXXXX-…` (eight groups of seven).
+    public var description: String {
+        let encoded = PeerID.base32Encode(digest)  // 52 characters
+        var withChecks: [UInt8] = []
+        for group in 0..<4 {
+            let chunk = Array(encoded[(group * 13)..<(group * 13 + 13)])
+            withChecks += chunk + [PeerID.luhnCheck(chunk)!]
+        }
+        return stride(from: 0, to: 56, by: 7).map { String(decoding: withChecks[$0..<($0 + 7)], as: UTF8.self) }
+            .joined(separator: "-")
+    }
+
+    /// The first group, for logs.
+    public var short: String { String(description.prefix(7)) }
+
+    public static func < (lhs: PeerID, rhs: PeerID) -> Bool { lhs.digest.lexicographicallyPrecedes(rhs.digest) }
+
+    /// Luhn mod 32 over base32 code points (Syncthing's `luhnBase32`).
+    static func luhnCheck(_ characters: [UInt8]) -> UInt8? {
+        var factor = 1
+        var sum = 0
+        for character in characters {
+            guard let codepoint = alphabet.firstIndex(of: character) else { return nil }
+            var addend = factor * codepoint
+            factor = factor == 2 ? 1 : 2
+            addend = addend / 32 + addend % 32
+            sum += addend
+        }
+        return alphabet[(32 - sum % 32) % 32]
+    }
+
+    static func base32Encode(_ bytes: [UInt8]) -> [UInt8] {
+        var result: [UInt8] = []
+        var buffer = 0
+        var bits = 0
+        for byte in bytes {
+            buffer = buffer << 8 | Int(byte)
+            bits += 8
+            while bits >= 5 {
+                bits -= 5
+                result.append(alphabet[(buffer >> bits) & 31])
+            }
+        }
+        if bits > 0 { result.append(alphabet[(buffer << (5 - bits)) & 31]) }
+        return result
+    }
+
+    static func base32Decode(_ characters: [UInt8]) -> [UInt8]? {
+        var result: [UInt8] = []
+        var buffer = 0
+        var bits = 0
+        for character in characters {
+            guard let value = alphabet.firstIndex(of: character) else { return nil }
+            buffer = buffer << 5 | value
+            bits += 5
+            if bits >= 8 {
+                bits -= 8
+                result.append(UInt8(truncatingIfNeeded: buffer >> bits))
+            }
+        }
+        // Leftover bits must be zero, so every id has exactly one spelling.
+        guard buffer & ((1 << bits) - 1) == 0 else { return nil }
+        return result
+    }
+}
