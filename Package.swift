@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "StoryCore", targets: ["StoryCore"]),
         .library(name: "StoryStore", targets: ["StoryStore"]),
         .library(name: "StoryTLS", targets: ["StoryTLS"]),
+        .library(name: "StorySync", targets: ["StorySync"]),
         .executable(name: "storyteller-bench", targets: ["storyteller-bench"]),
     ],
     dependencies: [
@@ -36,6 +37,15 @@ let package = Package(
         .target(
             name: "StoryTLS",
             dependencies: ["COpenSSL", .product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: strictSettings),
+        .target(
+            name: "StorySync",
+            dependencies: [
+                "StoryCore", "StoryStore", "StoryTLS",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings),
         .systemLibrary(name: "CMalloc"),
         .executableTarget(
@@ -63,6 +73,16 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "StorySyncTests",
+            dependencies: [
+                "StorySync", "StoryStore", "StoryTLS", "StoryTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings),
         .testTarget(

@@ -35,6 +35,10 @@ public actor Store {
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
+    /// Subscribers to `events()`.
+    private var subscribers: [Int: AsyncStream<StoreEvent>.Continuation] = [:]
+    private var nextSubscriber = 0
+
     /// Opens (or creates) the database at `path`.
     /// - Throws: `StoreError` naming the file; a corrupt, foreign or newer file is never written.
     public init(path: String, options: StoreOptions = StoreOptions()) throws {
@@ -65,6 +69,7 @@ public actor Store {
         case .project: projects[id] = ProjectDocument(id: id, replica: replicaID)
         case .library: libraries[id] = LibraryDocument(id: id, replica: replicaID)
         }
+        publish(.documentCreated(id, kind: kind))
         return id
     }
 
@@ -198,7 +203,7 @@ public actor Store {
     /// if they all applied. Changes whose dependencies are missing are held.
     /// - Throws: `DocumentError` for an invalid change, `StoreError` for the disk.
     @discardableResult
-    public func apply(_ changes: [(EncodedChange, Change)], to id: DocumentID) throws -> ApplyReport {
+    public func apply(_ changes: [(EncodedChange, Change)], to id: DocumentID, from peer: String? = nil) throws -> ApplyReport {
         let commit: (ApplyReport) throws -> Void = { report in
             guard !report.applied.isEmpty else { return }
             try self.database.connection.transaction { try self.database.append(report.applied, to: id) }
@@ -216,14 +221,31 @@ public actor Store {
             defer { libraries[id] = doc }
             report = try doc.apply(changes, beforeCommit: commit)
         }
-        noteChanges(report.applied.count, in: id)
+        noteChanges(report.applied.count, in: id, origin: peer.map(StoreEvent.Origin.peer) ?? .local)
         return report
     }
 
-    /// Decodes and applies a batch (see `apply(_:to:)`).
+    /// Decodes and applies a batch (see `apply(_:to:from:)`).
     @discardableResult
-    public func apply(batch bytes: ArraySlice<UInt8>, to id: DocumentID) throws -> ApplyReport {
-        try apply(try ChangeBatch.decode(bytes), to: id)
+    public func apply(batch bytes: ArraySlice<UInt8>, to id: DocumentID, from peer: String? = nil) throws -> ApplyReport {
+        try apply(try ChangeBatch.decode(bytes), to: id, from: peer)
+    }
+
+    /// A document's version vector (loads it if needed).
+    public func version(of id: DocumentID) throws -> VersionVector {
+        switch try document(id).kind {
+        case .project: try project(id).versionVector
+        case .library: try library(id).versionVector
+        }
+    }
+
+    /// The documents shared with a peer, with how they are shared.
+    public func sharedDocuments(with peer: String) throws -> [(record: DocumentRecord, mode: ShareMode)] {
+        let shares = try database.shares().filter { $0.peer == peer }
+        return try shares.compactMap { share in
+            guard let record = try database.document(share.document), !record.isDeleted else { return nil }
+            return (record, share.mode)
+        }
     }
 
     /// What a peer at `version` lacks: from memory when the loaded document's
@@ -278,12 +300,43 @@ public actor Store {
             libraries[id] = doc
         }
         unsnapshotted[id] = nil
+        publish(.documentChanged(id, origin: .snapshot, changes: 0))
+    }
+
+    // MARK: - Events
+
+    /// What happened in the store, as it happens: documents that changed (by a
+    /// local edit or from a peer), documents created, peers waiting for
+    /// acceptance. The sync layer pushes changes to peers from this; the
+    /// control API streams it to clients.
+    public func events() -> AsyncStream<StoreEvent> {
+        let (stream, continuation) = AsyncStream<StoreEvent>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        let key = nextSubscriber
+        nextSubscriber += 1
+        subscribers[key] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.unsubscribe(key) }
+        }
+        return stream
+    }
+
+    private func unsubscribe(_ key: Int) { subscribers[key] = nil }
+
+    private func publish(_ event: StoreEvent) {
+        for continuation in subscribers.values { continuation.yield(event) }
+    }
+
+    /// Ends every event stream (at shutdown).
+    public func finishEvents() {
+        for continuation in subscribers.values { continuation.finish() }
+        subscribers = [:]
     }
 
     // MARK: - Snapshots and compaction
 
-    private func noteChanges(_ count: Int, in id: DocumentID) {
+    private func noteChanges(_ count: Int, in id: DocumentID, origin: StoreEvent.Origin = .local) {
         guard count > 0 else { return }
+        publish(.documentChanged(id, origin: origin, changes: count))
         let previous = unsnapshotted[id]?.count ?? 0
         unsnapshotted[id] = (previous + count, ContinuousClock.now)
     }
@@ -353,13 +406,14 @@ public actor Store {
 
     public func peers() throws -> [PeerRecord] { try database.peers() }
 
-    /// Adds or updates a configured peer.
+    /// Adds or updates a configured peer (accepting a pending one).
     public func addPeer(_ id: String, name: String? = nil, address: String? = nil, at time: Int64) throws {
         let existing = try database.peer(id)
         try database.upsertPeer(
             PeerRecord(
                 id: id, name: name ?? existing?.name, address: address ?? existing?.address, state: .configured,
                 added: existing?.added ?? time, lastSeen: existing?.lastSeen, lastAddress: existing?.lastAddress))
+        publish(.peersChanged)
     }
 
     /// Records an unknown peer that tried to connect (at most `maximumPendingPeers` are kept).
@@ -369,7 +423,11 @@ public actor Store {
         try database.upsertPeer(
             PeerRecord(id: id, state: .pending, added: existing?.added ?? time, lastSeen: time, lastAddress: address))
         try database.prunePendingPeers(keeping: options.maximumPendingPeers)
+        publish(.peerPending(id, address: address))
     }
+
+    /// Whether a peer id is configured (may connect).
+    public func isConfigured(_ peer: String) throws -> Bool { try database.peer(peer)?.state == .configured }
 
     /// Notes that a peer connected.
     public func peerSeen(_ id: String, from address: String, at time: Int64) throws {
@@ -379,7 +437,10 @@ public actor Store {
         try database.upsertPeer(peer)
     }
 
-    public func removePeer(_ id: String) throws { try database.removePeer(id) }
+    public func removePeer(_ id: String) throws {
+        try database.removePeer(id)
+        publish(.peersChanged)
+    }
 
     public func share(_ document: DocumentID, with peer: String, mode: ShareMode) throws {
         _ = try self.document(document)
@@ -387,9 +448,13 @@ public actor Store {
             throw StoreError(.notFound, "no configured peer \(peer)", path: path)
         }
         try database.share(ShareRecord(document: document, peer: peer, mode: mode))
+        publish(.sharesChanged(peer: peer))
     }
 
-    public func unshare(_ document: DocumentID, with peer: String) throws { try database.unshare(document, peer: peer) }
+    public func unshare(_ document: DocumentID, with peer: String) throws {
+        try database.unshare(document, peer: peer)
+        publish(.sharesChanged(peer: peer))
+    }
 
     public func shares(of document: DocumentID? = nil) throws -> [ShareRecord] { try database.shares(of: document) }
 

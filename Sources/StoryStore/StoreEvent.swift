@@ -1,0 +1,19 @@
+import StoryCore
+
+/// Something that happened in the store (see `Store.events()`).
+public enum StoreEvent: Sendable, Hashable {
+    /// Where changes came from.
+    public enum Origin: Sendable, Hashable {
+        case local
+        /// From this peer (by peer id).
+        case peer(String)
+        /// A merged snapshot.
+        case snapshot
+    }
+
+    case documentChanged(DocumentID, origin: Origin, changes: Int)
+    case documentCreated(DocumentID, kind: DocumentKind)
+    case peerPending(String, address: String)
+    case peersChanged
+    case sharesChanged(peer: String)
+}

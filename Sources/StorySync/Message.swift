@@ -1,0 +1,167 @@
+import StoryCore
+
+/// What peers say to each other (docs/protocol.md).
+public enum Message: Hashable, Sendable {
+    /// First message both ways: protocol version, daemon name, capabilities.
+    case hello(version: UInt64, name: String, capabilities: [String])
+    /// A document shared with the receiver: its kind and name, whether the
+    /// sender accepts the receiver's changes to it, and the sender's version.
+    case advertise(Advertisement)
+    /// Changes of a document (a `ChangeBatch`), in causal order.
+    case changes(document: DocumentID, batch: ArraySlice<UInt8>)
+    /// A document's snapshot, for a receiver behind the sender's compaction horizon.
+    case snapshot(document: DocumentID, kind: UInt8, bytes: ArraySlice<UInt8>)
+    /// What the sender now has of a document (after applying what it received).
+    case ack(document: DocumentID, version: VersionVector)
+    case ping(UInt64)
+    case pong(UInt64)
+    case error(code: UInt64, message: String)
+    /// The sender is closing the connection on purpose.
+    case goodbye(reason: String)
+
+    /// A document offered to the peer.
+    public struct Advertisement: Hashable, Sendable {
+        public var document: DocumentID
+        /// 1 = project, 2 = library.
+        public var kind: UInt8
+        public var name: String
+        /// Whether the sender applies the receiver's changes (false: read-only share).
+        public var acceptsChanges: Bool
+        public var version: VersionVector
+
+        public init(document: DocumentID, kind: UInt8, name: String, acceptsChanges: Bool, version: VersionVector) {
+            self.document = document
+            self.kind = kind
+            self.name = name
+            self.acceptsChanges = acceptsChanges
+            self.version = version
+        }
+    }
+
+    /// The protocol version this build speaks.
+    public static let protocolVersion: UInt64 = 1
+
+    /// Frame type bytes.
+    enum Kind: UInt8 {
+        case hello = 1, advertise, changes, snapshot, ack, ping, pong, error, goodbye
+    }
+
+    var kind: Kind {
+        switch self {
+        case .hello: .hello
+        case .advertise: .advertise
+        case .changes: .changes
+        case .snapshot: .snapshot
+        case .ack: .ack
+        case .ping: .ping
+        case .pong: .pong
+        case .error: .error
+        case .goodbye: .goodbye
+        }
+    }
+
+    /// The payload bytes (without the frame header).
+    func payload() -> [UInt8] {
+        var writer = ByteWriter(capacity: 64)
+        switch self {
+        case .hello(let version, let name, let capabilities):
+            writer.write(varint: version)
+            writer.write(string: name)
+            writer.write(count: capabilities.count)
+            for capability in capabilities { writer.write(string: capability) }
+        case .advertise(let ad):
+            writer.write(document: ad.document)
+            writer.write(byte: ad.kind)
+            writer.write(string: ad.name)
+            writer.write(bool: ad.acceptsChanges)
+            writer.write(raw: ad.version.encoded())
+        case .changes(let document, let batch):
+            writer.write(document: document)
+            writer.write(raw: batch)
+        case .snapshot(let document, let kind, let bytes):
+            writer.write(document: document)
+            writer.write(byte: kind)
+            writer.write(raw: bytes)
+        case .ack(let document, let version):
+            writer.write(document: document)
+            writer.write(raw: version.encoded())
+        case .ping(let nonce), .pong(let nonce):
+            writer.write(varint: nonce)
+        case .error(let code, let message):
+            writer.write(varint: code)
+            writer.write(string: message)
+        case .goodbye(let reason):
+            writer.write(string: reason)
+        }
+        return writer.bytes
+    }
+
+    /// Decodes a frame's payload. Never trusts a length or count.
+    /// - Throws: `SyncError(.malformed)`.
+    init(type: UInt8, payload: ArraySlice<UInt8>) throws(SyncError) {
+        guard let kind = Kind(rawValue: type) else { throw SyncError(.malformed, "unknown message type \(type)") }
+        var reader = ByteReader(payload)
+        do {
+            switch kind {
+            case .hello:
+                let version = try reader.readVarint()
+                let name = try reader.readString("name")
+                var capabilities: [String] = []
+                for _ in 0..<(try reader.readCount("capabilities")) { capabilities.append(try reader.readString("capability")) }
+                self = .hello(version: version, name: name, capabilities: capabilities)
+            case .advertise:
+                let document = try reader.readDocument()
+                let kind = try reader.readByte()
+                guard kind == 1 || kind == 2 else { throw CodecError(.invalidValue, "document kind \(kind)") }
+                let name = try reader.readString("name")
+                let accepts = try reader.readBool("accepts flag")
+                let version = try VersionVector(from: &reader)
+                self = .advertise(Advertisement(document: document, kind: kind, name: name, acceptsChanges: accepts, version: version))
+            case .changes:
+                let document = try reader.readDocument()
+                self = .changes(document: document, batch: try reader.readSlice(count: reader.remaining))
+            case .snapshot:
+                let document = try reader.readDocument()
+                let kind = try reader.readByte()
+                self = .snapshot(document: document, kind: kind, bytes: try reader.readSlice(count: reader.remaining))
+            case .ack:
+                self = .ack(document: try reader.readDocument(), version: try VersionVector(from: &reader))
+            case .ping: self = .ping(try reader.readVarint())
+            case .pong: self = .pong(try reader.readVarint())
+            case .error: self = .error(code: try reader.readVarint(), message: try reader.readString("message"))
+            case .goodbye: self = .goodbye(reason: try reader.readString("reason"))
+            }
+            try reader.expectEnd("the \(kind) message")
+        } catch {
+            throw SyncError(.malformed, "bad \(kind) message: \(error)")
+        }
+    }
+
+    /// A short description for logs (no payload bytes).
+    public var summary: String {
+        switch self {
+        case .hello(let version, let name, _): "hello v\(version) from \(name)"
+        case .advertise(let ad): "advertise \(ad.document) \(ad.version)"
+        case .changes(let document, let batch): "changes \(document) (\(batch.count) bytes)"
+        case .snapshot(let document, _, let bytes): "snapshot \(document) (\(bytes.count) bytes)"
+        case .ack(let document, let version): "ack \(document) \(version)"
+        case .ping(let nonce): "ping \(nonce)"
+        case .pong(let nonce): "pong \(nonce)"
+        case .error(let code, let message): "error \(SyncError.Code(rawValue: code)): \(message)"
+        case .goodbye(let reason): "goodbye: \(reason)"
+        }
+    }
+}
+
+extension ByteWriter {
+    mutating func write(document: DocumentID) {
+        write(fixed64: document.high)
+        write(fixed64: document.low)
+    }
+}
+
+extension ByteReader {
+    mutating func readDocument() throws(CodecError) -> DocumentID {
+        DocumentID(high: try readFixed64(), low: try readFixed64())
+    }
+}

@@ -1,0 +1,316 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import StoryCore
+import StoryStore
+import StoryTLS
+
+/// A connection before the peer is known: the channel and the TLS handshake's outcome.
+struct PendingConnection: Sendable {
+    let channel: NIOAsyncChannel<Message, Message>
+    let handshake: EventLoopFuture<TLSPeer>
+    let remote: String
+}
+
+/// What the daemon reports about a peer connection.
+public struct PeerStatus: Sendable, Hashable {
+    public var peer: PeerID
+    public var name: String?
+    public var isEstablished: Bool
+    /// Whether we dialed it (or it dialed us).
+    public var dialed: Bool
+    public var documents: [DocumentID]
+}
+
+/// Every connection of this daemon to its peers: listens, dials configured
+/// peers with exponential backoff and jitter, admits only configured peers
+/// (unknown ones are recorded as pending and closed), keeps one session per
+/// peer, and pushes each document change to the peers it is shared with, so
+/// changes learned from one peer flow on to the others.
+public actor PeerManager {
+    public nonisolated let identity: Identity
+    public nonisolated let configuration: SyncConfiguration
+    private let context: TLSContext
+    private let store: Store
+    private let group: any EventLoopGroup
+    private let logger: Logger
+    private var sessions: [PeerID: PeerSession] = [:]
+    private var dialing: Set<String> = []
+    private var server: NIOAsyncChannel<PendingConnection, Never>?
+    private var isShuttingDown = false
+    /// Called for a document a configured peer offers and we do not have
+    /// (after it was created and shared back): the daemon files it in its library.
+    private var incoming: (@Sendable (DocumentID, DocumentKind, String, PeerID) async -> Void)?
+
+    public init(
+        store: Store, identity: Identity, configuration: SyncConfiguration, group: any EventLoopGroup, logger: Logger
+    ) throws {
+        self.store = store
+        self.identity = identity
+        self.configuration = configuration
+        self.group = group
+        self.logger = logger
+        context = try TLSContext(identity: identity)
+    }
+
+    /// Sets what happens to documents taken from peers.
+    public func onIncomingDocument(_ handler: @escaping @Sendable (DocumentID, DocumentKind, String, PeerID) async -> Void) {
+        incoming = handler
+    }
+
+    /// The port the listener is bound to (after `run` started it).
+    public var listeningPort: Int? { server?.channel.localAddress?.port }
+
+    /// The connected peers.
+    public func status() -> [PeerStatus] {
+        sessions.values.map {
+            PeerStatus(peer: $0.peer, name: $0.peerName, isEstablished: $0.isEstablished, dialed: $0.dialed, documents: $0.documentIDs)
+        }.sorted { $0.peer < $1.peer }
+    }
+
+    // MARK: - Running
+
+    /// Listens on `host:port`, dials the configured peers and serves until
+    /// cancelled. Call `shutdown()` first for a graceful end (Goodbye to peers).
+    public func run(host: String, port: Int) async throws {
+        let server = try await bind(host: host, port: port)
+        self.server = server
+        logger.info("listening for peers on \(host):\(server.channel.localAddress?.port ?? port) as \(identity.peerID)")
+        let events = await store.events()
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { try await self.accept(server) }
+            for peer in try await store.peers() where peer.state == .configured {
+                if let address = peer.address, startDialing(peer.id) {
+                    group.addTask { await self.dial(peer.id, address: address) }
+                }
+            }
+            for await event in events {
+                if isShuttingDown { break }
+                switch event {
+                case .documentChanged(let id, _, _):
+                    for session in sessions.values { session.documentChanged(id) }
+                case .peersChanged:
+                    for peer in try await store.peers() where peer.state == .configured {
+                        if let address = peer.address, startDialing(peer.id) {
+                            group.addTask { await self.dial(peer.id, address: address) }
+                        }
+                    }
+                    await dropRemovedPeers()
+                case .sharesChanged(let peer):
+                    await refreshShares(of: peer)
+                case .documentCreated, .peerPending:
+                    break
+                }
+            }
+            group.cancelAll()
+        }
+    }
+
+    /// Stops accepting and dialing, says Goodbye to every peer and waits (at
+    /// most `timeout`) for the sessions to end.
+    public func shutdown(timeout: Duration = .seconds(3)) async {
+        isShuttingDown = true
+        try? await server?.channel.close()
+        for session in sessions.values { session.close(reason: "shutting down") }
+        let deadline = ContinuousClock.now + timeout
+        while !sessions.isEmpty && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        await store.finishEvents()
+    }
+
+    private func startDialing(_ peer: String) -> Bool {
+        guard !isShuttingDown, !dialing.contains(peer) else { return false }
+        dialing.insert(peer)
+        return true
+    }
+
+    // MARK: - Connections
+
+    private func bind(host: String, port: Int) async throws -> NIOAsyncChannel<PendingConnection, Never> {
+        let context = self.context
+        let configuration = self.configuration
+        return try await ServerBootstrap(group: group)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.writeBufferWaterMark, value: Self.waterMark(configuration))
+            .bind(host: host, port: port) { channel in
+                Self.initialize(channel, context: context, configuration: configuration, isServer: true)
+            }
+    }
+
+    /// Dials a peer (once).
+    func connect(to address: String) async throws -> PendingConnection {
+        let (host, port) = try Self.split(address)
+        let context = self.context
+        let configuration = self.configuration
+        return try await ClientBootstrap(group: group)
+            .connectTimeout(.milliseconds(Int64(configuration.connectTimeout.components.seconds * 1000)))
+            .channelOption(.writeBufferWaterMark, value: Self.waterMark(configuration))
+            .connect(host: host, port: port) { channel in
+                Self.initialize(channel, context: context, configuration: configuration, isServer: false)
+            }
+    }
+
+    private static func waterMark(_ configuration: SyncConfiguration) -> ChannelOptions.Types.WriteBufferWaterMark {
+        ChannelOptions.Types.WriteBufferWaterMark(low: configuration.maximumInFlightBytes / 4, high: configuration.maximumInFlightBytes)
+    }
+
+    private static func initialize(
+        _ channel: any Channel, context: TLSContext, configuration: SyncConfiguration, isServer: Bool
+    ) -> EventLoopFuture<PendingConnection> {
+        channel.eventLoop.makeCompletedFuture {
+            let promise = channel.eventLoop.makePromise(of: TLSPeer.self)
+            let timeout = TimeAmount.milliseconds(Int64(configuration.handshakeTimeout.components.seconds * 1000))
+            try channel.pipeline.syncOperations.addHandler(
+                TLSHandler(context: context, isServer: isServer, handshakePromise: promise, handshakeTimeout: timeout))
+            try channel.pipeline.syncOperations.addHandler(
+                ByteToMessageHandler(MessageDecoder(maximumFrameBytes: configuration.maximumFrameBytes)))
+            try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(MessageEncoder()))
+            let wrapped = try NIOAsyncChannel<Message, Message>(wrappingChannelSynchronously: channel)
+            return PendingConnection(
+                channel: wrapped, handshake: promise.futureResult, remote: channel.remoteAddress?.description ?? "?")
+        }
+    }
+
+    static func split(_ address: String) throws -> (String, Int) {
+        guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
+            (1...65535).contains(port)
+        else { throw SyncError(.malformed, "peer address \(address) is not host:port") }
+        var host = String(address[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return (host, port)
+    }
+
+    private func accept(_ server: NIOAsyncChannel<PendingConnection, Never>) async throws {
+        try await withThrowingDiscardingTaskGroup { connections in
+            try await server.executeThenClose { inbound in
+                for try await connection in inbound {
+                    connections.addTask { await self.handle(connection, expected: nil) }
+                }
+            }
+        }
+    }
+
+    /// Dials a configured peer until it is removed or we shut down, backing off
+    /// exponentially (with jitter) after failures.
+    private func dial(_ peer: String, address: String) async {
+        defer { dialing.remove(peer) }
+        var backoff = Backoff(base: configuration.backoffBase, maximum: configuration.backoffMaximum)
+        guard let expected = PeerID(peer) else {
+            logger.error("configured peer id \(peer) is not a valid peer id; not dialing it")
+            return
+        }
+        while !Task.isCancelled && !isShuttingDown {
+            guard let current = try? await store.peers().first(where: { $0.id == peer && $0.state == .configured }),
+                let address = current.address
+            else { return }
+            if sessions[expected] == nil {
+                do {
+                    let connection = try await connect(to: address)
+                    let started = ContinuousClock.now
+                    await handle(connection, expected: expected)
+                    if ContinuousClock.now - started > .seconds(10) { backoff.reset() }
+                } catch {
+                    logger.debug("cannot reach \(expected.short) at \(address): \(error)")
+                }
+            } else {
+                backoff.reset()
+            }
+            try? await Task.sleep(for: backoff.next())
+        }
+    }
+
+    /// Finishes the TLS handshake, checks the peer and runs a session.
+    private func handle(_ connection: PendingConnection, expected: PeerID?) async {
+        let tls: TLSPeer
+        do {
+            tls = try await connection.handshake.get()
+        } catch {
+            logger.info("TLS handshake with \(connection.remote) failed: \(error)")
+            try? await connection.channel.executeThenClose { _, _ in }
+            return
+        }
+        let peer = tls.peerID
+        if let expected, peer != expected {
+            logger.warning("\(connection.remote) answered as \(peer), not the configured \(expected); closing")
+            try? await connection.channel.executeThenClose { _, _ in }
+            return
+        }
+        guard (try? await store.isConfigured(peer.description)) == true else {
+            logger.warning("unknown peer \(peer) from \(connection.remote): recorded as pending; accept it to sync")
+            try? await store.recordPendingPeer(peer.description, from: connection.remote, at: PeerSession.now)
+            try? await connection.channel.executeThenClose { _, outbound in
+                try await outbound.write(.error(code: SyncError.Code.unknownPeer.rawValue, message: "this daemon does not know you yet"))
+            }
+            return
+        }
+        let dialedByUs = expected != nil
+        if let existing = sessions[peer] {
+            // Both sides keep the connection dialed by the peer with the smaller id.
+            let keepNew = (dialedByUs ? identity.peerID : peer) < (existing.dialed ? identity.peerID : peer)
+            guard keepNew else {
+                try? await connection.channel.executeThenClose { _, _ in }
+                return
+            }
+            existing.close(reason: "replaced by a newer connection")
+        }
+        let documents: [SyncSessionStateMachine.SharedDocument]
+        do {
+            documents = try await store.sharedDocuments(with: peer.description).map {
+                .init(id: $0.record.id, kind: UInt8($0.record.kind.rawValue), acceptsTheirChanges: $0.mode == .readWrite)
+            }
+        } catch {
+            logger.error("cannot read the shares of \(peer.short): \(error)")
+            try? await connection.channel.executeThenClose { _, _ in }
+            return
+        }
+        let session = PeerSession(
+            peer: peer, dialed: dialedByUs, documents: documents, store: store, configuration: configuration, logger: logger
+        ) { [weak self] offer, from in
+            await self?.take(offer, from: from)
+        }
+        sessions[peer] = session
+        try? await store.peerSeen(peer.description, from: connection.remote, at: PeerSession.now)
+        logger.info("connected to \(peer.short) (\(connection.remote))")
+        await session.run(connection.channel)
+        if sessions[peer] === session { sessions[peer] = nil }
+        logger.info("disconnected from \(peer.short)")
+    }
+
+    /// A configured peer offers a document we do not have: create it, share it
+    /// back read-write, and let the daemon file it.
+    private func take(_ offer: Message.Advertisement, from peer: PeerID) async -> SyncSessionStateMachine.SharedDocument? {
+        guard configuration.acceptsOfferedDocuments, let kind = DocumentKind(rawValue: Int64(offer.kind)) else { return nil }
+        do {
+            if (try? await store.document(offer.document)) == nil {
+                _ = try await store.createDocument(offer.document, kind: kind, name: offer.name, at: PeerSession.now)
+                await incoming?(offer.document, kind, offer.name, peer)
+            }
+            try await store.share(offer.document, with: peer.description, mode: .readWrite)
+            logger.info("took \(kind) \(offer.document) (\(offer.name)) shared by \(peer.short)")
+            return .init(id: offer.document, kind: offer.kind, acceptsTheirChanges: true)
+        } catch {
+            logger.error("cannot take \(offer.document) from \(peer.short): \(error)")
+            return nil
+        }
+    }
+
+    private func refreshShares(of peer: String) async {
+        guard let id = PeerID(peer), let session = sessions[id],
+            let shared = try? await store.sharedDocuments(with: peer)
+        else { return }
+        let current = Set(shared.map(\.record.id))
+        for id in session.documentIDs where !current.contains(id) { session.unshare(id) }
+        for (record, mode) in shared {
+            await session.share(.init(id: record.id, kind: UInt8(record.kind.rawValue), acceptsTheirChanges: mode == .readWrite))
+        }
+    }
+
+    private func dropRemovedPeers() async {
+        guard let configured = try? await store.peers().filter({ $0.state == .configured }).map(\.id) else { return }
+        for (peer, session) in sessions where !configured.contains(peer.description) {
+            session.close(reason: "no longer a configured peer")
+        }
+    }
+}

@@ -1,0 +1,281 @@
+import Foundation
+import Logging
+import NIOCore
+import StoryCore
+import StoryStore
+import StoryTLS
+import Synchronization
+
+/// One live connection to a peer: runs a `SyncSessionStateMachine` and carries
+/// out its actions against the store and the channel.
+///
+/// A reader task takes messages in and applies what they carry; it never
+/// waits on the socket for writing, so two peers sending large batches at
+/// each other cannot deadlock. A writer task sends what is queued, one bounded
+/// batch at a time, waiting whenever the channel is not writable.
+final class PeerSession: Sendable {
+    let peer: PeerID
+    /// Whether we dialed (true) or accepted (false) this connection.
+    let dialed: Bool
+    private let store: Store
+    private let configuration: SyncConfiguration
+    private let logger: Logger
+    private let machine: Mutex<SyncSessionStateMachine>
+    private let outbox: AsyncStream<Outgoing>.Continuation
+    private let outboxStream: AsyncStream<Outgoing>
+    private let onOffer: @Sendable (Message.Advertisement, PeerID) async -> SyncSessionStateMachine.SharedDocument?
+
+    enum Outgoing: Sendable {
+        case message(Message)
+        case advertise(DocumentID)
+        case sync(DocumentID)
+        case close(SyncError?)
+    }
+
+    init(
+        peer: PeerID, dialed: Bool, documents: [SyncSessionStateMachine.SharedDocument], store: Store,
+        configuration: SyncConfiguration, logger: Logger,
+        onOffer: @escaping @Sendable (Message.Advertisement, PeerID) async -> SyncSessionStateMachine.SharedDocument?
+    ) {
+        self.peer = peer
+        self.dialed = dialed
+        self.store = store
+        self.configuration = configuration
+        var logger = logger
+        logger[metadataKey: "peer"] = "\(peer.short)"
+        self.logger = logger
+        self.onOffer = onOffer
+        machine = Mutex(
+            SyncSessionStateMachine(
+                configuration: .init(
+                    localName: configuration.name, pingInterval: configuration.pingInterval,
+                    idleTimeout: configuration.idleTimeout),
+                documents: documents))
+        (outboxStream, outbox) = AsyncStream<Outgoing>.makeStream()
+    }
+
+    var isEstablished: Bool { machine.withLock { $0.isEstablished } }
+    var peerName: String? { machine.withLock { $0.peerName } }
+    var documentIDs: [DocumentID] { machine.withLock { $0.documentIDs } }
+
+    /// Runs until either side closes, the peer goes silent, or the task is cancelled.
+    ///
+    /// Only the writer ends a session normally: the reader and the ticker queue
+    /// a close and wait, so an Error or Goodbye they queued is sent first. A
+    /// writer stuck on a peer that stopped reading is cut off after 5 s.
+    func run(_ channel: NIOAsyncChannel<Message, Message>) async {
+        do {
+            try await channel.executeThenClose { inbound, outbound in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await self.write(outbound) }
+                    group.addTask {
+                        await self.read(inbound)
+                        await self.lingerForWriter()
+                    }
+                    group.addTask {
+                        await self.tick()
+                        await self.lingerForWriter()
+                    }
+                    await self.perform(self.machine.withLock { $0.start(now: .now) })
+                    try await group.next()
+                    group.cancelAll()
+                }
+            }
+        } catch {
+            logger.info("connection ended: \(error)")
+        }
+        outbox.finish()
+    }
+
+    // MARK: - Events from the peer manager
+
+    /// A document changed here: push it if the peer takes it.
+    func documentChanged(_ id: DocumentID) {
+        for action in machine.withLock({ $0.documentChanged(id) }) { enqueue(action) }
+    }
+
+    /// A document is now shared with this peer.
+    func share(_ document: SyncSessionStateMachine.SharedDocument) async {
+        await perform(machine.withLock { $0.addDocument(document) })
+    }
+
+    func unshare(_ id: DocumentID) {
+        machine.withLock { $0.removeDocument(id) }
+    }
+
+    /// Says Goodbye and closes.
+    func close(reason: String) {
+        for action in machine.withLock({ $0.close(reason: reason) }) { enqueue(action) }
+    }
+
+    // MARK: - Carrying out actions
+
+    private func enqueue(_ action: SyncSessionStateMachine.Action) {
+        switch action {
+        case .send(let message): outbox.yield(.message(message))
+        case .advertise(let id): outbox.yield(.advertise(id))
+        case .sync(let id): outbox.yield(.sync(id))
+        case .close(let error): outbox.yield(.close(error))
+        case .log(let text): logger.notice("\(text)")
+        case .apply, .mergeSnapshot, .recordAcknowledged, .offered:
+            preconditionFailure("store actions run in the reader")
+        }
+    }
+
+    private func perform(_ actions: [SyncSessionStateMachine.Action]) async {
+        for action in actions {
+            switch action {
+            case .apply(let id, let batch): await apply(id, batch: batch)
+            case .mergeSnapshot(let id, _, let bytes): await merge(id, snapshot: bytes)
+            case .recordAcknowledged(let id, let version):
+                do {
+                    try await store.acknowledge(version, of: id, by: peer.description, at: Self.now)
+                } catch {
+                    logger.warning("cannot record what the peer acknowledged of \(id): \(error)")
+                }
+            case .offered(let advertisement):
+                if let shared = await onOffer(advertisement, peer) {
+                    await perform(machine.withLock { $0.addDocument(shared) })
+                } else {
+                    logger.info("not taking \(advertisement.document) (\(advertisement.name)) offered by the peer")
+                }
+            default:
+                enqueue(action)
+            }
+        }
+    }
+
+    private func apply(_ id: DocumentID, batch: ArraySlice<UInt8>) async {
+        do {
+            let decoded = try ChangeBatch.decode(batch)
+            _ = try await store.apply(decoded, to: id, from: peer.description)
+            var received = VersionVector()
+            for (_, change) in decoded where change.seq > received[change.replica] { received[change.replica] = change.seq }
+            let version = try await store.version(of: id)
+            await perform(machine.withLock { $0.applied(id, received: received, version: version) })
+        } catch let error as CodecError {
+            await perform(machine.withLock { $0.applyFailed(id, error: SyncError(.malformed, "\(error)")) })
+        } catch let error as DocumentError {
+            await perform(machine.withLock { $0.applyFailed(id, error: SyncError(.invalidChange, "\(error)")) })
+        } catch {
+            logger.error("cannot store changes to \(id): \(error)")
+            await perform(machine.withLock { $0.applyFailed(id, error: SyncError(.internalError, "the receiver could not store them")) })
+        }
+    }
+
+    private func merge(_ id: DocumentID, snapshot bytes: ArraySlice<UInt8>) async {
+        do {
+            try await store.merge(snapshot: Array(bytes), into: id, at: Self.now)
+            let version = try await store.version(of: id)
+            await perform(machine.withLock { $0.applied(id, received: version, version: version) })
+        } catch let error as StoreError {
+            logger.error("cannot store the snapshot of \(id): \(error)")
+            await perform(machine.withLock { $0.applyFailed(id, error: SyncError(.internalError, "the receiver could not store it")) })
+        } catch {
+            await perform(machine.withLock { $0.applyFailed(id, error: SyncError(.invalidChange, "\(error)")) })
+        }
+    }
+
+    // MARK: - Tasks
+
+    private func read(_ inbound: NIOAsyncChannelInboundStream<Message>) async {
+        do {
+            for try await message in inbound {
+                await perform(machine.withLock { $0.receive(message, now: .now) })
+                if machine.withLock({ $0.isClosed }) { return }
+            }
+            logger.info("the peer closed the connection")
+            outbox.yield(.close(nil))
+        } catch let error as SyncError {
+            logger.warning("bad bytes from the peer: \(error)")
+            await perform(machine.withLock { $0.protocolError(error) })
+        } catch {
+            logger.info("read failed: \(error)")
+            outbox.yield(.close(nil))
+        }
+    }
+
+    /// Waits (at most 5 s, less if cancelled) for the writer to send what is
+    /// queued and end the session.
+    private func lingerForWriter() async {
+        try? await Task.sleep(for: .seconds(5))
+    }
+
+    private func write(_ outbound: NIOAsyncChannelOutboundWriter<Message>) async throws {
+        for await item in outboxStream {
+            switch item {
+            case .message(let message):
+                try await outbound.write(message)
+            case .advertise(let id):
+                if let advertisement = try await advertisement(of: id) { try await outbound.write(.advertise(advertisement)) }
+            case .sync(let id):
+                try await sendMissing(id, outbound)
+            case .close(let error):
+                if let error { logger.notice("closing: \(error)") }
+                return
+            }
+        }
+    }
+
+    private func advertisement(of id: DocumentID) async throws -> Message.Advertisement? {
+        guard let shared = machine.withLock({ $0.documentIDs.contains(id) }) ? id : nil else { return nil }
+        let record = try await store.document(shared)
+        let accepts = try await store.shares(of: id).first { $0.peer == peer.description }?.mode != .readOnly
+        return Message.Advertisement(
+            document: id, kind: UInt8(record.kind.rawValue), name: record.name ?? "", acceptsChanges: accepts,
+            version: try await store.version(of: id))
+    }
+
+    /// Sends the peer what it lacks of a document, in bounded batches.
+    private func sendMissing(_ id: DocumentID, _ outbound: NIOAsyncChannelOutboundWriter<Message>) async throws {
+        guard let known = machine.withLock({ $0.knownVersion(of: id) }) else { return }
+        let ours = try await store.version(of: id)
+        let replica = await store.replicaID
+        if let theirs = machine.withLock({ $0.peerVersion(of: id) }), theirs[replica] > ours[replica] {
+            // The peer holds changes "by us" that we do not: another copy of this
+            // database used our replica id. Take a new id before saying more.
+            let fresh = try await store.mintReplicaID()
+            logger.error("the peer knows change \(theirs[replica]) of our replica but we stop at \(ours[replica]): this database was copied or restored; now replica \(fresh)")
+            outbox.yield(.close(SyncError(.replicaConflict, "replica id reissued")))
+            return
+        }
+        guard !ours.isCovered(by: known) else { return }
+        switch try await store.changes(of: id, since: known) {
+        case .changes(let changes):
+            var batch: [EncodedChange] = []
+            var bytes = 0
+            func flush() async throws {
+                guard !batch.isEmpty else { return }
+                try await outbound.write(.changes(document: id, batch: ChangeBatch.encode(batch)[...]))
+                var sent = VersionVector()
+                for change in batch where change.seq > sent[change.replica] { sent[change.replica] = change.seq }
+                machine.withLock { $0.sent(id, upTo: sent) }
+                batch = []
+                bytes = 0
+            }
+            for change in changes {
+                batch.append(change)
+                bytes += change.bytes.count
+                if bytes >= configuration.batchBytes { try await flush() }
+            }
+            try await flush()
+        case .snapshotRequired:
+            let record = try await store.document(id)
+            let snapshot = try await store.snapshot(of: id)
+            try await outbound.write(.snapshot(document: id, kind: UInt8(record.kind.rawValue), bytes: snapshot[...]))
+            machine.withLock { $0.sent(id, upTo: ours) }
+        }
+    }
+
+    private func tick() async {
+        let interval = min(Duration.seconds(1), configuration.pingInterval / 3)
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: interval) } catch { return }
+            await perform(machine.withLock { $0.tick(now: .now) })
+            if machine.withLock({ $0.isClosed }) { return }
+        }
+    }
+
+    /// Wall time in milliseconds since 1970, for the store's records.
+    static var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+}

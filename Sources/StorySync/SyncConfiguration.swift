@@ -1,0 +1,51 @@
+/// Settings of the sync layer, with the defaults the daemon uses.
+public struct SyncConfiguration: Sendable {
+    /// This daemon's name, sent in Hello.
+    public var name: String
+    /// Largest frame accepted from a peer; a larger one closes that connection.
+    public var maximumFrameBytes = 16 << 20
+    /// Changes per Changes message are cut at about this many bytes.
+    public var batchBytes = 512 << 10
+    /// Bytes queued towards a peer before writes wait (NIO write watermarks).
+    public var maximumInFlightBytes = 4 << 20
+    public var handshakeTimeout: Duration = .seconds(10)
+    public var pingInterval: Duration = .seconds(15)
+    public var idleTimeout: Duration = .seconds(45)
+    public var connectTimeout: Duration = .seconds(5)
+    /// First and largest delay between dial attempts (doubling, with ±25 % jitter).
+    public var backoffBase: Duration = .milliseconds(500)
+    public var backoffMaximum: Duration = .seconds(60)
+    /// Take documents that configured peers share with us (filed as incoming).
+    public var acceptsOfferedDocuments = true
+
+    public init(name: String) {
+        self.name = name
+    }
+}
+
+/// Exponential backoff with jitter for redialing a peer.
+struct Backoff {
+    let base: Duration
+    let maximum: Duration
+    private var attempt = 0
+
+    init(base: Duration, maximum: Duration) {
+        self.base = base
+        self.maximum = maximum
+    }
+
+    /// The next delay: base·2^attempt capped at maximum, ±25 % at random.
+    mutating func next<G: RandomNumberGenerator>(using generator: inout G) -> Duration {
+        let exponent = min(attempt, 20)
+        attempt += 1
+        let raw = min(base * (1 << exponent), maximum)
+        return raw * Double.random(in: 0.75...1.25, using: &generator)
+    }
+
+    mutating func next() -> Duration {
+        var generator = SystemRandomNumberGenerator()
+        return next(using: &generator)
+    }
+
+    mutating func reset() { attempt = 0 }
+}

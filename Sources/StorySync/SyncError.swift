@@ -1,0 +1,57 @@
+/// A sync failure: a malformed or oversized frame, a message that breaks the
+/// protocol, a refused change. Closes that connection only.
+public struct SyncError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong; the raw values are the wire's error codes.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: UInt64
+        private let name: String
+        private init(_ rawValue: UInt64, _ name: String) {
+            self.rawValue = rawValue
+            self.name = name
+        }
+
+        /// The peer speaks another protocol version.
+        public static let protocolVersion = Code(1, "protocolVersion")
+        /// Bytes that do not decode as a message, or a message out of turn.
+        public static let malformed = Code(2, "malformed")
+        /// Changes to a document the receiver shares read-only with the sender.
+        public static let readOnly = Code(3, "readOnly")
+        /// A message about a document that is not shared with the sender.
+        public static let notShared = Code(4, "notShared")
+        /// Changes that do not apply (unknown references, a fork).
+        public static let invalidChange = Code(5, "invalidChange")
+        /// A frame larger than the receiver accepts.
+        public static let frameTooLarge = Code(6, "frameTooLarge")
+        /// The peer knows more of our own changes than we do: this database
+        /// was copied or restored; it takes a new replica id.
+        public static let replicaConflict = Code(7, "replicaConflict")
+        /// Nothing was received for too long.
+        public static let timeout = Code(8, "timeout")
+        /// The receiver failed internally (disk full, database error).
+        public static let internalError = Code(9, "internal")
+        /// An unknown peer: not configured here.
+        public static let unknownPeer = Code(10, "unknownPeer")
+
+        /// The code with this wire value (unknown values keep their number).
+        public init(rawValue: UInt64) {
+            let known: [Code] = [.protocolVersion, .malformed, .readOnly, .notShared, .invalidChange, .frameTooLarge,
+                                 .replicaConflict, .timeout, .internalError, .unknownPeer]
+            self = known.first { $0.rawValue == rawValue } ?? Code(rawValue, "code \(rawValue)")
+        }
+
+        public var description: String { name }
+
+        public static func == (lhs: Code, rhs: Code) -> Bool { lhs.rawValue == rhs.rawValue }
+        public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "sync \(code): \(message)" }
+}

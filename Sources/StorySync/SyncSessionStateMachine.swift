@@ -1,0 +1,267 @@
+import StoryCore
+
+/// The protocol logic of one connection to a peer, with no I/O: events go in
+/// (a message arrived, a document changed, time passed), actions come out
+/// (send this, apply that, close). `PeerSession` carries the actions out.
+///
+/// Rules: both sides say Hello first (same protocol version, else Error and
+/// close); then each advertises the documents it shares with the other; on an
+/// Advertise, the receiver sends what the advertiser lacks (if it accepts
+/// changes); changes of a document shared read-only are refused with an Error
+/// and never applied; received changes are acknowledged after they are
+/// stored; a peer silent for `idleTimeout` is dropped; pings keep it alive.
+public struct SyncSessionStateMachine: Sendable {
+    public struct Configuration: Sendable {
+        public var localName: String
+        public var pingInterval: Duration
+        public var idleTimeout: Duration
+
+        public init(localName: String, pingInterval: Duration = .seconds(15), idleTimeout: Duration = .seconds(45)) {
+            self.localName = localName
+            self.pingInterval = pingInterval
+            self.idleTimeout = idleTimeout
+        }
+    }
+
+    /// A document shared with this peer, as the local side sees it.
+    public struct SharedDocument: Hashable, Sendable {
+        public var id: DocumentID
+        public var kind: UInt8
+        /// Whether we apply this peer's changes (false: shared read-only).
+        public var acceptsTheirChanges: Bool
+
+        public init(id: DocumentID, kind: UInt8, acceptsTheirChanges: Bool) {
+            self.id = id
+            self.kind = kind
+            self.acceptsTheirChanges = acceptsTheirChanges
+        }
+    }
+
+    public enum Action: Hashable, Sendable {
+        case send(Message)
+        /// Advertise this document (the driver fills in name and version).
+        case advertise(DocumentID)
+        /// Send this peer what it lacks of a document (changes or a snapshot).
+        case sync(DocumentID)
+        /// Store and apply a change batch from the peer, then call `applied`.
+        case apply(DocumentID, batch: ArraySlice<UInt8>)
+        /// Merge the peer's snapshot, then call `applied`.
+        case mergeSnapshot(DocumentID, kind: UInt8, bytes: ArraySlice<UInt8>)
+        /// Remember what the peer acknowledged (for compaction).
+        case recordAcknowledged(DocumentID, VersionVector)
+        /// The peer offers a document we do not have; call `addDocument` to take it.
+        case offered(Message.Advertisement)
+        /// Something worth a log line.
+        case log(String)
+        /// Close the connection (after the messages sent before).
+        case close(SyncError?)
+    }
+
+    private enum State: Sendable {
+        case idle, awaitingHello, established, closed
+    }
+
+    private struct DocumentState: Sendable {
+        var shared: SharedDocument
+        /// What the peer has: its Advertise, its Acks, the changes it sent us.
+        var theirs = VersionVector()
+        /// What we sent since the connection opened.
+        var sent = VersionVector()
+        var theyAdvertised = false
+        var theyAccept = false
+    }
+
+    public let configuration: Configuration
+    private var state = State.idle
+    private var documents: [DocumentID: DocumentState] = [:]
+    /// Advertisements of documents we did not have, kept until `addDocument`.
+    private var offers: [DocumentID: Message.Advertisement] = [:]
+    private var lastReceived: ContinuousClock.Instant?
+    private var lastPing: ContinuousClock.Instant?
+    private var pingNonce: UInt64 = 0
+    /// The peer's name from its Hello.
+    public private(set) var peerName: String?
+
+    public init(configuration: Configuration, documents: [SharedDocument]) {
+        self.configuration = configuration
+        for document in documents { self.documents[document.id] = DocumentState(shared: document) }
+    }
+
+    public var isEstablished: Bool { state == .established }
+    public var isClosed: Bool { state == .closed }
+
+    /// The documents this session syncs.
+    public var documentIDs: [DocumentID] { documents.keys.sorted() }
+
+    /// The connection is up (after TLS and the peer check): say Hello.
+    public mutating func start(now: ContinuousClock.Instant) -> [Action] {
+        guard state == .idle else { preconditionFailure("a session starts once") }
+        state = .awaitingHello
+        lastReceived = now
+        lastPing = now
+        return [.send(.hello(version: Message.protocolVersion, name: configuration.localName, capabilities: []))]
+    }
+
+    /// A message arrived from the peer.
+    public mutating func receive(_ message: Message, now: ContinuousClock.Instant) -> [Action] {
+        lastReceived = now
+        switch (state, message) {
+        case (.closed, _), (.idle, _):
+            return []
+        case (_, .goodbye(let reason)):
+            state = .closed
+            return [.log("peer said goodbye: \(reason)"), .close(nil)]
+        case (_, .error(let code, let text)):
+            let error = SyncError(SyncError.Code(rawValue: code), text)
+            // A refused change or an unshared document is the peer's policy, not a broken connection.
+            if error.code == .readOnly || error.code == .notShared { return [.log("peer refused: \(error)")] }
+            state = .closed
+            return [.log("peer reported \(error)"), .close(error)]
+        case (.awaitingHello, .hello(let version, let name, _)):
+            guard version == Message.protocolVersion else {
+                return fail(SyncError(.protocolVersion, "protocol \(version) is not \(Message.protocolVersion)"))
+            }
+            state = .established
+            peerName = name
+            return documents.keys.sorted().map(Action.advertise)
+        case (.awaitingHello, _):
+            return fail(SyncError(.malformed, "expected hello, got \(message.summary)"))
+        case (.established, .hello):
+            return fail(SyncError(.malformed, "a second hello"))
+        case (.established, .advertise(let ad)):
+            guard var document = documents[ad.document] else {
+                offers[ad.document] = ad
+                return [.offered(ad)]
+            }
+            guard document.shared.kind == ad.kind else {
+                return fail(SyncError(.malformed, "\(ad.document) advertised with another kind"))
+            }
+            document.theirs.formUnion(ad.version)
+            document.theyAdvertised = true
+            document.theyAccept = ad.acceptsChanges
+            documents[ad.document] = document
+            return ad.acceptsChanges ? [.sync(ad.document)] : []
+        case (.established, .changes(let id, let batch)):
+            if let refusal = refusal(id) { return refusal }
+            return [.apply(id, batch: batch)]
+        case (.established, .snapshot(let id, let kind, let bytes)):
+            if let refusal = refusal(id) { return refusal }
+            guard documents[id]!.shared.kind == kind else {
+                return fail(SyncError(.malformed, "snapshot of \(id) has another kind"))
+            }
+            return [.mergeSnapshot(id, kind: kind, bytes: bytes)]
+        case (.established, .ack(let id, let version)):
+            guard documents[id] != nil else { return [] }
+            documents[id]!.theirs.formUnion(version)
+            return [.recordAcknowledged(id, version)]
+        case (.established, .ping(let nonce)):
+            return [.send(.pong(nonce))]
+        case (.established, .pong):
+            return []
+        }
+    }
+
+    private func refusal(_ id: DocumentID) -> [Action]? {
+        guard let document = documents[id] else {
+            return [.send(.error(code: SyncError.Code.notShared.rawValue, message: "\(id) is not shared with you")),
+                    .log("refused changes to \(id): not shared with this peer")]
+        }
+        guard document.shared.acceptsTheirChanges else {
+            return [.send(.error(code: SyncError.Code.readOnly.rawValue, message: "\(id) is shared with you read-only")),
+                    .log("refused changes to \(id): shared read-only with this peer")]
+        }
+        return nil
+    }
+
+    private mutating func fail(_ error: SyncError) -> [Action] {
+        state = .closed
+        return [.send(.error(code: error.code.rawValue, message: error.message)), .close(error)]
+    }
+
+    /// The changes of a batch the peer sent were stored and applied (`received`:
+    /// the highest seq per replica in it); `version`: ours now.
+    public mutating func applied(_ id: DocumentID, received: VersionVector, version: VersionVector) -> [Action] {
+        guard state == .established, documents[id] != nil else { return [] }
+        documents[id]!.theirs.formUnion(received)
+        return [.send(.ack(document: id, version: version))]
+    }
+
+    /// Applying what the peer sent failed: tell it and close (nothing was applied).
+    public mutating func applyFailed(_ id: DocumentID, error: SyncError) -> [Action] {
+        guard state != .closed else { return [] }
+        return [.log("changes from the peer to \(id) failed: \(error)")] + fail(error)
+    }
+
+    /// What the peer has or will have of a document: send it changes not covered.
+    public func knownVersion(of id: DocumentID) -> VersionVector? {
+        guard let document = documents[id] else { return nil }
+        return document.theirs.union(document.sent)
+    }
+
+    /// The peer's own advertised/acknowledged version (for the replica check).
+    public func peerVersion(of id: DocumentID) -> VersionVector? { documents[id]?.theirs }
+
+    /// We sent changes (or a snapshot) up to `version`.
+    public mutating func sent(_ id: DocumentID, upTo version: VersionVector) {
+        documents[id]?.sent.formUnion(version)
+    }
+
+    /// A document changed here (a local edit, or changes from another peer):
+    /// push it live if this peer takes changes to it.
+    public func documentChanged(_ id: DocumentID) -> [Action] {
+        guard state == .established, let document = documents[id], document.theyAdvertised, document.theyAccept else {
+            return []
+        }
+        return [.sync(id)]
+    }
+
+    /// A document became shared with this peer (or we took an offered one).
+    public mutating func addDocument(_ shared: SharedDocument) -> [Action] {
+        guard state != .closed else { return [] }
+        var document = documents[shared.id] ?? DocumentState(shared: shared)
+        document.shared = shared
+        var actions: [Action] = []
+        if let offer = offers.removeValue(forKey: shared.id) {
+            document.theirs.formUnion(offer.version)
+            document.theyAdvertised = true
+            document.theyAccept = offer.acceptsChanges
+            if offer.acceptsChanges { actions.append(.sync(shared.id)) }
+        }
+        documents[shared.id] = document
+        return state == .established ? [.advertise(shared.id)] + actions : []
+    }
+
+    /// A document is no longer shared with this peer.
+    public mutating func removeDocument(_ id: DocumentID) {
+        documents[id] = nil
+    }
+
+    /// Time passed: ping a quiet peer, drop a silent one.
+    public mutating func tick(now: ContinuousClock.Instant) -> [Action] {
+        guard state == .awaitingHello || state == .established, let lastReceived else { return [] }
+        if now - lastReceived >= configuration.idleTimeout {
+            return fail(SyncError(.timeout, "nothing received for \(configuration.idleTimeout)"))
+        }
+        if state == .established, now - max(lastReceived, lastPing ?? lastReceived) >= configuration.pingInterval {
+            lastPing = now
+            pingNonce += 1
+            return [.send(.ping(pingNonce))]
+        }
+        return []
+    }
+
+    /// The bytes from the peer did not decode (malformed or oversized frame):
+    /// tell it why and close.
+    public mutating func protocolError(_ error: SyncError) -> [Action] {
+        guard state != .closed else { return [] }
+        return [.log("protocol error from the peer: \(error)")] + fail(error)
+    }
+
+    /// We are closing on purpose (shutdown, peer removed).
+    public mutating func close(reason: String) -> [Action] {
+        guard state != .closed else { return [] }
+        let wasOpen = state != .idle
+        state = .closed
+        return (wasOpen ? [.send(.goodbye(reason: reason))] : []) + [.close(nil)]
+    }
+}
