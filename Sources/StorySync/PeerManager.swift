@@ -148,7 +148,7 @@ public actor PeerManager {
             .connectTimeout(.milliseconds(Int64(configuration.connectTimeout.components.seconds * 1000)))
             .channelOption(.writeBufferWaterMark, value: Self.waterMark(configuration))
             .connect(host: host, port: port) { channel in
-                Self.initialize(channel, context: context, configuration: configuration, isServer: false)
+                Self.initialize(channel, context: context, configuration: configuration, isServer: false, remote: address)
             }
     }
 
@@ -157,7 +157,7 @@ public actor PeerManager {
     }
 
     private static func initialize(
-        _ channel: any Channel, context: TLSContext, configuration: SyncConfiguration, isServer: Bool
+        _ channel: any Channel, context: TLSContext, configuration: SyncConfiguration, isServer: Bool, remote: String? = nil
     ) -> EventLoopFuture<PendingConnection> {
         channel.eventLoop.makeCompletedFuture {
             let promise = channel.eventLoop.makePromise(of: TLSPeer.self)
@@ -169,7 +169,8 @@ public actor PeerManager {
             try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(MessageEncoder()))
             let wrapped = try NIOAsyncChannel<Message, Message>(wrappingChannelSynchronously: channel)
             return PendingConnection(
-                channel: wrapped, handshake: promise.futureResult, remote: channel.remoteAddress?.description ?? "?")
+                channel: wrapped, handshake: promise.futureResult,
+                remote: remote ?? channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?")
         }
     }
 
@@ -246,15 +247,6 @@ public actor PeerManager {
             return
         }
         let dialedByUs = expected != nil
-        if let existing = sessions[peer] {
-            // Both sides keep the connection dialed by the peer with the smaller id.
-            let keepNew = (dialedByUs ? identity.peerID : peer) < (existing.dialed ? identity.peerID : peer)
-            guard keepNew else {
-                try? await connection.channel.executeThenClose { _, _ in }
-                return
-            }
-            existing.close(reason: "replaced by a newer connection")
-        }
         let documents: [SyncSessionStateMachine.SharedDocument]
         do {
             documents = try await store.sharedDocuments(with: peer.description).map {
@@ -264,6 +256,21 @@ public actor PeerManager {
             logger.error("cannot read the shares of \(peer.short): \(error)")
             try? await connection.channel.executeThenClose { _, _ in }
             return
+        }
+        guard !isShuttingDown else {
+            try? await connection.channel.executeThenClose { _, _ in }
+            return
+        }
+        // From here to registering the session there is no suspension, so two
+        // connections to one peer racing through this point cannot both win.
+        if let existing = sessions[peer] {
+            // Both sides keep the connection dialed by the peer with the smaller id.
+            let keepNew = (dialedByUs ? identity.peerID : peer) < (existing.dialed ? identity.peerID : peer)
+            guard keepNew else {
+                try? await connection.channel.executeThenClose { _, _ in }
+                return
+            }
+            existing.close(reason: "replaced by a newer connection")
         }
         let session = PeerSession(
             peer: peer, dialed: dialedByUs, documents: documents, store: store, configuration: configuration, logger: logger

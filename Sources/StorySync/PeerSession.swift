@@ -66,6 +66,9 @@ final class PeerSession: Sendable {
     func run(_ channel: NIOAsyncChannel<Message, Message>) async {
         do {
             try await channel.executeThenClose { inbound, outbound in
+                // Start before the reader exists: a Hello that arrives first must
+                // find the machine waiting for it.
+                await self.perform(self.machine.withLock { $0.start(now: .now) })
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await self.write(outbound) }
                     group.addTask {
@@ -76,7 +79,6 @@ final class PeerSession: Sendable {
                         await self.tick()
                         await self.lingerForWriter()
                     }
-                    await self.perform(self.machine.withLock { $0.start(now: .now) })
                     try await group.next()
                     group.cancelAll()
                 }

@@ -95,7 +95,8 @@ public struct SyncSessionStateMachine: Sendable {
 
     /// The connection is up (after TLS and the peer check): say Hello.
     public mutating func start(now: ContinuousClock.Instant) -> [Action] {
-        guard state == .idle else { preconditionFailure("a session starts once") }
+        // Closed before it started (shut down, or replaced while being set up).
+        guard state == .idle else { return state == .closed ? [.close(nil)] : [] }
         state = .awaitingHello
         lastReceived = now
         lastPing = now

@@ -40,6 +40,15 @@ public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if context.channel.isActive { start(context) }
     }
 
+    /// A channel that never became active (a failed dial) still removes its
+    /// handlers: the handshake promise must not be left unfulfilled.
+    public func handlerRemoved(context: ChannelHandlerContext) {
+        timeout?.cancel()
+        handshakePromise.fail(TLSError(.closed, "the connection closed before the TLS handshake completed"))
+        for (_, promise) in held { promise?.fail(TLSError(.closed, "the connection closed")) }
+        held = []
+    }
+
     public func channelActive(context: ChannelHandlerContext) {
         start(context)
         context.fireChannelActive()

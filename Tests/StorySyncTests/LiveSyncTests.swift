@@ -1,0 +1,243 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import StoryCore
+import StoryStore
+import StoryTLS
+import Testing
+
+@testable import StorySync
+
+/// Real sync stacks over TLS on 127.0.0.1.
+@Suite(.serialized) struct LiveSyncTests {
+    @Test func anEditOnOnePeerAppearsOnTheOther() async throws {
+        let a = try await SyncNode("a"), b = try await SyncNode("b")
+        defer { a.remove(); b.remove() }
+        try await a.start()
+        try await b.start()
+        try await a.pair(with: b)
+        try await b.pair(with: a)
+        let (id, layer) = try await makeSharedProject(on: a, with: [b])
+        // b does not have the project: it takes it (shared by a configured peer).
+        try await eventually("b has the project") { await inSync(a, b, id) }
+        #expect(try await b.store.shares(of: id).map(\.peer) == [a.peerID])
+        let drawn = try await a.store.editProject(id, at: 3) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(1)) }.value
+        try await eventually("b sees the stroke") { (try? await b.store.project(id).strokes(in: layer)) == [drawn] }
+        // And the other way.
+        let back = try await b.store.editProject(id, at: 4) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(2)) }.value
+        try await eventually("a sees b's stroke") { (try? await a.store.project(id).strokes(in: layer))?.contains(back) == true }
+        #expect(try await a.store.project(id).view == (try await b.store.project(id).view))
+        await a.stop()
+        await b.stop()
+    }
+
+    @Test func offlineEditsOnBothSidesMergeAfterReconnecting() async throws {
+        let a = try await SyncNode("a"), b = try await SyncNode("b")
+        defer { a.remove(); b.remove() }
+        try await a.start()
+        try await b.start()
+        try await a.pair(with: b)
+        try await b.pair(with: a)
+        let (id, layer) = try await makeSharedProject(on: a, with: [b])
+        try await eventually("b has the project") { await inSync(a, b, id) }
+        let shot = try await a.store.project(id).view.shots[0].id
+        let scene = try await a.store.project(id).scenes[0]
+        await b.stop()
+        // Offline: both draw, and both move the same shot differently.
+        let second = try await a.store.editProject(id, at: 5) { try $0.insertScene(at: 1) }.value
+        for index in 0..<20 {
+            _ = try await a.store.editProject(id, at: 6) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(index)) }
+            _ = try await b.store.editProject(id, at: 6) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(100 + index)) }
+        }
+        _ = try await a.store.editProject(id, at: 7) { try $0.move(shot, to: 0, in: second) }
+        _ = try await b.store.editProject(id, at: 7) { editor in
+            let other = try editor.insertScene(at: 0)
+            try editor.move(shot, to: 0, in: other)
+        }
+        try await b.start()
+        try await a.pair(with: b)  // b listens on a new port
+        try await eventually("a and b converge") { await inSync(a, b, id) }
+        let view = try await a.store.project(id).view
+        #expect(view == (try await b.store.project(id).view))
+        #expect(view.shots.filter { $0.id == shot }.count == 1)
+        #expect(view.shot(shot)?.layers[0].strokes.count == 40)
+        _ = scene
+        await a.stop()
+        await b.stop()
+    }
+
+    @Test func threePeersWhereTheEndsOnlyReachTheMiddleConverge() async throws {
+        let a = try await SyncNode("a"), b = try await SyncNode("b"), c = try await SyncNode("c")
+        defer { a.remove(); b.remove(); c.remove() }
+        for node in [a, b, c] { try await node.start() }
+        try await a.pair(with: b)
+        try await b.pair(with: a)
+        try await b.pair(with: c)
+        try await c.pair(with: b)
+        let (id, layer) = try await makeSharedProject(on: a, with: [b])
+        try await eventually("b has the project") { await inSync(a, b, id) }
+        try await b.store.share(id, with: c.peerID, mode: .readWrite)
+        try await eventually("c has the project via b") { await inSync(b, c, id) }
+        let fromA = try await a.store.editProject(id, at: 3) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(3)) }.value
+        let fromC = try await c.store.editProject(id, at: 3) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(4)) }.value
+        try await eventually("a's stroke reaches c and c's reaches a") {
+            let onC = (try? await c.store.project(id).strokes(in: layer)) ?? []
+            let onA = (try? await a.store.project(id).strokes(in: layer)) ?? []
+            return onC.contains(fromA) && onA.contains(fromC)
+        }
+        try await eventually("all three converge") { await inSync(a, c, id) }
+        #expect(await a.manager.status().map(\.peer) == [b.identity.peerID])
+        for node in [a, b, c] { await node.stop() }
+    }
+
+    @Test func aConnectionCutMidBatchResumesWithNothingLostOrDuplicated() async throws {
+        let a = try await SyncNode("a") { $0.batchBytes = 16 << 10 }
+        let b = try await SyncNode("b")
+        defer { a.remove(); b.remove() }
+        try await a.start()
+        try await a.pair(with: b)
+        let (id, layer) = try await makeSharedProject(on: a, with: [])
+        for index in 0..<600 {
+            _ = try await a.store.editProject(id, at: Int64(index)) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(index, count: 120)) }
+        }
+        try await b.start()
+        try await b.pair(with: a)
+        try await a.pair(with: b)
+        try await a.store.share(id, with: b.peerID, mode: .readWrite)
+        // Cut b off as soon as part of the history arrived.
+        try await eventually("b received part of the history") {
+            let count = (try? await b.store.document(id).changeCount) ?? 0
+            return count > 20
+        }
+        await b.stop(gracefully: false)
+        let partial = try await b.store.document(id).changeCount
+        try await b.start()
+        try await a.pair(with: b)
+        try await eventually("b caught up") { await inSync(a, b, id) }
+        #expect(try await b.store.document(id).changeCount == (try await a.store.document(id).changeCount))
+        #expect(try await b.store.project(id).view == (try await a.store.project(id).view))
+        // The cut came mid-history: b had part of it, then got exactly the rest.
+        #expect(partial > 20 && partial < 602)
+        if ProcessInfo.processInfo.environment["STORYTELLER_TEST_VERBOSE"] == "1" { print("cut after \(partial) of 602 changes") }
+        await a.stop()
+        await b.stop()
+    }
+
+    @Test func anUnknownPeerIsRecordedAsPendingUntilAccepted() async throws {
+        let a = try await SyncNode("a"), c = try await SyncNode("c")
+        defer { a.remove(); c.remove() }
+        try await a.start()
+        try await c.start()
+        try await c.pair(with: a)  // c knows a; a does not know c
+        try await eventually("a records c as pending") {
+            (try? await a.store.peers())?.contains { $0.id == c.peerID && $0.state == .pending } == true
+        }
+        #expect(await a.manager.status().isEmpty)
+        let (id, _) = try await makeSharedProject(on: a, with: [])
+        try await a.store.addPeer(c.peerID, at: 5)  // accept
+        try await a.store.share(id, with: c.peerID, mode: .readWrite)
+        try await eventually("c syncs once accepted") { await inSync(a, c, id) }
+        await a.stop()
+        await c.stop()
+    }
+
+    @Test func aReadOnlyShareRefusesThePeersChanges() async throws {
+        let a = try await SyncNode("a"), b = try await SyncNode("b")
+        defer { a.remove(); b.remove() }
+        try await a.start()
+        try await b.start()
+        try await a.pair(with: b)
+        try await b.pair(with: a)
+        let (id, layer) = try await makeSharedProject(on: a, with: [b], mode: .readOnly)
+        try await eventually("b has the project") { await inSync(a, b, id) }
+        let before = try await a.store.version(of: id)
+        _ = try await b.store.editProject(id, at: 9) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(9)) }
+        let fromA = try await a.store.editProject(id, at: 10) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(10)) }.value
+        try await eventually("a's edit still reaches b") { (try? await b.store.project(id).strokes(in: layer))?.contains(fromA) == true }
+        try await Task.sleep(for: .milliseconds(300))
+        // b's change never reached a's document.
+        #expect(try await a.store.version(of: id)[b.store.replicaID] == 0)
+        #expect(try await a.store.project(id).strokes(in: layer) == [fromA])
+        _ = before
+        await a.stop()
+        await b.stop()
+    }
+
+    /// A configured peer that sends broken frames is cut off with a typed error;
+    /// the daemon keeps serving its other peers and its store is untouched.
+    @Test func malformedFramesCloseThatConnectionOnly() async throws {
+        let a = try await SyncNode("a") { $0.maximumFrameBytes = 64 << 10 }
+        let b = try await SyncNode("b")
+        defer { a.remove(); b.remove() }
+        try await a.start()
+        try await b.start()
+        try await a.pair(with: b)
+        try await b.pair(with: a)
+        let (id, layer) = try await makeSharedProject(on: a, with: [b])
+        try await eventually("b has the project") { await inSync(a, b, id) }
+        // A rogue but configured peer (so it passes the peer check).
+        let rogue = try Identity.generate()
+        try await a.store.addPeer(rogue.peerID.description, at: 5)
+        try await a.store.share(id, with: rogue.peerID.description, mode: .readWrite)
+        let version = try await a.store.version(of: id)
+        let hello = Message.hello(version: 1, name: "rogue", capabilities: []).framed()
+        var oversized: [UInt8] = [0x00, 0x10, 0x00, 0x00, 3]
+        oversized += [UInt8](repeating: 0, count: 64)
+        let garbage: [[UInt8]] = [
+            hello + [0, 0, 0, 2, 99, 0],  // an unknown message type
+            hello + oversized,  // a frame over a's limit
+            hello + [0, 0, 0, 5, 5, 1, 2, 3, 4],  // a truncated ack
+            hello + Message.changes(document: id, batch: [1, 2, 3, 4, 5]).framed(),  // a batch that does not decode
+            [0x16, 0x03, 0x01] + [UInt8](repeating: 0x41, count: 40),  // not even frames
+        ]
+        for bytes in garbage {
+            let closed = try await RawPeer.send(bytes, to: a.port, as: rogue)
+            #expect(closed, "a kept a connection that sent garbage open")
+        }
+        // Still serving b, and nothing of the garbage reached the store.
+        #expect(try await a.store.version(of: id) == version)
+        let drawn = try await a.store.editProject(id, at: 9) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(5)) }.value
+        try await eventually("b still gets a's edits") { (try? await b.store.project(id).strokes(in: layer))?.contains(drawn) == true }
+        await a.stop()
+        await b.stop()
+    }
+}
+
+/// A TLS client that writes raw bytes (no framing of its own) and reports
+/// whether the server closed the connection.
+enum RawPeer {
+    final class Recorder: ChannelInboundHandler, @unchecked Sendable {
+        typealias InboundIn = ByteBuffer
+        let closed: EventLoopPromise<Void>
+        init(closed: EventLoopPromise<Void>) { self.closed = closed }
+        func channelInactive(context: ChannelHandlerContext) { closed.succeed() }
+        func errorCaught(context: ChannelHandlerContext, error: any Error) { context.close(promise: nil) }
+    }
+
+    static func send(_ bytes: [UInt8], to port: Int, as identity: Identity) async throws -> Bool {
+        let loop = SyncNode.group.next()
+        let handshake = loop.makePromise(of: TLSPeer.self)
+        let closed = loop.makePromise(of: Void.self)
+        let context = try TLSContext(identity: identity)
+        let channel = try await ClientBootstrap(group: loop)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        TLSHandler(context: context, isServer: false, handshakePromise: handshake))
+                    try channel.pipeline.syncOperations.addHandler(Recorder(closed: closed))
+                }
+            }
+            .connect(host: "127.0.0.1", port: port).get()
+        _ = try await handshake.futureResult.get()
+        try await channel.writeAndFlush(channel.allocator.buffer(bytes: bytes))
+        let result = try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask { try await closed.futureResult.get(); return true }
+            group.addTask { try await Task.sleep(for: .seconds(10)); return false }
+            let first = try await group.next()!
+            group.cancelAll()
+            return first
+        }
+        try? await channel.close()
+        return result
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import StoryCore
+import StoryStore
+import StoryTLS
+import Testing
+
+@testable import StorySync
+
+/// A daemon's sync stack for tests: a store in a temporary directory, an
+/// identity and a peer manager listening on 127.0.0.1.
+final class SyncNode: @unchecked Sendable {
+    static let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+
+    let name: String
+    let directory: String
+    let identity: Identity
+    let store: Store
+    private(set) var manager: PeerManager
+    private var task: Task<Void, any Error>?
+    private(set) var port = 0
+
+    init(_ name: String, configure: (inout SyncConfiguration) -> Void = { _ in }) async throws {
+        self.name = name
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("storyteller-sync-\(name)-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        identity = try Identity.loadOrCreate(in: directory + "/identity")
+        store = try Store(path: directory + "/store.db")
+        var configuration = SyncConfiguration(name: name)
+        configuration.backoffBase = .milliseconds(50)
+        configuration.backoffMaximum = .milliseconds(400)
+        configure(&configuration)
+        self.configuration = configuration
+        manager = try PeerManager(store: store, identity: identity, configuration: configuration, group: Self.group, logger: Self.logger(name))
+    }
+
+    private let configuration: SyncConfiguration
+
+    static func logger(_ name: String) -> Logger {
+        var logger = Logger(label: "sync-test.\(name)")
+        logger.logLevel = ProcessInfo.processInfo.environment["STORYTELLER_TEST_VERBOSE"] == "1" ? .debug : .critical
+        return logger
+    }
+
+    var peerID: String { identity.peerID.description }
+
+    /// Starts listening (on the previous port after a restart).
+    func start() async throws {
+        let manager = self.manager
+        let port = self.port
+        task = Task { try await manager.run(host: "127.0.0.1", port: port) }
+        try await eventually("\(name) listens") { await manager.listeningPort != nil }
+        self.port = await manager.listeningPort!
+    }
+
+    /// Stops gracefully (Goodbye to peers), or abruptly (connections just drop).
+    func stop(gracefully: Bool = true) async {
+        if gracefully { await manager.shutdown() }
+        task?.cancel()
+        _ = await task?.result
+        task = nil
+        if !gracefully { await manager.shutdown(timeout: .zero) }
+        // A new manager for a later start (a stopped one does not restart).
+        manager = try! PeerManager(store: store, identity: identity, configuration: configuration, group: Self.group, logger: Self.logger(name))
+    }
+
+    /// Makes `other` a configured peer that this node dials.
+    func pair(with other: SyncNode) async throws {
+        try await store.addPeer(other.peerID, name: other.name, address: "127.0.0.1:\(other.port)", at: 1)
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// Polls `condition` until it holds or `timeout` passes.
+func eventually(
+    _ what: String, timeout: Duration = .seconds(20), _ condition: () async throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(25))
+    }
+    Issue.record("timed out waiting until \(what)")
+    throw CancellationError()
+}
+
+/// A project with a layer, created in a node's store.
+func makeSharedProject(on node: SyncNode, with peers: [SyncNode], mode: ShareMode = .readWrite) async throws -> (DocumentID, OpID) {
+    let id = try await node.store.createDocument(kind: .project, name: "Night Train", at: 1)
+    let layer = try await node.store.editProject(id, at: 2) { editor in
+        try editor.set(.title, to: .string("Night Train"))
+        let scene = try editor.insertScene(at: 0)
+        let shot = try editor.insertShot(in: scene, at: 0)
+        return try editor.insertLayer(in: shot, at: 0)
+    }.value
+    for peer in peers { try await node.store.share(id, with: peer.peerID, mode: mode) }
+    return (id, layer)
+}
+
+func stroke(_ seed: Int, count: Int = 40) -> [Point] {
+    (0..<count).map { Point(x: Double($0) / Double(count), y: Double(seed % 89) / 89, pressure: 0.5) }
+}
+
+/// Whether two nodes hold the same version of a document.
+func inSync(_ a: SyncNode, _ b: SyncNode, _ id: DocumentID) async -> Bool {
+    guard let va = try? await a.store.version(of: id), let vb = try? await b.store.version(of: id) else { return false }
+    return va == vb
+}
