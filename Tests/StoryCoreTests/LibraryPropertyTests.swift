@@ -11,7 +11,7 @@ import Testing
     static let scenarios = TestSeeds.scenarioCount(default: 2000)
 
     @Test(arguments: 0..<chunks)
-    func randomTreeEditsConvergeWithoutCyclesOrLostNodes(chunk: Int) throws {
+    func randomTreeEditsConvergeWithoutCyclesOrLostNodes(chunk: Int) async throws {
         let seeds = TestSeeds.seeds(count: Self.scenarios)
         var totals = (nodes: 0, moves: 0, skippedCycles: 0, scenarios: 0)
         for (index, seed) in seeds.enumerated() where index % Self.chunks == chunk || seeds.count == 1 {
@@ -24,6 +24,8 @@ import Testing
                 totals.moves += scenario.docs[0].state.allMoves.count
                 totals.skippedCycles += scenario.docs[0].state.allMoves.filter { !$0.isApplied }.count
                 totals.scenarios += 1
+                // Share the cooperative threads with the network tests running alongside.
+                await Task.yield()
             } catch {
                 Issue.record("library scenario failed: replay with STORYTELLER_SEED=\(seed): \(error)")
                 return

@@ -12,7 +12,7 @@ import Testing
     static let scenarios = TestSeeds.scenarioCount(default: 2000)
 
     @Test(arguments: 0..<chunks)
-    func randomScenariosConvergeAndLoseNoStroke(chunk: Int) throws {
+    func randomScenariosConvergeAndLoseNoStroke(chunk: Int) async throws {
         let seeds = TestSeeds.seeds(count: Self.scenarios)
         var totals = (strokes: 0, shots: 0, erased: 0, changes: 0, scenarios: 0)
         for (index, seed) in seeds.enumerated() where index % Self.chunks == chunk || seeds.count == 1 {
@@ -27,6 +27,8 @@ import Testing
                 totals.erased += scenario.erased.count
                 totals.changes += Int(scenario.docs[0].versionVector.totalChanges)
                 totals.scenarios += 1
+                // Share the cooperative threads with the network tests running alongside.
+                await Task.yield()
             } catch {
                 Issue.record("project scenario failed: replay with STORYTELLER_SEED=\(seed): \(error)")
                 return
