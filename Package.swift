@@ -53,8 +53,12 @@ let package = Package(
             dependencies: [
                 "StoryCore",
                 "StoryStore",
+                "StoryTLS",
+                "StorySync",
                 "COpenSSL",
                 "CMalloc",
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings

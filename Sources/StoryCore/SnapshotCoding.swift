@@ -274,3 +274,21 @@ extension ByteReader {
         return fields
     }
 }
+
+/// What a snapshot's header says, read without decoding the document (the
+/// checksum is still verified).
+public struct SnapshotSummary: Sendable, Hashable {
+    public var document: DocumentID
+    public var isLibrary: Bool
+    /// The changes the snapshot covers.
+    public var version: VersionVector
+
+    /// Reads the header of snapshot bytes.
+    /// - Throws: `CodecError` if they are not a valid snapshot.
+    public init(reading bytes: [UInt8]) throws(CodecError) {
+        let header = try SnapshotReader(bytes).header
+        document = header.document
+        isLibrary = header.kind == .library
+        version = header.versionVector
+    }
+}

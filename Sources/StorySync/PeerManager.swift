@@ -11,6 +11,7 @@ struct PendingConnection: Sendable {
     let channel: NIOAsyncChannel<Message, Message>
     let handshake: EventLoopFuture<TLSPeer>
     let remote: String
+    let bytes: ByteCounts
 }
 
 /// What the daemon reports about a peer connection.
@@ -21,6 +22,11 @@ public struct PeerStatus: Sendable, Hashable {
     /// Whether we dialed it (or it dialed us).
     public var dialed: Bool
     public var documents: [DocumentID]
+    /// Where the peer is connected from (or that we dialed).
+    public var address: String
+    /// Bytes this connection carried, counted below TLS.
+    public var bytesSent: Int
+    public var bytesReceived: Int
 }
 
 /// Every connection of this daemon to its peers: listens, dials configured
@@ -39,6 +45,8 @@ public actor PeerManager {
     private var dialing: Set<String> = []
     private var server: NIOAsyncChannel<PendingConnection, Never>?
     private var isShuttingDown = false
+    /// Every connection's bytes add up here too.
+    private let totals = ByteCounts()
     /// Called for a document a configured peer offers and we do not have
     /// (after it was created and shared back): the daemon files it in its library.
     private var incoming: (@Sendable (DocumentID, DocumentKind, String, PeerID) async -> Void)?
@@ -65,8 +73,15 @@ public actor PeerManager {
     /// The connected peers.
     public func status() -> [PeerStatus] {
         sessions.values.map {
-            PeerStatus(peer: $0.peer, name: $0.peerName, isEstablished: $0.isEstablished, dialed: $0.dialed, documents: $0.documentIDs)
+            PeerStatus(
+                peer: $0.peer, name: $0.peerName, isEstablished: $0.isEstablished, dialed: $0.dialed, documents: $0.documentIDs,
+                address: $0.address, bytesSent: $0.bytes.sent, bytesReceived: $0.bytes.received)
         }.sorted { $0.peer < $1.peer }
+    }
+
+    /// Bytes of every connection since start (including closed ones), below TLS.
+    public var totalBytes: (sent: Int, received: Int) {
+        sessions.values.reduce((totals.sent, totals.received)) { ($0.0 + $1.bytes.sent, $0.1 + $1.bytes.received) }
     }
 
     // MARK: - Running
@@ -162,6 +177,8 @@ public actor PeerManager {
         channel.eventLoop.makeCompletedFuture {
             let promise = channel.eventLoop.makePromise(of: TLSPeer.self)
             let timeout = TimeAmount.milliseconds(Int64(configuration.handshakeTimeout.components.seconds * 1000))
+            let bytes = ByteCounts()
+            try channel.pipeline.syncOperations.addHandler(ByteCountingHandler(bytes))
             try channel.pipeline.syncOperations.addHandler(
                 TLSHandler(context: context, isServer: isServer, handshakePromise: promise, handshakeTimeout: timeout))
             try channel.pipeline.syncOperations.addHandler(
@@ -170,7 +187,7 @@ public actor PeerManager {
             let wrapped = try NIOAsyncChannel<Message, Message>(wrappingChannelSynchronously: channel)
             return PendingConnection(
                 channel: wrapped, handshake: promise.futureResult,
-                remote: remote ?? channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?")
+                remote: remote ?? channel.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? "?", bytes: bytes)
         }
     }
 
@@ -273,7 +290,8 @@ public actor PeerManager {
             existing.close(reason: "replaced by a newer connection")
         }
         let session = PeerSession(
-            peer: peer, dialed: dialedByUs, documents: documents, store: store, configuration: configuration, logger: logger
+            peer: peer, dialed: dialedByUs, address: connection.remote, bytes: connection.bytes, documents: documents,
+            store: store, configuration: configuration, logger: logger
         ) { [weak self] offer, from in
             await self?.take(offer, from: from)
         }
@@ -281,6 +299,7 @@ public actor PeerManager {
         try? await store.peerSeen(peer.description, from: connection.remote, at: PeerSession.now)
         logger.info("connected to \(peer.short) (\(connection.remote))")
         await session.run(connection.channel)
+        totals.add(sent: connection.bytes.sent, received: connection.bytes.received)
         if sessions[peer] === session { sessions[peer] = nil }
         logger.info("disconnected from \(peer.short)")
     }

@@ -17,6 +17,8 @@ final class PeerSession: Sendable {
     let peer: PeerID
     /// Whether we dialed (true) or accepted (false) this connection.
     let dialed: Bool
+    let address: String
+    let bytes: ByteCounts
     private let store: Store
     private let configuration: SyncConfiguration
     private let logger: Logger
@@ -33,12 +35,15 @@ final class PeerSession: Sendable {
     }
 
     init(
-        peer: PeerID, dialed: Bool, documents: [SyncSessionStateMachine.SharedDocument], store: Store,
+        peer: PeerID, dialed: Bool, address: String, bytes: ByteCounts, documents: [SyncSessionStateMachine.SharedDocument],
+        store: Store,
         configuration: SyncConfiguration, logger: Logger,
         onOffer: @escaping @Sendable (Message.Advertisement, PeerID) async -> SyncSessionStateMachine.SharedDocument?
     ) {
         self.peer = peer
         self.dialed = dialed
+        self.address = address
+        self.bytes = bytes
         self.store = store
         self.configuration = configuration
         var logger = logger
@@ -150,9 +155,10 @@ final class PeerSession: Sendable {
     private func apply(_ id: DocumentID, batch: ArraySlice<UInt8>) async {
         do {
             let decoded = try ChangeBatch.decode(batch)
-            _ = try await store.apply(decoded, to: id, from: peer.description)
             var received = VersionVector()
             for (_, change) in decoded where change.seq > received[change.replica] { received[change.replica] = change.seq }
+            machine.withLock { $0.receiving(id, upTo: received) }
+            _ = try await store.apply(decoded, to: id, from: peer.description)
             let version = try await store.version(of: id)
             await perform(machine.withLock { $0.applied(id, received: received, version: version) })
         } catch let error as CodecError {
@@ -167,7 +173,11 @@ final class PeerSession: Sendable {
 
     private func merge(_ id: DocumentID, snapshot bytes: ArraySlice<UInt8>) async {
         do {
-            try await store.merge(snapshot: Array(bytes), into: id, at: Self.now)
+            let snapshot = Array(bytes)
+            let summary = try SnapshotSummary(reading: snapshot)
+            guard summary.document == id else { throw SyncError(.malformed, "a snapshot of \(summary.document) sent as \(id)") }
+            machine.withLock { $0.receiving(id, upTo: summary.version) }
+            try await store.merge(snapshot: snapshot, into: id, at: Self.now)
             let version = try await store.version(of: id)
             await perform(machine.withLock { $0.applied(id, received: version, version: version) })
         } catch let error as StoreError {

@@ -179,6 +179,13 @@ public struct SyncSessionStateMachine: Sendable {
         return [.send(.error(code: error.code.rawValue, message: error.message)), .close(error)]
     }
 
+    /// The peer sent changes up to `version`: note it before they are stored,
+    /// since storing them announces the change to every session, this one too,
+    /// and they must not be sent back.
+    public mutating func receiving(_ id: DocumentID, upTo version: VersionVector) {
+        documents[id]?.theirs.formUnion(version)
+    }
+
     /// The changes of a batch the peer sent were stored and applied (`received`:
     /// the highest seq per replica in it); `version`: ours now.
     public mutating func applied(_ id: DocumentID, received: VersionVector, version: VersionVector) -> [Action] {

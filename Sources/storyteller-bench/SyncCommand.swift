@@ -1,0 +1,185 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import StoryCore
+import StoryStore
+import StorySync
+import StoryTLS
+
+/// `storyteller-bench sync`: peers over real TLS on 127.0.0.1. Measures
+/// edit-to-visible latency of single stroke edits (two peers, and through a
+/// relay with three), bytes on the wire per 80-point stroke, and the initial
+/// sync of a trace's whole document.
+struct SyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync", abstract: "Measure live sync latency, bytes per edit and initial sync over TLS on loopback.")
+
+    @Option(help: "Single stroke edits to time.")
+    var edits = 1000
+
+    @Option(help: "A trace whose whole document is synced to an empty peer (initial sync).")
+    var trace: String?
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    func run() async throws {
+        let group = MultiThreadedEventLoopGroup.singleton
+        var result: [String: Any] = ["edits": edits]
+
+        // Two peers, then a third reached only through the second.
+        let a = try await Node.start("a", group: group)
+        let b = try await Node.start("b", group: group)
+        let c = try await Node.start("c", group: group)
+        defer { for node in [a, b, c] { node.remove() } }
+        try await Node.pair(a, b)
+        try await Node.pair(b, c)
+        let id = try await a.store.createDocument(kind: .project, name: "Latency", at: 1)
+        let layer = try await a.store.editProject(id, at: 2) { editor in
+            try editor.insertLayer(in: try editor.insertShot(in: try editor.insertScene(at: 0), at: 0), at: 0)
+        }.value
+        try await a.store.share(id, with: b.peerID, mode: .readWrite)
+        try await waitUntil { (try? await b.store.version(of: id)) == (try? await a.store.version(of: id)) }
+        try await b.store.share(id, with: c.peerID, mode: .readWrite)
+        try await waitUntil { (try? await c.store.version(of: id)) == (try? await a.store.version(of: id)) }
+
+        let points = (0..<80).map { index in
+            Point(x: 0.2 + 0.006 * Double(index), y: 0.5 + 0.1 * sin(Double(index) / 8), pressure: 0.4 + 0.004 * Double(index))
+        }
+        let bEvents = await b.store.events()
+        let cEvents = await c.store.events()
+        var toB: [Double] = [], toC: [Double] = []
+        let bytesBefore = await a.manager.totalBytes
+        var iteratorB = bEvents.makeAsyncIterator()
+        var iteratorC = cEvents.makeAsyncIterator()
+        for index in 0..<edits {
+            let start = ContinuousClock.now
+            _ = try await a.store.editProject(id, at: Int64(10 + index)) { try $0.addStroke(to: layer, brush: Brush(), points: points) }
+            while let event = await iteratorB.next() {
+                if case .documentChanged(id, .peer, _) = event { break }
+            }
+            toB.append((ContinuousClock.now - start).seconds * 1000)
+            while let event = await iteratorC.next() {
+                if case .documentChanged(id, .peer, _) = event { break }
+            }
+            toC.append((ContinuousClock.now - start).seconds * 1000)
+        }
+        let bytesAfter = await a.manager.totalBytes
+        result["latency_ms_p50"] = rounded(Measure.percentile(toB, 0.5), 3)
+        result["latency_ms_p99"] = rounded(Measure.percentile(toB, 0.99), 3)
+        result["latency_ms_max"] = rounded(toB.max() ?? 0, 3)
+        result["relay_latency_ms_p50"] = rounded(Measure.percentile(toC, 0.5), 3)
+        result["relay_latency_ms_p99"] = rounded(Measure.percentile(toC, 0.99), 3)
+        // a sends each stroke to b and receives b's acknowledgement.
+        result["wire_bytes_per_stroke_edit_sent"] = (bytesAfter.sent - bytesBefore.sent) / edits
+        result["wire_bytes_per_stroke_edit_received"] = (bytesAfter.received - bytesBefore.received) / edits
+        guard try await c.store.project(id).strokes(in: layer).count == edits else { throw ValidationError("c lacks strokes") }
+
+        if let trace {
+            var replay = try TraceReplay(path: trace)
+            try replay.run()
+            let changes = try replay.allChanges().map { ($0, try $0.decoded()) }
+            let source = try await Node.start("source", group: group)
+            let target = try await Node.start("target", group: group)
+            defer { source.remove(); target.remove() }
+            let document = replay.document
+            _ = try await source.store.createDocument(document, kind: .project, name: "Trace", at: 1)
+            var start = 0
+            while start < changes.count {
+                let end = min(start + 2000, changes.count)
+                try await source.store.apply(Array(changes[start..<end]), to: document)
+                start = end
+            }
+            let expected = try await source.store.version(of: document)
+            try await Node.pair(source, target)
+            let before = await source.manager.totalBytes
+            let started = ContinuousClock.now
+            try await source.store.share(document, with: target.peerID, mode: .readWrite)
+            try await waitUntil(timeout: .seconds(600)) { (try? await target.store.version(of: document)) == expected }
+            let seconds = (ContinuousClock.now - started).seconds
+            let after = await source.manager.totalBytes
+            let wire = after.sent - before.sent
+            result["initial_sync_trace"] = replay.header.name
+            result["initial_sync_changes"] = changes.count
+            result["initial_sync_s"] = rounded(seconds, 3)
+            result["initial_sync_wire_mb"] = rounded(Double(wire) / 1e6, 2)
+            result["initial_sync_mb_per_s"] = rounded(Double(wire) / 1e6 / seconds, 2)
+            guard try await target.store.project(document).view == replay.converged.view else {
+                throw ValidationError("the synced document differs")
+            }
+            await source.stop()
+            await target.stop()
+        }
+        for node in [a, b, c] { await node.stop() }
+        if json {
+            let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            for key in result.keys.sorted() { print("\(key): \(result[key]!)") }
+        }
+    }
+
+    private func waitUntil(timeout: Duration = .seconds(30), _ condition: () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if await condition() { return }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        throw ValidationError("timed out")
+    }
+}
+
+/// A store, identity and peer manager in a temporary directory.
+final class Node: Sendable {
+    let directory: String
+    let store: Store
+    let identity: Identity
+    let manager: PeerManager
+    private let task: Task<Void, any Error>
+    let port: Int
+
+    var peerID: String { identity.peerID.description }
+
+    private init(directory: String, store: Store, identity: Identity, manager: PeerManager, task: Task<Void, any Error>, port: Int) {
+        self.directory = directory
+        self.store = store
+        self.identity = identity
+        self.manager = manager
+        self.task = task
+        self.port = port
+    }
+
+    static func start(_ name: String, group: any EventLoopGroup) async throws -> Node {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storyteller-bench-\(name)-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let identity = try Identity.loadOrCreate(in: directory + "/identity")
+        let store = try Store(path: directory + "/store.db")
+        var logger = Logger(label: "bench.\(name)")
+        logger.logLevel = .error
+        let manager = try PeerManager(
+            store: store, identity: identity, configuration: SyncConfiguration(name: name), group: group, logger: logger)
+        let task = Task { try await manager.run(host: "127.0.0.1", port: 0) }
+        var port: Int?
+        for _ in 0..<400 where port == nil {
+            port = await manager.listeningPort
+            if port == nil { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        guard let port else { throw ValidationError("\(name) never listened") }
+        return Node(directory: directory, store: store, identity: identity, manager: manager, task: task, port: port)
+    }
+
+    static func pair(_ x: Node, _ y: Node) async throws {
+        try await x.store.addPeer(y.peerID, name: "y", address: "127.0.0.1:\(y.port)", at: 1)
+        try await y.store.addPeer(x.peerID, name: "x", address: "127.0.0.1:\(x.port)", at: 1)
+    }
+
+    func stop() async {
+        await manager.shutdown()
+        task.cancel()
+        _ = await task.result
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: directory) }
+}
