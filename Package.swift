@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "StoryStore", targets: ["StoryStore"]),
         .library(name: "StoryTLS", targets: ["StoryTLS"]),
         .library(name: "StorySync", targets: ["StorySync"]),
+        .executable(name: "storytellerd", targets: ["storytellerd"]),
         .executable(name: "storyteller-bench", targets: ["storyteller-bench"]),
     ],
     dependencies: [
@@ -63,6 +64,20 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        .executableTarget(
+            name: "storytellerd",
+            dependencies: [
+                "StoryCore",
+                "StoryStore",
+                "StoryTLS",
+                "StorySync",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "StoryTestSupport", dependencies: ["StoryCore"], path: "Tests/StoryTestSupport",
             swiftSettings: strictSettings),
@@ -91,6 +106,9 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "StoryStoreTests", dependencies: ["StoryStore", "StoryTestSupport", "StoreCrashHelper"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "StorytellerdTests", dependencies: ["StoryCore", "StoryStore", "StoryTLS", "storytellerd"],
             swiftSettings: strictSettings),
     ]
 )
