@@ -20,46 +20,82 @@ struct Storytellerd: AsyncParsableCommand {
         commandName: "storytellerd",
         abstract: "Keeps film storyboards in sync between the machines of a crew.",
         discussion: """
-            Exit codes: 0 after a graceful shutdown, 64 for bad flags, 1 when the \
-            state directory, the database or the listener cannot be opened.
+            Settings, highest first: flags, STORYTELLER_* environment variables, \
+            the config file, embedded defaults.
+
+            Exit codes: 0 after a graceful shutdown (SIGTERM, SIGINT), 64 for bad \
+            flags, 78 for a bad config file or environment variable, 1 when the \
+            state directory, the database or the peer listener cannot be opened \
+            or a service fails.
             """)
+
+    @Option(help: "Config file (key = value lines; see Config/storytellerd.example.toml). Also STORYTELLER_CONFIG.")
+    var config: String?
 
     @Option(name: .customLong("data-dir"), help: "State directory (default $XDG_DATA_HOME/storyteller or ~/.local/share/storyteller).")
     var dataDirectory: String?
 
-    @Option(help: "Address peers connect to, HOST:PORT.")
-    var listen = "0.0.0.0:\(DaemonPaths.defaultPeerPort)"
+    @Option(help: "Address peers connect to, HOST:PORT (default 0.0.0.0:\(DaemonPaths.defaultPeerPort)).")
+    var listen: String?
 
     @Option(help: "Name told to peers (default: the host name).")
     var name: String?
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel = "info"
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info).")
+    var logLevel: String?
 
-    @Option(name: .customLong("maintenance-interval"), help: "Seconds between snapshot and compaction passes.")
-    var maintenanceInterval = 30
+    @Option(name: .customLong("maintenance-interval"), help: "Seconds between snapshot and compaction passes (default 30).")
+    var maintenanceInterval: String?
+
+    /// The flags as config keys, for the last layer of `resolve`.
+    private var flags: [(String, String?)] {
+        [("data-dir", dataDirectory), ("listen", listen), ("name", name), ("log-level", logLevel),
+         ("maintenance-interval", maintenanceInterval)]
+    }
 
     func validate() throws {
-        guard Logger.Level(rawValue: logLevel) != nil else {
-            throw ValidationError("--log-level: '\(logLevel)' is not one of trace, debug, info, notice, warning, error, critical")
+        var settings = DaemonSettings()
+        for case (let key, let value?) in flags {
+            do { try settings.set(key, to: value, source: "--\(key)") } catch { throw ValidationError(error.description) }
         }
-        guard (try? ListenAddress(listen)) != nil else {
-            throw ValidationError("--listen: '\(listen)' is not HOST:PORT with a port in 0...65535")
-        }
-        guard maintenanceInterval > 0 else { throw ValidationError("--maintenance-interval must be positive") }
+    }
+
+    /// Defaults, then the config file, then the environment, then the flags.
+    private func resolve(environment: [String: String]) throws(ConfigError) -> (DaemonSettings, unknownVariables: [String]) {
+        var settings = DaemonSettings()
+        if let file = config ?? environment["STORYTELLER_CONFIG"] { try settings.apply(file: file) }
+        let unknown = try settings.apply(environment: environment)
+        for case (let key, let value?) in flags { try settings.set(key, to: value, source: "--\(key)") }
+        return (settings, unknown)
     }
 
     func run() async throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
+        let environment = ProcessInfo.processInfo.environment
+        let settings: DaemonSettings
+        let unknownVariables: [String]
+        do {
+            (settings, unknownVariables) = try resolve(environment: environment)
+        } catch {
+            FileHandle.standardError.write(Data("storytellerd: configuration error: \(error)\n".utf8))
+            throw ExitCode(78)  // EX_CONFIG
+        }
+        let level = settings.logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }
         let logger = Logger(label: "storytellerd")
-        let address = try ListenAddress(listen)
-        let paths = DaemonPaths(dataDirectory: dataDirectory, environment: ProcessInfo.processInfo.environment)
-        let daemonName = name ?? ProcessInfo.processInfo.hostName
+        for variable in unknownVariables {
+            logger.warning("ignoring \(variable): not a storytellerd setting (known: \(DaemonSettings.keys.map(DaemonSettings.environmentName(of:)).joined(separator: ", ")))")
+        }
+        let address = settings.listen
+        logger.debug(
+            "settings: listen=\(address.host):\(address.port) data-dir=\(settings.dataDirectory ?? "(default)") name=\(settings.name ?? "(host name)") maintenance-interval=\(settings.maintenanceInterval)s"
+        )
+        let paths = DaemonPaths(dataDirectory: settings.dataDirectory, environment: environment)
+        let daemonName = settings.name ?? ProcessInfo.processInfo.hostName
+        let maintenanceInterval = settings.maintenanceInterval
 
         let store: Store
         let identity: Identity

@@ -29,6 +29,11 @@ struct ListenAddress: Equatable {
     let host: String
     let port: Int
 
+    init(host: String, port: Int) {
+        self.host = host
+        self.port = port
+    }
+
     init(_ text: String) throws {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port)
         else { throw Invalid() }

@@ -1,0 +1,151 @@
+import Foundation
+import Logging
+
+/// The daemon's settings, resolved from (highest first) flags, the
+/// environment (`STORYTELLER_*`), the config file, and the embedded defaults.
+/// Every key is documented with its default in `Config/storytellerd.example.toml`.
+struct DaemonSettings: Equatable {
+    var dataDirectory: String?
+    var listen = ListenAddress(host: "0.0.0.0", port: DaemonPaths.defaultPeerPort)
+    var name: String?
+    var logLevel = Logger.Level.info
+    var maintenanceInterval = 30
+
+    /// The keys, as written in the config file; the environment variable is
+    /// `STORYTELLER_` + the key upper-cased with `_` for `-`.
+    static let keys = ["data-dir", "listen", "name", "log-level", "maintenance-interval"]
+
+    static func environmentName(of key: String) -> String {
+        "STORYTELLER_" + key.uppercased().replacingOccurrences(of: "-", with: "_")
+    }
+
+    /// Sets one key from its text; `source` names where it came from in errors.
+    mutating func set(_ key: String, to text: String, source: String) throws(ConfigError) {
+        switch key {
+        case "data-dir":
+            guard !text.isEmpty else { throw ConfigError(source: source, key: key, problem: "is empty") }
+            dataDirectory = text
+        case "listen":
+            guard let address = try? ListenAddress(text) else {
+                throw ConfigError(source: source, key: key, problem: "'\(text)' is not HOST:PORT with a port in 0...65535")
+            }
+            listen = address
+        case "name":
+            guard !text.isEmpty, text.utf8.count <= 64 else {
+                throw ConfigError(source: source, key: key, problem: "must be 1 to 64 bytes")
+            }
+            name = text
+        case "log-level":
+            guard let level = Logger.Level(rawValue: text) else {
+                throw ConfigError(
+                    source: source, key: key,
+                    problem: "'\(text)' is not one of trace, debug, info, notice, warning, error, critical")
+            }
+            logLevel = level
+        case "maintenance-interval":
+            guard let seconds = Int(text), (1...86_400).contains(seconds) else {
+                throw ConfigError(source: source, key: key, problem: "'\(text)' is not a number of seconds in 1...86400")
+            }
+            maintenanceInterval = seconds
+        default:
+            throw ConfigError(source: source, key: key, problem: "is not a known key (known: \(Self.keys.joined(separator: ", ")))")
+        }
+    }
+
+    /// Applies a config file: `key = value` lines, values as TOML strings
+    /// (`"…"`) or bare integers, `#` comments, blank lines. Strict: an unknown
+    /// key, a repeated key or a bad value is an error naming it and its line.
+    mutating func apply(file path: String) throws(ConfigError) {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigError(source: path, key: nil, problem: "cannot be read: \(error.localizedDescription)")
+        }
+        var seen: Set<String> = []
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let source = "\(path):\(index + 1)"
+            let line = Self.strippingComment(rawLine).trimmingCharacters(in: .whitespaces)
+            if line.isEmpty { continue }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw ConfigError(source: source, key: nil, problem: "expected key = value")
+            }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
+            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            guard seen.insert(key).inserted else { throw ConfigError(source: source, key: key, problem: "is set twice") }
+            try set(key, to: try Self.value(value, key: key, source: source), source: source)
+        }
+    }
+
+    /// Applies `STORYTELLER_<KEY>` variables. Other `STORYTELLER_*` names are
+    /// returned so the daemon can warn about them (they may belong to tools).
+    mutating func apply(environment: [String: String]) throws(ConfigError) -> [String] {
+        let known = Dictionary(uniqueKeysWithValues: Self.keys.map { (Self.environmentName(of: $0), $0) })
+        var unknown: [String] = []
+        for (name, value) in environment.sorted(by: { $0.key < $1.key }) where name.hasPrefix("STORYTELLER_") {
+            if let key = known[name] {
+                try set(key, to: value, source: "environment \(name)")
+            } else if name != "STORYTELLER_CONFIG" {
+                unknown.append(name)
+            }
+        }
+        return unknown
+    }
+
+    private static func strippingComment(_ line: Substring) -> Substring {
+        var inString = false
+        var escaped = false
+        for index in line.indices {
+            let character = line[index]
+            if escaped { escaped = false; continue }
+            if character == "\\" && inString { escaped = true; continue }
+            if character == "\"" { inString.toggle() }
+            if character == "#" && !inString { return line[..<index] }
+        }
+        return line
+    }
+
+    private static func value(_ text: String, key: String, source: String) throws(ConfigError) -> String {
+        if text.hasPrefix("\"") {
+            guard text.count >= 2, text.hasSuffix("\"") else {
+                throw ConfigError(source: source, key: key, problem: "has an unterminated string")
+            }
+            var result = ""
+            var escaped = false
+            for character in text.dropFirst().dropLast() {
+                if escaped {
+                    switch character {
+                    case "\\", "\"": result.append(character)
+                    case "n": result.append("\n")
+                    case "t": result.append("\t")
+                    default: throw ConfigError(source: source, key: key, problem: "has an unknown escape \\\(character)")
+                    }
+                    escaped = false
+                } else if character == "\\" {
+                    escaped = true
+                } else if character == "\"" {
+                    throw ConfigError(source: source, key: key, problem: "has a stray quote")
+                } else {
+                    result.append(character)
+                }
+            }
+            return result
+        }
+        guard !text.isEmpty, text.allSatisfy({ $0.isNumber || $0 == "-" || $0 == "_" }) else {
+            throw ConfigError(source: source, key: key, problem: "'\(text)' is neither a quoted string nor an integer")
+        }
+        return text.replacingOccurrences(of: "_", with: "")
+    }
+}
+
+/// A bad config file line, environment variable or value, naming the key.
+struct ConfigError: Error, CustomStringConvertible {
+    let source: String
+    let key: String?
+    let problem: String
+
+    var description: String {
+        if let key { return "\(source): '\(key)' \(problem)" }
+        return "\(source): \(problem)"
+    }
+}

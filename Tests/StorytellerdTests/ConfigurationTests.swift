@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+
+/// Flags over environment over config file over defaults, and strict errors,
+/// checked on the built daemon.
+@Suite(.serialized) struct ConfigurationTests {
+    @Test func flagsOverrideTheEnvironmentWhichOverridesTheFile() async throws {
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        let file = home.path + "/storytellerd.toml"
+        try """
+            # a comment
+            data-dir = "\(home.path)/from-file"   # trailing comment
+            name = "from # file"
+            listen = "127.0.0.1:1"
+            log-level = "debug"
+            maintenance-interval = 5
+            """.write(toFile: file, atomically: true, encoding: .utf8)
+        let daemon = try DaemonProcess(
+            arguments: ["--config", file, "--listen", "127.0.0.1:0"],
+            environment: ["STORYTELLER_LOG_LEVEL": "info", "STORYTELLER_NAME": "from-env"])
+        defer { daemon.kill() }
+        try await daemon.waitForLog("ready")
+        #expect(daemon.output.contains("storytellerd from-env"), "the environment beats the file")
+        #expect(daemon.output.contains("state:      \(home.path)/from-file"), "the file beats the default")
+        #expect(daemon.output.contains("peers on:   127.0.0.1:0"), "the flag beats the file")
+        #expect(!daemon.errors.contains("settings:"), "STORYTELLER_LOG_LEVEL beat the file's debug")
+        #expect(try await daemon.terminate() == 0)
+
+        // Without the environment, the file's debug level shows the resolved settings.
+        let fromFile = try DaemonProcess(arguments: ["--config", file, "--listen", "127.0.0.1:0"], environment: [:])
+        defer { fromFile.kill() }
+        try await fromFile.waitForLog("ready")
+        #expect(fromFile.errors.contains("debug storytellerd: [storytellerd] settings: listen=127.0.0.1:0"))
+        #expect(fromFile.output.contains("storytellerd from # file"), "a # inside a string is not a comment")
+        #expect(try await fromFile.terminate() == 0)
+    }
+
+    @Test func anUnknownKeyOrBadValueIsAStartupErrorNamingIt() async throws {
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        let cases: [(file: String, environment: [String: String], mentions: [String])] = [
+            ("listen = \"127.0.0.1:0\"\ncolour = \"red\"\n", [:], [":2:", "'colour'", "not a known key"]),
+            ("listen = \"127.0.0.1:99999\"\n", [:], [":1:", "'listen'", "99999"]),
+            ("name = \"a\"\nname = \"b\"\n", [:], [":2:", "'name'", "set twice"]),
+            ("maintenance-interval = soon\n", [:], ["'maintenance-interval'", "soon"]),
+            ("name = \"unterminated\n", [:], ["'name'", "unterminated"]),
+            ("just words\n", [:], [":1:", "key = value"]),
+            ("", ["STORYTELLER_LOG_LEVEL": "loud"], ["STORYTELLER_LOG_LEVEL", "loud"]),
+        ]
+        for (index, item) in cases.enumerated() {
+            let file = home.path + "/bad-\(index).toml"
+            try item.file.write(toFile: file, atomically: true, encoding: .utf8)
+            let daemon = try DaemonProcess(
+                arguments: ["--config", file, "--data-dir", home.path + "/state"], environment: item.environment)
+            defer { daemon.kill() }
+            #expect(try await daemon.waitForExit() == 78, "case \(index)")
+            for text in item.mentions {
+                #expect(daemon.errors.contains(text), "case \(index): '\(text)' in \(daemon.errors)")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: home.path + "/state"), "a bad config creates nothing")
+        let missing = try DaemonProcess(arguments: ["--config", home.path + "/nope.toml"], environment: [:])
+        defer { missing.kill() }
+        #expect(try await missing.waitForExit() == 78)
+        #expect(missing.errors.contains("nope.toml"))
+    }
+
+    /// The example file names every key the daemon knows, and its values (the
+    /// defaults) are accepted when uncommented.
+    @Test func theExampleDocumentsEveryKeyWithAValidDefault() async throws {
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        // The daemon lists its keys when it meets an unknown one.
+        let probeFile = home.path + "/probe.toml"
+        try "no-such-key = 1\n".write(toFile: probeFile, atomically: true, encoding: .utf8)
+        let probe = try DaemonProcess(arguments: ["--config", probeFile], environment: [:])
+        defer { probe.kill() }
+        #expect(try await probe.waitForExit() == 78)
+        let listed = try #require(probe.errors.split(separator: "known: ").last?.split(separator: ")").first)
+        let keys = listed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(keys.count >= 5)
+
+        let example = try String(contentsOf: repositoryRoot.appendingPathComponent("Config/storytellerd.example.toml"), encoding: .utf8)
+        var uncommented: [String] = []
+        for line in example.split(separator: "\n") where line.hasPrefix("# ") && line.contains(" = ") {
+            let body = String(line.dropFirst(2))
+            let key = body.split(separator: " ").first.map(String.init) ?? ""
+            guard keys.contains(key) else { continue }
+            switch key {
+            case "data-dir": uncommented.append("data-dir = \"\(home.path)/state\"")
+            case "listen": uncommented.append("listen = \"127.0.0.1:0\"")  // the default port may be taken here
+            default: uncommented.append(body)
+            }
+        }
+        let documented = Set(uncommented.compactMap { $0.split(separator: " ").first.map(String.init) })
+        #expect(documented == Set(keys), "every key is in the example")
+        let file = home.path + "/example.toml"
+        try uncommented.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let daemon = try DaemonProcess(arguments: ["--config", file], environment: [:])
+        defer { daemon.kill() }
+        try await daemon.waitForLog("ready")
+        #expect(try await daemon.terminate() == 0)
+    }
+}
+
+/// The package root (this file is Tests/StorytellerdTests/ConfigurationTests.swift).
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
