@@ -6,6 +6,7 @@ import Logging
 /// Every key is documented with its default in `Config/storytellerd.example.toml`.
 struct DaemonSettings: Equatable {
     var dataDirectory: String?
+    var socket: String?
     var listen = ListenAddress(host: "0.0.0.0", port: DaemonPaths.defaultPeerPort)
     var name: String?
     var logLevel = Logger.Level.info
@@ -13,7 +14,7 @@ struct DaemonSettings: Equatable {
 
     /// The keys, as written in the config file; the environment variable is
     /// `STORYTELLER_` + the key upper-cased with `_` for `-`.
-    static let keys = ["data-dir", "listen", "name", "log-level", "maintenance-interval"]
+    static let keys = ["data-dir", "socket", "listen", "name", "log-level", "maintenance-interval"]
 
     static func environmentName(of key: String) -> String {
         "STORYTELLER_" + key.uppercased().replacingOccurrences(of: "-", with: "_")
@@ -25,6 +26,11 @@ struct DaemonSettings: Equatable {
         case "data-dir":
             guard !text.isEmpty else { throw ConfigError(source: source, key: key, problem: "is empty") }
             dataDirectory = text
+        case "socket":
+            guard text.hasPrefix("/"), text.utf8.count < 104 else {
+                throw ConfigError(source: source, key: key, problem: "must be an absolute path shorter than 104 bytes")
+            }
+            socket = text
         case "listen":
             guard let address = try? ListenAddress(text) else {
                 throw ConfigError(source: source, key: key, problem: "'\(text)' is not HOST:PORT with a port in 0...65535")

@@ -35,6 +35,9 @@ struct Storytellerd: AsyncParsableCommand {
     @Option(name: .customLong("data-dir"), help: "State directory (default $XDG_DATA_HOME/storyteller or ~/.local/share/storyteller).")
     var dataDirectory: String?
 
+    @Option(help: "Control socket (default $XDG_RUNTIME_DIR/storyteller/control.sock, else in the state directory).")
+    var socket: String?
+
     @Option(help: "Address peers connect to, HOST:PORT (default 0.0.0.0:\(DaemonPaths.defaultPeerPort)).")
     var listen: String?
 
@@ -49,7 +52,7 @@ struct Storytellerd: AsyncParsableCommand {
 
     /// The flags as config keys, for the last layer of `resolve`.
     private var flags: [(String, String?)] {
-        [("data-dir", dataDirectory), ("listen", listen), ("name", name), ("log-level", logLevel),
+        [("data-dir", dataDirectory), ("socket", socket), ("listen", listen), ("name", name), ("log-level", logLevel),
          ("maintenance-interval", maintenanceInterval)]
     }
 
@@ -93,7 +96,7 @@ struct Storytellerd: AsyncParsableCommand {
         logger.debug(
             "settings: listen=\(address.host):\(address.port) data-dir=\(settings.dataDirectory ?? "(default)") name=\(settings.name ?? "(host name)") maintenance-interval=\(settings.maintenanceInterval)s"
         )
-        let paths = DaemonPaths(dataDirectory: settings.dataDirectory, environment: environment)
+        let paths = DaemonPaths(dataDirectory: settings.dataDirectory, socket: settings.socket, environment: environment)
         let daemonName = settings.name ?? ProcessInfo.processInfo.hostName
         let maintenanceInterval = settings.maintenanceInterval
 
@@ -112,6 +115,7 @@ struct Storytellerd: AsyncParsableCommand {
         print("  peer id:    \(identity.peerID)")
         print("  state:      \(paths.dataDirectory)")
         print("  database:   \(paths.databasePath)")
+        print("  control:    \(paths.socketPath)")
         print("  peers on:   \(address.host):\(address.port)")
         fflush(nil)
 
@@ -125,6 +129,23 @@ struct Storytellerd: AsyncParsableCommand {
                 try await manager.run(host: address.host, port: address.port)
             } catch {
                 stop.fail("peer listener: \(error)")
+            }
+        }
+        var control: ControlServer?
+        do {
+            let routes = ControlRoutes(store: store, identity: identity, manager: manager, name: daemonName, started: Date())
+            control = try await ControlServer.bind(
+                path: paths.socketPath, group: MultiThreadedEventLoopGroup.singleton, logger: logger
+            ) { await routes.handle($0) }
+        } catch {
+            stop.fail("control socket \(paths.socketPath): \(error)")
+        }
+        let controlServer = control
+        let serving = Task {
+            do {
+                try await controlServer?.run()
+            } catch {
+                stop.fail("control socket: \(error)")
             }
         }
         let maintenance = Task {
@@ -153,7 +174,9 @@ struct Storytellerd: AsyncParsableCommand {
         let reason = await stop.wait()
         SystemdNotifier.notify("STOPPING=1")
         maintenance.cancel()
+        await controlServer?.close()
         await manager.shutdown(timeout: .seconds(5))
+        _ = await serving.result
         sync.cancel()
         _ = await sync.result
         _ = await maintenance.result

@@ -9,8 +9,10 @@ struct DaemonPaths {
     let dataDirectory: String
     var identityDirectory: String { dataDirectory + "/identity" }
     var databasePath: String { dataDirectory + "/storyteller.sqlite" }
+    /// `$XDG_RUNTIME_DIR/storyteller/control.sock`, else in the state directory.
+    let socketPath: String
 
-    init(dataDirectory: String?, environment: [String: String]) {
+    init(dataDirectory: String?, socket: String?, environment: [String: String]) {
         if let dataDirectory {
             self.dataDirectory = dataDirectory
         } else if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
@@ -18,6 +20,13 @@ struct DaemonPaths {
         } else {
             let home = environment["HOME"] ?? NSHomeDirectory()
             self.dataDirectory = home + "/.local/share/storyteller"
+        }
+        if let socket {
+            socketPath = socket
+        } else if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            socketPath = runtime + "/storyteller/control.sock"
+        } else {
+            socketPath = self.dataDirectory + "/control.sock"
         }
     }
 }

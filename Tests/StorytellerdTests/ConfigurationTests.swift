@@ -89,6 +89,7 @@ import Testing
             guard keys.contains(key) else { continue }
             switch key {
             case "data-dir": uncommented.append("data-dir = \"\(home.path)/state\"")
+            case "socket": uncommented.append("socket = \"\(home.path)/control.sock\"")
             case "listen": uncommented.append("listen = \"127.0.0.1:0\"")  // the default port may be taken here
             default: uncommented.append(body)
             }

@@ -1,0 +1,165 @@
+import Foundation
+import NIOHTTP1
+import StoryCore
+import StoryStore
+import StorySync
+import StoryTLS
+
+/// The `/v1` routes of the control API served so far: status, identity and
+/// peers (list, add, remove, pending, accept), and the project list.
+struct ControlRoutes: Sendable {
+    let store: Store
+    let identity: Identity
+    let manager: PeerManager
+    let name: String
+    let started: Date
+
+    struct StatusBody: Encodable {
+        let peerID: String
+        let name: String
+        let uptimeSeconds: Int
+        let documents: Int
+        let peersConnected: Int
+        let bytesSent: Int
+        let bytesReceived: Int
+    }
+
+    struct IdentityBody: Encodable {
+        let peerID: String
+        let name: String
+        let certificatePEM: String
+    }
+
+    struct PeerBody: Encodable {
+        let id: String
+        let name: String?
+        let address: String?
+        let state: String
+        let connected: Bool
+        let added: Int64
+        let lastSeen: Int64?
+        let lastAddress: String?
+    }
+
+    struct AddPeer: Decodable {
+        let id: String
+        let address: String?
+        let name: String?
+    }
+
+    struct AcceptPeer: Decodable {
+        let address: String?
+    }
+
+    struct DocumentBody: Encodable {
+        let id: String
+        let kind: String
+        let name: String?
+        let created: Int64
+        let deleted: Bool
+    }
+
+    func handle(_ request: ControlRequest) async -> ControlResponse {
+        do {
+            return try await route(request)
+        } catch let error as ControlError {
+            return error.response
+        } catch let error as StoreError {
+            return ControlError(.internal, "store: \(error)").response
+        } catch {
+            return ControlError(.internal, "\(error)").response
+        }
+    }
+
+    private func route(_ request: ControlRequest) async throws -> ControlResponse {
+        guard request.segments.first == "v1" else { throw notFound(request) }
+        // The path as a template: literal segments stay, the others become {} and are the parameters.
+        var parameters: [String] = []
+        let template = request.segments.dropFirst().map { segment in
+            if Self.literals.contains(segment) { return segment }
+            parameters.append(segment)
+            return "{}"
+        }.joined(separator: "/")
+        switch (request.method, template) {
+        case (.GET, "status"):
+            let connected = await manager.status().filter(\.isEstablished).count
+            let bytes = await manager.totalBytes
+            return .json(
+                StatusBody(
+                    peerID: identity.peerID.description, name: name, uptimeSeconds: Int(Date().timeIntervalSince(started)),
+                    documents: try await store.documents().count, peersConnected: connected, bytesSent: bytes.sent,
+                    bytesReceived: bytes.received))
+        case (.GET, "identity"):
+            return .json(IdentityBody(peerID: identity.peerID.description, name: name, certificatePEM: identity.certificatePEM))
+        case (.GET, "peers"):
+            return .json(try await peers().filter { $0.state == "configured" })
+        case (.GET, "peers/pending"):
+            return .json(try await peers().filter { $0.state == "pending" })
+        case (.POST, "peers"):
+            let body = try ControlJSON.decode(AddPeer.self, from: request.body)
+            let id = try peerID(body.id)
+            if let address = body.address, !isHostPort(address) {
+                throw ControlError(.badRequest, "address '\(address)' is not HOST:PORT")
+            }
+            guard id != identity.peerID.description else { throw ControlError(.badRequest, "that is this daemon's own peer id") }
+            try await store.addPeer(id, name: body.name, address: body.address, at: millisecondsSinceEpoch())
+            return .json(try await peer(id), status: .created)
+        case (.POST, "peers/{}/accept"):
+            let id = try peerID(parameters[0])
+            guard let record = try await store.peers().first(where: { $0.id == id }), record.state == .pending else {
+                throw ControlError(.notFound, "no pending peer \(id)")
+            }
+            // Its source address is an ephemeral port: the address to dial comes with the request, if any.
+            let address = request.body.readableBytes > 0 ? try ControlJSON.decode(AcceptPeer.self, from: request.body).address : nil
+            if let address, !isHostPort(address) { throw ControlError(.badRequest, "address '\(address)' is not HOST:PORT") }
+            try await store.addPeer(id, address: address, at: millisecondsSinceEpoch())
+            return .json(try await peer(id))
+        case (.DELETE, "peers/{}"):
+            let id = try peerID(parameters[0])
+            guard try await store.peers().contains(where: { $0.id == id }) else { throw ControlError(.notFound, "no peer \(id)") }
+            try await store.removePeer(id)
+            return .json(["removed": id])
+        case (.GET, "projects"):
+            let records = try await store.documents().filter { $0.kind == .project && ($0.isDeleted == false || request.query["deleted"] == "true") }
+            return .json(
+                records.map {
+                    DocumentBody(id: $0.id.description, kind: "project", name: $0.name, created: $0.created, deleted: $0.isDeleted)
+                })
+        case (_, let known) where Self.templates.contains(known):
+            throw ControlError(.methodNotAllowed, "\(request.method) is not allowed on /\(request.segments.joined(separator: "/"))")
+        default:
+            throw notFound(request)
+        }
+    }
+
+    static let literals: Set<String> = ["status", "identity", "peers", "pending", "accept", "projects"]
+    /// Every route's path template (for 405 against 404, and the documentation test).
+    static let templates: Set<String> = ["status", "identity", "peers", "peers/pending", "peers/{}/accept", "peers/{}", "projects"]
+
+    private func notFound(_ request: ControlRequest) -> ControlError {
+        ControlError(.notFound, "no route \(request.method) /\(request.segments.joined(separator: "/"))")
+    }
+
+    private func peerID(_ text: String) throws(ControlError) -> String {
+        guard let id = PeerID(text) else {
+            throw ControlError(.badRequest, "'\(text)' is not a peer id (8 groups of 7 characters, with check characters)")
+        }
+        return id.description
+    }
+
+    private func peers() async throws -> [PeerBody] {
+        let connected = Set(await manager.status().filter(\.isEstablished).map(\.peer.description))
+        return try await store.peers().map {
+            PeerBody(
+                id: $0.id, name: $0.name, address: $0.address, state: $0.state.rawValue, connected: connected.contains($0.id),
+                added: $0.added, lastSeen: $0.lastSeen, lastAddress: $0.lastAddress)
+        }
+    }
+
+    private func peer(_ id: String) async throws -> PeerBody {
+        guard let found = try await peers().first(where: { $0.id == id }) else { throw ControlError(.notFound, "no peer \(id)") }
+        return found
+    }
+
+    private func isHostPort(_ text: String) -> Bool { (try? ListenAddress(text)).map { $0.port > 0 } ?? false }
+}
