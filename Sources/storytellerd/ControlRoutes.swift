@@ -133,8 +133,13 @@ struct ControlRoutes: Sendable {
     }
 
     static let literals: Set<String> = ["status", "identity", "peers", "pending", "accept", "projects"]
-    /// Every route's path template (for 405 against 404, and the documentation test).
-    static let templates: Set<String> = ["status", "identity", "peers", "peers/pending", "peers/{}/accept", "peers/{}", "projects"]
+    /// Every route: method and path template below `/v1` (the documentation test reads this).
+    static let routes: [(method: HTTPMethod, template: String)] = [
+        (.GET, "status"), (.GET, "identity"), (.GET, "peers"), (.POST, "peers"), (.DELETE, "peers/{}"),
+        (.GET, "peers/pending"), (.POST, "peers/{}/accept"), (.GET, "projects"),
+    ]
+    /// The templates, for 405 (known path, other method) against 404.
+    static let templates = Set(routes.map(\.template))
 
     private func notFound(_ request: ControlRequest) -> ControlError {
         ControlError(.notFound, "no route \(request.method) /\(request.segments.joined(separator: "/"))")

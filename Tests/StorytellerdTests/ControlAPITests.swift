@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import storytellerd
+
 /// The control API of the built daemon, over its real Unix socket.
 @Suite(.serialized) struct ControlAPITests {
     static let otherPeer = "YBB5GOE-GQ5FJ33-5EEN22A-XE43GRK-VDMGR2H-3HRCQFX-DSTMRI6-ZPZJYQP"
@@ -83,5 +85,21 @@ import Testing
         #expect(try client.get("/v1/status").status == 200, "the daemon keeps serving")
         #expect(daemon.errors.contains("POST /v1/peers → 400"), "refused requests are logged")
         #expect(try await daemon.terminate() == 0)
+    }
+
+    /// docs/control-api.md lists exactly the daemon's routes.
+    @Test func everyRouteIsDocumented() throws {
+        let document = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/control-api.md"), encoding: .utf8)
+        var documented: Set<String> = []
+        for line in document.split(separator: "\n") where line.hasPrefix("| `") {
+            let route = line.dropFirst(3).prefix { $0 != "`" }
+            let parts = route.split(separator: " ")
+            guard parts.count == 2, parts[1].hasPrefix("/v1/") else { continue }
+            let template = parts[1].dropFirst(4).split(separator: "/").map { $0.hasPrefix("{") ? "{}" : String($0) }
+            documented.insert("\(parts[0]) " + template.joined(separator: "/"))
+        }
+        let served = Set(ControlRoutes.routes.map { "\($0.method) \($0.template)" })
+        #expect(!served.isEmpty)
+        #expect(documented == served, "documented but not served: \(documented.subtracting(served)); served but not documented: \(served.subtracting(documented))")
     }
 }
