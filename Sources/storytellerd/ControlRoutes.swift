@@ -51,6 +51,20 @@ struct ControlRoutes: Sendable {
         let address: String?
     }
 
+    struct CreateProject: Decodable {
+        let name: String
+    }
+
+    struct SetShare: Decodable {
+        let mode: String?
+    }
+
+    struct ShareBody: Encodable {
+        let project: String
+        let peer: String
+        let mode: String
+    }
+
     struct DocumentBody: Encodable {
         let id: String
         let kind: String
@@ -125,6 +139,47 @@ struct ControlRoutes: Sendable {
                 records.map {
                     DocumentBody(id: $0.id.description, kind: "project", name: $0.name, created: $0.created, deleted: $0.isDeleted)
                 })
+        case (.POST, "projects"):
+            let body = try ControlJSON.decode(CreateProject.self, from: request.body)
+            let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !name.isEmpty, name.utf8.count <= 200 else { throw ControlError(.badRequest, "name must be 1 to 200 bytes") }
+            let now = millisecondsSinceEpoch()
+            let id = try await store.createDocument(kind: .project, name: name, at: now)
+            _ = try await store.editProject(id, at: now) { try $0.set(.title, to: .string(name)) }
+            return .json(try await project(id), status: .created)
+        case (.GET, "projects/{}"):
+            return .json(try await project(try documentID(parameters[0])))
+        case (.DELETE, "projects/{}"):
+            let id = try await existingProject(parameters[0])
+            try await store.setDeleted(true, of: id)
+            return .json(try await project(id))
+        case (.POST, "projects/{}/restore"):
+            let id = try await existingProject(parameters[0])
+            try await store.setDeleted(false, of: id)
+            return .json(try await project(id))
+        case (.GET, "projects/{}/shares"):
+            let id = try await existingProject(parameters[0])
+            return .json(try await store.shares(of: id).map { ShareBody(project: $0.document.description, peer: $0.peer, mode: $0.mode.rawValue) })
+        case (.PUT, "projects/{}/shares/{}"):
+            let id = try await existingProject(parameters[0])
+            let peer = try peerID(parameters[1])
+            guard try await store.peers().contains(where: { $0.id == peer && $0.state == .configured }) else {
+                throw ControlError(.notFound, "no configured peer \(peer): add it first")
+            }
+            let text = request.body.readableBytes > 0 ? try ControlJSON.decode(SetShare.self, from: request.body).mode : nil
+            guard let mode = ShareMode(rawValue: text ?? ShareMode.readWrite.rawValue) else {
+                throw ControlError(.badRequest, "mode '\(text ?? "")' is not read-write or read-only")
+            }
+            try await store.share(id, with: peer, mode: mode)
+            return .json(ShareBody(project: id.description, peer: peer, mode: mode.rawValue))
+        case (.DELETE, "projects/{}/shares/{}"):
+            let id = try await existingProject(parameters[0])
+            let peer = try peerID(parameters[1])
+            guard try await store.shares(of: id).contains(where: { $0.peer == peer }) else {
+                throw ControlError(.notFound, "project \(id) is not shared with \(peer)")
+            }
+            try await store.unshare(id, with: peer)
+            return .json(["unshared": peer])
         case (_, let known) where Self.templates.contains(known):
             throw ControlError(.methodNotAllowed, "\(request.method) is not allowed on /\(request.segments.joined(separator: "/"))")
         default:
@@ -132,11 +187,13 @@ struct ControlRoutes: Sendable {
         }
     }
 
-    static let literals: Set<String> = ["status", "identity", "peers", "pending", "accept", "projects"]
+    static let literals: Set<String> = ["status", "identity", "peers", "pending", "accept", "projects", "restore", "shares"]
     /// Every route: method and path template below `/v1` (the documentation test reads this).
     static let routes: [(method: HTTPMethod, template: String)] = [
         (.GET, "status"), (.GET, "identity"), (.GET, "peers"), (.POST, "peers"), (.DELETE, "peers/{}"),
-        (.GET, "peers/pending"), (.POST, "peers/{}/accept"), (.GET, "projects"),
+        (.GET, "peers/pending"), (.POST, "peers/{}/accept"), (.GET, "projects"), (.POST, "projects"), (.GET, "projects/{}"),
+        (.DELETE, "projects/{}"), (.POST, "projects/{}/restore"), (.GET, "projects/{}/shares"), (.PUT, "projects/{}/shares/{}"),
+        (.DELETE, "projects/{}/shares/{}"),
     ]
     /// The templates, for 405 (known path, other method) against 404.
     static let templates = Set(routes.map(\.template))
@@ -150,6 +207,27 @@ struct ControlRoutes: Sendable {
             throw ControlError(.badRequest, "'\(text)' is not a peer id (8 groups of 7 characters, with check characters)")
         }
         return id.description
+    }
+
+    private func documentID(_ text: String) throws(ControlError) -> DocumentID {
+        guard let id = DocumentID(text) else { throw ControlError(.badRequest, "'\(text)' is not a document id") }
+        return id
+    }
+
+    /// A project id that names a stored project.
+    private func existingProject(_ text: String) async throws -> DocumentID {
+        let id = try documentID(text)
+        guard let record = try? await store.document(id), record.kind == .project else {
+            throw ControlError(.notFound, "no project \(id)")
+        }
+        return record.id
+    }
+
+    private func project(_ id: DocumentID) async throws -> ProjectBody {
+        guard let record = try? await store.document(id), record.kind == .project else {
+            throw ControlError(.notFound, "no project \(id)")
+        }
+        return ProjectBody(record: record, view: try await store.project(id).view)
     }
 
     private func peers() async throws -> [PeerBody] {

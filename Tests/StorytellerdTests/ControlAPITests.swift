@@ -102,4 +102,86 @@ import Testing
         #expect(!served.isEmpty)
         #expect(documented == served, "documented but not served: \(documented.subtracting(served)); served but not documented: \(served.subtracting(documented))")
     }
+
+    @Test func projectsAndSharesOverTheSocket() async throws {
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        let daemon = try DaemonProcess(arguments: ["--data-dir", home.path, "--listen", "127.0.0.1:0"], environment: [:])
+        defer { daemon.kill() }
+        try await daemon.waitForLog("ready")
+        let client = ControlSocketClient(path: home.path + "/control.sock")
+
+        let created = try client.post("/v1/projects", json: #"{"name":"Night Train"}"#)
+        #expect(created.status == 201)
+        let project = try #require(created.json as? [String: Any])
+        let id = try #require(project["id"] as? String)
+        #expect(project["title"] as? String == "Night Train")
+        #expect((project["scenes"] as? [Any])?.isEmpty == true)
+        let listed = try #require(try client.get("/v1/projects").json as? [[String: Any]])
+        #expect(listed.map { $0["id"] as? String } == [id])
+        let shown = try #require(try client.get("/v1/projects/\(id)").json as? [String: Any])
+        #expect(shown["name"] as? String == "Night Train")
+        #expect(shown["deleted"] as? Bool == false)
+
+        #expect(try client.request("DELETE", "/v1/projects/\(id)").status == 200)
+        #expect((try client.get("/v1/projects").json as? [Any])?.isEmpty == true, "deleted projects are hidden")
+        #expect((try client.get("/v1/projects?deleted=true").json as? [Any])?.count == 1, "but kept")
+        #expect((try client.request("POST", "/v1/projects/\(id)/restore").json as? [String: Any])?["deleted"] as? Bool == false)
+
+        // Shares need a configured peer.
+        #expect(try client.request("PUT", "/v1/projects/\(id)/shares/\(Self.otherPeer)").errorCode == "not_found")
+        _ = try client.post("/v1/peers", json: #"{"id":"\#(Self.otherPeer)","address":"127.0.0.1:9"}"#)
+        let shared = try client.request("PUT", "/v1/projects/\(id)/shares/\(Self.otherPeer)", body: Data(#"{"mode":"read-only"}"#.utf8))
+        #expect(shared.status == 200)
+        #expect((shared.json as? [String: Any])?["mode"] as? String == "read-only")
+        let shares = try #require(try client.get("/v1/projects/\(id)/shares").json as? [[String: Any]])
+        #expect(shares.count == 1 && shares[0]["peer"] as? String == Self.otherPeer && shares[0]["mode"] as? String == "read-only")
+        #expect(try client.request("PUT", "/v1/projects/\(id)/shares/\(Self.otherPeer)", body: Data(#"{"mode":"sometimes"}"#.utf8)).errorCode == "bad_request")
+        #expect(try client.request("DELETE", "/v1/projects/\(id)/shares/\(Self.otherPeer)").status == 200)
+        #expect((try client.get("/v1/projects/\(id)/shares").json as? [Any])?.isEmpty == true)
+        #expect(try client.request("DELETE", "/v1/projects/\(id)/shares/\(Self.otherPeer)").errorCode == "not_found")
+
+        // Bad ids and names.
+        #expect(try client.get("/v1/projects/not-an-id").errorCode == "bad_request")
+        #expect(try client.get("/v1/projects/00000000000000000000000000000001").errorCode == "not_found")
+        #expect(try client.post("/v1/projects", json: #"{"name":"   "}"#).errorCode == "bad_request")
+        #expect(try client.post("/v1/projects", json: #"{"title":"x"}"#).errorCode == "bad_request")
+        #expect(try await daemon.terminate() == 0)
+    }
+
+    /// Two daemons paired and shared only through their control sockets.
+    @Test func twoDaemonsPairAndSyncThroughTheControlAPI() async throws {
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        let (portA, portB) = (try freePort(), try freePort())
+        let a = try DaemonProcess(arguments: ["--data-dir", home.path + "/a", "--listen", "127.0.0.1:\(portA)"], environment: [:])
+        defer { a.kill() }
+        let b = try DaemonProcess(arguments: ["--data-dir", home.path + "/b", "--listen", "127.0.0.1:\(portB)"], environment: [:])
+        defer { b.kill() }
+        try await a.waitForLog("ready")
+        try await b.waitForLog("ready")
+        let clientA = ControlSocketClient(path: home.path + "/a/control.sock")
+        let clientB = ControlSocketClient(path: home.path + "/b/control.sock")
+        let idA = try #require((try clientA.get("/v1/identity").json as? [String: Any])?["peerID"] as? String)
+        let idB = try #require((try clientB.get("/v1/identity").json as? [String: Any])?["peerID"] as? String)
+        #expect(try clientA.post("/v1/peers", json: #"{"id":"\#(idB)","address":"127.0.0.1:\#(portB)"}"#).status == 201)
+        #expect(try clientB.post("/v1/peers", json: #"{"id":"\#(idA)","address":"127.0.0.1:\#(portA)"}"#).status == 201)
+        let project = try #require((try clientA.post("/v1/projects", json: #"{"name":"Harbour"}"#).json as? [String: Any])?["id"] as? String)
+        #expect(try clientA.request("PUT", "/v1/projects/\(project)/shares/\(idB)").status == 200)
+
+        var onB: [String: Any]?
+        for _ in 0..<200 where onB == nil {
+            let response = try clientB.get("/v1/projects/\(project)")
+            if response.status == 200, let body = response.json as? [String: Any], body["title"] as? String == "Harbour" { onB = body }
+            else { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        let synced = try #require(onB, "B received the project")
+        #expect(synced["id"] as? String == project, "the same id on both peers")
+        let status = try #require(try clientB.get("/v1/status").json as? [String: Any])
+        #expect(status["peersConnected"] as? Int == 1)
+        let peersOfB = try #require(try clientB.get("/v1/peers").json as? [[String: Any]])
+        #expect(peersOfB.first?["connected"] as? Bool == true)
+        #expect(try await b.terminate() == 0)
+        #expect(try await a.terminate() == 0)
+    }
 }
