@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "StoryTLS", targets: ["StoryTLS"]),
         .library(name: "StorySync", targets: ["StorySync"]),
         .executable(name: "storytellerd", targets: ["storytellerd"]),
+        .executable(name: "storyteller", targets: ["storyteller"]),
         .executable(name: "storyteller-bench", targets: ["storyteller-bench"]),
     ],
     dependencies: [
@@ -79,6 +80,12 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        .target(name: "StoryClient", swiftSettings: strictSettings),
+        .executableTarget(
+            name: "storyteller",
+            dependencies: ["StoryClient", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strictSettings
+        ),
         .target(
             name: "StoryTestSupport", dependencies: ["StoryCore"], path: "Tests/StoryTestSupport",
             swiftSettings: strictSettings),
@@ -109,7 +116,7 @@ let package = Package(
             name: "StoryStoreTests", dependencies: ["StoryStore", "StoryTestSupport", "StoreCrashHelper"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "StorytellerdTests", dependencies: ["StoryCore", "StoryStore", "StoryTLS", "storytellerd"],
+            name: "StorytellerdTests", dependencies: ["StoryCore", "StoryStore", "StoryTLS", "StoryClient", "storytellerd", "storyteller"],
             swiftSettings: strictSettings),
     ]
 )

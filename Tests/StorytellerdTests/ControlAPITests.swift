@@ -1,4 +1,5 @@
 import Foundation
+import StoryClient
 import Testing
 
 @testable import storytellerd
@@ -17,7 +18,7 @@ import Testing
         try await daemon.waitForLog("ready")
         let attributes = try FileManager.default.attributesOfItem(atPath: socketPath)
         #expect((attributes[.posixPermissions] as? Int) == 0o600, "only the owner may connect")
-        let client = ControlSocketClient(path: socketPath)
+        let client = ControlClient(path: socketPath)
 
         let status = try client.get("/v1/status")
         #expect(status.status == 200)
@@ -55,7 +56,7 @@ import Testing
         let daemon = try DaemonProcess(arguments: ["--data-dir", home.path, "--listen", "127.0.0.1:0"], environment: [:])
         defer { daemon.kill() }
         try await daemon.waitForLog("ready")
-        let client = ControlSocketClient(path: home.path + "/control.sock")
+        let client = ControlClient(path: home.path + "/control.sock")
         let cases: [(method: String, target: String, body: String?, status: Int, code: String, mentions: String)] = [
             ("GET", "/v1/nowhere", nil, 404, "not_found", "/v1/nowhere"),
             ("GET", "/v2/status", nil, 404, "not_found", "/v2/status"),
@@ -109,7 +110,7 @@ import Testing
         let daemon = try DaemonProcess(arguments: ["--data-dir", home.path, "--listen", "127.0.0.1:0"], environment: [:])
         defer { daemon.kill() }
         try await daemon.waitForLog("ready")
-        let client = ControlSocketClient(path: home.path + "/control.sock")
+        let client = ControlClient(path: home.path + "/control.sock")
 
         let created = try client.post("/v1/projects", json: #"{"name":"Night Train"}"#)
         #expect(created.status == 201)
@@ -160,8 +161,8 @@ import Testing
         defer { b.kill() }
         try await a.waitForLog("ready")
         try await b.waitForLog("ready")
-        let clientA = ControlSocketClient(path: home.path + "/a/control.sock")
-        let clientB = ControlSocketClient(path: home.path + "/b/control.sock")
+        let clientA = ControlClient(path: home.path + "/a/control.sock")
+        let clientB = ControlClient(path: home.path + "/b/control.sock")
         let idA = try #require((try clientA.get("/v1/identity").json as? [String: Any])?["peerID"] as? String)
         let idB = try #require((try clientB.get("/v1/identity").json as? [String: Any])?["peerID"] as? String)
         #expect(try clientA.post("/v1/peers", json: #"{"id":"\#(idB)","address":"127.0.0.1:\#(portB)"}"#).status == 201)

@@ -1,0 +1,100 @@
+import Foundation
+
+/// A small HTTP/1.1 client for the daemon's control socket: one request per
+/// connection (`Connection: close`), blocking, with a receive timeout.
+/// The `storyteller` CLI and the end-to-end tests use it.
+public struct ControlClient: Sendable {
+    public struct Response: Sendable {
+        public let status: Int
+        public let headers: [String: String]
+        public let body: Data
+
+        /// The body as a JSON object or array.
+        public var json: Any? { try? JSONSerialization.jsonObject(with: body) }
+        /// `error.code` of an error answer.
+        public var errorCode: String? { ((json as? [String: Any])?["error"] as? [String: Any])?["code"] as? String }
+        /// `error.message` of an error answer.
+        public var errorMessage: String? { ((json as? [String: Any])?["error"] as? [String: Any])?["message"] as? String }
+    }
+
+    /// The daemon could not be reached, or did not answer HTTP.
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public let description: String
+        /// True when nothing listens on the socket (the daemon is not running).
+        public let isUnreachable: Bool
+    }
+
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    /// The socket the daemon uses with no settings: `$XDG_RUNTIME_DIR/storyteller/control.sock`,
+    /// else `control.sock` in `$XDG_DATA_HOME/storyteller` or `~/.local/share/storyteller`.
+    public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { return runtime + "/storyteller/control.sock" }
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/storyteller/control.sock" }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/storyteller/control.sock"
+    }
+
+    public func request(_ method: String, _ target: String, body: Data? = nil, extraHeaders: [String] = []) throws -> Response {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)", isUnreachable: false) }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        guard path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw Failure(description: "socket path too long: \(path)", isUnreachable: false)
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else {
+            let reason = String(cString: strerror(errno))
+            throw Failure(description: "cannot reach the daemon at \(path): \(reason)", isUnreachable: true)
+        }
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: storyteller\r\nConnection: close\r\n"
+        for header in extraHeaders { head += header + "\r\n" }
+        if let body { head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
+        var bytes = Array((head + "\r\n").utf8)
+        if let body { bytes += body }
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { break }  // the server may answer (413) and close before reading everything
+            sent += n
+        }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            received += buffer[..<n]
+        }
+        return try Self.parse(received)
+    }
+
+    public func get(_ target: String) throws -> Response { try request("GET", target) }
+
+    public func post(_ target: String, json: String) throws -> Response { try request("POST", target, body: Data(json.utf8)) }
+
+    private static func parse(_ bytes: [UInt8]) throws -> Response {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        guard let end = (0..<max(0, bytes.count - 3)).first(where: { Array(bytes[$0..<$0 + 4]) == separator }) else {
+            throw Failure(description: "no HTTP response from the daemon (\(bytes.count) bytes)", isUnreachable: false)
+        }
+        let lines = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+        let statusParts = lines[0].split(separator: " ")
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw Failure(description: "bad status line \(lines[0])", isUnreachable: false) }
+        var headers: [String: String] = [:]
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return Response(status: status, headers: headers, body: Data(bytes[(end + 4)...]))
+    }
+}

@@ -1,0 +1,281 @@
+import ArgumentParser
+import Foundation
+import StoryClient
+
+/// `storyteller`: the command line of the Storyteller daemon, over its control socket.
+@main
+struct Storyteller: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "storyteller",
+        abstract: "Control the local Storyteller daemon (storytellerd).",
+        discussion: """
+            Exit codes: 0 success, 1 the daemon refused the request (its message is \
+            printed), 64 bad arguments, 69 the daemon is not running or not reachable.
+            """,
+        subcommands: [
+            Status.self, ID.self, Peers.self, Share.self, Unshare.self, Projects.self,
+        ])
+}
+
+/// Options every command takes.
+struct ClientOptions: ParsableArguments {
+    @Option(help: "The daemon's control socket (default: as the daemon's; also STORYTELLER_SOCKET).")
+    var socket: String?
+
+    @Flag(help: "Print the daemon's JSON answer instead of text.")
+    var json = false
+
+    var client: ControlClient {
+        let environment = ProcessInfo.processInfo.environment
+        return ControlClient(path: socket ?? environment["STORYTELLER_SOCKET"] ?? ControlClient.defaultSocketPath(environment: environment))
+    }
+
+    /// Sends a request and returns the JSON answer, or exits with a clear message.
+    func call(_ method: String, _ target: String, body: [String: Any]? = nil) throws -> Any {
+        let data = try body.map { try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }
+        let response: ControlClient.Response
+        do {
+            response = try client.request(method, target, body: data)
+        } catch let failure as ControlClient.Failure {
+            printError(failure.isUnreachable ? "\(failure.description) (is storytellerd running?)" : failure.description)
+            throw ExitCode(69)
+        }
+        guard (200..<300).contains(response.status) else {
+            printError(response.errorMessage ?? "the daemon answered \(response.status)")
+            throw ExitCode(1)
+        }
+        if json { print(String(decoding: response.body, as: UTF8.self)) }
+        return response.json ?? [:]
+    }
+}
+
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data("storyteller: \(message)\n".utf8))
+}
+
+/// Percent-encodes one path segment.
+func segment(_ text: String) -> String {
+    text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-_.@"))) ?? text
+}
+
+/// Prints rows as a table with a header, columns padded to their widths.
+func printTable(_ header: [String], _ rows: [[String]]) {
+    let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
+    let useColour = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+    func line(_ cells: [String]) -> String {
+        cells.enumerated().map { index, cell in
+            index == cells.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+        }.joined(separator: "  ")
+    }
+    print(useColour ? "\u{1B}[1m" + line(header) + "\u{1B}[0m" : line(header))
+    for row in rows { print(line(row)) }
+}
+
+func text(_ value: Any?) -> String {
+    switch value {
+    case let string as String: string
+    case let number as NSNumber: number.stringValue
+    case nil, is NSNull: "-"
+    default: "\(value!)"
+    }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The daemon's identity, documents and connected peers.")
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        let status = try options.call("GET", "/v1/status") as? [String: Any] ?? [:]
+        guard !options.json else { return }
+        print("peer id:          \(text(status["peerID"]))")
+        print("name:             \(text(status["name"]))")
+        print("documents:        \(text(status["documents"]))")
+        print("peers connected:  \(text(status["peersConnected"]))")
+        print("bytes sent/recv:  \(text(status["bytesSent"])) / \(text(status["bytesReceived"]))")
+        print("up:               \(text(status["uptimeSeconds"])) s")
+    }
+}
+
+struct ID: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "id", abstract: "This daemon's peer id (give it to the other machines).")
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        let identity = try options.call("GET", "/v1/identity") as? [String: Any] ?? [:]
+        if !options.json { print(text(identity["peerID"])) }
+    }
+}
+
+struct Peers: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Configured and pending peers.", subcommands: [List.self, Add.self, Remove.self, Pending.self, Accept.self],
+        defaultSubcommand: List.self)
+
+    static func printPeers(_ peers: [[String: Any]]) {
+        printTable(
+            ["ID", "NAME", "ADDRESS", "STATE", "CONNECTED"],
+            peers.map { [text($0["id"]), text($0["name"]), text($0["address"] ?? $0["lastAddress"]), text($0["state"]), ($0["connected"] as? Bool) == true ? "yes" : "no"] })
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Configured peers and whether they are connected.")
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            let peers = try options.call("GET", "/v1/peers") as? [[String: Any]] ?? []
+            if !options.json { Peers.printPeers(peers) }
+        }
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Trust a peer id and dial it at an address.")
+        @Argument(help: "The peer's id (storyteller id on that machine).") var id: String
+        @Option(help: "Where to reach it, HOST:PORT.") var address: String?
+        @Option(help: "A name for it.") var name: String?
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            var body: [String: Any] = ["id": id]
+            if let address { body["address"] = address }
+            if let name { body["name"] = name }
+            let peer = try options.call("POST", "/v1/peers", body: body) as? [String: Any] ?? [:]
+            if !options.json { print("added \(text(peer["id"]))") }
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Forget a peer and close its connection.")
+        @Argument var id: String
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            _ = try options.call("DELETE", "/v1/peers/\(segment(id))")
+            if !options.json { print("removed \(id)") }
+        }
+    }
+
+    struct Pending: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Unknown peers that tried to connect.")
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            let peers = try options.call("GET", "/v1/peers/pending") as? [[String: Any]] ?? []
+            if !options.json { Peers.printPeers(peers) }
+        }
+    }
+
+    struct Accept: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Trust a pending peer.")
+        @Argument var id: String
+        @Option(help: "Where to dial it, HOST:PORT (optional: it can keep dialing us).") var address: String?
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            let body: [String: Any]? = address.map { ["address": $0] }
+            _ = try options.call("POST", "/v1/peers/\(segment(id))/accept", body: body)
+            if !options.json { print("accepted \(id)") }
+        }
+    }
+}
+
+struct Share: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Share a project with a peer.")
+    @Argument var project: String
+    @Argument var peer: String
+    @Flag(help: "The peer receives the project but its changes are refused.") var readOnly = false
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        _ = try options.call(
+            "PUT", "/v1/projects/\(segment(project))/shares/\(segment(peer))", body: ["mode": readOnly ? "read-only" : "read-write"])
+        if !options.json { print("shared \(project) with \(peer) (\(readOnly ? "read-only" : "read-write"))") }
+    }
+}
+
+struct Unshare: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Stop sharing a project with a peer.")
+    @Argument var project: String
+    @Argument var peer: String
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        _ = try options.call("DELETE", "/v1/projects/\(segment(project))/shares/\(segment(peer))")
+        if !options.json { print("unshared \(project) from \(peer)") }
+    }
+}
+
+struct Projects: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Storyboard projects.", subcommands: [List.self, Create.self, Show.self, Delete.self, Restore.self],
+        defaultSubcommand: List.self)
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The projects on this machine.")
+        @Flag(help: "Include deleted projects.") var deleted = false
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            let projects = try options.call("GET", "/v1/projects" + (deleted ? "?deleted=true" : "")) as? [[String: Any]] ?? []
+            guard !options.json else { return }
+            printTable(
+                ["ID", "NAME", "DELETED"],
+                projects.map { [text($0["id"]), text($0["name"]), ($0["deleted"] as? Bool) == true ? "yes" : "no"] })
+        }
+    }
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a project; prints its id.")
+        @Argument var name: String
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            let project = try options.call("POST", "/v1/projects", body: ["name": name]) as? [String: Any] ?? [:]
+            if !options.json { print(text(project["id"])) }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "A project's scenes, shots and layers.")
+        @Argument var project: String
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            let body = try options.call("GET", "/v1/projects/\(segment(project))") as? [String: Any] ?? [:]
+            guard !options.json else { return }
+            print("\(text(body["title"] ?? body["name"]))  (\(text(body["id"])))")
+            for scene in body["scenes"] as? [[String: Any]] ?? [] {
+                print("  scene \(text(scene["number"])) \(text(scene["title"]))  [\(text(scene["id"]))]")
+                for shot in scene["shots"] as? [[String: Any]] ?? [] {
+                    print("    shot \(text(shot["label"])) \(text(shot["caption"]))  [\(text(shot["id"]))]")
+                    for layer in shot["layers"] as? [[String: Any]] ?? [] {
+                        let strokes = (layer["strokes"] as? [Any])?.count ?? 0
+                        let hidden = (layer["visible"] as? Bool) == false ? ", hidden" : ""
+                        print("      layer \(text(layer["name"])): \(strokes) strokes\(hidden)  [\(text(layer["id"]))]")
+                    }
+                }
+            }
+        }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a project (kept; `projects restore` brings it back).")
+        @Argument var project: String
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            _ = try options.call("DELETE", "/v1/projects/\(segment(project))")
+            if !options.json { print("deleted \(project)") }
+        }
+    }
+
+    struct Restore: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Restore a deleted project.")
+        @Argument var project: String
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            _ = try options.call("POST", "/v1/projects/\(segment(project))/restore")
+            if !options.json { print("restored \(project)") }
+        }
+    }
+}
