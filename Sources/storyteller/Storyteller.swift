@@ -13,7 +13,8 @@ struct Storyteller: ParsableCommand {
             printed), 64 bad arguments, 69 the daemon is not running or not reachable.
             """,
         subcommands: [
-            Status.self, ID.self, Peers.self, Share.self, Unshare.self, Projects.self,
+            Status.self, ID.self, Peers.self, Share.self, Unshare.self, Projects.self, Scenes.self, Shots.self, Layers.self,
+            Strokes.self, Undo.self, Redo.self,
         ])
 }
 

@@ -51,6 +51,12 @@ struct ControlRoutes: Sendable {
         let address: String?
     }
 
+    struct EditBody: Encodable {
+        /// Per operation: the id it created, or null.
+        let created: [String?]
+        let changed: Bool
+    }
+
     struct CreateProject: Decodable {
         let name: String
     }
@@ -180,6 +186,30 @@ struct ControlRoutes: Sendable {
             }
             try await store.unshare(id, with: peer)
             return .json(["unshared": peer])
+        case (.POST, "projects/{}/edits"):
+            let id = try await existingProject(parameters[0])
+            guard let body = (try? JSONSerialization.jsonObject(with: Data(request.body.readableBytesView))) as? [String: Any] else {
+                throw ControlError(.badRequest, "the body must be a JSON object {\"ops\": [...], \"session\": \"...\"}")
+            }
+            let operations = try EditOperation.parse(body["ops"])
+            let session = try sessionName(body["session"]) ?? Self.defaultSession
+            do {
+                let result = try await store.editProject(id, session: session, at: millisecondsSinceEpoch()) { editor in
+                    try EditOperation.apply(operations, to: &editor)
+                }
+                return .json(EditBody(created: result.value.map { $0?.description }, changed: result.change != nil))
+            } catch let error as DocumentError {
+                throw ControlError(error.code == .notFound ? .notFound : .badRequest, "edit refused, nothing applied: \(error.message)")
+            }
+        case (.POST, "projects/{}/undo"), (.POST, "projects/{}/redo"):
+            let id = try await existingProject(parameters[0])
+            let body = request.body.readableBytes > 0 ? (try? JSONSerialization.jsonObject(with: Data(request.body.readableBytesView))) as? [String: Any] : [:]
+            guard let body else { throw ControlError(.badRequest, "the body must be a JSON object {\"session\": \"...\"}") }
+            let session = try sessionName(body["session"]) ?? Self.defaultSession
+            let now = millisecondsSinceEpoch()
+            let undo = template.hasSuffix("undo")
+            let change = undo ? try await store.undo(id, session: session, at: now) : try await store.redo(id, session: session, at: now)
+            return .json([undo ? "undone" : "redone": change != nil])
         case (_, let known) where Self.templates.contains(known):
             throw ControlError(.methodNotAllowed, "\(request.method) is not allowed on /\(request.segments.joined(separator: "/"))")
         default:
@@ -187,13 +217,16 @@ struct ControlRoutes: Sendable {
         }
     }
 
-    static let literals: Set<String> = ["status", "identity", "peers", "pending", "accept", "projects", "restore", "shares"]
+    /// The undo session of edits that name none.
+    static let defaultSession = "default"
+
+    static let literals: Set<String> = ["status", "identity", "peers", "pending", "accept", "projects", "restore", "shares", "edits", "undo", "redo"]
     /// Every route: method and path template below `/v1` (the documentation test reads this).
     static let routes: [(method: HTTPMethod, template: String)] = [
         (.GET, "status"), (.GET, "identity"), (.GET, "peers"), (.POST, "peers"), (.DELETE, "peers/{}"),
         (.GET, "peers/pending"), (.POST, "peers/{}/accept"), (.GET, "projects"), (.POST, "projects"), (.GET, "projects/{}"),
         (.DELETE, "projects/{}"), (.POST, "projects/{}/restore"), (.GET, "projects/{}/shares"), (.PUT, "projects/{}/shares/{}"),
-        (.DELETE, "projects/{}/shares/{}"),
+        (.DELETE, "projects/{}/shares/{}"), (.POST, "projects/{}/edits"), (.POST, "projects/{}/undo"), (.POST, "projects/{}/redo"),
     ]
     /// The templates, for 405 (known path, other method) against 404.
     static let templates = Set(routes.map(\.template))
@@ -207,6 +240,15 @@ struct ControlRoutes: Sendable {
             throw ControlError(.badRequest, "'\(text)' is not a peer id (8 groups of 7 characters, with check characters)")
         }
         return id.description
+    }
+
+    /// An undo session name: 1 to 64 bytes (edits with the same session undo together).
+    private func sessionName(_ value: Any?) throws(ControlError) -> String? {
+        guard let value, !(value is NSNull) else { return nil }
+        guard let text = value as? String, !text.isEmpty, text.utf8.count <= 64 else {
+            throw ControlError(.badRequest, "'session' must be a string of 1 to 64 bytes")
+        }
+        return text
     }
 
     private func documentID(_ text: String) throws(ControlError) -> DocumentID {

@@ -57,7 +57,7 @@ struct ShotBody: Encodable {
     init(_ shot: ShotView) {
         id = shot.id.description
         label = shot.label
-        background = shot.background.map { "#" + $0.hexRGBA }
+        background = shot.background.map { $0.hexRGBA }
         caption = shot.caption
         notes = shot.notes
         duration = shot.duration
@@ -105,7 +105,7 @@ struct StrokeBody: Encodable {
     init(_ stroke: StrokeView) {
         id = stroke.id.description
         brush = BrushBody(
-            tool: stroke.brush.tool.name, color: "#" + stroke.brush.color.hexRGBA, width: stroke.brush.width,
+            tool: stroke.brush.tool.name, color: stroke.brush.color.hexRGBA, width: stroke.brush.width,
             cap: stroke.brush.cap.name, join: stroke.brush.join.name)
         var flat: [Double] = []
         let points = stroke.transformedPoints()

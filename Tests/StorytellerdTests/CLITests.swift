@@ -101,4 +101,72 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
         #expect(daemon.output.contains(id.output.trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(try await daemon.terminate() == 0)
     }
+
+    @Test func drawingThroughTheCLIWithUndoAndRedo() async throws {
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        let socket = home.path + "/control.sock"
+        let daemon = try DaemonProcess(arguments: ["--data-dir", home.path, "--listen", "127.0.0.1:0"], environment: [:])
+        defer { daemon.kill() }
+        try await daemon.waitForLog("ready")
+        func run(_ arguments: String...) throws -> String {
+            let result = try storyteller(arguments + ["--socket", socket])
+            #expect(result.status == 0, "\(arguments): \(result.errors)")
+            return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        func state(_ project: String) throws -> [String: Any] {
+            try #require(try JSONSerialization.jsonObject(with: Data(try run("projects", "show", project, "--json").utf8)) as? [String: Any])
+        }
+        func strokes(_ body: [String: Any]) -> [[String: Any]] {
+            let scenes = body["scenes"] as? [[String: Any]] ?? []
+            let shots = scenes.flatMap { $0["shots"] as? [[String: Any]] ?? [] }
+            let layers = shots.flatMap { $0["layers"] as? [[String: Any]] ?? [] }
+            return layers.flatMap { $0["strokes"] as? [[String: Any]] ?? [] }
+        }
+
+        let project = try run("projects", "create", "Storm")
+        let scene = try run("scenes", "add", project, "--title", "Harbour")
+        let second = try run("scenes", "add", project, "--title", "Lighthouse")
+        let shot = try run("shots", "add", project, scene)
+        let layer = try run("layers", "add", project, shot, "--name", "ink")
+        let pointsFile = home.path + "/points.json"
+        try "[0.25, 0.5, 1.0, 0.75, 0.5, 0.5]".write(toFile: pointsFile, atomically: true, encoding: .utf8)
+        let first = try run("strokes", "add", project, layer, "--points", "[0.1, 0.2, 0.5, 0.3, 0.4, 0.6]", "--tool", "marker", "--color", "#ff0000", "--width", "0.01")
+        let fromFile = try run("strokes", "add", project, layer, "--file", pointsFile)
+        var body = try state(project)
+        var drawn = strokes(body)
+        #expect(Set(drawn.compactMap { $0["id"] as? String }) == [first, fromFile])
+        let marker = try #require(drawn.first { $0["id"] as? String == first })
+        let points = try #require(marker["points"] as? [Double])
+        #expect(points.count == 6, "points are a flat [x, y, pressure, …] array")
+        #expect(abs(points[0] - 0.1) < 0.001 && abs(points[4] - 0.4) < 0.001)
+        #expect((marker["brush"] as? [String: Any])?["tool"] as? String == "marker")
+
+        // Undo removes the last stroke; redo brings it back.
+        #expect(try run("undo", project) == "undone")
+        #expect(strokes(try state(project)).count == 1)
+        #expect(try run("redo", project) == "redone")
+        #expect(strokes(try state(project)).count == 2)
+        // An edit in another session is not undone by the default session's undo.
+        _ = try run("strokes", "erase", project, layer, first, "--session", "tablet")
+        #expect(strokes(try state(project)).count == 1)
+        #expect(try run("undo", project, "--session", "tablet") == "undone")
+        #expect(strokes(try state(project)).count == 2, "the erase was undone")
+
+        // Cross-scene move and duplicate.
+        _ = try run("shots", "move", project, shot, "--to", "0", "--scene", second)
+        let copy = try run("shots", "duplicate", project, shot)
+        body = try state(project)
+        let scenes = body["scenes"] as? [[String: Any]] ?? []
+        #expect((scenes.first?["shots"] as? [Any])?.isEmpty == true, "the shot left the first scene")
+        let moved = (scenes.last?["shots"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        #expect(Set(moved) == [shot, copy])
+        drawn = strokes(body)
+        #expect(drawn.count == 4, "the duplicate shows the same strokes")
+
+        // A refused edit prints the daemon's reason and exits 1.
+        let bad = try storyteller(["strokes", "add", project, layer, "--points", "[0.1, 0.2]", "--socket", socket])
+        #expect(bad.status == 1 && bad.errors.contains("multiple of 3"))
+        #expect(try await daemon.terminate() == 0)
+    }
 }

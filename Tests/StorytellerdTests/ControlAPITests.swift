@@ -185,4 +185,43 @@ import Testing
         #expect(try await b.terminate() == 0)
         #expect(try await a.terminate() == 0)
     }
+
+    /// A batch applies whole or not at all.
+    @Test func anEditBatchIsAtomic() async throws {
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        let daemon = try DaemonProcess(arguments: ["--data-dir", home.path, "--listen", "127.0.0.1:0"], environment: [:])
+        defer { daemon.kill() }
+        try await daemon.waitForLog("ready")
+        let client = ControlClient(path: home.path + "/control.sock")
+        let project = try #require((try client.post("/v1/projects", json: #"{"name":"Atomic"}"#).json as? [String: Any])?["id"] as? String)
+        let good = try client.post(
+            "/v1/projects/\(project)/edits",
+            json: #"{"ops":[{"op":"scene.add","title":"One"},{"op":"shot.add","scene":"$0"},{"op":"layer.add","shot":"$1"}]}"#)
+        #expect(good.status == 200)
+        let created = try #require((good.json as? [String: Any])?["created"] as? [String])
+        #expect(created.count == 3)
+        let before = try client.get("/v1/projects/\(project)").body
+        // The third op names a scene that does not exist: the first two must not stay.
+        let bad = try client.post(
+            "/v1/projects/\(project)/edits",
+            json: #"{"ops":[{"op":"scene.add","title":"Two"},{"op":"set","object":"$0","field":"description","value":"x"},{"op":"shot.add","scene":"99@00000000000000aa"}]}"#)
+        #expect(bad.status == 404)
+        #expect(bad.errorMessage?.contains("nothing applied") == true)
+        #expect(try client.get("/v1/projects/\(project)").body == before, "nothing of the refused batch was applied")
+        for (json, mentions) in [
+            (#"{"ops":[]}"#, "non-empty"), (#"{"ops":[{"op":"fly"}]}"#, "unknown op"),
+            (#"{"ops":[{"op":"shot.add","scene":"$3"}]}"#, "earlier operation"),
+            (#"{"ops":[{"op":"set","field":"visible","value":1}]}"#, "true or false"),
+            (#"{"ops":[{"op":"set","field":"colour","value":1}]}"#, "'field'"),
+            (#"{"ops":[{"op":"stroke.add","layer":"$0","points":[0,0,2]}]}"#, "pressure in 0...1"),
+            (#"{"ops":[{"op":"scene.add","at":-1}]}"#, "non-negative"), (#"[1,2]"#, "JSON object"),
+        ] {
+            let response = try client.post("/v1/projects/\(project)/edits", json: json)
+            #expect(response.status == 400, "\(json)")
+            #expect(response.errorMessage?.contains(mentions) == true, "\(json): \(response.errorMessage ?? "")")
+        }
+        #expect(try client.get("/v1/projects/\(project)").body == before)
+        #expect(try await daemon.terminate() == 0)
+    }
 }
