@@ -14,7 +14,7 @@ struct Storyteller: ParsableCommand {
             """,
         subcommands: [
             Status.self, ID.self, Peers.self, Share.self, Unshare.self, Projects.self, Scenes.self, Shots.self, Layers.self,
-            Strokes.self, Undo.self, Redo.self,
+            Strokes.self, Undo.self, Redo.self, Search.self, Render.self,
         ])
 }
 
@@ -33,6 +33,13 @@ struct ClientOptions: ParsableArguments {
 
     /// Sends a request and returns the JSON answer, or exits with a clear message.
     func call(_ method: String, _ target: String, body: [String: Any]? = nil) throws -> Any {
+        let response = try raw(method, target, body: body)
+        if json { print(String(decoding: response.body, as: UTF8.self)) }
+        return response.json ?? [:]
+    }
+
+    /// Sends a request; the successful response, or exits with a clear message.
+    func raw(_ method: String, _ target: String, body: [String: Any]? = nil) throws -> ControlClientResponse {
         let data = try body.map { try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }
         let response: ControlClient.Response
         do {
@@ -45,10 +52,11 @@ struct ClientOptions: ParsableArguments {
             printError(response.errorMessage ?? "the daemon answered \(response.status)")
             throw ExitCode(1)
         }
-        if json { print(String(decoding: response.body, as: UTF8.self)) }
-        return response.json ?? [:]
+        return response
     }
 }
+
+typealias ControlClientResponse = ControlClient.Response
 
 func printError(_ message: String) {
     FileHandle.standardError.write(Data("storyteller: \(message)\n".utf8))

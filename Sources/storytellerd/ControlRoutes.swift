@@ -51,6 +51,16 @@ struct ControlRoutes: Sendable {
         let address: String?
     }
 
+    struct SearchHitBody: Encodable {
+        let project: String
+        let projectName: String?
+        /// The matching object (absent for the project itself).
+        let object: String?
+        let label: String
+        let field: String
+        let text: String
+    }
+
     struct EditBody: Encodable {
         /// Per operation: the id it created, or null.
         let created: [String?]
@@ -210,6 +220,29 @@ struct ControlRoutes: Sendable {
             let undo = template.hasSuffix("undo")
             let change = undo ? try await store.undo(id, session: session, at: now) : try await store.redo(id, session: session, at: now)
             return .json([undo ? "undone" : "redone": change != nil])
+        case (.GET, "projects/{}/shots/{}/render"):
+            let id = try await existingProject(parameters[0])
+            guard let shotID = OpID(parameters[1]) else { throw ControlError(.badRequest, "'\(parameters[1])' is not a shot id") }
+            var onion = 0
+            if let text = request.query["onion"] {
+                guard let value = Int(text), (0...10).contains(value) else { throw ControlError(.badRequest, "onion must be 0...10") }
+                onion = value
+            }
+            let view = try await store.project(id).view
+            guard let shot = view.shot(shotID) else { throw ControlError(.notFound, "no visible shot \(shotID) in \(id)") }
+            return ControlResponse(status: .ok, body: Data(ShotRenderer.svg(of: shot, in: view, onion: onion).utf8), contentType: "image/svg+xml")
+        case (.GET, "search"):
+            guard let query = request.query["q"], !query.isEmpty else { throw ControlError(.badRequest, "give the text to find as ?q=") }
+            var hits: [SearchHitBody] = []
+            for record in try await store.documents() where record.kind == .project && !record.isDeleted {
+                for hit in try await store.project(record.id).view.search(query) {
+                    hits.append(
+                        SearchHitBody(
+                            project: record.id.description, projectName: record.name, object: hit.path.last?.description,
+                            label: hit.label, field: hit.field.description, text: hit.text))
+                }
+            }
+            return .json(hits)
         case (_, let known) where Self.templates.contains(known):
             throw ControlError(.methodNotAllowed, "\(request.method) is not allowed on /\(request.segments.joined(separator: "/"))")
         default:
@@ -220,13 +253,14 @@ struct ControlRoutes: Sendable {
     /// The undo session of edits that name none.
     static let defaultSession = "default"
 
-    static let literals: Set<String> = ["status", "identity", "peers", "pending", "accept", "projects", "restore", "shares", "edits", "undo", "redo"]
+    static let literals: Set<String> = ["status", "identity", "peers", "pending", "accept", "projects", "restore", "shares", "edits", "undo", "redo", "shots", "render", "search"]
     /// Every route: method and path template below `/v1` (the documentation test reads this).
     static let routes: [(method: HTTPMethod, template: String)] = [
         (.GET, "status"), (.GET, "identity"), (.GET, "peers"), (.POST, "peers"), (.DELETE, "peers/{}"),
         (.GET, "peers/pending"), (.POST, "peers/{}/accept"), (.GET, "projects"), (.POST, "projects"), (.GET, "projects/{}"),
         (.DELETE, "projects/{}"), (.POST, "projects/{}/restore"), (.GET, "projects/{}/shares"), (.PUT, "projects/{}/shares/{}"),
         (.DELETE, "projects/{}/shares/{}"), (.POST, "projects/{}/edits"), (.POST, "projects/{}/undo"), (.POST, "projects/{}/redo"),
+        (.GET, "projects/{}/shots/{}/render"), (.GET, "search"),
     ]
     /// The templates, for 405 (known path, other method) against 404.
     static let templates = Set(routes.map(\.template))

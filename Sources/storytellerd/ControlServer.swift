@@ -17,6 +17,7 @@ struct ControlRequest: Sendable {
 struct ControlResponse: Sendable {
     let status: HTTPResponseStatus
     let body: Data
+    var contentType = "application/json"
 
     static func json(_ value: some Encodable, status: HTTPResponseStatus = .ok) -> ControlResponse {
         do {
@@ -177,7 +178,7 @@ final class ControlServer: Sendable {
                         }
                         let keepAlive = requestHead.isKeepAlive && !tooLarge
                         var headers = HTTPHeaders()
-                        headers.add(name: "content-type", value: "application/json")
+                        headers.add(name: "content-type", value: response.contentType)
                         headers.add(name: "content-length", value: String(response.body.count))
                         headers.add(name: "connection", value: keepAlive ? "keep-alive" : "close")
                         try await outbound.write(.head(HTTPResponseHead(version: requestHead.version, status: response.status, headers: headers)))

@@ -1,4 +1,5 @@
 import Foundation
+import StoryClient
 import Testing
 
 /// Runs the built `storyteller` CLI; its exit status, stdout and stderr.
@@ -167,6 +168,68 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
         // A refused edit prints the daemon's reason and exits 1.
         let bad = try storyteller(["strokes", "add", project, layer, "--points", "[0.1, 0.2]", "--socket", socket])
         #expect(bad.status == 1 && bad.errors.contains("multiple of 3"))
+        #expect(try await daemon.terminate() == 0)
+    }
+
+    @Test func renderAndSearch() async throws {
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        let socket = home.path + "/control.sock"
+        let daemon = try DaemonProcess(arguments: ["--data-dir", home.path, "--listen", "127.0.0.1:0"], environment: [:])
+        defer { daemon.kill() }
+        try await daemon.waitForLog("ready")
+        let client = ControlClient(path: socket)
+        let project = try #require((try client.post("/v1/projects", json: #"{"name":"Night Train"}"#).json as? [String: Any])?["id"] as? String)
+        // Scene with two shots; shot 2 has a visible layer (2 strokes, 50 % opacity) and a hidden one.
+        let edit = try client.post(
+            "/v1/projects/\(project)/edits",
+            json: #"""
+                {"ops":[
+                {"op":"scene.add","title":"Departure"},
+                {"op":"shot.add","scene":"$0"},
+                {"op":"layer.add","shot":"$1","name":"first"},
+                {"op":"stroke.add","layer":"$2","points":[0.1,0.1,1,0.9,0.9,1]},
+                {"op":"shot.add","scene":"$0"},
+                {"op":"set","object":"$4","field":"background","value":"#102030"},
+                {"op":"set","object":"$4","field":"caption","value":"The conductor whistles"},
+                {"op":"layer.add","shot":"$4","name":"ink"},
+                {"op":"set","object":"$7","field":"opacity","value":0.5},
+                {"op":"stroke.add","layer":"$7","points":[0.5,0.5,1,0.6,0.6,1],"brush":{"color":"#ff0000","width":0.01}},
+                {"op":"stroke.add","layer":"$7","points":[0.2,0.2,1,0.3,0.3,1]},
+                {"op":"layer.add","shot":"$4","name":"sketch <rough>"},
+                {"op":"stroke.add","layer":"$11","points":[0.4,0.4,1,0.45,0.45,1]},
+                {"op":"set","object":"$11","field":"visible","value":false}
+                ]}
+                """#)
+        let created = try #require((edit.json as? [String: Any])?["created"] as? [Any])
+        let shot = try #require(created[4] as? String)
+
+        let out = home.path + "/shot.svg"
+        let rendered = try storyteller(["render", project, shot, "--out", out, "--socket", socket])
+        #expect(rendered.status == 0, "\(rendered.errors)")
+        let svg = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(svg.hasPrefix("<?xml") && svg.contains("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1600\" height=\"900\""))
+        #expect(svg.contains("fill=\"#102030\""), "the shot's background colour")
+        #expect(svg.components(separatedBy: "<path").count - 1 == 2, "the two visible strokes; the hidden layer is skipped")
+        #expect(svg.contains("data-layer=\"ink\" opacity=\"0.5\""))
+        #expect(svg.contains("stroke=\"#ff0000\"") && svg.contains("stroke-width=\"16\""))
+        #expect(svg.contains("M800 450 L960 540"), "points scaled to the frame")
+        #expect(!svg.contains("class=\"onion\""))
+
+        let onion = try storyteller(["render", project, shot, "--out", out, "--onion", "1", "--socket", socket])
+        #expect(onion.status == 0)
+        let onionSVG = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(onionSVG.contains("class=\"onion\" data-shot=\"1-1\""), "the previous shot, faded")
+        #expect(onionSVG.components(separatedBy: "<path").count - 1 == 3)
+
+        let missing = try storyteller(["render", project, "77@00000000000000aa", "--out", out, "--socket", socket])
+        #expect(missing.status == 1 && missing.errors.contains("no visible shot"))
+
+        let found = try storyteller(["search", "CONDUCTOR", "--json", "--socket", socket])
+        let hits = try #require(try JSONSerialization.jsonObject(with: Data(found.output.utf8)) as? [[String: Any]])
+        #expect(hits.count == 1)
+        #expect(hits.first?["object"] as? String == shot && hits.first?["field"] as? String == "caption")
+        #expect(try storyteller(["search", "conductor", "--socket", socket]).output.contains("The conductor whistles"))
         #expect(try await daemon.terminate() == 0)
     }
 }

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+
+struct Render: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Draw a shot to an SVG file.")
+    @Argument var project: String
+    @Argument var shot: String
+    @Option(help: "The SVG file to write.") var out: String
+    @Option(help: "Also draw N previous and next shots, faded (onion skin).") var onion = 0
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        let response: ControlClientResponse = try options.raw(
+            "GET", "/v1/projects/\(segment(project))/shots/\(segment(shot))/render?onion=\(onion)")
+        do {
+            try response.body.write(to: URL(fileURLWithPath: out))
+        } catch {
+            printError("cannot write \(out): \(error.localizedDescription)")
+            throw ExitCode(1)
+        }
+        if options.json {
+            print(#"{"bytes":\#(response.body.count),"out":"\#(out)"}"#)
+        } else {
+            print("wrote \(out) (\(response.body.count) bytes)")
+        }
+    }
+}
+
+struct Search: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Find text in titles, descriptions, captions, notes and layer names.")
+    @Argument var query: String
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? query
+        let hits = try options.call("GET", "/v1/search?q=\(encoded)") as? [[String: Any]] ?? []
+        guard !options.json else { return }
+        printTable(
+            ["PROJECT", "WHERE", "FIELD", "TEXT", "OBJECT"],
+            hits.map { [text($0["projectName"] ?? $0["project"]), text($0["label"]), text($0["field"]), text($0["text"]), text($0["object"])] })
+    }
+}
