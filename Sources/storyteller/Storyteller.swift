@@ -14,7 +14,7 @@ struct Storyteller: ParsableCommand {
             """,
         subcommands: [
             Status.self, ID.self, Peers.self, Share.self, Unshare.self, Projects.self, Scenes.self, Shots.self, Layers.self,
-            Strokes.self, Undo.self, Redo.self, Search.self, Render.self,
+            Strokes.self, Undo.self, Redo.self, Search.self, Render.self, Backup.self,
         ])
 }
 

@@ -40,3 +40,17 @@ struct Search: ParsableCommand {
             hits.map { [text($0["projectName"] ?? $0["project"]), text($0["label"]), text($0["field"]), text($0["text"]), text($0["object"])] })
     }
 }
+
+struct Backup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a consistent copy of the daemon's database to FILE while it runs.",
+        discussion: "To restore: stop the daemon, put the file in place of storyteller.sqlite in the state directory, start it.")
+    @Argument(help: "Where to write the copy (must not exist).") var file: String
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
+        let result = try options.call("POST", "/v1/backup", body: ["path": path]) as? [String: Any] ?? [:]
+        if !options.json { print("wrote \(path) (\(text(result["bytes"])) bytes)") }
+    }
+}

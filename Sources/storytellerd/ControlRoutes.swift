@@ -61,6 +61,15 @@ struct ControlRoutes: Sendable {
         let text: String
     }
 
+    struct BackupRequest: Decodable {
+        let path: String
+    }
+
+    struct BackupBody: Encodable {
+        let path: String
+        let bytes: Int
+    }
+
     struct EditBody: Encodable {
         /// Per operation: the id it created, or null.
         let created: [String?]
@@ -243,6 +252,19 @@ struct ControlRoutes: Sendable {
                 }
             }
             return .json(hits)
+        case (.POST, "backup"):
+            let body = try ControlJSON.decode(BackupRequest.self, from: request.body)
+            guard body.path.hasPrefix("/") else { throw ControlError(.badRequest, "'path' must be absolute (the daemon's working directory is not yours)") }
+            guard !FileManager.default.fileExists(atPath: body.path) else { throw ControlError(.conflict, "\(body.path) already exists") }
+            do {
+                try await store.backup(to: body.path)
+            } catch {
+                throw ControlError(.badRequest, "cannot write the backup: \(error)")
+            }
+            let size = (try? FileManager.default.attributesOfItem(atPath: body.path)[.size] as? Int) ?? 0
+            return .json(BackupBody(path: body.path, bytes: size))
+        case (.GET, "metrics"):
+            return ControlResponse(status: .ok, body: Data(try await metrics().utf8), contentType: "text/plain; version=0.0.4")
         case (_, let known) where Self.templates.contains(known):
             throw ControlError(.methodNotAllowed, "\(request.method) is not allowed on /\(request.segments.joined(separator: "/"))")
         default:
@@ -253,14 +275,14 @@ struct ControlRoutes: Sendable {
     /// The undo session of edits that name none.
     static let defaultSession = "default"
 
-    static let literals: Set<String> = ["status", "identity", "peers", "pending", "accept", "projects", "restore", "shares", "edits", "undo", "redo", "shots", "render", "search"]
+    static let literals: Set<String> = ["status", "identity", "peers", "pending", "accept", "projects", "restore", "shares", "edits", "undo", "redo", "shots", "render", "search", "backup", "metrics"]
     /// Every route: method and path template below `/v1` (the documentation test reads this).
     static let routes: [(method: HTTPMethod, template: String)] = [
         (.GET, "status"), (.GET, "identity"), (.GET, "peers"), (.POST, "peers"), (.DELETE, "peers/{}"),
         (.GET, "peers/pending"), (.POST, "peers/{}/accept"), (.GET, "projects"), (.POST, "projects"), (.GET, "projects/{}"),
         (.DELETE, "projects/{}"), (.POST, "projects/{}/restore"), (.GET, "projects/{}/shares"), (.PUT, "projects/{}/shares/{}"),
         (.DELETE, "projects/{}/shares/{}"), (.POST, "projects/{}/edits"), (.POST, "projects/{}/undo"), (.POST, "projects/{}/redo"),
-        (.GET, "projects/{}/shots/{}/render"), (.GET, "search"),
+        (.GET, "projects/{}/shots/{}/render"), (.GET, "search"), (.POST, "backup"), (.GET, "metrics"),
     ]
     /// The templates, for 405 (known path, other method) against 404.
     static let templates = Set(routes.map(\.template))
@@ -283,6 +305,34 @@ struct ControlRoutes: Sendable {
             throw ControlError(.badRequest, "'session' must be a string of 1 to 64 bytes")
         }
         return text
+    }
+
+    /// Prometheus text exposition of the daemon's gauges and counters.
+    private func metrics() async throws -> String {
+        let documents = try await store.documents()
+        let peers = try await store.peers()
+        let sessions = await manager.status()
+        let bytes = await manager.totalBytes
+        var lines: [String] = []
+        func metric(_ name: String, _ type: String, _ help: String, _ samples: [(String, Int)]) {
+            lines.append("# HELP \(name) \(help)")
+            lines.append("# TYPE \(name) \(type)")
+            for (labels, value) in samples { lines.append("\(name)\(labels) \(value)") }
+        }
+        metric("storyteller_documents", "gauge", "Documents in the store.", [
+            ("{kind=\"project\"}", documents.filter { $0.kind == .project && !$0.isDeleted }.count),
+            ("{kind=\"library\"}", documents.filter { $0.kind == .library }.count),
+        ])
+        metric("storyteller_stored_changes", "gauge", "Changes in the change log (not yet compacted).", [("", documents.reduce(0) { $0 + $1.changeCount })])
+        metric("storyteller_peers", "gauge", "Peers by state.", [
+            ("{state=\"configured\"}", peers.filter { $0.state == .configured }.count),
+            ("{state=\"pending\"}", peers.filter { $0.state == .pending }.count),
+        ])
+        metric("storyteller_peers_connected", "gauge", "Peers with an established session.", [("", sessions.filter(\.isEstablished).count)])
+        metric("storyteller_sync_sent_bytes_total", "counter", "Bytes of sync frames sent (below TLS).", [("", bytes.sent)])
+        metric("storyteller_sync_received_bytes_total", "counter", "Bytes of sync frames received (below TLS).", [("", bytes.received)])
+        metric("storyteller_uptime_seconds", "gauge", "Seconds since the daemon started.", [("", Int(Date().timeIntervalSince(started)))])
+        return lines.joined(separator: "\n") + "\n"
     }
 
     private func documentID(_ text: String) throws(ControlError) -> DocumentID {

@@ -1,5 +1,7 @@
 import Foundation
 import StoryClient
+import StoryCore
+import StoryStore
 import Testing
 
 /// Runs the built `storyteller` CLI; its exit status, stdout and stderr.
@@ -231,5 +233,36 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
         #expect(hits.first?["object"] as? String == shot && hits.first?["field"] as? String == "caption")
         #expect(try storyteller(["search", "conductor", "--socket", socket]).output.contains("The conductor whistles"))
         #expect(try await daemon.terminate() == 0)
+    }
+
+    @Test func backupWhileRunningAndMetrics() async throws {
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        let socket = home.path + "/control.sock"
+        let daemon = try DaemonProcess(arguments: ["--data-dir", home.path + "/state", "--socket", socket, "--listen", "127.0.0.1:0"], environment: [:])
+        defer { daemon.kill() }
+        try await daemon.waitForLog("ready")
+        let project = try storyteller(["projects", "create", "Kept", "--socket", socket]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let file = home.path + "/backup.sqlite"
+        let backup = try storyteller(["backup", file, "--socket", socket])
+        #expect(backup.status == 0, "\(backup.errors)")
+        #expect(backup.output.contains("wrote \(file)"))
+        let again = try storyteller(["backup", file, "--socket", socket])
+        #expect(again.status == 1 && again.errors.contains("already exists"))
+
+        let metrics = try ControlClient(path: socket).get("/v1/metrics")
+        #expect(metrics.status == 200)
+        #expect(metrics.headers["content-type"]?.hasPrefix("text/plain") == true)
+        let text = String(decoding: metrics.body, as: UTF8.self)
+        #expect(text.contains("# TYPE storyteller_documents gauge"))
+        #expect(text.contains("storyteller_documents{kind=\"project\"} 1"))
+        #expect(text.contains("storyteller_peers_connected 0"))
+        #expect(try await daemon.terminate() == 0)
+
+        // The copy is a healthy store holding the project.
+        let copy = try Store(path: file)
+        #expect(try await copy.integrityProblems().isEmpty)
+        let id = try #require(DocumentID(project))
+        #expect(try await copy.document(id).name == "Kept")
     }
 }
