@@ -146,7 +146,79 @@ struct Shots: ParsableCommand {
 }
 
 struct Layers: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Layers of a shot.", subcommands: [Add.self, Delete.self])
+    static let configuration = CommandConfiguration(
+        abstract: "Layers of a shot.", subcommands: [Add.self, Move.self, Set.self, Delete.self, Group.self, Ungroup.self])
+
+    struct Move: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Move a layer up or down (0 = bottom).")
+        @Argument var project: String
+        @Argument var layer: String
+        @Option(help: "New position.") var to: Int
+        @OptionGroup var editOptions: EditOptions
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            _ = try edit(options, project: project, session: editOptions.session, [["op": "move", "object": layer, "to": to]])
+            if !options.json { print("moved \(layer)") }
+        }
+    }
+
+    struct Set: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set a layer's name, visibility, lock, opacity or transform.")
+        @Argument var project: String
+        @Argument var layer: String
+        @Option var name: String?
+        @Option(help: "true or false.") var visible: Bool?
+        @Option(help: "true or false.") var locked: Bool?
+        @Option(help: "0 to 1.") var opacity: Double?
+        @Option(help: "Affine transform as JSON [a, b, c, d, tx, ty].") var transform: String?
+        @OptionGroup var editOptions: EditOptions
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            var ops: [[String: Any]] = []
+            func set(_ field: String, _ value: Any) { ops.append(["op": "set", "object": layer, "field": field, "value": value]) }
+            if let name { set("name", name) }
+            if let visible { set("visible", visible) }
+            if let locked { set("locked", locked) }
+            if let opacity { set("opacity", opacity) }
+            if let transform {
+                guard let matrix = try? JSONSerialization.jsonObject(with: Data(transform.utf8)) as? [Double], matrix.count == 6 else {
+                    throw ValidationError("--transform must be a JSON array of 6 numbers")
+                }
+                set("transform", matrix)
+            }
+            guard !ops.isEmpty else { throw ValidationError("give at least one of --name, --visible, --locked, --opacity, --transform") }
+            _ = try edit(options, project: project, session: editOptions.session, ops)
+            if !options.json { print("set \(layer)") }
+        }
+    }
+
+    struct Group: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Group layers; prints the group id.")
+        @Argument var project: String
+        @Argument(help: "Two or more layer ids.") var layers: [String]
+        @OptionGroup var editOptions: EditOptions
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            let created = try edit(options, project: project, session: editOptions.session, [["op": "layers.group", "layers": layers]])
+            if !options.json { print(text(created.first)) }
+        }
+    }
+
+    struct Ungroup: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Take layers out of their group.")
+        @Argument var project: String
+        @Argument var layers: [String]
+        @OptionGroup var editOptions: EditOptions
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            _ = try edit(options, project: project, session: editOptions.session, [["op": "layers.ungroup", "layers": layers]])
+            if !options.json { print("ungrouped \(layers.count) layers") }
+        }
+    }
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a layer to a shot; prints its id.")

@@ -215,7 +215,7 @@ struct Unshare: ParsableCommand {
 
 struct Projects: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Storyboard projects.", subcommands: [List.self, Create.self, Show.self, Delete.self, Restore.self],
+        abstract: "Storyboard projects.", subcommands: [List.self, Create.self, Show.self, Rename.self, Delete.self, Restore.self],
         defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
@@ -263,6 +263,18 @@ struct Projects: ParsableCommand {
                     }
                 }
             }
+        }
+    }
+
+    struct Rename: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Rename a project.")
+        @Argument var project: String
+        @Argument var name: String
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            _ = try options.call("PATCH", "/v1/projects/\(segment(project))", body: ["name": name])
+            if !options.json { print("renamed \(project) to \(name)") }
         }
     }
 

@@ -174,6 +174,14 @@ struct ControlRoutes: Sendable {
             return .json(try await project(id), status: .created)
         case (.GET, "projects/{}"):
             return .json(try await project(try documentID(parameters[0])))
+        case (.PATCH, "projects/{}"):
+            let id = try await existingProject(parameters[0])
+            let body = try ControlJSON.decode(CreateProject.self, from: request.body)
+            let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !name.isEmpty, name.utf8.count <= 200 else { throw ControlError(.badRequest, "name must be 1 to 200 bytes") }
+            try await store.setName(name, of: id)
+            _ = try await store.editProject(id, session: Self.defaultSession, at: millisecondsSinceEpoch()) { try $0.set(.title, to: .string(name)) }
+            return .json(try await project(id))
         case (.DELETE, "projects/{}"):
             let id = try await existingProject(parameters[0])
             try await store.setDeleted(true, of: id)
@@ -280,7 +288,7 @@ struct ControlRoutes: Sendable {
     static let routes: [(method: HTTPMethod, template: String)] = [
         (.GET, "status"), (.GET, "identity"), (.GET, "peers"), (.POST, "peers"), (.DELETE, "peers/{}"),
         (.GET, "peers/pending"), (.POST, "peers/{}/accept"), (.GET, "projects"), (.POST, "projects"), (.GET, "projects/{}"),
-        (.DELETE, "projects/{}"), (.POST, "projects/{}/restore"), (.GET, "projects/{}/shares"), (.PUT, "projects/{}/shares/{}"),
+        (.PATCH, "projects/{}"), (.DELETE, "projects/{}"), (.POST, "projects/{}/restore"), (.GET, "projects/{}/shares"), (.PUT, "projects/{}/shares/{}"),
         (.DELETE, "projects/{}/shares/{}"), (.POST, "projects/{}/edits"), (.POST, "projects/{}/undo"), (.POST, "projects/{}/redo"),
         (.GET, "projects/{}/shots/{}/render"), (.GET, "search"), (.POST, "backup"), (.GET, "metrics"),
     ]

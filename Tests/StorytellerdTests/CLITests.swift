@@ -167,6 +167,27 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
         drawn = strokes(body)
         #expect(drawn.count == 4, "the duplicate shows the same strokes")
 
+        // Layers: set, move, group, ungroup; project rename.
+        let top = try run("layers", "add", project, shot, "--name", "top")
+        _ = try run("layers", "set", project, top, "--visible", "false", "--opacity", "0.25", "--transform", "[2, 0, 0, 2, 0.1, 0]")
+        _ = try run("layers", "move", project, top, "--to", "0")
+        let group = try run("layers", "group", project, top, layer)
+        func layers() throws -> [[String: Any]] {
+            let shots = (try state(project)["scenes"] as? [[String: Any]] ?? []).flatMap { $0["shots"] as? [[String: Any]] ?? [] }
+            return shots.first { $0["id"] as? String == shot }?["layers"] as? [[String: Any]] ?? []
+        }
+        var stack = try layers()
+        #expect(stack.map { $0["id"] as? String } == [top, layer], "moved to the bottom")
+        #expect(stack[0]["visible"] as? Bool == false && stack[0]["opacity"] as? Double == 0.25)
+        #expect(stack[0]["transform"] as? [Double] == [2, 0, 0, 2, 0.1, 0])
+        #expect(stack.allSatisfy { $0["group"] as? String == group })
+        _ = try run("layers", "ungroup", project, top, layer)
+        stack = try layers()
+        #expect(stack.allSatisfy { $0["group"] == nil })
+        _ = try run("projects", "rename", project, "Storm at Sea")
+        #expect(try run("projects", "list").contains("Storm at Sea"))
+        #expect(try state(project)["title"] as? String == "Storm at Sea")
+
         // A refused edit prints the daemon's reason and exits 1.
         let bad = try storyteller(["strokes", "add", project, layer, "--points", "[0.1, 0.2]", "--socket", socket])
         #expect(bad.status == 1 && bad.errors.contains("multiple of 3"))
