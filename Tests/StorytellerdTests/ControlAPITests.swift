@@ -225,3 +225,55 @@ import Testing
         #expect(try await daemon.terminate() == 0)
     }
 }
+
+/// SO_PEERCRED: even when the socket file is opened up, another user is refused.
+/// Needs root to run a client as `nobody` (setpriv); skipped otherwise.
+@Suite(.serialized) struct ControlSocketCredentialTests {
+    @Test(
+        .enabled(
+            if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
+    func anotherUserIsRefusedByCredentials() async throws {
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        // A socket outside the private state dir, in a directory anybody may enter.
+        let runDirectory = home.path + "/run"
+        let socket = runDirectory + "/control.sock"
+        let daemon = try DaemonProcess(
+            arguments: ["--data-dir", home.path + "/state", "--socket", socket, "--listen", "127.0.0.1:0"], environment: [:])
+        defer { daemon.kill() }
+        try await daemon.waitForLog("ready")
+        for path in [home.path, runDirectory] { chmod(path, 0o755) }
+        chmod(socket, 0o666)  // only the credential check stands in the way now
+
+        let script = """
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(10)
+            s.connect(sys.argv[1])
+            s.sendall(b"GET /v1/status HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk: break
+                data += chunk
+            sys.stdout.write(data.decode())
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, socket]
+        let (output, errors) = (Pipe(), Pipe())
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let answer = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let failure = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(answer.hasPrefix("HTTP/1.1 403"), "\(answer) \(failure)")
+        #expect(answer.contains(#""code":"forbidden""#))
+        #expect(daemon.errors.contains("refused a control request from uid 65534"))
+        // The owner is still served.
+        #expect(try ControlClient(path: socket).get("/v1/status").status == 200)
+        #expect(try await daemon.terminate() == 0)
+    }
+}
