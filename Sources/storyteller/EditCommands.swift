@@ -83,7 +83,34 @@ struct Scenes: ParsableCommand {
 }
 
 struct Shots: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Shots of a scene.", subcommands: [Add.self, Move.self, Duplicate.self, Delete.self])
+    static let configuration = CommandConfiguration(
+        abstract: "Shots of a scene.", subcommands: [Add.self, Move.self, Duplicate.self, Delete.self, Set.self])
+
+    struct Set: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set a shot's background, caption, notes, duration or frame aspect ratio.")
+        @Argument var project: String
+        @Argument var shot: String
+        @Option(help: "Background colour, #rrggbb.") var background: String?
+        @Option var caption: String?
+        @Option var notes: String?
+        @Option(help: "Seconds.") var duration: Double?
+        @Option(name: .customLong("aspect-ratio"), help: "Frame width / height, e.g. 1.78.") var aspectRatio: Double?
+        @OptionGroup var editOptions: EditOptions
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            var ops: [[String: Any]] = []
+            func set(_ field: String, _ value: Any) { ops.append(["op": "set", "object": shot, "field": field, "value": value]) }
+            if let background { set("background", background) }
+            if let caption { set("caption", caption) }
+            if let notes { set("notes", notes) }
+            if let duration { set("duration", duration) }
+            if let aspectRatio { set("aspectRatio", aspectRatio) }
+            guard !ops.isEmpty else { throw ValidationError("give at least one of --background, --caption, --notes, --duration, --aspect-ratio") }
+            _ = try edit(options, project: project, session: editOptions.session, ops)
+            if !options.json { print("set \(shot)") }
+        }
+    }
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a shot to a scene; prints its id.")

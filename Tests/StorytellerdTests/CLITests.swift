@@ -167,6 +167,16 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
         drawn = strokes(body)
         #expect(drawn.count == 4, "the duplicate shows the same strokes")
 
+        // Shot fields.
+        _ = try run("shots", "set", project, shot, "--background", "#336699", "--caption", "Wide", "--notes", "dusk", "--duration", "2.5", "--aspect-ratio", "2.39")
+        let shotState = try #require(
+            ((try state(project)["scenes"] as? [[String: Any]] ?? []).flatMap { $0["shots"] as? [[String: Any]] ?? [] }).first { $0["id"] as? String == shot })
+        #expect(shotState["caption"] as? String == "Wide" && shotState["notes"] as? String == "dusk")
+        #expect(shotState["duration"] as? Double == 2.5 && shotState["aspectRatio"] as? Double == 2.39)
+        #expect((shotState["background"] as? String)?.lowercased().hasPrefix("#336699") == true)
+        let noFields = try storyteller(["shots", "set", project, shot, "--socket", socket])
+        #expect(noFields.status == 64 && noFields.errors.contains("give at least one"))
+
         // Layers: set, move, group, ungroup; project rename.
         let top = try run("layers", "add", project, shot, "--name", "top")
         _ = try run("layers", "set", project, top, "--visible", "false", "--opacity", "0.25", "--transform", "[2, 0, 0, 2, 0.1, 0]")
