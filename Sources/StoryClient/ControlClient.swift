@@ -31,9 +31,21 @@ public struct ControlClient: Sendable {
     /// The socket the daemon uses with no settings: `$XDG_RUNTIME_DIR/storyteller/control.sock`,
     /// else `control.sock` in `$XDG_DATA_HOME/storyteller` or `~/.local/share/storyteller`.
     public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        defaultSocketPath(dataDirectory: defaultDataDirectory(environment: environment), environment: environment)
+    }
+
+    /// The daemon's state directory with no settings: `$XDG_DATA_HOME/storyteller`,
+    /// else `~/.local/share/storyteller`. The daemon resolves its paths with this too.
+    public static func defaultDataDirectory(environment: [String: String]) -> String {
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/storyteller" }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/storyteller"
+    }
+
+    /// The socket for a daemon whose state is in `dataDirectory` and whose
+    /// socket is not set: in `$XDG_RUNTIME_DIR/storyteller`, else in the state directory.
+    public static func defaultSocketPath(dataDirectory: String, environment: [String: String]) -> String {
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { return runtime + "/storyteller/control.sock" }
-        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/storyteller/control.sock" }
-        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/storyteller/control.sock"
+        return dataDirectory + "/control.sock"
     }
 
     public func request(_ method: String, _ target: String, body: Data? = nil, extraHeaders: [String] = []) throws -> Response {

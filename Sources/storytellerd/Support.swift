@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import StoryClient
 import Synchronization
 
 /// Where the daemon keeps its state, from flags and the XDG environment.
@@ -12,22 +13,11 @@ struct DaemonPaths {
     /// `$XDG_RUNTIME_DIR/storyteller/control.sock`, else in the state directory.
     let socketPath: String
 
+    /// The defaults are the ones the CLI assumes (`ControlClient`), so both find the same socket.
     init(dataDirectory: String?, socket: String?, environment: [String: String]) {
-        if let dataDirectory {
-            self.dataDirectory = dataDirectory
-        } else if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
-            self.dataDirectory = xdg + "/storyteller"
-        } else {
-            let home = environment["HOME"] ?? NSHomeDirectory()
-            self.dataDirectory = home + "/.local/share/storyteller"
-        }
-        if let socket {
-            socketPath = socket
-        } else if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-            socketPath = runtime + "/storyteller/control.sock"
-        } else {
-            socketPath = self.dataDirectory + "/control.sock"
-        }
+        let directory = dataDirectory ?? ControlClient.defaultDataDirectory(environment: environment)
+        self.dataDirectory = directory
+        socketPath = socket ?? ControlClient.defaultSocketPath(dataDirectory: directory, environment: environment)
     }
 }
 
