@@ -49,14 +49,96 @@ public struct ControlClient: Sendable {
     }
 
     public func request(_ method: String, _ target: String, body: Data? = nil, extraHeaders: [String] = []) throws -> Response {
+        let fd = try connectAndSend(method, target, body: body, extraHeaders: extraHeaders, timeoutSeconds: 10)
+        defer { close(fd) }
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            received += buffer[..<n]
+        }
+        return try Self.parse(received)
+    }
+
+    public func get(_ target: String) throws -> Response { try request("GET", target) }
+
+    /// Reads a streamed response (the event stream) line by line: `line` gets
+    /// each complete line without its newline and returns false to stop. Returns
+    /// when the daemon ends the stream or `line` says stop; an error status
+    /// comes back as the (whole) response, success as nil.
+    public func stream(_ target: String, accept: String = "application/x-ndjson", line: (String) throws -> Bool) throws -> Response? {
+        let fd = try connectAndSend("GET", target, body: nil, extraHeaders: ["Accept: \(accept)"], timeoutSeconds: 0)
+        defer { close(fd) }
+        var pending: [UInt8] = []
+        var head: Response?
+        var chunked = false
+        var decoded: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            pending += buffer[..<n]
+            if head == nil {
+                guard let end = Self.headerEnd(pending) else { continue }
+                let parsed = try Self.parse(Array(pending[..<(end + 4)]))
+                head = parsed
+                pending.removeFirst(end + 4)
+                chunked = parsed.headers["transfer-encoding"]?.lowercased().contains("chunked") ?? false
+                guard parsed.status == 200 else {
+                    while true {
+                        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                        if n <= 0 { break }
+                        pending += buffer[..<n]
+                    }
+                    let body = chunked ? Self.dechunk(&pending) : pending
+                    return Response(status: parsed.status, headers: parsed.headers, body: Data(body))
+                }
+            }
+            decoded += chunked ? Self.dechunk(&pending) : pending
+            if !chunked { pending = [] }
+            while let newline = decoded.firstIndex(of: 10) {
+                let text = String(decoding: decoded[..<newline], as: UTF8.self)
+                decoded.removeFirst(newline + 1)
+                if try !line(text) { return nil }
+            }
+        }
+        guard head != nil else { throw Failure(description: "no HTTP response from the daemon", isUnreachable: false) }
+        return nil
+    }
+
+    /// Takes the complete chunks off the front of `bytes` and returns their data.
+    private static func dechunk(_ bytes: inout [UInt8]) -> [UInt8] {
+        var data: [UInt8] = []
+        var offset = 0
+        while let lineEnd = (offset..<max(offset, bytes.count - 1)).first(where: { bytes[$0] == 13 && bytes[$0 + 1] == 10 }) {
+            let sizeText = String(decoding: bytes[offset..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
+            guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else { break }
+            let start = lineEnd + 2
+            if size == 0 { offset = bytes.count; break }
+            guard bytes.count >= start + size + 2 else { break }
+            data += bytes[start..<(start + size)]
+            offset = start + size + 2
+        }
+        bytes.removeFirst(min(offset, bytes.count))
+        return data
+    }
+
+    private static func headerEnd(_ bytes: [UInt8]) -> Int? {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        return (0..<max(0, bytes.count - 3)).first(where: { Array(bytes[$0..<$0 + 4]) == separator })
+    }
+
+    /// Connects to the socket and sends one request; the caller closes the descriptor.
+    private func connectAndSend(_ method: String, _ target: String, body: Data?, extraHeaders: [String], timeoutSeconds: Int) throws -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)", isUnreachable: false) }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         guard path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close(fd)
             throw Failure(description: "socket path too long: \(path)", isUnreachable: false)
         }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
@@ -67,6 +149,7 @@ public struct ControlClient: Sendable {
         }
         guard connected == 0 else {
             let reason = String(cString: strerror(errno))
+            close(fd)
             throw Failure(description: "cannot reach the daemon at \(path): \(reason)", isUnreachable: true)
         }
         var head = "\(method) \(target) HTTP/1.1\r\nHost: storyteller\r\nConnection: close\r\n"
@@ -80,23 +163,13 @@ public struct ControlClient: Sendable {
             if n <= 0 { break }  // the server may answer (413) and close before reading everything
             sent += n
         }
-        var received: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { break }
-            received += buffer[..<n]
-        }
-        return try Self.parse(received)
+        return fd
     }
-
-    public func get(_ target: String) throws -> Response { try request("GET", target) }
 
     public func post(_ target: String, json: String) throws -> Response { try request("POST", target, body: Data(json.utf8)) }
 
     private static func parse(_ bytes: [UInt8]) throws -> Response {
-        let separator: [UInt8] = [13, 10, 13, 10]
-        guard let end = (0..<max(0, bytes.count - 3)).first(where: { Array(bytes[$0..<$0 + 4]) == separator }) else {
+        guard let end = headerEnd(bytes) else {
             throw Failure(description: "no HTTP response from the daemon (\(bytes.count) bytes)", isUnreachable: false)
         }
         let lines = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")

@@ -269,6 +269,16 @@ public actor Store {
         return .changes(try database.changes(of: id, notCoveredBy: version).map(\.0))
     }
 
+    /// A document's history: its latest `limit` stored changes, newest first,
+    /// and whether older changes were compacted into a snapshot (and are no
+    /// longer listed one by one).
+    public func history(of id: DocumentID, limit: Int) throws -> (changes: [Change], compacted: Bool) {
+        _ = try document(id)
+        let compacted = try database.firstStoredSeq(of: id).values.contains { $0 > 1 }
+            || (try database.changeCount(of: id) == 0 && database.snapshot(of: id) != nil)
+        return (try database.recentChanges(of: id, limit: limit), compacted)
+    }
+
     /// The document's current state as a snapshot (for a peer behind the
     /// compaction horizon).
     public func snapshot(of id: DocumentID) throws -> [UInt8] {

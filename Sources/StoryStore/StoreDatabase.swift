@@ -206,6 +206,21 @@ final class StoreDatabase {
         return result
     }
 
+    /// The latest `limit` stored changes of a document, newest (highest counter) first.
+    func recentChanges(of document: DocumentID, limit: Int) throws -> [Change] {
+        let rows = try connection.query(
+            "SELECT replica, seq, bytes FROM changes WHERE doc = ? ORDER BY counter DESC, replica DESC LIMIT ?",
+            [document.blob, .integer(Int64(limit))]
+        ) { row in (ReplicaID(sql: row.int64(0)), UInt64(row.int64(1)), row.bytes(2)) }
+        return try rows.map { replica, seq, bytes in
+            do {
+                return try EncodedChange.decoding(bytes[...]).1
+            } catch {
+                throw StoreError(.invalidData, "stored change \(seq) of \(replica) in \(document) is damaged: \(error)", path: path)
+            }
+        }
+    }
+
     /// The lowest stored sequence number of each replica's changes (what a
     /// peer at a lower one can no longer get as changes).
     func firstStoredSeq(of document: DocumentID) throws -> [ReplicaID: UInt64] {

@@ -43,6 +43,8 @@ public actor PeerManager {
     private let logger: Logger
     private var sessions: [PeerID: PeerSession] = [:]
     private var dialing: Set<String> = []
+    /// Peers whose sync is paused (until resumed or the daemon restarts).
+    public private(set) var paused: Set<PeerID> = []
     private var server: NIOAsyncChannel<PendingConnection, Never>?
     private var isShuttingDown = false
     /// Every connection's bytes add up here too.
@@ -65,6 +67,20 @@ public actor PeerManager {
     /// Sets what happens to documents taken from peers.
     public func onIncomingDocument(_ handler: @escaping @Sendable (DocumentID, DocumentKind, String, PeerID) async -> Void) {
         incoming = handler
+    }
+
+    /// Pauses sync with a peer: closes its session (with Goodbye), stops
+    /// dialing it and refuses its connections until `resume`.
+    public func pause(_ peer: PeerID) {
+        guard paused.insert(peer).inserted else { return }
+        sessions[peer]?.close(reason: "paused")
+        logger.info("paused sync with \(peer.short)")
+    }
+
+    /// Resumes sync with a paused peer (dialing it again at once).
+    public func resume(_ peer: PeerID) {
+        guard paused.remove(peer) != nil else { return }
+        logger.info("resumed sync with \(peer.short)")
     }
 
     /// The port the listener is bound to (after `run` started it).
@@ -223,6 +239,11 @@ public actor PeerManager {
             guard let current = try? await store.peers().first(where: { $0.id == peer && $0.state == .configured }),
                 let address = current.address
             else { return }
+            if paused.contains(expected) {
+                backoff.reset()
+                try? await Task.sleep(for: .milliseconds(50))
+                continue
+            }
             if sessions[expected] == nil {
                 do {
                     let connection = try await connect(to: address)
@@ -260,6 +281,13 @@ public actor PeerManager {
             try? await store.recordPendingPeer(peer.description, from: connection.remote, at: PeerSession.now)
             try? await connection.channel.executeThenClose { _, outbound in
                 try await outbound.write(.error(code: SyncError.Code.unknownPeer.rawValue, message: "this daemon does not know you yet"))
+            }
+            return
+        }
+        guard !paused.contains(peer) else {
+            logger.info("\(peer.short) connected from \(connection.remote), but sync with it is paused; closing")
+            try? await connection.channel.executeThenClose { _, outbound in
+                try await outbound.write(.goodbye(reason: "sync with you is paused"))
             }
             return
         }

@@ -280,7 +280,7 @@ struct Layers: ParsableCommand {
 }
 
 struct Strokes: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Pen strokes of a layer.", subcommands: [Add.self, Erase.self])
+    static let configuration = CommandConfiguration(abstract: "Pen strokes of a layer.", subcommands: [Add.self, Erase.self, Replace.self])
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a stroke; prints its id.")
@@ -326,6 +326,45 @@ struct Strokes: ParsableCommand {
         func run() throws {
             _ = try edit(options, project: project, session: editOptions.session, [["op": "stroke.erase", "layer": layer, "stroke": stroke]])
             if !options.json { print("erased \(stroke)") }
+        }
+    }
+
+    struct Replace: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Replace a stroke's value: restyle it, move/scale it, or bring it back after an erase.")
+        @Argument var project: String
+        @Argument var layer: String
+        @Argument var stroke: String
+        @Option(help: "New tool.") var tool: String?
+        @Option(help: "New colour, #rrggbb or #rrggbbaa.") var color: String?
+        @Option(help: "New width (fraction of the frame width).") var width: Double?
+        @Option(help: "Move by DX,DY (fractions of the frame).") var translate: String?
+        @Option(help: "Scale by this factor (about the frame's origin).") var scale: Double?
+        @Flag(help: "Bring the stroke back if it was erased.") var restore = false
+        @OptionGroup var editOptions: EditOptions
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            var op: [String: Any] = ["op": "stroke.replace", "layer": layer, "stroke": stroke]
+            var brush: [String: Any] = [:]
+            if let tool { brush["tool"] = tool }
+            if let color { brush["color"] = color }
+            if let width { brush["width"] = width }
+            if !brush.isEmpty { op["brush"] = brush }
+            if translate != nil || scale != nil {
+                var (dx, dy) = (0.0, 0.0)
+                if let translate {
+                    let parts = translate.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+                    guard parts.count == 2 else { throw ValidationError("--translate takes DX,DY, like 0.1,-0.05") }
+                    (dx, dy) = (parts[0], parts[1])
+                }
+                let factor = scale ?? 1
+                op["transform"] = [factor, 0, 0, factor, dx, dy]
+            }
+            if restore { op["restore"] = true }
+            guard op.count > 3 else { throw ValidationError("give what to change: --tool, --color, --width, --translate, --scale or --restore") }
+            _ = try edit(options, project: project, session: editOptions.session, [op])
+            if !options.json { print("replaced \(stroke)") }
         }
     }
 }

@@ -13,8 +13,8 @@ struct Storyteller: ParsableCommand {
             printed), 64 bad arguments, 69 the daemon is not running or not reachable.
             """,
         subcommands: [
-            Status.self, ID.self, Peers.self, Share.self, Unshare.self, Projects.self, Scenes.self, Shots.self, Layers.self,
-            Strokes.self, Undo.self, Redo.self, Search.self, Render.self, Backup.self,
+            Status.self, ID.self, Peers.self, Share.self, Unshare.self, Tree.self, Folders.self, Projects.self, Scenes.self, Shots.self,
+            Layers.self, Strokes.self, Undo.self, Redo.self, Search.self, History.self, Render.self, Watch.self, Backup.self, Demo.self,
         ])
 }
 
@@ -57,6 +57,7 @@ struct ClientOptions: ParsableArguments {
 }
 
 typealias ControlClientResponse = ControlClient.Response
+typealias ControlClientFailure = ControlClient.Failure
 
 func printError(_ message: String) {
     FileHandle.standardError.write(Data("storyteller: \(message)\n".utf8))
@@ -117,7 +118,8 @@ struct ID: ParsableCommand {
 
 struct Peers: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Configured and pending peers.", subcommands: [List.self, Add.self, Remove.self, Pending.self, Accept.self],
+        abstract: "Configured and pending peers.",
+        subcommands: [List.self, Add.self, Remove.self, Pending.self, Accept.self, Pause.self, Resume.self],
         defaultSubcommand: List.self)
 
     static func printPeers(_ peers: [[String: Any]]) {
@@ -170,6 +172,29 @@ struct Peers: ParsableCommand {
         func run() throws {
             let peers = try options.call("GET", "/v1/peers/pending") as? [[String: Any]] ?? []
             if !options.json { Peers.printPeers(peers) }
+        }
+    }
+
+    struct Pause: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Stop syncing with a peer for now (until resumed or the daemon restarts); edits keep for later.")
+        @Argument var id: String
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            _ = try options.call("POST", "/v1/peers/\(segment(id))/pause")
+            if !options.json { print("paused sync with \(id)") }
+        }
+    }
+
+    struct Resume: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Sync with a paused peer again.")
+        @Argument var id: String
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            _ = try options.call("POST", "/v1/peers/\(segment(id))/resume")
+            if !options.json { print("resumed sync with \(id)") }
         }
     }
 
@@ -235,10 +260,13 @@ struct Projects: ParsableCommand {
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a project; prints its id.")
         @Argument var name: String
+        @Option(help: "The library folder for it (id, or a path like Films/Shorts; default: the root).") var folder: String?
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            let project = try options.call("POST", "/v1/projects", body: ["name": name]) as? [String: Any] ?? [:]
+            var body: [String: Any] = ["name": name]
+            if let folder { body["folder"] = folder }
+            let project = try options.call("POST", "/v1/projects", body: body) as? [String: Any] ?? [:]
             if !options.json { print(text(project["id"])) }
         }
     }

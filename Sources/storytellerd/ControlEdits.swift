@@ -15,8 +15,24 @@ enum EditOperation: Sendable {
     case duplicateShot(Reference, at: Int?)
     case addStroke(layer: Reference, brush: Brush, points: [Point])
     case eraseStroke(layer: Reference, stroke: Reference)
+    /// Replaces a stroke's value under its key: brings it back if erased, then
+    /// restyles (the given brush fields) and/or transforms it (composed after its transform).
+    case replaceStroke(layer: Reference, stroke: Reference, restore: Bool, brush: BrushPatch?, transform: Affine?)
     case group([Reference])
     case ungroup([Reference])
+
+    /// The brush fields a `stroke.replace` changes.
+    struct BrushPatch: Sendable {
+        var tool: Brush.Tool?
+        var color: Color?
+        var width: Float?
+
+        func apply(to brush: inout Brush) {
+            if let tool { brush.tool = tool }
+            if let color { brush.color = color }
+            if let width { brush.width = width }
+        }
+    }
 
     enum Reference: Sendable {
         case id(OpID)
@@ -89,6 +105,29 @@ enum EditOperation: Sendable {
             }
             return .addStroke(layer: try reference("layer"), brush: try brush(op["brush"], fail: fail), points: points)
         case "stroke.erase": return .eraseStroke(layer: try reference("layer"), stroke: try reference("stroke"))
+        case "stroke.replace":
+            var patch: BrushPatch?
+            if op["brush"] != nil {
+                guard let object = op["brush"] as? [String: Any], !object.isEmpty else { throw fail("'brush' must be an object with tool, color and/or width") }
+                let full = try brush(object, fail: fail)
+                patch = BrushPatch(
+                    tool: object["tool"] != nil ? full.tool : nil, color: object["color"] != nil ? full.color : nil,
+                    width: object["width"] != nil ? full.width : nil)
+            }
+            var transform: Affine?
+            if let value = op["transform"] {
+                guard case .transform(let affine) = try fieldValue(value, for: .transform, fail: fail) else {
+                    throw fail("'transform' takes [a, b, c, d, tx, ty]")
+                }
+                transform = affine
+            }
+            var restore = false
+            if let value = op["restore"] {
+                guard isBoolean(value), let flag = value as? Bool else { throw fail("'restore' must be true or false") }
+                restore = flag
+            }
+            guard restore || patch != nil || transform != nil else { throw fail("give 'brush', 'transform' and/or 'restore': true") }
+            return .replaceStroke(layer: try reference("layer"), stroke: try reference("stroke"), restore: restore, brush: patch, transform: transform)
         case "layers.group", "layers.ungroup":
             guard let items = op["layers"] as? [String], !items.isEmpty else { throw fail("'layers' must be a non-empty array of ids") }
             var references: [Reference] = []
@@ -98,7 +137,7 @@ enum EditOperation: Sendable {
             }
             return name == "layers.group" ? .group(references) : .ungroup(references)
         default:
-            throw fail("unknown op '\(name)' (scene.add, shot.add, layer.add, move, delete, restore, set, shot.duplicate, stroke.add, stroke.erase, layers.group, layers.ungroup)")
+            throw fail("unknown op '\(name)' (scene.add, shot.add, layer.add, move, delete, restore, set, shot.duplicate, stroke.add, stroke.erase, stroke.replace, layers.group, layers.ungroup)")
         }
     }
 
@@ -124,6 +163,7 @@ enum EditOperation: Sendable {
         case .transform:
             guard let numbers = value as? [NSNumber], numbers.count == 6 else { throw fail("'transform' takes [a, b, c, d, tx, ty]") }
             let v = numbers.map(\.doubleValue)
+            guard v.allSatisfy(\.isFinite) else { throw fail("'transform' takes finite numbers") }
             return .transform(Affine(a: v[0], b: v[1], c: v[2], d: v[3], tx: v[4], ty: v[5]))
         case .group:
             if value is NSNull { return .null }
@@ -202,6 +242,12 @@ extension EditOperation {
                 created.append(try editor.addStroke(to: try resolve(layer), brush: brush, points: points))
             case .eraseStroke(let layer, let stroke):
                 try editor.eraseStroke(try resolve(stroke), in: try resolve(layer))
+                created.append(nil)
+            case .replaceStroke(let layer, let stroke, let restore, let patch, let transform):
+                let (layerID, strokeID) = (try resolve(layer), try resolve(stroke))
+                if restore { try editor.restoreStroke(strokeID, in: layerID) }
+                if let patch { try editor.restyleStrokes([strokeID], in: layerID) { patch.apply(to: &$0) } }
+                if let transform { try editor.transformStrokes([strokeID], in: layerID, by: transform) }
                 created.append(nil)
             case .group(let layers):
                 var ids: [OpID] = []

@@ -11,6 +11,7 @@ struct ControlRoutes: Sendable {
     let store: Store
     let identity: Identity
     let manager: PeerManager
+    let library: LibraryService
     let name: String
     let started: Date
 
@@ -19,6 +20,8 @@ struct ControlRoutes: Sendable {
         let name: String
         let uptimeSeconds: Int
         let documents: Int
+        /// The TCP port peers connect to (null until the listener is up).
+        let listenPort: Int?
         let peersConnected: Int
         let bytesSent: Int
         let bytesReceived: Int
@@ -78,6 +81,42 @@ struct ControlRoutes: Sendable {
 
     struct CreateProject: Decodable {
         let name: String
+        /// The library folder for its entry (reference: id, well-known name or path); default the root.
+        let folder: String?
+    }
+
+    struct CreateFolder: Decodable {
+        let name: String
+        let parent: String?
+        let index: Int?
+    }
+
+    struct UpdateNode: Decodable {
+        let name: String?
+        let description: String?
+    }
+
+    struct MoveNode: Decodable {
+        /// The folder to move into; absent: reorder within the current folder.
+        let folder: String?
+        let index: Int?
+    }
+
+    struct HistoryBody: Encodable {
+        let project: String
+        /// Older changes were folded into a snapshot and are not listed.
+        let compacted: Bool
+        let changes: [HistoryEntry]
+    }
+
+    struct HistoryEntry: Encodable {
+        let replica: String
+        let seq: UInt64
+        /// Made on this daemon (else it came from a peer).
+        let local: Bool
+        let time: Int64
+        let operations: Int
+        let summary: String
     }
 
     struct SetShare: Decodable {
@@ -112,13 +151,17 @@ struct ControlRoutes: Sendable {
 
     private func route(_ request: ControlRequest) async throws -> ControlResponse {
         guard request.segments.first == "v1" else { throw notFound(request) }
-        // The path as a template: literal segments stay, the others become {} and are the parameters.
-        var parameters: [String] = []
-        let template = request.segments.dropFirst().map { segment in
-            if Self.literals.contains(segment) { return segment }
-            parameters.append(segment)
-            return "{}"
-        }.joined(separator: "/")
+        // Match the path against the route templates: literal segments must be
+        // equal, `{}` takes anything (so a folder may be called "restore").
+        let path = Array(request.segments.dropFirst())
+        let candidates = Self.routes.filter { Self.matches($0.template, path) }
+        guard let route = candidates.filter({ $0.method == request.method }).max(by: { Self.literalCount($0.template) < Self.literalCount($1.template) })
+        else {
+            if candidates.isEmpty { throw notFound(request) }
+            throw ControlError(.methodNotAllowed, "\(request.method) is not allowed on /\(request.segments.joined(separator: "/"))")
+        }
+        let template = route.template
+        let parameters = zip(template.split(separator: "/"), path).filter { $0.0 == "{}" }.map(\.1)
         switch (request.method, template) {
         case (.GET, "status"):
             let connected = await manager.status().filter(\.isEstablished).count
@@ -126,7 +169,7 @@ struct ControlRoutes: Sendable {
             return .json(
                 StatusBody(
                     peerID: identity.peerID.description, name: name, uptimeSeconds: Int(Date().timeIntervalSince(started)),
-                    documents: try await store.documents().count, peersConnected: connected, bytesSent: bytes.sent,
+                    documents: try await store.documents().count, listenPort: await manager.listeningPort, peersConnected: connected, bytesSent: bytes.sent,
                     bytesReceived: bytes.received))
         case (.GET, "identity"):
             return .json(IdentityBody(peerID: identity.peerID.description, name: name, certificatePEM: identity.certificatePEM))
@@ -168,9 +211,11 @@ struct ControlRoutes: Sendable {
             let body = try ControlJSON.decode(CreateProject.self, from: request.body)
             let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !name.isEmpty, name.utf8.count <= 200 else { throw ControlError(.badRequest, "name must be 1 to 200 bytes") }
+            let folder = try LibraryReference.resolve(body.folder ?? "root", in: try await library.view())
             let now = millisecondsSinceEpoch()
             let id = try await store.createDocument(kind: .project, name: name, at: now)
             _ = try await store.editProject(id, at: now) { try $0.set(.title, to: .string(name)) }
+            try await library.edit { try $0.createProjectEntry(named: name, document: id, in: folder) }
             return .json(try await project(id), status: .created)
         case (.GET, "projects/{}"):
             return .json(try await project(try documentID(parameters[0])))
@@ -181,14 +226,20 @@ struct ControlRoutes: Sendable {
             guard !name.isEmpty, name.utf8.count <= 200 else { throw ControlError(.badRequest, "name must be 1 to 200 bytes") }
             try await store.setName(name, of: id)
             _ = try await store.editProject(id, session: Self.defaultSession, at: millisecondsSinceEpoch()) { try $0.set(.title, to: .string(name)) }
+            let entries = try await store.library(try await library.id()).entries(for: id)
+            if !entries.isEmpty { try await library.edit { editor in for entry in entries { try editor.rename(entry, to: name) } } }
             return .json(try await project(id))
         case (.DELETE, "projects/{}"):
             let id = try await existingProject(parameters[0])
             try await store.setDeleted(true, of: id)
+            let entries = try await libraryEntries(of: id, inTrash: false)
+            if !entries.isEmpty { try await library.edit { editor in for entry in entries { try editor.delete(entry) } } }
             return .json(try await project(id))
         case (.POST, "projects/{}/restore"):
             let id = try await existingProject(parameters[0])
             try await store.setDeleted(false, of: id)
+            let entries = try await libraryEntries(of: id, inTrash: true)
+            if !entries.isEmpty { try await library.edit { editor in for entry in entries { try editor.restore(entry) } } }
             return .json(try await project(id))
         case (.GET, "projects/{}/shares"):
             let id = try await existingProject(parameters[0])
@@ -273,8 +324,82 @@ struct ControlRoutes: Sendable {
             return .json(BackupBody(path: body.path, bytes: size))
         case (.GET, "metrics"):
             return ControlResponse(status: .ok, body: Data(try await metrics().utf8), contentType: "text/plain; version=0.0.4")
-        case (_, let known) where Self.templates.contains(known):
-            throw ControlError(.methodNotAllowed, "\(request.method) is not allowed on /\(request.segments.joined(separator: "/"))")
+        case (.POST, "peers/{}/pause"), (.POST, "peers/{}/resume"):
+            let id = try peerID(parameters[0])
+            guard try await store.peers().contains(where: { $0.id == id && $0.state == .configured }), let peer = PeerID(id) else {
+                throw ControlError(.notFound, "no configured peer \(id)")
+            }
+            if template.hasSuffix("pause") { await manager.pause(peer) } else { await manager.resume(peer) }
+            return .json(try await self.peer(id))
+        case (.GET, "projects/{}/history"):
+            let id = try await existingProject(parameters[0])
+            var limit = 100
+            if let text = request.query["limit"] {
+                guard let value = Int(text), (1...10_000).contains(value) else { throw ControlError(.badRequest, "limit must be 1...10000") }
+                limit = value
+            }
+            let (changes, compacted) = try await store.history(of: id, limit: limit)
+            let doc = try await store.project(id)
+            let local = await store.replicaID
+            return .json(
+                HistoryBody(
+                    project: id.description, compacted: compacted,
+                    changes: changes.map {
+                        HistoryEntry(
+                            replica: $0.replica.description, seq: $0.seq, local: $0.replica == local, time: $0.wallTime,
+                            operations: $0.operations.count, summary: ChangeSummary.describe($0, in: doc))
+                    }))
+        case (.GET, "library"):
+            return .json(LibraryBody(id: try await library.id().description, nodes: try await library.view().nodes.map(LibraryNodeBody.init)))
+        case (.POST, "library/folders"):
+            let body = try ControlJSON.decode(CreateFolder.self, from: request.body)
+            let name = try nodeName(body.name)
+            let parent = try LibraryReference.resolve(body.parent ?? "root", in: try await library.view())
+            let index = body.index
+            let id = try await library.edit { try $0.createFolder(named: name, in: parent, at: index) }
+            return .json(try await node(id), status: .created)
+        case (.GET, "library/nodes/{}"):
+            return .json(try await node(try LibraryReference.resolve(parameters[0], in: try await library.view())))
+        case (.PATCH, "library/nodes/{}"):
+            let id = try LibraryReference.resolve(parameters[0], in: try await library.view())
+            let body = try ControlJSON.decode(UpdateNode.self, from: request.body)
+            guard body.name != nil || body.description != nil else { throw ControlError(.badRequest, "give 'name' and/or 'description'") }
+            let name = try body.name.map(nodeName)
+            guard (body.description?.utf8.count ?? 0) <= 10_000 else { throw ControlError(.badRequest, "description is over 10000 bytes") }
+            let description = body.description
+            try await library.edit { editor in
+                if let name { try editor.rename(id, to: name) }
+                if let description { try editor.describe(id, as: description) }
+            }
+            return .json(try await node(id))
+        case (.POST, "library/nodes/{}/move"):
+            let view = try await library.view()
+            let id = try LibraryReference.resolve(parameters[0], in: view)
+            let body = try ControlJSON.decode(MoveNode.self, from: request.body)
+            let index = body.index
+            if let index, index < 0 { throw ControlError(.badRequest, "index must be 0 or more") }
+            if let folderText = body.folder {
+                let folder = try LibraryReference.resolve(folderText, in: view)
+                try await library.edit { try $0.move(id, to: folder, at: index) }
+            } else {
+                guard let index else { throw ControlError(.badRequest, "give 'folder' to move into, or 'index' to reorder") }
+                try await library.edit { try $0.reorder(id, to: index) }
+            }
+            return .json(try await node(id))
+        case (.DELETE, "library/nodes/{}"):
+            let id = try LibraryReference.resolve(parameters[0], in: try await library.view())
+            try await library.edit { try $0.delete(id) }
+            return .json(try await node(id))
+        case (.POST, "library/nodes/{}/restore"):
+            let id = try LibraryReference.resolve(parameters[0], in: try await library.view(), inTrash: true)
+            try await library.edit { try $0.restore(id) }
+            return .json(try await node(id))
+        case (.GET, "events"):
+            var project: DocumentID?
+            if let text = request.query["project"] { project = try await existingProject(text) }
+            let sse = request.query["format"] == "sse" || (request.accept?.contains("text/event-stream") ?? false)
+            let stream = await EventStream.make(store: store, manager: manager, library: try await library.id(), project: project, sse: sse)
+            return .streaming(stream, contentType: sse ? "text/event-stream" : "application/x-ndjson")
         default:
             throw notFound(request)
         }
@@ -283,7 +408,6 @@ struct ControlRoutes: Sendable {
     /// The undo session of edits that name none.
     static let defaultSession = "default"
 
-    static let literals: Set<String> = ["status", "identity", "peers", "pending", "accept", "projects", "restore", "shares", "edits", "undo", "redo", "shots", "render", "search", "backup", "metrics"]
     /// Every route: method and path template below `/v1` (the documentation test reads this).
     static let routes: [(method: HTTPMethod, template: String)] = [
         (.GET, "status"), (.GET, "identity"), (.GET, "peers"), (.POST, "peers"), (.DELETE, "peers/{}"),
@@ -291,9 +415,18 @@ struct ControlRoutes: Sendable {
         (.PATCH, "projects/{}"), (.DELETE, "projects/{}"), (.POST, "projects/{}/restore"), (.GET, "projects/{}/shares"), (.PUT, "projects/{}/shares/{}"),
         (.DELETE, "projects/{}/shares/{}"), (.POST, "projects/{}/edits"), (.POST, "projects/{}/undo"), (.POST, "projects/{}/redo"),
         (.GET, "projects/{}/shots/{}/render"), (.GET, "search"), (.POST, "backup"), (.GET, "metrics"),
+        (.POST, "peers/{}/pause"), (.POST, "peers/{}/resume"), (.GET, "projects/{}/history"),
+        (.GET, "library"), (.POST, "library/folders"), (.GET, "library/nodes/{}"), (.PATCH, "library/nodes/{}"),
+        (.POST, "library/nodes/{}/move"), (.DELETE, "library/nodes/{}"), (.POST, "library/nodes/{}/restore"),
+        (.GET, "events"),
     ]
-    /// The templates, for 405 (known path, other method) against 404.
-    static let templates = Set(routes.map(\.template))
+
+    static func matches(_ template: String, _ path: [String]) -> Bool {
+        let parts = template.split(separator: "/")
+        return parts.count == path.count && zip(parts, path).allSatisfy { $0 == "{}" || $0 == $1 }
+    }
+
+    static func literalCount(_ template: String) -> Int { template.split(separator: "/").filter { $0 != "{}" }.count }
 
     private func notFound(_ request: ControlRequest) -> ControlError {
         ControlError(.notFound, "no route \(request.method) /\(request.segments.joined(separator: "/"))")
@@ -341,6 +474,26 @@ struct ControlRoutes: Sendable {
         metric("storyteller_sync_received_bytes_total", "counter", "Bytes of sync frames received (below TLS).", [("", bytes.received)])
         metric("storyteller_uptime_seconds", "gauge", "Seconds since the daemon started.", [("", Int(Date().timeIntervalSince(started)))])
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A folder name: 1 to 200 bytes, no `/` (paths use it).
+    private func nodeName(_ text: String) throws(ControlError) -> String {
+        let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty, name.utf8.count <= 200, !name.contains("/") else {
+            throw ControlError(.badRequest, "a name must be 1 to 200 bytes without '/'")
+        }
+        return name
+    }
+
+    private func node(_ id: OpID) async throws -> LibraryNodeBody {
+        guard let node = try await library.view().node(id) else { throw ControlError(.notFound, "no library node \(id)") }
+        return LibraryNodeBody(node)
+    }
+
+    /// The library entries of a project, in the library or in its trash.
+    private func libraryEntries(of project: DocumentID, inTrash: Bool) async throws -> [OpID] {
+        let view = try await library.view()
+        return view.nodes.filter { $0.document == project && $0.isInTrash == inTrash && !(inTrash && $0.parent != .trash) }.map(\.id)
     }
 
     private func documentID(_ text: String) throws(ControlError) -> DocumentID {

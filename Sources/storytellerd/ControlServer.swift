@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 
 /// An HTTP request on the control socket, body already collected.
 struct ControlRequest: Sendable {
@@ -11,13 +12,22 @@ struct ControlRequest: Sendable {
     let segments: [String]
     let query: [String: String]
     let body: ByteBuffer
+    /// The Accept header, if any (the event stream is SSE for `text/event-stream`).
+    var accept: String? = nil
 }
 
-/// A response: a status and a JSON body (errors use `ControlError`'s shape).
+/// A response: a status and a JSON body (errors use `ControlError`'s shape),
+/// or a stream of chunks (sent with chunked encoding until the stream ends,
+/// the client goes away or the server closes).
 struct ControlResponse: Sendable {
     let status: HTTPResponseStatus
     let body: Data
     var contentType = "application/json"
+    var stream: AsyncStream<Data>?
+
+    static func streaming(_ stream: AsyncStream<Data>, contentType: String) -> ControlResponse {
+        ControlResponse(status: .ok, body: Data(), contentType: contentType, stream: stream)
+    }
 
     static func json(_ value: some Encodable, status: HTTPResponseStatus = .ok) -> ControlResponse {
         do {
@@ -84,35 +94,47 @@ enum ControlJSON {
     }
 }
 
-/// HTTP/1.1 on a Unix socket: mode 0600, only the daemon's own user (checked
-/// with SO_PEERCRED), bodies up to `maximumBodyBytes`, keep-alive.
+/// HTTP/1.1 on a Unix socket: mode 0600 and only the daemon's own user, or
+/// 0660 and also the members of one group (checked with SO_PEERCRED), bodies
+/// up to `maximumBodyBytes`, keep-alive, streamed responses for events.
 final class ControlServer: Sendable {
     typealias Handler = @Sendable (ControlRequest) async -> ControlResponse
 
     let path: String
     private let channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
     private let maximumBodyBytes: Int
+    private let access: SocketAccess
     private let handler: Handler
     private let logger: Logger
+    /// Connections sending a stream: closed by `close()` so shutdown does not wait for them.
+    private let streaming = Mutex<[ObjectIdentifier: any Channel]>([:])
 
     private init(
         path: String, channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>,
-        maximumBodyBytes: Int, handler: @escaping Handler, logger: Logger
+        maximumBodyBytes: Int, access: SocketAccess, handler: @escaping Handler, logger: Logger
     ) {
         self.path = path
         self.channel = channel
         self.maximumBodyBytes = maximumBodyBytes
+        self.access = access
         self.handler = handler
         self.logger = logger
     }
 
-    /// Binds the socket (replacing a stale one) and restricts it to the owner.
+    /// Binds the socket (replacing a stale one) and restricts it to the owner
+    /// (or the owner and a group).
     static func bind(
-        path: String, group: any EventLoopGroup, maximumBodyBytes: Int = 1 << 20, logger: Logger,
+        path: String, group: any EventLoopGroup, maximumBodyBytes: Int = 1 << 20, access: SocketAccess = .owner, logger: Logger,
         handler: @escaping Handler
     ) async throws -> ControlServer {
         let directory = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if !FileManager.default.fileExists(atPath: directory) {
+            try FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: access == .owner ? 0o700 : 0o750])
+            if case .group(_, let gid) = access, chown(directory, uid_t.max, gid) != 0 {
+                throw ControlError(.internal, "cannot give \(directory) to the socket group (errno \(errno))")
+            }
+        }
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { child in
@@ -121,11 +143,15 @@ final class ControlServer: Sendable {
                     return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: child)
                 }
             }
-        guard chmod(path, 0o600) == 0 else {
+        var restricted = chmod(path, access == .owner ? 0o600 : 0o660) == 0
+        if case .group(_, let gid) = access { restricted = restricted && chown(path, uid_t.max, gid) == 0 }
+        guard restricted else {
+            let code = errno
             try? await channel.channel.close()
-            throw ControlError(.internal, "cannot restrict \(path) to its owner (errno \(errno))")
+            throw ControlError(.internal, "cannot set the owner and mode of \(path) (errno \(code))")
         }
-        return ControlServer(path: path, channel: channel, maximumBodyBytes: maximumBodyBytes, handler: handler, logger: logger)
+        return ControlServer(
+            path: path, channel: channel, maximumBodyBytes: maximumBodyBytes, access: access, handler: handler, logger: logger)
     }
 
     /// Serves connections until the socket is closed.
@@ -139,14 +165,30 @@ final class ControlServer: Sendable {
         }
     }
 
-    /// Stops accepting; connections in flight finish their request.
+    /// Stops accepting and ends the streams; other connections in flight
+    /// finish their request.
     func close() async {
         try? await channel.channel.close()
         unlink(path)
+        for open in streaming.withLock({ Array($0.values) }) { try? await open.close() }
+    }
+
+    /// The daemon's own user, or (with a socket group) a member of that group.
+    private func mayUse(_ credentials: PeerCredentials?) -> Bool {
+        guard let credentials else { return false }
+        if credentials.uid == getuid() { return true }
+        guard case .group(_, let gid) = access else { return false }
+        if credentials.gid == gid { return true }
+        // Supplementary groups: from the user database, as the kernel does not send them.
+        guard let entry = getpwuid(credentials.uid) else { return false }
+        var count: Int32 = 64
+        var groups = [gid_t](repeating: 0, count: Int(count))
+        guard getgrouplist(entry.pointee.pw_name, entry.pointee.pw_gid, &groups, &count) >= 0 else { return false }
+        return groups.prefix(Int(count)).contains(gid)
     }
 
     private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
-        let uid = await peerUID(connection.channel)
+        let credentials = await peerCredentials(connection.channel)
         do {
             try await connection.executeThenClose { inbound, outbound in
                 var head: HTTPRequestHead?
@@ -168,13 +210,17 @@ final class ControlServer: Sendable {
                     case .end:
                         guard let requestHead = head else { continue }
                         let response: ControlResponse
-                        if uid != getuid() {
-                            logger.warning("refused a control request from uid \(uid.map(String.init) ?? "unknown")")
+                        if !mayUse(credentials) {
+                            logger.warning("refused a control request from uid \(credentials.map { String($0.uid) } ?? "unknown")")
                             response = ControlError(.forbidden, "only the daemon's own user may use this socket").response
                         } else if tooLarge {
                             response = ControlError(.tooLarge, "the request body is larger than \(maximumBodyBytes) bytes").response
                         } else {
                             response = await handler(Self.request(requestHead, body: body))
+                        }
+                        if let stream = response.stream {
+                            try await send(stream, on: connection.channel, to: outbound, head: requestHead, contentType: response.contentType)
+                            return
                         }
                         let keepAlive = requestHead.isKeepAlive && !tooLarge
                         var headers = HTTPHeaders()
@@ -197,6 +243,38 @@ final class ControlServer: Sendable {
         }
     }
 
+    /// Sends a stream with chunked encoding until it ends or the connection
+    /// closes (the client left, or `close()`), whichever comes first.
+    private func send(
+        _ stream: AsyncStream<Data>, on channel: any Channel, to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>,
+        head: HTTPRequestHead, contentType: String
+    ) async throws {
+        let key = ObjectIdentifier(channel)
+        streaming.withLock { $0[key] = channel }
+        defer { streaming.withLock { $0[key] = nil } }
+        var headers = HTTPHeaders()
+        headers.add(name: "content-type", value: contentType)
+        headers.add(name: "cache-control", value: "no-cache")
+        headers.add(name: "connection", value: "close")
+        headers.add(name: "transfer-encoding", value: "chunked")
+        try await outbound.write(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers)))
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await chunk in stream {
+                    do {
+                        try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: chunk))))
+                    } catch {
+                        return
+                    }
+                }
+                try? await outbound.write(.end(nil))
+            }
+            group.addTask { try? await channel.closeFuture.get() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
     private static func request(_ head: HTTPRequestHead, body: ByteBuffer) -> ControlRequest {
         let parts = head.uri.split(separator: "?", maxSplits: 1)
         let path = parts.first.map(String.init) ?? ""
@@ -210,21 +288,21 @@ final class ControlServer: Sendable {
             }
         }
         let segments = path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
-        return ControlRequest(method: head.method, segments: segments, query: query, body: body)
+        return ControlRequest(method: head.method, segments: segments, query: query, body: body, accept: head.headers.first(name: "accept"))
     }
 
-    /// The uid of the process at the other end of a Unix socket (SO_PEERCRED).
-    private func peerUID(_ channel: any Channel) async -> uid_t? {
+    /// The process at the other end of a Unix socket (SO_PEERCRED).
+    private func peerCredentials(_ channel: any Channel) async -> PeerCredentials? {
         guard let provider = channel as? any SocketOptionProvider else { return nil }
         let future: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
             level: .socket, name: NIOBSDSocket.Option(rawValue: SO_PEERCRED))
-        return try? await future.get().uid
+        return try? await future.get()
     }
 }
 
 /// `struct ucred` from <sys/socket.h> (Glibc hides it behind _GNU_SOURCE):
 /// three 32-bit fields, the layout `getsockopt(SO_PEERCRED)` fills.
-private struct PeerCredentials {
+private struct PeerCredentials: Sendable {
     var pid: Int32 = 0
     var uid: UInt32 = 0
     var gid: UInt32 = 0

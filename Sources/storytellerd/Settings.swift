@@ -11,10 +11,12 @@ struct DaemonSettings: Equatable {
     var name: String?
     var logLevel = Logger.Level.info
     var maintenanceInterval = 30
+    /// Who may use the control socket besides the daemon's own user.
+    var socketAccess = SocketAccess.owner
 
     /// The keys, as written in the config file; the environment variable is
     /// `STORYTELLER_` + the key upper-cased with `_` for `-`.
-    static let keys = ["data-dir", "socket", "listen", "name", "log-level", "maintenance-interval"]
+    static let keys = ["data-dir", "socket", "socket-group", "listen", "name", "log-level", "maintenance-interval"]
 
     static func environmentName(of key: String) -> String {
         "STORYTELLER_" + key.uppercased().replacingOccurrences(of: "-", with: "_")
@@ -31,6 +33,15 @@ struct DaemonSettings: Equatable {
                 throw ConfigError(source: source, key: key, problem: "must be an absolute path shorter than 104 bytes")
             }
             socket = text
+        case "socket-group":
+            if text.isEmpty {
+                socketAccess = .owner
+            } else {
+                guard let group = getgrnam(text) else {
+                    throw ConfigError(source: source, key: key, problem: "'\(text)' is not a group on this machine")
+                }
+                socketAccess = .group(name: text, id: group.pointee.gr_gid)
+            }
         case "listen":
             guard let address = try? ListenAddress(text) else {
                 throw ConfigError(source: source, key: key, problem: "'\(text)' is not HOST:PORT with a port in 0...65535")
@@ -142,6 +153,15 @@ struct DaemonSettings: Equatable {
         }
         return text.replacingOccurrences(of: "_", with: "")
     }
+}
+
+/// Who may use the control socket: the daemon's own user only (mode 0600,
+/// the default for a user daemon), or also the members of one group (mode
+/// 0660 and that group, for the system daemon). Checked per connection with
+/// SO_PEERCRED besides the file mode.
+enum SocketAccess: Equatable, Sendable {
+    case owner
+    case group(name: String, id: gid_t)
 }
 
 /// A bad config file line, environment variable or value, naming the key.

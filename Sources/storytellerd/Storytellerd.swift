@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import ServiceLifecycle
 import StoryCore
 import StoryStore
 import StorySync
@@ -38,6 +39,9 @@ struct Storytellerd: AsyncParsableCommand {
     @Option(help: "Control socket (default $XDG_RUNTIME_DIR/storyteller/control.sock, else in the state directory).")
     var socket: String?
 
+    @Option(name: .customLong("socket-group"), help: "Group whose members may also use the control socket (mode 0660). Default: none, mode 0600.")
+    var socketGroup: String?
+
     @Option(help: "Address peers connect to, HOST:PORT (default 0.0.0.0:\(DaemonPaths.defaultPeerPort)).")
     var listen: String?
 
@@ -52,7 +56,7 @@ struct Storytellerd: AsyncParsableCommand {
 
     /// The flags as config keys, for the last layer of `resolve`.
     private var flags: [(String, String?)] {
-        [("data-dir", dataDirectory), ("socket", socket), ("listen", listen), ("name", name), ("log-level", logLevel),
+        [("data-dir", dataDirectory), ("socket", socket), ("socket-group", socketGroup), ("listen", listen), ("name", name), ("log-level", logLevel),
          ("maintenance-interval", maintenanceInterval)]
     }
 
@@ -122,71 +126,49 @@ struct Storytellerd: AsyncParsableCommand {
         let manager = try PeerManager(
             store: store, identity: identity, configuration: SyncConfiguration(name: daemonName),
             group: MultiThreadedEventLoopGroup.singleton, logger: logger)
-        let stop = ShutdownSignal()
-        stop.install(for: [SIGTERM, SIGINT])
-        let sync = Task {
-            do {
-                try await manager.run(host: address.host, port: address.port)
-            } catch {
-                stop.fail("peer listener: \(error)")
-            }
-        }
-        var control: ControlServer?
+        let library = LibraryService(store: store, logger: logger)
         do {
-            let routes = ControlRoutes(store: store, identity: identity, manager: manager, name: daemonName, started: Date())
-            control = try await ControlServer.bind(
-                path: paths.socketPath, group: MultiThreadedEventLoopGroup.singleton, logger: logger
-            ) { await routes.handle($0) }
+            try await library.prepare()
         } catch {
-            stop.fail("control socket \(paths.socketPath): \(error)")
-        }
-        let controlServer = control
-        let serving = Task {
-            do {
-                try await controlServer?.run()
-            } catch {
-                stop.fail("control socket: \(error)")
-            }
-        }
-        let maintenance = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(maintenanceInterval))
-                if Task.isCancelled { break }
-                do {
-                    let done = try await store.runMaintenance(at: millisecondsSinceEpoch())
-                    if !done.isEmpty { logger.debug("snapshotted \(done.count) document(s)") }
-                } catch {
-                    logger.error("maintenance failed: \(error)")
-                }
-            }
-        }
-
-        // Ready means listening for peers: tell systemd.
-        for _ in 0..<1_000 where stop.reason == nil {
-            if await manager.listeningPort != nil {
-                SystemdNotifier.notify("READY=1")
-                logger.info("ready")
-                break
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-
-        let reason = await stop.wait()
-        SystemdNotifier.notify("STOPPING=1")
-        maintenance.cancel()
-        await controlServer?.close()
-        await manager.shutdown(timeout: .seconds(5))
-        _ = await serving.result
-        sync.cancel()
-        _ = await sync.result
-        _ = await maintenance.result
-        switch reason {
-        case .signal(let number):
-            logger.info("stopped after signal \(number)")
-        case .failure(let message):
-            logger.critical("stopped: \(message)")
+            logger.critical("cannot open the library: \(error)")
             throw ExitCode(1)
         }
+        await manager.onIncomingDocument { document, kind, name, peer in
+            await library.fileIncoming(document, kind: kind, name: name, from: peer.description)
+        }
+        let control: ControlServer
+        do {
+            let routes = ControlRoutes(
+                store: store, identity: identity, manager: manager, library: library, name: daemonName, started: Date())
+            control = try await ControlServer.bind(
+                path: paths.socketPath, group: MultiThreadedEventLoopGroup.singleton, access: settings.socketAccess, logger: logger
+            ) { await routes.handle($0) }
+        } catch {
+            logger.critical("cannot serve the control socket \(paths.socketPath): \(error)")
+            throw ExitCode(1)
+        }
+
+        // Started in this order, shut down gracefully in the reverse one (see Services.swift).
+        var configuration = ServiceGroupConfiguration(
+            services: [
+                .init(service: StoreService(store: store, logger: logger)),
+                .init(service: PeerService(manager: manager, address: address)),
+                .init(service: ControlService(server: control)),
+                .init(service: MaintenanceService(store: store, interval: maintenanceInterval, logger: logger)),
+                .init(service: ReadinessService(manager: manager, logger: logger)),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger)
+        configuration.maximumGracefulShutdownDuration = .seconds(20)
+        configuration.maximumCancellationDuration = .seconds(5)
+        do {
+            try await ServiceGroup(configuration: configuration).run()
+        } catch {
+            logger.critical("stopped: \(error)")
+            await control.close()
+            throw ExitCode(1)
+        }
+        logger.info("stopped")
     }
 }
 

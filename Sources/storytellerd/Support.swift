@@ -1,7 +1,5 @@
-import Dispatch
 import Foundation
 import StoryClient
-import Synchronization
 
 /// Where the daemon keeps its state, from flags and the XDG environment.
 struct DaemonPaths {
@@ -41,55 +39,6 @@ struct ListenAddress: Equatable {
         guard !host.isEmpty else { throw Invalid() }
         self.host = host
         self.port = port
-    }
-}
-
-/// Turns SIGTERM/SIGINT (or a fatal failure of a service) into one awaited
-/// reason to stop.
-final class ShutdownSignal: Sendable {
-    enum Reason: Sendable { case signal(Int32), failure(String) }
-
-    private struct State {
-        var reason: Reason?
-        var waiters: [CheckedContinuation<Reason, Never>] = []
-    }
-    private let state = Mutex(State())
-    /// Written only by `install`, before any signal can arrive; kept to keep the sources alive.
-    nonisolated(unsafe) private var sources: [any DispatchSourceSignal] = []
-
-    var reason: Reason? { state.withLock { $0.reason } }
-
-    func install(for signals: [Int32]) {
-        for number in signals {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [self] in finish(.signal(number)) }
-            source.resume()
-            sources.append(source)
-        }
-    }
-
-    func fail(_ message: String) { finish(.failure(message)) }
-
-    func wait() async -> Reason {
-        await withCheckedContinuation { continuation in
-            let ready: Reason? = state.withLock {
-                if let reason = $0.reason { return reason }
-                $0.waiters.append(continuation)
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
-    }
-
-    private func finish(_ reason: Reason) {
-        let waiters = state.withLock { state -> [CheckedContinuation<Reason, Never>] in
-            guard state.reason == nil else { return [] }
-            state.reason = reason
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume(returning: reason) }
     }
 }
 

@@ -1,0 +1,206 @@
+import ArgumentParser
+import Foundation
+
+/// `tree`: the library's folders and projects, indented.
+struct Tree: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The library: folders and projects (and what is in the trash).")
+    @Flag(help: "Also list the trash.") var trash = false
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        let library = try options.call("GET", "/v1/library") as? [String: Any] ?? [:]
+        guard !options.json else { return }
+        let nodes = library["nodes"] as? [[String: Any]] ?? []
+        let shown = nodes.filter { ($0["inTrash"] as? Bool) != true }
+        if shown.isEmpty { print("(the library is empty: storyteller projects create NAME)") }
+        for node in shown { print(Self.line(node)) }
+        let trashed = nodes.filter { ($0["inTrash"] as? Bool) == true }
+        if trash && !trashed.isEmpty {
+            print("Trash")
+            for node in trashed { print("  " + Self.line(node)) }
+        }
+    }
+
+    static func line(_ node: [String: Any]) -> String {
+        let depth = (node["depth"] as? Int) ?? 0
+        let indent = String(repeating: "  ", count: depth)
+        if text(node["kind"]) == "folder" {
+            return "\(indent)\(text(node["name"]))/  [\(text(node["id"]))]"
+        }
+        return "\(indent)\(text(node["name"]))  (project \(text(node["project"])))  [\(text(node["id"]))]"
+    }
+}
+
+/// `folders …`: the library's folder tree. A folder (or project entry) is
+/// named by its id, by `root`, `trash` or `incoming`, or by a path of names
+/// from the root such as `Films/Shorts`.
+struct Folders: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Library folders: create, rename, describe, move, reorder, delete, restore.",
+        discussion: "FOLDER and NODE are an id (see `storyteller tree`), root, incoming, or a path of names like Films/Shorts.",
+        subcommands: [Create.self, Rename.self, Describe.self, Move.self, Reorder.self, Delete.self, Restore.self])
+
+    static func report(_ node: Any, _ verb: String, options: ClientOptions) {
+        guard !options.json, let node = node as? [String: Any] else { return }
+        print("\(verb) \(text(node["name"]))  [\(text(node["id"]))]")
+    }
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a folder; prints its id.")
+        @Argument var name: String
+        @Option(name: .customLong("in"), help: "The folder to create it in (default: the root).") var parent: String?
+        @Option(help: "Its position among the folder's children (default: last).") var index: Int?
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            var body: [String: Any] = ["name": name]
+            if let parent { body["parent"] = parent }
+            if let index { body["index"] = index }
+            let node = try options.call("POST", "/v1/library/folders", body: body) as? [String: Any] ?? [:]
+            if !options.json { print(text(node["id"])) }
+        }
+    }
+
+    struct Rename: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Rename a folder or project entry.")
+        @Argument var node: String
+        @Argument var name: String
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            Folders.report(try options.call("PATCH", "/v1/library/nodes/\(segment(node))", body: ["name": name]), "renamed", options: options)
+        }
+    }
+
+    struct Describe: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set the description of a folder or project entry.")
+        @Argument var node: String
+        @Argument var description: String
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            Folders.report(
+                try options.call("PATCH", "/v1/library/nodes/\(segment(node))", body: ["description": description]), "described",
+                options: options)
+        }
+    }
+
+    struct Move: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Move a folder or project entry into another folder.")
+        @Argument var node: String
+        @Option(help: "The folder to move it into.") var to: String
+        @Option(help: "Its position there (default: last).") var index: Int?
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            var body: [String: Any] = ["folder": to]
+            if let index { body["index"] = index }
+            Folders.report(try options.call("POST", "/v1/library/nodes/\(segment(node))/move", body: body), "moved", options: options)
+        }
+    }
+
+    struct Reorder: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Move a folder or project entry to another position in its folder.")
+        @Argument var node: String
+        @Argument(help: "The new position (0 = first).") var index: Int
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            Folders.report(
+                try options.call("POST", "/v1/library/nodes/\(segment(node))/move", body: ["index": index]), "reordered", options: options)
+        }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Move a folder (and what it holds) to the trash.")
+        @Argument var node: String
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            Folders.report(try options.call("DELETE", "/v1/library/nodes/\(segment(node))"), "deleted", options: options)
+        }
+    }
+
+    struct Restore: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Bring a folder back from the trash, into the folder it was in.")
+        @Argument var node: String
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            Folders.report(try options.call("POST", "/v1/library/nodes/\(segment(node))/restore"), "restored", options: options)
+        }
+    }
+}
+
+/// `history PROJECT`: the project's recent changes.
+struct History: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "A project's changes, newest first: who (replica), when, what.")
+    @Argument var project: String
+    @Option(help: "At most this many changes.") var limit = 50
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        let history = try options.call("GET", "/v1/projects/\(segment(project))/history?limit=\(limit)") as? [String: Any] ?? [:]
+        guard !options.json else { return }
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        let changes = history["changes"] as? [[String: Any]] ?? []
+        printTable(
+            ["TIME", "BY", "CHANGE", "WHAT"],
+            changes.map { change in
+                let time = Date(timeIntervalSince1970: Double((change["time"] as? NSNumber)?.int64Value ?? 0) / 1000)
+                let by = (change["local"] as? Bool) == true ? "this machine" : "replica \(text(change["replica"]))"
+                return [formatter.string(from: time), by, "\(text(change["replica"]))#\(text(change["seq"]))", text(change["summary"])]
+            })
+        if (history["compacted"] as? Bool) == true { print("(older changes are folded into a snapshot)") }
+    }
+}
+
+/// `watch`: follows the daemon's event stream.
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print changes and peer events as they happen (NDJSON with --json).",
+        discussion: "Runs until interrupted, or until --count events were printed.")
+    @Option(help: "Only events about this project.") var project: String?
+    @Option(help: "Stop after this many events.") var count: Int?
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        var printed = 0
+        var target = "/v1/events"
+        if let project { target += "?project=\(segment(project))" }
+        let formatter = DateFormatter()
+        formatter.dateFormat = "HH:mm:ss"
+        let failure: ControlClientResponse?
+        do {
+            failure = try options.client.stream(target) { line in
+                guard let event = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else { return true }
+                if text(event["type"]) == "hello" { return true }
+                if options.json {
+                    print(line)
+                } else {
+                    let time = Date(timeIntervalSince1970: Double((event["time"] as? NSNumber)?.int64Value ?? 0) / 1000)
+                    var parts = [formatter.string(from: time), text(event["type"])]
+                    if let document = event["document"] { parts.append(text(document)) }
+                    if let origin = event["origin"] { parts.append("from \(text(origin))") }
+                    if let peer = event["peer"] { parts.append("peer \(text(peer))") }
+                    if let changes = event["changes"] { parts.append("\(text(changes)) change(s)") }
+                    print(parts.joined(separator: "  "))
+                }
+                fflush(nil)
+                printed += 1
+                return count.map { printed < $0 } ?? true
+            }
+        } catch let error as ControlClientFailure {
+            printError(error.isUnreachable ? "\(error.description) (is storytellerd running?)" : error.description)
+            throw ExitCode(69)
+        }
+        if let failure {
+            printError(failure.errorMessage ?? "the daemon answered \(failure.status)")
+            throw ExitCode(1)
+        }
+        if let count, printed >= count { return }
+        printError("the daemon ended the event stream (did it stop?)")
+        throw ExitCode(69)
+    }
+}
