@@ -19,7 +19,10 @@ struct ControlRoutes: Sendable {
         let peerID: String
         let name: String
         let uptimeSeconds: Int
+        /// Documents in the store: the library and the projects.
         let documents: Int
+        /// Projects not deleted.
+        let projects: Int
         /// The TCP port peers connect to (null until the listener is up).
         let listenPort: Int?
         let peersConnected: Int
@@ -164,12 +167,13 @@ struct ControlRoutes: Sendable {
         let parameters = zip(template.split(separator: "/"), path).filter { $0.0 == "{}" }.map(\.1)
         switch (request.method, template) {
         case (.GET, "status"):
+            let documents = try await store.documents()
             let connected = await manager.status().filter(\.isEstablished).count
             let bytes = await manager.totalBytes
             return .json(
                 StatusBody(
                     peerID: identity.peerID.description, name: name, uptimeSeconds: Int(Date().timeIntervalSince(started)),
-                    documents: try await store.documents().count, listenPort: await manager.listeningPort, peersConnected: connected, bytesSent: bytes.sent,
+                    documents: documents.count, projects: documents.filter { $0.kind == .project && !$0.isDeleted }.count, listenPort: await manager.listeningPort, peersConnected: connected, bytesSent: bytes.sent,
                     bytesReceived: bytes.received))
         case (.GET, "identity"):
             return .json(IdentityBody(peerID: identity.peerID.description, name: name, certificatePEM: identity.certificatePEM))

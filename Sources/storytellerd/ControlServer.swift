@@ -106,8 +106,8 @@ final class ControlServer: Sendable {
     private let access: SocketAccess
     private let handler: Handler
     private let logger: Logger
-    /// Connections sending a stream: closed by `close()` so shutdown does not wait for them.
-    private let streaming = Mutex<[ObjectIdentifier: any Channel]>([:])
+    /// Streams being sent: `close()` ends them (cleanly) so shutdown does not wait for them.
+    private let streaming = Mutex<[ObjectIdentifier: AsyncStream<Void>.Continuation]>([:])
 
     private init(
         path: String, channel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>,
@@ -170,7 +170,7 @@ final class ControlServer: Sendable {
     func close() async {
         try? await channel.channel.close()
         unlink(path)
-        for open in streaming.withLock({ Array($0.values) }) { try? await open.close() }
+        for stop in streaming.withLock({ Array($0.values) }) { stop.finish() }
     }
 
     /// The daemon's own user, or (with a socket group) a member of that group.
@@ -250,7 +250,10 @@ final class ControlServer: Sendable {
         head: HTTPRequestHead, contentType: String
     ) async throws {
         let key = ObjectIdentifier(channel)
-        streaming.withLock { $0[key] = channel }
+        let (stop, stopper) = AsyncStream<Void>.makeStream()
+        streaming.withLock { $0[key] = stopper }
+        // The client going away ends it too (a future's `get` would not heed cancellation).
+        channel.closeFuture.whenComplete { _ in stopper.finish() }
         defer { streaming.withLock { $0[key] = nil } }
         var headers = HTTPHeaders()
         headers.add(name: "content-type", value: contentType)
@@ -267,12 +270,12 @@ final class ControlServer: Sendable {
                         return
                     }
                 }
-                try? await outbound.write(.end(nil))
             }
-            group.addTask { try? await channel.closeFuture.get() }
+            group.addTask { for await _ in stop {} }
             await group.next()
             group.cancelAll()
         }
+        try? await outbound.write(.end(nil))
     }
 
     private static func request(_ head: HTTPRequestHead, body: ByteBuffer) -> ControlRequest {

@@ -26,7 +26,8 @@ import Testing
         let statusBody = try #require(status.json as? [String: Any])
         let peerID = try #require(statusBody["peerID"] as? String)
         #expect(daemon.output.contains(peerID))
-        #expect(statusBody["documents"] as? Int == 0)
+        #expect(statusBody["documents"] as? Int == 1, "the library")
+        #expect(statusBody["projects"] as? Int == 0)
         #expect(statusBody["peersConnected"] as? Int == 0)
 
         let identity = try #require(try client.get("/v1/identity").json as? [String: Any])
