@@ -99,8 +99,11 @@ enum ChangeSummary {
         var order: [String] = []
         var fields: [String] = []
         var inserted: [OpID: ObjectKind] = [:]
-        func note(_ verb: String, _ noun: String) {
+        var counted: Set<String> = []
+        /// Counts each object once per verb (a restyle and a move of one stroke change 1 stroke).
+        func note(_ verb: String, _ noun: String, _ object: OpID? = nil) {
             let key = "\(verb) \(noun)"
+            if let object, !counted.insert("\(key) \(object)").inserted { return }
             if counts[key] == nil { order.append(key) }
             counts[key, default: 0] += 1
         }
@@ -114,11 +117,11 @@ enum ChangeSummary {
                 inserted[change.opID(at: index)] = objectKind
                 note("added", "\(objectKind)")
             case .insertProjectEntry: note("added", "project entry")
-            case .move(let object, _, _), .reorder(let object, _, _): note("moved", kind(object))
-            case .setDeleted(let object, let isDeleted): note(isDeleted ? "deleted" : "restored", kind(object))
+            case .move(let object, _, _), .reorder(let object, _, _): note("moved", kind(object), object)
+            case .setDeleted(let object, let isDeleted): note(isDeleted ? "deleted" : "restored", kind(object), object)
             case .addStroke: note("drew", "stroke")
-            case .putStroke: note("changed", "stroke")
-            case .eraseStroke: note("erased", "stroke")
+            case .putStroke(_, let key, _): note("changed", "stroke", key)
+            case .eraseStroke(_, let key): note("erased", "stroke", key)
             case .purge(let nodes): for _ in nodes { note("purged", "node") }
             case .setField(let object, let key, _):
                 // Fields set on what the same change added are part of adding it.

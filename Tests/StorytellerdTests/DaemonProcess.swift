@@ -1,4 +1,5 @@
 import Foundation
+import StoryClient
 import Synchronization
 import Testing
 
@@ -127,4 +128,78 @@ func freePort() throws -> Int {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
     }
     return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// A daemon started on loopback (peer port 0) in a fresh temporary directory,
+/// ready to serve, with a CLI runner for its socket. `stop()` (in a `defer`)
+/// kills it and removes the directory.
+struct StartedDaemon {
+    let home: TemporaryDirectory
+    let daemon: DaemonProcess
+    let extraArguments: [String]
+    var socket: String { home.path + "/control.sock" }
+    var client: ControlClient { ControlClient(path: socket) }
+
+    /// Starts `storytellerd --data-dir HOME --listen 127.0.0.1:0 ARGUMENTS…` and waits for "ready".
+    static func start(name: String = "test", _ arguments: [String] = []) async throws -> StartedDaemon {
+        let home = try TemporaryDirectory()
+        return try await start(in: home, name: name, arguments)
+    }
+
+    /// Starts (again) in an existing directory.
+    static func start(in home: TemporaryDirectory, name: String = "test", _ arguments: [String] = []) async throws -> StartedDaemon {
+        let daemon = try DaemonProcess(
+            arguments: ["--data-dir", home.path, "--listen", "127.0.0.1:0", "--name", name] + arguments, environment: [:])
+        let started = StartedDaemon(home: home, daemon: daemon, extraArguments: arguments)
+        do {
+            try await daemon.waitForLog("ready")
+        } catch {
+            started.stop()
+            throw error
+        }
+        return started
+    }
+
+    /// Runs the CLI against this daemon.
+    func cli(_ arguments: String...) throws -> (status: Int32, output: String, errors: String) {
+        try storyteller(arguments + ["--socket", socket])
+    }
+
+    /// Runs the CLI with `--json` and parses its output.
+    func json(_ arguments: String...) throws -> Any {
+        let result = try storyteller(arguments + ["--json", "--socket", socket])
+        guard result.status == 0 else { throw TimedOut(description: "storyteller \(arguments) failed: \(result.errors)") }
+        return try JSONSerialization.jsonObject(with: Data(result.output.utf8))
+    }
+
+    /// The peer port (from the status).
+    func port() throws -> Int {
+        guard let status = try client.get("/v1/status").json as? [String: Any], let port = status["listenPort"] as? Int else {
+            throw TimedOut(description: "no listenPort in the status")
+        }
+        return port
+    }
+
+    func peerID() throws -> String {
+        guard let identity = try client.get("/v1/identity").json as? [String: Any], let id = identity["peerID"] as? String else {
+            throw TimedOut(description: "no peer id")
+        }
+        return id
+    }
+
+    func stop() {
+        daemon.kill()
+        home.remove()
+    }
+}
+
+/// Polls `condition` every 50 ms for at most `timeout`; records an issue and throws if it never holds.
+func eventually(_ what: String, timeout: Duration = .seconds(30), _ condition: () throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if (try? condition()) == true { return }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+    Issue.record("timed out waiting until \(what)")
+    throw TimedOut(description: what)
 }
