@@ -28,6 +28,26 @@ struct ControlRoutes: Sendable {
         let peersConnected: Int
         let bytesSent: Int
         let bytesReceived: Int
+        /// Per document: how many changes it holds and, per peer it is shared
+        /// with, how many of them that peer has not acknowledged yet.
+        let sync: [DocumentSync]
+    }
+
+    struct DocumentSync: Encodable {
+        let id: String
+        let kind: String
+        let name: String?
+        /// Changes known here (the sum of the version vector).
+        let changes: UInt64
+        let peers: [PeerSync]
+    }
+
+    struct PeerSync: Encodable {
+        let peer: String
+        let mode: String
+        let connected: Bool
+        /// Changes known here that the peer has not acknowledged (null: it never acknowledged any).
+        let behind: UInt64?
     }
 
     struct IdentityBody: Encodable {
@@ -168,13 +188,28 @@ struct ControlRoutes: Sendable {
         switch (request.method, template) {
         case (.GET, "status"):
             let documents = try await store.documents()
-            let connected = await manager.status().filter(\.isEstablished).count
+            let sessions = Set(await manager.status().filter(\.isEstablished).map(\.peer.description))
+            let connected = sessions.count
             let bytes = await manager.totalBytes
+            var sync: [DocumentSync] = []
+            let shares = try await store.shares()
+            for record in documents where !record.isDeleted {
+                let version = try await store.version(of: record.id)
+                let acknowledged = try await store.acknowledged(record.id)
+                let peers = shares.filter { $0.document == record.id }.map { share in
+                    PeerSync(
+                        peer: share.peer, mode: share.mode.rawValue, connected: sessions.contains(share.peer),
+                        behind: acknowledged[share.peer].map { theirs in
+                            version.sortedEntries.reduce(0) { $0 + ($1.seq > theirs[$1.replica] ? $1.seq - theirs[$1.replica] : 0) }
+                        })
+                }
+                sync.append(DocumentSync(id: record.id.description, kind: record.kind.description, name: record.name, changes: version.totalChanges, peers: peers))
+            }
             return .json(
                 StatusBody(
                     peerID: identity.peerID.description, name: name, uptimeSeconds: Int(Date().timeIntervalSince(started)),
                     documents: documents.count, projects: documents.filter { $0.kind == .project && !$0.isDeleted }.count, listenPort: await manager.listeningPort, peersConnected: connected, bytesSent: bytes.sent,
-                    bytesReceived: bytes.received))
+                    bytesReceived: bytes.received, sync: sync))
         case (.GET, "identity"):
             return .json(IdentityBody(peerID: identity.peerID.description, name: name, certificatePEM: identity.certificatePEM))
         case (.GET, "peers"):

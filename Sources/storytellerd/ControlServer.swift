@@ -179,7 +179,13 @@ final class ControlServer: Sendable {
         if credentials.uid == getuid() { return true }
         guard case .group(_, let gid) = access else { return false }
         if credentials.gid == gid { return true }
-        // Supplementary groups: from the user database, as the kernel does not send them.
+        // Supplementary groups are not in SO_PEERCRED: the caller's process lists
+        // them in /proc; without /proc (hidepid), the user database does.
+        if let status = try? String(contentsOfFile: "/proc/\(credentials.pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Groups:") })
+        {
+            return line.dropFirst("Groups:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).contains { gid_t($0) == gid }
+        }
         guard let entry = getpwuid(credentials.uid) else { return false }
         var count: Int32 = 64
         var groups = [gid_t](repeating: 0, count: Int(count))

@@ -230,10 +230,7 @@ import Testing
 /// SO_PEERCRED: even when the socket file is opened up, another user is refused.
 /// Needs root to run a client as `nobody` (setpriv); skipped otherwise.
 @Suite(.serialized) struct ControlSocketCredentialTests {
-    @Test(
-        .enabled(
-            if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
-                && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
+    @Test(.enabled(if: canSwitchUsers))
     func anotherUserIsRefusedByCredentials() async throws {
         let home = try TemporaryDirectory()
         defer { home.remove() }
@@ -247,6 +244,21 @@ import Testing
         for path in [home.path, runDirectory] { chmod(path, 0o755) }
         chmod(socket, 0o666)  // only the credential check stands in the way now
 
+        let (answer, failure) = try Self.status(of: socket, as: ["--reuid=65534", "--regid=65534", "--clear-groups"])
+        #expect(answer.hasPrefix("HTTP/1.1 403"), "\(answer) \(failure)")
+        #expect(answer.contains(#""code":"forbidden""#))
+        #expect(daemon.errors.contains("refused a control request from uid 65534"))
+        // The owner is still served.
+        #expect(try ControlClient(path: socket).get("/v1/status").status == 200)
+        #expect(try await daemon.terminate() == 0)
+    }
+
+    static let canSwitchUsers =
+        getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+        && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") && getgrnam("nogroup") != nil
+
+    /// `GET /v1/status` on `socket` from python3 run by setpriv with `credentials`; its stdout and stderr.
+    static func status(of socket: String, as credentials: [String]) throws -> (String, String) {
         let script = """
             import socket, sys
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -262,7 +274,7 @@ import Testing
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, socket]
+        process.arguments = credentials + ["/usr/bin/python3", "-c", script, socket]
         let (output, errors) = (Pipe(), Pipe())
         process.standardOutput = output
         process.standardError = errors
@@ -270,11 +282,50 @@ import Testing
         let answer = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let failure = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        #expect(answer.hasPrefix("HTTP/1.1 403"), "\(answer) \(failure)")
-        #expect(answer.contains(#""code":"forbidden""#))
-        #expect(daemon.errors.contains("refused a control request from uid 65534"))
-        // The owner is still served.
-        #expect(try ControlClient(path: socket).get("/v1/status").status == 200)
+        return (answer, failure)
+    }
+
+    /// With `--socket-group`, the socket is 0660 and owned by the group, and
+    /// members (primary or supplementary group) are served; others are not.
+    @Test(.enabled(if: canSwitchUsers))
+    func membersOfTheSocketGroupAreServed() async throws {
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        chmod(home.path, 0o755)
+        let runDirectory = home.path + "/run"
+        let socket = runDirectory + "/control.sock"
+        let group = try #require(getgrnam("nogroup")).pointee.gr_gid
+        let daemon = try DaemonProcess(
+            arguments: ["--data-dir", home.path + "/state", "--socket", socket, "--socket-group", "nogroup", "--listen", "127.0.0.1:0"],
+            environment: [:])
+        defer { daemon.kill() }
+        try await daemon.waitForLog("ready")
+        let socketAttributes = try FileManager.default.attributesOfItem(atPath: socket)
+        #expect((socketAttributes[.posixPermissions] as? Int) == 0o660)
+        #expect((socketAttributes[.groupOwnerAccountID] as? NSNumber)?.uint32Value == group)
+        let directoryAttributes = try FileManager.default.attributesOfItem(atPath: runDirectory)
+        #expect((directoryAttributes[.posixPermissions] as? Int) == 0o750)
+        #expect((directoryAttributes[.groupOwnerAccountID] as? NSNumber)?.uint32Value == group)
+
+        let primary = try Self.status(of: socket, as: ["--reuid=65534", "--regid=\(group)", "--clear-groups"])
+        #expect(primary.0.hasPrefix("HTTP/1.1 200"), "\(primary)")
+        chmod(socket, 0o666)  // from here only the credential check decides
+        chmod(runDirectory, 0o755)
+        let supplementary = try Self.status(of: socket, as: ["--reuid=12345", "--regid=12345", "--groups=\(group)"])
+        #expect(supplementary.0.hasPrefix("HTTP/1.1 200"), "\(supplementary)")
+        let stranger = try Self.status(of: socket, as: ["--reuid=12345", "--regid=12345", "--clear-groups"])
+        #expect(stranger.0.hasPrefix("HTTP/1.1 403"), "\(stranger)")
+        #expect(daemon.errors.contains("refused a control request from uid 12345"))
         #expect(try await daemon.terminate() == 0)
+    }
+
+    @Test func anUnknownSocketGroupIsAConfigError() async throws {
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        let daemon = try DaemonProcess(
+            arguments: ["--data-dir", home.path, "--socket-group", "no-such-group-here", "--listen", "127.0.0.1:0"], environment: [:])
+        defer { daemon.kill() }
+        #expect(try await daemon.waitForExit() == 64)
+        #expect(daemon.errors.contains("'no-such-group-here' is not a group"))
     }
 }

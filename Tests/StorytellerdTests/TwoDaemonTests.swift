@@ -1,0 +1,221 @@
+import Foundation
+import StoryClient
+import StoryCore
+import StoryStore
+import Testing
+
+/// Two real daemons on 127.0.0.1 driven through the CLI: pausing and resuming
+/// sync, projects arriving in "Incoming", SIGTERM in the middle of a sync
+/// batch, and `storyteller demo`.
+@Suite(.serialized) struct TwoDaemonTests {
+    /// Pairs two daemons through the CLI (each trusts the other and dials it).
+    private func pair(_ a: StartedDaemon, _ b: StartedDaemon) throws -> (aID: String, bID: String) {
+        let (aID, bID) = (try a.peerID(), try b.peerID())
+        #expect(try a.cli("peers", "add", bID, "--address", "127.0.0.1:\(try b.port())", "--name", "b").status == 0)
+        #expect(try b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())", "--name", "a").status == 0)
+        return (aID, bID)
+    }
+
+    private func connected(_ daemon: StartedDaemon) throws -> Int {
+        (try daemon.client.get("/v1/status").json as? [String: Any])?["peersConnected"] as? Int ?? -1
+    }
+
+    private func projectBody(_ id: String, on daemon: StartedDaemon) throws -> Data? {
+        let response = try daemon.client.get("/v1/projects/\(id)")
+        return response.status == 200 ? response.body : nil
+    }
+
+    /// Every visible stroke of a project: id → its flat points.
+    private func strokes(_ id: String, on daemon: StartedDaemon) throws -> [String: [Double]] {
+        guard let body = try daemon.client.get("/v1/projects/\(id)").json as? [String: Any] else { return [:] }
+        var result: [String: [Double]] = [:]
+        for scene in body["scenes"] as? [[String: Any]] ?? [] {
+            for shot in scene["shots"] as? [[String: Any]] ?? [] {
+                for layer in shot["layers"] as? [[String: Any]] ?? [] {
+                    for stroke in layer["strokes"] as? [[String: Any]] ?? [] {
+                        result[stroke["id"] as? String ?? ""] = stroke["points"] as? [Double] ?? []
+                    }
+                }
+            }
+        }
+        return result
+    }
+
+
+
+    @Test func pausedPeersWaitAndMergeOnResumeAndSharedProjectsArriveInIncoming() async throws {
+        let a = try await StartedDaemon.start(name: "a")
+        defer { a.stop() }
+        let b = try await StartedDaemon.start(name: "b")
+        defer { b.stop() }
+        let (aID, bID) = try pair(a, b)
+        try await eventually("the two connect") { try connected(a) == 1 && connected(b) == 1 }
+
+        let project = try a.cli("projects", "create", "Shared").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let scene = try a.cli("scenes", "add", project).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try a.cli("share", project, bID).status == 0)
+        try await eventually("b has the project") { try projectBody(project, on: b) == projectBody(project, on: a) }
+        // b files it in Incoming (a's own folders are not revealed).
+        let tree = try b.cli("tree").output
+        #expect(tree.contains("Incoming/") && tree.contains("  Shared  (project \(project))"), "\(tree)")
+
+        let paused = try #require(try a.json("peers", "pause", bID) as? [String: Any])
+        #expect(paused["id"] as? String == bID)
+        try await eventually("the connection is closed") { try connected(a) == 0 && connected(b) == 0 }
+        #expect(try a.cli("shots", "add", project, scene).status == 0)
+        #expect(try b.cli("scenes", "set", project, scene, "--title", "From b").status == 0)
+        try await Task.sleep(for: .seconds(1))
+        #expect(try connected(a) == 0, "a refuses b's dialing while paused")
+        #expect(try projectBody(project, on: a) != projectBody(project, on: b), "nothing crossed while paused")
+
+        #expect(try a.cli("peers", "resume", bID).status == 0)
+        try await eventually("they merge after resuming") {
+            let (left, right) = (try projectBody(project, on: a), try projectBody(project, on: b))
+            guard let left, left == right, let body = try JSONSerialization.jsonObject(with: left) as? [String: Any],
+                let scenes = body["scenes"] as? [[String: Any]]
+            else { return false }
+            return scenes.first?["title"] as? String == "From b" && (scenes.first?["shots"] as? [Any])?.count == 1
+        }
+        #expect(try a.cli("peers", "pause", "AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA").status == 1)
+        _ = aID
+    }
+
+    /// Every stroke of a project as stored in a daemon's database (read with
+    /// the store directly, after the daemon stopped): id → the stroke.
+    private func storedStrokes(_ project: DocumentID, in home: TemporaryDirectory) async throws -> [OpID: StrokeView] {
+        let store = try Store(path: home.path + "/storyteller.sqlite")
+        guard (try? await store.document(project)) != nil else { return [:] }
+        var result: [OpID: StrokeView] = [:]
+        for shot in try await store.project(project).view.shots {
+            for layer in shot.layers {
+                for stroke in layer.strokes { result[stroke.id] = stroke }
+            }
+        }
+        return result
+    }
+
+    /// SIGTERM to the receiving daemon while a large initial sync is in
+    /// flight: it exits 0 within the bound, keeps what it committed (whole
+    /// strokes only), and after a restart finishes the sync with nothing lost.
+    @Test func sigtermDuringASyncBatchIsACleanExitAndNothingIsLost() async throws {
+        // a's database is seeded directly (fast): 800 changes of one long stroke
+        // each, ~6 MB encoded, so the initial sync takes a dozen 512 KiB batches.
+        let aHome = try TemporaryDirectory()
+        let big = DocumentID.random()
+        let changes = 800
+        do {
+            let store = try Store(path: aHome.path + "/storyteller.sqlite")
+            _ = try await store.createDocument(big, kind: .project, name: "Big", at: 1)
+            let layer = try await store.editProject(big, at: 2) { editor in
+                let scene = try editor.insertScene(at: 0)
+                let shot = try editor.insertShot(in: scene, at: 0)
+                return try editor.insertLayer(in: shot, at: 0)
+            }.value
+            var random = SystemRandomNumberGenerator()
+            for index in 0..<changes {
+                let points = (0..<2_000).map { _ in
+                    Point(x: Double.random(in: 0...1, using: &random), y: Double.random(in: 0...1, using: &random), pressure: 0.5)
+                }
+                _ = try await store.editProject(big, at: 3 + Int64(index)) { try $0.addStroke(to: layer, brush: Brush(), points: points) }
+            }
+        }
+        let a = try await StartedDaemon.start(in: aHome, name: "a")
+        defer { a.stop() }
+        let b = try await StartedDaemon.start(name: "b")
+        defer { b.stop() }
+
+        // b has work of its own that must survive.
+        let own = try b.cli("projects", "create", "B's own").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let ownScene = try b.cli("scenes", "add", own).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let ownShot = try b.cli("shots", "add", own, ownScene).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let ownLayer = try b.cli("layers", "add", own, ownShot).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try b.cli("strokes", "add", own, ownLayer, "--points", "[0.5,0.5,1]").status == 0)
+        let ownBefore = try #require(try projectBody(own, on: b))
+
+        // Watch b's events; SIGTERM b as soon as the first batch from a is stored.
+        let (aID, bID) = try pair(a, b)
+        let client = b.client
+        let seen = Lines()
+        let watcher = Task.detached { () throws -> ControlClient.Response? in
+            try client.stream("/v1/events") { line in
+                seen.append(line)
+                return !line.contains(#""origin":"peer""#)
+            }
+        }
+        try await eventually("b's stream is open") { seen.all.contains { $0.contains("hello") } }
+        #expect(try a.cli("share", big.description, bID).status == 0)
+        try await eventually("the first batch from a reaches b", timeout: .seconds(60)) {
+            seen.all.contains { $0.contains(#""origin":"peer""#) }
+        }
+        let stopped = ContinuousClock.now
+        #expect(try await b.daemon.terminate() == 0, "a clean exit: \(b.daemon.errors.suffix(2_000))")
+        #expect(ContinuousClock.now - stopped < .seconds(25), "within the shutdown bound")
+        _ = try await watcher.value
+        #expect(b.daemon.errors.contains("stopped"))
+        #expect(try await a.daemon.terminate() == 0)
+
+        // What b committed is whole strokes that a has; its own project is untouched.
+        let all = try await storedStrokes(big, in: aHome)
+        #expect(all.count == changes)
+        let partial = try await storedStrokes(big, in: b.home)
+        #expect(partial.allSatisfy { id, stroke in all[id] == stroke }, "every stroke b has is whole and a's")
+        print("strokes on b when SIGTERM arrived mid-sync: \(partial.count) of \(all.count)")
+        #expect(partial.count < all.count, "the SIGTERM came in the middle of the sync (\(partial.count) of \(all.count))")
+        let bAlone = try await StartedDaemon.start(in: b.home, name: "b")
+        defer { bAlone.daemon.kill() }
+        #expect(try projectBody(own, on: bAlone) == ownBefore, "b's own work is intact")
+
+        // a back (on a new port, as is b): the sync finishes, nothing lost or duplicated.
+        let aAgain = try await StartedDaemon.start(in: aHome, name: "a")
+        defer { aAgain.daemon.kill() }
+        #expect(try aAgain.cli("peers", "add", bID, "--address", "127.0.0.1:\(try bAlone.port())").status == 0)
+        #expect(try bAlone.cli("peers", "add", aID, "--address", "127.0.0.1:\(try aAgain.port())").status == 0)
+        // The status's per-document sync state says when b has all of a's changes.
+        func changesOf(_ daemon: StartedDaemon) throws -> Int? {
+            let status = try daemon.client.get("/v1/status").json as? [String: Any]
+            let documents = status?["sync"] as? [[String: Any]] ?? []
+            return documents.first { $0["id"] as? String == big.description }?["changes"] as? Int
+        }
+        let total = try #require(try changesOf(aAgain))
+        #expect(total == changes + 1, "the scene/shot/layer change and one per stroke")
+        try await eventually("b catches up", timeout: .seconds(90)) { try changesOf(bAlone) == total }
+        let aStatus = try #require(try aAgain.client.get("/v1/status").json as? [String: Any])
+        let aSync = try #require((aStatus["sync"] as? [[String: Any]])?.first { $0["id"] as? String == big.description })
+        try await eventually("a sees b acknowledge everything") {
+            let status = try aAgain.client.get("/v1/status").json as? [String: Any]
+            let document = (status?["sync"] as? [[String: Any]])?.first { $0["id"] as? String == big.description }
+            return (document?["peers"] as? [[String: Any]])?.first?["behind"] as? Int == 0
+        }
+        #expect((aSync["peers"] as? [[String: Any]])?.first?["peer"] as? String == bID)
+        #expect(try await bAlone.daemon.terminate() == 0)
+        #expect(try await aAgain.daemon.terminate() == 0)
+        #expect(try await storedStrokes(big, in: b.home) == all, "b has every stroke of a, each once")
+    }
+
+    /// `storyteller demo` runs the whole mission and leaves nothing behind.
+    @Test func theDemoConvergesAndCleansUp() async throws {
+        let result = try storyteller(["demo"])
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.errors.contains("[7/7] merged"))
+        let lines = result.output.split(separator: "\n").map(String.init)
+        let offlineA = try #require(lines.first { $0.hasPrefix("ana, offline:") })
+        let offlineB = try #require(lines.first { $0.hasPrefix("ben, offline:") })
+        let merged = try #require(lines.first { $0.hasPrefix("merged:") })
+        #expect(offlineA.contains("Reaction | Wide, dawn | Close-up"), "ana moved Reaction first")
+        #expect(offlineB.contains("Wide | Reaction | Close-up"), "ben moved it second")
+        let order = merged.dropFirst("merged:".count).split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+        #expect(Set(order) == ["Wide, dawn", "Reaction", "Close-up"], "each shot exactly once: \(order)")
+        #expect(result.output.contains("5 of 5 strokes on ana, 5 of 5 on ben"))
+        #expect(result.output.contains("notes: Ben: hold two beats longer"))
+        // The temporary directory is gone and no daemon is left running.
+        let firstStep = try #require(result.errors.split(separator: "\n").first { $0.hasPrefix("[1/7]") })
+        let directory = String(try #require(firstStep.split(separator: " ").last))
+        #expect(directory.contains("storyteller-demo."))
+        #expect(!FileManager.default.fileExists(atPath: directory))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: "/proc").filter { Int($0) != nil }.filter { pid in
+            let command = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
+            return command.contains(directory)
+        }
+        #expect(leftovers.isEmpty, "no demo daemon outlives the demo")
+    }
+}
