@@ -188,6 +188,9 @@ extension ProjectView {
                 let shotLabel = "\(sceneLabel) › Shot \(shot.label)"
                 check(shot.caption, .caption, [scene.id, shot.id], shotLabel)
                 check(shot.notes, .notes, [scene.id, shot.id], shotLabel)
+                for layer in shot.layers {
+                    check(layer.name, .name, [scene.id, shot.id, layer.id], "\(shotLabel) › Layer \(layer.name ?? "")")
+                }
             }
         }
         return hits

@@ -236,8 +236,13 @@ func line(_ count: Int = 10, y: Double = 0.5) -> [Point] {
         #expect(throws: DocumentError.self) { try board.doc.edit(at: 5) { try $0.addStroke(to: board.shots[0][0], brush: pen, points: line()) } }
     }
 
-    @Test func searchFindsTitlesNotesAndCaptionsCaseInsensitively() throws {
+    @Test func searchFindsTitlesNotesCaptionsAndLayerNamesCaseInsensitively() throws {
         var board = try Board(scenes: 2, shots: 2)
+        let beam = try board.doc.edit(at: 1) { editor in
+            let layer = try editor.insertLayer(in: board.shots[0][1], at: 0)
+            try editor.set(.name, to: .string("lighthouse beam"), on: layer)
+            return layer
+        }.value
         try board.doc.edit(at: 1) { editor in
             try editor.set(.title, to: .string("The Lighthouse"))
             try editor.set(.notes, to: .string("Crane down on the LIGHTHOUSE lamp"), on: board.shots[1][1])
@@ -245,9 +250,10 @@ func line(_ count: Int = 10, y: Double = 0.5) -> [Point] {
             try editor.set(.description, to: .string("lighthouse exterior"), on: board.scenes[0])
         }
         let hits = board.doc.view.search("lightHouse")
-        #expect(hits.map(\.label) == ["Project", "Scene 1", "Scene 2 › Shot 2-2"])
-        #expect(hits[2].field == .notes)
-        #expect(hits[2].path == [board.scenes[1], board.shots[1][1]])
+        #expect(hits.map(\.label) == ["Project", "Scene 1", "Scene 1 › Shot 1-2 › Layer lighthouse beam", "Scene 2 › Shot 2-2"])
+        #expect(hits[2].field == .name && hits[2].path == [board.scenes[0], board.shots[0][1], beam])
+        #expect(hits[3].field == .notes)
+        #expect(hits[3].path == [board.scenes[1], board.shots[1][1]])
         #expect(board.doc.view.search("walking").first?.field == .caption)
         #expect(board.doc.view.search("").isEmpty)
     }

@@ -1,0 +1,152 @@
+import Foundation
+import StoryClient
+import Testing
+
+@testable import storytellerd
+
+/// docs/openapi.json is kept true: it has exactly the daemon's routes, and
+/// what the running daemon answers matches the schemas it gives.
+@Suite(.serialized) struct OpenAPITests {
+    private static func document() throws -> [String: Any] {
+        let data = try Data(contentsOf: repositoryRoot.appendingPathComponent("docs/openapi.json"))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    @Test func theOpenAPIFileHasExactlyTheDaemonsRoutes() throws {
+        let document = try Self.document()
+        #expect((document["openapi"] as? String)?.hasPrefix("3.") == true)
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        var documented: Set<String> = []
+        for (path, item) in paths {
+            #expect(path.hasPrefix("/v1/"))
+            let template = path.dropFirst(4).split(separator: "/").map { $0.hasPrefix("{") ? "{}" : String($0) }.joined(separator: "/")
+            for method in item.keys where ["get", "post", "put", "patch", "delete"].contains(method) {
+                documented.insert("\(method.uppercased()) \(template)")
+            }
+        }
+        let served = Set(ControlRoutes.routes.map { "\($0.method) \($0.template)" })
+        #expect(documented == served, "in the file only: \(documented.subtracting(served)); served only: \(served.subtracting(documented))")
+    }
+
+    @Test func answersOfARunningDaemonMatchTheirSchemas() async throws {
+        let document = try Self.document()
+        let validator = SchemaValidator(document: document)
+        let daemon = try await StartedDaemon.start()
+        defer { daemon.stop() }
+        let project = try daemon.cli("projects", "create", "Checked", "--folder", "root").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let scene = try daemon.cli("scenes", "add", project, "--title", "Harbour").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let shot = try daemon.cli("shots", "add", project, scene).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let layer = try daemon.cli("layers", "add", project, shot, "--name", "harbour ink").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try daemon.cli("strokes", "add", project, layer, "--points", "[0.1,0.2,0.5,0.3,0.4,0.6]").status == 0)
+        #expect(try daemon.cli("folders", "create", "Boards").status == 0)
+        #expect(try daemon.cli("peers", "add", CLITests.otherPeer, "--address", "127.0.0.1:9").status == 0)
+        #expect(try daemon.cli("share", project, CLITests.otherPeer).status == 0)
+
+        let checks: [(path: String, target: String, status: Int)] = [
+            ("/v1/status", "/v1/status", 200), ("/v1/identity", "/v1/identity", 200), ("/v1/peers", "/v1/peers", 200),
+            ("/v1/peers/pending", "/v1/peers/pending", 200), ("/v1/projects", "/v1/projects", 200),
+            ("/v1/projects/{project}", "/v1/projects/\(project)", 200), ("/v1/projects/{project}/history", "/v1/projects/\(project)/history", 200),
+            ("/v1/projects/{project}/shares", "/v1/projects/\(project)/shares", 200), ("/v1/library", "/v1/library", 200),
+            ("/v1/search", "/v1/search?q=harbour", 200), ("/v1/library/nodes/{node}", "/v1/library/nodes/Boards", 200),
+            ("/v1/projects/{project}", "/v1/projects/00000000000000000000000000000000", 404),
+        ]
+        for check in checks {
+            let response = try daemon.client.get(check.target)
+            #expect(response.status == check.status, "\(check.target)")
+            let schema = try #require(validator.responseSchema(path: check.path, method: "get", status: check.status), "\(check.path)")
+            let body = try #require(response.json, "\(check.target) answers JSON")
+            let problems = validator.problems(of: body, against: schema, at: check.target)
+            #expect(problems.isEmpty, "\(problems)")
+        }
+        // A body the schema describes is accepted; the answer of a POST matches too.
+        let edit = try daemon.client.request(
+            "POST", "/v1/projects/\(project)/edits",
+            body: Data(#"{"ops":[{"op":"scene.add","title":"Two"},{"op":"shot.add","scene":"$0"}],"session":"s"}"#.utf8))
+        let editSchema = try #require(validator.responseSchema(path: "/v1/projects/{project}/edits", method: "post", status: 200))
+        #expect(validator.problems(of: try #require(edit.json), against: editSchema, at: "edits").isEmpty)
+        // The validator itself catches a wrong answer.
+        let statusSchema = try #require(validator.responseSchema(path: "/v1/status", method: "get", status: 200))
+        #expect(!validator.problems(of: ["peerID": 7], against: statusSchema, at: "fake").isEmpty)
+        var extra = try #require(try daemon.client.get("/v1/status").json as? [String: Any])
+        #expect(validator.problems(of: extra, against: statusSchema, at: "status").isEmpty)
+        extra["undocumented"] = true
+        #expect(validator.problems(of: extra, against: statusSchema, at: "status") == ["status: undocumented 'undocumented'"])
+    }
+}
+
+/// Enough of JSON Schema (2020-12, as OpenAPI 3.1 uses it) to check answers:
+/// $ref, type, properties (no undocumented keys), required, items, enum,
+/// const, pattern, oneOf/anyOf/allOf.
+struct SchemaValidator {
+    let document: [String: Any]
+
+    func responseSchema(path: String, method: String, status: Int) -> [String: Any]? {
+        guard let paths = document["paths"] as? [String: Any], let item = paths[path] as? [String: Any],
+            let operation = item[method] as? [String: Any], let responses = operation["responses"] as? [String: Any],
+            var response = responses[String(status)] as? [String: Any]
+        else { return nil }
+        if let reference = response["$ref"] as? String, let resolved = resolve(reference) { response = resolved }
+        let content = response["content"] as? [String: Any]
+        return (content?["application/json"] as? [String: Any])?["schema"] as? [String: Any]
+    }
+
+    private func resolve(_ reference: String) -> [String: Any]? {
+        var node: Any? = document
+        for part in reference.dropFirst(2).split(separator: "/") { node = (node as? [String: Any])?[String(part)] }
+        return node as? [String: Any]
+    }
+
+    func problems(of value: Any, against schema: [String: Any], at path: String) -> [String] {
+        if let reference = schema["$ref"] as? String {
+            guard let resolved = resolve(reference) else { return ["\(path): unresolved \(reference)"] }
+            return problems(of: value, against: resolved, at: path)
+        }
+        var found: [String] = []
+        if let all = schema["allOf"] as? [[String: Any]] { for part in all { found += problems(of: value, against: part, at: path) } }
+        for key in ["oneOf", "anyOf"] {
+            if let options = schema[key] as? [[String: Any]], !options.contains(where: { problems(of: value, against: $0, at: path).isEmpty }) {
+                found.append("\(path): matches none of \(key)")
+            }
+        }
+        if let type = schema["type"] {
+            let types = (type as? [String]) ?? [type as? String ?? ""]
+            guard types.contains(where: { Self.value(value, is: $0) }) else { return found + ["\(path): \(value) is not \(types)"] }
+        }
+        if let options = schema["enum"] as? [Any], !options.contains(where: { "\($0)" == "\(value)" }) {
+            found.append("\(path): \(value) is not one of \(options)")
+        }
+        if let constant = schema["const"], "\(constant)" != "\(value)" { found.append("\(path): \(value) is not \(constant)") }
+        if let pattern = schema["pattern"] as? String, let text = value as? String,
+            text.range(of: pattern, options: .regularExpression) == nil
+        {
+            found.append("\(path): '\(text)' does not match \(pattern)")
+        }
+        if let object = value as? [String: Any] {
+            let properties = schema["properties"] as? [String: [String: Any]] ?? [:]
+            for key in schema["required"] as? [String] ?? [] where object[key] == nil { found.append("\(path): missing '\(key)'") }
+            if schema["properties"] != nil && schema["additionalProperties"] == nil {
+                for key in object.keys where properties[key] == nil { found.append("\(path): undocumented '\(key)'") }
+            }
+            for (key, child) in object {
+                if let property = properties[key] { found += problems(of: child, against: property, at: "\(path).\(key)") }
+            }
+        }
+        if let array = value as? [Any], let items = schema["items"] as? [String: Any] {
+            for (index, element) in array.enumerated() { found += problems(of: element, against: items, at: "\(path)[\(index)]") }
+        }
+        return found
+    }
+
+    private static func value(_ value: Any, is type: String) -> Bool {
+        switch type {
+        case "object": return value is [String: Any]
+        case "array": return value is [Any]
+        case "string": return value is String
+        case "boolean": return isBoolean(value)
+        case "integer": return !isBoolean(value) && (value as? NSNumber).map { $0.doubleValue == $0.doubleValue.rounded() } == true
+        case "number": return !isBoolean(value) && value is NSNumber
+        case "null": return value is NSNull
+        default: return false
+        }
+    }
+}
