@@ -48,8 +48,11 @@ public struct ControlClient: Sendable {
         return dataDirectory + "/control.sock"
     }
 
-    public func request(_ method: String, _ target: String, body: Data? = nil, extraHeaders: [String] = []) throws -> Response {
-        let fd = try connectAndSend(method, target, body: body, extraHeaders: extraHeaders, timeoutSeconds: 10)
+    /// `timeoutSeconds` bounds each wait for the answer (0: no bound, for long work like a backup).
+    public func request(
+        _ method: String, _ target: String, body: Data? = nil, extraHeaders: [String] = [], timeoutSeconds: Int = 10
+    ) throws -> Response {
+        let fd = try connectAndSend(method, target, body: body, extraHeaders: extraHeaders, timeoutSeconds: timeoutSeconds)
         defer { close(fd) }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)

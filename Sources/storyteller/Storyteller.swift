@@ -32,18 +32,18 @@ struct ClientOptions: ParsableArguments {
     }
 
     /// Sends a request and returns the JSON answer, or exits with a clear message.
-    func call(_ method: String, _ target: String, body: [String: Any]? = nil) throws -> Any {
-        let response = try raw(method, target, body: body)
+    func call(_ method: String, _ target: String, body: [String: Any]? = nil, timeoutSeconds: Int = 10) throws -> Any {
+        let response = try raw(method, target, body: body, timeoutSeconds: timeoutSeconds)
         if json { print(String(decoding: response.body, as: UTF8.self)) }
         return response.json ?? [:]
     }
 
     /// Sends a request; the successful response, or exits with a clear message.
-    func raw(_ method: String, _ target: String, body: [String: Any]? = nil) throws -> ControlClientResponse {
+    func raw(_ method: String, _ target: String, body: [String: Any]? = nil, timeoutSeconds: Int = 10) throws -> ControlClientResponse {
         let data = try body.map { try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }
         let response: ControlClient.Response
         do {
-            response = try client.request(method, target, body: data)
+            response = try client.request(method, target, body: data, timeoutSeconds: timeoutSeconds)
         } catch let failure as ControlClient.Failure {
             printError(failure.isUnreachable ? "\(failure.description) (is storytellerd running?)" : failure.description)
             throw ExitCode(69)

@@ -50,7 +50,9 @@ struct Backup: ParsableCommand {
 
     func run() throws {
         let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
-        let result = try options.call("POST", "/v1/backup", body: ["path": path]) as? [String: Any] ?? [:]
+        // Progress for a person at a terminal; scripts get only the result.
+        if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data("writing a consistent copy of the database to \(path)…\n".utf8)) }
+        let result = try options.call("POST", "/v1/backup", body: ["path": path], timeoutSeconds: 0) as? [String: Any] ?? [:]
         if !options.json { print("wrote \(path) (\(text(result["bytes"])) bytes)") }
     }
 }

@@ -149,31 +149,37 @@ import Testing
         defer { daemon.stop() }
         let project = try daemon.cli("projects", "create", "Film").output.trimmingCharacters(in: .whitespacesAndNewlines)
 
-        // `storyteller watch --json --count 2`: edits go on until it has printed two events.
-        let watch = Process()
-        watch.executableURL = productsDirectory.appendingPathComponent("storyteller")
-        watch.arguments = ["watch", "--project", project, "--count", "2", "--json", "--socket", daemon.socket]
-        let out = Pipe()
-        watch.standardOutput = out
-        try watch.run()
-        defer { if watch.isRunning { watch.terminate() } }
-        var edits = 0
-        let deadline = ContinuousClock.now + .seconds(30)
-        while watch.isRunning && ContinuousClock.now < deadline {
-            #expect(try daemon.cli("scenes", "add", project).status == 0)
-            edits += 1
-            try await Task.sleep(for: .milliseconds(100))
+        /// Runs `storyteller watch ARGUMENTS` while making edits until it exits; its output lines.
+        func watch(_ arguments: [String]) async throws -> [Substring] {
+            let watch = Process()
+            watch.executableURL = productsDirectory.appendingPathComponent("storyteller")
+            watch.arguments = ["watch"] + arguments + ["--socket", daemon.socket]
+            let out = Pipe()
+            watch.standardOutput = out
+            try watch.run()
+            defer { if watch.isRunning { watch.terminate() } }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while watch.isRunning && ContinuousClock.now < deadline {
+                #expect(try daemon.cli("scenes", "add", project).status == 0)
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(!watch.isRunning, "watch stops after --count events")
+            watch.waitUntilExit()
+            #expect(watch.terminationStatus == 0)
+            return String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
         }
-        #expect(!watch.isRunning, "watch stops after --count events")
-        watch.waitUntilExit()
-        #expect(watch.terminationStatus == 0)
-        let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        let lines = try await watch(["--project", project, "--count", "2", "--json"])
         #expect(lines.count == 2)
         for line in lines {
             let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             #expect(event["type"] as? String == "document.changed" && event["document"] as? String == project)
             #expect(event["origin"] as? String == "local" && event["changes"] as? Int == 1)
         }
+        let text = try await watch(["--project", project, "--count", "1"])
+        #expect(text.count == 1)
+        #expect(
+            text.first?.range(of: "^[0-9]{2}:[0-9]{2}:[0-9]{2}  document\\.changed  \(project)  from local  1 change\\(s\\)$", options: .regularExpression)
+                != nil, "\(text)")
 
         // Server-sent events, and the stream ends cleanly when the daemon stops.
         let client = daemon.client
