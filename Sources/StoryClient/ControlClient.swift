@@ -54,6 +54,11 @@ public struct ControlClient: Sendable {
     ) throws -> Response {
         let fd = try connectAndSend(method, target, body: body, extraHeaders: extraHeaders, timeoutSeconds: timeoutSeconds)
         defer { close(fd) }
+        return try Self.parse(Self.readToEnd(fd))
+    }
+
+    /// Everything the daemon sends until it closes the connection.
+    private static func readToEnd(_ fd: Int32) -> [UInt8] {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
@@ -61,7 +66,7 @@ public struct ControlClient: Sendable {
             if n <= 0 { break }
             received += buffer[..<n]
         }
-        return try Self.parse(received)
+        return received
     }
 
     public func get(_ target: String) throws -> Response { try request("GET", target) }
@@ -89,11 +94,7 @@ public struct ControlClient: Sendable {
                 pending.removeFirst(end + 4)
                 chunked = parsed.headers["transfer-encoding"]?.lowercased().contains("chunked") ?? false
                 guard parsed.status == 200 else {
-                    while true {
-                        let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-                        if n <= 0 { break }
-                        pending += buffer[..<n]
-                    }
+                    pending += Self.readToEnd(fd)
                     let body = chunked ? Self.dechunk(&pending) : pending
                     return Response(status: parsed.status, headers: parsed.headers, body: Data(body))
                 }

@@ -18,12 +18,8 @@ struct StoreService: Service, CustomStringConvertible {
 
     func run() async throws {
         try? await gracefulShutdown()
-        do {
-            let done = try await store.runMaintenance(at: millisecondsSinceEpoch(), now: .now + .seconds(3_600))
-            logger.debug("final snapshots: \(done.count) document(s)")
-        } catch {
-            logger.error("final snapshot failed: \(error)")
-        }
+        // An hour from now every changed document is idle long enough: all are due.
+        await snapshotDueDocuments(of: store, now: .now + .seconds(3_600), logger: logger)
     }
 }
 
@@ -67,13 +63,18 @@ struct MaintenanceService: Service, CustomStringConvertible {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             // Ends the sleep early (with an error) on shutdown.
             guard (try? await cancelWhenGracefulShutdown({ try await Task.sleep(for: .seconds(interval)) })) != nil else { return }
-            do {
-                let done = try await store.runMaintenance(at: millisecondsSinceEpoch())
-                if !done.isEmpty { logger.debug("snapshotted \(done.count) document(s)") }
-            } catch {
-                logger.error("maintenance failed: \(error)")
-            }
+            await snapshotDueDocuments(of: store, now: .now, logger: logger)
         }
+    }
+}
+
+/// Snapshots (and compacts) the documents due at `now`; failures are logged.
+private func snapshotDueDocuments(of store: Store, now: ContinuousClock.Instant, logger: Logger) async {
+    do {
+        let done = try await store.runMaintenance(at: millisecondsSinceEpoch(), now: now)
+        if !done.isEmpty { logger.debug("snapshotted \(done.count) document(s)") }
+    } catch {
+        logger.error("snapshot and compaction failed: \(error)")
     }
 }
 
