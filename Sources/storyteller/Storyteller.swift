@@ -103,6 +103,19 @@ struct Status: ParsableCommand {
         print("peers connected:  \(text(status["peersConnected"]))")
         print("bytes sent/recv:  \(text(status["bytesSent"])) / \(text(status["bytesReceived"]))")
         print("up:               \(text(status["uptimeSeconds"])) s")
+        let documents = (status["sync"] as? [[String: Any]] ?? []).filter { text($0["kind"]) == "project" }
+        guard !documents.isEmpty else { return }
+        print("")
+        printTable(
+            ["PROJECT", "NAME", "CHANGES", "SYNC"],
+            documents.map { document in
+                let peers = (document["peers"] as? [[String: Any]] ?? []).map { peer -> String in
+                    let who = String(text(peer["peer"]).prefix(7))
+                    let state = peer["behind"].map { text($0) == "0" ? "in sync" : "\(text($0)) behind" } ?? "never synced"
+                    return "\(who) \(state)\((peer["connected"] as? Bool) == true ? "" : " (offline)")"
+                }
+                return [text(document["id"]), text(document["name"]), text(document["changes"]), peers.isEmpty ? "not shared" : peers.joined(separator: ", ")]
+            })
     }
 }
 

@@ -67,6 +67,8 @@ import Testing
         try await Task.sleep(for: .seconds(1))
         #expect(try connected(a) == 0, "a refuses b's dialing while paused")
         #expect(try projectBody(project, on: a) != projectBody(project, on: b), "nothing crossed while paused")
+        let pausedStatus = try a.cli("status").output
+        #expect(pausedStatus.range(of: "\(bID.prefix(7)) [1-9][0-9]* behind \\(offline\\)", options: .regularExpression) != nil, "\(pausedStatus)")
 
         #expect(try a.cli("peers", "resume", bID).status == 0)
         try await eventually("they merge after resuming") {
@@ -75,6 +77,9 @@ import Testing
                 let scenes = body["scenes"] as? [[String: Any]]
             else { return false }
             return scenes.first?["title"] as? String == "From b" && (scenes.first?["shots"] as? [Any])?.count == 1
+        }
+        try await eventually("a's status says b is in sync") {
+            try a.cli("status").output.contains("\(project)  Shared  ") && a.cli("status").output.contains("\(bID.prefix(7)) in sync")
         }
         #expect(try a.cli("peers", "pause", "AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA").status == 1)
         _ = aID
