@@ -59,6 +59,7 @@ let package = Package(
                 "StoryStore",
                 "StoryTLS",
                 "StorySync",
+                "StoryClient",
                 "COpenSSL",
                 "CMalloc",
                 .product(name: "NIOPosix", package: "swift-nio"),

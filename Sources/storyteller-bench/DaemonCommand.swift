@@ -1,0 +1,155 @@
+import ArgumentParser
+import Foundation
+import StoryClient
+
+/// `storyteller-bench daemon`: the product end to end. Two `storytellerd`
+/// processes on 127.0.0.1, paired and sharing a project; each edit is a
+/// control-API request to the first (HTTP on its Unix socket, a durable
+/// commit), and is timed until the second's event stream reports it arrived
+/// from the peer (TLS sync, commit there, event). Also times a graceful stop.
+struct DaemonCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "daemon", abstract: "Measure control-API edits and edit-to-peer latency through two real daemons.")
+
+    @Option(help: "The storytellerd binary (build it in release mode too).")
+    var daemon: String
+
+    @Option(help: "Single stroke edits to time.")
+    var edits = 500
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    func run() throws {
+        var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("storyteller-bench.XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw ValidationError("cannot make a temporary directory") }
+        let root = String(cString: made)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let a = try BenchDaemon(binary: daemon, directory: root + "/a")
+        defer { a.kill() }
+        let b = try BenchDaemon(binary: daemon, directory: root + "/b")
+        defer { b.kill() }
+
+        _ = try a.call("POST", "/v1/peers", ["id": b.peerID, "address": "127.0.0.1:\(b.port)"])
+        _ = try b.call("POST", "/v1/peers", ["id": a.peerID, "address": "127.0.0.1:\(a.port)"])
+        let project = try a.call("POST", "/v1/projects", ["name": "Latency"])["id"] as? String ?? ""
+        let created = try a.call(
+            "POST", "/v1/projects/\(project)/edits",
+            ["ops": [["op": "scene.add"], ["op": "shot.add", "scene": "$0"], ["op": "layer.add", "shot": "$1"]]])
+        let layer = (created["created"] as? [Any])?[2] as? String ?? ""
+        _ = try a.call("PUT", "/v1/projects/\(project)/shares/\(b.peerID)", ["mode": "read-write"])
+        try waitUntil { (try? b.call("GET", "/v1/projects/\(project)"))?["id"] as? String == project }
+
+        // b's event stream, read on its own thread: one signal per change that came from a.
+        let arrivals = DispatchSemaphore(value: 0)
+        let stream = Thread { [client = b.client] in
+            _ = try? client.stream("/v1/events?project=\(project)") { line in
+                if line.contains(#""origin":"peer""#) { arrivals.signal() }
+                return true
+            }
+        }
+        stream.start()
+        Thread.sleep(forTimeInterval: 0.5)  // the stream is open
+        while arrivals.wait(timeout: .now()) == .success {}  // drop anything from the initial sync
+
+        let points: [Double] = (0..<80).flatMap { index -> [Double] in
+            [0.2 + 0.006 * Double(index), 0.5 + 0.1 * sin(Double(index) / 8), 0.4 + 0.004 * Double(index)]
+        }
+        let body = try JSONSerialization.data(withJSONObject: ["ops": [["op": "stroke.add", "layer": layer, "points": points]]])
+        var request: [Double] = []
+        var endToEnd: [Double] = []
+        for _ in 0..<edits {
+            let start = DispatchTime.now()
+            let response = try a.client.request("POST", "/v1/projects/\(project)/edits", body: body)
+            guard response.status == 200 else { throw ValidationError("edit refused: \(response.errorMessage ?? "")") }
+            request.append(Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6)
+            guard arrivals.wait(timeout: .now() + 10) == .success else { throw ValidationError("an edit did not reach b in 10 s") }
+            endToEnd.append(Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6)
+        }
+        var result: [String: Any] = ["edits": edits]
+        result["control_edit_ms_p50"] = rounded(Measure.percentile(request, 0.5), 3)
+        result["control_edit_ms_p99"] = rounded(Measure.percentile(request, 0.99), 3)
+        result["edit_to_peer_event_ms_p50"] = rounded(Measure.percentile(endToEnd, 0.5), 3)
+        result["edit_to_peer_event_ms_p99"] = rounded(Measure.percentile(endToEnd, 0.99), 3)
+        result["edit_to_peer_event_ms_max"] = rounded(endToEnd.max() ?? 0, 3)
+        // Everything arrived, once: b shows as many strokes as a.
+        let strokesOnB = try b.strokeCount(project)
+        guard strokesOnB == edits, try a.strokeCount(project) == edits else {
+            throw ValidationError("b has \(strokesOnB) strokes, expected \(edits)")
+        }
+        result["graceful_stop_s_a"] = rounded(try a.stop(), 3)
+        result["graceful_stop_s_b"] = rounded(try b.stop(), 3)
+        if json {
+            let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            for key in result.keys.sorted() { print("\(key): \(result[key]!)") }
+        }
+    }
+
+    private func waitUntil(seconds: Double = 30, _ condition: () -> Bool) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        throw ValidationError("timed out")
+    }
+}
+
+/// A storytellerd process for the benchmark, on 127.0.0.1 with a free port.
+final class BenchDaemon {
+    let process = Process()
+    let client: ControlClient
+    let peerID: String
+    let port: Int
+
+    init(binary: String, directory: String) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [
+            "--data-dir", directory, "--socket", directory + "/control.sock", "--listen", "127.0.0.1:0", "--log-level", "warning",
+        ]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        client = ControlClient(path: directory + "/control.sock")
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if let status = try? client.get("/v1/status").json as? [String: Any], let port = status["listenPort"] as? Int,
+                let peerID = status["peerID"] as? String
+            {
+                self.port = port
+                self.peerID = peerID
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        process.terminate()
+        throw ValidationError("storytellerd did not start")
+    }
+
+    func call(_ method: String, _ target: String, _ body: [String: Any]? = nil) throws -> [String: Any] {
+        let response = try client.request(method, target, body: try body.map { try JSONSerialization.data(withJSONObject: $0) })
+        guard (200..<300).contains(response.status) else { throw ValidationError("\(target): \(response.errorMessage ?? "")") }
+        return response.json as? [String: Any] ?? [:]
+    }
+
+    func strokeCount(_ project: String) throws -> Int {
+        let body = try call("GET", "/v1/projects/\(project)")
+        return (body["scenes"] as? [[String: Any]] ?? []).flatMap { $0["shots"] as? [[String: Any]] ?? [] }
+            .flatMap { $0["layers"] as? [[String: Any]] ?? [] }.reduce(0) { $0 + (($1["strokes"] as? [Any])?.count ?? 0) }
+    }
+
+    /// SIGTERM and the seconds until the process exited (it must exit 0).
+    func stop() throws -> Double {
+        let start = Date()
+        process.terminate()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw ValidationError("storytellerd exited \(process.terminationStatus)") }
+        return Date().timeIntervalSince(start)
+    }
+
+    func kill() {
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+    }
+}
