@@ -73,9 +73,9 @@ struct DaemonCommand: ParsableCommand {
         result["edit_to_peer_event_ms_p99"] = rounded(Measure.percentile(endToEnd, 0.99), 3)
         result["edit_to_peer_event_ms_max"] = rounded(endToEnd.max() ?? 0, 3)
         // Everything arrived, once: b shows as many strokes as a.
-        let strokesOnB = try b.strokeCount(project)
-        guard strokesOnB == edits, try a.strokeCount(project) == edits else {
-            throw ValidationError("b has \(strokesOnB) strokes, expected \(edits)")
+        let (strokesOnA, strokesOnB) = (try a.strokeCount(project), try b.strokeCount(project))
+        guard strokesOnA == edits, strokesOnB == edits else {
+            throw ValidationError("a has \(strokesOnA) strokes and b \(strokesOnB), expected \(edits) (project \(project), layer \(layer))")
         }
         result["graceful_stop_s_a"] = rounded(try a.stop(), 3)
         result["graceful_stop_s_b"] = rounded(try b.stop(), 3)

@@ -253,7 +253,8 @@ struct Unshare: ParsableCommand {
 
 struct Projects: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Storyboard projects.", subcommands: [List.self, Create.self, Show.self, Rename.self, Delete.self, Restore.self],
+        abstract: "Storyboard projects.",
+        subcommands: [List.self, Create.self, Show.self, Rename.self, Describe.self, Delete.self, Restore.self],
         defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
@@ -316,6 +317,19 @@ struct Projects: ParsableCommand {
         func run() throws {
             _ = try options.call("PATCH", "/v1/projects/\(segment(project))", body: ["name": name])
             if !options.json { print("renamed \(project) to \(name)") }
+        }
+    }
+
+    struct Describe: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set a project's description (an edit: it syncs, and undo takes it back).")
+        @Argument var project: String
+        @Argument var description: String
+        @OptionGroup var editOptions: EditOptions
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            _ = try edit(options, project: project, session: editOptions.session, [["op": "set", "field": "description", "value": description]])
+            if !options.json { print("described \(project)") }
         }
     }
 

@@ -240,7 +240,10 @@ final class ControlServer: Sendable {
                             logger.info("\(requestHead.method) \(requestHead.uri) → \(response.status.code)")
                         }
                         head = nil
-                        if !keepAlive { return }
+                        if !keepAlive {
+                            await Self.finishOutput(connection.channel)
+                            return
+                        }
                     }
                 }
             }
@@ -282,6 +285,14 @@ final class ControlServer: Sendable {
             group.cancelAll()
         }
         try? await outbound.write(.end(nil))
+        await Self.finishOutput(channel)
+    }
+
+    /// Shuts the output down once every pending write is on the socket. A plain
+    /// close would drop what the kernel has not taken yet: a large answer
+    /// (a project of several megabytes) would arrive cut off.
+    private static func finishOutput(_ channel: any Channel) async {
+        try? await channel.close(mode: .output).get()
     }
 
     private static func request(_ head: HTTPRequestHead, body: ByteBuffer) -> ControlRequest {

@@ -197,6 +197,8 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
         _ = try run("projects", "rename", project, "Storm at Sea")
         #expect(try run("projects", "list").contains("Storm at Sea"))
         #expect(try state(project)["title"] as? String == "Storm at Sea")
+        _ = try run("projects", "describe", project, "A boat, a storm, a lighthouse.")
+        #expect(try state(project)["description"] as? String == "A boat, a storm, a lighthouse.")
 
         // A refused edit prints the daemon's reason and exits 1.
         let bad = try storyteller(["strokes", "add", project, layer, "--points", "[0.1, 0.2]", "--socket", socket])

@@ -188,6 +188,35 @@ import Testing
     }
 
     /// A batch applies whole or not at all.
+    /// An answer far larger than the socket buffers (a project of megabytes)
+    /// arrives whole when the connection closes after it (regression: the
+    /// close used to drop what the kernel had not taken yet).
+    @Test func aLargeAnswerArrivesWhole() async throws {
+        let daemon = try await StartedDaemon.start()
+        defer { daemon.stop() }
+        let project = try daemon.cli("projects", "create", "Heavy").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let scene = try daemon.cli("scenes", "add", project).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let shot = try daemon.cli("shots", "add", project, scene).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let layer = try daemon.cli("layers", "add", project, shot).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<2 {
+            let ops: [[String: Any]] = (0..<30).map { _ in
+                ["op": "stroke.add", "layer": layer, "points": (0..<2_400).map { index in index % 3 == 2 ? 0.5 : Double.random(in: 0...1, using: &random) }]
+            }
+            let body = try JSONSerialization.data(withJSONObject: ["ops": ops])
+            #expect(try daemon.client.request("POST", "/v1/projects/\(project)/edits", body: body).status == 200)
+        }
+        for _ in 0..<3 {
+            let answer = try daemon.client.get("/v1/projects/\(project)")
+            #expect(answer.status == 200)
+            #expect(answer.body.count > 2_000_000, "several megabytes: \(answer.body.count)")
+            #expect(answer.headers["content-length"] == String(answer.body.count))
+            let body = try #require(answer.json as? [String: Any], "the whole JSON document")
+            let strokes = ((body["scenes"] as? [[String: Any]])?.first?["shots"] as? [[String: Any]])?.first?["layers"] as? [[String: Any]]
+            #expect((strokes?.first?["strokes"] as? [Any])?.count == 60)
+        }
+    }
+
     @Test func anEditBatchIsAtomic() async throws {
         let home = try TemporaryDirectory()
         defer { home.remove() }
