@@ -296,13 +296,15 @@ final class ControlServer: Sendable {
     }
 
     private static func request(_ head: HTTPRequestHead, body: ByteBuffer) -> ControlRequest {
-        let parts = head.uri.split(separator: "?", maxSplits: 1)
+        // Any bytes may come here: no part may be assumed present ("/v1/x?=", "?", "&&").
+        let parts = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         let path = parts.first.map(String.init) ?? ""
         var query: [String: String] = [:]
         if parts.count == 2 {
             for pair in parts[1].split(separator: "&") {
-                let kv = pair.split(separator: "=", maxSplits: 1)
-                let key = String(kv[0]).removingPercentEncoding ?? String(kv[0])
+                let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                guard let rawKey = kv.first, !rawKey.isEmpty else { continue }
+                let key = String(rawKey).removingPercentEncoding ?? String(rawKey)
                 let value = kv.count == 2 ? (String(kv[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "") : ""
                 query[key] = value
             }

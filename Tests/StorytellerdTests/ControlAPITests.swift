@@ -85,6 +85,12 @@ import Testing
         // Garbage that is not HTTP closes that connection only.
         _ = try? client.request("BR\u{0}KEN", "nonsense")
         #expect(try client.get("/v1/status").status == 200, "the daemon keeps serving")
+        // Odd query strings and paths (found by schemathesis: `?=` crashed the parser once).
+        for target in ["/v1/search?=", "/v1/search?q=a&=&==", "/v1/status?", "/v1/status?&&", "?", "/?=x", "/v1//status", "/v1/search?q=%ZZ"] {
+            let answer = try client.get(target)
+            #expect([200, 400, 404].contains(answer.status), "\(target) → \(answer.status)")
+        }
+        #expect(try client.get("/v1/status?=").status == 200, "the daemon keeps serving")
         #expect(daemon.errors.contains("POST /v1/peers → 400"), "refused requests are logged")
         #expect(try await daemon.terminate() == 0)
     }
