@@ -46,22 +46,22 @@ public struct ProjectEditor: ChangeBuilder {
 
     // MARK: - Scenes, shots and layers
 
-    /// Inserts a scene so that it is shown at `index`. Returns its id.
+    /// Inserts a scene so that it is shown at `index` (nil: last). Returns its id.
     @discardableResult
-    public mutating func insertScene(at index: Int) throws(DocumentError) -> OpID {
+    public mutating func insertScene(at index: Int?) throws(DocumentError) -> OpID {
         try perform(.insert(kind: .scene, container: .root, anchor: anchor(at: index, in: .root)))
     }
 
-    /// Inserts a shot into a scene at `index`. Returns its id.
+    /// Inserts a shot into a scene at `index` (nil: last). Returns its id.
     @discardableResult
-    public mutating func insertShot(in scene: OpID, at index: Int) throws(DocumentError) -> OpID {
+    public mutating func insertShot(in scene: OpID, at index: Int?) throws(DocumentError) -> OpID {
         try requireKind(scene, .scene)
         return try perform(.insert(kind: .shot, container: scene, anchor: anchor(at: index, in: scene)))
     }
 
-    /// Inserts a layer into a shot at `index` (0 = bottom). Returns its id.
+    /// Inserts a layer into a shot at `index` (0 = bottom, nil: top). Returns its id.
     @discardableResult
-    public mutating func insertLayer(in shot: OpID, at index: Int) throws(DocumentError) -> OpID {
+    public mutating func insertLayer(in shot: OpID, at index: Int?) throws(DocumentError) -> OpID {
         try requireKind(shot, .shot)
         return try perform(.insert(kind: .layer, container: shot, anchor: anchor(at: index, in: shot)))
     }
@@ -231,7 +231,12 @@ public struct ProjectEditor: ChangeBuilder {
 
     /// The anchor that puts a new entry at visible `index` of a list (`excluding`
     /// the object being moved, whose old entry will no longer show).
-    private func anchor(at index: Int, in container: OpID, excluding moving: OpID? = nil) throws(DocumentError) -> Anchor {
+    private func anchor(at index: Int?, in container: OpID, excluding moving: OpID? = nil) throws(DocumentError) -> Anchor {
+        guard let index else {
+            // The end: after the last live entry, found from the back without listing them all.
+            guard let tree = state.tree(of: container) else { return .root }
+            return tree.anchor(after: state.lastLiveEntry(of: container, excluding: moving))
+        }
         let live = state.liveEntries(of: container).filter { $0.object != moving }
         guard index >= 0 && index <= live.count else {
             throw DocumentError(.invalidValue, "index \(index) outside 0…\(live.count)")

@@ -259,6 +259,17 @@ struct ProjectState: Sendable {
         return result
     }
 
+    /// The last live entry of a list (skipping `excluded`'s), scanning from
+    /// the end: O(1) when the tail is live, as after appends.
+    func lastLiveEntry(of container: OpID, excluding excluded: OpID? = nil) -> OpID? {
+        guard let tree = containers[container] else { return nil }
+        for entry in tree.order.reversed() {
+            let object = tree.entries[entry]!.object
+            if object != excluded && isLive(entry: entry, in: container, object: object) { return entry }
+        }
+        return nil
+    }
+
     /// The live entries of a list, in order, with their objects.
     func liveEntries(of container: OpID) -> [(entry: OpID, object: OpID)] {
         guard let tree = containers[container] else { return [] }

@@ -213,15 +213,15 @@ extension EditOperation {
         for operation in operations {
             switch operation {
             case .addScene(let at, let title):
-                let scene = try editor.insertScene(at: at ?? editor.scenes.count)
+                let scene = try editor.insertScene(at: at)
                 if let title { try editor.set(.title, to: .string(title), on: scene) }
                 created.append(scene)
             case .addShot(let scene, let at):
                 let container = try resolve(scene)
-                created.append(try editor.insertShot(in: container, at: at ?? editor.shots(in: container).count))
+                created.append(try editor.insertShot(in: container, at: at))
             case .addLayer(let shot, let at, let name):
                 let container = try resolve(shot)
-                let layer = try editor.insertLayer(in: container, at: at ?? editor.layers(in: container).count)
+                let layer = try editor.insertLayer(in: container, at: at)
                 if let name { try editor.set(.name, to: .string(name), on: layer) }
                 created.append(layer)
             case .move(let object, let to, let container):

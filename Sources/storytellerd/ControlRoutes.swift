@@ -177,11 +177,16 @@ struct ControlRoutes: Sendable {
         // Match the path against the route templates: literal segments must be
         // equal, `{}` takes anything (so a folder may be called "restore").
         let path = Array(request.segments.dropFirst())
-        let candidates = Self.routes.filter { Self.matches($0.template, path) }
-        guard let route = candidates.filter({ $0.method == request.method }).max(by: { Self.literalCount($0.template) < Self.literalCount($1.template) })
-        else {
+        // The most specific templates win: `peers/pending` is that list, never a peer called "pending".
+        let matching = Self.routes.filter { Self.matches($0.template, path) }
+        let specific = matching.map { Self.literalCount($0.template) }.max() ?? 0
+        let candidates = matching.filter { Self.literalCount($0.template) == specific }
+        guard let route = candidates.first(where: { $0.method == request.method }) else {
             if candidates.isEmpty { throw notFound(request) }
-            throw ControlError(.methodNotAllowed, "\(request.method) is not allowed on /\(request.segments.joined(separator: "/"))")
+            let allowed = Set(candidates.map { "\($0.method)" }).sorted()
+            throw ControlError(
+                .methodNotAllowed, "\(request.method) is not allowed on /\(request.segments.joined(separator: "/")) (only \(allowed.joined(separator: ", ")))",
+                allowed: allowed)
         }
         let template = route.template
         let parameters = zip(template.split(separator: "/"), path).filter { $0.0 == "{}" }.map(\.1)
@@ -241,6 +246,7 @@ struct ControlRoutes: Sendable {
             try await store.removePeer(id)
             return .json(["removed": id])
         case (.GET, "projects"):
+            guard [nil, "true", "false"].contains(request.query["deleted"]) else { throw ControlError(.badRequest, "deleted must be true or false") }
             let records = try await store.documents().filter { $0.kind == .project && ($0.isDeleted == false || request.query["deleted"] == "true") }
             return .json(
                 records.map {

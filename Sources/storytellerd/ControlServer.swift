@@ -24,6 +24,8 @@ struct ControlResponse: Sendable {
     let body: Data
     var contentType = "application/json"
     var stream: AsyncStream<Data>?
+    /// Extra response headers (`Allow` on a 405).
+    var headers: [(name: String, value: String)] = []
 
     static func streaming(_ stream: AsyncStream<Data>, contentType: String) -> ControlResponse {
         ControlResponse(status: .ok, body: Data(), contentType: contentType, stream: stream)
@@ -51,8 +53,15 @@ struct ControlError: Error, Encodable {
     }
 
     let error: Body
+    /// For 405: the methods the path has (sent as `Allow`, RFC 9110).
+    var allowed: [String] = []
 
-    init(_ code: Code, _ message: String) { error = Body(code: code, message: message) }
+    private enum CodingKeys: String, CodingKey { case error }
+
+    init(_ code: Code, _ message: String, allowed: [String] = []) {
+        error = Body(code: code, message: message)
+        self.allowed = allowed
+    }
 
     var status: HTTPResponseStatus {
         switch error.code {
@@ -67,7 +76,9 @@ struct ControlError: Error, Encodable {
     }
 
     var response: ControlResponse {
-        ControlResponse(status: status, body: (try? ControlJSON.encoder.encode(self)) ?? Data("{}".utf8))
+        var response = ControlResponse(status: status, body: (try? ControlJSON.encoder.encode(self)) ?? Data("{}".utf8))
+        if !allowed.isEmpty { response.headers.append(("allow", allowed.joined(separator: ", "))) }
+        return response
     }
 }
 
@@ -233,6 +244,7 @@ final class ControlServer: Sendable {
                         headers.add(name: "content-type", value: response.contentType)
                         headers.add(name: "content-length", value: String(response.body.count))
                         headers.add(name: "connection", value: keepAlive ? "keep-alive" : "close")
+                        for header in response.headers { headers.add(name: header.name, value: header.value) }
                         try await outbound.write(.head(HTTPResponseHead(version: requestHead.version, status: response.status, headers: headers)))
                         try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: response.body))))
                         try await outbound.write(.end(nil))

@@ -258,6 +258,27 @@ func line(_ count: Int = 10, y: Double = 0.5) -> [Point] {
         #expect(board.doc.view.search("").isEmpty)
     }
 
+    @Test func insertingWithoutAnIndexAppendsAfterTheLastShownObject() throws {
+        var board = try Board(scenes: 3, shots: 3)
+        // The tail is deleted: the new scene and shot come after the last shown ones.
+        try board.doc.edit(at: 1) { editor in
+            try editor.delete(board.scenes[2])
+            try editor.delete(board.shots[0][2])
+        }
+        let (scene, shot) = try board.doc.edit(at: 2) { editor in
+            (try editor.insertScene(at: nil), try editor.insertShot(in: board.scenes[0], at: nil))
+        }.value
+        #expect(board.doc.view.scenes.map(\.id) == [board.scenes[0], board.scenes[1], scene])
+        #expect(board.doc.view.scenes[0].shots.map(\.id) == [board.shots[0][0], board.shots[0][1], shot])
+        // Into an empty list, and with nothing but deleted entries.
+        let layer = try board.doc.edit(at: 3) { try $0.insertLayer(in: shot, at: nil) }.value
+        #expect(board.doc.view.shot(shot)?.layers.map(\.id) == [layer])
+        try board.doc.edit(at: 4) { try $0.delete(layer) }
+        let second = try board.doc.edit(at: 5) { try $0.insertLayer(in: shot, at: nil) }.value
+        try board.doc.edit(at: 6) { try $0.restore(layer) }
+        #expect(board.doc.view.shot(shot)?.layers.map(\.id) == [second, layer], "after the last shown (none) is the start, before the tombstone")
+    }
+
     @Test func aFailedEditLeavesTheDocumentAsItWas() throws {
         var board = try Board()
         let before = board.doc.view

@@ -91,6 +91,13 @@ import Testing
             #expect([200, 400, 404].contains(answer.status), "\(target) → \(answer.status)")
         }
         #expect(try client.get("/v1/status?=").status == 200, "the daemon keeps serving")
+        // A 405 says which methods the path has (RFC 9110 `Allow`).
+        let notAllowed = try client.request("DELETE", "/v1/library/nodes/x/move")
+        #expect(notAllowed.status == 405 && notAllowed.headers["allow"] == "POST")
+        #expect(try client.request("PUT", "/v1/projects/x").headers["allow"] == "DELETE, GET, PATCH")
+        #expect(try client.get("/v1/projects?deleted=maybe").status == 400)
+        let pending = try client.request("DELETE", "/v1/peers/pending")
+        #expect(pending.status == 405 && pending.headers["allow"] == "GET", "a literal path is not a peer called 'pending'")
         #expect(daemon.errors.contains("POST /v1/peers → 400"), "refused requests are logged")
         #expect(try await daemon.terminate() == 0)
     }
