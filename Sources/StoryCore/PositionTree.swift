@@ -38,11 +38,49 @@ struct PositionTree: Sendable {
         return entries[parent] != nil
     }
 
-    /// Adds an entry. O(n) to refresh the order, fine for lists of thousands.
+    /// Adds an entry and puts it in the order where the traversal would: a
+    /// new entry is a leaf, so its place follows from its parent and siblings.
+    /// Neighbours are looked up from the end of the order and the entry is
+    /// inserted there, so appending (the common case) is O(1); O(n) at worst.
     /// - Precondition: the id is new and the anchor valid.
     mutating func insert(_ id: OpID, object: OpID, anchor: Anchor) {
         insertWithoutOrdering(id, object: object, anchor: anchor)
-        rebuildOrder()
+        order.insert(id, at: orderIndex(ofLeaf: id, parent: anchor.parent, side: anchor.side))
+    }
+
+    /// Where the in-order traversal puts a leaf entry just added.
+    private func orderIndex(ofLeaf id: OpID, parent: OpID?, side: Anchor.Side) -> Int {
+        func index(of entry: OpID) -> Int { order.lastIndex(of: entry)! }
+        /// The last entry of a subtree in list order: follow the last right child down.
+        func lastInSubtree(_ root: OpID) -> OpID {
+            var current = root
+            while let next = entries[current]!.right.last { current = next }
+            return current
+        }
+        /// The first entry of a subtree in list order: follow the first left child down.
+        func firstInSubtree(_ root: OpID) -> OpID {
+            var current = root
+            while let next = entries[current]!.left.first { current = next }
+            return current
+        }
+        let siblings: [OpID]
+        if let parent {
+            siblings = side == .left ? entries[parent]!.left : entries[parent]!.right
+        } else {
+            siblings = rootChildren
+        }
+        let position = siblings.firstIndex(of: id)!
+        switch (parent, side) {
+        case (nil, _):
+            // The root's children come one after the other, each with its subtree.
+            return position == 0 ? 0 : index(of: lastInSubtree(siblings[position - 1])) + 1
+        case (let parent?, .right):
+            // Right children follow the parent, each after the subtree of the one before.
+            return position == 0 ? index(of: parent) + 1 : index(of: lastInSubtree(siblings[position - 1])) + 1
+        case (let parent?, .left):
+            // Left children precede the parent, each before the subtree of the one after.
+            return position == siblings.count - 1 ? index(of: parent) : index(of: firstInSubtree(siblings[position + 1]))
+        }
     }
 
     /// Adds an entry without refreshing the order; call `rebuildOrder` after a batch.
