@@ -17,6 +17,9 @@ struct DaemonCommand: ParsableCommand {
     @Option(help: "Single stroke edits to time.")
     var edits = 500
 
+    @Option(help: "Scenes appended in one edit batch onto as many existing ones (timed).")
+    var appendBatch = 4_000
+
     @Flag(help: "Print one JSON object.")
     var json = false
 
@@ -77,6 +80,15 @@ struct DaemonCommand: ParsableCommand {
         guard strokesOnA == edits, strokesOnB == edits else {
             throw ValidationError("a has \(strokesOnA) strokes and b \(strokesOnB), expected \(edits) (project \(project), layer \(layer))")
         }
+        // One large batch: `appendBatch` scenes appended onto as many in another project.
+        let big = try a.call("POST", "/v1/projects", ["name": "Appends"])["id"] as? String ?? ""
+        let appends = try JSONSerialization.data(withJSONObject: ["ops": Array(repeating: ["op": "scene.add"], count: appendBatch)])
+        _ = try a.client.request("POST", "/v1/projects/\(big)/edits", body: appends, timeoutSeconds: 0)
+        let batchStart = DispatchTime.now()
+        let batch = try a.client.request("POST", "/v1/projects/\(big)/edits", body: appends, timeoutSeconds: 0)
+        guard batch.status == 200 else { throw ValidationError("append batch refused: \(batch.errorMessage ?? "")") }
+        result["append_batch_ops"] = appendBatch
+        result["append_batch_s"] = rounded(Double(DispatchTime.now().uptimeNanoseconds - batchStart.uptimeNanoseconds) / 1e9, 3)
         result["graceful_stop_s_a"] = rounded(try a.stop(), 3)
         result["graceful_stop_s_b"] = rounded(try b.stop(), 3)
         if json {
