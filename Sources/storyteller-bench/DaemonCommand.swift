@@ -28,10 +28,10 @@ struct DaemonCommand: ParsableCommand {
         guard let made = mkdtemp(&template) else { throw ValidationError("cannot make a temporary directory") }
         let root = String(cString: made)
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let a = try BenchDaemon(binary: daemon, directory: root + "/a")
-        defer { a.kill() }
-        let b = try BenchDaemon(binary: daemon, directory: root + "/b")
-        defer { b.kill() }
+        let a = try LocalDaemon(binary: daemon, directory: root + "/a", name: "a")
+        defer { a.stop() }
+        let b = try LocalDaemon(binary: daemon, directory: root + "/b", name: "b")
+        defer { b.stop() }
 
         _ = try a.call("POST", "/v1/peers", ["id": b.peerID, "address": "127.0.0.1:\(b.port)"])
         _ = try b.call("POST", "/v1/peers", ["id": a.peerID, "address": "127.0.0.1:\(a.port)"])
@@ -89,8 +89,11 @@ struct DaemonCommand: ParsableCommand {
         guard batch.status == 200 else { throw ValidationError("append batch refused: \(batch.errorMessage ?? "")") }
         result["append_batch_ops"] = appendBatch
         result["append_batch_s"] = rounded(Double(DispatchTime.now().uptimeNanoseconds - batchStart.uptimeNanoseconds) / 1e9, 3)
-        result["graceful_stop_s_a"] = rounded(try a.stop(), 3)
-        result["graceful_stop_s_b"] = rounded(try b.stop(), 3)
+        for (key, daemon) in [("graceful_stop_s_a", a), ("graceful_stop_s_b", b)] {
+            let (seconds, status) = daemon.stop()
+            guard status == 0 else { throw ValidationError("storytellerd exited \(status)") }
+            result[key] = rounded(seconds, 3)
+        }
         if json {
             let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
@@ -106,62 +109,5 @@ struct DaemonCommand: ParsableCommand {
             Thread.sleep(forTimeInterval: 0.02)
         }
         throw ValidationError("timed out")
-    }
-}
-
-/// A storytellerd process for the benchmark, on 127.0.0.1 with a free port.
-final class BenchDaemon {
-    let process = Process()
-    let client: ControlClient
-    let peerID: String
-    let port: Int
-
-    init(binary: String, directory: String) throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
-            "--data-dir", directory, "--socket", directory + "/control.sock", "--listen", "127.0.0.1:0", "--log-level", "warning",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        client = ControlClient(path: directory + "/control.sock")
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            if let status = try? client.get("/v1/status").json as? [String: Any], let port = status["listenPort"] as? Int,
-                let peerID = status["peerID"] as? String
-            {
-                self.port = port
-                self.peerID = peerID
-                return
-            }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        process.terminate()
-        throw ValidationError("storytellerd did not start")
-    }
-
-    func call(_ method: String, _ target: String, _ body: [String: Any]? = nil) throws -> [String: Any] {
-        let response = try client.request(method, target, body: try body.map { try JSONSerialization.data(withJSONObject: $0) })
-        guard (200..<300).contains(response.status) else { throw ValidationError("\(target): \(response.errorMessage ?? "")") }
-        return response.json as? [String: Any] ?? [:]
-    }
-
-    func strokeCount(_ project: String) throws -> Int {
-        let body = try call("GET", "/v1/projects/\(project)")
-        return (body["scenes"] as? [[String: Any]] ?? []).flatMap { $0["shots"] as? [[String: Any]] ?? [] }
-            .flatMap { $0["layers"] as? [[String: Any]] ?? [] }.reduce(0) { $0 + (($1["strokes"] as? [Any])?.count ?? 0) }
-    }
-
-    /// SIGTERM and the seconds until the process exited (it must exit 0).
-    func stop() throws -> Double {
-        let start = Date()
-        process.terminate()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw ValidationError("storytellerd exited \(process.terminationStatus)") }
-        return Date().timeIntervalSince(start)
-    }
-
-    func kill() {
-        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
     }
 }

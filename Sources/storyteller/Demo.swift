@@ -19,7 +19,7 @@ struct Demo: ParsableCommand {
     func run() throws {
         let binary = try daemonBinary()
         let root = try makeTemporaryDirectory()
-        var machines: [DemoMachine] = []
+        var machines: [LocalDaemon] = []
         defer {
             for machine in machines { machine.stop() }
             if keep {
@@ -35,7 +35,12 @@ struct Demo: ParsableCommand {
 
         step(1, "starting two daemons on 127.0.0.1 in \(root)")
         for name in ["ana", "ben"] {
-            machines.append(try DemoMachine.start(name: name, binary: binary, directory: root + "/" + name))
+            do {
+                machines.append(try LocalDaemon(binary: binary, directory: root + "/" + name, name: name, extraArguments: ["--maintenance-interval", "5"]))
+            } catch {
+                printError("\(error)")
+                throw ExitCode(1)
+            }
         }
         let (ana, ben) = (machines[0], machines[1])
 
@@ -154,68 +159,8 @@ struct Demo: ParsableCommand {
     }
 }
 
-/// One daemon of the demo: its process, socket, port and peer id.
-struct DemoMachine {
-    let process: Process
-    let client: ControlClient
-    let peerID: String
-    let port: Int
-
-    static func start(name: String, binary: String, directory: String) throws -> DemoMachine {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let socket = directory + "/control.sock"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
-            "--data-dir", directory, "--socket", socket, "--listen", "127.0.0.1:0", "--name", name, "--log-level", "warning",
-            "--maintenance-interval", "5",
-        ]
-        _ = FileManager.default.createFile(atPath: directory + "/daemon.log", contents: nil)
-        let log = FileHandle(forWritingAtPath: directory + "/daemon.log")
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        let client = ControlClient(path: socket)
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline && process.isRunning {
-            if let response = try? client.get("/v1/status"), response.status == 200,
-                let status = response.json as? [String: Any], let port = status["listenPort"] as? Int,
-                let peerID = status["peerID"] as? String
-            {
-                return DemoMachine(process: process, client: client, peerID: peerID, port: port)
-            }
-            usleep(50_000)
-        }
-        if process.isRunning { process.terminate() }
-        printError("daemon \(name) did not start; see \(directory)/daemon.log")
-        throw ExitCode(1)
-    }
-
-    /// SIGTERM, then wait for the graceful exit (SIGKILL after 10 s).
-    func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-    }
-
-    func raw(_ method: String, _ target: String, _ body: [String: Any]? = nil) throws -> Data {
-        let data = try body.map { try JSONSerialization.data(withJSONObject: $0) }
-        let response = try client.request(method, target, body: data)
-        guard (200..<300).contains(response.status) else {
-            printError("\(method) \(target): \(response.errorMessage ?? "status \(response.status)")")
-            throw ExitCode(1)
-        }
-        return response.body
-    }
-
-    @discardableResult
-    func call(_ method: String, _ target: String, _ body: [String: Any]? = nil) throws -> [String: Any] {
-        (try JSONSerialization.jsonObject(with: try raw(method, target, body))) as? [String: Any] ?? [:]
-    }
-
+/// What the demo asks of a daemon, on top of `LocalDaemon`.
+extension LocalDaemon {
     /// One edit batch; the ids it created.
     func edit(_ project: String, _ ops: [[String: Any]]) throws -> [String] {
         let result = try call("POST", "/v1/projects/\(project)/edits", ["ops": ops])
@@ -224,20 +169,9 @@ struct DemoMachine {
 
     func projectJSON(_ project: String) throws -> Data { try raw("GET", "/v1/projects/\(project)") }
 
-    func shots(_ project: String) throws -> [[String: Any]] {
-        let body = try call("GET", "/v1/projects/\(project)")
-        return (body["scenes"] as? [[String: Any]] ?? []).flatMap { $0["shots"] as? [[String: Any]] ?? [] }
-    }
-
     func shotCount(_ project: String) throws -> Int { try shots(project).count }
 
     func shotOrder(_ project: String) throws -> [String] { try shots(project).map { text($0["caption"]) } }
-
-    func strokeCount(_ project: String) throws -> Int {
-        try shots(project).reduce(0) { total, shot in
-            total + (shot["layers"] as? [[String: Any]] ?? []).reduce(0) { $0 + (($1["strokes"] as? [Any])?.count ?? 0) }
-        }
-    }
 
     func connectedPeers() throws -> Int { (try call("GET", "/v1/status")["peersConnected"] as? Int) ?? -1 }
 }

@@ -1,0 +1,89 @@
+import Foundation
+
+/// A `storytellerd` started as a child process on 127.0.0.1 (peer port 0, so
+/// the system picks a free one) with its state and socket in `directory`;
+/// ready once its control socket answers. For `storyteller demo` and the
+/// end-to-end benchmark.
+public final class LocalDaemon {
+    public struct StartFailure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public let process = Process()
+    public let client: ControlClient
+    public let peerID: String
+    public let port: Int
+    public let directory: String
+
+    /// Starts the daemon and waits (at most `timeout` seconds) until it serves; its
+    /// output goes to `directory/daemon.log`.
+    public init(binary: String, directory: String, name: String, extraArguments: [String] = [], timeout: Double = 30) throws {
+        self.directory = directory
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = [
+            "--data-dir", directory, "--socket", directory + "/control.sock", "--listen", "127.0.0.1:0", "--name", name,
+            "--log-level", "warning",
+        ] + extraArguments
+        _ = FileManager.default.createFile(atPath: directory + "/daemon.log", contents: nil)
+        let log = FileHandle(forWritingAtPath: directory + "/daemon.log")
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        client = ControlClient(path: directory + "/control.sock")
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline && process.isRunning {
+            if let response = try? client.get("/v1/status"), response.status == 200,
+                let status = response.json as? [String: Any], let port = status["listenPort"] as? Int,
+                let peerID = status["peerID"] as? String
+            {
+                self.port = port
+                self.peerID = peerID
+                return
+            }
+            usleep(20_000)
+        }
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        throw StartFailure(description: "storytellerd \(name) did not start; see \(directory)/daemon.log")
+    }
+
+    /// SIGTERM, then waits for the graceful exit (SIGKILL after `timeout`
+    /// seconds). Returns the seconds it took and the exit status.
+    @discardableResult
+    public func stop(timeout: Double = 20) -> (seconds: Double, status: Int32) {
+        let start = Date()
+        guard process.isRunning else { return (0, process.terminationStatus) }
+        process.terminate()
+        while process.isRunning && Date().timeIntervalSince(start) < timeout { usleep(5_000) }
+        if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        return (Date().timeIntervalSince(start), process.terminationStatus)
+    }
+
+    /// Sends a request with a JSON body; the JSON answer, or an error with the daemon's message.
+    @discardableResult
+    public func call(_ method: String, _ target: String, _ body: [String: Any]? = nil) throws -> [String: Any] {
+        (try JSONSerialization.jsonObject(with: try raw(method, target, body))) as? [String: Any] ?? [:]
+    }
+
+    /// Sends a request; the answer's body if it succeeded.
+    public func raw(_ method: String, _ target: String, _ body: [String: Any]? = nil) throws -> Data {
+        let data = try body.map { try JSONSerialization.data(withJSONObject: $0) }
+        let response = try client.request(method, target, body: data)
+        guard (200..<300).contains(response.status) else {
+            throw StartFailure(description: "\(method) \(target): \(response.errorMessage ?? "status \(response.status)")")
+        }
+        return response.body
+    }
+
+    /// The shots of a project, in order, as the control API shows them.
+    public func shots(_ project: String) throws -> [[String: Any]] {
+        let body = try call("GET", "/v1/projects/\(project)")
+        return (body["scenes"] as? [[String: Any]] ?? []).flatMap { $0["shots"] as? [[String: Any]] ?? [] }
+    }
+
+    /// How many strokes a project shows.
+    public func strokeCount(_ project: String) throws -> Int {
+        try shots(project).flatMap { $0["layers"] as? [[String: Any]] ?? [] }.reduce(0) { $0 + (($1["strokes"] as? [Any])?.count ?? 0) }
+    }
+}
