@@ -48,7 +48,7 @@ import Testing
         defer { a.stop() }
         let b = try await StartedDaemon.start(name: "b")
         defer { b.stop() }
-        let (aID, bID) = try pair(a, b)
+        let (_, bID) = try pair(a, b)
         try await eventually("the two connect") { try connected(a) == 1 && connected(b) == 1 }
 
         let project = try a.cli("projects", "create", "Shared").output.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -82,7 +82,6 @@ import Testing
             try a.cli("status").output.contains("\(project)  Shared  ") && a.cli("status").output.contains("\(bID.prefix(7)) in sync")
         }
         #expect(try a.cli("peers", "pause", "AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA").status == 1)
-        _ = aID
     }
 
     /// Every stroke of a project as stored in a daemon's database (read with
