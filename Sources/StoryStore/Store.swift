@@ -269,6 +269,12 @@ public actor Store {
         return .changes(try database.changes(of: id, notCoveredBy: version).map(\.0))
     }
 
+    /// A setting of the daemon's that lives with its data (such as which
+    /// library document it uses), committed at once.
+    public func setting(_ key: String) throws -> String? { try database.setting(key) }
+
+    public func setSetting(_ key: String, to value: String?) throws { try database.setSetting(key, to: value) }
+
     /// A document's history: its latest `limit` stored changes, newest first,
     /// and whether older changes were compacted into a snapshot (and are no
     /// longer listed one by one).

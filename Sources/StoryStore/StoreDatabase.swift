@@ -206,6 +206,19 @@ final class StoreDatabase {
         return result
     }
 
+    /// A daemon setting kept in the database (the `meta` table, keys prefixed `setting.`).
+    func setting(_ key: String) throws -> String? {
+        try connection.scalar("SELECT value FROM meta WHERE key = ?", [.text("setting." + key)])?.text
+    }
+
+    func setSetting(_ key: String, to value: String?) throws {
+        if let value {
+            try connection.run("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [.text("setting." + key), .text(value)])
+        } else {
+            try connection.run("DELETE FROM meta WHERE key = ?", [.text("setting." + key)])
+        }
+    }
+
     /// The latest `limit` stored changes of a document, newest (highest counter) first.
     func recentChanges(of document: DocumentID, limit: Int) throws -> [Change] {
         let rows = try connection.query(

@@ -27,7 +27,8 @@ struct Tree: ParsableCommand {
         if text(node["kind"]) == "folder" {
             return "\(indent)\(text(node["name"]))/  [\(text(node["id"]))]"
         }
-        return "\(indent)\(text(node["name"]))  (project \(text(node["project"])))  [\(text(node["id"]))]"
+        let missing = (node["available"] as? Bool) == false ? ", not on this machine" : ""
+        return "\(indent)\(text(node["name"]))  (project \(text(node["project"]))\(missing))  [\(text(node["id"]))]"
     }
 }
 

@@ -225,28 +225,35 @@ struct Peers: ParsableCommand {
     }
 }
 
+/// The path of a project's shares, or the library's (`library` as PROJECT).
+func sharesPath(_ project: String) -> String {
+    project == "library" ? "/v1/library/shares" : "/v1/projects/\(segment(project))/shares"
+}
+
 struct Share: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Share a project with a peer.")
-    @Argument var project: String
+    static let configuration = CommandConfiguration(
+        abstract: "Share a project (or `library`: the folder tree) with a peer.",
+        discussion: "A peer whose own library has no folders yet adopts a library shared with it; its projects are filed in that library's Incoming.")
+    @Argument(help: "A project id, or `library`.") var project: String
     @Argument var peer: String
     @Flag(help: "The peer receives the project but its changes are refused.") var readOnly = false
     @OptionGroup var options: ClientOptions
 
     func run() throws {
         _ = try options.call(
-            "PUT", "/v1/projects/\(segment(project))/shares/\(segment(peer))", body: ["mode": readOnly ? "read-only" : "read-write"])
+            "PUT", "\(sharesPath(project))/\(segment(peer))", body: ["mode": readOnly ? "read-only" : "read-write"])
         if !options.json { print("shared \(project) with \(peer) (\(readOnly ? "read-only" : "read-write"))") }
     }
 }
 
 struct Unshare: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Stop sharing a project with a peer.")
-    @Argument var project: String
+    static let configuration = CommandConfiguration(abstract: "Stop sharing a project (or `library`) with a peer.")
+    @Argument(help: "A project id, or `library`.") var project: String
     @Argument var peer: String
     @OptionGroup var options: ClientOptions
 
     func run() throws {
-        _ = try options.call("DELETE", "/v1/projects/\(segment(project))/shares/\(segment(peer))")
+        _ = try options.call("DELETE", "\(sharesPath(project))/\(segment(peer))")
         if !options.json { print("unshared \(project) from \(peer)") }
     }
 }

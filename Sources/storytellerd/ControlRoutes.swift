@@ -290,25 +290,9 @@ struct ControlRoutes: Sendable {
             let id = try await existingProject(parameters[0])
             return .json(try await store.shares(of: id).map { ShareBody(project: $0.document.description, peer: $0.peer, mode: $0.mode.rawValue) })
         case (.PUT, "projects/{}/shares/{}"):
-            let id = try await existingProject(parameters[0])
-            let peer = try peerID(parameters[1])
-            guard try await store.peers().contains(where: { $0.id == peer && $0.state == .configured }) else {
-                throw ControlError(.notFound, "no configured peer \(peer): add it first")
-            }
-            let text = request.body.readableBytes > 0 ? try ControlJSON.decode(SetShare.self, from: request.body).mode : nil
-            guard let mode = ShareMode(rawValue: text ?? ShareMode.readWrite.rawValue) else {
-                throw ControlError(.badRequest, "mode '\(text ?? "")' is not read-write or read-only")
-            }
-            try await store.share(id, with: peer, mode: mode)
-            return .json(ShareBody(project: id.description, peer: peer, mode: mode.rawValue))
+            return .json(try await share(try await existingProject(parameters[0]), with: parameters[1], request: request))
         case (.DELETE, "projects/{}/shares/{}"):
-            let id = try await existingProject(parameters[0])
-            let peer = try peerID(parameters[1])
-            guard try await store.shares(of: id).contains(where: { $0.peer == peer }) else {
-                throw ControlError(.notFound, "project \(id) is not shared with \(peer)")
-            }
-            try await store.unshare(id, with: peer)
-            return .json(["unshared": peer])
+            return .json(try await unshare(try await existingProject(parameters[0]), from: parameters[1]))
         case (.POST, "projects/{}/edits"):
             let id = try await existingProject(parameters[0])
             guard let body = (try? JSONSerialization.jsonObject(with: Data(request.body.readableBytesView))) as? [String: Any] else {
@@ -395,7 +379,18 @@ struct ControlRoutes: Sendable {
                             operations: $0.operations.count, summary: ChangeSummary.describe($0, in: doc))
                     }))
         case (.GET, "library"):
-            return .json(LibraryBody(id: try await library.id().description, nodes: try await library.view().nodes.map(LibraryNodeBody.init)))
+            let documents = Set(try await store.documents().map(\.id))
+            return .json(
+                LibraryBody(
+                    id: try await library.id().description,
+                    nodes: try await library.view().nodes.map { LibraryNodeBody($0, documents: documents) }))
+        case (.GET, "library/shares"):
+            let id = try await library.id()
+            return .json(try await store.shares(of: id).map { ShareBody(project: $0.document.description, peer: $0.peer, mode: $0.mode.rawValue) })
+        case (.PUT, "library/shares/{}"):
+            return .json(try await share(try await library.id(), with: parameters[0], request: request))
+        case (.DELETE, "library/shares/{}"):
+            return .json(try await unshare(try await library.id(), from: parameters[0]))
         case (.POST, "library/folders"):
             let body = try ControlJSON.decode(CreateFolder.self, from: request.body)
             let name = try nodeName(body.name)
@@ -463,7 +458,7 @@ struct ControlRoutes: Sendable {
         (.POST, "peers/{}/pause"), (.POST, "peers/{}/resume"), (.GET, "projects/{}/history"),
         (.GET, "library"), (.POST, "library/folders"), (.GET, "library/nodes/{}"), (.PATCH, "library/nodes/{}"),
         (.POST, "library/nodes/{}/move"), (.DELETE, "library/nodes/{}"), (.POST, "library/nodes/{}/restore"),
-        (.GET, "events"),
+        (.GET, "events"), (.GET, "library/shares"), (.PUT, "library/shares/{}"), (.DELETE, "library/shares/{}"),
     ]
 
     static func matches(_ template: String, _ path: [String]) -> Bool {
@@ -521,6 +516,29 @@ struct ControlRoutes: Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// Shares a document (a project or the library) with a configured peer; the mode from the body.
+    private func share(_ id: DocumentID, with peerText: String, request: ControlRequest) async throws -> ShareBody {
+        let peer = try peerID(peerText)
+        guard try await store.peers().contains(where: { $0.id == peer && $0.state == .configured }) else {
+            throw ControlError(.notFound, "no configured peer \(peer): add it first")
+        }
+        let text = request.body.readableBytes > 0 ? try ControlJSON.decode(SetShare.self, from: request.body).mode : nil
+        guard let mode = ShareMode(rawValue: text ?? ShareMode.readWrite.rawValue) else {
+            throw ControlError(.badRequest, "mode '\(text ?? "")' is not read-write or read-only")
+        }
+        try await store.share(id, with: peer, mode: mode)
+        return ShareBody(project: id.description, peer: peer, mode: mode.rawValue)
+    }
+
+    private func unshare(_ id: DocumentID, from peerText: String) async throws -> [String: String] {
+        let peer = try peerID(peerText)
+        guard try await store.shares(of: id).contains(where: { $0.peer == peer }) else {
+            throw ControlError(.notFound, "\(id) is not shared with \(peer)")
+        }
+        try await store.unshare(id, with: peer)
+        return ["unshared": peer]
+    }
+
     /// A folder name: 1 to 200 bytes, no `/` (paths use it).
     private func nodeName(_ text: String) throws(ControlError) -> String {
         let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -532,7 +550,7 @@ struct ControlRoutes: Sendable {
 
     private func node(_ id: OpID) async throws -> LibraryNodeBody {
         guard let node = try await library.view().node(id) else { throw ControlError(.notFound, "no library node \(id)") }
-        return LibraryNodeBody(node)
+        return LibraryNodeBody(node, documents: Set(try await store.documents().map(\.id)))
     }
 
     /// The library entries of a project, in the library or in its trash.

@@ -41,13 +41,14 @@ import Testing
         #expect(try daemon.cli("folders", "create", "Boards").status == 0)
         #expect(try daemon.cli("peers", "add", CLITests.otherPeer, "--address", "127.0.0.1:9").status == 0)
         #expect(try daemon.cli("share", project, CLITests.otherPeer).status == 0)
+        #expect(try daemon.cli("share", "library", CLITests.otherPeer, "--read-only").status == 0)
 
         let checks: [(path: String, target: String, status: Int)] = [
             ("/v1/status", "/v1/status", 200), ("/v1/identity", "/v1/identity", 200), ("/v1/peers", "/v1/peers", 200),
             ("/v1/peers/pending", "/v1/peers/pending", 200), ("/v1/projects", "/v1/projects", 200),
             ("/v1/projects/{project}", "/v1/projects/\(project)", 200), ("/v1/projects/{project}/history", "/v1/projects/\(project)/history", 200),
             ("/v1/projects/{project}/shares", "/v1/projects/\(project)/shares", 200), ("/v1/library", "/v1/library", 200),
-            ("/v1/search", "/v1/search?q=harbour", 200), ("/v1/library/nodes/{node}", "/v1/library/nodes/Boards", 200),
+            ("/v1/search", "/v1/search?q=harbour", 200), ("/v1/library/shares", "/v1/library/shares", 200), ("/v1/library/nodes/{node}", "/v1/library/nodes/Boards", 200),
             ("/v1/projects/{project}", "/v1/projects/00000000000000000000000000000000", 404),
         ]
         for check in checks {

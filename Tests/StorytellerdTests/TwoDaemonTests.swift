@@ -196,6 +196,66 @@ import Testing
         #expect(try await storedStrokes(big, in: b.home) == all, "b has every stroke of a, each once")
     }
 
+    private func library(_ daemon: StartedDaemon) throws -> (id: String, nodes: [[String: Any]]) {
+        let body = try #require(try daemon.json("tree") as? [String: Any])
+        return (body["id"] as? String ?? "", body["nodes"] as? [[String: Any]] ?? [])
+    }
+
+    /// Sharing the library: a machine whose library has no folders adopts it
+    /// (its own projects go to that library's Incoming) and both edit one tree;
+    /// a machine with folders of its own keeps its library.
+    @Test func aSharedLibraryIsAdoptedByAMachineWithoutFoldersOnly() async throws {
+        let a = try await StartedDaemon.start(name: "a")
+        defer { a.stop() }
+        let b = try await StartedDaemon.start(name: "b")
+        defer { b.stop() }
+        let c = try await StartedDaemon.start(name: "c")
+        defer { c.stop() }
+        let local = try b.cli("projects", "create", "Ben's sketches").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try c.cli("folders", "create", "Mine").status == 0)
+        let (_, bID) = try pair(a, b)
+        let (_, cID) = try pair(a, c)
+        #expect(try a.cli("folders", "create", "Films").status == 0)
+        let film = try a.cli("projects", "create", "Night Train", "--folder", "Films").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try a.cli("share", "library", bID).status == 0)
+        #expect(try a.cli("share", film, bID).status == 0)
+        #expect(try a.cli("share", "library", cID).status == 0)
+        let aLibrary = try library(a).id
+
+        try await eventually("b uses a's library, with a's folders and its own project in Incoming") {
+            let (id, nodes) = try library(b)
+            let filmEntry = nodes.first { $0["project"] as? String == film }
+            let folder = nodes.first { $0["name"] as? String == "Films" }
+            let incoming = nodes.first { $0["project"] as? String == local }
+            return id == aLibrary && filmEntry?["parent"] as? String == folder?["id"] as? String && filmEntry?["available"] as? Bool == true
+                && incoming?["parent"] as? String == "incoming"
+        }
+        // a sees b's project listed, but does not have it.
+        try await eventually("a's tree lists b's project as not on this machine") {
+            try a.cli("tree").output.contains("Ben's sketches  (project \(local), not on this machine)")
+        }
+        // One tree: a folder made on b appears on a.
+        #expect(try b.cli("folders", "create", "Shorts").status == 0)
+        try await eventually("b's folder reaches a") { try library(a).nodes.contains { $0["name"] as? String == "Shorts" } }
+        // c has folders of its own: it keeps its library (and a's is stored beside it).
+        try await eventually("c has received a's library") {
+            let sync = (try c.client.get("/v1/status").json as? [String: Any])?["sync"] as? [[String: Any]] ?? []
+            return sync.contains { $0["id"] as? String == aLibrary && ($0["changes"] as? Int ?? 0) > 0 }
+        }
+        let (cLibrary, cNodes) = try library(c)
+        #expect(cLibrary != aLibrary && cNodes.contains { $0["name"] as? String == "Mine" })
+        #expect(!cNodes.contains { $0["name"] as? String == "Films" })
+        // The choice survives a restart.
+        #expect(try await b.daemon.terminate() == 0)
+        let again = try await StartedDaemon.start(in: b.home, name: "b")
+        defer { again.daemon.kill() }
+        #expect(try library(again).id == aLibrary)
+        #expect(try (a.json("share", "library", bID) as? [String: Any])?["mode"] as? String == "read-write")
+        let listed = try #require(try a.client.get("/v1/library/shares").json as? [[String: Any]])
+        #expect(Set(listed.compactMap { $0["peer"] as? String }) == [bID, cID])
+        #expect(try a.cli("unshare", "library", cID).status == 0)
+    }
+
     /// `storyteller demo` runs the whole mission and leaves nothing behind.
     @Test func theDemoConvergesAndCleansUp() async throws {
         let result = try storyteller(["demo"])
