@@ -43,8 +43,10 @@ public actor PeerManager {
     private let logger: Logger
     private var sessions: [PeerID: PeerSession] = [:]
     private var dialing: Set<String> = []
-    /// Peers whose sync is paused (until resumed or the daemon restarts).
+    /// Peers whose sync is paused until resumed (kept in the store's settings
+    /// under `pausedPeersKey`, so a restart keeps them paused).
     public private(set) var paused: Set<PeerID> = []
+    static let pausedPeersKey = "paused-peers"
     private var server: NIOAsyncChannel<PendingConnection, Never>?
     private var isShuttingDown = false
     /// Every connection's bytes add up here too.
@@ -71,16 +73,32 @@ public actor PeerManager {
 
     /// Pauses sync with a peer: closes its session (with Goodbye), stops
     /// dialing it and refuses its connections until `resume`.
-    public func pause(_ peer: PeerID) {
+    public func pause(_ peer: PeerID) async throws {
         guard paused.insert(peer).inserted else { return }
         sessions[peer]?.close(reason: "paused")
+        try await savePaused()
         logger.info("paused sync with \(peer.short)")
     }
 
     /// Resumes sync with a paused peer (dialing it again at once).
-    public func resume(_ peer: PeerID) {
+    public func resume(_ peer: PeerID) async throws {
         guard paused.remove(peer) != nil else { return }
+        try await savePaused()
         logger.info("resumed sync with \(peer.short)")
+    }
+
+    private func savePaused() async throws {
+        let text = paused.map(\.description).sorted().joined(separator: ",")
+        try await store.setSetting(Self.pausedPeersKey, to: text.isEmpty ? nil : text)
+    }
+
+    /// The paused peers as stored, less any that are no longer configured.
+    private func loadPaused() async {
+        let stored = ((try? await store.setting(Self.pausedPeersKey)) ?? nil)?.split(separator: ",").compactMap { PeerID(String($0)) } ?? []
+        let configured = Set(((try? await store.peers()) ?? []).filter { $0.state == .configured }.map(\.id))
+        paused = Set(stored.filter { configured.contains($0.description) })
+        if paused.count != stored.count { try? await savePaused() }
+        if !paused.isEmpty { logger.info("sync paused with \(paused.map(\.short).sorted().joined(separator: ", "))") }
     }
 
     /// The port the listener is bound to (after `run` started it).
@@ -109,6 +127,7 @@ public actor PeerManager {
         self.server = server
         logger.info("listening for peers on \(host):\(server.channel.localAddress?.port ?? port) as \(identity.peerID)")
         let events = await store.events()
+        await loadPaused()
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.accept(server) }
             for peer in try await store.peers() where peer.state == .configured {
@@ -128,6 +147,7 @@ public actor PeerManager {
                         }
                     }
                     await dropRemovedPeers()
+                    await loadPaused()
                 case .sharesChanged(let peer):
                     await refreshShares(of: peer)
                 case .documentCreated, .peerPending:

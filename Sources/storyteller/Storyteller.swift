@@ -138,7 +138,10 @@ struct Peers: ParsableCommand {
     static func printPeers(_ peers: [[String: Any]]) {
         printTable(
             ["ID", "NAME", "ADDRESS", "STATE", "CONNECTED"],
-            peers.map { [text($0["id"]), text($0["name"]), text($0["address"] ?? $0["lastAddress"]), text($0["state"]), ($0["connected"] as? Bool) == true ? "yes" : "no"] })
+            peers.map {
+                let connected = ($0["connected"] as? Bool) == true ? "yes" : (($0["paused"] as? Bool) == true ? "no (paused)" : "no")
+                return [text($0["id"]), text($0["name"]), text($0["address"] ?? $0["lastAddress"]), text($0["state"]), connected]
+            })
     }
 
     struct List: ParsableCommand {
@@ -190,7 +193,7 @@ struct Peers: ParsableCommand {
 
     struct Pause: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Stop syncing with a peer for now (until resumed or the daemon restarts); edits keep for later.")
+            abstract: "Stop syncing with a peer until `peers resume` (kept across restarts); edits keep for later.")
         @Argument var id: String
         @OptionGroup var options: ClientOptions
 

@@ -62,6 +62,8 @@ struct ControlRoutes: Sendable {
         let address: String?
         let state: String
         let connected: Bool
+        /// Sync with it is paused (`peers pause`).
+        let paused: Bool
         let added: Int64
         let lastSeen: Int64?
         let lastAddress: String?
@@ -358,7 +360,7 @@ struct ControlRoutes: Sendable {
             guard try await store.peers().contains(where: { $0.id == id && $0.state == .configured }), let peer = PeerID(id) else {
                 throw ControlError(.notFound, "no configured peer \(id)")
             }
-            if template.hasSuffix("pause") { await manager.pause(peer) } else { await manager.resume(peer) }
+            if template.hasSuffix("pause") { try await manager.pause(peer) } else { try await manager.resume(peer) }
             return .json(try await self.peer(id))
         case (.GET, "projects/{}/history"):
             let id = try await existingProject(parameters[0])
@@ -582,9 +584,11 @@ struct ControlRoutes: Sendable {
 
     private func peers() async throws -> [PeerBody] {
         let connected = Set(await manager.status().filter(\.isEstablished).map(\.peer.description))
+        let paused = Set(await manager.paused.map(\.description))
         return try await store.peers().map {
             PeerBody(
                 id: $0.id, name: $0.name, address: $0.address, state: $0.state.rawValue, connected: connected.contains($0.id),
+                paused: paused.contains($0.id),
                 added: $0.added, lastSeen: $0.lastSeen, lastAddress: $0.lastAddress)
         }
     }

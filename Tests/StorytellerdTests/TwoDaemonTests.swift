@@ -60,7 +60,7 @@ import Testing
         #expect(tree.contains("Incoming/") && tree.contains("  Shared  (project \(project))"), "\(tree)")
 
         let paused = try #require(try a.json("peers", "pause", bID) as? [String: Any])
-        #expect(paused["id"] as? String == bID)
+        #expect(paused["id"] as? String == bID && paused["paused"] as? Bool == true)
         try await eventually("the connection is closed") { try connected(a) == 0 && connected(b) == 0 }
         #expect(try a.cli("shots", "add", project, scene).status == 0)
         #expect(try b.cli("scenes", "set", project, scene, "--title", "From b").status == 0)
@@ -70,18 +70,27 @@ import Testing
         let pausedStatus = try a.cli("status").output
         #expect(pausedStatus.range(of: "\(bID.prefix(7)) [1-9][0-9]* behind \\(offline\\)", options: .regularExpression) != nil, "\(pausedStatus)")
 
-        #expect(try a.cli("peers", "resume", bID).status == 0)
+        // A restart keeps the pause (a comes back on a new port; it would dial b, but does not).
+        #expect(try await a.daemon.terminate() == 0)
+        let again = try await StartedDaemon.start(in: a.home, name: "a")
+        defer { again.daemon.kill() }
+        #expect(try again.cli("peers").output.contains("no (paused)"))
+        try await Task.sleep(for: .seconds(1))
+        #expect(try connected(again) == 0, "still paused after the restart")
+
+        #expect(try again.cli("peers", "resume", bID).status == 0)
+        #expect(try (again.json("peers") as? [[String: Any]])?.first?["paused"] as? Bool == false)
         try await eventually("they merge after resuming") {
-            let (left, right) = (try projectBody(project, on: a), try projectBody(project, on: b))
+            let (left, right) = (try projectBody(project, on: again), try projectBody(project, on: b))
             guard let left, left == right, let body = try JSONSerialization.jsonObject(with: left) as? [String: Any],
                 let scenes = body["scenes"] as? [[String: Any]]
             else { return false }
             return scenes.first?["title"] as? String == "From b" && (scenes.first?["shots"] as? [Any])?.count == 1
         }
         try await eventually("a's status says b is in sync") {
-            try a.cli("status").output.contains("\(project)  Shared  ") && a.cli("status").output.contains("\(bID.prefix(7)) in sync")
+            try again.cli("status").output.contains("\(project)  Shared  ") && again.cli("status").output.contains("\(bID.prefix(7)) in sync")
         }
-        #expect(try a.cli("peers", "pause", "AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA").status == 1)
+        #expect(try again.cli("peers", "pause", "AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA").status == 1)
     }
 
     /// Every stroke of a project as stored in a daemon's database (read with
