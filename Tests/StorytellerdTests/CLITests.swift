@@ -26,12 +26,10 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
     static let otherPeer = "YBB5GOE-GQ5FJ33-5EEN22A-XE43GRK-VDMGR2H-3HRCQFX-DSTMRI6-ZPZJYQP"
 
     @Test func everyCommandAgainstARealDaemon() async throws {
-        let home = try TemporaryDirectory()
-        defer { home.remove() }
-        let socket = home.path + "/control.sock"
-        let daemon = try DaemonProcess(arguments: ["--data-dir", home.path, "--listen", "127.0.0.1:0"], environment: [:])
-        defer { daemon.kill() }
-        try await daemon.waitForLog("ready")
+        let started = try await StartedDaemon.start()
+        defer { started.stop() }
+        let daemon = started.daemon
+        let socket = started.socket
         func run(_ arguments: String...) throws -> (status: Int32, output: String, errors: String) {
             try storyteller(arguments + ["--socket", socket])
         }
@@ -106,12 +104,10 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
     }
 
     @Test func drawingThroughTheCLIWithUndoAndRedo() async throws {
-        let home = try TemporaryDirectory()
-        defer { home.remove() }
-        let socket = home.path + "/control.sock"
-        let daemon = try DaemonProcess(arguments: ["--data-dir", home.path, "--listen", "127.0.0.1:0"], environment: [:])
-        defer { daemon.kill() }
-        try await daemon.waitForLog("ready")
+        let started = try await StartedDaemon.start()
+        defer { started.stop() }
+        let daemon = started.daemon
+        let socket = started.socket
         func run(_ arguments: String...) throws -> String {
             let result = try storyteller(arguments + ["--socket", socket])
             #expect(result.status == 0, "\(arguments): \(result.errors)")
@@ -132,7 +128,7 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
         let second = try run("scenes", "add", project, "--title", "Lighthouse")
         let shot = try run("shots", "add", project, scene)
         let layer = try run("layers", "add", project, shot, "--name", "ink")
-        let pointsFile = home.path + "/points.json"
+        let pointsFile = started.home.path + "/points.json"
         try "[0.25, 0.5, 1.0, 0.75, 0.5, 0.5]".write(toFile: pointsFile, atomically: true, encoding: .utf8)
         let first = try run("strokes", "add", project, layer, "--points", "[0.1, 0.2, 0.5, 0.3, 0.4, 0.6]", "--tool", "marker", "--color", "#ff0000", "--width", "0.01")
         let fromFile = try run("strokes", "add", project, layer, "--file", pointsFile)
@@ -207,12 +203,10 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
     }
 
     @Test func renderAndSearch() async throws {
-        let home = try TemporaryDirectory()
-        defer { home.remove() }
-        let socket = home.path + "/control.sock"
-        let daemon = try DaemonProcess(arguments: ["--data-dir", home.path, "--listen", "127.0.0.1:0"], environment: [:])
-        defer { daemon.kill() }
-        try await daemon.waitForLog("ready")
+        let started = try await StartedDaemon.start()
+        defer { started.stop() }
+        let daemon = started.daemon
+        let socket = started.socket
         let client = ControlClient(path: socket)
         let project = try #require((try client.post("/v1/projects", json: #"{"name":"Night Train"}"#).json as? [String: Any])?["id"] as? String)
         // Scene with two shots; shot 2 has a visible layer (2 strokes, 50 % opacity) and a hidden one.
@@ -239,7 +233,7 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
         let created = try #require((edit.json as? [String: Any])?["created"] as? [Any])
         let shot = try #require(created[4] as? String)
 
-        let out = home.path + "/shot.svg"
+        let out = started.home.path + "/shot.svg"
         let rendered = try storyteller(["render", project, shot, "--out", out, "--socket", socket])
         #expect(rendered.status == 0, "\(rendered.errors)")
         let svg = try String(contentsOfFile: out, encoding: .utf8)

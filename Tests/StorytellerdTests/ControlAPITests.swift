@@ -52,12 +52,10 @@ import Testing
     }
 
     @Test func badRequestsGetTypedErrorsAndTheDaemonKeepsServing() async throws {
-        let home = try TemporaryDirectory()
-        defer { home.remove() }
-        let daemon = try DaemonProcess(arguments: ["--data-dir", home.path, "--listen", "127.0.0.1:0"], environment: [:])
-        defer { daemon.kill() }
-        try await daemon.waitForLog("ready")
-        let client = ControlClient(path: home.path + "/control.sock")
+        let started = try await StartedDaemon.start()
+        defer { started.stop() }
+        let daemon = started.daemon
+        let client = started.client
         let cases: [(method: String, target: String, body: String?, status: Int, code: String, mentions: String)] = [
             ("GET", "/v1/nowhere", nil, 404, "not_found", "/v1/nowhere"),
             ("GET", "/v2/status", nil, 404, "not_found", "/v2/status"),
@@ -119,12 +117,10 @@ import Testing
     }
 
     @Test func projectsAndSharesOverTheSocket() async throws {
-        let home = try TemporaryDirectory()
-        defer { home.remove() }
-        let daemon = try DaemonProcess(arguments: ["--data-dir", home.path, "--listen", "127.0.0.1:0"], environment: [:])
-        defer { daemon.kill() }
-        try await daemon.waitForLog("ready")
-        let client = ControlClient(path: home.path + "/control.sock")
+        let started = try await StartedDaemon.start()
+        defer { started.stop() }
+        let daemon = started.daemon
+        let client = started.client
 
         let created = try client.post("/v1/projects", json: #"{"name":"Night Train"}"#)
         #expect(created.status == 201)
@@ -231,12 +227,10 @@ import Testing
     }
 
     @Test func anEditBatchIsAtomic() async throws {
-        let home = try TemporaryDirectory()
-        defer { home.remove() }
-        let daemon = try DaemonProcess(arguments: ["--data-dir", home.path, "--listen", "127.0.0.1:0"], environment: [:])
-        defer { daemon.kill() }
-        try await daemon.waitForLog("ready")
-        let client = ControlClient(path: home.path + "/control.sock")
+        let started = try await StartedDaemon.start()
+        defer { started.stop() }
+        let daemon = started.daemon
+        let client = started.client
         let project = try #require((try client.post("/v1/projects", json: #"{"name":"Atomic"}"#).json as? [String: Any])?["id"] as? String)
         let good = try client.post(
             "/v1/projects/\(project)/edits",
