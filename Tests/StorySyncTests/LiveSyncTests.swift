@@ -10,13 +10,25 @@ import Testing
 
 /// Real sync stacks over TLS on 127.0.0.1.
 @Suite(.serialized) struct LiveSyncTests {
-    @Test func anEditOnOnePeerAppearsOnTheOther() async throws {
+    /// Nodes a and b, listening, each configured to dial the other.
+    private func startedPair() async throws -> (SyncNode, SyncNode) {
         let a = try await SyncNode("a"), b = try await SyncNode("b")
+        do {
+            try await a.start()
+            try await b.start()
+            try await a.pair(with: b)
+            try await b.pair(with: a)
+        } catch {
+            a.remove()
+            b.remove()
+            throw error
+        }
+        return (a, b)
+    }
+
+    @Test func anEditOnOnePeerAppearsOnTheOther() async throws {
+        let (a, b) = try await startedPair()
         defer { a.remove(); b.remove() }
-        try await a.start()
-        try await b.start()
-        try await a.pair(with: b)
-        try await b.pair(with: a)
         let (id, layer) = try await makeSharedProject(on: a, with: [b])
         // b does not have the project: it takes it (shared by a configured peer).
         try await eventually("b has the project") { await inSync(a, b, id) }
@@ -32,12 +44,8 @@ import Testing
     }
 
     @Test func offlineEditsOnBothSidesMergeAfterReconnecting() async throws {
-        let a = try await SyncNode("a"), b = try await SyncNode("b")
+        let (a, b) = try await startedPair()
         defer { a.remove(); b.remove() }
-        try await a.start()
-        try await b.start()
-        try await a.pair(with: b)
-        try await b.pair(with: a)
         let (id, layer) = try await makeSharedProject(on: a, with: [b])
         try await eventually("b has the project") { await inSync(a, b, id) }
         let shot = try await a.store.project(id).view.shots[0].id
@@ -142,12 +150,8 @@ import Testing
     }
 
     @Test func aReadOnlyShareRefusesThePeersChanges() async throws {
-        let a = try await SyncNode("a"), b = try await SyncNode("b")
+        let (a, b) = try await startedPair()
         defer { a.remove(); b.remove() }
-        try await a.start()
-        try await b.start()
-        try await a.pair(with: b)
-        try await b.pair(with: a)
         let (id, layer) = try await makeSharedProject(on: a, with: [b], mode: .readOnly)
         try await eventually("b has the project") { await inSync(a, b, id) }
         let before = try await a.store.version(of: id)
