@@ -239,6 +239,19 @@ public actor Store {
         }
     }
 
+    /// What a document holds, without loading it: the loaded document's
+    /// version if it is in memory, else its snapshot's version joined with the
+    /// newest stored change of each replica (the log holds only applied changes,
+    /// and a merged snapshot covers what it made applicable).
+    public func storedVersion(of id: DocumentID) throws -> VersionVector {
+        if let loaded = projects[id] { return loaded.versionVector }
+        if let loaded = libraries[id] { return loaded.versionVector }
+        let record = try document(id)
+        var version = record.snapshotVersion ?? VersionVector()
+        version.formUnion(VersionVector(try database.lastStoredSeq(of: id)))
+        return version
+    }
+
     /// The documents shared with a peer, with how they are shared.
     public func sharedDocuments(with peer: String) throws -> [(record: DocumentRecord, mode: ShareMode)] {
         let shares = try database.shares().filter { $0.peer == peer }

@@ -247,6 +247,18 @@ final class StoreDatabase {
         return result
     }
 
+    /// The highest stored sequence number of each replica's changes.
+    func lastStoredSeq(of document: DocumentID) throws -> [ReplicaID: UInt64] {
+        var result: [ReplicaID: UInt64] = [:]
+        for (replica, seq) in try connection.query(
+            "SELECT replica, max(seq) FROM changes WHERE doc = ? GROUP BY replica", [document.blob],
+            { (ReplicaID(sql: $0.int64(0)), UInt64($0.int64(1))) })
+        {
+            result[replica] = seq
+        }
+        return result
+    }
+
     func changeCount(of document: DocumentID) throws -> Int {
         Int(try connection.scalar("SELECT count(*) FROM changes WHERE doc = ?", [document.blob])?.integer ?? 0)
     }

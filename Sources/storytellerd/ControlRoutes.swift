@@ -201,7 +201,7 @@ struct ControlRoutes: Sendable {
             var sync: [DocumentSync] = []
             let shares = try await store.shares()
             for record in documents where !record.isDeleted {
-                let version = try await store.version(of: record.id)
+                let version = try await store.storedVersion(of: record.id)
                 let acknowledged = try await store.acknowledged(record.id)
                 let peers = shares.filter { $0.document == record.id }.map { share in
                     PeerSync(

@@ -26,9 +26,13 @@ import Testing
             }
             expected = try await store.project(id).view
             #expect(try await store.document(id).snapshotVersion != nil)
+            #expect(try await store.storedVersion(of: id) == store.project(id).versionVector)
         }
         let reopened = try Store(path: path)
+        // Read from the snapshot's version and the log, before the document is loaded.
+        let stored = try await reopened.storedVersion(of: id)
         let loaded = try await reopened.project(id)
+        #expect(stored == loaded.versionVector && stored.totalChanges == 47)
         #expect(loaded.view == expected)
         #expect(loaded.strokes(in: layer).count == 45)
         #expect(loaded.replica == (await reopened.replicaID))
