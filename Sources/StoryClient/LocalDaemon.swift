@@ -47,6 +47,17 @@ public final class LocalDaemon {
         throw StartFailure(description: "storytellerd \(name) did not start; see \(directory)/daemon.log")
     }
 
+    /// Checks `condition` every `interval` seconds for at most `seconds`
+    /// (a throwing check counts as not yet); whether it came true.
+    public static func poll(every interval: Double, for seconds: Double, until condition: () throws -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if (try? condition()) == true { return true }
+            usleep(useconds_t(interval * 1_000_000))
+        }
+        return false
+    }
+
     /// SIGTERM, then waits for the graceful exit (SIGKILL after `timeout`
     /// seconds). Returns the seconds it took and the exit status.
     @discardableResult

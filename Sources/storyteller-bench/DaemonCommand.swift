@@ -41,7 +41,9 @@ struct DaemonCommand: ParsableCommand {
             ["ops": [["op": "scene.add"], ["op": "shot.add", "scene": "$0"], ["op": "layer.add", "shot": "$1"]]])
         let layer = (created["created"] as? [Any])?[2] as? String ?? ""
         _ = try a.call("PUT", "/v1/projects/\(project)/shares/\(b.peerID)", ["mode": "read-write"])
-        try waitUntil { (try? b.call("GET", "/v1/projects/\(project)"))?["id"] as? String == project }
+        guard LocalDaemon.poll(every: 0.02, for: 30, until: { try b.call("GET", "/v1/projects/\(project)")["id"] as? String == project }) else {
+            throw ValidationError("b did not receive the project in 30 s")
+        }
 
         // b's event stream, read on its own thread: one signal per change that came from a.
         let arrivals = DispatchSemaphore(value: 0)
@@ -100,14 +102,5 @@ struct DaemonCommand: ParsableCommand {
         } else {
             for key in result.keys.sorted() { print("\(key): \(result[key]!)") }
         }
-    }
-
-    private func waitUntil(seconds: Double = 30, _ condition: () -> Bool) throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        throw ValidationError("timed out")
     }
 }

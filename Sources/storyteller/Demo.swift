@@ -135,11 +135,7 @@ struct Demo: ParsableCommand {
     }
 
     private func waitUntil(_ what: String, seconds: Double = 30, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if (try? condition()) == true { return }
-            usleep(50_000)
-        }
+        if LocalDaemon.poll(every: 0.05, for: seconds, until: condition) { return }
         printError("gave up after \(Int(seconds)) s waiting until \(what)")
         throw ExitCode(1)
     }
