@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "StoryCore", targets: ["StoryCore"]),
         .library(name: "StoryStore", targets: ["StoryStore"]),
+        .library(name: "StoryIdentity", targets: ["StoryIdentity"]),
         .library(name: "StoryTLS", targets: ["StoryTLS"]),
         .library(name: "StorySync", targets: ["StorySync"]),
         .executable(name: "storytellerd", targets: ["storytellerd"]),
@@ -37,14 +38,15 @@ let package = Package(
             providers: [.apt(["libsqlite3-dev"])]
         ),
         .target(name: "StoryStore", dependencies: ["StoryCore", "CSQLite"], swiftSettings: strictSettings),
+        .target(name: "StoryIdentity", dependencies: ["StoryCore", "COpenSSL"], swiftSettings: strictSettings),
         .target(
             name: "StoryTLS",
-            dependencies: ["COpenSSL", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["StoryCore", "StoryIdentity", "COpenSSL", .product(name: "NIOCore", package: "swift-nio")],
             swiftSettings: strictSettings),
         .target(
             name: "StorySync",
             dependencies: [
-                "StoryCore", "StoryStore", "StoryTLS",
+                "StoryCore", "StoryStore", "StoryIdentity", "StoryTLS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -57,6 +59,7 @@ let package = Package(
             dependencies: [
                 "StoryCore",
                 "StoryStore",
+                "StoryIdentity",
                 "StoryTLS",
                 "StorySync",
                 "StoryClient",
@@ -73,6 +76,7 @@ let package = Package(
             dependencies: [
                 "StoryCore",
                 "StoryStore",
+                "StoryIdentity",
                 "StoryTLS",
                 "StorySync",
                 "StoryClient",
@@ -92,16 +96,16 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
-            name: "StoryTestSupport", dependencies: ["StoryCore"], path: "Tests/StoryTestSupport",
+            name: "StoryTestSupport", dependencies: ["StoryCore", "StoryIdentity"], path: "Tests/StoryTestSupport",
             swiftSettings: strictSettings),
         .testTarget(name: "StoryCoreTests", dependencies: ["StoryCore", "StoryTestSupport"], swiftSettings: strictSettings),
         .executableTarget(
-            name: "StoreCrashHelper", dependencies: ["StoryCore", "StoryStore"], path: "Tests/StoreCrashHelper",
+            name: "StoreCrashHelper", dependencies: ["StoryCore", "StoryStore", "StoryIdentity"], path: "Tests/StoreCrashHelper",
             swiftSettings: strictSettings),
         .testTarget(
             name: "StoryTLSTests",
             dependencies: [
-                "StoryTLS", "StoryTestSupport",
+                "StoryTLS", "StoryIdentity", "StoryCore", "StoryTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -110,7 +114,7 @@ let package = Package(
         .testTarget(
             name: "StorySyncTests",
             dependencies: [
-                "StorySync", "StoryStore", "StoryTLS", "StoryTestSupport",
+                "StorySync", "StoryStore", "StoryIdentity", "StoryTLS", "StoryTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -121,7 +125,7 @@ let package = Package(
             name: "StoryStoreTests", dependencies: ["StoryStore", "StoryTestSupport", "StoreCrashHelper"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "StorytellerdTests", dependencies: ["StoryCore", "StoryStore", "StoryTLS", "StoryClient", "storytellerd", "storyteller"],
+            name: "StorytellerdTests", dependencies: ["StoryCore", "StoryStore", "StoryIdentity", "StoryTLS", "StoryClient", "StoryTestSupport", "storytellerd", "storyteller"],
             swiftSettings: strictSettings),
     ]
 )

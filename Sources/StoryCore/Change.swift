@@ -19,11 +19,18 @@ public struct Change: Hashable, Sendable {
     public var dependencies: VersionVector
     /// The operations, applied in order.
     public var operations: [Operation]
+    /// Who the replica's author is: carried by the replica's first change in a
+    /// document (signed documents), nil otherwise.
+    public var declaration: AuthorDeclaration?
+    /// The author's Ed25519 signature of the replica's chain up to this change
+    /// (`Authorship`); nil for an unsigned change.
+    public var signature: [UInt8]?
 
     /// Creates a change.
     public init(
         replica: ReplicaID, seq: UInt64, startCounter: UInt64, wallTime: Int64,
-        dependencies: VersionVector, operations: [Operation]
+        dependencies: VersionVector, operations: [Operation], declaration: AuthorDeclaration? = nil,
+        signature: [UInt8]? = nil
     ) {
         self.replica = replica
         self.seq = seq
@@ -31,6 +38,8 @@ public struct Change: Hashable, Sendable {
         self.wallTime = wallTime
         self.dependencies = dependencies
         self.operations = operations
+        self.declaration = declaration
+        self.signature = signature
     }
 
     /// The id of the operation at `index`.
@@ -42,30 +51,48 @@ public struct Change: Hashable, Sendable {
     public var endCounter: UInt64 { startCounter + UInt64(max(operations.count, 1)) - 1 }
 
     /// The format version written at the start of every encoded change.
-    public static let formatVersion: UInt8 = 1
+    /// Version 1 (no flags, never signed) is still read, for upgrades.
+    public static let formatVersion: UInt8 = 2
 
     /// Largest counter a change may use, keeping counter arithmetic far from overflow.
     static let maximumCounter: UInt64 = 1 << 62
 
-    /// The binary encoding (docs/crdt.md, "Changes").
+    /// Most operations in one change: the control API's limit per edit, so a
+    /// peer cannot send what no user could make.
+    public static let maximumOperations = 10_000
+
+    /// Most points in one stroke (the control API's limit).
+    public static let maximumStrokePoints = 100_000
+
+    private enum Flag {
+        static let declaration: UInt8 = 1
+        static let signed: UInt8 = 2
+        static let all: UInt8 = 3
+    }
+
+    /// The binary encoding (docs/crdt.md, "Changes"), unsigned.
     public func encoded() -> EncodedChange {
         encodedSharingPoints().change
     }
 
     /// The encoding, and for each `addStroke` operation the slice of the
     /// encoding holding its points, so the document can keep those bytes
-    /// instead of a second copy.
-    func encodedSharingPoints() -> (change: EncodedChange, points: [(index: Int, bytes: ArraySlice<UInt8>)]) {
+    /// instead of a second copy. `sign`, given the body (everything but the
+    /// signature), returns the 64-byte signature appended to it.
+    func encodedSharingPoints(sign: ((ArraySlice<UInt8>) -> [UInt8])? = nil)
+        -> (change: EncodedChange, points: [(index: Int, bytes: ArraySlice<UInt8>)])
+    {
         var table = ReplicaTable(author: replica)
-        var capacity = 32 + 8 * dependencies.entries.count
+        var capacity = 32 + 8 * dependencies.entries.count + (sign == nil ? 0 : Authorship.signatureBytes)
         for op in operations {
             table.collect(op)
             if case .addStroke(_, _, let points) = op { capacity += points.bytes.count + 32 } else { capacity += 40 }
         }
         for replica in dependencies.replicas { table.add(replica) }
-        capacity += 8 * table.replicas.count
+        capacity += 8 * table.replicas.count + (declaration?.certificate.count ?? 0) + 16
         var writer = ByteWriter(capacity: capacity)
         writer.write(byte: Change.formatVersion)
+        writer.write(byte: (declaration == nil ? 0 : Flag.declaration) | (sign == nil ? 0 : Flag.signed))
         writer.write(count: table.replicas.count)
         for replica in table.replicas { writer.write(fixed64: replica.rawValue) }
         writer.write(varint: seq)
@@ -77,6 +104,10 @@ public struct Change: Hashable, Sendable {
             writer.write(count: table.index(of: replica))
             writer.write(varint: seq)
         }
+        if let declaration {
+            writer.write(lengthPrefixed: declaration.certificate)
+            writer.write(fixed64: declaration.nonce)
+        }
         writer.write(count: operations.count)
         var pointRanges: [(Int, Range<Int>)] = []
         for (index, op) in operations.enumerated() {
@@ -85,21 +116,35 @@ public struct Change: Hashable, Sendable {
                 pointRanges.append((index, (writer.count - points.bytes.count)..<writer.count))
             }
         }
+        if let sign {
+            let signature = sign(writer.bytes[...])
+            precondition(signature.count == Authorship.signatureBytes, "an Ed25519 signature is 64 bytes")
+            writer.write(raw: signature)
+        }
         let bytes = writer.bytes
         let change = EncodedChange(
             bytes: bytes[...], replica: replica, seq: seq, startCounter: startCounter,
-            endCounter: endCounter, wallTime: wallTime)
+            endCounter: endCounter, wallTime: wallTime, isSigned: sign != nil)
         return (change, pointRanges.map { ($0.0, bytes[$0.1]) })
     }
 
     /// Decodes and structurally validates a change (every tag, index and
-    /// point blob); references to objects are checked when it is applied.
+    /// point blob, and the wire limits); references to objects, the author's
+    /// signature and rights are checked when it is applied.
     /// - Throws: `CodecError`.
     public init(decoding bytes: ArraySlice<UInt8>) throws(CodecError) {
         var reader = ByteReader(bytes)
         let version = try reader.readByte()
-        guard version == Change.formatVersion else {
-            throw CodecError(.unsupportedVersion, "change format \(version) (this build reads \(Change.formatVersion))")
+        guard version == 1 || version == Change.formatVersion else {
+            throw CodecError(.unsupportedVersion, "change format \(version) (this build reads 1 and \(Change.formatVersion))")
+        }
+        let flags = version == 1 ? 0 : try reader.readByte()
+        guard flags & ~Flag.all == 0 else { throw CodecError(.invalidValue, "unknown change flags \(flags)") }
+        let signed = flags & Flag.signed != 0
+        if signed {
+            guard bytes.count > Authorship.signatureBytes else { throw CodecError(.truncated, "a signed change without its signature") }
+            reader = ByteReader(bytes.dropLast(Authorship.signatureBytes))
+            _ = try reader.readSlice(count: 2)
         }
         let replicaCount = try reader.readCount("replica table", minimumElementSize: 8)
         guard replicaCount >= 1 else { throw CodecError(.invalidValue, "a change names no author") }
@@ -123,9 +168,17 @@ public struct Change: Hashable, Sendable {
             }
             deps[replica] = depSeq
         }
+        var declaration: AuthorDeclaration?
+        if flags & Flag.declaration != 0 {
+            let certificate = try reader.readLengthPrefixed("author certificate")
+            guard certificate.count <= AuthorDeclaration.maximumCertificateBytes else {
+                throw CodecError(.overflow, "an author certificate of \(certificate.count) bytes")
+            }
+            declaration = AuthorDeclaration(certificate: Array(certificate), nonce: try reader.readFixed64())
+        }
         let opCount = try reader.readCount("operations", minimumElementSize: 2)
-        guard opCount >= 1, startCounter + UInt64(opCount) < Change.maximumCounter else {
-            throw CodecError(.invalidValue, "a change has \(opCount) operations")
+        guard opCount >= 1, opCount <= Change.maximumOperations, startCounter + UInt64(opCount) < Change.maximumCounter else {
+            throw CodecError(.invalidValue, "a change has \(opCount) operations (1 to \(Change.maximumOperations))")
         }
         var operations: [Operation] = []
         operations.reserveCapacity(opCount)
@@ -133,12 +186,14 @@ public struct Change: Hashable, Sendable {
         try reader.expectEnd("the change")
         self.init(
             replica: replicas[0], seq: seq, startCounter: startCounter, wallTime: wallTime,
-            dependencies: deps, operations: operations)
+            dependencies: deps, operations: operations, declaration: declaration,
+            signature: signed ? Array(bytes.suffix(Authorship.signatureBytes)) : nil)
     }
 }
 
 /// A change as bytes, with the header fields needed to route and order it.
-/// This is what logs keep and what travels on the wire.
+/// This is what logs keep and what travels on the wire. Two are equal when
+/// their bytes are.
 public struct EncodedChange: Hashable, Sendable {
     /// The encoded change.
     public let bytes: ArraySlice<UInt8>
@@ -147,10 +202,16 @@ public struct EncodedChange: Hashable, Sendable {
     public let startCounter: UInt64
     public let endCounter: UInt64
     public let wallTime: Int64
+    /// Whether the last 64 bytes are the author's signature.
+    public let isSigned: Bool
+    /// Whether this daemon checked (or made) this change's own signature, not
+    /// only a later one in its chain: a sender ends every replica's run in a
+    /// batch at such a change, so the receiver's check of that signature passes.
+    public internal(set) var isAnchor = false
 
     init(
         bytes: ArraySlice<UInt8>, replica: ReplicaID, seq: UInt64, startCounter: UInt64, endCounter: UInt64,
-        wallTime: Int64
+        wallTime: Int64, isSigned: Bool = false, isAnchor: Bool = false
     ) {
         self.bytes = bytes
         self.replica = replica
@@ -158,6 +219,22 @@ public struct EncodedChange: Hashable, Sendable {
         self.startCounter = startCounter
         self.endCounter = endCounter
         self.wallTime = wallTime
+        self.isSigned = isSigned
+        self.isAnchor = isAnchor
+    }
+
+    public static func == (lhs: EncodedChange, rhs: EncodedChange) -> Bool { lhs.bytes == rhs.bytes }
+    public func hash(into hasher: inout Hasher) { hasher.combine(bytes) }
+
+    /// What the chain hash covers: everything but the signature.
+    var body: ArraySlice<UInt8> { isSigned ? bytes.dropLast(Authorship.signatureBytes) : bytes }
+
+    /// The same change marked as checked (or not) by this daemon (as a store
+    /// reads it back).
+    public func markedAnchor(_ anchor: Bool) -> EncodedChange {
+        var copy = self
+        copy.isAnchor = anchor
+        return copy
     }
 
     /// Decodes the change. O(size).
@@ -172,7 +249,7 @@ public struct EncodedChange: Hashable, Sendable {
         let change = try Change(decoding: bytes)
         let encoded = EncodedChange(
             bytes: bytes, replica: change.replica, seq: change.seq, startCounter: change.startCounter,
-            endCounter: change.endCounter, wallTime: change.wallTime)
+            endCounter: change.endCounter, wallTime: change.wallTime, isSigned: change.signature != nil)
         return (encoded, change)
     }
 
@@ -192,6 +269,56 @@ public enum ChangeBatch {
         writer.write(count: changes.count)
         for change in changes { writer.write(lengthPrefixed: change.bytes) }
         return writer.bytes
+    }
+
+    /// Cuts changes (in causal order) into batches of about `targetBytes`
+    /// each, such that every replica's last change in a batch is one whose own
+    /// signature this daemon checked or made (an anchor): the receiver checks
+    /// exactly that signature, and an author who signed some changes of a run
+    /// badly must not make a good relay look bad. A run is extended to the
+    /// next anchor (at most `Authorship.anchorInterval` changes away), or cut
+    /// back before an unchecked tail that has no anchor yet (sent later).
+    /// Unsigned changes count as anchors.
+    public static func split(_ changes: [EncodedChange], targetBytes: Int) -> [[EncodedChange]] {
+        var byReplica: [ReplicaID: [Int]] = [:]
+        for index in changes.indices { byReplica[changes[index].replica, default: []].append(index) }
+        var positionInReplica = [Int](repeating: 0, count: changes.count)
+        for list in byReplica.values { for (position, index) in list.enumerated() { positionInReplica[index] = position } }
+        var taken = [Bool](repeating: false, count: changes.count)
+        var batches: [[EncodedChange]] = []
+        var cursor = 0
+        func isAnchor(_ change: EncodedChange) -> Bool { !change.isSigned || change.isAnchor }
+        while cursor < changes.count {
+            var batch: [Int] = []
+            var bytes = 0
+            while cursor < changes.count && bytes < targetBytes {
+                if !taken[cursor] {
+                    batch.append(cursor)
+                    bytes += changes[cursor].bytes.count
+                }
+                cursor += 1
+            }
+            guard !batch.isEmpty else { break }
+            var lastOfReplica: [ReplicaID: Int] = [:]
+            for index in batch { lastOfReplica[changes[index].replica] = index }
+            var dropped: Set<Int> = []
+            for (replica, last) in lastOfReplica where !isAnchor(changes[last]) {
+                let list = byReplica[replica]!
+                if let anchor = list[(positionInReplica[last] + 1)...].first(where: { isAnchor(changes[$0]) }) {
+                    for index in list[(positionInReplica[last] + 1)...positionInReplica[anchor]] where !taken[index] { batch.append(index) }
+                } else {
+                    // No anchor yet after it: hold back this replica's unchecked tail.
+                    let inBatch = batch.filter { changes[$0].replica == replica }
+                    let keep = inBatch.lastIndex { isAnchor(changes[$0]) }.map { inBatch[...$0] } ?? []
+                    dropped.formUnion(inBatch.filter { !keep.contains($0) })
+                    for index in list[positionInReplica[last]...] { taken[index] = true }
+                }
+            }
+            batch = batch.filter { !dropped.contains($0) }.sorted()
+            for index in batch { taken[index] = true }
+            if !batch.isEmpty { batches.append(batch.map { changes[$0] }) }
+        }
+        return batches
     }
 
     /// Decodes and validates every change of a batch (all or nothing).
@@ -274,6 +401,7 @@ struct ReplicaTable {
             add(layer.replica)
             add(key.replica)
         case .purge(let nodes): for node in nodes { add(node.replica) }
+        case .genesis, .setAccess: break
         }
     }
 }
@@ -352,6 +480,14 @@ extension ByteWriter {
             write(byte: OperationTag.purge.rawValue)
             write(count: nodes.count)
             for node in nodes { write(node, table: table) }
+        case .genesis(let salt):
+            write(byte: OperationTag.genesis.rawValue)
+            write(fixed64: UInt64(truncatingIfNeeded: salt >> 64))
+            write(fixed64: UInt64(truncatingIfNeeded: salt))
+        case .setAccess(let peer, let role):
+            write(byte: OperationTag.setAccess.rawValue)
+            write(raw: peer.digest)
+            write(byte: role.rawValue)
         }
     }
 }
@@ -423,6 +559,9 @@ extension ByteReader {
             let layer = try readOpID(replicas: replicas)
             let brush = try readBrush()
             let points = try PointsBlob(validating: try readLengthPrefixed("points"))
+            guard points.count <= Change.maximumStrokePoints else {
+                throw CodecError(.overflow, "a stroke of \(points.count) points (at most \(Change.maximumStrokePoints))", offset: start)
+            }
             return .addStroke(layer: layer, brush: brush, points: points)
         case .putStroke:
             let layer = try readOpID(replicas: replicas)
@@ -438,6 +577,17 @@ extension ByteReader {
             var nodes: [OpID] = []
             for _ in 0..<count { nodes.append(try readOpID(replicas: replicas)) }
             return .purge(nodes: nodes)
+        case .genesis:
+            let high = UInt128(try readFixed64())
+            return .genesis(salt: high << 64 | UInt128(try readFixed64()))
+        case .setAccess:
+            guard let peer = PeerID(digest: Array(try readSlice(count: 32))) else {
+                throw CodecError(.truncated, "a peer id", offset: start)
+            }
+            guard let role = Role(rawValue: try readByte()), role != .owner else {
+                throw CodecError(.invalidValue, "unknown or ungivable role", offset: offset - 1)
+            }
+            return .setAccess(peer: peer, role: role)
         }
     }
 }

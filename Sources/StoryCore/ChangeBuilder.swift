@@ -84,7 +84,9 @@ extension ReplicaCore {
         _ state: inout Builder.State, placeholder: Builder.State, builder: Builder.Type, time: Int64,
         keepingJournal: Bool, _ body: (inout Builder) throws -> Void, beforeCommit: (EncodedChange) throws -> Void
     ) throws -> (EncodedChange?, [(OpID, Builder.State.JournalEntry)]) {
+        try checkLocalWrite()
         let header = nextLocalChangeHeader()
+        let signer = try localSigner(seq: header.seq)
         var editor = Builder(state: state, replica: replica, startCounter: header.startCounter, time: time)
         // Drop our reference so the editor's copy is unique and mutates in place.
         state = placeholder
@@ -94,22 +96,26 @@ extension ReplicaCore {
                 state = editor.state
                 return (nil, [])
             }
+            guard editor.core.operations.count <= Change.maximumOperations else {
+                throw DocumentError(.invalidValue, "an edit of \(editor.core.operations.count) operations (at most \(Change.maximumOperations))")
+            }
             let change = Change(
                 replica: replica, seq: header.seq, startCounter: header.startCounter, wallTime: time,
-                dependencies: header.dependencies, operations: editor.core.operations)
-            let (encoded, points) = change.encodedSharingPoints()
-            try beforeCommit(encoded)
+                dependencies: header.dependencies, operations: editor.core.operations,
+                declaration: declaration(forSeq: header.seq))
+            let (encoded, points) = change.encodedSharingPoints(sign: signer?.0)
+            try beforeCommit(encoded.markedAnchor(signer != nil))
             // On the editor's copy, which is the only reference to the state.
             editor.state.adoptPoints(points.map { (change.opID(at: $0.index), $0.bytes) })
             state = editor.state
-            commitLocal(change, encoded: encoded)
-            guard keepingJournal else { return (encoded, []) }
+            commitLocal(change, encoded: encoded, hash: signer?.1())
+            guard keepingJournal else { return (encoded.markedAnchor(signer != nil), []) }
             var journal: [(OpID, Builder.State.JournalEntry)] = []
             journal.reserveCapacity(editor.core.journal.count)
             for index in editor.core.journal.indices {
                 journal.append((editor.core.journalOwners[index], editor.core.journal[index]))
             }
-            return (encoded, journal)
+            return (encoded.markedAnchor(signer != nil), journal)
         } catch {
             editor.state.rollback(editor.core.journal)
             state = editor.state

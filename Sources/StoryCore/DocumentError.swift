@@ -8,6 +8,7 @@ public struct DocumentError: Error, Hashable, Sendable, CustomStringConvertible 
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case notFound, wrongKind, invalidValue, invalidOperation, conflict, snapshotRequired, invalidSnapshot
+            case forbidden, unauthenticated, limitExceeded, replicaReused
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -27,6 +28,18 @@ public struct DocumentError: Error, Hashable, Sendable, CustomStringConvertible 
         public static let snapshotRequired = Code(.snapshotRequired)
         /// A snapshot is internally inconsistent or of another document.
         public static let invalidSnapshot = Code(.invalidSnapshot)
+        /// The author of a change (or this replica, for a local edit) has no
+        /// right to make it at that point: a reader's edit, a share by
+        /// someone who may not share, a change to a document with no owner.
+        public static let forbidden = Code(.forbidden)
+        /// A change whose signature, author declaration or chain does not check out.
+        public static let unauthenticated = Code(.unauthenticated)
+        /// Held-back changes (waiting for their dependencies) exceed the limits.
+        public static let limitExceeded = Code(.limitExceeded)
+        /// A peer proved, with a change signed by this replica's own key that
+        /// this replica never made, that another copy of this database uses
+        /// its replica id: the replica must take a new one.
+        public static let replicaReused = Code(.replicaReused)
 
         public var description: String { base.rawValue }
     }

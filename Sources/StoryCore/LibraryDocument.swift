@@ -13,7 +13,7 @@ public struct LibraryDocument: Sendable {
     /// A new library with only the root, trash and Incoming folders.
     public init(id: DocumentID, replica: ReplicaID) {
         self.id = id
-        replicaState = Replica(core: ReplicaCore(replica: replica), state: LibraryState())
+        replicaState = Replica(core: ReplicaCore(replica: replica, document: id), state: LibraryState())
     }
 
     init(id: DocumentID, replicaState: Replica<LibraryEditor>) {
@@ -87,9 +87,10 @@ public struct LibraryDocument: Sendable {
     /// Applies changes from other replicas (see `ProjectDocument.apply(_:beforeCommit:)`).
     @discardableResult
     public mutating func apply(
-        _ changes: [(EncodedChange, Change)], beforeCommit: (ApplyReport) throws -> Void = { _ in }
+        _ changes: [(EncodedChange, Change)], origin: ChangeOrigin = .unknown, limits: HeldBackLimits? = nil,
+        beforeCommit: (ApplyReport) throws -> Void = { _ in }
     ) throws -> ApplyReport {
-        try replicaState.apply(changes, beforeCommit: beforeCommit)
+        try replicaState.apply(changes, origin: origin, limits: limits, beforeCommit: beforeCommit)
     }
 
     /// Decodes and applies a batch.
@@ -212,12 +213,24 @@ extension LibraryDocument {
     /// Loads a library from a snapshot, as held by `replica`.
     /// - Throws: `CodecError`, `DocumentError(.invalidSnapshot)`.
     public init(snapshot bytes: [UInt8], replica: ReplicaID) throws {
+        try self.init(snapshot: bytes) { ReplicaCore(replica: replica, document: $0) }
+    }
+
+    /// Loads a signed document from a snapshot this daemon stored (its
+    /// authorship was checked before it was stored), as held by `author`.
+    /// - Throws: `CodecError`, `DocumentError`.
+    public init(snapshot bytes: [UInt8], author: LocalAuthor) throws {
+        try self.init(snapshot: bytes) { ReplicaCore(author: author, document: $0) }
+    }
+
+    private init(snapshot bytes: [UInt8], core: (DocumentID) -> ReplicaCore) throws {
         var reader = try SnapshotReader(bytes)
         guard reader.header.kind == .library else {
             throw DocumentError(.invalidSnapshot, "the snapshot is of a project, not a library")
         }
         let state = try Self.readState(&reader)
-        self.init(id: reader.header.document, replicaState: .loaded(from: reader.header, state: state, replica: replica))
+        let document = reader.header.document
+        self.init(id: document, replicaState: try .loaded(from: reader.header, state: state, core: core(document)))
     }
 
     /// Merges another replica's snapshot of this library.
@@ -229,7 +242,7 @@ extension LibraryDocument {
             throw DocumentError(.invalidSnapshot, "the snapshot is of another document")
         }
         let other = try Self.readState(&reader)
-        return replicaState.merge(other, header: reader.header)
+        return try replicaState.merge(other, header: reader.header)
     }
 
     private static func readState(_ reader: inout SnapshotReader) throws -> LibraryState {

@@ -103,6 +103,8 @@ struct LibraryState: Sendable {
             journal.append(.purged(Array(added)))
         case .setDeleted, .addStroke, .putStroke, .eraseStroke:
             throw DocumentError(.invalidOperation, "project operations do not apply to a library")
+        case .genesis, .setAccess:
+            throw DocumentError(.invalidOperation, "access operations apply to the access list, not the content")
         }
     }
 

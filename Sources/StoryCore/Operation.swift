@@ -29,9 +29,28 @@ public enum Operation: Hashable, Sendable {
     case eraseStroke(layer: OpID, key: OpID)
     /// Removes library nodes from the trash for good.
     case purge(nodes: [OpID])
+    /// Founds the document: its author becomes the owner. Valid only as the
+    /// first operation of the document's first change, and only if the
+    /// document id derives from the author's identity and this salt
+    /// (`Authorship.documentID`), so nobody can claim another's document.
+    case genesis(salt: UInt128)
+    /// Gives an identity a role in the document (`Role.none` takes its rights
+    /// away). Checked against the access list at the change's causal point.
+    case setAccess(peer: PeerID, role: Role)
 }
 
 /// The operation tags of the change encoding (docs/crdt.md, "Changes").
 enum OperationTag: UInt8 {
     case setField = 1, insert, move, setDeleted, addStroke, putStroke, eraseStroke, insertProjectEntry, purge, reorder
+    case genesis, setAccess
+}
+
+extension Operation {
+    /// Whether the operation changes the access list rather than the content.
+    var isAccessOperation: Bool {
+        switch self {
+        case .genesis, .setAccess: true
+        default: false
+        }
+    }
 }

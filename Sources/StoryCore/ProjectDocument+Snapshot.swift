@@ -129,12 +129,24 @@ extension ProjectDocument {
     /// - Throws: `CodecError` for malformed bytes, `DocumentError(.invalidSnapshot)`
     ///   for inconsistent contents.
     public init(snapshot bytes: [UInt8], replica: ReplicaID) throws {
+        try self.init(snapshot: bytes) { ReplicaCore(replica: replica, document: $0) }
+    }
+
+    /// Loads a signed document from a snapshot this daemon stored (its
+    /// authorship was checked before it was stored), as held by `author`.
+    /// - Throws: `CodecError`, `DocumentError`.
+    public init(snapshot bytes: [UInt8], author: LocalAuthor) throws {
+        try self.init(snapshot: bytes) { ReplicaCore(author: author, document: $0) }
+    }
+
+    private init(snapshot bytes: [UInt8], core: (DocumentID) -> ReplicaCore) throws {
         var reader = try SnapshotReader(bytes)
         guard reader.header.kind == .project else {
             throw DocumentError(.invalidSnapshot, "the snapshot is of a library, not a project")
         }
         let state = try Self.readState(&reader)
-        self.init(id: reader.header.document, replicaState: .loaded(from: reader.header, state: state, replica: replica))
+        let document = reader.header.document
+        self.init(id: document, replicaState: try .loaded(from: reader.header, state: state, core: core(document)))
     }
 
     /// Merges another replica's snapshot of the same document into this one
@@ -150,7 +162,7 @@ extension ProjectDocument {
             throw DocumentError(.invalidSnapshot, "the snapshot is of another document")
         }
         let other = try Self.readState(&reader)
-        return replicaState.merge(other, header: header)
+        return try replicaState.merge(other, header: header)
     }
 
     private static func readState(_ reader: inout SnapshotReader) throws -> ProjectState {

@@ -18,7 +18,7 @@ public struct ProjectDocument: Sendable {
     /// A new, empty project held by `replica`.
     public init(id: DocumentID, replica: ReplicaID) {
         self.id = id
-        replicaState = Replica(core: ReplicaCore(replica: replica), state: ProjectState())
+        replicaState = Replica(core: ReplicaCore(replica: replica, document: id), state: ProjectState())
     }
 
     init(id: DocumentID, replicaState: Replica<ProjectEditor>) {
@@ -127,9 +127,10 @@ public struct ProjectDocument: Sendable {
     /// - Throws: `DocumentError` for an invalid change, or what `beforeCommit` throws.
     @discardableResult
     public mutating func apply(
-        _ changes: [(EncodedChange, Change)], beforeCommit: (ApplyReport) throws -> Void = { _ in }
+        _ changes: [(EncodedChange, Change)], origin: ChangeOrigin = .unknown, limits: HeldBackLimits? = nil,
+        beforeCommit: (ApplyReport) throws -> Void = { _ in }
     ) throws -> ApplyReport {
-        try replicaState.apply(changes, beforeCommit: beforeCommit)
+        try replicaState.apply(changes, origin: origin, limits: limits, beforeCommit: beforeCommit)
     }
 
     /// Decodes and applies a batch (`ChangeBatch.encode`).

@@ -162,8 +162,8 @@ public struct ProjectEditor: ChangeBuilder {
     /// Adds a stroke to a layer. Returns its id (its key in the layer).
     @discardableResult
     public mutating func addStroke(to layer: OpID, brush: Brush, points: [Point]) throws(DocumentError) -> OpID {
-        guard !points.isEmpty, points.count <= PointsBlob.maximumCount else {
-            throw DocumentError(.invalidValue, "a stroke has 1…\(PointsBlob.maximumCount) points, not \(points.count)")
+        guard !points.isEmpty, points.count <= Change.maximumStrokePoints else {
+            throw DocumentError(.invalidValue, "a stroke has 1…\(Change.maximumStrokePoints) points, not \(points.count)")
         }
         return try addStroke(to: layer, brush: brush, encodedPoints: PointsBlob(encoding: points))
     }
@@ -172,6 +172,9 @@ public struct ProjectEditor: ChangeBuilder {
     @discardableResult
     public mutating func addStroke(to layer: OpID, brush: Brush, encodedPoints: PointsBlob) throws(DocumentError) -> OpID {
         guard brush.isValid else { throw DocumentError(.invalidValue, "brush width \(brush.width) out of range") }
+        guard encodedPoints.count <= Change.maximumStrokePoints else {
+            throw DocumentError(.invalidValue, "a stroke has 1…\(Change.maximumStrokePoints) points, not \(encodedPoints.count)")
+        }
         return try perform(.addStroke(layer: layer, brush: brush, points: encodedPoints))
     }
 

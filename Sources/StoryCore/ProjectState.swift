@@ -179,6 +179,8 @@ struct ProjectState: Sendable {
 
         case .insertProjectEntry, .purge:
             throw DocumentError(.invalidOperation, "library operations do not apply to a project")
+        case .genesis, .setAccess:
+            throw DocumentError(.invalidOperation, "access operations apply to the access list, not the content")
         }
     }
 

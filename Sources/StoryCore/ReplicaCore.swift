@@ -16,6 +16,13 @@ public struct ApplyReport: Sendable {
     public var duplicates = 0
     /// Changes held back because something they depend on has not arrived.
     public var buffered = 0
+    /// Changes held back by earlier calls that became applicable but turned
+    /// out invalid (forged, forbidden): dropped without failing this call.
+    public var droppedHeldBack = 0
+    /// Whether an applied change founded the document or changed its access list.
+    public var accessChanged = false
+    /// The members after the call, when `accessChanged`.
+    public var members: [(peer: PeerID, role: Role)] = []
 }
 
 /// What `changes(since:)` can give.
@@ -26,10 +33,58 @@ public enum ChangesSince: Sendable {
     case snapshotRequired
 }
 
+/// Where changes being applied come from.
+public enum ChangeOrigin: Sendable, Hashable {
+    /// A peer, tagged with any number the caller chooses (to bound and drop
+    /// what it left held back): every signature, chain and right is checked.
+    case peer(UInt64)
+    /// This daemon's own store, which holds only changes checked before they
+    /// were stored: chains and rights are checked, signatures are not again.
+    case store
+
+    /// Changes made in tests and tools without a peer.
+    public static let unknown = ChangeOrigin.peer(0)
+}
+
+/// Bounds on the changes a document holds back while their dependencies are
+/// missing (DESIGN.md: never dropped, never applied early, but never unbounded).
+public struct HeldBackLimits: Sendable, Hashable {
+    /// Changes held back in the document.
+    public var changes: Int
+    /// Bytes held back in the document.
+    public var bytes: Int
+    /// Bytes held back in the document that came from the origin of the call.
+    public var bytesFromOrigin: Int
+
+    public init(changes: Int, bytes: Int, bytesFromOrigin: Int = .max) {
+        self.changes = changes
+        self.bytes = bytes
+        self.bytesFromOrigin = bytesFromOrigin
+    }
+
+    public static let unlimited = HeldBackLimits(changes: .max, bytes: .max)
+}
+
+/// A change held back until its dependencies arrive, with what its arrival
+/// already established (its chain hash, its author).
+struct HeldChange: Sendable {
+    var encoded: EncodedChange
+    var change: Change
+    var hash: Digest32?
+    var author: AuthorRecord?
+    var origin: ChangeOrigin
+}
+
 /// Everything a replica keeps about a document besides its state: clocks,
-/// version vector, the change logs and the causal buffer.
+/// version vector, the change logs and the causal buffer; and, for a signed
+/// document, the authors, their chain heads, each replica's causal frontier
+/// and the access list.
 struct ReplicaCore: Sendable {
     let replica: ReplicaID
+    let document: DocumentID
+    /// The local author: nil for an open document (tests and benchmarks: no
+    /// signatures, no access control), set for every document a store holds.
+    let author: LocalAuthor?
     /// The highest Lamport counter seen (the well-known objects' counters at first).
     var clock: UInt64 = OpID.firstCounter - 1
     var versionVector = VersionVector()
@@ -39,18 +94,56 @@ struct ReplicaCore: Sendable {
     var lastCounters: [ReplicaID: UInt64] = [:]
     var logs: [ReplicaID: ChangeLog] = [:]
     /// Changes waiting for their dependencies, by replica and sequence number.
-    var pending: [ReplicaID: [UInt64: (EncodedChange, Change)]] = [:]
+    var pending: [ReplicaID: [UInt64: HeldChange]] = [:]
     /// Earliest and latest wall time of any applied change.
     var createdAt: Int64?
     var updatedAt: Int64?
     /// Whether applied changes are kept in memory for `changes(since:)`.
     var keepsLog = true
 
-    init(replica: ReplicaID) {
+    /// Signed documents: who each replica's author is (from its declaration).
+    var authors: [ReplicaID: AuthorRecord] = [:]
+    /// Signed documents: each replica's newest applied change.
+    var heads: [ReplicaID: ChainHead] = [:]
+    /// Signed documents: the full causal vector of each replica's newest
+    /// applied change (its dependencies are sent as a delta against it).
+    var frontiers: [ReplicaID: VersionVector] = [:]
+    var access = AccessList()
+
+    /// An open document held by `replica`.
+    init(replica: ReplicaID, document: DocumentID) {
         self.replica = replica
+        self.document = document
+        author = nil
     }
 
+    /// A signed document whose local changes `author` makes.
+    init(author: LocalAuthor, document: DocumentID) {
+        replica = author.replica
+        self.document = document
+        self.author = author
+    }
+
+    var isSigned: Bool { author != nil }
+    private var crypto: (any DocumentCrypto)? { author?.crypto }
+
     var pendingCount: Int { pending.values.reduce(0) { $0 + $1.count } }
+
+    var pendingBytes: Int { pending.values.reduce(0) { $0 + $1.values.reduce(0) { $0 + $1.encoded.bytes.count } } }
+
+    /// Bytes held back that came from `origin`.
+    func pendingBytes(from origin: ChangeOrigin) -> Int {
+        pending.values.reduce(0) { $0 + $1.values.reduce(0) { $0 + ($1.origin == origin ? $1.encoded.bytes.count : 0) } }
+    }
+
+    /// Forgets held-back changes that came from `origin` (a peer that went
+    /// away; whoever has them sends them again).
+    mutating func dropPending(from origin: ChangeOrigin) {
+        pending = pending.compactMapValues { held in
+            let left = held.filter { $0.value.origin != origin }
+            return left.isEmpty ? nil : left
+        }
+    }
 
     private func dependenciesMet(_ change: Change) -> Bool {
         guard versionVector[change.replica] == change.seq - 1 else { return false }
@@ -58,44 +151,47 @@ struct ReplicaCore: Sendable {
         return true
     }
 
+    // MARK: - Applying
+
     /// Applies changes in causal order, holding back those whose dependencies
-    /// are missing. All or nothing: if any change fails, or `beforeCommit`
-    /// throws, the document and the buffer are left exactly as they were.
+    /// are missing. All or nothing: if any change fails, the held-back buffer
+    /// would exceed `limits`, or `beforeCommit` throws, the document and the
+    /// buffer are left exactly as they were.
+    ///
+    /// A signed document checks on arrival, before anything is held: each
+    /// replica's changes in the call continue a chain this document knows,
+    /// the author declarations bind replicas to identities, and the signature
+    /// of the last change of each replica in the call (and of every
+    /// `Authorship.anchorInterval`-th) is valid. When a change applies, its
+    /// author must have write rights at the change's causal point.
     mutating func integrate<State: ReplicatedState>(
-        _ incoming: [(EncodedChange, Change)], into state: inout State,
+        _ incoming: [(EncodedChange, Change)], origin: ChangeOrigin, limits: HeldBackLimits?, into state: inout State,
         beforeCommit: (ApplyReport) throws -> Void
     ) throws -> ApplyReport {
         var report = ApplyReport()
-        var queues: [ReplicaID: [UInt64: (EncodedChange, Change)]] = [:]
+        var queues: [ReplicaID: [UInt64: HeldChange]] = [:]
         let saved = (versionVector, clock, lastCounters, createdAt, updatedAt)
+        let savedSigned = (authors, heads, frontiers, access)
         var logAppends: [ReplicaID: Int] = [:]
         var journal: [State.JournalEntry] = []
         var usedPending: [(ReplicaID, UInt64)] = []
+        var droppedFrom: [(ReplicaID, UInt64)] = []
         var rejected: (ReplicaID, UInt64)?
         do {
+            let fresh = try admitArrivals(incoming, origin: origin, report: &report)
             // Fast path: a batch sent in causal order applies as it comes.
-            for item in incoming {
-                let change = item.1
-                if change.seq <= versionVector[change.replica] {
-                    try checkSameAsLogged(item.0)
-                    report.duplicates += 1
-                } else if queues.isEmpty && dependenciesMet(change) {
+            for item in fresh {
+                if queues.isEmpty && dependenciesMet(item.change) {
                     do {
-                        try applyOne(item, to: &state, journal: &journal)
+                        try applyOne(item, to: &state, journal: &journal, report: &report)
                     } catch {
-                        rejected = (change.replica, change.seq)
+                        rejected = (item.change.replica, item.change.seq)
                         throw error
                     }
-                    appendToLog(item.0, appends: &logAppends)
-                    report.applied.append(item.0)
-                } else if let held = queues[change.replica]?[change.seq] ?? pending[change.replica]?[change.seq] {
-                    guard held.0.bytes == item.0.bytes else {
-                        throw DocumentError(
-                            .conflict, "two different changes claim sequence number \(change.seq) of replica \(change.replica)")
-                    }
-                    report.duplicates += 1
+                    appendToLog(item.encoded, appends: &logAppends)
+                    report.applied.append(item.encoded)
                 } else {
-                    queues[change.replica, default: [:]][change.seq] = item
+                    queues[item.change.replica, default: [:]][item.change.seq] = item
                 }
             }
             let replicas = pending.isEmpty && queues.isEmpty ? [] : Set(queues.keys).union(pending.keys).sorted()
@@ -105,30 +201,62 @@ struct ReplicaCore: Sendable {
                 for replica in replicas {
                     while true {
                         let next = versionVector[replica] + 1
-                        guard let item = queues[replica]?[next] ?? pending[replica]?[next], dependenciesMet(item.1)
+                        guard let item = queues[replica]?[next] ?? pending[replica]?[next], dependenciesMet(item.change)
                         else { break }
-                        if queues[replica]?[next] != nil {
-                            queues[replica]![next] = nil
-                        } else {
+                        let fromPending = queues[replica]?[next] == nil
+                        if fromPending {
                             usedPending.append((replica, next))
+                        } else {
+                            queues[replica]![next] = nil
                         }
+                        let mark = journal.count
+                        let savedAccess = access
                         do {
-                            try applyOne(item, to: &state, journal: &journal)
+                            try applyOne(item, to: &state, journal: &journal, report: &report)
                         } catch {
-                            rejected = (replica, next)
-                            throw error
+                            guard fromPending else {
+                                rejected = (replica, next)
+                                throw error
+                            }
+                            // Held back from an earlier call (perhaps another sender): it
+                            // can never apply, but it must not fail the changes that came
+                            // now. Undo it alone and drop it with what follows it.
+                            state.rollback(Array(journal[mark...]))
+                            journal.removeSubrange(mark...)
+                            access = savedAccess
+                            report.droppedHeldBack += 1 + (pending[replica]?.keys.filter { $0 > next }.count ?? 0)
+                            droppedFrom.append((replica, next))
+                            break
                         }
-                        appendToLog(item.0, appends: &logAppends)
-                        report.applied.append(item.0)
+                        appendToLog(item.encoded, appends: &logAppends)
+                        report.applied.append(item.encoded)
                         progress = true
                     }
                 }
             }
-            report.buffered = pendingCount - usedPending.count + queues.values.reduce(0) { $0 + $1.count }
+            let queued = queues.values.reduce(0) { $0 + $1.count }
+            report.buffered = pendingCount - usedPending.count + queued - (report.droppedHeldBack - droppedFrom.count)
+            if let limits, queued > 0 {
+                let used = usedPending.reduce(0) { $0 + pending[$1.0]![$1.1]!.encoded.bytes.count }
+                let usedFromOrigin = usedPending.reduce(0) {
+                    let held = pending[$1.0]![$1.1]!
+                    return $0 + (held.origin == origin ? held.encoded.bytes.count : 0)
+                }
+                let queuedBytes = queues.values.reduce(0) { $0 + $1.values.reduce(0) { $0 + $1.encoded.bytes.count } }
+                let bytes = pendingBytes - used + queuedBytes
+                let fromOrigin = pendingBytes(from: origin) - usedFromOrigin + queuedBytes
+                if report.buffered > limits.changes || bytes > limits.bytes || fromOrigin > limits.bytesFromOrigin {
+                    throw DocumentError(
+                        .limitExceeded,
+                        "\(report.buffered) changes (\(bytes) bytes, \(fromOrigin) from this sender) would be held back waiting for changes they depend on; the limit is \(limits.changes) changes, \(limits.bytes) bytes, \(limits.bytesFromOrigin) from one sender")
+                }
+            }
+            if report.accessChanged { report.members = access.members }
             try beforeCommit(report)
         } catch {
             state.rollback(journal)
             (versionVector, clock, lastCounters, createdAt, updatedAt) = saved
+            (authors, heads, frontiers, access) = savedSigned
             for (replica, count) in logAppends { logs[replica]!.changes.removeLast(count) }
             // An invalid change can never apply; it and the rest of its replica's
             // held-back changes (which depend on it) must not block later calls.
@@ -139,16 +267,114 @@ struct ReplicaCore: Sendable {
             throw error
         }
         for (replica, seq) in usedPending { pending[replica]![seq] = nil }
+        for (replica, seq) in droppedFrom { pending[replica] = pending[replica]?.filter { $0.key < seq } }
         for (replica, queue) in queues where !queue.isEmpty { pending[replica, default: [:]].merge(queue) { a, _ in a } }
         if !pending.isEmpty {
             // Held-back copies of changes that just arrived again and applied.
             let vector = versionVector
             pending = pending.compactMapValues { held in
-                let left = held.filter { $0.key > vector[$0.value.1.replica] }
+                let left = held.filter { $0.key > vector[$0.value.change.replica] }
                 return left.isEmpty ? nil : left
             }
         }
         return report
+    }
+
+    /// Drops re-deliveries and, in a signed document, authenticates what is
+    /// new (see `integrate`). Returns the new changes in arrival order.
+    private func admitArrivals(
+        _ incoming: [(EncodedChange, Change)], origin: ChangeOrigin, report: inout ApplyReport
+    ) throws(DocumentError) -> [HeldChange] {
+        var fresh: [HeldChange] = []
+        fresh.reserveCapacity(incoming.count)
+        var arrived: [ReplicaID: [UInt64: Int]] = [:]
+        var lastHash: [ReplicaID: (seq: UInt64, hash: Digest32)] = [:]
+        var declared: [ReplicaID: AuthorRecord] = [:]
+        for (encoded, change) in incoming {
+            let replica = change.replica
+            if change.seq <= versionVector[replica] {
+                try checkSameAsLogged(encoded)
+                report.duplicates += 1
+                continue
+            }
+            if let earlier = pending[replica]?[change.seq]?.encoded ?? arrived[replica]?[change.seq].map({ fresh[$0].encoded }) {
+                guard earlier.bytes == encoded.bytes else {
+                    throw DocumentError(
+                        .conflict, "two different changes claim sequence number \(change.seq) of replica \(replica)")
+                }
+                report.duplicates += 1
+                continue
+            }
+            var item = HeldChange(encoded: encoded, change: change, hash: nil, author: nil, origin: origin)
+            if let crypto {
+                guard change.signature != nil else {
+                    throw DocumentError(.unauthenticated, "change \(change.seq) of replica \(replica) is not signed")
+                }
+                if change.seq == 1 {
+                    guard let declaration = change.declaration else {
+                        throw DocumentError(.unauthenticated, "the first change of replica \(replica) does not say who its author is")
+                    }
+                    let record = try Authorship.verify(declaration, of: replica, crypto: crypto)
+                    item.author = record
+                    declared[replica] = record
+                } else if change.declaration != nil {
+                    throw DocumentError(.unauthenticated, "only a replica's first change declares its author (change \(change.seq) of \(replica))")
+                }
+                let previous: Digest32
+                if let last = lastHash[replica], last.seq == change.seq - 1 {
+                    previous = last.hash
+                } else if change.seq - 1 == versionVector[replica] {
+                    if change.seq == 1 {
+                        previous = Authorship.chainStart(document: document, replica: replica, crypto: crypto)
+                    } else if let head = heads[replica], head.seq == change.seq - 1 {
+                        previous = head.hash
+                    } else {
+                        throw DocumentError(
+                            .unauthenticated,
+                            "replica \(replica) cannot continue here: its earlier changes came without their signatures")
+                    }
+                } else if let hash = pending[replica]?[change.seq - 1]?.hash {
+                    previous = hash
+                } else {
+                    throw DocumentError(
+                        .unauthenticated, "change \(change.seq) of replica \(replica) arrived without change \(change.seq - 1) before it")
+                }
+                let hash = crypto.sha256(previous, encoded.body)
+                item.hash = hash
+                lastHash[replica] = (change.seq, hash)
+            }
+            arrived[replica, default: [:]][change.seq] = fresh.count
+            fresh.append(item)
+        }
+        guard let crypto, let author else { return fresh }
+        var runEnds: [ReplicaID: Int] = [:]
+        for index in fresh.indices { runEnds[fresh[index].change.replica] = index }
+        for index in fresh.indices {
+            let change = fresh[index].change
+            guard runEnds[change.replica] == index || change.seq % Authorship.anchorInterval == 0 else { continue }
+            // Our own store's changes were checked when stored; its anchors are as stored.
+            guard origin != .store else { continue }
+            guard
+                let key = authors[change.replica]?.publicKey ?? declared[change.replica]?.publicKey
+                    ?? pending[change.replica]?[1]?.author?.publicKey
+            else {
+                throw DocumentError(.unauthenticated, "replica \(change.replica) has no known author")
+            }
+            guard
+                crypto.isValidSignature(
+                    change.signature![...], of: Authorship.signedMessage(fresh[index].hash!), publicKey: key)
+            else {
+                throw DocumentError(.unauthenticated, "change \(change.seq) of replica \(change.replica) has a bad signature")
+            }
+            fresh[index].encoded.isAnchor = true
+        }
+        if origin != .store, let own = fresh.first(where: { $0.change.replica == author.replica }) {
+            // Authenticated above: signed with this identity's key on this replica's chain.
+            throw DocumentError(
+                .replicaReused,
+                "a peer sent change \(own.change.seq) of this replica, signed with this machine's key, which this replica never made: another copy of this database is in use")
+        }
+        return fresh
     }
 
     private mutating func appendToLog(_ change: EncodedChange, appends: inout [ReplicaID: Int]) {
@@ -159,15 +385,26 @@ struct ReplicaCore: Sendable {
 
     /// Applies one change whose dependencies are met.
     private mutating func applyOne<State: ReplicatedState>(
-        _ item: (EncodedChange, Change), to state: inout State, journal: inout [State.JournalEntry]
+        _ item: HeldChange, to state: inout State, journal: inout [State.JournalEntry], report: inout ApplyReport
     ) throws(DocumentError) {
-        let change = item.1
+        let change = item.change
         if let last = lastCounters[change.replica], change.startCounter <= last {
             throw DocumentError(
                 .invalidOperation,
                 "change \(change.seq) of \(change.replica) reuses counter \(change.startCounter) (last was \(last))")
         }
-        for (index, op) in change.operations.enumerated() {
+        var vector: VersionVector?
+        if isSigned {
+            guard let record = item.author ?? authors[change.replica] else {
+                throw DocumentError(.unauthenticated, "replica \(change.replica) has no known author")
+            }
+            var point = frontiers[change.replica] ?? VersionVector()
+            point.formUnion(change.dependencies)
+            point[change.replica] = change.seq
+            try admit(change, by: record, at: point, report: &report)
+            vector = point
+        }
+        for (index, op) in change.operations.enumerated() where !op.isAccessOperation {
             do {
                 try state.apply(op, id: change.opID(at: index), time: change.wallTime, journal: &journal)
             } catch {
@@ -175,6 +412,56 @@ struct ReplicaCore: Sendable {
             }
         }
         record(change)
+        if let vector, let hash = item.hash, let signature = change.signature {
+            frontiers[change.replica] = vector
+            heads[change.replica] = ChainHead(seq: change.seq, hash: hash, signature: signature)
+            if change.seq == 1, let author = item.author { authors[change.replica] = author }
+        }
+    }
+
+    /// Checks that the author of `change` may make it at the causal point
+    /// `vector` (which includes the change itself), and records its access
+    /// operations: the founding change first, then write rights, then each
+    /// `setAccess` against the list as it stands before it.
+    /// - Throws: `DocumentError(.forbidden)`; the list is then as it was only if the caller restores it.
+    private mutating func admit(
+        _ change: Change, by author: AuthorRecord, at vector: VersionVector, report: inout ApplyReport
+    ) throws(DocumentError) {
+        var first = 0
+        if case .genesis(let salt) = change.operations.first {
+            guard !access.isFounded else {
+                throw DocumentError(.forbidden, "change \(change.seq) of \(change.replica) founds a document that already has an owner")
+            }
+            guard change.seq == 1, change.dependencies.isEmpty else {
+                throw DocumentError(.forbidden, "a founding change must be its author's first and depend on nothing")
+            }
+            guard let crypto, Authorship.documentID(owner: author.peer, salt: salt, crypto: crypto) == document else {
+                throw DocumentError(.forbidden, "the founding change does not derive this document's id: \(author.peer.short) does not own it")
+            }
+            access.owner = author.peer
+            access.ownerReplica = change.replica
+            access.salt = salt
+            report.accessChanged = true
+            first = 1
+        }
+        let role = access.role(of: author.peer, at: vector)
+        guard role.canWrite else {
+            let why = access.isFounded ? "is \(role == .none ? "not a member" : "a \(role)") of this document" : "changes a document with no owner"
+            throw DocumentError(.forbidden, "\(author.peer.short) \(why) and may not change it (change \(change.seq) of \(change.replica))")
+        }
+        for index in first..<change.operations.count {
+            switch change.operations[index] {
+            case .genesis:
+                throw DocumentError(.forbidden, "only a document's first operation founds it")
+            case .setAccess(let target, let newRole):
+                try access.check(newRole, for: target, by: author.peer, at: vector)
+                access.add(
+                    AccessGrant(id: change.opID(at: index), seq: change.seq, author: author.peer, target: target, role: newRole))
+                report.accessChanged = true
+            default:
+                continue
+            }
+        }
     }
 
     /// Advances clocks and vectors for an applied change.
@@ -212,6 +499,8 @@ struct ReplicaCore: Sendable {
         return .changes(result)
     }
 
+    // MARK: - Local changes
+
     /// The header of our next local change: sequence number, first counter and
     /// the delta of dependencies since our previous change.
     func nextLocalChangeHeader() -> (seq: UInt64, startCounter: UInt64, dependencies: VersionVector) {
@@ -222,28 +511,149 @@ struct ReplicaCore: Sendable {
         return (versionVector[replica] + 1, clock + 1, delta)
     }
 
+    /// Refuses a local edit when this replica's identity may not write.
+    /// - Throws: `DocumentError(.forbidden)`.
+    func checkLocalWrite() throws(DocumentError) {
+        guard let author else { return }
+        let role = access.role(of: author.peer)
+        guard role.canWrite else {
+            throw DocumentError(
+                .forbidden,
+                access.isFounded
+                    ? "read-only: this machine is \(role == .none ? "not a member" : "a reader") of this document"
+                    : "this document has no owner yet (its first changes have not arrived)")
+        }
+    }
+
+    /// The author's declaration for a local change with sequence number `seq`.
+    func declaration(forSeq seq: UInt64) -> AuthorDeclaration? {
+        seq == 1 ? author?.declaration : nil
+    }
+
+    /// A signer for the body of the local change with sequence number `seq`:
+    /// extends this replica's chain and signs it. Nil for an open document.
+    func localSigner(seq: UInt64) throws(DocumentError) -> ((ArraySlice<UInt8>) -> [UInt8], () -> Digest32)? {
+        guard let author else { return nil }
+        let previous: Digest32
+        if seq == 1 {
+            previous = Authorship.chainStart(document: document, replica: replica, crypto: author.crypto)
+        } else if let head = heads[replica], head.seq == seq - 1 {
+            previous = head.hash
+        } else {
+            throw DocumentError(.unauthenticated, "this replica's chain in \(document) is broken; it needs a new replica id")
+        }
+        let box = HashBox()
+        let sign: (ArraySlice<UInt8>) -> [UInt8] = { body in
+            let hash = author.crypto.sha256(previous, body)
+            box.hash = hash
+            return author.identity.sign(Authorship.signedMessage(hash))
+        }
+        return (sign, { box.hash! })
+    }
+
     /// Records a local change made on the current version vector.
-    mutating func commitLocal(_ change: Change, encoded: EncodedChange) {
+    mutating func commitLocal(_ change: Change, encoded: EncodedChange, hash: Digest32?) {
         for (other, seq) in change.dependencies.entries { lastDependencies[other] = seq }
         record(change)
+        var encoded = encoded
+        if let author, let hash {
+            encoded.isAnchor = true
+            frontiers[replica] = versionVector
+            heads[replica] = ChainHead(seq: change.seq, hash: hash, signature: Array(encoded.bytes.suffix(Authorship.signatureBytes)))
+            if change.seq == 1 { authors[replica] = author.record }
+        }
         if keepsLog, logs[replica, default: ChangeLog()].nextSeq == change.seq {
             logs[replica, default: ChangeLog()].changes.append(encoded)
         }
     }
 
-    /// Joins a snapshot's vectors and clocks. Logs that the snapshot overtook
-    /// restart after it (the changes in between exist only inside the snapshot).
-    mutating func merge(versionVector other: VersionVector, clock otherClock: UInt64, lastCounters otherCounters: [ReplicaID: UInt64], createdAt otherCreated: Int64?, updatedAt otherUpdated: Int64?) {
-        for (replica, seq) in other.sortedEntries where seq > versionVector[replica] {
-            logs[replica] = ChangeLog(firstSeq: seq + 1, changes: [])
-            pending[replica] = pending[replica]?.filter { $0.key > seq }
+    /// Makes a local change of access operations (founding, sharing): checked
+    /// exactly as a peer would check it, then signed and committed.
+    /// - Throws: `DocumentError(.forbidden)` if this identity may not make it,
+    ///   or what `beforeCommit` throws; nothing changes then.
+    mutating func commitAccess(
+        _ operations: [Operation], at time: Int64, beforeCommit: (EncodedChange) throws -> Void
+    ) throws -> (EncodedChange, accessChanged: Bool) {
+        guard let author else { throw DocumentError(.forbidden, "an open document has no access list") }
+        let header = nextLocalChangeHeader()
+        let change = Change(
+            replica: replica, seq: header.seq, startCounter: header.startCounter, wallTime: time,
+            dependencies: header.dependencies, operations: operations, declaration: declaration(forSeq: header.seq))
+        var point = versionVector
+        point[replica] = header.seq
+        let savedAccess = access
+        var report = ApplyReport()
+        try admit(change, by: author.record, at: point, report: &report)
+        do {
+            guard let (sign, hash) = try localSigner(seq: header.seq) else { preconditionFailure("signed document") }
+            let encoded = change.encodedSharingPoints(sign: sign).change.markedAnchor(true)
+            try beforeCommit(encoded)
+            commitLocal(change, encoded: encoded, hash: hash())
+            return (encoded.markedAnchor(true), report.accessChanged)
+        } catch {
+            access = savedAccess
+            throw error
         }
-        versionVector.formUnion(other)
-        clock = max(clock, otherClock)
-        lastCounters.merge(otherCounters) { max($0, $1) }
-        if let otherCreated { createdAt = min(createdAt ?? otherCreated, otherCreated) }
-        if let otherUpdated { updatedAt = max(updatedAt ?? otherUpdated, otherUpdated) }
+    }
+
+    // MARK: - Snapshots and compaction
+
+    /// Joins a snapshot's vectors, clocks and (signed) authorship. Logs that
+    /// the snapshot overtook restart after it (the changes in between exist
+    /// only inside the snapshot), and held-back changes of a replica the
+    /// snapshot moved forward are dropped (they are sent again if needed).
+    mutating func merge(_ header: SnapshotHeader) {
+        for (replica, seq) in header.versionVector.sortedEntries where seq > versionVector[replica] {
+            logs[replica] = ChangeLog(firstSeq: seq + 1, changes: [])
+            // Held-back changes after the snapshot stay if their chain continues
+            // from the snapshot's head (an open document has no chains).
+            let continues = !isSigned || (header.heads[replica].map { pending[replica]?[seq]?.hash == $0.hash } ?? false)
+            pending[replica] = continues ? pending[replica]?.filter { $0.key > seq } : nil
+        }
         pending = pending.filter { !$0.value.isEmpty }
+        for (replica, head) in header.heads where head.seq > (heads[replica]?.seq ?? 0) {
+            heads[replica] = head
+            if let frontier = header.frontiers[replica] { frontiers[replica] = frontier }
+        }
+        authors.merge(header.authors) { mine, _ in mine }
+        versionVector.formUnion(header.versionVector)
+        clock = max(clock, header.clock)
+        lastCounters.merge(header.lastCounters) { max($0, $1) }
+        if let otherCreated = header.createdAt { createdAt = min(createdAt ?? otherCreated, otherCreated) }
+        if let otherUpdated = header.updatedAt { updatedAt = max(updatedAt ?? otherUpdated, otherUpdated) }
+    }
+
+    /// Checks the authorship a peer's snapshot claims: owner bound to the
+    /// document id, authors bound to their replica ids, and a valid signature
+    /// on every chain head it would move forward. The content itself is
+    /// taken on the word of the sender, which the sync layer accepts only
+    /// from an owner or editor.
+    /// - Throws: `DocumentError(.invalidSnapshot)` or `.unauthenticated`.
+    func verify(_ header: SnapshotHeader) throws(DocumentError) {
+        guard let crypto else { return }
+        let theirs = header.access
+        guard let owner = theirs.owner, let salt = theirs.salt, !theirs.isLegacy else {
+            throw DocumentError(.invalidSnapshot, "the snapshot has no owner bound to the document")
+        }
+        guard Authorship.documentID(owner: owner, salt: salt, crypto: crypto) == document else {
+            throw DocumentError(.invalidSnapshot, "the snapshot's owner \(owner.short) does not own this document")
+        }
+        var known = authors
+        for (replica, record) in header.authors where known[replica] == nil {
+            let checked = try Authorship.verify(
+                AuthorDeclaration(certificate: record.certificate, nonce: record.nonce), of: replica, crypto: crypto)
+            known[replica] = checked
+        }
+        for (replica, head) in header.heads where head.seq > (heads[replica]?.seq ?? 0) {
+            guard let key = known[replica]?.publicKey,
+                crypto.isValidSignature(head.signature[...], of: Authorship.signedMessage(head.hash), publicKey: key)
+            else {
+                throw DocumentError(.unauthenticated, "the snapshot's head of replica \(replica) is not signed by its author")
+            }
+            guard header.versionVector[replica] == head.seq else {
+                throw DocumentError(.invalidSnapshot, "the snapshot's head of replica \(replica) is not its newest change")
+            }
+        }
     }
 
     /// Drops logged changes up to `horizon` (they are covered by a snapshot).
@@ -254,4 +664,9 @@ struct ReplicaCore: Sendable {
             logs[replica] = ChangeLog(firstSeq: keepFrom, changes: Array(log.changes[Int(keepFrom - log.firstSeq)...]))
         }
     }
+}
+
+/// Where the local signer leaves the chain hash it computed.
+private final class HashBox: @unchecked Sendable {
+    var hash: Digest32?
 }

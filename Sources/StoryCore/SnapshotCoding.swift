@@ -14,11 +14,18 @@ struct SnapshotHeader {
     var lastCounters: [ReplicaID: UInt64]
     var createdAt: Int64?
     var updatedAt: Int64?
+    /// Signed documents (format 2): who authored what, how far each chain
+    /// goes, each replica's causal frontier, and the access list.
+    var authors: [ReplicaID: AuthorRecord] = [:]
+    var heads: [ReplicaID: ChainHead] = [:]
+    var frontiers: [ReplicaID: VersionVector] = [:]
+    var access = AccessList()
 }
 
 enum SnapshotFormat {
     static let magic: [UInt8] = Array("STRY".utf8)
-    static let version: UInt64 = 1
+    /// Format 2 adds authorship to the header; format 1 is still read.
+    static let version: UInt64 = 2
 }
 
 /// Writes a snapshot: header, then sections each length-prefixed, then a checksum.
@@ -30,6 +37,14 @@ struct SnapshotWriter {
         var all = replicas
         all.formUnion(header.versionVector.replicas)
         all.formUnion(header.lastCounters.keys)
+        all.formUnion(header.authors.keys)
+        all.formUnion(header.heads.keys)
+        for (replica, frontier) in header.frontiers {
+            all.insert(replica)
+            all.formUnion(frontier.replicas)
+        }
+        if let owner = header.access.ownerReplica { all.insert(owner) }
+        for grant in header.access.allGrants { all.insert(grant.id.replica) }
         table = ReplicaTable(sorted: all.sorted())
         writer.write(raw: SnapshotFormat.magic)
         writer.write(varint: SnapshotFormat.version)
@@ -55,6 +70,7 @@ struct SnapshotWriter {
             writer.write(bool: time != nil)
             if let time { writer.write(signed: time) }
         }
+        writer.writeAuthorship(of: header, table: table)
     }
 
     /// Appends one section written by `body`.
@@ -97,8 +113,8 @@ struct SnapshotReader {
         reader = ByteReader(body)
         _ = try reader.readSlice(count: 4)
         let version = try reader.readVarint()
-        guard version == SnapshotFormat.version else {
-            throw CodecError(.unsupportedVersion, "snapshot format \(version) (this build reads \(SnapshotFormat.version))")
+        guard version == 1 || version == SnapshotFormat.version else {
+            throw CodecError(.unsupportedVersion, "snapshot format \(version) (this build reads 1 and \(SnapshotFormat.version))")
         }
         guard let kind = SnapshotKind(rawValue: try reader.readByte()) else {
             throw CodecError(.invalidValue, "unknown snapshot kind")
@@ -139,6 +155,7 @@ struct SnapshotReader {
         header = SnapshotHeader(
             kind: kind, document: document, versionVector: vv, clock: clock, lastCounters: counters,
             createdAt: createdAt, updatedAt: updatedAt)
+        if version >= 2 { try reader.readAuthorship(into: &header, replicas: replicas) }
     }
 
     /// The next section's reader.
@@ -290,5 +307,131 @@ public struct SnapshotSummary: Sendable, Hashable {
         document = header.document
         isLibrary = header.kind == .library
         version = header.versionVector
+    }
+}
+
+// MARK: - Authorship
+
+private enum AccessFlag {
+    static let owner: UInt8 = 1
+    static let legacy: UInt8 = 2
+    static let ownerReplica: UInt8 = 4
+    static let all: UInt8 = 7
+}
+
+extension ByteWriter {
+    mutating func writeAuthorship(of header: SnapshotHeader, table: ReplicaTable) {
+        let authors = header.authors.sorted { $0.key < $1.key }
+        write(count: authors.count)
+        for (replica, record) in authors {
+            write(count: table.index(of: replica))
+            write(fixed64: record.nonce)
+            write(lengthPrefixed: record.certificate)
+        }
+        let heads = header.heads.sorted { $0.key < $1.key }
+        write(count: heads.count)
+        for (replica, head) in heads {
+            write(count: table.index(of: replica))
+            write(varint: head.seq)
+            write(raw: head.hash.bytes)
+            write(raw: head.signature)
+        }
+        let frontiers = header.frontiers.sorted { $0.key < $1.key }
+        write(count: frontiers.count)
+        for (replica, frontier) in frontiers {
+            write(count: table.index(of: replica))
+            let entries = frontier.sortedEntries
+            write(count: entries.count)
+            for (other, seq) in entries {
+                write(count: table.index(of: other))
+                write(varint: seq)
+            }
+        }
+        let access = header.access
+        var flags: UInt8 = access.owner == nil ? 0 : AccessFlag.owner
+        if access.isLegacy { flags |= AccessFlag.legacy }
+        if access.ownerReplica != nil { flags |= AccessFlag.ownerReplica }
+        write(byte: flags)
+        if let owner = access.owner {
+            write(raw: owner.digest)
+            if let replica = access.ownerReplica { write(count: table.index(of: replica)) }
+            let salt = access.salt ?? 0
+            write(fixed64: UInt64(truncatingIfNeeded: salt >> 64))
+            write(fixed64: UInt64(truncatingIfNeeded: salt))
+        }
+        let grants = access.allGrants
+        write(count: grants.count)
+        for grant in grants {
+            write(grant.id, table: table)
+            write(varint: grant.seq)
+            write(raw: grant.author.digest)
+            write(raw: grant.target.digest)
+            write(byte: grant.role.rawValue)
+        }
+    }
+}
+
+extension ByteReader {
+    mutating func readPeerID() throws(CodecError) -> PeerID {
+        PeerID(digest: Array(try readSlice(count: 32)))!
+    }
+
+    mutating func readAuthorship(into header: inout SnapshotHeader, replicas: [ReplicaID]) throws(CodecError) {
+        for _ in 0..<(try readCount("authors", minimumElementSize: 10)) {
+            let replica = try readReplica(in: replicas)
+            let nonce = try readFixed64()
+            let certificate = try readLengthPrefixed("author certificate")
+            guard certificate.count <= AuthorDeclaration.maximumCertificateBytes, header.authors[replica] == nil else {
+                throw CodecError(.invalidValue, "author of \(replica) repeated or too large")
+            }
+            // The peer and key are filled in by whoever checks the certificate.
+            header.authors[replica] = AuthorRecord(
+                peer: PeerID(digest: [UInt8](repeating: 0, count: 32))!, publicKey: [], certificate: Array(certificate), nonce: nonce)
+        }
+        for _ in 0..<(try readCount("heads", minimumElementSize: 98)) {
+            let replica = try readReplica(in: replicas)
+            let seq = try readVarint()
+            let hash = Digest32(try readSlice(count: 32))!
+            let signature = Array(try readSlice(count: Authorship.signatureBytes))
+            guard seq >= 1, header.heads[replica] == nil else { throw CodecError(.invalidValue, "head of \(replica) repeated") }
+            header.heads[replica] = ChainHead(seq: seq, hash: hash, signature: signature)
+        }
+        for _ in 0..<(try readCount("frontiers", minimumElementSize: 2)) {
+            let replica = try readReplica(in: replicas)
+            var frontier = VersionVector()
+            for _ in 0..<(try readCount("frontier", minimumElementSize: 2)) {
+                let other = try readReplica(in: replicas)
+                let seq = try readVarint()
+                guard seq >= 1, other != .reserved, frontier[other] == 0 else {
+                    throw CodecError(.invalidValue, "frontier of \(replica) has a bad entry")
+                }
+                frontier[other] = seq
+            }
+            guard header.frontiers[replica] == nil else { throw CodecError(.invalidValue, "frontier of \(replica) repeated") }
+            header.frontiers[replica] = frontier
+        }
+        let flags = try readByte()
+        guard flags & ~AccessFlag.all == 0 else { throw CodecError(.invalidValue, "unknown access flags \(flags)") }
+        var access = AccessList()
+        if flags & AccessFlag.owner != 0 {
+            access.owner = try readPeerID()
+            if flags & AccessFlag.ownerReplica != 0 { access.ownerReplica = try readReplica(in: replicas) }
+            let high = UInt128(try readFixed64())
+            access.salt = high << 64 | UInt128(try readFixed64())
+            access.isLegacy = flags & AccessFlag.legacy != 0
+        }
+        var previous: OpID?
+        for _ in 0..<(try readCount("grants", minimumElementSize: 68)) {
+            let id = try readOpID(replicas: replicas)
+            let seq = try readVarint()
+            let author = try readPeerID()
+            let target = try readPeerID()
+            guard let role = Role(rawValue: try readByte()), role != .owner, previous.map({ id > $0 }) ?? true, seq >= 1 else {
+                throw CodecError(.invalidValue, "access grant \(id) is out of order or has a bad role")
+            }
+            previous = id
+            access.add(AccessGrant(id: id, seq: seq, author: author, target: target, role: role))
+        }
+        header.access = access
     }
 }

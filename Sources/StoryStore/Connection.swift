@@ -125,7 +125,14 @@ final class Statement {
             case .integer(let number): result = sqlite3_bind_int64(handle, index, number)
             case .real(let number): result = sqlite3_bind_double(handle, index, number)
             case .text(let text):
-                result = text.withCString { st_sqlite3_bind_text_copy(handle, index, $0, -1) }
+                // With the byte count, not -1: a NUL inside a name is kept, not a cut.
+                var utf8 = Array(text.utf8)
+                utf8.append(0)
+                result = utf8.withUnsafeBufferPointer { bytes in
+                    bytes.withMemoryRebound(to: CChar.self) {
+                        st_sqlite3_bind_text_copy(handle, index, $0.baseAddress!, Int32(bytes.count - 1))
+                    }
+                }
             case .blob(let bytes):
                 result = bytes.withUnsafeBytes { raw in
                     st_sqlite3_bind_blob_copy(handle, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, Int32(raw.count))
@@ -149,7 +156,7 @@ final class Statement {
         switch sqlite3_column_type(handle, column) {
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(handle, column))
         case SQLITE_FLOAT: return .real(sqlite3_column_double(handle, column))
-        case SQLITE_TEXT: return .text(String(cString: sqlite3_column_text(handle, column)))
+        case SQLITE_TEXT: return .text(text(column) ?? "")
         case SQLITE_BLOB: return .blob(bytes(column))
         default: return .null
         }
@@ -158,7 +165,10 @@ final class Statement {
     func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 
     func text(_ column: Int32) -> String? {
-        sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : String(cString: sqlite3_column_text(handle, column))
+        guard sqlite3_column_type(handle, column) != SQLITE_NULL, let pointer = sqlite3_column_text(handle, column) else { return nil }
+        // By the byte count: a NUL inside the text is part of it.
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
     func bytes(_ column: Int32) -> [UInt8] {

@@ -67,6 +67,35 @@ enum Schema {
                 CREATE INDEX changes_by_counter ON changes (doc, counter);
                 ALTER TABLE peers ADD COLUMN last_address TEXT;
                 """),
+        Migration(
+            id: "2026-11-23-authorship",
+            sql: """
+                -- Signed authorship (docs/crdt.md, "Authorship and access"): who may
+                -- do what is the documents' own replicated access list; `members`
+                -- mirrors it so sessions need not load documents. The old
+                -- per-peer `shares` are gone: documents made before are upgraded
+                -- to local-only ones (Store.upgradeLegacyDocuments) and shared anew.
+                ALTER TABLE changes ADD COLUMN anchor INTEGER NOT NULL DEFAULT 1 CHECK (anchor IN (0, 1));
+                ALTER TABLE documents ADD COLUMN origin_peer TEXT;
+                CREATE TABLE members (
+                    doc BLOB NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                    peer TEXT NOT NULL,
+                    role TEXT NOT NULL CHECK (role IN ('owner', 'editor', 'reader')),
+                    PRIMARY KEY (doc, peer)
+                ) WITHOUT ROWID;
+                CREATE INDEX members_by_peer ON members (peer);
+                CREATE TABLE offers (
+                    doc BLOB NOT NULL CHECK (length(doc) = 16),
+                    peer TEXT NOT NULL,
+                    kind INTEGER NOT NULL CHECK (kind IN (1, 2)),
+                    name TEXT,
+                    received INTEGER NOT NULL,
+                    PRIMARY KEY (doc, peer)
+                ) WITHOUT ROWID;
+                DROP TABLE shares;
+                INSERT INTO meta (key, value) SELECT 'legacy_upgrade', 1 WHERE EXISTS (SELECT 1 FROM documents);
+                DELETE FROM meta WHERE key = 'replica_id';
+                """),
     ]
 
     /// Applies the migrations the database lacks, each in its own transaction.

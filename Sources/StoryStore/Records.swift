@@ -19,6 +19,9 @@ public struct DocumentRecord: Hashable, Sendable {
     /// Changes stored, and the version vector of the stored snapshot (if any).
     public var changeCount: Int
     public var snapshotVersion: VersionVector?
+    /// The peer this document was taken from, while its founding change has
+    /// not arrived yet (it is synced with that peer until then).
+    public var origin: String?
 }
 
 /// A configured peer, or one that tried to connect and awaits acceptance.
@@ -52,25 +55,48 @@ public struct PeerRecord: Hashable, Sendable {
     }
 }
 
-/// How a document is shared with a peer.
+/// How a document is shared with a peer, in the words of the control API:
+/// read-write is the `editor` role, read-only the `reader` role.
 public enum ShareMode: String, Sendable {
     /// Changes flow both ways.
     case readWrite = "read-write"
-    /// The peer receives changes; its changes to this document are refused.
+    /// The peer receives changes; its changes to this document are refused by every daemon.
     case readOnly = "read-only"
+
+    /// The role this mode gives.
+    public var role: Role { self == .readWrite ? .editor : .reader }
+
+    /// The mode of a role (the owner's is read-write; nobody's is none).
+    public init?(role: Role) {
+        switch role {
+        case .owner, .editor: self = .readWrite
+        case .reader: self = .readOnly
+        case .none: return nil
+        }
+    }
 }
 
-/// A document shared with a peer.
-public struct ShareRecord: Hashable, Sendable {
+/// A member of a document's access list, as the store mirrors it.
+public struct MemberRecord: Hashable, Sendable {
     public var document: DocumentID
-    public var peer: String
-    public var mode: ShareMode
+    public var peer: PeerID
+    public var role: Role
 
-    public init(document: DocumentID, peer: String, mode: ShareMode) {
+    public init(document: DocumentID, peer: PeerID, role: Role) {
         self.document = document
         self.peer = peer
-        self.mode = mode
+        self.role = role
     }
+}
+
+/// A document a peer offered that this daemon did not take (yet).
+public struct OfferRecord: Hashable, Sendable {
+    public var document: DocumentID
+    public var peer: PeerID
+    public var kind: DocumentKind
+    public var name: String?
+    /// Milliseconds since 1970.
+    public var received: Int64
 }
 
 extension DocumentID {

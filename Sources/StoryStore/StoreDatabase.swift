@@ -10,7 +10,6 @@ import StoryCore
 final class StoreDatabase {
     let connection: Connection
     var path: String { connection.path }
-    private(set) var replicaID: ReplicaID
 
     /// Opens a database, creating it if the file does not exist.
     ///
@@ -26,6 +25,7 @@ final class StoreDatabase {
             }
             try checkHeader(path)
         }
+        try restrictPermissions(path, creating: !exists)
         let connection = try Connection(path: path)
         if exists {
             let problems = try integrityProblems(connection, full: fullCheck)
@@ -49,17 +49,44 @@ final class StoreDatabase {
         guard mode == "wal" else { throw StoreError(.sqlite, "cannot turn on write-ahead logging (\(mode ?? "?"))", path: path) }
         try connection.execute("PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON")
         try Schema.migrate(connection, upTo: migrations)
-        return try StoreDatabase(connection: connection)
+        return StoreDatabase(connection: connection)
     }
 
-    private init(connection: Connection) throws {
+    private init(connection: Connection) {
         self.connection = connection
-        if let stored = try connection.scalar("SELECT value FROM meta WHERE key = 'replica_id'")?.integer {
-            replicaID = ReplicaID(sql: stored)
-        } else {
-            replicaID = ReplicaID.random()
-            try connection.run("INSERT INTO meta (key, value) VALUES ('replica_id', ?)", [replicaID.sql])
+    }
+
+    /// The author of this database's local changes: the identity with the
+    /// stored nonce, or a fresh nonce (stored) when there is none or the
+    /// identity is not the one the nonce was minted for.
+    func author(for identity: SigningIdentity) throws -> LocalAuthor {
+        let peer = try connection.scalar("SELECT value FROM meta WHERE key = 'replica_peer'")?.text
+        if peer == identity.peer.description,
+            let nonce = try connection.scalar("SELECT value FROM meta WHERE key = 'replica_nonce'")?.integer,
+            let author = LocalAuthor(identity: identity, nonce: UInt64(bitPattern: nonce))
+        {
+            return author
         }
+        return try mintAuthor(for: identity)
+    }
+
+    /// Gives this database a new replica id (a new nonce for the identity):
+    /// after a restore, or when a peer proves another copy uses the old one.
+    @discardableResult
+    func mintAuthor(for identity: SigningIdentity) throws -> LocalAuthor {
+        let author = LocalAuthor.fresh(identity: identity)
+        try connection.transaction {
+            try connection.run(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('replica_nonce', ?)", [.integer(Int64(bitPattern: author.nonce))])
+            try connection.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('replica_peer', ?)", [.text(identity.peer.description)])
+        }
+        return author
+    }
+
+    /// Forgets the replica nonce, so the next open mints a new replica id
+    /// (a restored backup must never reuse sequence numbers).
+    func forgetReplica() throws {
+        try connection.run("DELETE FROM meta WHERE key IN ('replica_nonce', 'replica_peer', 'replica_id')")
     }
 
     /// Checks a database file without writing to it: an SQLite file of a schema
@@ -81,6 +108,27 @@ final class StoreDatabase {
         let known = Set(Schema.migrations.map(\.id))
         if let unknown = try Schema.applied(connection).first(where: { !known.contains($0) }) {
             throw StoreError(.newerSchema, "written by a newer Storyteller (migration \(unknown))", path: path)
+        }
+    }
+
+    /// Makes the database readable by its owner only (SQLite gives its `-wal`
+    /// and `-shm` files the database file's mode): creates it 0600, or
+    /// tightens an existing one and its companions.
+    private static func restrictPermissions(_ path: String, creating: Bool) throws(StoreError) {
+        let manager = FileManager.default
+        if creating {
+            guard manager.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw StoreError(.cannotOpen, "cannot create the database file", path: path)
+            }
+            return
+        }
+        for file in [path, path + "-wal", path + "-shm"] where manager.fileExists(atPath: file) {
+            guard let mode = (try? manager.attributesOfItem(atPath: file))?[.posixPermissions] as? Int, mode & 0o077 != 0 else { continue }
+            do {
+                try manager.setAttributes([.posixPermissions: mode & 0o700], ofItemAtPath: file)
+            } catch {
+                throw StoreError(.cannotOpen, "cannot make \(file) private to its owner (mode \(String(mode, radix: 8))): \(error)", path: path)
+            }
         }
     }
 
@@ -108,22 +156,18 @@ final class StoreDatabase {
         try Self.integrityProblems(connection, full: full)
     }
 
-    /// Gives this database a new replica id (after a restore, or when a peer
-    /// proves another copy uses the old one). Returns it.
-    @discardableResult
-    func mintReplicaID() throws -> ReplicaID {
-        let fresh = ReplicaID.random()
-        try connection.run("UPDATE meta SET value = ? WHERE key = 'replica_id'", [fresh.sql])
-        replicaID = fresh
-        return fresh
-    }
-
     // MARK: - Documents
 
-    func createDocument(_ id: DocumentID, kind: DocumentKind, name: String?, created: Int64) throws {
+    func createDocument(_ id: DocumentID, kind: DocumentKind, name: String?, created: Int64, origin: String? = nil) throws {
         try connection.run(
-            "INSERT INTO documents (id, kind, name, created) VALUES (?, ?, ?, ?)",
-            [id.blob, .integer(kind.rawValue), name.map(SQLValue.text) ?? .null, .integer(created)])
+            "INSERT INTO documents (id, kind, name, created, origin_peer) VALUES (?, ?, ?, ?, ?)",
+            [id.blob, .integer(kind.rawValue), name.map(SQLValue.text) ?? .null, .integer(created), origin.map(SQLValue.text) ?? .null])
+    }
+
+    /// Forgets which peer a document was taken from (once it is founded, its
+    /// access list says who syncs it).
+    func clearOrigin(of id: DocumentID) throws {
+        try connection.run("UPDATE documents SET origin_peer = NULL WHERE id = ?", [id.blob])
     }
 
     func setDocument(_ id: DocumentID, name: String?) throws {
@@ -146,7 +190,7 @@ final class StoreDatabase {
         try connection.query(
             """
             SELECT d.id, d.kind, d.name, d.created, d.deleted,
-                   (SELECT count(*) FROM changes c WHERE c.doc = d.id), s.version_vector
+                   (SELECT count(*) FROM changes c WHERE c.doc = d.id), s.version_vector, d.origin_peer
             FROM documents d LEFT JOIN snapshots s ON s.doc = d.id ORDER BY d.created, d.id
             """
         ) { row throws(StoreError) in
@@ -158,7 +202,7 @@ final class StoreDatabase {
         try connection.query(
             """
             SELECT d.id, d.kind, d.name, d.created, d.deleted,
-                   (SELECT count(*) FROM changes c WHERE c.doc = d.id), s.version_vector
+                   (SELECT count(*) FROM changes c WHERE c.doc = d.id), s.version_vector, d.origin_peer
             FROM documents d LEFT JOIN snapshots s ON s.doc = d.id WHERE d.id = ?
             """, [id.blob]
         ) { row throws(StoreError) in
@@ -173,7 +217,7 @@ final class StoreDatabase {
         let vector = row.value(6).blob.flatMap { try? VersionVector(decoding: $0[...]) }
         return DocumentRecord(
             id: id, kind: kind, name: row.text(2), created: row.int64(3), isDeleted: row.int64(4) != 0,
-            changeCount: Int(row.int64(5)), snapshotVersion: vector)
+            changeCount: Int(row.int64(5)), snapshotVersion: vector, origin: row.text(7))
     }
 
     // MARK: - Changes
@@ -182,10 +226,13 @@ final class StoreDatabase {
     /// Call inside a transaction to commit a batch at once.
     func append(_ changes: [EncodedChange], to document: DocumentID) throws {
         let statement = try connection.prepare(
-            "INSERT INTO changes (doc, replica, seq, counter, bytes) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
+            "INSERT INTO changes (doc, replica, seq, counter, bytes, anchor) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
         let doc = document.blob
         for change in changes {
-            try statement.bind([doc, change.replica.sql, .integer(Int64(change.seq)), .integer(Int64(change.startCounter)), .blob(Array(change.bytes))])
+            try statement.bind([
+                doc, change.replica.sql, .integer(Int64(change.seq)), .integer(Int64(change.startCounter)), .blob(Array(change.bytes)),
+                .integer(change.isAnchor || !change.isSigned ? 1 : 0),
+            ])
             while try statement.step() {}
         }
     }
@@ -194,11 +241,12 @@ final class StoreDatabase {
     func changes(of document: DocumentID, notCoveredBy vector: VersionVector = VersionVector()) throws -> [(EncodedChange, Change)] {
         var result: [(EncodedChange, Change)] = []
         let rows = try connection.query(
-            "SELECT replica, seq, bytes FROM changes WHERE doc = ? ORDER BY counter, replica", [document.blob]
-        ) { row in (ReplicaID(sql: row.int64(0)), UInt64(row.int64(1)), row.bytes(2)) }
-        for (replica, seq, bytes) in rows where seq > vector[replica] {
+            "SELECT replica, seq, bytes, anchor FROM changes WHERE doc = ? ORDER BY counter, replica", [document.blob]
+        ) { row in (ReplicaID(sql: row.int64(0)), UInt64(row.int64(1)), row.bytes(2), row.int64(3) != 0) }
+        for (replica, seq, bytes, anchor) in rows where seq > vector[replica] {
             do {
-                result.append(try EncodedChange.decoding(bytes[...]))
+                let (encoded, change) = try EncodedChange.decoding(bytes[...])
+                result.append((encoded.markedAnchor(anchor), change))
             } catch {
                 throw StoreError(.invalidData, "stored change \(seq) of \(replica) in \(document) is damaged: \(error)", path: path)
             }
@@ -342,29 +390,72 @@ final class StoreDatabase {
             """, [.integer(Int64(limit))])
     }
 
-    // MARK: - Shares and acknowledged versions
+    // MARK: - Members, offers and acknowledged versions
 
-    func share(_ share: ShareRecord) throws {
-        try connection.run(
-            "INSERT INTO shares (doc, peer, mode) VALUES (?, ?, ?) ON CONFLICT (doc, peer) DO UPDATE SET mode = excluded.mode",
-            [share.document.blob, .text(share.peer), .text(share.mode.rawValue)])
+    /// Mirrors a document's access list (its members other than nobody).
+    func setMembers(_ members: [(peer: PeerID, role: Role)], of document: DocumentID) throws {
+        try connection.run("DELETE FROM members WHERE doc = ?", [document.blob])
+        let statement = try connection.prepare("INSERT INTO members (doc, peer, role) VALUES (?, ?, ?)")
+        for (peer, role) in members where role > .none {
+            try statement.bind([document.blob, .text(peer.description), .text(role.description)])
+            while try statement.step() {}
+        }
     }
 
-    func unshare(_ document: DocumentID, peer: String) throws {
-        try connection.run("DELETE FROM shares WHERE doc = ? AND peer = ?", [document.blob, .text(peer)])
-        try connection.run("DELETE FROM peer_versions WHERE doc = ? AND peer = ?", [document.blob, .text(peer)])
-    }
-
-    func shares(of document: DocumentID? = nil) throws -> [ShareRecord] {
+    /// Members of one document, or of every document.
+    func members(of document: DocumentID? = nil) throws -> [MemberRecord] {
         let filter = document == nil ? "" : " WHERE doc = ?"
         return try connection.query(
-            "SELECT doc, peer, mode FROM shares\(filter) ORDER BY doc, peer", document.map { [$0.blob] } ?? []
+            "SELECT doc, peer, role FROM members\(filter) ORDER BY doc, peer", document.map { [$0.blob] } ?? []
         ) { row throws(StoreError) in
-            guard let id = DocumentID(blob: row.bytes(0)), let mode = ShareMode(rawValue: row.text(2) ?? "") else {
-                throw StoreError(.invalidData, "a share row is damaged", path: path)
+            guard let id = DocumentID(blob: row.bytes(0)), let peer = PeerID(row.text(1) ?? ""),
+                let role = Role(name: row.text(2) ?? "")
+            else {
+                throw StoreError(.invalidData, "a member row is damaged", path: path)
             }
-            return ShareRecord(document: id, peer: row.text(1) ?? "", mode: mode)
+            return MemberRecord(document: id, peer: peer, role: role)
         }
+    }
+
+    /// The documents a peer is a member of.
+    func documents(sharedWith peer: PeerID) throws -> [MemberRecord] {
+        try connection.query(
+            "SELECT doc, role FROM members WHERE peer = ? ORDER BY doc", [.text(peer.description)]
+        ) { row throws(StoreError) in
+            guard let id = DocumentID(blob: row.bytes(0)), let role = Role(name: row.text(1) ?? "") else {
+                throw StoreError(.invalidData, "a member row is damaged", path: path)
+            }
+            return MemberRecord(document: id, peer: peer, role: role)
+        }
+    }
+
+    func recordOffer(_ offer: OfferRecord) throws {
+        try connection.run(
+            """
+            INSERT INTO offers (doc, peer, kind, name, received) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (doc, peer) DO UPDATE SET name = excluded.name, received = excluded.received
+            """,
+            [offer.document.blob, .text(offer.peer.description), .integer(offer.kind.rawValue), offer.name.map(SQLValue.text) ?? .null,
+             .integer(offer.received)])
+    }
+
+    func offers() throws -> [OfferRecord] {
+        try connection.query("SELECT doc, peer, kind, name, received FROM offers ORDER BY received, doc") { row throws(StoreError) in
+            guard let id = DocumentID(blob: row.bytes(0)), let peer = PeerID(row.text(1) ?? ""),
+                let kind = DocumentKind(rawValue: row.int64(2))
+            else {
+                throw StoreError(.invalidData, "an offer row is damaged", path: path)
+            }
+            return OfferRecord(document: id, peer: peer, kind: kind, name: row.text(3), received: row.int64(4))
+        }
+    }
+
+    func removeOffers(of document: DocumentID) throws {
+        try connection.run("DELETE FROM offers WHERE doc = ?", [document.blob])
+    }
+
+    func forgetAcknowledged(_ document: DocumentID, by peer: String) throws {
+        try connection.run("DELETE FROM peer_versions WHERE doc = ? AND peer = ?", [document.blob, .text(peer)])
     }
 
     func setAcknowledged(_ version: VersionVector, of document: DocumentID, by peer: String, at time: Int64) throws {

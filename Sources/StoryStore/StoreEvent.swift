@@ -15,5 +15,7 @@ public enum StoreEvent: Sendable, Hashable {
     case documentCreated(DocumentID, kind: DocumentKind)
     case peerPending(String, address: String)
     case peersChanged
-    case sharesChanged(peer: String)
+    /// A document's access list changed (shared, unshared, founded): who it
+    /// syncs with may have changed.
+    case accessChanged(DocumentID)
 }

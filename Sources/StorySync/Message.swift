@@ -4,8 +4,8 @@ import StoryCore
 public enum Message: Hashable, Sendable {
     /// First message both ways: protocol version, daemon name, capabilities.
     case hello(version: UInt64, name: String, capabilities: [String])
-    /// A document shared with the receiver: its kind and name, whether the
-    /// sender accepts the receiver's changes to it, and the sender's version.
+    /// A document shared with the receiver: its kind and name, the role the
+    /// sender's access list gives the receiver, and the sender's version.
     case advertise(Advertisement)
     /// Changes of a document (a `ChangeBatch`), in causal order.
     case changes(document: DocumentID, batch: ArraySlice<UInt8>)
@@ -25,21 +25,25 @@ public enum Message: Hashable, Sendable {
         /// 1 = project, 2 = library.
         public var kind: UInt8
         public var name: String
-        /// Whether the sender applies the receiver's changes (false: read-only share).
-        public var acceptsChanges: Bool
+        /// The receiver's role in the sender's access list (informational:
+        /// every change is checked against the receiver's own copy of it).
+        public var role: Role
         public var version: VersionVector
 
-        public init(document: DocumentID, kind: UInt8, name: String, acceptsChanges: Bool, version: VersionVector) {
+        public init(document: DocumentID, kind: UInt8, name: String, role: Role, version: VersionVector) {
             self.document = document
             self.kind = kind
             self.name = name
-            self.acceptsChanges = acceptsChanges
+            self.role = role
             self.version = version
         }
     }
 
-    /// The protocol version this build speaks.
-    public static let protocolVersion: UInt64 = 1
+    /// The protocol version this build speaks (2: signed changes, access lists).
+    public static let protocolVersion: UInt64 = 2
+
+    /// Longest document name an Advertise may carry (the control API's limit).
+    public static let maximumNameBytes = 200
 
     /// Frame type bytes.
     enum Kind: UInt8 {
@@ -73,7 +77,7 @@ public enum Message: Hashable, Sendable {
             writer.write(document: ad.document)
             writer.write(byte: ad.kind)
             writer.write(string: ad.name)
-            writer.write(bool: ad.acceptsChanges)
+            writer.write(byte: ad.role.rawValue)
             writer.write(raw: ad.version.encoded())
         case .changes(let document, let batch):
             writer.write(document: document)
@@ -114,9 +118,12 @@ public enum Message: Hashable, Sendable {
                 let kind = try reader.readByte()
                 guard kind == 1 || kind == 2 else { throw CodecError(.invalidValue, "document kind \(kind)") }
                 let name = try reader.readString("name")
-                let accepts = try reader.readBool("accepts flag")
+                guard name.utf8.count <= Message.maximumNameBytes else {
+                    throw CodecError(.overflow, "a document name of \(name.utf8.count) bytes")
+                }
+                guard let role = Role(rawValue: try reader.readByte()) else { throw CodecError(.invalidValue, "unknown role") }
                 let version = try VersionVector(from: &reader)
-                self = .advertise(Advertisement(document: document, kind: kind, name: name, acceptsChanges: accepts, version: version))
+                self = .advertise(Advertisement(document: document, kind: kind, name: name, role: role, version: version))
             case .changes:
                 let document = try reader.readDocument()
                 self = .changes(document: document, batch: try reader.readSlice(count: reader.remaining))

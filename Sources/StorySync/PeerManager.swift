@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import StoryCore
 import StoryStore
+import StoryIdentity
 import StoryTLS
 
 /// A connection before the peer is known: the channel and the TLS handshake's outcome.
@@ -51,8 +52,8 @@ public actor PeerManager {
     private var isShuttingDown = false
     /// Every connection's bytes add up here too.
     private let totals = ByteCounts()
-    /// Called for a document a configured peer offers and we do not have
-    /// (after it was created and shared back): the daemon files it in its library.
+    /// Called for a document a configured peer offered and we took: the
+    /// daemon may show it to its users.
     private var incoming: (@Sendable (DocumentID, DocumentKind, String, PeerID) async -> Void)?
 
     public init(
@@ -148,8 +149,8 @@ public actor PeerManager {
                     }
                     await dropRemovedPeers()
                     await loadPaused()
-                case .sharesChanged(let peer):
-                    await refreshShares(of: peer)
+                case .accessChanged:
+                    for peer in Array(sessions.keys) { await refreshShares(of: peer) }
                 case .documentCreated, .peerPending:
                     break
                 }
@@ -314,8 +315,8 @@ public actor PeerManager {
         let dialedByUs = expected != nil
         let documents: [SyncSessionStateMachine.SharedDocument]
         do {
-            documents = try await store.sharedDocuments(with: peer.description).map {
-                .init(id: $0.record.id, kind: UInt8($0.record.kind.rawValue), acceptsTheirChanges: $0.mode == .readWrite)
+            documents = try await store.sharedDocuments(with: peer).map {
+                .init(id: $0.record.id, kind: UInt8($0.record.kind.rawValue), peerRole: $0.role)
             }
         } catch {
             logger.error("cannot read the shares of \(peer.short): \(error)")
@@ -352,32 +353,54 @@ public actor PeerManager {
         logger.info("disconnected from \(peer.short)")
     }
 
-    /// A configured peer offers a document we do not have: create it, share it
-    /// back read-write, and let the daemon file it.
+    /// A configured peer advertises a document this session does not sync.
+    /// Taking it is the consent of this daemon (automatic when
+    /// `acceptsOfferedDocuments`, else the offer is kept for a user to
+    /// decide), never a right of the offerer: a document this daemon already
+    /// holds is synced only with the members of its access list, so
+    /// advertising one (or having been unshared) obtains nothing.
     private func take(_ offer: Message.Advertisement, from peer: PeerID) async -> SyncSessionStateMachine.SharedDocument? {
-        guard configuration.acceptsOfferedDocuments, let kind = DocumentKind(rawValue: Int64(offer.kind)) else { return nil }
+        guard let kind = DocumentKind(rawValue: Int64(offer.kind)) else { return nil }
         do {
-            if (try? await store.document(offer.document)) == nil {
-                _ = try await store.createDocument(offer.document, kind: kind, name: offer.name, at: PeerSession.now)
-                await incoming?(offer.document, kind, offer.name, peer)
+            if let existing = try? await store.document(offer.document) {
+                logger.notice(
+                    "\(peer.short) advertised \(existing.kind) \(offer.document), which is not shared with it here; ignored")
+                return nil
             }
-            try await store.share(offer.document, with: peer.description, mode: .readWrite)
+            guard configuration.acceptsOfferedDocuments else {
+                try await store.recordOffer(offer.document, kind: kind, name: offer.name, from: peer, at: PeerSession.now)
+                logger.info("\(peer.short) offers \(kind) \(offer.document) (\(offer.name)); kept for a user to accept")
+                return nil
+            }
+            try await store.receiveDocument(offer.document, kind: kind, name: offer.name, from: peer, at: PeerSession.now)
+            await incoming?(offer.document, kind, offer.name, peer)
             logger.info("took \(kind) \(offer.document) (\(offer.name)) shared by \(peer.short)")
-            return .init(id: offer.document, kind: offer.kind, acceptsTheirChanges: true)
+            return .init(id: offer.document, kind: offer.kind, peerRole: .none)
         } catch {
             logger.error("cannot take \(offer.document) from \(peer.short): \(error)")
             return nil
         }
     }
 
-    private func refreshShares(of peer: String) async {
-        guard let id = PeerID(peer), let session = sessions[id],
-            let shared = try? await store.sharedDocuments(with: peer)
-        else { return }
+    /// Brings a session's documents in line with the access lists: adds the
+    /// documents the peer became a member of (advertising them), updates
+    /// roles, and stops syncing those it left (after sending what it lacks,
+    /// so it learns that it left).
+    private func refreshShares(of peer: PeerID) async {
+        guard let session = sessions[peer] else { return }
+        let shared: [(record: DocumentRecord, role: Role)]
+        do {
+            shared = try await store.sharedDocuments(with: peer)
+        } catch {
+            logger.error("cannot read what is shared with \(peer.short): \(error)")
+            return
+        }
         let current = Set(shared.map(\.record.id))
-        for id in session.documentIDs where !current.contains(id) { session.unshare(id) }
-        for (record, mode) in shared {
-            await session.share(.init(id: record.id, kind: UInt8(record.kind.rawValue), acceptsTheirChanges: mode == .readWrite))
+        for id in session.documentIDs where !current.contains(id) {
+            session.unshare(id, at: (try? await store.version(of: id)) ?? VersionVector())
+        }
+        for (record, role) in shared {
+            await session.share(.init(id: record.id, kind: UInt8(record.kind.rawValue), peerRole: role))
         }
     }
 

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import StoryCore
 import StoryStore
+import StoryIdentity
 import StoryTLS
 import Synchronization
 
@@ -31,6 +32,9 @@ final class PeerSession: Sendable {
         case message(Message)
         case advertise(DocumentID)
         case sync(DocumentID)
+        /// The peer left the document's access list: send it what it lacks up
+        /// to `version` (the revocation, so it learns it), then stop syncing.
+        case farewell(DocumentID, upTo: VersionVector)
         case close(SyncError?)
     }
 
@@ -92,6 +96,8 @@ final class PeerSession: Sendable {
             logger.info("connection ended: \(error)")
         }
         outbox.finish()
+        // What it left waiting for dependencies is sent again by whoever has it.
+        await store.dropHeldBack(from: peer)
     }
 
     // MARK: - Events from the peer manager
@@ -106,8 +112,9 @@ final class PeerSession: Sendable {
         await perform(machine.withLock { $0.addDocument(document) })
     }
 
-    func unshare(_ id: DocumentID) {
-        machine.withLock { $0.removeDocument(id) }
+    /// The peer left a document's access list (its version now is `version`).
+    func unshare(_ id: DocumentID, at version: VersionVector) {
+        outbox.yield(.farewell(id, upTo: version))
     }
 
     /// Says Goodbye and closes.
@@ -158,16 +165,26 @@ final class PeerSession: Sendable {
             var received = VersionVector()
             for (_, change) in decoded where change.seq > received[change.replica] { received[change.replica] = change.seq }
             machine.withLock { $0.receiving(id, upTo: received) }
-            _ = try await store.apply(decoded, to: id, from: peer.description)
+            _ = try await store.apply(decoded, to: id, from: peer)
             let version = try await store.version(of: id)
             await perform(machine.withLock { $0.applied(id, received: received, version: version) })
         } catch let error as CodecError {
             await perform(machine.withLock { $0.applyFailed(id, error: SyncError(.malformed, "\(error)")) })
         } catch let error as DocumentError {
-            await perform(machine.withLock { $0.applyFailed(id, error: SyncError(.invalidChange, "\(error)")) })
+            await perform(machine.withLock { $0.applyFailed(id, error: Self.syncError(for: error)) })
         } catch {
             logger.error("cannot store changes to \(id): \(error)")
             await perform(machine.withLock { $0.applyFailed(id, error: SyncError(.internalError, "the receiver could not store them")) })
+        }
+    }
+
+    /// The wire error for changes or a snapshot the document refused.
+    static func syncError(for error: DocumentError) -> SyncError {
+        switch error.code {
+        case .forbidden, .unauthenticated: SyncError(.forbidden, error.message)
+        case .limitExceeded: SyncError(.heldBackLimit, error.message)
+        case .replicaReused: SyncError(.replicaConflict, error.message)
+        default: SyncError(.invalidChange, error.message)
         }
     }
 
@@ -177,12 +194,16 @@ final class PeerSession: Sendable {
             let summary = try SnapshotSummary(reading: snapshot)
             guard summary.document == id else { throw SyncError(.malformed, "a snapshot of \(summary.document) sent as \(id)") }
             machine.withLock { $0.receiving(id, upTo: summary.version) }
-            try await store.merge(snapshot: snapshot, into: id, at: Self.now)
+            try await store.merge(snapshot: snapshot, into: id, from: peer, at: Self.now)
             let version = try await store.version(of: id)
             await perform(machine.withLock { $0.applied(id, received: version, version: version) })
         } catch let error as StoreError {
             logger.error("cannot store the snapshot of \(id): \(error)")
             await perform(machine.withLock { $0.applyFailed(id, error: SyncError(.internalError, "the receiver could not store it")) })
+        } catch let error as DocumentError {
+            await perform(machine.withLock { $0.applyFailed(id, error: Self.syncError(for: error)) })
+        } catch let error as SyncError {
+            await perform(machine.withLock { $0.applyFailed(id, error: error) })
         } catch {
             await perform(machine.withLock { $0.applyFailed(id, error: SyncError(.invalidChange, "\(error)")) })
         }
@@ -222,6 +243,9 @@ final class PeerSession: Sendable {
                 if let advertisement = try await advertisement(of: id) { try await outbound.write(.advertise(advertisement)) }
             case .sync(let id):
                 try await sendMissing(id, outbound)
+            case .farewell(let id, let version):
+                try await sendMissing(id, outbound, upTo: version)
+                machine.withLock { $0.removeDocument(id) }
             case .close(let error):
                 if let error { logger.notice("closing: \(error)") }
                 return
@@ -230,48 +254,41 @@ final class PeerSession: Sendable {
     }
 
     private func advertisement(of id: DocumentID) async throws -> Message.Advertisement? {
-        guard let shared = machine.withLock({ $0.documentIDs.contains(id) }) ? id : nil else { return nil }
-        let record = try await store.document(shared)
-        let accepts = try await store.shares(of: id).first { $0.peer == peer.description }?.mode != .readOnly
+        guard machine.withLock({ $0.documentIDs.contains(id) }) else { return nil }
+        let record = try await store.document(id)
+        let role = try await store.members(of: id).first { $0.peer == peer }?.role ?? .none
         return Message.Advertisement(
-            document: id, kind: UInt8(record.kind.rawValue), name: record.name ?? "", acceptsChanges: accepts,
+            document: id, kind: UInt8(record.kind.rawValue), name: record.name ?? "", role: role,
             version: try await store.version(of: id))
     }
 
-    /// Sends the peer what it lacks of a document, in bounded batches.
-    private func sendMissing(_ id: DocumentID, _ outbound: NIOAsyncChannelOutboundWriter<Message>) async throws {
+    /// Sends the peer what it lacks of a document, in bounded batches (each
+    /// replica's run in a batch ends at a change whose signature was checked
+    /// here; see `ChangeBatch.split`).
+    ///
+    /// Nothing goes to a peer that is not a member now (the access list in the
+    /// store, changed in the same transaction as a revocation), except, with
+    /// `cap`, what it lacks up to the revocation.
+    private func sendMissing(
+        _ id: DocumentID, _ outbound: NIOAsyncChannelOutboundWriter<Message>, upTo cap: VersionVector? = nil
+    ) async throws {
         guard let known = machine.withLock({ $0.knownVersion(of: id) }) else { return }
-        let ours = try await store.version(of: id)
-        let replica = await store.replicaID
-        if let theirs = machine.withLock({ $0.peerVersion(of: id) }), theirs[replica] > ours[replica] {
-            // The peer holds changes "by us" that we do not: another copy of this
-            // database used our replica id. Take a new id before saying more.
-            let fresh = try await store.mintReplicaID()
-            logger.error("the peer knows change \(theirs[replica]) of our replica but we stop at \(ours[replica]): this database was copied or restored; now replica \(fresh)")
-            outbox.yield(.close(SyncError(.replicaConflict, "replica id reissued")))
-            return
+        if cap == nil {
+            guard try await store.members(of: id).contains(where: { $0.peer == peer && $0.role >= .reader }) else { return }
         }
+        let ours = try await store.version(of: id)
         guard !ours.isCovered(by: known) else { return }
         switch try await store.changes(of: id, since: known) {
-        case .changes(let changes):
-            var batch: [EncodedChange] = []
-            var bytes = 0
-            func flush() async throws {
-                guard !batch.isEmpty else { return }
+        case .changes(var changes):
+            if let cap { changes = changes.filter { $0.seq <= cap[$0.replica] } }
+            for batch in ChangeBatch.split(changes, targetBytes: configuration.batchBytes) {
                 try await outbound.write(.changes(document: id, batch: ChangeBatch.encode(batch)[...]))
                 var sent = VersionVector()
                 for change in batch where change.seq > sent[change.replica] { sent[change.replica] = change.seq }
                 machine.withLock { $0.sent(id, upTo: sent) }
-                batch = []
-                bytes = 0
             }
-            for change in changes {
-                batch.append(change)
-                bytes += change.bytes.count
-                if bytes >= configuration.batchBytes { try await flush() }
-            }
-            try await flush()
         case .snapshotRequired:
+            guard cap == nil else { return }
             let record = try await store.document(id)
             let snapshot = try await store.snapshot(of: id)
             try await outbound.write(.snapshot(document: id, kind: UInt8(record.kind.rawValue), bytes: snapshot[...]))

@@ -31,11 +31,17 @@ public struct SyncError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let internalError = Code(9, "internal")
         /// An unknown peer: not configured here.
         public static let unknownPeer = Code(10, "unknownPeer")
+        /// The sender left more changes held back (waiting for changes they
+        /// depend on) than the receiver keeps.
+        public static let heldBackLimit = Code(11, "heldBackLimit")
+        /// A change or snapshot whose author (or sender) has no right to it,
+        /// or whose signature, author or chain does not check out.
+        public static let forbidden = Code(12, "forbidden")
 
         /// The code with this wire value (unknown values keep their number).
         public init(rawValue: UInt64) {
             let known: [Code] = [.protocolVersion, .malformed, .readOnly, .notShared, .invalidChange, .frameTooLarge,
-                                 .replicaConflict, .timeout, .internalError, .unknownPeer]
+                                 .replicaConflict, .timeout, .internalError, .unknownPeer, .heldBackLimit, .forbidden]
             self = known.first { $0.rawValue == rawValue } ?? Code(rawValue, "code \(rawValue)")
         }
 

@@ -5,11 +5,13 @@ import StoryCore
 /// (send this, apply that, close). `PeerSession` carries the actions out.
 ///
 /// Rules: both sides say Hello first (same protocol version, else Error and
-/// close); then each advertises the documents it shares with the other; on an
-/// Advertise, the receiver sends what the advertiser lacks (if it accepts
-/// changes); changes of a document shared read-only are refused with an Error
-/// and never applied; received changes are acknowledged after they are
-/// stored; a peer silent for `idleTimeout` is dropped; pings keep it alive.
+/// close); then each advertises the documents it shares with the other (those
+/// whose access list makes the other a member); on an Advertise, the receiver
+/// sends what the advertiser lacks; changes of a document not shared with the
+/// peer are refused with an Error and never applied (the store checks every
+/// other change's author and rights); received changes are acknowledged after
+/// they are stored; a peer silent for `idleTimeout` is dropped; pings keep it
+/// alive.
 public struct SyncSessionStateMachine: Sendable {
     public struct Configuration: Sendable {
         public var localName: String
@@ -23,17 +25,19 @@ public struct SyncSessionStateMachine: Sendable {
         }
     }
 
-    /// A document shared with this peer, as the local side sees it.
+    /// A document synced with this peer, as the local side sees it.
     public struct SharedDocument: Hashable, Sendable {
         public var id: DocumentID
         public var kind: UInt8
-        /// Whether we apply this peer's changes (false: shared read-only).
-        public var acceptsTheirChanges: Bool
+        /// The peer's role in our copy of the access list: `.none` for a
+        /// document taken from this peer whose founding change has not
+        /// arrived yet (we receive from it, and have nothing to send).
+        public var peerRole: Role
 
-        public init(id: DocumentID, kind: UInt8, acceptsTheirChanges: Bool) {
+        public init(id: DocumentID, kind: UInt8, peerRole: Role) {
             self.id = id
             self.kind = kind
-            self.acceptsTheirChanges = acceptsTheirChanges
+            self.peerRole = peerRole
         }
     }
 
@@ -68,7 +72,6 @@ public struct SyncSessionStateMachine: Sendable {
         /// What we sent since the connection opened.
         var sent = VersionVector()
         var theyAdvertised = false
-        var theyAccept = false
     }
 
     public let configuration: Configuration
@@ -139,9 +142,8 @@ public struct SyncSessionStateMachine: Sendable {
             }
             document.theirs.formUnion(ad.version)
             document.theyAdvertised = true
-            document.theyAccept = ad.acceptsChanges
             documents[ad.document] = document
-            return ad.acceptsChanges ? [.sync(ad.document)] : []
+            return document.shared.peerRole >= .reader ? [.sync(ad.document)] : []
         case (.established, .changes(let id, let batch)):
             if let refusal = refusal(id) { return refusal }
             return [.apply(id, batch: batch)]
@@ -163,13 +165,9 @@ public struct SyncSessionStateMachine: Sendable {
     }
 
     private func refusal(_ id: DocumentID) -> [Action]? {
-        guard let document = documents[id] else {
+        guard documents[id] != nil else {
             return [.send(.error(code: SyncError.Code.notShared.rawValue, message: "\(id) is not shared with you")),
                     .log("refused changes to \(id): not shared with this peer")]
-        }
-        guard document.shared.acceptsTheirChanges else {
-            return [.send(.error(code: SyncError.Code.readOnly.rawValue, message: "\(id) is shared with you read-only")),
-                    .log("refused changes to \(id): shared read-only with this peer")]
         }
         return nil
     }
@@ -217,7 +215,8 @@ public struct SyncSessionStateMachine: Sendable {
     /// A document changed here (a local edit, or changes from another peer):
     /// push it live if this peer takes changes to it.
     public func documentChanged(_ id: DocumentID) -> [Action] {
-        guard state == .established, let document = documents[id], document.theyAdvertised, document.theyAccept else {
+        guard state == .established, let document = documents[id], document.theyAdvertised, document.shared.peerRole >= .reader
+        else {
             return []
         }
         return [.sync(id)]
@@ -232,9 +231,8 @@ public struct SyncSessionStateMachine: Sendable {
         if let offer = offers.removeValue(forKey: shared.id) {
             document.theirs.formUnion(offer.version)
             document.theyAdvertised = true
-            document.theyAccept = offer.acceptsChanges
-            if offer.acceptsChanges { actions.append(.sync(shared.id)) }
         }
+        if document.theyAdvertised && shared.peerRole >= .reader { actions.append(.sync(shared.id)) }
         documents[shared.id] = document
         return state == .established ? [.advertise(shared.id)] + actions : []
     }

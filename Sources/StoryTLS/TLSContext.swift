@@ -1,4 +1,6 @@
 import COpenSSL
+import StoryCore
+import StoryIdentity
 
 /// The ALPN protocol every Storyteller connection must negotiate.
 public let storytellerALPN = "storyteller/1"

@@ -1,3 +1,5 @@
+import StoryCore
+import StoryIdentity
 import COpenSSL
 
 /// One TLS connection as a byte transformer: ciphertext in and out through

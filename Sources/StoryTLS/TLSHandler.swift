@@ -1,3 +1,5 @@
+import StoryCore
+import StoryIdentity
 import NIOCore
 
 /// What the handshake established: who the peer is.

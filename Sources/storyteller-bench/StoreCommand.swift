@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StoryCore
+import StoryIdentity
 import StoryStore
 
 /// `storyteller-bench store TRACE`: the SQLite store under a trace's changes.
@@ -29,7 +30,10 @@ struct StoreCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        var replay = try TraceReplay(path: file)
+        var replay = try TraceReplay(path: file, members: [])
+        // The stores sign as this identity; the trace's changes are signed by the trace's own.
+        let identity = try Identity.generate(commonName: "store bench").signingIdentity
+        let sender = try Identity.generate(commonName: "store bench peer").peerID
         try replay.run()
         let changes = try replay.allChanges()
         let decoded = try changes.map { ($0, try $0.decoded()) }
@@ -45,8 +49,8 @@ struct StoreCommand: AsyncParsableCommand {
         // 1. Every change, batched: one transaction per batch.
         let batchedPath = folder + "/batched.db"
         try? FileManager.default.removeItem(atPath: batchedPath)
-        var store: Store? = try Store(path: batchedPath)
-        _ = try await store!.createDocument(id, kind: .project, at: 0)
+        var store: Store? = try Store(path: batchedPath, identity: identity)
+        try await store!.receiveDocument(id, kind: .project, name: nil, from: sender, at: 0)
         let batched = try await Measure.seconds {
             var start = 0
             while start < decoded.count {
@@ -68,15 +72,15 @@ struct StoreCommand: AsyncParsableCommand {
         let openPath = folder + "/open.db"
         try? FileManager.default.removeItem(atPath: openPath)
         do {
-            let openStore = try Store(path: openPath)
-            _ = try await openStore.createDocument(id, kind: .project, at: 0)
+            let openStore = try Store(path: openPath, identity: identity)
+            try await openStore.receiveDocument(id, kind: .project, name: nil, from: sender, at: 0)
             try await openStore.apply(Array(decoded[..<tailStart]), to: id)
             try await openStore.writeSnapshot(of: id, at: 1)
             try await openStore.apply(Array(decoded[tailStart...]), to: id)
         }
         var opens: [Double] = []
         for _ in 0..<5 {
-            let reopened = try Store(path: openPath)
+            let reopened = try Store(path: openPath, identity: identity)
             var loaded: ProjectDocument?
             opens.append(try await Measure.seconds { loaded = try await reopened.project(id) })
             guard loaded?.view == expected else { throw ValidationError("reopened document differs") }
@@ -96,7 +100,7 @@ struct StoreCommand: AsyncParsableCommand {
         store = nil
         var fullOpens: [Double] = []
         for _ in 0..<3 {
-            let reopened = try Store(path: batchedPath)
+            let reopened = try Store(path: batchedPath, identity: identity)
             fullOpens.append(try await Measure.seconds { _ = try await reopened.project(id) })
         }
         result["open_compacted_s"] = rounded(Measure.median(fullOpens), 4)
@@ -104,8 +108,8 @@ struct StoreCommand: AsyncParsableCommand {
         // 4. Single durable commits: one change per transaction (each fsync'd).
         let singlePath = folder + "/single.db"
         try? FileManager.default.removeItem(atPath: singlePath)
-        let single = try Store(path: singlePath)
-        _ = try await single.createDocument(id, kind: .project, at: 0)
+        let single = try Store(path: singlePath, identity: identity)
+        try await single.receiveDocument(id, kind: .project, name: nil, from: sender, at: 0)
         let count = min(singles, decoded.count)
         let singleSeconds = try await Measure.seconds {
             for change in decoded.prefix(count) { try await single.apply([change], to: id) }

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import StoryCore
+import StoryIdentity
 import StoryStore
 import StorySync
 import StoryTLS
@@ -40,9 +41,9 @@ struct SyncCommand: AsyncParsableCommand {
         let layer = try await a.store.editProject(id, at: 2) { editor in
             try editor.insertLayer(in: try editor.insertShot(in: try editor.insertScene(at: 0), at: 0), at: 0)
         }.value
-        try await a.store.share(id, with: b.peerID, mode: .readWrite)
+        try await a.store.share(id, with: b.identity.peerID, role: .editor, at: 3)
         try await waitUntil { (try? await b.store.version(of: id)) == (try? await a.store.version(of: id)) }
-        try await b.store.share(id, with: c.peerID, mode: .readWrite)
+        try await b.store.share(id, with: c.identity.peerID, role: .editor, at: 4)
         try await waitUntil { (try? await c.store.version(of: id)) == (try? await a.store.version(of: id)) }
 
         let points = (0..<80).map { index in
@@ -78,14 +79,15 @@ struct SyncCommand: AsyncParsableCommand {
         guard try await c.store.project(id).strokes(in: layer).count == edits else { throw ValidationError("c lacks strokes") }
 
         if let trace {
-            var replay = try TraceReplay(path: trace)
-            try replay.run()
-            let changes = try replay.allChanges().map { ($0, try $0.decoded()) }
             let source = try await Node.start("source", group: group)
             let target = try await Node.start("target", group: group)
             defer { source.remove(); target.remove() }
+            // Signed by the trace's replicas, with source and target members of the document.
+            var replay = try TraceReplay(path: trace, members: [source.identity.peerID, target.identity.peerID])
+            try replay.run()
+            let changes = try replay.allChanges().map { ($0, try $0.decoded()) }
             let document = replay.document
-            _ = try await source.store.createDocument(document, kind: .project, name: "Trace", at: 1)
+            try await source.store.receiveDocument(document, kind: .project, name: "Trace", from: target.identity.peerID, at: 1)
             var start = 0
             while start < changes.count {
                 let end = min(start + 2000, changes.count)
@@ -93,10 +95,10 @@ struct SyncCommand: AsyncParsableCommand {
                 start = end
             }
             let expected = try await source.store.version(of: document)
-            try await Node.pair(source, target)
             let before = await source.manager.totalBytes
             let started = ContinuousClock.now
-            try await source.store.share(document, with: target.peerID, mode: .readWrite)
+            // Pairing starts the sync: the target is a member, so the source offers it and it takes it.
+            try await Node.pair(source, target)
             try await waitUntil(timeout: .seconds(600)) { (try? await target.store.version(of: document)) == expected }
             let seconds = (ContinuousClock.now - started).seconds
             let after = await source.manager.totalBytes
@@ -155,7 +157,7 @@ final class Node: Sendable {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storyteller-bench-\(name)-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let identity = try Identity.loadOrCreate(in: directory + "/identity")
-        let store = try Store(path: directory + "/store.db")
+        let store = try Store(path: directory + "/store.db", identity: try identity.signingIdentity)
         var logger = Logger(label: "bench.\(name)")
         logger.logLevel = .error
         let manager = try PeerManager(

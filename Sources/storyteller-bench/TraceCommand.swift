@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StoryCore
+import StoryIdentity
 
 /// `storyteller-bench trace FILE`: replays a trace into one StoryCore document
 /// per replica, syncing by version vector with encoded changes decoded on the
@@ -48,7 +49,7 @@ struct TraceReplay {
     let header: TraceHeader
     private var reader: TraceReader
     private var docs: [ProjectDocument]
-    private let documentID = DocumentID(high: 0x5354_4F52_5954_454C, low: 0x4C45_5242_454E_4348)
+    private var documentID = DocumentID(high: 0x5354_4F52_5954_454C, low: 0x4C45_5242_454E_4348)
     private var traceIDs = TraceIDs()
     private var clock: Int64 = 1_700_000_000_000
 
@@ -65,12 +66,34 @@ struct TraceReplay {
     /// disk so they do not count in the replicas' memory).
     private var preFinalSnapshots: [String] = []
 
-    init(path: String) throws {
+    /// A replay of the trace at `path`. Open documents (no signatures, no
+    /// access control: the CRDT alone, as Loro and Yrs are measured) unless
+    /// `members` is given: then every trace replica signs as its own
+    /// identity, replica 0's founds the document and makes the others and
+    /// `members` editors, and every change is checked as a daemon checks it.
+    init(path: String, members: [PeerID]? = nil) throws {
         reader = try TraceReader(path: path)
         header = reader.header
-        let replicas = (0..<header.replicas).map { ReplicaID(UInt64($0) + 1) }
-        let document = documentID
-        docs = replicas.map { ProjectDocument(id: document, replica: $0) }
+        guard let members else {
+            let replicas = (0..<header.replicas).map { ReplicaID(UInt64($0) + 1) }
+            let document = documentID
+            docs = replicas.map { ProjectDocument(id: document, replica: $0) }
+            return
+        }
+        let authors = try (0..<header.replicas).map { index in
+            LocalAuthor.fresh(identity: try Identity.generate(commonName: "trace replica \(index)").signingIdentity)
+        }
+        var founder = try ProjectDocument.found(by: authors[0], at: clock).document
+        for peer in authors.dropFirst().map(\.identity.peer) + members { try founder.setAccess(.editor, for: peer, at: clock) }
+        guard case .changes(let founding) = founder.changes(since: VersionVector()) else { throw ValidationError("no founding changes") }
+        let batch = ChangeBatch.encode(founding)
+        documentID = founder.id
+        docs = [founder]
+        for author in authors.dropFirst() {
+            var doc = ProjectDocument(id: founder.id, author: author)
+            try doc.apply(batch: batch[...])
+            docs.append(doc)
+        }
     }
 
     mutating func run() throws {

@@ -163,7 +163,13 @@ extension LocalDaemon {
         return (result["created"] as? [Any] ?? []).map { $0 as? String ?? "" }
     }
 
-    func projectJSON(_ project: String) throws -> Data { try raw("GET", "/v1/projects/\(project)") }
+    /// The project as this machine shows it, less its own role in it (ana owns it, ben edits it).
+    func projectJSON(_ project: String) throws -> Data {
+        var body = try call("GET", "/v1/projects/\(project)")
+        body["role"] = nil
+        body["readOnly"] = nil
+        return try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
+    }
 
     func shotCount(_ project: String) throws -> Int { try shots(project).count }
 

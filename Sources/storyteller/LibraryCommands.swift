@@ -19,6 +19,14 @@ struct Tree: ParsableCommand {
             print("Trash")
             for node in trashed { print("  " + Self.line(node)) }
         }
+        for shared in library["shared"] as? [[String: Any]] ?? [] {
+            let owner = text(shared["owner"]).prefix(7)
+            print("")
+            print("Library shared by \(owner) (this machine is \(text(shared["role"]) == "editor" ? "an editor" : "a reader"))  [\(text(shared["id"]))]")
+            for node in (shared["nodes"] as? [[String: Any]] ?? []) where (node["inTrash"] as? Bool) != true {
+                print("  " + Self.line(node))
+            }
+        }
     }
 
     static func line(_ node: [String: Any]) -> String {

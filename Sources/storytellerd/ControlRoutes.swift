@@ -1,6 +1,8 @@
 import Foundation
 import NIOHTTP1
+import Logging
 import StoryCore
+import StoryIdentity
 import StoryStore
 import StorySync
 import StoryTLS
@@ -14,6 +16,7 @@ struct ControlRoutes: Sendable {
     let library: LibraryService
     let name: String
     let started: Date
+    let logger: Logger
 
     struct StatusBody: Encodable {
         let peerID: String
@@ -45,6 +48,8 @@ struct ControlRoutes: Sendable {
     struct PeerSync: Encodable {
         let peer: String
         let mode: String
+        /// Its role in the document's access list: owner, editor or reader.
+        let role: String
         let connected: Bool
         /// Changes known here that the peer has not acknowledged (null: it never acknowledged any).
         let behind: UInt64?
@@ -142,6 +147,8 @@ struct ControlRoutes: Sendable {
         let time: Int64
         let operations: Int
         let summary: String
+        /// The peer id of the identity that signed it (null: unknown).
+        let author: String?
     }
 
     struct SetShare: Decodable {
@@ -151,7 +158,15 @@ struct ControlRoutes: Sendable {
     struct ShareBody: Encodable {
         let project: String
         let peer: String
+        /// read-write or read-only (the owner's is read-write).
         let mode: String
+        /// The role in the access list: owner, editor or reader.
+        let role: String
+    }
+
+    struct CopyProject: Decodable {
+        let name: String?
+        let folder: String?
     }
 
     struct DocumentBody: Encodable {
@@ -167,10 +182,28 @@ struct ControlRoutes: Sendable {
             return try await route(request)
         } catch let error as ControlError {
             return error.response
+        } catch let error as DocumentError {
+            return Self.controlError(for: error).response
         } catch let error as StoreError {
-            return ControlError(.internal, "store: \(error)").response
+            // A failure of the disk or database, never a missing object: logged with its details.
+            logger.error("store failure on \(request.method) /\(request.segments.joined(separator: "/")): \(error)")
+            if error.code == .io && error.sqliteCode.map({ $0 & 0xFF == 13 }) == true {
+                return ControlError(.insufficientStorage, "the disk is full: \(error.message)").response
+            }
+            return ControlError(.internal, "the store failed: \(error)").response
         } catch {
+            logger.error("failure on \(request.method) /\(request.segments.joined(separator: "/")): \(error)")
             return ControlError(.internal, "\(error)").response
+        }
+    }
+
+    /// The answer to an edit or share the document refused.
+    static func controlError(for error: DocumentError) -> ControlError {
+        switch error.code {
+        case .notFound: ControlError(.notFound, "refused, nothing applied: \(error.message)")
+        case .forbidden: ControlError(error.message.hasPrefix("read-only") ? .readOnly : .forbidden, error.message)
+        case .invalidOperation, .conflict: ControlError(.conflict, error.message)
+        default: ControlError(.badRequest, "refused, nothing applied: \(error.message)")
         }
     }
 
@@ -199,14 +232,16 @@ struct ControlRoutes: Sendable {
             let connected = sessions.count
             let bytes = await manager.totalBytes
             var sync: [DocumentSync] = []
-            let shares = try await store.shares()
+            let members = try await store.members()
             for record in documents where !record.isDeleted {
                 let version = try await store.storedVersion(of: record.id)
                 let acknowledged = try await store.acknowledged(record.id)
-                let peers = shares.filter { $0.document == record.id }.map { share in
-                    PeerSync(
-                        peer: share.peer, mode: share.mode.rawValue, connected: sessions.contains(share.peer),
-                        behind: acknowledged[share.peer].map { theirs in
+                let peers = members.filter { $0.document == record.id && $0.peer != identity.peerID }.map { member in
+                    let peer = member.peer.description
+                    return PeerSync(
+                        peer: peer, mode: (ShareMode(role: member.role) ?? .readOnly).rawValue, role: member.role.description,
+                        connected: sessions.contains(peer),
+                        behind: acknowledged[peer].map { theirs in
                             version.sortedEntries.reduce(0) { $0 + ($1.seq > theirs[$1.replica] ? $1.seq - theirs[$1.replica] : 0) }
                         })
                 }
@@ -263,6 +298,21 @@ struct ControlRoutes: Sendable {
             let id = try await store.createDocument(kind: .project, name: name, at: now)
             _ = try await store.editProject(id, at: now) { try $0.set(.title, to: .string(name)) }
             try await library.edit { try $0.createProjectEntry(named: name, document: id, in: folder) }
+            try await library.shareWithMembers(id)
+            return .json(try await project(id), status: .created)
+        case (.POST, "projects/{}/copy"):
+            let source = try await existingProject(parameters[0])
+            let body = request.body.readableBytes > 0 ? try ControlJSON.decode(CopyProject.self, from: request.body) : CopyProject(name: nil, folder: nil)
+            let name = try body.name.map { text throws(ControlError) -> String in
+                let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                guard !name.isEmpty, name.utf8.count <= 200, !name.contains("\u{0}") else { throw ControlError(.badRequest, "name must be 1 to 200 bytes") }
+                return name
+            }
+            let folder = try LibraryReference.resolve(body.folder ?? "root", in: try await library.view())
+            let id = try await store.copyProject(source, name: name, at: millisecondsSinceEpoch())
+            let title = try await store.document(id).name ?? "Untitled"
+            try await library.edit { try $0.createProjectEntry(named: title, document: id, in: folder) }
+            try await library.shareWithMembers(id)
             return .json(try await project(id), status: .created)
         case (.GET, "projects/{}"):
             return .json(try await project(try documentID(parameters[0])))
@@ -271,8 +321,9 @@ struct ControlRoutes: Sendable {
             let body = try ControlJSON.decode(CreateProject.self, from: request.body)
             let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
             guard !name.isEmpty, name.utf8.count <= 200 else { throw ControlError(.badRequest, "name must be 1 to 200 bytes") }
-            try await store.setName(name, of: id)
+            // The signed edit first: a read-only project is refused before anything changes.
             _ = try await store.editProject(id, session: Self.defaultSession, at: millisecondsSinceEpoch()) { try $0.set(.title, to: .string(name)) }
+            try await store.setName(name, of: id)
             let entries = try await store.library(try await library.id()).entries(for: id)
             if !entries.isEmpty { try await library.edit { editor in for entry in entries { try editor.rename(entry, to: name) } } }
             return .json(try await project(id))
@@ -290,7 +341,7 @@ struct ControlRoutes: Sendable {
             return .json(try await project(id))
         case (.GET, "projects/{}/shares"):
             let id = try await existingProject(parameters[0])
-            return .json(try await store.shares(of: id).map { ShareBody(project: $0.document.description, peer: $0.peer, mode: $0.mode.rawValue) })
+            return .json(try await shares(of: id))
         case (.PUT, "projects/{}/shares/{}"):
             return .json(try await share(try await existingProject(parameters[0]), with: parameters[1], request: request))
         case (.DELETE, "projects/{}/shares/{}"):
@@ -302,14 +353,10 @@ struct ControlRoutes: Sendable {
             }
             let operations = try EditOperation.parse(body["ops"])
             let session = try sessionName(body["session"]) ?? Self.defaultSession
-            do {
-                let result = try await store.editProject(id, session: session, at: millisecondsSinceEpoch()) { editor in
-                    try EditOperation.apply(operations, to: &editor)
-                }
-                return .json(EditBody(created: result.value.map { $0?.description }, changed: result.change != nil))
-            } catch let error as DocumentError {
-                throw ControlError(error.code == .notFound ? .notFound : .badRequest, "edit refused, nothing applied: \(error.message)")
+            let result = try await store.editProject(id, session: session, at: millisecondsSinceEpoch()) { editor in
+                try EditOperation.apply(operations, to: &editor)
             }
+            return .json(EditBody(created: result.value.map { $0?.description }, changed: result.change != nil))
         case (.POST, "projects/{}/undo"), (.POST, "projects/{}/redo"):
             let id = try await existingProject(parameters[0])
             let body = request.body.readableBytes > 0 ? (try? JSONSerialization.jsonObject(with: Data(request.body.readableBytesView))) as? [String: Any] : [:]
@@ -348,8 +395,16 @@ struct ControlRoutes: Sendable {
             guard !FileManager.default.fileExists(atPath: body.path) else { throw ControlError(.conflict, "\(body.path) already exists") }
             do {
                 try await store.backup(to: body.path)
-            } catch {
-                throw ControlError(.badRequest, "cannot write the backup: \(error)")
+            } catch let error as StoreError {
+                try? FileManager.default.removeItem(atPath: body.path)
+                if error.code == .io && error.sqliteCode.map({ $0 & 0xFF == 13 }) == true {
+                    throw ControlError(.insufficientStorage, "the disk holding \(body.path) is full; nothing was written")
+                }
+                if error.code == .cannotOpen || error.code == .readOnly {
+                    throw ControlError(.badRequest, "the daemon cannot write \(body.path): \(error.message)")
+                }
+                logger.error("backup to \(body.path) failed: \(error)")
+                throw ControlError(.internal, "the backup failed: \(error.message)")
             }
             let size = (try? FileManager.default.attributesOfItem(atPath: body.path)[.size] as? Int) ?? 0
             return .json(BackupBody(path: body.path, bytes: size))
@@ -371,28 +426,32 @@ struct ControlRoutes: Sendable {
             }
             let (changes, compacted) = try await store.history(of: id, limit: limit)
             let doc = try await store.project(id)
-            let local = await store.replicaID
             return .json(
                 HistoryBody(
                     project: id.description, compacted: compacted,
                     changes: changes.map {
-                        HistoryEntry(
-                            replica: $0.replica.description, seq: $0.seq, local: $0.replica == local, time: $0.wallTime,
-                            operations: $0.operations.count, summary: ChangeSummary.describe($0, in: doc))
+                        // "This machine" is whoever signed it, not the replica id a change claims.
+                        let author = doc.author(of: $0.replica)
+                        return HistoryEntry(
+                            replica: $0.replica.description, seq: $0.seq, local: author == identity.peerID, time: $0.wallTime,
+                            operations: $0.operations.count, summary: ChangeSummary.describe($0, in: doc), author: author?.description)
                     }))
         case (.GET, "library"):
-            let documents = Set(try await store.documents().map(\.id))
-            return .json(
-                LibraryBody(
-                    id: try await library.id().description,
-                    nodes: try await library.view().nodes.map { LibraryNodeBody($0, documents: documents) }))
+            return .json(try await libraryBody())
         case (.GET, "library/shares"):
-            let id = try await library.id()
-            return .json(try await store.shares(of: id).map { ShareBody(project: $0.document.description, peer: $0.peer, mode: $0.mode.rawValue) })
+            return .json(try await shares(of: try await library.id()))
         case (.PUT, "library/shares/{}"):
-            return .json(try await share(try await library.id(), with: parameters[0], request: request))
+            let peer = try await configuredPeer(parameters[0])
+            let mode = try shareMode(request)
+            try await library.share(with: peer, role: mode.role)
+            return .json(ShareBody(project: try await library.id().description, peer: peer.description, mode: mode.rawValue, role: mode.role.description))
         case (.DELETE, "library/shares/{}"):
-            return .json(try await unshare(try await library.id(), from: parameters[0]))
+            let peer = try peerID(parameters[0])
+            guard try await store.members(of: try await library.id()).contains(where: { $0.peer.description == peer }), let id = PeerID(peer) else {
+                throw ControlError(.notFound, "the library is not shared with \(peer)")
+            }
+            try await library.unshare(from: id)
+            return .json(["unshared": peer])
         case (.POST, "library/folders"):
             let body = try ControlJSON.decode(CreateFolder.self, from: request.body)
             let name = try nodeName(body.name)
@@ -416,8 +475,21 @@ struct ControlRoutes: Sendable {
             return .json(try await node(id))
         case (.POST, "library/nodes/{}/move"):
             let view = try await library.view()
-            let id = try LibraryReference.resolve(parameters[0], in: view)
             let body = try ControlJSON.decode(MoveNode.self, from: request.body)
+            if let project = DocumentID(parameters[0].trimmingCharacters(in: .whitespaces)),
+                try await library.incoming().contains(where: { $0.id == project })
+            {
+                // Filing a project from the virtual Incoming gives it an entry.
+                guard let folderText = body.folder else { throw ControlError(.badRequest, "give 'folder' to file the project in") }
+                let folder = try LibraryReference.resolve(folderText, in: view)
+                if let index = body.index, index < 0 { throw ControlError(.badRequest, "index must be 0 or more") }
+                try await library.shareWithMembers(project)
+                let name = try await store.document(project).name ?? "Untitled"
+                let index = body.index
+                let entry = try await library.edit { try $0.createProjectEntry(named: name, document: project, in: folder, at: index) }
+                return .json(try await node(entry))
+            }
+            let id = try LibraryReference.resolve(parameters[0], in: view)
             let index = body.index
             if let index, index < 0 { throw ControlError(.badRequest, "index must be 0 or more") }
             if let folderText = body.folder {
@@ -454,7 +526,7 @@ struct ControlRoutes: Sendable {
     static let routes: [(method: HTTPMethod, template: String)] = [
         (.GET, "status"), (.GET, "identity"), (.GET, "peers"), (.POST, "peers"), (.DELETE, "peers/{}"),
         (.GET, "peers/pending"), (.POST, "peers/{}/accept"), (.GET, "projects"), (.POST, "projects"), (.GET, "projects/{}"),
-        (.PATCH, "projects/{}"), (.DELETE, "projects/{}"), (.POST, "projects/{}/restore"), (.GET, "projects/{}/shares"), (.PUT, "projects/{}/shares/{}"),
+        (.PATCH, "projects/{}"), (.DELETE, "projects/{}"), (.POST, "projects/{}/restore"), (.POST, "projects/{}/copy"), (.GET, "projects/{}/shares"), (.PUT, "projects/{}/shares/{}"),
         (.DELETE, "projects/{}/shares/{}"), (.POST, "projects/{}/edits"), (.POST, "projects/{}/undo"), (.POST, "projects/{}/redo"),
         (.GET, "projects/{}/shots/{}/render"), (.GET, "search"), (.POST, "backup"), (.GET, "metrics"),
         (.POST, "peers/{}/pause"), (.POST, "peers/{}/resume"), (.GET, "projects/{}/history"),
@@ -518,27 +590,77 @@ struct ControlRoutes: Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// Shares a document (a project or the library) with a configured peer; the mode from the body.
+    /// Shares a project with a configured peer; the mode from the body.
     private func share(_ id: DocumentID, with peerText: String, request: ControlRequest) async throws -> ShareBody {
+        let peer = try await configuredPeer(peerText)
+        let mode = try shareMode(request)
+        try await store.share(id, with: peer, role: mode.role, at: millisecondsSinceEpoch())
+        return ShareBody(project: id.description, peer: peer.description, mode: mode.rawValue, role: mode.role.description)
+    }
+
+    /// Takes a peer's rights to a project away (for good, until someone entitled shares it again).
+    private func unshare(_ id: DocumentID, from peerText: String) async throws -> [String: String] {
         let peer = try peerID(peerText)
-        guard try await store.peers().contains(where: { $0.id == peer && $0.state == .configured }) else {
-            throw ControlError(.notFound, "no configured peer \(peer): add it first")
+        guard let member = try await store.members(of: id).first(where: { $0.peer.description == peer }) else {
+            throw ControlError(.notFound, "\(id) is not shared with \(peer)")
         }
+        guard member.role != .owner else { throw ControlError(.forbidden, "\(peer) owns \(id); an owner's rights cannot be taken") }
+        try await store.share(id, with: member.peer, role: .none, at: millisecondsSinceEpoch())
+        return ["unshared": peer]
+    }
+
+    /// The members of a document other than this daemon.
+    private func shares(of id: DocumentID) async throws -> [ShareBody] {
+        try await store.members(of: id).filter { $0.peer != identity.peerID }.map {
+            ShareBody(
+                project: id.description, peer: $0.peer.description, mode: (ShareMode(role: $0.role) ?? .readOnly).rawValue,
+                role: $0.role.description)
+        }
+    }
+
+    private func shareMode(_ request: ControlRequest) throws(ControlError) -> ShareMode {
         let text = request.body.readableBytes > 0 ? try ControlJSON.decode(SetShare.self, from: request.body).mode : nil
         guard let mode = ShareMode(rawValue: text ?? ShareMode.readWrite.rawValue) else {
             throw ControlError(.badRequest, "mode '\(text ?? "")' is not read-write or read-only")
         }
-        try await store.share(id, with: peer, mode: mode)
-        return ShareBody(project: id.description, peer: peer, mode: mode.rawValue)
+        return mode
     }
 
-    private func unshare(_ id: DocumentID, from peerText: String) async throws -> [String: String] {
-        let peer = try peerID(peerText)
-        guard try await store.shares(of: id).contains(where: { $0.peer == peer }) else {
-            throw ControlError(.notFound, "\(id) is not shared with \(peer)")
+    private func configuredPeer(_ text: String) async throws -> PeerID {
+        let peer = try peerID(text)
+        guard try await store.peers().contains(where: { $0.id == peer && $0.state == .configured }), let id = PeerID(peer) else {
+            throw ControlError(.notFound, "no configured peer \(peer): add it first")
         }
-        try await store.unshare(id, with: peer)
-        return ["unshared": peer]
+        return id
+    }
+
+    /// The library as shown: this daemon's tree with the virtual Incoming,
+    /// and the libraries peers share with it.
+    private func libraryBody() async throws -> LibraryBody {
+        let documents = Set(try await store.documents().map(\.id))
+        var nodes = try await library.view().nodes.map { LibraryNodeBody($0, documents: documents) }
+        let incoming = try await library.incoming().map { LibraryNodeBody(incoming: $0) }
+        if !incoming.isEmpty {
+            let trashStart = nodes.firstIndex { $0.inTrash } ?? nodes.endIndex
+            var insertion = trashStart
+            if let folder = nodes.firstIndex(where: { $0.id == "incoming" }) {
+                insertion = folder + 1
+                while insertion < trashStart && nodes[insertion].depth > nodes[folder].depth { insertion += 1 }
+            } else {
+                nodes.insert(.incomingFolder, at: insertion)
+                insertion += 1
+            }
+            nodes.insert(contentsOf: incoming, at: insertion)
+        }
+        var shared: [SharedLibraryBody] = []
+        for record in try await library.sharedLibraries() {
+            let document = try await store.library(record.id)
+            shared.append(
+                SharedLibraryBody(
+                    id: record.id.description, owner: document.owner?.description, role: document.localRole.description,
+                    nodes: document.view.nodes.map { LibraryNodeBody($0, documents: documents) }))
+        }
+        return LibraryBody(id: try await library.id().description, nodes: nodes, shared: shared)
     }
 
     /// A folder name: 1 to 200 bytes, no `/` (paths use it).
@@ -568,18 +690,23 @@ struct ControlRoutes: Sendable {
 
     /// A project id that names a stored project.
     private func existingProject(_ text: String) async throws -> DocumentID {
-        let id = try documentID(text)
-        guard let record = try? await store.document(id), record.kind == .project else {
-            throw ControlError(.notFound, "no project \(id)")
-        }
-        return record.id
+        try await projectRecord(try documentID(text)).id
     }
 
     private func project(_ id: DocumentID) async throws -> ProjectBody {
-        guard let record = try? await store.document(id), record.kind == .project else {
+        let record = try await projectRecord(id)
+        return ProjectBody(record: record, document: try await store.project(id))
+    }
+
+    /// The record of a stored project; a store failure is a 5xx, only a missing project a 404.
+    private func projectRecord(_ id: DocumentID) async throws -> DocumentRecord {
+        do {
+            let record = try await store.document(id)
+            guard record.kind == .project else { throw ControlError(.notFound, "no project \(id)") }
+            return record
+        } catch let error as StoreError where error.code == .notFound {
             throw ControlError(.notFound, "no project \(id)")
         }
-        return ProjectBody(record: record, view: try await store.project(id).view)
     }
 
     private func peers() async throws -> [PeerBody] {

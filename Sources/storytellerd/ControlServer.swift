@@ -45,6 +45,10 @@ struct ControlError: Error, Encodable {
     enum Code: String, Encodable {
         case badRequest = "bad_request", notFound = "not_found", methodNotAllowed = "method_not_allowed"
         case conflict, tooLarge = "too_large", forbidden, `internal`
+        /// A change to a document this daemon may only read.
+        case readOnly = "read_only"
+        /// The disk is full.
+        case insufficientStorage = "insufficient_storage"
     }
 
     struct Body: Encodable {
@@ -70,8 +74,9 @@ struct ControlError: Error, Encodable {
         case .methodNotAllowed: .methodNotAllowed
         case .conflict: .conflict
         case .tooLarge: .payloadTooLarge
-        case .forbidden: .forbidden
+        case .forbidden, .readOnly: .forbidden
         case .internal: .internalServerError
+        case .insufficientStorage: .insufficientStorage
         }
     }
 
@@ -146,11 +151,17 @@ final class ControlServer: Sendable {
                 throw ControlError(.internal, "cannot give \(directory) to the socket group (errno \(errno))")
             }
         }
+        // A socket file another daemon still answers on is not ours to replace.
+        if isAnswering(path) {
+            throw ControlError(.conflict, "another daemon is serving the control socket \(path); give this one its own --socket")
+        }
         let channel = try await ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 64)
+            // Bursts of CLI calls (scripts, completions) must not be refused.
+            .serverChannelOption(.backlog, value: 1024)
             .bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true) { child in
                 child.eventLoop.makeCompletedFuture {
-                    try child.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    // Malformed HTTP is answered by `serve` in the API's JSON error shape.
+                    try child.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: false)
                     return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(wrappingChannelSynchronously: child)
                 }
             }
@@ -163,6 +174,25 @@ final class ControlServer: Sendable {
         }
         return ControlServer(
             path: path, channel: channel, maximumBodyBytes: maximumBodyBytes, access: access, handler: handler, logger: logger)
+    }
+
+    /// Whether something accepts connections on a Unix socket at `path` (a
+    /// stale socket file of a daemon that died refuses them).
+    private static func isAnswering(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { Glibc.close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        return connected == 0
     }
 
     /// Serves connections until the socket is closed.
@@ -197,11 +227,19 @@ final class ControlServer: Sendable {
         {
             return line.dropFirst("Groups:".count).split(whereSeparator: { $0 == " " || $0 == "\t" }).contains { gid_t($0) == gid }
         }
-        guard let entry = getpwuid(credentials.uid) else { return false }
-        var count: Int32 = 64
-        var groups = [gid_t](repeating: 0, count: Int(count))
-        guard getgrouplist(entry.pointee.pw_name, entry.pointee.pw_gid, &groups, &count) >= 0 else { return false }
-        return groups.prefix(Int(count)).contains(gid)
+        // getpwuid_r: connections are served concurrently, and getpwuid's static buffer is shared.
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        return buffer.withUnsafeMutableBufferPointer { storage in
+            var entry = passwd()
+            var result: UnsafeMutablePointer<passwd>?
+            guard getpwuid_r(credentials.uid, &entry, storage.baseAddress!, storage.count, &result) == 0, result != nil else {
+                return false
+            }
+            var count: Int32 = 64
+            var groups = [gid_t](repeating: 0, count: Int(count))
+            guard getgrouplist(entry.pw_name, entry.pw_gid, &groups, &count) >= 0 else { return false }
+            return groups.prefix(Int(count)).contains(gid)
+        }
     }
 
     private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
@@ -211,6 +249,7 @@ final class ControlServer: Sendable {
                 var head: HTTPRequestHead?
                 var body = ByteBuffer()
                 var tooLarge = false
+                do {
                 for try await part in inbound {
                     switch part {
                     case .head(let requestHead):
@@ -257,6 +296,19 @@ final class ControlServer: Sendable {
                             return
                         }
                     }
+                }
+                } catch let error as HTTPParserError {
+                    // Not HTTP: answer once in the API's error shape, then close.
+                    logger.info("malformed HTTP on the control socket: \(error)")
+                    let response = ControlError(.badRequest, "malformed HTTP request: \(error)").response
+                    var headers = HTTPHeaders()
+                    headers.add(name: "content-type", value: response.contentType)
+                    headers.add(name: "content-length", value: String(response.body.count))
+                    headers.add(name: "connection", value: "close")
+                    try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: response.status, headers: headers)))
+                    try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: response.body))))
+                    try await outbound.write(.end(nil))
+                    await Self.finishOutput(connection.channel)
                 }
             }
         } catch {

@@ -13,9 +13,18 @@ struct ProjectBody: Encodable {
     let createdAt: Int64?
     let updatedAt: Int64?
     let deleted: Bool
+    /// This daemon's role: owner, editor, reader, or none (not a member).
+    let role: String
+    /// Whether this daemon's edits are refused (it is a reader or not a member).
+    let readOnly: Bool
+    /// The peer id of the identity that founded it.
+    let owner: String?
+    /// Made before signed authorship: kept and editable here, never synced.
+    let legacy: Bool
     let scenes: [SceneBody]
 
-    init(record: DocumentRecord, view: ProjectView) {
+    init(record: DocumentRecord, document: ProjectDocument) {
+        let view = document.view
         id = record.id.description
         name = record.name
         title = view.title
@@ -24,6 +33,10 @@ struct ProjectBody: Encodable {
         createdAt = view.createdAt
         updatedAt = view.updatedAt
         deleted = record.isDeleted
+        role = document.localRole.description
+        readOnly = !document.localRole.canWrite
+        owner = document.owner?.description
+        legacy = document.isLegacy
         scenes = view.scenes.map(SceneBody.init)
     }
 }

@@ -86,8 +86,8 @@ enum EventStream {
             return EventBody(type: "peer.pending", time: now, peer: peer, address: address)
         case .peersChanged:
             return EventBody(type: "peers.changed", time: now)
-        case .sharesChanged(let peer):
-            return EventBody(type: "shares.changed", time: now, peer: peer)
+        case .accessChanged(let id):
+            return EventBody(type: "shares.changed", time: now, document: id.description)
         }
     }
 }
@@ -98,6 +98,7 @@ enum ChangeSummary {
         var counts: [String: Int] = [:]
         var order: [String] = []
         var fields: [String] = []
+        var extra: [String] = []
         var inserted: [OpID: ObjectKind] = [:]
         var counted: Set<String> = []
         /// Counts each object once per verb (a restyle and a move of one stroke change 1 stroke).
@@ -123,6 +124,9 @@ enum ChangeSummary {
             case .putStroke(_, let key, _): note("changed", "stroke", key)
             case .eraseStroke(_, let key): note("erased", "stroke", key)
             case .purge(let nodes): for _ in nodes { note("purged", "node") }
+            case .genesis: extra.append("founded it")
+            case .setAccess(let peer, let role):
+                extra.append(role == .none ? "took \(peer.short)'s rights" : "made \(peer.short) \(role == .editor ? "an editor" : "a reader")")
             case .setField(let object, let key, _):
                 // Fields set on what the same change added are part of adding it.
                 if inserted[object] == nil, !fields.contains("\(key)") { fields.append("\(key)") }
@@ -133,6 +137,7 @@ enum ChangeSummary {
             return "\(key.split(separator: " ", maxSplits: 1)[0]) \(count) \(key.split(separator: " ", maxSplits: 1)[1])\(count == 1 ? "" : "s")"
         }
         if !fields.isEmpty { parts.append("set " + fields.joined(separator: ", ")) }
+        parts += extra
         return parts.isEmpty ? "no visible change" : parts.joined(separator: ", ")
     }
 }

@@ -4,15 +4,19 @@ import StoryCore
 import StoryStore
 
 /// The daemon's library: one library document (a folder tree of project
-/// entries) kept beside the projects. Projects created here get an entry in
-/// the folder asked for; projects taken from a peer get one in "Incoming"
-/// until someone files them elsewhere.
+/// entries) owned by this daemon, beside the projects.
 ///
-/// The library can be shared with peers like a project (one person's
-/// machines, or a crew's common library). A daemon whose own library has no
-/// folders yet adopts a library a peer shares with it (its projects' entries
-/// go into that library's Incoming); one that has folders keeps its own.
-/// Which library is in use is kept in the database.
+/// Sharing follows the documents' access lists (docs/threat-model.md):
+/// - Projects taken from peers are not filed in the library: they show in a
+///   virtual "Incoming" (projects on this machine with no entry in any
+///   library here) until a user files them. Filing is an explicit act, so
+///   nothing received ends up in a library that is shared onwards.
+/// - Sharing the library shares every project it lists (so a share reveals
+///   only what it shares), and a project filed in a shared library later is
+///   shared with its members too; a project this daemon may not share
+///   cannot be filed there.
+/// - A library a peer shares is shown beside this one, never adopted: this
+///   daemon's own projects are never filed in another's library by itself.
 actor LibraryService {
     static let settingKey = "library"
     let store: Store
@@ -24,28 +28,44 @@ actor LibraryService {
         self.logger = logger
     }
 
-    /// Opens the library (the oldest library document, created on first
-    /// start) and gives every project without an entry one in the root.
+    /// Opens this daemon's library (the one in the settings if this daemon
+    /// owns it, else the oldest it owns, else a new one), upgrades one made
+    /// before signed authorship into a new library it owns, and files this
+    /// daemon's own projects that have no entry in the root.
     func prepare() async throws {
-        let libraries = try await store.documents().filter { $0.kind == .library }.sorted { ($0.created, $0.id) < ($1.created, $1.id) }
+        let now = millisecondsSinceEpoch()
+        let owned = Set(try await store.members().filter { $0.peer == store.peerID && $0.role == .owner }.map(\.document))
+        let libraries = try await store.documents().filter { $0.kind == .library && owned.contains($0.id) && !$0.isDeleted }
+            .sorted { ($0.created, $0.id) < ($1.created, $1.id) }
         let chosen = try await store.setting(Self.settingKey).flatMap { DocumentID($0) }.flatMap { id in
             libraries.contains { $0.id == id } ? id : nil
         }
-        let id: DocumentID
+        var id: DocumentID
         if let existing = chosen ?? libraries.first?.id {
             id = existing
         } else {
-            id = try await store.createDocument(kind: .library, name: "Library", at: millisecondsSinceEpoch())
+            id = try await store.createDocument(kind: .library, name: "Library", at: now)
+        }
+        if try await store.library(id).isLegacy {
+            let legacy = id
+            id = try await store.copyLibrary(legacy, at: now)
+            try await store.setDeleted(true, of: legacy)
+            logger.notice("upgraded the library to signed authorship (\(legacy) is now \(id))")
         }
         libraryID = id
         try await store.setSetting(Self.settingKey, to: id.description)
         let library = try await store.library(id)
-        let orphans = try await store.documents().filter { $0.kind == .project && library.entries(for: $0.id).isEmpty }
-        guard !orphans.isEmpty else { return }
-        _ = try await store.editLibrary(id, at: millisecondsSinceEpoch()) { editor in
-            for record in orphans { try editor.createProjectEntry(named: record.name ?? "Untitled", document: record.id) }
+        let mine = Set(try await store.members().filter { $0.peer == store.peerID && $0.role == .owner }.map(\.document))
+        let orphans = try await store.documents().filter {
+            $0.kind == .project && mine.contains($0.id) && library.entries(for: $0.id).isEmpty
         }
-        logger.info("filed \(orphans.count) project(s) without a library entry in the library's root")
+        guard !orphans.isEmpty else { return }
+        for chunk in stride(from: 0, to: orphans.count, by: 1_000).map({ Array(orphans[$0..<min($0 + 1_000, orphans.count)]) }) {
+            _ = try await store.editLibrary(id, at: now) { editor in
+                for record in chunk { try editor.createProjectEntry(named: record.name ?? "Untitled", document: record.id) }
+            }
+        }
+        logger.info("filed \(orphans.count) project(s) of this machine without a library entry in the library's root")
     }
 
     /// The library document.
@@ -56,57 +76,96 @@ actor LibraryService {
 
     func view() async throws -> LibraryView { try await store.library(try id()).view }
 
-    /// A document taken from a peer. A project is filed in "Incoming" unless it
-    /// has an entry already, or the same peer shares this library (its entry
-    /// comes with the library). A library may be adopted (`adopt`).
-    func fileIncoming(_ document: DocumentID, kind: DocumentKind, name: String, from peer: String) async {
-        guard kind == .project else {
-            await adopt(document, from: peer)
-            return
+    /// The libraries peers share with this daemon, oldest first.
+    func sharedLibraries() async throws -> [DocumentRecord] {
+        let own = try id()
+        var result: [DocumentRecord] = []
+        for record in try await store.documents() where record.kind == .library && record.id != own && !record.isDeleted {
+            if record.origin == nil, try await store.localRole(of: record.id) != .owner { result.append(record) }
         }
-        do {
-            let id = try id()
-            guard try await store.library(id).entries(for: document).isEmpty else { return }
-            if try await store.shares(of: id).contains(where: { $0.peer == peer }) { return }
-            _ = try await store.editLibrary(id, at: millisecondsSinceEpoch()) {
-                try $0.createProjectEntry(named: name.isEmpty ? "Untitled" : name, document: document, in: .incoming)
+        return result
+    }
+
+    /// Projects on this machine that no library here lists: the virtual Incoming.
+    func incoming() async throws -> [DocumentRecord] {
+        var filed: Set<DocumentID> = []
+        for library in [try id()] + (try await sharedLibraries().map(\.id)) {
+            for node in try await store.library(library).view.nodes where node.kind == .projectEntry {
+                if let document = node.document { filed.insert(document) }
             }
-            logger.info("filed project \(document) (\(name)) from \(peer) in Incoming")
-        } catch {
-            logger.error("cannot file project \(document) in the library: \(error)")
+        }
+        return try await store.documents().filter { $0.kind == .project && !$0.isDeleted && !filed.contains($0.id) }
+    }
+
+    /// A document taken from a peer: shown at once (a project in Incoming, a
+    /// library beside this one); nothing is filed.
+    func fileIncoming(_ document: DocumentID, kind: DocumentKind, name: String, from peer: String) async {
+        logger.info("received \(kind) \(document) (\(name)) from \(peer)")
+    }
+
+    /// Shares the library and every project it lists with `peer`.
+    /// - Throws: `ControlError(.conflict)` listing the projects this daemon
+    ///   may not share (nothing is shared then), `.forbidden` if it may not.
+    func share(with peer: PeerID, role: Role) async throws {
+        let library = try id()
+        let projects = try await listedProjects()
+        var refused: [String] = []
+        for record in projects {
+            let document = try await store.project(record.id)
+            if document.isLegacy {
+                refused.append("\(record.name ?? record.id.description) (made before signed authorship: share a copy)")
+            } else if document.localRole < .editor || (document.localRole == .editor && document.role(of: peer) > role) {
+                refused.append("\(record.name ?? record.id.description) (this machine is a \(document.localRole) of it)")
+            }
+        }
+        guard refused.isEmpty else {
+            throw ControlError(
+                .conflict,
+                "the library lists project(s) this machine may not share with \(peer.short): \(refused.joined(separator: "; ")); move them out of the library first")
+        }
+        let now = millisecondsSinceEpoch()
+        try await store.share(library, with: peer, role: role, at: now)
+        for record in projects {
+            if try await store.project(record.id).role(of: peer) != role { try await store.share(record.id, with: peer, role: role, at: now) }
+        }
+        logger.info("shared the library and \(projects.count) project(s) with \(peer.short) as \(role)")
+    }
+
+    /// Stops sharing the library with `peer`, and the projects it lists that
+    /// this daemon owns.
+    func unshare(from peer: PeerID) async throws {
+        let now = millisecondsSinceEpoch()
+        try await store.share(try id(), with: peer, role: .none, at: now)
+        for record in try await listedProjects() {
+            let document = try await store.project(record.id)
+            if document.localRole == .owner && document.role(of: peer) > .none {
+                try await store.share(record.id, with: peer, role: .none, at: now)
+            }
         }
     }
 
-    /// Switches to a library a peer shares, if this daemon's own holds no
-    /// folders yet; this machine's own projects (those not shared with that
-    /// peer) get entries in the shared library's Incoming.
-    private func adopt(_ document: DocumentID, from peer: String) async {
-        guard let current = libraryID, current != document else { return }
-        do {
-            let view = try await store.library(current).view
-            if view.nodes.contains(where: { $0.kind == .folder && $0.id != .incoming && !$0.isInTrash }) {
-                logger.warning("\(peer) shares its library \(document); keeping this daemon's own library, which has folders")
-                return
+    /// After a project got an entry in the library: shares it with the
+    /// library's members (with their role there).
+    /// - Throws: `ControlError(.conflict)` when this daemon may not share it.
+    func shareWithMembers(_ project: DocumentID) async throws {
+        let members = try await store.members(of: try id()).filter { $0.peer != store.peerID }
+        guard !members.isEmpty else { return }
+        let document = try await store.project(project)
+        let now = millisecondsSinceEpoch()
+        for member in members where document.role(of: member.peer) < min(member.role, .editor) {
+            do {
+                try await store.share(project, with: member.peer, role: min(member.role, .editor), at: now)
+            } catch let error as DocumentError {
+                throw ControlError(
+                    .conflict, "the library is shared, and this machine may not share that project with its members: \(error.message)")
             }
-            let fromPeer = Set(try await store.shares().filter { $0.peer == peer }.map(\.document))
-            let adopted = try await store.library(document)
-            let own = view.nodes.filter { node in
-                guard node.kind == .projectEntry, !node.isInTrash, let project = node.document else { return false }
-                return !fromPeer.contains(project) && adopted.entries(for: project).isEmpty
-            }
-            if !own.isEmpty {
-                _ = try await store.editLibrary(document, at: millisecondsSinceEpoch()) { editor in
-                    for node in own {
-                        try editor.createProjectEntry(named: node.name ?? "Untitled", document: node.document!, in: .incoming)
-                    }
-                }
-            }
-            libraryID = document
-            try await store.setSetting(Self.settingKey, to: document.description)
-            logger.info("using the library \(peer) shares (\(document)); \(own.count) project(s) of this machine filed in its Incoming")
-        } catch {
-            logger.error("cannot adopt the library \(document) from \(peer): \(error)")
         }
+    }
+
+    /// Records of the projects on this machine that the library lists (not purged).
+    private func listedProjects() async throws -> [DocumentRecord] {
+        let listed = Set(try await view().nodes.compactMap(\.document))
+        return try await store.documents().filter { $0.kind == .project && listed.contains($0.id) }
     }
 
     /// Runs a library edit, turning a refused edit into a 400/404 that says why.
@@ -151,10 +210,58 @@ struct LibraryNodeBody: Encodable {
         inTrash = node.isInTrash
         available = node.document.map { documents.contains($0) }
     }
+
+    /// A project in the virtual Incoming: on this machine, listed by no
+    /// library here. Its id is the project's (filing it gives it an entry).
+    init(incoming record: DocumentRecord) {
+        id = record.id.description
+        kind = "project"
+        name = record.name
+        description = nil
+        parent = "incoming"
+        depth = 1
+        project = record.id.description
+        createdAt = record.created
+        updatedAt = record.created
+        inTrash = false
+        available = true
+    }
+
+    /// The Incoming folder when only virtual entries are in it.
+    static let incomingFolder = LibraryNodeBody(
+        id: "incoming", kind: "folder", name: "Incoming", description: nil, parent: "root", depth: 0, project: nil, createdAt: 0,
+        updatedAt: 0, inTrash: false, available: nil)
+
+    private init(
+        id: String, kind: String, name: String?, description: String?, parent: String, depth: Int, project: String?, createdAt: Int64,
+        updatedAt: Int64, inTrash: Bool, available: Bool?
+    ) {
+        self.id = id
+        self.kind = kind
+        self.name = name
+        self.description = description
+        self.parent = parent
+        self.depth = depth
+        self.project = project
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+        self.inTrash = inTrash
+        self.available = available
+    }
 }
 
 struct LibraryBody: Encodable {
     let id: String
+    let nodes: [LibraryNodeBody]
+    /// Libraries peers share with this daemon (shown, never adopted).
+    let shared: [SharedLibraryBody]
+}
+
+struct SharedLibraryBody: Encodable {
+    let id: String
+    let owner: String?
+    /// This daemon's role in it: reader or editor.
+    let role: String
     let nodes: [LibraryNodeBody]
 }
 

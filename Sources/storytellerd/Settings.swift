@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import StoryCore
+import StoryStore
 
 /// The daemon's settings, resolved from (highest first) flags, the
 /// environment (`STORYTELLER_*`), the config file, and the embedded defaults.
@@ -13,10 +15,29 @@ struct DaemonSettings: Equatable {
     var maintenanceInterval = 30
     /// Who may use the control socket besides the daemon's own user.
     var socketAccess = SocketAccess.owner
+    /// Take the documents configured peers share with this daemon without asking.
+    var acceptShares = true
+    /// Bounds on changes held back waiting for changes they depend on.
+    var heldBackChanges = 20_000
+    var heldBackBytes = 16 << 20
+    var heldBackBytesPerPeer = 16 << 20
+    var heldBackBytesTotal = 48 << 20
 
     /// The keys, as written in the config file; the environment variable is
     /// `STORYTELLER_` + the key upper-cased with `_` for `-`.
-    static let keys = ["data-dir", "socket", "socket-group", "listen", "name", "log-level", "maintenance-interval"]
+    static let keys = [
+        "data-dir", "socket", "socket-group", "listen", "name", "log-level", "maintenance-interval", "accept-shares",
+        "held-back-changes", "held-back-bytes", "held-back-bytes-per-peer", "held-back-bytes-total",
+    ]
+
+    /// The store's options these settings give.
+    var storeOptions: StoreOptions {
+        var options = StoreOptions()
+        options.heldBackPerDocument = HeldBackLimits(changes: heldBackChanges, bytes: heldBackBytes)
+        options.heldBackBytesPerPeer = heldBackBytesPerPeer
+        options.heldBackBytesTotal = heldBackBytesTotal
+        return options
+    }
 
     static func environmentName(of key: String) -> String {
         "STORYTELLER_" + key.uppercased().replacingOccurrences(of: "-", with: "_")
@@ -64,6 +85,25 @@ struct DaemonSettings: Equatable {
                 throw ConfigError(source: source, key: key, problem: "'\(text)' is not a number of seconds in 1...86400")
             }
             maintenanceInterval = seconds
+        case "accept-shares":
+            guard let flag = ["true": true, "false": false][text] else {
+                throw ConfigError(source: source, key: key, problem: "'\(text)' is not true or false")
+            }
+            acceptShares = flag
+        case "held-back-changes":
+            guard let count = Int(text), (1...10_000_000).contains(count) else {
+                throw ConfigError(source: source, key: key, problem: "'\(text)' is not a number of changes in 1...10000000")
+            }
+            heldBackChanges = count
+        case "held-back-bytes", "held-back-bytes-per-peer", "held-back-bytes-total":
+            guard let bytes = Int(text), (1 << 16...1 << 34).contains(bytes) else {
+                throw ConfigError(source: source, key: key, problem: "'\(text)' is not a number of bytes from 65536 to 17179869184")
+            }
+            switch key {
+            case "held-back-bytes": heldBackBytes = bytes
+            case "held-back-bytes-per-peer": heldBackBytesPerPeer = bytes
+            default: heldBackBytesTotal = bytes
+            }
         default:
             throw ConfigError(source: source, key: key, problem: "is not a known key (known: \(Self.keys.joined(separator: ", ")))")
         }
@@ -148,8 +188,9 @@ struct DaemonSettings: Equatable {
             }
             return result
         }
+        if text == "true" || text == "false" { return text }
         guard !text.isEmpty, text.allSatisfy({ $0.isNumber || $0 == "-" || $0 == "_" }) else {
-            throw ConfigError(source: source, key: key, problem: "'\(text)' is neither a quoted string nor an integer")
+            throw ConfigError(source: source, key: key, problem: "'\(text)' is neither a quoted string, an integer nor true/false")
         }
         return text.replacingOccurrences(of: "_", with: "")
     }

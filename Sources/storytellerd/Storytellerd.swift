@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import StoryCore
+import StoryIdentity
 import StoryStore
 import StorySync
 import StoryTLS
@@ -106,11 +107,18 @@ struct Storytellerd: AsyncParsableCommand {
 
         let store: Store
         let identity: Identity
+        let lock: DataDirectoryLock
         do {
-            try FileManager.default.createDirectory(
-                atPath: paths.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            // Before the database or the socket is touched: a second daemon on
+            // this directory stops here and leaves the running one alone.
+            lock = try DataDirectoryLock.acquire(paths.dataDirectory)
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode(1)
+        }
+        do {
             identity = try Identity.loadOrCreate(in: paths.identityDirectory)
-            store = try Store(path: paths.databasePath)
+            store = try Store(path: paths.databasePath, identity: try identity.signingIdentity, options: settings.storeOptions)
         } catch {
             logger.critical("cannot open the state in \(paths.dataDirectory): \(error)")
             throw ExitCode(1)
@@ -123,8 +131,10 @@ struct Storytellerd: AsyncParsableCommand {
         print("  peers on:   \(address.host):\(address.port)")
         fflush(nil)
 
+        var syncConfiguration = SyncConfiguration(name: daemonName)
+        syncConfiguration.acceptsOfferedDocuments = settings.acceptShares
         let manager = try PeerManager(
-            store: store, identity: identity, configuration: SyncConfiguration(name: daemonName),
+            store: store, identity: identity, configuration: syncConfiguration,
             group: MultiThreadedEventLoopGroup.singleton, logger: logger)
         let library = LibraryService(store: store, logger: logger)
         do {
@@ -139,7 +149,7 @@ struct Storytellerd: AsyncParsableCommand {
         let control: ControlServer
         do {
             let routes = ControlRoutes(
-                store: store, identity: identity, manager: manager, library: library, name: daemonName, started: Date())
+                store: store, identity: identity, manager: manager, library: library, name: daemonName, started: Date(), logger: logger)
             control = try await ControlServer.bind(
                 path: paths.socketPath, group: MultiThreadedEventLoopGroup.singleton, access: settings.socketAccess, logger: logger
             ) { await routes.handle($0) }
@@ -169,6 +179,7 @@ struct Storytellerd: AsyncParsableCommand {
             throw ExitCode(1)
         }
         logger.info("stopped")
+        withExtendedLifetime(lock) {}
     }
 }
 

@@ -6,6 +6,7 @@
 // With BATCH > 1 each edit adds that many strokes in one change.
 import Foundation
 import StoryCore
+import StoryIdentity
 import StoryStore
 
 let arguments = CommandLine.arguments
@@ -15,7 +16,8 @@ guard arguments.count >= 3, let document = DocumentID(arguments[2]) else {
 }
 let strokesPerChange = arguments.count > 3 ? Int(arguments[3]) ?? 1 : 1
 
-let store = try Store(path: arguments[1])
+// The identity lives beside the database, so every run signs as the same daemon.
+let store = try Store(path: arguments[1], identity: try Identity.loadOrCreate(in: arguments[1] + ".identity").signingIdentity)
 let project = try await store.project(document)
 guard let layer = project.view.shots.first?.layers.first?.id else {
     FileHandle.standardError.write(Data("the document has no layer\n".utf8))

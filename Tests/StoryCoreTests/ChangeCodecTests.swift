@@ -116,8 +116,8 @@ import Testing
             replica: Self.alice, seq: 1, startCounter: 3, wallTime: 0, dependencies: VersionVector(),
             operations: [.setDeleted(object: OpID(counter: 3, replica: Self.alice), isDeleted: true)])
         var encoded = Array(tiny.encoded().bytes)
-        // Layout: version, table count, 8-byte replica, seq, counter, time, deps, ops count, tag, replica index…
-        let tagIndex = 1 + 1 + 8 + 1 + 1 + 1 + 1 + 1
+        // Layout: version, flags, table count, 8-byte replica, seq, counter, time, deps, ops count, tag, replica index…
+        let tagIndex = 1 + 1 + 1 + 8 + 1 + 1 + 1 + 1 + 1
         #expect(encoded[tagIndex] == OperationTag.setDeleted.rawValue)
         encoded[tagIndex] = 0xEE
         #expect(throws: CodecError.self) { try Change(decoding: encoded[...]) }

@@ -1,5 +1,7 @@
+import StoryIdentity
 import Foundation
 import StoryCore
+import StoryTestSupport
 import Testing
 
 @testable import StoryStore
@@ -9,17 +11,18 @@ import Testing
     func migratesFromEveryEarlierVersion(applied: Int) throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("store.db")
-        let replica: ReplicaID
         do {
             let old = try StoreDatabase.open(path: path, migrations: applied)
-            replica = old.replicaID
             #expect(try Schema.applied(old.connection) == Schema.migrations.prefix(applied).map(\.id))
-            try old.createDocument(DocumentID(high: 1, low: 2), kind: .project, name: "kept", created: 5)
+            try old.connection.run(
+                "INSERT INTO documents (id, kind, name, created) VALUES (?, 1, 'kept', 5)", [DocumentID(high: 1, low: 2).blob])
         }
         let current = try StoreDatabase.open(path: path)
         #expect(try Schema.applied(current.connection) == Schema.migrations.map(\.id))
-        #expect(current.replicaID == replica)
         #expect(try current.documents().map(\.name) == ["kept"])
+        // Documents from before signed authorship are marked for the store's upgrade.
+        let upgrade = try current.scalar("SELECT value FROM meta WHERE key = 'legacy_upgrade'")
+        #expect((upgrade != nil) == (applied < 3))
         #expect(try current.scalar("PRAGMA user_version")?.integer == Int64(Schema.migrations.count))
     }
 
@@ -49,7 +52,7 @@ import Testing
         try database.createDocument(id, kind: .project, name: "Night Train", created: 10)
         try database.setDocument(id, name: "Night Train v2")
         try database.setDocument(id, deleted: true)
-        var doc = ProjectDocument(id: id, replica: database.replicaID)
+        var doc = ProjectDocument(id: id, replica: ReplicaID(5))
         var changes: [EncodedChange] = []
         for index in 0..<5 {
             changes.append(try doc.edit(at: Int64(index)) { try $0.insertScene(at: 0) }.change!)
@@ -58,42 +61,50 @@ import Testing
         try database.append(changes, to: id)  // duplicates are skipped
         #expect(try database.changeCount(of: id) == 5)
         #expect(try database.changes(of: id).map(\.0) == changes)
-        #expect(try database.changes(of: id, notCoveredBy: VersionVector([database.replicaID: 3])).map(\.0.seq) == [4, 5])
+        #expect(try database.changes(of: id, notCoveredBy: VersionVector([ReplicaID(5): 3])).map(\.0.seq) == [4, 5])
         try database.saveSnapshot(doc.snapshot(), version: doc.versionVector, of: id, created: 20)
         try database.saveSnapshot(doc.snapshot(), version: doc.versionVector, of: id, created: 21)
         #expect(try database.snapshot(of: id)?.version == doc.versionVector)
         let record = try #require(try database.document(id))
         #expect(record.name == "Night Train v2" && record.isDeleted && record.changeCount == 5)
         #expect(record.snapshotVersion == doc.versionVector)
-        #expect(try database.dropChanges(of: id, coveredBy: VersionVector([database.replicaID: 2])) == 2)
-        #expect(try database.firstStoredSeq(of: id) == [database.replicaID: 3])
+        #expect(try database.dropChanges(of: id, coveredBy: VersionVector([ReplicaID(5): 2])) == 2)
+        #expect(try database.firstStoredSeq(of: id) == [ReplicaID(5): 3])
         try database.removeDocument(id)
         #expect(try database.documents().isEmpty)
         #expect(try database.changeCount(of: id) == 0)
         #expect(throws: StoreError.self) { try database.setDocument(id, name: "gone") }
     }
 
-    @Test func peersSharesAndAcknowledgedVersions() throws {
+    @Test func peersMembersAndAcknowledgedVersions() throws {
         let directory = try TemporaryDirectory()
         let database = try StoreDatabase.open(path: directory.file("store.db"))
         let id = DocumentID(high: 1, low: 1)
+        let other = DocumentID(high: 2, low: 2)
         try database.createDocument(id, kind: .project, name: nil, created: 1)
+        try database.createDocument(other, kind: .project, name: nil, created: 1)
         try database.upsertPeer(PeerRecord(id: "PEER-A", name: "Director", address: "127.0.0.1:7070", state: .configured, added: 1))
         for index in 0..<5 {
             try database.upsertPeer(PeerRecord(id: "PENDING-\(index)", state: .pending, added: Int64(index), lastSeen: Int64(index)))
         }
         try database.prunePendingPeers(keeping: 2)
         #expect(try database.peers().map(\.id) == ["PEER-A", "PENDING-3", "PENDING-4"])
-        try database.share(ShareRecord(document: id, peer: "PEER-A", mode: .readOnly))
-        try database.share(ShareRecord(document: id, peer: "PEER-A", mode: .readWrite))
-        #expect(try database.shares(of: id) == [ShareRecord(document: id, peer: "PEER-A", mode: .readWrite)])
+        let (owner, reader) = (TestIdentities.signing(0).peer, TestIdentities.signing(1).peer)
+        try database.setMembers([(owner, .owner), (reader, .reader)], of: id)
+        try database.setMembers([(owner, .owner), (reader, .editor), (TestIdentities.signing(2).peer, .none)], of: other)
+        #expect(try database.members(of: id).map(\.role).sorted() == [.reader, .owner])
+        #expect(try database.documents(sharedWith: reader).map(\.role) == [.reader, .editor])
+        try database.setMembers([(owner, .owner)], of: id)  // replaced as a whole
+        #expect(try database.documents(sharedWith: reader).map(\.document) == [other])
+        #expect(try database.members().count == 3, "a role of none is not a member")
         let vector = VersionVector([ReplicaID(9): 4])
         try database.setAcknowledged(vector, of: id, by: "PEER-A", at: 5)
         #expect(try database.acknowledged(id) == ["PEER-A": vector])
-        #expect(throws: StoreError.self) { try database.share(ShareRecord(document: id, peer: "NOBODY", mode: .readOnly)) }
-        try database.removePeer("PEER-A")  // cascades to shares and acknowledged versions
-        #expect(try database.shares().isEmpty && database.acknowledged(id).isEmpty)
+        try database.removePeer("PEER-A")  // cascades to acknowledged versions
+        #expect(try database.acknowledged(id).isEmpty)
         #expect(throws: StoreError.self) { try database.removePeer("PEER-A") }
+        try database.removeDocument(other)  // cascades to its members
+        #expect(try database.documents(sharedWith: reader).isEmpty)
     }
 
     @Test func aFileThatIsNotADatabaseIsRefusedAndLeftAlone() throws {
@@ -122,7 +133,7 @@ import Testing
             let database = try StoreDatabase.open(path: path)
             let id = DocumentID(high: 3, low: 3)
             try database.createDocument(id, kind: .project, name: nil, created: 1)
-            var doc = ProjectDocument(id: id, replica: database.replicaID)
+            var doc = ProjectDocument(id: id, replica: ReplicaID(5))
             var changes: [EncodedChange] = []
             for index in 0..<300 { changes.append(try doc.edit(at: Int64(index)) { try $0.set(.title, to: .string(String(repeating: "x", count: 400))) }.change!) }
             try database.append(changes, to: id)

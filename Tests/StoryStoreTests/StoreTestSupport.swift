@@ -1,3 +1,4 @@
+import StoryIdentity
 import Foundation
 import StoryCore
 import Testing

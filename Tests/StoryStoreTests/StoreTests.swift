@@ -1,5 +1,7 @@
+import StoryIdentity
 import Foundation
 import StoryCore
+import StoryTestSupport
 import Testing
 
 @testable import StoryStore
@@ -11,7 +13,7 @@ import Testing
         let (id, layer): (DocumentID, OpID)
         var expected: ProjectView
         do {
-            let store = try Store(path: path)
+            let store = try Store(path: path, identity: TestIdentities.signing())
             (id, layer) = try await makeProject(in: store)
             for index in 0..<30 {
                 _ = try await store.editProject(id, at: Int64(index)) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index)) }
@@ -28,11 +30,11 @@ import Testing
             #expect(try await store.document(id).snapshotVersion != nil)
             #expect(try await store.storedVersion(of: id) == store.project(id).versionVector)
         }
-        let reopened = try Store(path: path)
+        let reopened = try Store(path: path, identity: TestIdentities.signing())
         // Read from the snapshot's version and the log, before the document is loaded.
         let stored = try await reopened.storedVersion(of: id)
         let loaded = try await reopened.project(id)
-        #expect(stored == loaded.versionVector && stored.totalChanges == 47)
+        #expect(stored == loaded.versionVector && stored.totalChanges == 48)  // founding, layer, 45 strokes, title
         #expect(loaded.view == expected)
         #expect(loaded.strokes(in: layer).count == 45)
         #expect(loaded.replica == (await reopened.replicaID))
@@ -40,22 +42,23 @@ import Testing
 
     @Test func documentsAreListedWithoutLoadingThem() async throws {
         let directory = try TemporaryDirectory()
-        let store = try Store(path: directory.file("store.db"))
+        let store = try Store(path: directory.file("store.db"), identity: TestIdentities.signing())
         let library = try await store.createDocument(kind: .library, name: "Library", at: 0)
         let (project, _) = try await makeProject(in: store, name: "Night Train")
         let listed = try await store.documents()
         #expect(listed.map(\.id) == [library, project])
         #expect(listed.map(\.kind) == [.library, .project])
-        #expect(listed[1].changeCount == 1)
+        #expect(listed[1].changeCount == 2)  // founding and layer
         await #expect(throws: StoreError.self) { try await store.library(project) }
     }
 
     @Test func aBatchIsCommittedInOneTransactionOrNotAtAll() async throws {
         let directory = try TemporaryDirectory()
-        let store = try Store(path: directory.file("store.db"))
+        let store = try Store(path: directory.file("store.db"), identity: TestIdentities.signing())
         let (id, layer) = try await makeProject(in: store)
-        // Another replica makes changes that arrive as one batch.
-        var remote = ProjectDocument(id: id, replica: ReplicaID(77))
+        // Another identity, an editor here, makes changes that arrive as one batch.
+        try await store.share(id, with: TestIdentities.signing(1).peer, role: .editor, at: 3)
+        var remote = ProjectDocument(id: id, author: TestIdentities.author(1))
         try remote.apply(batch: ChangeBatch.encode(try await store.changes(of: id, since: VersionVector()).list)[...])
         for index in 0..<20 { try remote.edit(at: Int64(index)) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index)) } }
         let batch = ChangeBatch.encode(remote.changes(since: try await store.project(id).versionVector).list)
@@ -64,46 +67,66 @@ import Testing
         let before = try await store.project(id).view
         await #expect(throws: StoreError.self) { try await store.apply(batch: batch[...], to: id) }
         #expect(try await store.project(id).view == before)
-        #expect(try await store.document(id).changeCount == 1)
+        #expect(try await store.document(id).changeCount == 3)
         try await store.stopFailingInserts()
         let report = try await store.apply(batch: batch[...], to: id)
         #expect(report.applied.count == 20)
-        #expect(try await store.document(id).changeCount == 21)
+        #expect(try await store.document(id).changeCount == 23)
         #expect(try await store.project(id).view == remote.view)
     }
 
     @Test func anInvalidChangeLeavesTheStoreUntouched() async throws {
         let directory = try TemporaryDirectory()
-        let store = try Store(path: directory.file("store.db"))
-        let (id, _) = try await makeProject(in: store)
+        let store = try Store(path: directory.file("store.db"), identity: TestIdentities.signing())
+        let (id, layer) = try await makeProject(in: store)
+        // Unsigned: refused before anything is looked at.
         let bad = Change(
             replica: ReplicaID(5), seq: 1, startCounter: 10, wallTime: 0, dependencies: VersionVector(),
             operations: [.setDeleted(object: OpID(counter: 999, replica: ReplicaID(6)), isDeleted: true)])
         await #expect(throws: DocumentError.self) { try await store.apply([(bad.encoded(), bad)], to: id) }
-        #expect(try await store.document(id).changeCount == 1)
+        // Signed by an editor, then altered on the way: the signature no longer checks out.
+        try await store.share(id, with: TestIdentities.signing(1).peer, role: .editor, at: 3)
+        var remote = ProjectDocument(id: id, author: TestIdentities.author(1))
+        try remote.apply(batch: ChangeBatch.encode(try await store.changes(of: id, since: VersionVector()).list)[...])
+        let drawn = try remote.edit(at: 4) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(1)) }.change!
+        var bytes = Array(drawn.bytes)
+        bytes[bytes.count - 70] ^= 1  // a point, just before the signature
+        let tampered = try EncodedChange.decoding(bytes[...])
+        do {
+            try await store.apply([tampered], to: id)
+            Issue.record("an altered change was accepted")
+        } catch let error as DocumentError {
+            #expect(error.code == .unauthenticated)
+        }
+        #expect(try await store.project(id).strokes(in: layer).isEmpty)
+        #expect(try await store.document(id).changeCount == 3)
     }
 
     @Test func aLocalEditThatCannotBeStoredIsNotApplied() async throws {
         let directory = try TemporaryDirectory()
-        let store = try Store(path: directory.file("store.db"))
+        let store = try Store(path: directory.file("store.db"), identity: TestIdentities.signing())
         let (id, layer) = try await makeProject(in: store)
-        try await store.failInserts(ofSeq: 2)
+        try await store.failInserts(ofSeq: 3)
         await #expect(throws: StoreError.self) {
             try await store.editProject(id, at: 3) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(1)) }
         }
         #expect(try await store.project(id).strokes(in: layer).isEmpty)
         try await store.stopFailingInserts()
         let change = try await store.editProject(id, at: 4) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(1)) }.change
-        #expect(change?.seq == 2)
+        #expect(change?.seq == 3)
+        // The failed edit left no trace in the chain: the next one verifies.
+        await store.unload(id)
+        #expect(try await store.project(id).strokes(in: layer).count == 1)
     }
 
     @Test func compactionDropsAcknowledgedChangesAndKeepsEveryStroke() async throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("store.db")
-        let store = try Store(path: path)
+        let store = try Store(path: path, identity: TestIdentities.signing())
         let (id, layer) = try await makeProject(in: store)
-        try await store.addPeer("PEER", address: "127.0.0.1:1", at: 1)
-        try await store.share(id, with: "PEER", mode: .readWrite)
+        let peer = TestIdentities.signing(1).peer
+        try await store.addPeer(peer.description, address: "127.0.0.1:1", at: 1)
+        try await store.share(id, with: peer, role: .editor, at: 2)
         var keys: [OpID] = []
         for index in 0..<40 {
             let key = try await store.editProject(id, at: Int64(index)) {
@@ -114,17 +137,17 @@ import Testing
         let first = keys[0]
         _ = try await store.editProject(id, at: 50) { try $0.eraseStroke(first, in: layer) }
         let replica = await store.replicaID
-        // The peer acknowledged up to change 21; the snapshot covers all 42.
-        try await store.acknowledge(VersionVector([replica: 21]), of: id, by: "PEER", at: 60)
+        // The peer acknowledged up to change 21; the snapshot covers all 44.
+        try await store.acknowledge(VersionVector([replica: 21]), of: id, by: peer.description, at: 60)
         try await store.writeSnapshot(of: id, at: 61)
-        #expect(try await store.document(id).changeCount == 21)
+        #expect(try await store.document(id).changeCount == 23)
         // A peer behind the horizon needs the snapshot; one after it gets changes.
         guard case .snapshotRequired = try await store.changes(of: id, since: VersionVector([replica: 5])) else {
             Issue.record("changes before the horizon were served")
             return
         }
-        #expect(try await store.changes(of: id, since: VersionVector([replica: 30])).list.map(\.seq) == Array(31...42))
-        #expect(try await store.changes(of: id, since: VersionVector([replica: 21])).list.count == 21)
+        #expect(try await store.changes(of: id, since: VersionVector([replica: 30])).list.map(\.seq) == Array(31...44))
+        #expect(try await store.changes(of: id, since: VersionVector([replica: 21])).list.count == 23)
         let view = try await store.project(id).view
         await store.unload(id)
         let reloaded = try await store.project(id)
@@ -138,13 +161,13 @@ import Testing
         var options = StoreOptions()
         options.snapshotEveryChanges = 10
         options.snapshotAfterIdle = .seconds(60)
-        let store = try Store(path: directory.file("store.db"), options: options)
+        let store = try Store(path: directory.file("store.db"), identity: TestIdentities.signing(), options: options)
         let (busy, layer) = try await makeProject(in: store)
         let (quiet, _) = try await makeProject(in: store)
         for index in 0..<9 {
             _ = try await store.editProject(busy, at: Int64(index)) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index)) }
         }
-        #expect(await store.documentsDueForSnapshot() == [busy].sorted())  // 1 + 9 changes
+        #expect(await store.documentsDueForSnapshot() == [busy].sorted())  // 2 + 9 changes
         #expect(await store.documentsDueForSnapshot(now: .now + .seconds(61)).sorted() == [busy, quiet].sorted())
         let written = try await store.runMaintenance(at: 100)
         #expect(written == [busy])
@@ -154,7 +177,7 @@ import Testing
 
     @Test func editsContinueWhileASnapshotIsWritten() async throws {
         let directory = try TemporaryDirectory()
-        let store = try Store(path: directory.file("store.db"))
+        let store = try Store(path: directory.file("store.db"), identity: TestIdentities.signing())
         let (id, layer) = try await makeProject(in: store)
         for index in 0..<200 {
             _ = try await store.editProject(id, at: Int64(index)) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index, count: 80)) }
@@ -172,7 +195,7 @@ import Testing
 
     @Test func backupWhileInUseAndRestoreWithANewReplicaID() async throws {
         let directory = try TemporaryDirectory()
-        let store = try Store(path: directory.file("store.db"))
+        let store = try Store(path: directory.file("store.db"), identity: TestIdentities.signing())
         let (id, layer) = try await makeProject(in: store)
         for index in 0..<10 {
             _ = try await store.editProject(id, at: Int64(index)) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index)) }
@@ -181,11 +204,11 @@ import Testing
         await #expect(throws: StoreError.self) { try await store.backup(to: directory.file("backup.db")) }
         _ = try await store.editProject(id, at: 20) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(20)) }
         let original = await store.replicaID
-        let minted = try Store.restore(backup: directory.file("backup.db"), to: directory.file("restored.db"))
-        #expect(minted != original)
+        try Store.restore(backup: directory.file("backup.db"), to: directory.file("restored.db"))
         #expect(throws: StoreError.self) { try Store.restore(backup: directory.file("backup.db"), to: directory.file("restored.db")) }
-        let restored = try Store(path: directory.file("restored.db"))
-        #expect(await restored.replicaID == minted)
+        let restored = try Store(path: directory.file("restored.db"), identity: TestIdentities.signing())
+        let minted = await restored.replicaID
+        #expect(minted != original)
         let doc = try await restored.project(id)
         #expect(doc.strokes(in: layer).count == 10)
         // New edits never reuse the old replica's sequence numbers.
@@ -202,34 +225,180 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: directory.file("restored.db")))
     }
 
-    @Test func peersAreConfiguredOrPendingAndSharesNeedAConfiguredPeer() async throws {
+    @Test func peersAreConfiguredOrPending() async throws {
         let directory = try TemporaryDirectory()
-        let store = try Store(path: directory.file("store.db"))
-        let (id, _) = try await makeProject(in: store)
+        let store = try Store(path: directory.file("store.db"), identity: TestIdentities.signing())
         try await store.recordPendingPeer("STRANGER", from: "127.0.0.1:5555", at: 1)
-        await #expect(throws: StoreError.self) { try await store.share(id, with: "STRANGER", mode: .readOnly) }
         try await store.addPeer("STRANGER", name: "Art dept", address: "127.0.0.1:7777", at: 2)
-        try await store.share(id, with: "STRANGER", mode: .readOnly)
         let peers = try await store.peers()
         #expect(peers.map(\.state) == [.configured] && peers[0].lastAddress == "127.0.0.1:5555")
-        #expect(try await store.shares(of: id).map(\.mode) == [.readOnly])
         try await store.recordPendingPeer("STRANGER", from: "127.0.0.1:6666", at: 3)  // stays configured
         #expect(try await store.peers().map(\.state) == [.configured])
-        try await store.unshare(id, with: "STRANGER")
         try await store.removePeer("STRANGER")
         #expect(try await store.peers().isEmpty)
     }
 
-    @Test func aMergedSnapshotIsStoredWithTheDocument() async throws {
+    @Test func sharingWritesTheAccessListAndTheMirrorOfIt() async throws {
         let directory = try TemporaryDirectory()
-        let store = try Store(path: directory.file("store.db"))
+        let path = directory.file("store.db")
+        let store = try Store(path: path, identity: TestIdentities.signing())
+        let (id, _) = try await makeProject(in: store)
+        let (reader, editor) = (TestIdentities.signing(1).peer, TestIdentities.signing(2).peer)
+        try await store.share(id, with: reader, role: .reader, at: 3)
+        try await store.share(id, with: editor, role: .editor, at: 4)
+        let roles = { (members: [MemberRecord]) in Dictionary(uniqueKeysWithValues: members.map { ($0.peer, $0.role) }) }
+        #expect(roles(try await store.members(of: id)) == [store.peerID: .owner, reader: .reader, editor: .editor])
+        #expect(try await store.sharedDocuments(with: reader).map(\.role) == [.reader])
+        try await store.share(id, with: reader, role: .none, at: 5)
+        #expect(try await store.sharedDocuments(with: reader).isEmpty)
+        // The mirror and the document agree after a reload too.
+        let reopened = try Store(path: path, identity: TestIdentities.signing())
+        #expect(roles(try await reopened.members(of: id)) == [store.peerID: .owner, editor: .editor])
+        #expect(try await reopened.project(id).role(of: reader) == .none)
+        #expect(try await reopened.localRole(of: id) == .owner)
+    }
+
+    @Test func aReadOnlyDocumentRefusesLocalEditsBeforeStoringAnything() async throws {
+        let directory = try TemporaryDirectory()
+        let owner = try Store(path: directory.file("owner.db"), identity: TestIdentities.signing())
+        let (id, layer) = try await makeProject(in: owner)
+        let readerIdentity = TestIdentities.signing(1)
+        try await owner.share(id, with: readerIdentity.peer, role: .reader, at: 3)
+        let reader = try Store(path: directory.file("reader.db"), identity: readerIdentity)
+        try await reader.receiveDocument(id, kind: .project, name: "Board", from: owner.peerID, at: 4)
+        try await reader.apply(batch: ChangeBatch.encode(try await owner.changes(of: id, since: VersionVector()).list)[...], to: id, from: owner.peerID)
+        #expect(try await reader.localRole(of: id) == .reader)
+        let before = try await reader.document(id).changeCount
+        do {
+            _ = try await reader.editProject(id, at: 5) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(1)) }
+            Issue.record("a reader's edit was accepted")
+        } catch let error as DocumentError {
+            #expect(error.code == .forbidden && error.message.hasPrefix("read-only"))
+        }
+        await #expect(throws: DocumentError.self) { _ = try await reader.undo(id, session: "default", at: 6) }
+        // A reader may not share either, not even read-only.
+        await #expect(throws: DocumentError.self) { try await reader.share(id, with: TestIdentities.signing(2).peer, role: .reader, at: 7) }
+        #expect(try await reader.document(id).changeCount == before)
+    }
+
+    @Test func heldBackChangesAreBoundedAndNothingOfARefusedBatchStays() async throws {
+        let directory = try TemporaryDirectory()
+        var options = StoreOptions()
+        options.heldBackPerDocument = HeldBackLimits(changes: 5, bytes: 1 << 20)
+        let store = try Store(path: directory.file("store.db"), identity: TestIdentities.signing(), options: options)
         let (id, layer) = try await makeProject(in: store)
-        var remote = try await store.project(id)
-        remote = try ProjectDocument(snapshot: remote.snapshot(), replica: ReplicaID(88))
+        try await store.share(id, with: TestIdentities.signing(1).peer, role: .editor, at: 3)
+        try await store.share(id, with: TestIdentities.signing(2).peer, role: .editor, at: 3)
+        // Editor 2 draws on top of editor 1's changes; the store gets 2's but never 1's.
+        let founding = ChangeBatch.encode(try await store.changes(of: id, since: VersionVector()).list)
+        var one = ProjectDocument(id: id, author: TestIdentities.author(1))
+        var two = ProjectDocument(id: id, author: TestIdentities.author(2))
+        try one.apply(batch: founding[...])
+        try two.apply(batch: founding[...])
+        for index in 0..<3 { try one.edit(at: 10) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index)) } }
+        try WireSync.send(from: one, to: &two)
+        for index in 0..<10 { try two.edit(at: 11) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index)) } }
+        let fromTwo = two.changes(since: one.versionVector).list
+        let peer = TestIdentities.signing(2).peer
+        // Four held back: within the limit, kept (not stored, not acknowledged).
+        let report = try await store.apply(batch: ChangeBatch.encode(Array(fromTwo.prefix(4)))[...], to: id, from: peer)
+        #expect(report.buffered == 4 && report.applied.isEmpty)
+        #expect(try await store.version(of: id)[two.replica] == 0)
+        // Ten would be over it: refused as a whole, and the four stay as they were.
+        do {
+            try await store.apply(batch: ChangeBatch.encode(fromTwo)[...], to: id, from: peer)
+            Issue.record("the held-back limit was not enforced")
+        } catch let error as DocumentError {
+            #expect(error.code == .limitExceeded)
+        }
+        #expect(try await store.project(id).pendingChangeCount == 4)
+        // The peer went away: what it left held back is dropped.
+        await store.dropHeldBack(from: peer)
+        #expect(try await store.project(id).pendingChangeCount == 0)
+        #expect(await store.heldBackBytes == 0)
+        // With what they depend on, all apply.
+        try await store.apply(batch: ChangeBatch.encode(one.changes(since: try await store.version(of: id)).list)[...], to: id)
+        try await store.apply(batch: ChangeBatch.encode(fromTwo)[...], to: id, from: peer)
+        #expect(try await store.project(id).view == two.view)
+    }
+
+    @Test func aMergedSnapshotIsStoredWithTheDocumentAndOnlyEditorsMaySendOne() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("store.db"), identity: TestIdentities.signing())
+        let (id, layer) = try await makeProject(in: store)
+        let (editor, reader) = (TestIdentities.signing(1).peer, TestIdentities.signing(2).peer)
+        try await store.share(id, with: editor, role: .editor, at: 3)
+        try await store.share(id, with: reader, role: .reader, at: 3)
+        var remote = ProjectDocument(id: id, author: TestIdentities.author(1))
+        try WireSync.send(from: try await store.project(id), to: &remote)
         try remote.edit(at: 5) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(5)) }
-        try await store.merge(snapshot: remote.snapshot(), into: id, at: 6)
+        await #expect(throws: DocumentError.self) { try await store.merge(snapshot: remote.snapshot(), into: id, from: reader, at: 6) }
+        try await store.merge(snapshot: remote.snapshot(), into: id, from: editor, at: 6)
         await store.unload(id)
         #expect(try await store.project(id).view == remote.view)
+    }
+
+    @Test func aCopyIsANewProjectOwnedHereWithTheSameContent() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("store.db"), identity: TestIdentities.signing())
+        let (id, layer) = try await makeProject(in: store)
+        _ = try await store.editProject(id, at: 3) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(3)) }
+        let copy = try await store.copyProject(id, name: "Board, take 2", at: 4)
+        #expect(copy != id)
+        let copied = try await store.project(copy)
+        #expect(copied.owner == store.peerID && !copied.isLegacy)
+        #expect(copied.view.title == "Board, take 2")
+        #expect(copied.view.shots.map(\.layers) == (try await store.project(id)).view.shots.map(\.layers))
+        // Its content came as a baseline: a peer needs a snapshot of it.
+        guard case .snapshotRequired = try await store.changes(of: copy, since: VersionVector()) else {
+            Issue.record("a copy's baseline was offered as changes")
+            return
+        }
+        await store.unload(copy)
+        #expect(try await store.project(copy).view == copied.view)
+    }
+
+    /// A database written before signed authorship opens with every document
+    /// kept: each is now owned by this daemon as a legacy document (edited
+    /// here as before, never synced), its unsigned changes folded into a snapshot.
+    @Test func aDatabaseFromBeforeSignedAuthorshipIsUpgradedWithNothingLost() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("store.db")
+        let id = DocumentID(high: 0xAB, low: 0xCD)
+        var old = ProjectDocument(id: id, replica: ReplicaID(0x1234))
+        var changes: [EncodedChange] = []
+        let layer = try old.edit(at: 1) { editor in
+            try editor.insertLayer(in: try editor.insertShot(in: try editor.insertScene(at: 0), at: 0), at: 0)
+        }
+        changes.append(layer.change!)
+        for index in 0..<5 {
+            changes.append(try old.edit(at: Int64(2 + index)) { try $0.addStroke(to: layer.value, brush: Brush(), points: strokePoints(index)) }.change!)
+        }
+        do {
+            // The schema before authorship, with changes in the first change format.
+            let database = try StoreDatabase.open(path: path, migrations: 2)
+            try database.connection.run("INSERT INTO documents (id, kind, name, created) VALUES (?, 1, 'Old board', 1)", [id.blob])
+            let statement = try database.connection.prepare("INSERT INTO changes (doc, replica, seq, counter, bytes) VALUES (?, ?, ?, ?, ?)")
+            for change in changes {
+                let version1 = [UInt8(1)] + Array(change.bytes.dropFirst(2))  // format 1: no flags byte
+                try statement.bind([id.blob, change.replica.sql, .integer(Int64(change.seq)), .integer(Int64(change.startCounter)), .blob(version1)])
+                while try statement.step() {}
+            }
+        }
+        let store = try Store(path: path, identity: TestIdentities.signing())
+        let upgraded = try await store.project(id)
+        #expect(upgraded.view == old.view)
+        #expect(upgraded.isLegacy && upgraded.owner == store.peerID && upgraded.localRole == .owner)
+        #expect(try await store.document(id).changeCount == 0)
+        // Still edited here, as a signed document.
+        _ = try await store.editProject(id, at: 10) { try $0.addStroke(to: layer.value, brush: Brush(), points: strokePoints(9)) }
+        await store.unload(id)
+        #expect(try await store.project(id).strokes(in: layer.value).count == 6)
+        // Never shared: a copy can be.
+        await #expect(throws: DocumentError.self) { try await store.share(id, with: TestIdentities.signing(1).peer, role: .reader, at: 11) }
+        let copy = try await store.copyProject(id, name: nil, at: 12)
+        try await store.share(copy, with: TestIdentities.signing(1).peer, role: .reader, at: 13)
+        #expect(try await store.project(copy).strokes(in: layer.value).count == 6)
     }
 }
 

@@ -1,3 +1,4 @@
+import StoryIdentity
 import NIOCore
 import NIOEmbedded
 import StoryCore
@@ -9,7 +10,7 @@ import Testing
 @Suite struct FrameCodecTests {
     static let samples: [Message] = [
         .hello(version: 1, name: "Director's laptop", capabilities: ["x"]),
-        .advertise(.init(document: DocumentID(high: 1, low: 2), kind: 1, name: "Night Train", acceptsChanges: true,
+        .advertise(.init(document: DocumentID(high: 1, low: 2), kind: 1, name: "Night Train", role: .editor,
                          version: VersionVector([ReplicaID(3): 4, ReplicaID(9): 1]))),
         .changes(document: DocumentID(high: 1, low: 2), batch: [0]),
         .snapshot(document: DocumentID(high: 1, low: 2), kind: 2, bytes: [1, 2, 3]),

@@ -1,3 +1,4 @@
+import StoryIdentity
 import Foundation
 import NIOCore
 import NIOPosix
@@ -32,7 +33,8 @@ import Testing
         let (id, layer) = try await makeSharedProject(on: a, with: [b])
         // b does not have the project: it takes it (shared by a configured peer).
         try await eventually("b has the project") { await inSync(a, b, id) }
-        #expect(try await b.store.shares(of: id).map(\.peer) == [a.peerID])
+        #expect(try await b.store.members(of: id).first { $0.peer == a.identity.peerID }?.role == .owner)
+        #expect(try await b.store.localRole(of: id) == .editor)
         let drawn = try await a.store.editProject(id, at: 3) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(1)) }.value
         try await eventually("b sees the stroke") { (try? await b.store.project(id).strokes(in: layer)) == [drawn] }
         // And the other way.
@@ -84,7 +86,7 @@ import Testing
         try await c.pair(with: b)
         let (id, layer) = try await makeSharedProject(on: a, with: [b])
         try await eventually("b has the project") { await inSync(a, b, id) }
-        try await b.store.share(id, with: c.peerID, mode: .readWrite)
+        try await b.store.share(id, with: c.identity.peerID, role: .editor, at: 5)
         try await eventually("c has the project via b") { await inSync(b, c, id) }
         let fromA = try await a.store.editProject(id, at: 3) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(3)) }.value
         let fromC = try await c.store.editProject(id, at: 3) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(4)) }.value
@@ -111,7 +113,7 @@ import Testing
         try await b.start()
         try await b.pair(with: a)
         try await a.pair(with: b)
-        try await a.store.share(id, with: b.peerID, mode: .readWrite)
+        try await a.store.share(id, with: b.identity.peerID, role: .editor, at: 5)
         // Cut b off as soon as part of the history arrived.
         try await eventually("b received part of the history") {
             let count = (try? await b.store.document(id).changeCount) ?? 0
@@ -143,7 +145,7 @@ import Testing
         #expect(await a.manager.status().isEmpty)
         let (id, _) = try await makeSharedProject(on: a, with: [])
         try await a.store.addPeer(c.peerID, at: 5)  // accept
-        try await a.store.share(id, with: c.peerID, mode: .readWrite)
+        try await a.store.share(id, with: c.identity.peerID, role: .editor, at: 5)
         try await eventually("c syncs once accepted") { await inSync(a, c, id) }
         await a.stop()
         await c.stop()
@@ -155,7 +157,11 @@ import Testing
         let (id, layer) = try await makeSharedProject(on: a, with: [b], mode: .readOnly)
         try await eventually("b has the project") { await inSync(a, b, id) }
         let before = try await a.store.version(of: id)
-        _ = try await b.store.editProject(id, at: 9) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(9)) }
+        // b knows it may only read: its edit is refused before anything is stored.
+        #expect(try await b.store.localRole(of: id) == .reader)
+        await #expect(throws: DocumentError.self) {
+            _ = try await b.store.editProject(id, at: 9) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(9)) }
+        }
         let fromA = try await a.store.editProject(id, at: 10) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(10)) }.value
         try await eventually("a's edit still reaches b") { (try? await b.store.project(id).strokes(in: layer))?.contains(fromA) == true }
         try await Task.sleep(for: .milliseconds(300))
@@ -182,9 +188,9 @@ import Testing
         // A rogue but configured peer (so it passes the peer check).
         let rogue = try Identity.generate()
         try await a.store.addPeer(rogue.peerID.description, at: 5)
-        try await a.store.share(id, with: rogue.peerID.description, mode: .readWrite)
+        try await a.store.share(id, with: rogue.peerID, role: .editor, at: 5)
         let version = try await a.store.version(of: id)
-        let hello = Message.hello(version: 1, name: "rogue", capabilities: []).framed()
+        let hello = Message.hello(version: Message.protocolVersion, name: "rogue", capabilities: []).framed()
         var oversized: [UInt8] = [0x00, 0x10, 0x00, 0x00, 3]
         oversized += [UInt8](repeating: 0, count: 64)
         let garbage: [[UInt8]] = [

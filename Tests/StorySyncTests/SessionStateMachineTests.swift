@@ -1,3 +1,4 @@
+import StoryIdentity
 import StoryCore
 import Testing
 
@@ -8,23 +9,25 @@ import Testing
     let doc = DocumentID(high: 1, low: 1)
     let now = ContinuousClock.now
 
-    func machine(acceptsTheirChanges: Bool = true, documents: [DocumentID]? = nil) -> Machine {
+    let version = Message.protocolVersion
+
+    func machine(peerRole: Role = .editor, documents: [DocumentID]? = nil) -> Machine {
         Machine(
             configuration: .init(localName: "a", pingInterval: .seconds(10), idleTimeout: .seconds(30)),
-            documents: (documents ?? [doc]).map { .init(id: $0, kind: 1, acceptsTheirChanges: acceptsTheirChanges) })
+            documents: (documents ?? [doc]).map { .init(id: $0, kind: 1, peerRole: peerRole) })
     }
 
-    func established(acceptsTheirChanges: Bool = true) -> Machine {
-        var machine = machine(acceptsTheirChanges: acceptsTheirChanges)
+    func established(peerRole: Role = .editor) -> Machine {
+        var machine = machine(peerRole: peerRole)
         _ = machine.start(now: now)
-        _ = machine.receive(.hello(version: 1, name: "b", capabilities: []), now: now)
+        _ = machine.receive(.hello(version: version, name: "b", capabilities: []), now: now)
         return machine
     }
 
     @Test func helloFirstThenAdvertiseEveryDocument() {
         var machine = machine(documents: [doc, DocumentID(high: 2, low: 2)])
-        #expect(machine.start(now: now) == [.send(.hello(version: 1, name: "a", capabilities: []))])
-        let actions = machine.receive(.hello(version: 1, name: "b", capabilities: ["x"]), now: now)
+        #expect(machine.start(now: now) == [.send(.hello(version: version, name: "a", capabilities: []))])
+        let actions = machine.receive(.hello(version: version, name: "b", capabilities: ["x"]), now: now)
         #expect(actions == [.advertise(doc), .advertise(DocumentID(high: 2, low: 2))])
         #expect(machine.isEstablished && machine.peerName == "b")
     }
@@ -32,7 +35,7 @@ import Testing
     @Test func anotherProtocolVersionIsRefusedWithAnError() {
         var machine = machine()
         _ = machine.start(now: now)
-        let actions = machine.receive(.hello(version: 2, name: "b", capabilities: []), now: now)
+        let actions = machine.receive(.hello(version: 1, name: "b", capabilities: []), now: now)
         guard case .send(.error(let code, _)) = actions.first, case .close(let error) = actions.last else {
             Issue.record("expected an error and a close, got \(actions)")
             return
@@ -47,14 +50,14 @@ import Testing
         let actions = machine.receive(.ack(document: doc, version: VersionVector()), now: now)
         #expect(actions.contains(.close(SyncError(.malformed, "expected hello, got ack \(doc) {}"))))
         var twice = established()
-        #expect(twice.receive(.hello(version: 1, name: "b", capabilities: []), now: now).last == .close(SyncError(.malformed, "a second hello")))
+        #expect(twice.receive(.hello(version: version, name: "b", capabilities: []), now: now).last == .close(SyncError(.malformed, "a second hello")))
     }
 
     @Test func anAdvertiseAsksForWhatThePeerLacksAndPushesFollow() {
         var machine = established()
         #expect(machine.documentChanged(doc).isEmpty)  // not before the peer advertised
         let vector = VersionVector([ReplicaID(7): 3])
-        let ad = Message.Advertisement(document: doc, kind: 1, name: "p", acceptsChanges: true, version: vector)
+        let ad = Message.Advertisement(document: doc, kind: 1, name: "p", role: .editor, version: vector)
         #expect(machine.receive(.advertise(ad), now: now) == [.sync(doc)])
         #expect(machine.knownVersion(of: doc) == vector)
         machine.sent(doc, upTo: VersionVector([ReplicaID(9): 4]))
@@ -62,11 +65,14 @@ import Testing
         #expect(machine.documentChanged(doc) == [.sync(doc)])
     }
 
-    @Test func aPeerThatDoesNotAcceptOurChangesGetsNoPushes() {
-        var machine = established()
-        let ad = Message.Advertisement(document: doc, kind: 1, name: "p", acceptsChanges: false, version: VersionVector())
+    @Test func aPeerWithNoRoleHereGetsNothingPushed() {
+        // A document taken from this peer whose founding change has not arrived:
+        // we only receive from it.
+        var machine = established(peerRole: .none)
+        let ad = Message.Advertisement(document: doc, kind: 1, name: "p", role: .reader, version: VersionVector())
         #expect(machine.receive(.advertise(ad), now: now).isEmpty)
         #expect(machine.documentChanged(doc).isEmpty)
+        #expect(machine.receive(.changes(document: doc, batch: [1]), now: now) == [.apply(doc, batch: [1])])
     }
 
     @Test func changesAreAppliedThenAcknowledged() {
@@ -78,14 +84,14 @@ import Testing
         #expect(machine.knownVersion(of: doc) == version)  // never echoed back
     }
 
-    @Test func changesToAReadOnlyShareAreRefusedAndNeverApplied() {
-        var machine = established(acceptsTheirChanges: false)
-        let actions = machine.receive(.changes(document: doc, batch: [1]), now: now)
-        #expect(!actions.contains { if case .apply = $0 { true } else { false } })
-        #expect(actions.first == .send(.error(code: SyncError.Code.readOnly.rawValue, message: "\(doc) is shared with you read-only")))
-        #expect(machine.isEstablished)  // a refusal, not a broken connection
-        let snapshot = machine.receive(.snapshot(document: doc, kind: 1, bytes: [1]), now: now)
-        #expect(!snapshot.contains { if case .mergeSnapshot = $0 { true } else { false } })
+    @Test func aReaderStillReceivesPushesAndItsChangesGoToTheStoreToBeChecked() {
+        // Rights are checked per change by the store (author at its causal point,
+        // whoever relays it): a reader may relay an editor's signed changes.
+        var machine = established(peerRole: .reader)
+        let ad = Message.Advertisement(document: doc, kind: 1, name: "p", role: .reader, version: VersionVector())
+        #expect(machine.receive(.advertise(ad), now: now) == [.sync(doc)])
+        #expect(machine.documentChanged(doc) == [.sync(doc)])
+        #expect(machine.receive(.changes(document: doc, batch: [1]), now: now) == [.apply(doc, batch: [1])])
     }
 
     @Test func changesToAnUnsharedDocumentAreRefused() {
@@ -98,9 +104,13 @@ import Testing
     @Test func anOfferedDocumentIsTakenThenSynced() {
         var machine = established()
         let other = DocumentID(high: 3, low: 3)
-        let ad = Message.Advertisement(document: other, kind: 2, name: "Crew library", acceptsChanges: true, version: VersionVector([ReplicaID(4): 8]))
+        let ad = Message.Advertisement(document: other, kind: 2, name: "Crew library", role: .editor, version: VersionVector([ReplicaID(4): 8]))
         #expect(machine.receive(.advertise(ad), now: now) == [.offered(ad)])
-        #expect(machine.addDocument(.init(id: other, kind: 2, acceptsTheirChanges: true)) == [.advertise(other), .sync(other)])
+        // Taken: we receive from the peer; nothing to send it until the access list arrives.
+        #expect(machine.addDocument(.init(id: other, kind: 2, peerRole: .none)) == [.advertise(other)])
+        #expect(machine.knownVersion(of: other) == VersionVector([ReplicaID(4): 8]))
+        // Once its access list says the peer is a member, what it lacks is sent.
+        #expect(machine.addDocument(.init(id: other, kind: 2, peerRole: .owner)) == [.advertise(other), .sync(other)])
         #expect(machine.knownVersion(of: other) == VersionVector([ReplicaID(4): 8]))
     }
 

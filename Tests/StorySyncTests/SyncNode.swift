@@ -1,3 +1,4 @@
+import StoryIdentity
 import Foundation
 import Logging
 import NIOCore
@@ -27,7 +28,7 @@ final class SyncNode: @unchecked Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("storyteller-sync-\(name)-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         identity = try Identity.loadOrCreate(in: directory + "/identity")
-        store = try Store(path: directory + "/store.db")
+        store = try Store(path: directory + "/store.db", identity: try identity.signingIdentity)
         var configuration = SyncConfiguration(name: name)
         configuration.backoffBase = .milliseconds(50)
         configuration.backoffMaximum = .milliseconds(400)
@@ -98,7 +99,7 @@ func makeSharedProject(on node: SyncNode, with peers: [SyncNode], mode: ShareMod
         let shot = try editor.insertShot(in: scene, at: 0)
         return try editor.insertLayer(in: shot, at: 0)
     }.value
-    for peer in peers { try await node.store.share(id, with: peer.peerID, mode: mode) }
+    for peer in peers { try await node.store.share(id, with: peer.identity.peerID, role: mode.role, at: 3) }
     return (id, layer)
 }
 

@@ -1,3 +1,5 @@
+import StoryCore
+import StoryIdentity
 import Foundation
 import Testing
 
@@ -64,9 +66,9 @@ import Testing
         }
         _ = try Identity.loadOrCreate(in: directory)
         _ = try Identity.loadOrCreate(in: other)
-        #expect(throws: TLSError.self) { try Identity.load(keyPath: directory + "/key.pem", certificatePath: other + "/cert.pem") }
+        #expect(throws: IdentityError.self) { try Identity.load(keyPath: directory + "/key.pem", certificatePath: other + "/cert.pem") }
         try "garbage".write(toFile: other + "/key.pem", atomically: true, encoding: .utf8)
-        #expect(throws: TLSError.self) { try Identity.loadOrCreate(in: other) }
+        #expect(throws: IdentityError.self) { try Identity.loadOrCreate(in: other) }
     }
 }
 

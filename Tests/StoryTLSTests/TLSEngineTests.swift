@@ -1,3 +1,5 @@
+import StoryCore
+import StoryIdentity
 import NIOCore
 import NIOEmbedded
 import Testing

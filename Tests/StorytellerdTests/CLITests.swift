@@ -1,3 +1,5 @@
+import StoryTestSupport
+import StoryIdentity
 import Foundation
 import StoryClient
 import StoryCore
@@ -287,7 +289,7 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
         #expect(try await daemon.terminate() == 0)
 
         // The copy is a healthy store holding the project.
-        let copy = try Store(path: file)
+        let copy = try Store(path: file, identity: TestIdentities.signing())
         #expect(try await copy.integrityProblems().isEmpty)
         let id = try #require(DocumentID(project))
         #expect(try await copy.document(id).name == "Kept")

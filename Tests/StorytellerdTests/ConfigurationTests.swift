@@ -1,3 +1,5 @@
+import StoryCore
+import StoryIdentity
 import Foundation
 import Testing
 

@@ -1,3 +1,5 @@
+import StoryTestSupport
+import StoryIdentity
 import Foundation
 import StoryCore
 import StoryStore
@@ -74,8 +76,8 @@ import Testing
         let expected: VersionVector
         let expectedView: ProjectView
         do {
-            let storeA = try Store(path: a + "/storyteller.sqlite")
-            let storeB = try Store(path: b + "/storyteller.sqlite")
+            let storeA = try Store(path: a + "/storyteller.sqlite", identity: try TestIdentities.signing(in: a + "/identity"))
+            let storeB = try Store(path: b + "/storyteller.sqlite", identity: try TestIdentities.signing(in: b + "/identity"))
             try await storeA.addPeer(idB, name: "b", address: "127.0.0.1:\(portB)", at: 1)
             try await storeB.addPeer(idA, name: "a", address: "127.0.0.1:\(portA)", at: 1)
             project = try await storeA.createDocument(kind: .project, name: "Night Train", at: 1)
@@ -89,7 +91,7 @@ import Testing
                         points: (0..<80).map { Point(x: Double($0), y: Double(seed), pressure: 0.5) })
                 }
             }
-            try await storeA.share(project, with: idB, mode: .readWrite)
+            try await storeA.share(project, with: try #require(PeerID(idB)), role: .editor, at: 3)
             expected = try await storeA.version(of: project)
             expectedView = try await storeA.project(project).view
             #expect(expectedView.scenes.first?.shots.first?.layers.first?.strokes.count == 25)
@@ -104,17 +106,23 @@ import Testing
         // Read B's database beside the running daemon (WAL) until it holds A's version.
         var synced = false
         for _ in 0..<120 where !synced {
-            let reader = try Store(path: b + "/storyteller.sqlite")
+            let reader = try Store(path: b + "/storyteller.sqlite", identity: try TestIdentities.signing(in: b + "/identity"))
             synced = (try? await reader.version(of: project)) == expected
             if !synced { try await Task.sleep(for: .milliseconds(250)) }
         }
         #expect(synced, "B holds everything A drew")
+        if !synced {
+            let reader = try Store(path: b + "/storyteller.sqlite", identity: try TestIdentities.signing(in: b + "/identity"))
+            print("B has \(String(describing: try? await reader.version(of: project))), expected \(expected)")
+            print("A:\n\(daemonA.errors)\nB:\n\(daemonB.errors)")
+        }
         #expect(try await daemonB.terminate() == 0)
         #expect(try await daemonA.terminate() == 0)
 
-        let reopened = try Store(path: b + "/storyteller.sqlite")
+        let reopened = try Store(path: b + "/storyteller.sqlite", identity: try TestIdentities.signing(in: b + "/identity"))
         #expect(try await reopened.version(of: project) == expected)
         #expect(try await reopened.project(project).view == expectedView, "nothing drawn was lost")
-        #expect(try await reopened.shares(of: project).map(\.peer) == [idA])
+        #expect(try await reopened.members(of: project).first { $0.peer.description == idA }?.role == .owner)
+        #expect(try await reopened.localRole(of: project) == .editor)
     }
 }

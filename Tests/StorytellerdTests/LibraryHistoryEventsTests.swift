@@ -1,3 +1,5 @@
+import StoryCore
+import StoryIdentity
 import Foundation
 import StoryClient
 import Synchronization
@@ -131,10 +133,11 @@ import Testing
         let history = try #require(try daemon.json("history", project) as? [String: Any])
         let changes = try #require(history["changes"] as? [[String: Any]])
         let summaries = changes.compactMap { $0["summary"] as? String }
-        #expect(summaries.count == 8, "title, scene, shot, layer, stroke, replace, erase, restore: \(summaries)")
+        #expect(summaries.count == 9, "founding, title, scene, shot, layer, stroke, replace, erase, restore: \(summaries)")
         #expect(summaries.first == "changed 1 stroke", "restore + restyle is one change: \(summaries)")
         #expect(summaries.contains("erased 1 stroke") && summaries.contains("drew 1 stroke") && summaries.contains("added 1 layer"))
-        #expect(summaries.last == "set title")
+        #expect(summaries.last == "founded it")
+        #expect(summaries.dropLast().last == "set title")
         #expect(changes.allSatisfy { $0["local"] as? Bool == true && ($0["time"] as? Int ?? 0) > 1_700_000_000_000 })
         #expect(Set(changes.compactMap { $0["replica"] as? String }).count == 1)
         #expect(history["compacted"] as? Bool == false)

@@ -1,3 +1,5 @@
+import StoryTestSupport
+import StoryIdentity
 import Foundation
 import StoryClient
 import StoryCore
@@ -20,9 +22,13 @@ import Testing
         (try daemon.client.get("/v1/status").json as? [String: Any])?["peersConnected"] as? Int ?? -1
     }
 
+    /// A project as a daemon shows it, less what differs by machine (its own role).
     private func projectBody(_ id: String, on daemon: StartedDaemon) throws -> Data? {
         let response = try daemon.client.get("/v1/projects/\(id)")
-        return response.status == 200 ? response.body : nil
+        guard response.status == 200, var body = response.json as? [String: Any] else { return nil }
+        body["role"] = nil
+        body["readOnly"] = nil
+        return try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
     }
 
     /// Every visible stroke of a project: id → its flat points.
@@ -96,7 +102,7 @@ import Testing
     /// Every stroke of a project as stored in a daemon's database (read with
     /// the store directly, after the daemon stopped): id → the stroke.
     private func storedStrokes(_ project: DocumentID, in home: TemporaryDirectory) async throws -> [OpID: StrokeView] {
-        let store = try Store(path: home.path + "/storyteller.sqlite")
+        let store = try Store(path: home.path + "/storyteller.sqlite", identity: try TestIdentities.signing(in: home.path + "/identity"))
         guard (try? await store.document(project)) != nil else { return [:] }
         var result: [OpID: StrokeView] = [:]
         for shot in try await store.project(project).view.shots {
@@ -114,11 +120,11 @@ import Testing
         // a's database is seeded directly (fast): 800 changes of one long stroke
         // each, ~6 MB encoded, so the initial sync takes a dozen 512 KiB batches.
         let aHome = try TemporaryDirectory()
-        let big = DocumentID.random()
+        let big: DocumentID
         let changes = 800
         do {
-            let store = try Store(path: aHome.path + "/storyteller.sqlite")
-            _ = try await store.createDocument(big, kind: .project, name: "Big", at: 1)
+            let store = try Store(path: aHome.path + "/storyteller.sqlite", identity: try TestIdentities.signing(in: aHome.path + "/identity"))
+            big = try await store.createDocument(kind: .project, name: "Big", at: 1)
             let layer = try await store.editProject(big, at: 2) { editor in
                 let scene = try editor.insertScene(at: 0)
                 let shot = try editor.insertShot(in: scene, at: 0)
@@ -190,7 +196,7 @@ import Testing
             return documents.first { $0["id"] as? String == big.description }?["changes"] as? Int
         }
         let total = try #require(try changesOf(aAgain))
-        #expect(total == changes + 1, "the scene/shot/layer change and one per stroke")
+        #expect(total == changes + 3, "the founding change, the scene/shot/layer change, the share and one per stroke")
         try await eventually("b catches up", timeout: .seconds(90)) { try changesOf(bAlone) == total }
         let aStatus = try #require(try aAgain.client.get("/v1/status").json as? [String: Any])
         let aSync = try #require((aStatus["sync"] as? [[String: Any]])?.first { $0["id"] as? String == big.description })
@@ -210,59 +216,60 @@ import Testing
         return (body["id"] as? String ?? "", body["nodes"] as? [[String: Any]] ?? [])
     }
 
-    /// Sharing the library: a machine whose library has no folders adopts it
-    /// (its own projects go to that library's Incoming) and both edit one tree;
-    /// a machine with folders of its own keeps its library.
-    @Test func aSharedLibraryIsAdoptedByAMachineWithoutFoldersOnly() async throws {
+    /// Sharing the library shares the projects it lists (so it reveals only
+    /// what it shares) and the projects filed in it later; the recipient shows
+    /// it beside its own library and never files its own projects in it.
+    @Test func aSharedLibrarySharesItsProjectsAndIsNeverAdopted() async throws {
         let a = try await StartedDaemon.start(name: "a")
         defer { a.stop() }
         let b = try await StartedDaemon.start(name: "b")
         defer { b.stop() }
-        let c = try await StartedDaemon.start(name: "c")
-        defer { c.stop() }
         let local = try b.cli("projects", "create", "Ben's sketches").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try c.cli("folders", "create", "Mine").status == 0)
+        let bLibrary = try library(b).id
         let (_, bID) = try pair(a, b)
-        let (_, cID) = try pair(a, c)
         #expect(try a.cli("folders", "create", "Films").status == 0)
         let film = try a.cli("projects", "create", "Night Train", "--folder", "Films").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try a.cli("share", "library", bID).status == 0)
-        #expect(try a.cli("share", film, bID).status == 0)
-        #expect(try a.cli("share", "library", cID).status == 0)
+        let shared = try #require(try a.json("share", "library", bID) as? [String: Any])
+        #expect(shared["mode"] as? String == "read-write")
         let aLibrary = try library(a).id
 
-        try await eventually("b uses a's library, with a's folders and its own project in Incoming") {
-            let (id, nodes) = try library(b)
-            let filmEntry = nodes.first { $0["project"] as? String == film }
+        func sharedLibraries(_ daemon: StartedDaemon) throws -> [[String: Any]] {
+            (try daemon.json("tree") as? [String: Any])?["shared"] as? [[String: Any]] ?? []
+        }
+        try await eventually("b shows a's library beside its own, with a's folder and project") {
+            guard let theirs = try sharedLibraries(b).first, theirs["id"] as? String == aLibrary else { return false }
+            let nodes = theirs["nodes"] as? [[String: Any]] ?? []
             let folder = nodes.first { $0["name"] as? String == "Films" }
-            let incoming = nodes.first { $0["project"] as? String == local }
-            return id == aLibrary && filmEntry?["parent"] as? String == folder?["id"] as? String && filmEntry?["available"] as? Bool == true
-                && incoming?["parent"] as? String == "incoming"
+            let entry = nodes.first { $0["project"] as? String == film }
+            return entry?["parent"] as? String == folder?["id"] as? String && entry?["available"] as? Bool == true
         }
-        // a sees b's project listed, but does not have it.
-        try await eventually("a's tree lists b's project as not on this machine") {
-            try a.cli("tree").output.contains("Ben's sketches  (project \(local), not on this machine)")
+        // The library's project came with it (shared as the library is), as an editor.
+        #expect((try b.json("projects", "show", film) as? [String: Any])?["role"] as? String == "editor")
+        // b keeps its own library, and its own project stays out of a's.
+        #expect(try library(b).id == bLibrary)
+        #expect(try library(b).nodes.contains { $0["project"] as? String == local })
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try !a.cli("tree").output.contains("Ben's sketches"), "nothing of b's reached a")
+        #expect(try a.client.get("/v1/projects/\(local)").status == 404)
+        // A project created in the shared library later follows it.
+        let later = try a.cli("projects", "create", "Day Train", "--folder", "Films").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        try await eventually("the later project reaches b") { try b.client.get("/v1/projects/\(later)").status == 200 }
+        // The tree says whose library it is.
+        #expect(try b.cli("tree").output.contains("Library shared by \(try a.cli("id").output.prefix(7)) (this machine is an editor)"))
+        // Unsharing the library takes back what it shared.
+        let listed = try #require(try a.client.get("/v1/library/shares").json as? [[String: Any]])
+        #expect(listed.compactMap { $0["peer"] as? String } == [bID])
+        #expect(try a.cli("unshare", "library", bID).status == 0)
+        try await eventually("b is told it is no longer a member") {
+            (try b.json("projects", "show", film) as? [String: Any])?["role"] as? String == "none"
         }
-        // One tree: a folder made on b appears on a.
-        #expect(try b.cli("folders", "create", "Shorts").status == 0)
-        try await eventually("b's folder reaches a") { try library(a).nodes.contains { $0["name"] as? String == "Shorts" } }
-        // c has folders of its own: it keeps its library (and a's is stored beside it).
-        try await eventually("c has received a's library") {
-            let sync = (try c.client.get("/v1/status").json as? [String: Any])?["sync"] as? [[String: Any]] ?? []
-            return sync.contains { $0["id"] as? String == aLibrary && ($0["changes"] as? Int ?? 0) > 0 }
-        }
-        let (cLibrary, cNodes) = try library(c)
-        #expect(cLibrary != aLibrary && cNodes.contains { $0["name"] as? String == "Mine" })
-        #expect(!cNodes.contains { $0["name"] as? String == "Films" })
+        let refused = try b.client.post("/v1/projects/\(film)/edits", json: #"{"ops": [{"op": "scene.add"}]}"#)
+        #expect(refused.status == 403 && String(decoding: refused.body, as: UTF8.self).contains("read_only"))
         // The choice survives a restart.
         #expect(try await b.daemon.terminate() == 0)
         let again = try await StartedDaemon.start(in: b.home, name: "b")
         defer { again.daemon.kill() }
-        #expect(try library(again).id == aLibrary)
-        #expect(try (a.json("share", "library", bID) as? [String: Any])?["mode"] as? String == "read-write")
-        let listed = try #require(try a.client.get("/v1/library/shares").json as? [[String: Any]])
-        #expect(Set(listed.compactMap { $0["peer"] as? String }) == [bID, cID])
-        #expect(try a.cli("unshare", "library", cID).status == 0)
+        #expect(try library(again).id == bLibrary)
     }
 
     /// `storyteller demo` runs the whole mission and leaves nothing behind.

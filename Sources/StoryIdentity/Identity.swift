@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import StoryCore
 
 /// This daemon's TLS identity: an Ed25519 key and a long-lived self-signed
 /// certificate. Peers know each other by the certificate's `PeerID`.
@@ -8,8 +9,8 @@ import Foundation
 public final class Identity: @unchecked Sendable {
     // Immutable after init; OpenSSL objects are only read (certificates and
     // keys are reference-counted and safe to share for reading).
-    let key: OpaquePointer
-    let certificate: OpaquePointer
+    package let key: OpaquePointer
+    package let certificate: OpaquePointer
     /// The certificate, DER-encoded.
     public let certificateDER: [UInt8]
     /// The certificate, PEM-encoded.
@@ -17,7 +18,7 @@ public final class Identity: @unchecked Sendable {
     /// Who we are to peers.
     public let peerID: PeerID
 
-    private init(key: OpaquePointer, certificate: OpaquePointer) throws(TLSError) {
+    private init(key: OpaquePointer, certificate: OpaquePointer) throws(IdentityError) {
         self.key = key
         self.certificate = certificate
         var derPointer: UnsafeMutablePointer<UInt8>?
@@ -25,7 +26,7 @@ public final class Identity: @unchecked Sendable {
         guard length > 0, let derPointer else {
             EVP_PKEY_free(key)
             X509_free(certificate)
-            throw TLSError.fromQueue(.identity, "cannot encode the certificate")
+            throw IdentityError.fromQueue(.invalid, "cannot encode the certificate")
         }
         certificateDER = Array(UnsafeBufferPointer(start: derPointer, count: Int(length)))
         st_OPENSSL_free(derPointer)
@@ -40,7 +41,7 @@ public final class Identity: @unchecked Sendable {
 
     /// Loads the identity from `directory` (`key.pem`, `cert.pem`), or creates
     /// it there on first start (files 0600 in a directory created 0700).
-    /// - Throws: `TLSError(.identity)` naming the file at fault.
+    /// - Throws: `IdentityError` naming the file at fault.
     public static func loadOrCreate(in directory: String, commonName: String = "storyteller") throws -> Identity {
         let keyPath = directory + "/key.pem"
         let certificatePath = directory + "/cert.pem"
@@ -53,48 +54,48 @@ public final class Identity: @unchecked Sendable {
         let keyPEM = pem { PEM_write_bio_PrivateKey($0, identity.key, nil, nil, 0, nil, nil) } ?? ""
         for (path, text) in [(keyPath, keyPEM), (certificatePath, identity.certificatePEM)] {
             guard manager.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
-                throw TLSError(.identity, "cannot write \(path)")
+                throw IdentityError(.unwritable, "cannot write \(path)")
             }
         }
         return identity
     }
 
     /// Loads an identity from PEM files.
-    public static func load(keyPath: String, certificatePath: String) throws(TLSError) -> Identity {
+    public static func load(keyPath: String, certificatePath: String) throws(IdentityError) -> Identity {
         guard let keyText = try? String(contentsOfFile: keyPath, encoding: .utf8) else {
-            throw TLSError(.identity, "cannot read \(keyPath)")
+            throw IdentityError(.unreadable, "cannot read \(keyPath)")
         }
         guard let certificateText = try? String(contentsOfFile: certificatePath, encoding: .utf8) else {
-            throw TLSError(.identity, "cannot read \(certificatePath)")
+            throw IdentityError(.unreadable, "cannot read \(certificatePath)")
         }
         guard let key = readPEM(keyText, { PEM_read_bio_PrivateKey($0, nil, nil, nil) }) else {
-            throw TLSError.fromQueue(.identity, "\(keyPath) holds no private key")
+            throw IdentityError.fromQueue(.invalid, "\(keyPath) holds no private key")
         }
         guard let certificate = readPEM(certificateText, { PEM_read_bio_X509($0, nil, nil, nil) }) else {
             EVP_PKEY_free(key)
-            throw TLSError.fromQueue(.identity, "\(certificatePath) holds no certificate")
+            throw IdentityError.fromQueue(.invalid, "\(certificatePath) holds no certificate")
         }
         guard X509_check_private_key(certificate, key) == 1 else {
             EVP_PKEY_free(key)
             X509_free(certificate)
-            throw TLSError.fromQueue(.identity, "\(certificatePath) does not belong to the key in \(keyPath)")
+            throw IdentityError.fromQueue(.invalid, "\(certificatePath) does not belong to the key in \(keyPath)")
         }
         return try Identity(key: key, certificate: certificate)
     }
 
     /// A new Ed25519 key and a self-signed certificate valid for 100 years.
-    public static func generate(commonName: String = "storyteller") throws(TLSError) -> Identity {
+    public static func generate(commonName: String = "storyteller") throws(IdentityError) -> Identity {
         guard let context = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, nil) else {
-            throw TLSError.fromQueue(.internalError, "cannot make a key context")
+            throw IdentityError.fromQueue(.internalError, "cannot make a key context")
         }
         defer { EVP_PKEY_CTX_free(context) }
         var keyPointer: OpaquePointer?
         guard EVP_PKEY_keygen_init(context) == 1, EVP_PKEY_keygen(context, &keyPointer) == 1, let key = keyPointer else {
-            throw TLSError.fromQueue(.internalError, "cannot generate an Ed25519 key")
+            throw IdentityError.fromQueue(.internalError, "cannot generate an Ed25519 key")
         }
         guard let certificate = X509_new() else {
             EVP_PKEY_free(key)
-            throw TLSError.fromQueue(.internalError, "cannot make a certificate")
+            throw IdentityError.fromQueue(.internalError, "cannot make a certificate")
         }
         var serial = [UInt8](repeating: 0, count: 16)
         _ = RAND_bytes(&serial, 16)
@@ -114,9 +115,30 @@ public final class Identity: @unchecked Sendable {
         guard ok else {
             EVP_PKEY_free(key)
             X509_free(certificate)
-            throw TLSError.fromQueue(.internalError, "cannot make a self-signed certificate")
+            throw IdentityError.fromQueue(.internalError, "cannot make a self-signed certificate")
         }
         return try Identity(key: key, certificate: certificate)
+    }
+
+    /// Signs `message` with the identity's Ed25519 key (64 bytes).
+    public func sign(_ message: [UInt8]) -> [UInt8] {
+        OpenSSLErrors.drain()
+        guard let context = EVP_MD_CTX_new() else { preconditionFailure("out of memory") }
+        defer { EVP_MD_CTX_free(context) }
+        var signature = [UInt8](repeating: 0, count: 64)
+        var length = 64
+        let ok = EVP_DigestSignInit(context, nil, nil, nil, key) == 1
+            && EVP_DigestSign(context, &signature, &length, message, message.count) == 1
+        // An Ed25519 key that signed once signs always; failing here is a broken library.
+        precondition(ok && length == 64, "Ed25519 signing failed: \(OpenSSLErrors.drain())")
+        return signature
+    }
+
+    /// What documents need to sign this identity's changes.
+    public var signingIdentity: SigningIdentity {
+        get throws {
+            try SigningIdentity(certificate: certificateDER, crypto: OpenSSLCrypto.shared) { [self] in sign($0) }
+        }
     }
 
     private static func setCommonName(_ name: String, on certificate: OpaquePointer) -> Bool {

@@ -1,5 +1,3 @@
-import COpenSSL
-
 /// The identity of a peer: the SHA-256 of its certificate (DER), shown as
 /// base32 in dash-separated groups with check characters, after Syncthing's
 /// device ids: 52 base32 characters in four runs of 13, each followed by a
@@ -10,13 +8,6 @@ public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let digest: [UInt8]
 
     static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
-
-    /// The id of a certificate given as DER bytes.
-    public init(certificateDER der: [UInt8]) {
-        var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
-        der.withUnsafeBufferPointer { input in _ = SHA256(input.baseAddress, input.count, &digest) }
-        self.digest = digest
-    }
 
     /// Wraps a 32-byte digest.
     public init?(digest: [UInt8]) {

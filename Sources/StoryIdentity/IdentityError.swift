@@ -1,0 +1,60 @@
+import COpenSSL
+
+/// The identity's key or certificate cannot be read, written, parsed or made.
+/// Carries OpenSSL's error queue as text.
+public struct IdentityError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Base: String, Hashable, Sendable {
+            case unreadable, unwritable, invalid, internalError
+        }
+        private let base: Base
+        private init(_ base: Base) { self.base = base }
+
+        /// A key or certificate file cannot be read.
+        public static let unreadable = Code(.unreadable)
+        /// A key or certificate file cannot be written.
+        public static let unwritable = Code(.unwritable)
+        /// The files hold no key or certificate, or they do not belong together.
+        public static let invalid = Code(.invalid)
+        /// OpenSSL failed in a way it should not (out of memory, bad state).
+        public static let internalError = Code(.internalError)
+
+        public var description: String { base.rawValue }
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "identity \(code): \(message)" }
+
+    /// An error with OpenSSL's queued errors appended; reads (and clears) the
+    /// queue of this thread, so call it right after the failing call.
+    static func fromQueue(_ code: Code, _ what: String) -> IdentityError {
+        let reasons = OpenSSLErrors.drain()
+        return IdentityError(code, reasons.isEmpty ? what : "\(what): \(reasons.joined(separator: "; "))")
+    }
+}
+
+/// OpenSSL's per-thread error queue.
+package enum OpenSSLErrors {
+    /// Empties this thread's queue, returning what it held as text. Called
+    /// before an OpenSSL call whose failure is read from the queue, so a stale
+    /// error left by another connection on this thread cannot be mistaken for
+    /// its own, and after it to report the reasons.
+    @discardableResult
+    package static func drain() -> [String] {
+        var reasons: [String] = []
+        while case let error = ERR_get_error(), error != 0 {
+            var buffer = [CChar](repeating: 0, count: 256)
+            ERR_error_string_n(error, &buffer, buffer.count)
+            reasons.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        return reasons
+    }
+}

@@ -1,0 +1,72 @@
+import COpenSSL
+import StoryCore
+
+/// The cryptography documents use, from the system OpenSSL: SHA-256,
+/// Ed25519 verification and reading certificates.
+public final class OpenSSLCrypto: DocumentCrypto, @unchecked Sendable {
+    // Fetched once and only used for reading afterwards, which OpenSSL allows
+    // from any thread.
+    private let sha256: OpaquePointer
+
+    /// The one instance (the digest is fetched once per process).
+    public static let shared = OpenSSLCrypto()
+
+    private init() {
+        guard let digest = EVP_MD_fetch(nil, "SHA256", nil) else { preconditionFailure("OpenSSL has no SHA-256") }
+        sha256 = digest
+    }
+
+    deinit {
+        EVP_MD_free(sha256)
+    }
+
+    public func sha256(_ prefix: Digest32?, _ bytes: ArraySlice<UInt8>) -> Digest32 {
+        guard let context = EVP_MD_CTX_new() else { preconditionFailure("out of memory") }
+        defer { EVP_MD_CTX_free(context) }
+        var output = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        var ok = EVP_DigestInit_ex(context, sha256, nil) == 1
+        if let prefix {
+            let head = prefix.bytes
+            ok = ok && EVP_DigestUpdate(context, head, head.count) == 1
+        }
+        ok = ok && bytes.withUnsafeBytes { EVP_DigestUpdate(context, $0.baseAddress, $0.count) } == 1
+        ok = ok && EVP_DigestFinal_ex(context, &output, &length) == 1
+        precondition(ok && length == 32, "SHA-256 failed")
+        return Digest32(output)!
+    }
+
+    public func isValidSignature(_ signature: ArraySlice<UInt8>, of message: [UInt8], publicKey: [UInt8]) -> Bool {
+        guard signature.count == 64, publicKey.count == 32 else { return false }
+        OpenSSLErrors.drain()
+        defer { OpenSSLErrors.drain() }
+        guard let key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, publicKey, publicKey.count) else { return false }
+        defer { EVP_PKEY_free(key) }
+        guard let context = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestVerifyInit(context, nil, nil, nil, key) == 1 else { return false }
+        return signature.withUnsafeBufferPointer { signatureBytes in
+            EVP_DigestVerify(context, signatureBytes.baseAddress, 64, message, message.count) == 1
+        }
+    }
+
+    public func identity(ofCertificate der: ArraySlice<UInt8>) -> CertificateIdentity? {
+        OpenSSLErrors.drain()
+        defer { OpenSSLErrors.drain() }
+        let bytes = Array(der)
+        let certificate: OpaquePointer? = bytes.withUnsafeBufferPointer { buffer in
+            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+            return d2i_X509(nil, &cursor, buffer.count)
+        }
+        guard let certificate else { return nil }
+        defer { X509_free(certificate) }
+        // The whole input must be the certificate: trailing bytes would let two
+        // spellings of one key give two peer ids.
+        guard i2d_X509(certificate, nil) == Int32(bytes.count) else { return nil }
+        guard let key = X509_get0_pubkey(certificate), EVP_PKEY_get_base_id(key) == EVP_PKEY_ED25519 else { return nil }
+        var raw = [UInt8](repeating: 0, count: 32)
+        var length = 32
+        guard EVP_PKEY_get_raw_public_key(key, &raw, &length) == 1, length == 32 else { return nil }
+        return CertificateIdentity(peer: PeerID(certificateDER: bytes), publicKey: raw)
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// The daemon's state directory, held exclusively: one daemon per data
+/// directory, or two would write one database under one identity and replica
+/// id, and an edit acknowledged by one could be lost to the other.
+///
+/// The lock is an `flock` on `DATA_DIR/lock`, taken before the database or the
+/// control socket is touched and held until the process ends (the kernel
+/// releases it however the process ends, so a crash leaves no stale lock).
+final class DataDirectoryLock: Sendable {
+    /// Why the directory cannot be used.
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    let path: String
+    private let descriptor: Int32
+
+    private init(path: String, descriptor: Int32) {
+        self.path = path
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Creates the directory (0700) or makes an existing one private to its
+    /// owner, then takes the lock.
+    /// - Throws: `Failure` saying which daemon holds it, or what is wrong with the directory.
+    static func acquire(_ directory: String) throws -> DataDirectoryLock {
+        try prepare(directory)
+        let path = directory + "/lock"
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw Failure(description: "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            close(descriptor)
+            if code == EWOULDBLOCK {
+                throw Failure(
+                    description: "another storytellerd\(holder.map { $0.isEmpty ? "" : " (pid \($0))" } ?? "") is already using \(directory); "
+                        + "stop it first, or give this one its own --data-dir")
+            }
+            throw Failure(description: "cannot lock \(path): \(String(cString: strerror(code)))")
+        }
+        // Who holds it, for the message a second start prints.
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(descriptor, 0)
+        _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        return DataDirectoryLock(path: path, descriptor: descriptor)
+    }
+
+    /// The directory exists, is a directory owned by this user, and only its
+    /// owner may enter it (0700).
+    private static func prepare(_ directory: String) throws {
+        let manager = FileManager.default
+        var isDirectory: ObjCBool = false
+        if !manager.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            do {
+                try manager.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw Failure(description: "cannot create the state directory \(directory): \(error.localizedDescription)")
+            }
+            return
+        }
+        guard isDirectory.boolValue else { throw Failure(description: "\(directory) is not a directory") }
+        var info = stat()
+        guard stat(directory, &info) == 0 else {
+            throw Failure(description: "cannot read \(directory): \(String(cString: strerror(errno)))")
+        }
+        guard info.st_uid == getuid() else {
+            throw Failure(description: "\(directory) belongs to another user (uid \(info.st_uid)); the daemon keeps its keys there")
+        }
+        if info.st_mode & 0o077 != 0, chmod(directory, 0o700) != 0 {
+            throw Failure(
+                description: "\(directory) is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))) and cannot be made 0700: \(String(cString: strerror(errno)))")
+        }
+    }
+}
