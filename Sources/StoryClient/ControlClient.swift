@@ -184,6 +184,9 @@ public struct ControlClient: Sendable {
             guard let colon = line.firstIndex(of: ":") else { continue }
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         }
-        return Response(status: status, headers: headers, body: Data(bytes[(end + 4)...]))
+        var body = Array(bytes[(end + 4)...])
+        // A large answer (a whole project) comes in chunks.
+        if headers["transfer-encoding"]?.lowercased().contains("chunked") == true { body = dechunk(&body) }
+        return Response(status: status, headers: headers, body: Data(body))
     }
 }

@@ -95,10 +95,15 @@ public actor PeerManager {
 
     /// The paused peers as stored, less any that are no longer configured.
     private func loadPaused() async {
-        let stored = ((try? await store.setting(Self.pausedPeersKey)) ?? nil)?.split(separator: ",").compactMap { PeerID(String($0)) } ?? []
-        let configured = Set(((try? await store.peers()) ?? []).filter { $0.state == .configured }.map(\.id))
-        paused = Set(stored.filter { configured.contains($0.description) })
-        if paused.count != stored.count { try? await savePaused() }
+        do {
+            let stored = try await store.setting(Self.pausedPeersKey)?.split(separator: ",").compactMap { PeerID(String($0)) } ?? []
+            let configured = Set(try await store.peers().filter { $0.state == .configured }.map(\.id))
+            paused = Set(stored.filter { configured.contains($0.description) })
+            if paused.count != stored.count { try await savePaused() }
+        } catch {
+            // Keep what was paused rather than resuming anyone on a read failure.
+            logger.error("cannot read which peers are paused: \(error)")
+        }
         if !paused.isEmpty { logger.info("sync paused with \(paused.map(\.short).sorted().joined(separator: ", "))") }
     }
 
@@ -257,9 +262,16 @@ public actor PeerManager {
             return
         }
         while !Task.isCancelled && !isShuttingDown {
-            guard let current = try? await store.peers().first(where: { $0.id == peer && $0.state == .configured }),
-                let address = current.address
-            else { return }
+            let current: PeerRecord?
+            do {
+                current = try await store.peers().first { $0.id == peer && $0.state == .configured }
+            } catch {
+                // A store failure is not a removal: try again after the backoff.
+                logger.error("cannot read the configured peers: \(error)")
+                try? await Task.sleep(for: backoff.next())
+                continue
+            }
+            guard let current, let address = current.address else { return }
             if paused.contains(expected) {
                 backoff.reset()
                 try? await Task.sleep(for: .milliseconds(50))
@@ -297,9 +309,22 @@ public actor PeerManager {
             try? await connection.channel.executeThenClose { _, _ in }
             return
         }
-        guard (try? await store.isConfigured(peer.description)) == true else {
+        let isConfigured: Bool
+        do {
+            isConfigured = try await store.isConfigured(peer.description)
+        } catch {
+            // Not known to be a stranger: close without recording it as pending.
+            logger.error("cannot check whether \(peer.short) is configured: \(error); closing")
+            try? await connection.channel.executeThenClose { _, _ in }
+            return
+        }
+        guard isConfigured else {
             logger.warning("unknown peer \(peer) from \(connection.remote): recorded as pending; accept it to sync")
-            try? await store.recordPendingPeer(peer.description, from: connection.remote, at: PeerSession.now)
+            do {
+                try await store.recordPendingPeer(peer.description, from: connection.remote, at: PeerSession.now)
+            } catch {
+                logger.error("cannot record \(peer.short) as pending: \(error)")
+            }
             try? await connection.channel.executeThenClose { _, outbound in
                 try await outbound.write(.error(code: SyncError.Code.unknownPeer.rawValue, message: "this daemon does not know you yet"))
             }
@@ -330,8 +355,11 @@ public actor PeerManager {
         // From here to registering the session there is no suspension, so two
         // connections to one peer racing through this point cannot both win.
         if let existing = sessions[peer] {
-            // Both sides keep the connection dialed by the peer with the smaller id.
-            let keepNew = (dialedByUs ? identity.peerID : peer) < (existing.dialed ? identity.peerID : peer)
+            // Two connections the same way round: the peer (or we) reconnected while
+            // the old one was still ending; the new one wins. Crossing dials: both
+            // sides keep the connection dialed by the peer with the smaller id.
+            let keepNew = existing.dialed == dialedByUs
+                || (dialedByUs ? identity.peerID : peer) < (existing.dialed ? identity.peerID : peer)
             guard keepNew else {
                 try? await connection.channel.executeThenClose { _, _ in }
                 return
@@ -345,7 +373,11 @@ public actor PeerManager {
             await self?.take(offer, from: from)
         }
         sessions[peer] = session
-        try? await store.peerSeen(peer.description, from: connection.remote, at: PeerSession.now)
+        do {
+            try await store.peerSeen(peer.description, from: connection.remote, at: PeerSession.now)
+        } catch {
+            logger.warning("cannot note that \(peer.short) connected: \(error)")
+        }
         logger.info("connected to \(peer.short) (\(connection.remote))")
         await session.run(connection.channel)
         totals.add(sent: connection.bytes.sent, received: connection.bytes.received)
@@ -362,7 +394,13 @@ public actor PeerManager {
     private func take(_ offer: Message.Advertisement, from peer: PeerID) async -> SyncSessionStateMachine.SharedDocument? {
         guard let kind = DocumentKind(rawValue: Int64(offer.kind)) else { return nil }
         do {
-            if let existing = try? await store.document(offer.document) {
+            let existing: DocumentRecord?
+            do {
+                existing = try await store.document(offer.document)
+            } catch let error as StoreError where error.code == .notFound {
+                existing = nil
+            }
+            if let existing {
                 logger.notice(
                     "\(peer.short) advertised \(existing.kind) \(offer.document), which is not shared with it here; ignored")
                 return nil
@@ -397,7 +435,12 @@ public actor PeerManager {
         }
         let current = Set(shared.map(\.record.id))
         for id in session.documentIDs where !current.contains(id) {
-            session.unshare(id, at: (try? await store.version(of: id)) ?? VersionVector())
+            do {
+                session.unshare(id, at: try await store.version(of: id))
+            } catch {
+                logger.error("cannot read \(id) to tell \(peer.short) it left it: \(error)")
+                session.unshare(id, at: VersionVector())
+            }
         }
         for (record, role) in shared {
             await session.share(.init(id: record.id, kind: UInt8(record.kind.rawValue), peerRole: role))
@@ -405,7 +448,13 @@ public actor PeerManager {
     }
 
     private func dropRemovedPeers() async {
-        guard let configured = try? await store.peers().filter({ $0.state == .configured }).map(\.id) else { return }
+        let configured: [String]
+        do {
+            configured = try await store.peers().filter { $0.state == .configured }.map(\.id)
+        } catch {
+            logger.error("cannot read the configured peers: \(error)")
+            return
+        }
         for (peer, session) in sessions where !configured.contains(peer.description) {
             session.close(reason: "no longer a configured peer")
         }

@@ -47,6 +47,20 @@ public final class TLSContext: @unchecked Sendable {
         guard SSL_CTX_set_alpn_protos(context, alpnWire.baseAddress, UInt32(alpnWire.count)) == 0 else {
             throw TLSError.fromQueue(.internalError, "cannot set ALPN")
         }
+        // Server side: a client that offers no ALPN at all never reaches the
+        // selection below, so refuse it here with the same alert (docs/protocol.md).
+        SSL_CTX_set_client_hello_cb(
+            context,
+            { ssl, alert, _ in
+                var data: UnsafePointer<UInt8>?
+                var length = 0
+                guard SSL_client_hello_get0_ext(ssl, UInt32(TLSEXT_TYPE_application_layer_protocol_negotiation), &data, &length) == 1
+                else {
+                    alert?.pointee = SSL_AD_NO_APPLICATION_PROTOCOL
+                    return SSL_CLIENT_HELLO_ERROR
+                }
+                return SSL_CLIENT_HELLO_SUCCESS
+            }, nil)
         // Server side: accept only storyteller/1, else a fatal no_application_protocol alert.
         SSL_CTX_set_alpn_select_cb(
             context,

@@ -291,54 +291,48 @@ struct ControlRoutes: Sendable {
                 })
         case (.POST, "projects"):
             let body = try ControlJSON.decode(CreateProject.self, from: request.body)
-            let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !name.isEmpty, name.utf8.count <= 200 else { throw ControlError(.badRequest, "name must be 1 to 200 bytes") }
+            let name = try projectName(body.name)
             let folder = try LibraryReference.resolve(body.folder ?? "root", in: try await library.view())
             let now = millisecondsSinceEpoch()
             let id = try await store.createDocument(kind: .project, name: name, at: now)
             _ = try await store.editProject(id, at: now) { try $0.set(.title, to: .string(name)) }
             try await library.edit { try $0.createProjectEntry(named: name, document: id, in: folder) }
             try await library.shareWithMembers(id)
-            return .json(try await project(id), status: .created)
+            return try await project(id, status: .created)
         case (.POST, "projects/{}/copy"):
             let source = try await existingProject(parameters[0])
             let body = request.body.readableBytes > 0 ? try ControlJSON.decode(CopyProject.self, from: request.body) : CopyProject(name: nil, folder: nil)
-            let name = try body.name.map { text throws(ControlError) -> String in
-                let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
-                guard !name.isEmpty, name.utf8.count <= 200, !name.contains("\u{0}") else { throw ControlError(.badRequest, "name must be 1 to 200 bytes") }
-                return name
-            }
+            let name = try body.name.map(projectName)
             let folder = try LibraryReference.resolve(body.folder ?? "root", in: try await library.view())
             let id = try await store.copyProject(source, name: name, at: millisecondsSinceEpoch())
             let title = try await store.document(id).name ?? "Untitled"
             try await library.edit { try $0.createProjectEntry(named: title, document: id, in: folder) }
             try await library.shareWithMembers(id)
-            return .json(try await project(id), status: .created)
+            return try await project(id, status: .created)
         case (.GET, "projects/{}"):
-            return .json(try await project(try documentID(parameters[0])))
+            return try await project(try documentID(parameters[0]))
         case (.PATCH, "projects/{}"):
             let id = try await existingProject(parameters[0])
             let body = try ControlJSON.decode(CreateProject.self, from: request.body)
-            let name = body.name.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !name.isEmpty, name.utf8.count <= 200 else { throw ControlError(.badRequest, "name must be 1 to 200 bytes") }
+            let name = try projectName(body.name)
             // The signed edit first: a read-only project is refused before anything changes.
             _ = try await store.editProject(id, session: Self.defaultSession, at: millisecondsSinceEpoch()) { try $0.set(.title, to: .string(name)) }
             try await store.setName(name, of: id)
             let entries = try await store.library(try await library.id()).entries(for: id)
             if !entries.isEmpty { try await library.edit { editor in for entry in entries { try editor.rename(entry, to: name) } } }
-            return .json(try await project(id))
+            return try await project(id)
         case (.DELETE, "projects/{}"):
             let id = try await existingProject(parameters[0])
             try await store.setDeleted(true, of: id)
             let entries = try await libraryEntries(of: id, inTrash: false)
             if !entries.isEmpty { try await library.edit { editor in for entry in entries { try editor.delete(entry) } } }
-            return .json(try await project(id))
+            return try await project(id)
         case (.POST, "projects/{}/restore"):
             let id = try await existingProject(parameters[0])
             try await store.setDeleted(false, of: id)
             let entries = try await libraryEntries(of: id, inTrash: true)
             if !entries.isEmpty { try await library.edit { editor in for entry in entries { try editor.restore(entry) } } }
-            return .json(try await project(id))
+            return try await project(id)
         case (.GET, "projects/{}/shares"):
             let id = try await existingProject(parameters[0])
             return .json(try await shares(of: id))
@@ -663,13 +657,28 @@ struct ControlRoutes: Sendable {
         return LibraryBody(id: try await library.id().description, nodes: nodes, shared: shared)
     }
 
-    /// A folder name: 1 to 200 bytes, no `/` (paths use it).
+    /// A folder name: 1 to 200 bytes, no `/` (paths use it), no control characters.
     private func nodeName(_ text: String) throws(ControlError) -> String {
         let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty, name.utf8.count <= 200, !name.contains("/") else {
-            throw ControlError(.badRequest, "a name must be 1 to 200 bytes without '/'")
+        guard !name.isEmpty, name.utf8.count <= 200, !name.contains("/"), !Self.hasControlCharacters(name) else {
+            throw ControlError(.badRequest, "a name must be 1 to 200 bytes without '/' or control characters")
         }
         return name
+    }
+
+    /// A project name: 1 to 200 bytes, no control characters (a NUL would
+    /// cut it short in other programs, a newline break listings).
+    private func projectName(_ text: String) throws(ControlError) -> String {
+        let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty, name.utf8.count <= 200 else { throw ControlError(.badRequest, "name must be 1 to 200 bytes") }
+        guard !Self.hasControlCharacters(name) else {
+            throw ControlError(.badRequest, "name must not contain control characters (such as NUL or a line break)")
+        }
+        return name
+    }
+
+    static func hasControlCharacters(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
     private func node(_ id: OpID) async throws -> LibraryNodeBody {
@@ -693,9 +702,13 @@ struct ControlRoutes: Sendable {
         try await projectRecord(try documentID(text)).id
     }
 
-    private func project(_ id: DocumentID) async throws -> ProjectBody {
+    /// The project as an answer, streamed (bounded memory for any size).
+    private func project(_ id: DocumentID, status: HTTPResponseStatus = .ok) async throws -> ControlResponse {
         let record = try await projectRecord(id)
-        return ProjectBody(record: record, document: try await store.project(id))
+        let stream = try ProjectJSONStream(record: record, document: try await store.project(id))
+        var response = ControlResponse.streaming(stream.stream, contentType: "application/json")
+        response.status = status
+        return response
     }
 
     /// The record of a stored project; a store failure is a 5xx, only a missing project a 404.

@@ -20,7 +20,7 @@ struct ControlRequest: Sendable {
 /// or a stream of chunks (sent with chunked encoding until the stream ends,
 /// the client goes away or the server closes).
 struct ControlResponse: Sendable {
-    let status: HTTPResponseStatus
+    var status: HTTPResponseStatus
     let body: Data
     var contentType = "application/json"
     var stream: AsyncStream<Data>?
@@ -275,7 +275,9 @@ final class ControlServer: Sendable {
                             response = await handler(Self.request(requestHead, body: body))
                         }
                         if let stream = response.stream {
-                            try await send(stream, on: connection.channel, to: outbound, head: requestHead, contentType: response.contentType)
+                            try await send(
+                                stream, on: connection.channel, to: outbound, head: requestHead, status: response.status,
+                                contentType: response.contentType)
                             return
                         }
                         let keepAlive = requestHead.isKeepAlive && !tooLarge
@@ -320,7 +322,7 @@ final class ControlServer: Sendable {
     /// closes (the client left, or `close()`), whichever comes first.
     private func send(
         _ stream: AsyncStream<Data>, on channel: any Channel, to outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>,
-        head: HTTPRequestHead, contentType: String
+        head: HTTPRequestHead, status: HTTPResponseStatus, contentType: String
     ) async throws {
         let key = ObjectIdentifier(channel)
         let (stop, stopper) = AsyncStream<Void>.makeStream()
@@ -333,7 +335,7 @@ final class ControlServer: Sendable {
         headers.add(name: "cache-control", value: "no-cache")
         headers.add(name: "connection", value: "close")
         headers.add(name: "transfer-encoding", value: "chunked")
-        try await outbound.write(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers)))
+        try await outbound.write(.head(HTTPResponseHead(version: head.version, status: status, headers: headers)))
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await chunk in stream {

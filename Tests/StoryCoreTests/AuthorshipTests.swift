@@ -133,10 +133,7 @@ import Testing
         let claim = Change(
             replica: honest.replica, seq: header.seq, startCounter: header.counter, wallTime: 5,
             dependencies: VersionVector(), operations: [.setField(object: .root, key: .title, value: .string("mine now"))])
-        var signed = claim.encodedSharingPoints(sign: { body in
-            TestIdentities.signing(2).signForTest(Authorship.signedMessage(TestIdentities.signing(2).crypto.sha256(nil, body)))
-        }).change
-        signed.isAnchor = true
+        let signed = claim.forgedEncoding(signedBy: TestIdentities.signing(2))
         for target in [owner, honest] {
             var target = target
             Self.expectRefusal(.unauthenticated) { try target.apply([try EncodedChange.decoding(signed.bytes)]) }
@@ -304,34 +301,4 @@ extension ChangesSince {
         if case .changes(let changes) = self { return changes }
         return []
     }
-}
-
-extension ProjectDocument {
-    /// What a hostile daemon does: signs a change of any operations as this
-    /// replica and logs it, with no check of its rights.
-    mutating func forge(_ operations: [Operation], at time: Int64) throws -> EncodedChange {
-        var core = replicaState.core
-        let header = core.nextLocalChangeHeader()
-        let change = Change(
-            replica: core.replica, seq: header.seq, startCounter: header.startCounter, wallTime: time,
-            dependencies: header.dependencies, operations: operations, declaration: core.declaration(forSeq: header.seq))
-        let (sign, hash) = try core.localSigner(seq: header.seq)!
-        let encoded = change.encodedSharingPoints(sign: sign).change
-        core.commitLocal(change, encoded: encoded, hash: hash())
-        replicaState.core = core
-        return encoded.markedAnchor(true)
-    }
-
-    /// What a hostile daemon does to its own copy: believes it is an editor,
-    /// so its editor lets it make (signed) edits it has no right to.
-    mutating func pretendToBeAnEditor() {
-        guard let author = replicaState.core.author else { return }
-        if replicaState.core.access.owner == nil { replicaState.core.access.owner = PeerID(digest: [UInt8](repeating: 0, count: 32)) }
-        replicaState.core.access.add(
-            AccessGrant(id: OpID(counter: 1 << 60, replica: author.replica), seq: 1, author: author.identity.peer, target: author.identity.peer, role: .editor))
-    }
-}
-
-extension SigningIdentity {
-    func signForTest(_ message: [UInt8]) -> [UInt8] { sign(message) }
 }

@@ -195,9 +195,7 @@ struct HostileScenario {
             let change = Change(
                 replica: target.replica, seq: target.versionVector[target.replica] + 1, startCounter: target.replicaState.core.clock + 1,
                 wallTime: time, dependencies: VersionVector(), operations: [.setField(object: .root, key: .title, value: .string("forged"))])
-            forged = change.encodedSharingPoints(sign: { body in
-                TestIdentities.signing(Self.hostile).signForTest(Authorship.signedMessage(TestIdentities.signing(Self.hostile).crypto.sha256(nil, body)))
-            }).change
+            forged = change.forgedEncoding(signedBy: TestIdentities.signing(Self.hostile))
         }
         forgers.insert(forger.replica)
         forgeries += 1

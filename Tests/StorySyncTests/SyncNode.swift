@@ -23,12 +23,12 @@ final class SyncNode: @unchecked Sendable {
     private var task: Task<Void, any Error>?
     private(set) var port = 0
 
-    init(_ name: String, configure: (inout SyncConfiguration) -> Void = { _ in }) async throws {
+    init(_ name: String, storeOptions: StoreOptions = StoreOptions(), configure: (inout SyncConfiguration) -> Void = { _ in }) async throws {
         self.name = name
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("storyteller-sync-\(name)-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         identity = try Identity.loadOrCreate(in: directory + "/identity")
-        store = try Store(path: directory + "/store.db", identity: try identity.signingIdentity)
+        store = try Store(path: directory + "/store.db", identity: try identity.signingIdentity, options: storeOptions)
         var configuration = SyncConfiguration(name: name)
         configuration.backoffBase = .milliseconds(50)
         configuration.backoffMaximum = .milliseconds(400)

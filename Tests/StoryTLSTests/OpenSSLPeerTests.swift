@@ -121,9 +121,22 @@ import Testing
         let peer = try OpenSSLIdentity()
         defer { peer.remove() }
         let server = try await Server(identity: try Identity.generate())
-        _ = try sClient(server.port, ["-tls1_3", "-alpn", "http/1.1", "-cert", peer.certificate, "-key", peer.key])
+        let output = try sClient(server.port, ["-tls1_3", "-alpn", "http/1.1", "-cert", peer.certificate, "-key", peer.key])
         let outcome = try await server.nextOutcome()
         #expect(throws: TLSError.self) { try outcome.get() }
+        #expect(output.contains("no application protocol"), "the promised alert: \(output)")
+        try await server.close()
+    }
+
+    /// docs/protocol.md: a client that offers no ALPN at all gets the same fatal alert.
+    @Test func aClientWithoutALPNGetsTheNoApplicationProtocolAlert() async throws {
+        let peer = try OpenSSLIdentity()
+        defer { peer.remove() }
+        let server = try await Server(identity: try Identity.generate())
+        let output = try sClient(server.port, ["-tls1_3", "-cert", peer.certificate, "-key", peer.key])
+        let outcome = try await server.nextOutcome()
+        #expect(throws: TLSError.self) { try outcome.get() }
+        #expect(output.contains("no application protocol"), "the promised alert: \(output)")
         try await server.close()
     }
 

@@ -25,6 +25,8 @@ final class DaemonProcess: Sendable {
     private let collected = Collected()
 
     var output: String { collected.text.withLock { $0.output } }
+    /// The process id.
+    var pid: Int32 { process.processIdentifier }
     var errors: String { collected.text.withLock { $0.errors } }
 
     init(arguments: [String], environment: [String: String]) throws {
