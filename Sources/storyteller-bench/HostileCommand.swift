@@ -1,13 +1,10 @@
 import ArgumentParser
 import Foundation
-import NIOCore
-import NIOPosix
 import StoryClient
 import StoryCore
 import StoryIdentity
 import StorySync
 import StoryTLS
-import Synchronization
 
 /// `storyteller-bench hostile`: a real `storytellerd` under a hostile editor
 /// (a paired peer it shared a project with), measured by its resident memory
@@ -57,10 +54,10 @@ struct HostileCommand: AsyncParsableCommand {
 
         // The hostile peer's copy: what the daemon sends it, in two replicas of its identity.
         let signing = try hostile.signingIdentity
-        let founding = try await Connection.run(port: target.port, identity: hostile) { connection in
-            try await connection.expect { if case .advertise(let ad) = $0 { ad.document == project } else { false } }
+        let founding = try await ProtocolClient.session(to: target.port, as: hostile) { connection in
+            try await connection.expect("an advertise") { if case .advertise(let ad) = $0 { ad.document == project } else { false } }
             try await connection.send(.advertise(.init(document: project, kind: 1, name: "", role: .owner, version: VersionVector())))
-            try await connection.expect { if case .changes(project, _) = $0 { true } else { false } }
+            try await connection.expect("the changes") { if case .changes(project, _) = $0 { true } else { false } }
             try await Task.sleep(for: .milliseconds(300))
             return try connection.changes(of: project)
         }
@@ -90,7 +87,7 @@ struct HostileCommand: AsyncParsableCommand {
         let heldStart = ContinuousClock.now
         while sent < budget {
             connections += 1
-            let (bytes, refused) = try await Connection.run(port: target.port, identity: hostile) { connection -> (Int, Bool) in
+            let (bytes, refused) = try await ProtocolClient.session(to: target.port, as: hostile) { connection -> (Int, Bool) in
                 var bytes = 0
                 for start in stride(from: 0, to: waiting.count, by: 16) {
                     let batch = Array(waiting[start..<min(start + 16, waiting.count)])
@@ -102,7 +99,7 @@ struct HostileCommand: AsyncParsableCommand {
                     }
                     bytes += batch.reduce(0) { $0 + $1.bytes.count }
                 }
-                let refused = (try? await connection.expect(timeout: .seconds(10)) {
+                let refused = (try? await connection.expect("a refusal", timeout: .seconds(10)) {
                     if case .error(SyncError.Code.heldBackLimit.rawValue, _) = $0 { true } else { false }
                 }) != nil
                 return (bytes, refused)
@@ -129,11 +126,11 @@ struct HostileCommand: AsyncParsableCommand {
         let everything = first.changes(since: VersionVector()).list.filter { $0.replica == first.replica }
         let firstReplica = first.replica
         _ = before
-        try await Connection.run(port: target.port, identity: hostile) { connection in
+        try await ProtocolClient.session(to: target.port, as: hostile) { connection in
             for batch in ChangeBatch.split(everything, targetBytes: 512 << 10) {
                 try await connection.send(.changes(document: project, batch: ChangeBatch.encode(batch)[...]))
             }
-            try await connection.expect(timeout: .seconds(60)) {
+            try await connection.expect("the acknowledgement", timeout: .seconds(60)) {
                 if case .ack(project, let version) = $0 { version[firstReplica] >= UInt64(everything.count) } else { false }
             }
         }
@@ -181,68 +178,5 @@ extension ChangesSince {
     var list: [EncodedChange] {
         if case .changes(let changes) = self { return changes }
         return []
-    }
-}
-
-/// One protocol connection of the hostile peer, over TLS on loopback.
-final class Connection: Sendable {
-    private let received = Mutex<(messages: [Message], closed: Bool)>(([], false))
-    private let outbound: NIOAsyncChannelOutboundWriter<Message>
-
-    private init(outbound: NIOAsyncChannelOutboundWriter<Message>) { self.outbound = outbound }
-
-    static func run<T: Sendable>(port: Int, identity: Identity, _ body: @Sendable (Connection) async throws -> T) async throws -> T {
-        let group = MultiThreadedEventLoopGroup.singleton
-        let context = try TLSContext(identity: identity)
-        let handshake = group.next().makePromise(of: TLSPeer.self)
-        let channel = try await ClientBootstrap(group: group).connect(host: "127.0.0.1", port: port) { channel in
-            channel.eventLoop.makeCompletedFuture {
-                try channel.pipeline.syncOperations.addHandler(TLSHandler(context: context, isServer: false, handshakePromise: handshake))
-                try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(MessageDecoder()))
-                try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(MessageEncoder()))
-                return try NIOAsyncChannel<Message, Message>(wrappingChannelSynchronously: channel)
-            }
-        }
-        _ = try await handshake.futureResult.get()
-        return try await channel.executeThenClose { inbound, outbound in
-            let connection = Connection(outbound: outbound)
-            return try await withThrowingTaskGroup(of: T?.self) { group in
-                group.addTask {
-                    do {
-                        for try await message in inbound { connection.received.withLock { $0.messages.append(message) } }
-                    } catch {}
-                    connection.received.withLock { $0.closed = true }
-                    return nil
-                }
-                try await connection.send(.hello(version: Message.protocolVersion, name: "hostile", capabilities: []))
-                try await connection.expect { if case .hello = $0 { true } else { false } }
-                let result = try await body(connection)
-                group.cancelAll()
-                return result
-            }
-        }
-    }
-
-    var isClosed: Bool { received.withLock { $0.closed } }
-
-    func send(_ message: Message) async throws { try await outbound.write(message) }
-
-    @discardableResult
-    func expect(timeout: Duration = .seconds(20), _ predicate: (Message) -> Bool) async throws -> Message {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let found = received.withLock({ $0.messages.first(where: predicate) }) { return found }
-            if isClosed { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        if let found = received.withLock({ $0.messages.first(where: predicate) }) { return found }
-        throw ValidationError("the daemon did not send what was expected")
-    }
-
-    func changes(of document: DocumentID) throws -> [(EncodedChange, Change)] {
-        try received.withLock { $0.messages }.flatMap { message -> [(EncodedChange, Change)] in
-            guard case .changes(document, let batch) = message else { return [] }
-            return try ChangeBatch.decode(batch)
-        }
     }
 }

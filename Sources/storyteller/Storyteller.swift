@@ -235,8 +235,12 @@ func sharesPath(_ project: String) -> String {
 
 struct Share: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Share a project (or `library`: the folder tree) with a peer.",
-        discussion: "A peer whose own library has no folders yet adopts a library shared with it; its projects are filed in that library's Incoming.")
+        abstract: "Share a project (or `library`: the folder tree and every project in it) with a peer.",
+        discussion: """
+            Read-write makes the peer an editor (it may change the project and share it on); \
+            --read-only a reader (it receives the project; its edits are refused by every machine). \
+            Only the owner (the machine that created the project) and editors may share.
+            """)
     @Argument(help: "A project id, or `library`.") var project: String
     @Argument var peer: String
     @Flag(help: "The peer receives the project but its changes are refused.") var readOnly = false
@@ -250,7 +254,9 @@ struct Share: ParsableCommand {
 }
 
 struct Unshare: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Stop sharing a project (or `library`) with a peer.")
+    static let configuration = CommandConfiguration(
+        abstract: "Stop sharing a project (or `library`) with a peer.",
+        discussion: "Takes the peer's rights away (the owner only); it holds until someone entitled shares again.")
     @Argument(help: "A project id, or `library`.") var project: String
     @Argument var peer: String
     @OptionGroup var options: ClientOptions
@@ -264,7 +270,7 @@ struct Unshare: ParsableCommand {
 struct Projects: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Storyboard projects.",
-        subcommands: [List.self, Create.self, Show.self, Rename.self, Describe.self, Delete.self, Restore.self],
+        subcommands: [List.self, Create.self, Show.self, Copy.self, Rename.self, Describe.self, Delete.self, Restore.self],
         defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
@@ -303,7 +309,15 @@ struct Projects: ParsableCommand {
         func run() throws {
             let body = try options.call("GET", "/v1/projects/\(segment(project))") as? [String: Any] ?? [:]
             guard !options.json else { return }
-            print("\(text(body["title"] ?? body["name"]))  (\(text(body["id"])))")
+            var notes: [String] = []
+            if (body["legacy"] as? Bool) == true { notes.append("legacy: made before signed authorship, not synced; `projects copy` it to share") }
+            switch text(body["role"]) {
+            case "reader": notes.append("read-only")
+            case "none": notes.append("read-only: no longer shared with this machine")
+            case "editor": notes.append("shared with this machine read-write")
+            default: break
+            }
+            print("\(text(body["title"] ?? body["name"]))  (\(text(body["id"])))" + (notes.isEmpty ? "" : "  [\(notes.joined(separator: "; "))]"))
             for scene in body["scenes"] as? [[String: Any]] ?? [] {
                 print("  scene \(text(scene["number"])) \(text(scene["title"]))  [\(text(scene["id"]))]")
                 for shot in scene["shots"] as? [[String: Any]] ?? [] {
@@ -315,6 +329,24 @@ struct Projects: ParsableCommand {
                     }
                 }
             }
+        }
+    }
+
+    struct Copy: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Copy a project into a new one owned by this machine; prints its id.",
+            discussion: "Any project can be copied: one this machine only reads, or one made before signed authorship (which cannot be shared itself).")
+        @Argument var project: String
+        @Option(help: "The copy's name (default: the original's).") var name: String?
+        @Option(help: "The library folder for it (default: the root).") var folder: String?
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            var body: [String: Any] = [:]
+            if let name { body["name"] = name }
+            if let folder { body["folder"] = folder }
+            let copy = try options.call("POST", "/v1/projects/\(segment(project))/copy", body: body) as? [String: Any] ?? [:]
+            if !options.json { print(text(copy["id"])) }
         }
     }
 

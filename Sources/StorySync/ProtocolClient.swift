@@ -1,0 +1,113 @@
+import NIOCore
+import NIOPosix
+import StoryCore
+import StoryIdentity
+import StoryTLS
+import Synchronization
+
+/// One connection to a daemon that speaks the protocol without a session
+/// state machine: it sends whatever it is told and keeps what it receives.
+/// For the hostile-peer tests and `storyteller-bench hostile`, which need a
+/// peer that breaks the rules on purpose.
+package final class ProtocolClient: Sendable {
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    private let received = Mutex<(messages: [Message], closed: Bool)>(([], false))
+    private let outbound: NIOAsyncChannelOutboundWriter<Message>
+
+    private init(outbound: NIOAsyncChannelOutboundWriter<Message>) {
+        self.outbound = outbound
+    }
+
+    /// Connects over TLS to `port` on 127.0.0.1 as `identity`, exchanges Hello,
+    /// and runs `body`; the connection is closed when it returns.
+    package static func session<T: Sendable>(
+        to port: Int, as identity: Identity, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        _ body: @Sendable (ProtocolClient) async throws -> T
+    ) async throws -> T {
+        let context = try TLSContext(identity: identity)
+        let handshake = group.next().makePromise(of: TLSPeer.self)
+        let channel = try await ClientBootstrap(group: group).connect(host: "127.0.0.1", port: port) { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(TLSHandler(context: context, isServer: false, handshakePromise: handshake))
+                try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(MessageDecoder()))
+                try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(MessageEncoder()))
+                return try NIOAsyncChannel<Message, Message>(wrappingChannelSynchronously: channel)
+            }
+        }
+        _ = try await handshake.futureResult.get()
+        return try await channel.executeThenClose { inbound, outbound in
+            let client = ProtocolClient(outbound: outbound)
+            return try await withThrowingTaskGroup(of: T?.self) { group in
+                group.addTask {
+                    do {
+                        for try await message in inbound { client.received.withLock { $0.messages.append(message) } }
+                    } catch {}
+                    client.received.withLock { $0.closed = true }
+                    return nil
+                }
+                try await client.send(.hello(version: Message.protocolVersion, name: "protocol client", capabilities: []))
+                try await client.expect("the daemon's hello") { if case .hello = $0 { true } else { false } }
+                let result = try await body(client)
+                group.cancelAll()
+                return result
+            }
+        }
+    }
+
+    package func send(_ message: Message) async throws {
+        try await outbound.write(message)
+    }
+
+    /// Sends changes of a document as one batch.
+    package func send(_ changes: [EncodedChange], of document: DocumentID) async throws {
+        try await send(.changes(document: document, batch: ChangeBatch.encode(changes)[...]))
+    }
+
+    /// Everything received so far.
+    package var messages: [Message] { received.withLock { $0.messages } }
+
+    /// Whether the daemon closed the connection.
+    package var isClosed: Bool { received.withLock { $0.closed } }
+
+    /// Waits (at most `timeout`) for a message matching `predicate`.
+    /// - Throws: `Failure` naming `what` and what did arrive.
+    @discardableResult
+    package func expect(_ what: String, timeout: Duration = .seconds(10), _ predicate: (Message) -> Bool) async throws -> Message {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let found = messages.first(where: predicate) { return found }
+            if isClosed { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        if let found = messages.first(where: predicate) { return found }
+        throw Failure(description: "no \(what) within \(timeout); received: \(messages.map(\.summary))")
+    }
+
+    /// Waits for the daemon to close the connection (at most `timeout`); whether it did.
+    package func waitUntilClosed(timeout: Duration = .seconds(10)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while !isClosed && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        return isClosed
+    }
+
+    /// Whether any Changes or Snapshot of `document` arrived.
+    package func received(anythingOf document: DocumentID) -> Bool {
+        messages.contains {
+            switch $0 {
+            case .changes(document, _), .snapshot(document, _, _): true
+            default: false
+            }
+        }
+    }
+
+    /// The changes of `document` that arrived, decoded.
+    package func changes(of document: DocumentID) throws -> [(EncodedChange, Change)] {
+        try messages.flatMap { message -> [(EncodedChange, Change)] in
+            guard case .changes(document, let batch) = message else { return [] }
+            return try ChangeBatch.decode(batch)
+        }
+    }
+}
