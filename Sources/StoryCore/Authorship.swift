@@ -6,20 +6,27 @@ public struct Digest32: Hashable, Sendable, CustomStringConvertible {
     /// Reads 32 bytes; nil for any other length.
     public init?(_ bytes: some Collection<UInt8>) {
         guard bytes.count == 32 else { return nil }
-        var words: [UInt64] = [0, 0, 0, 0]
-        for (index, byte) in bytes.enumerated() { words[index / 8] = words[index / 8] << 8 | UInt64(byte) }
-        (w0, w1, w2, w3) = (words[0], words[1], words[2], words[3])
+        let read = bytes.withContiguousStorageIfAvailable { Digest32(bigEndian: UnsafeRawBufferPointer($0)) }
+        self = read ?? Array(bytes).withUnsafeBytes { Digest32(bigEndian: $0) }
+    }
+
+    /// The digest in 32 bytes of memory (as SHA-256 writes it). O(1), no allocation.
+    public init(bigEndian buffer: UnsafeRawBufferPointer) {
+        precondition(buffer.count >= 32, "a digest is 32 bytes")
+        w0 = UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+        w1 = UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        w2 = UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
+        w3 = UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+    }
+
+    /// Calls `body` with the 32 bytes, without allocating.
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        var words = (w0.bigEndian, w1.bigEndian, w2.bigEndian, w3.bigEndian)
+        return try Swift.withUnsafeBytes(of: &words, body)
     }
 
     /// The 32 bytes.
-    public var bytes: [UInt8] {
-        var result: [UInt8] = []
-        result.reserveCapacity(32)
-        for word in [w0, w1, w2, w3] {
-            for shift in stride(from: 56, through: 0, by: -8) { result.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
-        }
-        return result
-    }
+    public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 
     /// The first eight bytes, little-endian (replica ids are cut from digests this way).
     var firstWordLittleEndian: UInt64 { w0.byteSwapped }
@@ -148,7 +155,10 @@ struct AuthorRecord: Hashable, Sendable {
 struct ChainHead: Hashable, Sendable {
     var seq: UInt64
     var hash: Digest32
-    var signature: [UInt8]
+    /// The author's signature of `hash`; nil when the head is a change inside
+    /// a run whose signed end is still held back (its hash is authentic, but
+    /// only the run's end proves it to a third party).
+    var signature: [UInt8]?
 }
 
 /// The derivations that bind ids to identities, and the chain that lets one
@@ -166,7 +176,18 @@ public enum Authorship {
     /// Every change whose sequence number is a multiple of this is checked on
     /// arrival even in the middle of a run, so a sender can always end a batch
     /// at a checked change within this many changes.
-    public static let anchorInterval: UInt64 = 64
+    public static let anchorInterval: UInt64 = 256
+    /// A change this large is checked on arrival wherever it stands in a run
+    /// (its signature is small beside it), so the changes a sender must put
+    /// together to reach a checked one stay under 256 × 16 KiB.
+    public static let anchorBytes = 16 << 10
+
+    /// Whether a receiver checks this change's signature even inside a run
+    /// (and a sender therefore sends it): every `anchorInterval`-th change of a
+    /// replica, and every change of `anchorBytes` or more.
+    public static func isCheckedInRun(seq: UInt64, bytes: Int) -> Bool {
+        seq % anchorInterval == 0 || bytes >= anchorBytes
+    }
 
     static let replicaTag = Array("storyteller/replica/1".utf8)
     static let documentTag = Array("storyteller/document/1".utf8)

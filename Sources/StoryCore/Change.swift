@@ -23,7 +23,8 @@ public struct Change: Hashable, Sendable {
     /// document (signed documents), nil otherwise.
     public var declaration: AuthorDeclaration?
     /// The author's Ed25519 signature of the replica's chain up to this change
-    /// (`Authorship`); nil for an unsigned change.
+    /// (`Authorship`), when it came with the change: not part of the change's
+    /// bytes, since one signature covers a run and most need not travel.
     public var signature: [UInt8]?
 
     /// Creates a change.
@@ -66,8 +67,7 @@ public struct Change: Hashable, Sendable {
 
     private enum Flag {
         static let declaration: UInt8 = 1
-        static let signed: UInt8 = 2
-        static let all: UInt8 = 3
+        static let all: UInt8 = 1
     }
 
     /// The binary encoding (docs/crdt.md, "Changes"), unsigned.
@@ -77,13 +77,13 @@ public struct Change: Hashable, Sendable {
 
     /// The encoding, and for each `addStroke` operation the slice of the
     /// encoding holding its points, so the document can keep those bytes
-    /// instead of a second copy. `sign`, given the body (everything but the
-    /// signature), returns the 64-byte signature appended to it.
+    /// instead of a second copy. `sign`, given the bytes, returns the 64-byte
+    /// signature kept beside them.
     func encodedSharingPoints(sign: ((ArraySlice<UInt8>) -> [UInt8])? = nil)
         -> (change: EncodedChange, points: [(index: Int, bytes: ArraySlice<UInt8>)])
     {
         var table = ReplicaTable(author: replica)
-        var capacity = 32 + 8 * dependencies.entries.count + (sign == nil ? 0 : Authorship.signatureBytes)
+        var capacity = 32 + 8 * dependencies.entries.count
         for op in operations {
             table.collect(op)
             if case .addStroke(_, _, let points) = op { capacity += points.bytes.count + 32 } else { capacity += 40 }
@@ -92,7 +92,7 @@ public struct Change: Hashable, Sendable {
         capacity += 8 * table.replicas.count + (declaration?.certificate.count ?? 0) + 16
         var writer = ByteWriter(capacity: capacity)
         writer.write(byte: Change.formatVersion)
-        writer.write(byte: (declaration == nil ? 0 : Flag.declaration) | (sign == nil ? 0 : Flag.signed))
+        writer.write(byte: declaration == nil ? 0 : Flag.declaration)
         writer.write(count: table.replicas.count)
         for replica in table.replicas { writer.write(fixed64: replica.rawValue) }
         writer.write(varint: seq)
@@ -116,15 +116,12 @@ public struct Change: Hashable, Sendable {
                 pointRanges.append((index, (writer.count - points.bytes.count)..<writer.count))
             }
         }
-        if let sign {
-            let signature = sign(writer.bytes[...])
-            precondition(signature.count == Authorship.signatureBytes, "an Ed25519 signature is 64 bytes")
-            writer.write(raw: signature)
-        }
         let bytes = writer.bytes
+        let signature = sign.map { $0(bytes[...]) }
+        precondition(signature.map { $0.count == Authorship.signatureBytes } ?? true, "an Ed25519 signature is 64 bytes")
         let change = EncodedChange(
             bytes: bytes[...], replica: replica, seq: seq, startCounter: startCounter,
-            endCounter: endCounter, wallTime: wallTime, isSigned: sign != nil)
+            endCounter: endCounter, wallTime: wallTime, signature: signature)
         return (change, pointRanges.map { ($0.0, bytes[$0.1]) })
     }
 
@@ -140,12 +137,6 @@ public struct Change: Hashable, Sendable {
         }
         let flags = version == 1 ? 0 : try reader.readByte()
         guard flags & ~Flag.all == 0 else { throw CodecError(.invalidValue, "unknown change flags \(flags)") }
-        let signed = flags & Flag.signed != 0
-        if signed {
-            guard bytes.count > Authorship.signatureBytes else { throw CodecError(.truncated, "a signed change without its signature") }
-            reader = ByteReader(bytes.dropLast(Authorship.signatureBytes))
-            _ = try reader.readSlice(count: 2)
-        }
         let replicaCount = try reader.readCount("replica table", minimumElementSize: 8)
         guard replicaCount >= 1 else { throw CodecError(.invalidValue, "a change names no author") }
         var replicas: [ReplicaID] = []
@@ -186,8 +177,7 @@ public struct Change: Hashable, Sendable {
         try reader.expectEnd("the change")
         self.init(
             replica: replicas[0], seq: seq, startCounter: startCounter, wallTime: wallTime,
-            dependencies: deps, operations: operations, declaration: declaration,
-            signature: signed ? Array(bytes.suffix(Authorship.signatureBytes)) : nil)
+            dependencies: deps, operations: operations, declaration: declaration)
     }
 }
 
@@ -202,8 +192,9 @@ public struct EncodedChange: Hashable, Sendable {
     public let startCounter: UInt64
     public let endCounter: UInt64
     public let wallTime: Int64
-    /// Whether the last 64 bytes are the author's signature.
-    public let isSigned: Bool
+    /// The author's signature of its chain up to this change, when it came
+    /// with it (it travels only where a receiver checks it: `ChangeBatch.encode`).
+    public let signature: [UInt8]?
     /// Whether this daemon checked (or made) this change's own signature, not
     /// only a later one in its chain: a sender ends every replica's run in a
     /// batch at such a change, so the receiver's check of that signature passes.
@@ -211,7 +202,7 @@ public struct EncodedChange: Hashable, Sendable {
 
     init(
         bytes: ArraySlice<UInt8>, replica: ReplicaID, seq: UInt64, startCounter: UInt64, endCounter: UInt64,
-        wallTime: Int64, isSigned: Bool = false, isAnchor: Bool = false
+        wallTime: Int64, signature: [UInt8]? = nil, isAnchor: Bool = false
     ) {
         self.bytes = bytes
         self.replica = replica
@@ -219,15 +210,22 @@ public struct EncodedChange: Hashable, Sendable {
         self.startCounter = startCounter
         self.endCounter = endCounter
         self.wallTime = wallTime
-        self.isSigned = isSigned
+        self.signature = signature
         self.isAnchor = isAnchor
     }
 
     public static func == (lhs: EncodedChange, rhs: EncodedChange) -> Bool { lhs.bytes == rhs.bytes }
     public func hash(into hasher: inout Hasher) { hasher.combine(bytes) }
 
-    /// What the chain hash covers: everything but the signature.
-    var body: ArraySlice<UInt8> { isSigned ? bytes.dropLast(Authorship.signatureBytes) : bytes }
+    /// What the chain hash covers: the bytes (the signature is beside them).
+    var body: ArraySlice<UInt8> { bytes }
+
+    /// The same change with another signature beside it (nil: none).
+    public func withSignature(_ signature: [UInt8]?) -> EncodedChange {
+        EncodedChange(
+            bytes: bytes, replica: replica, seq: seq, startCounter: startCounter, endCounter: endCounter, wallTime: wallTime,
+            signature: signature, isAnchor: isAnchor)
+    }
 
     /// The same change marked as checked (or not) by this daemon (as a store
     /// reads it back).
@@ -240,16 +238,19 @@ public struct EncodedChange: Hashable, Sendable {
     /// Decodes the change. O(size).
     /// - Throws: `CodecError`.
     public func decoded() throws(CodecError) -> Change {
-        try Change(decoding: bytes)
+        var change = try Change(decoding: bytes)
+        change.signature = signature
+        return change
     }
 
     /// Decodes `bytes` and keeps them as the encoding.
     /// - Throws: `CodecError`.
-    public static func decoding(_ bytes: ArraySlice<UInt8>) throws(CodecError) -> (EncodedChange, Change) {
-        let change = try Change(decoding: bytes)
+    public static func decoding(_ bytes: ArraySlice<UInt8>, signature: [UInt8]? = nil) throws(CodecError) -> (EncodedChange, Change) {
+        var change = try Change(decoding: bytes)
+        change.signature = signature
         let encoded = EncodedChange(
             bytes: bytes, replica: change.replica, seq: change.seq, startCounter: change.startCounter,
-            endCounter: change.endCounter, wallTime: change.wallTime, isSigned: change.signature != nil)
+            endCounter: change.endCounter, wallTime: change.wallTime, signature: signature)
         return (encoded, change)
     }
 
@@ -261,13 +262,28 @@ public struct EncodedChange: Hashable, Sendable {
 }
 
 /// A batch of changes on the wire or in a file: a count, then each change
-/// length-prefixed.
+/// length-prefixed, each followed by its signature when it carries one.
 public enum ChangeBatch {
-    /// Encodes changes in the given order.
+    /// Encodes changes in the given order, with the signatures a receiver
+    /// checks: of each replica's last change in the batch, and of every change
+    /// `Authorship.isCheckedInRun` names (a receiver checks those too). The
+    /// others are covered by the chain and stay behind.
     public static func encode(_ changes: [EncodedChange]) -> [UInt8] {
-        var writer = ByteWriter(capacity: changes.reduce(8) { $0 + $1.bytes.count + 3 })
+        var last: [ReplicaID: Int] = [:]
+        for index in changes.indices { last[changes[index].replica] = index }
+        var writer = ByteWriter(capacity: changes.reduce(8) { $0 + $1.bytes.count + 4 } + last.count * 65)
         writer.write(count: changes.count)
-        for change in changes { writer.write(lengthPrefixed: change.bytes) }
+        for (index, change) in changes.enumerated() {
+            writer.write(lengthPrefixed: change.bytes)
+            if let signature = change.signature,
+                last[change.replica] == index || Authorship.isCheckedInRun(seq: change.seq, bytes: change.bytes.count)
+            {
+                writer.write(byte: 1)
+                writer.write(raw: signature)
+            } else {
+                writer.write(byte: 0)
+            }
+        }
         return writer.bytes
     }
 
@@ -276,9 +292,9 @@ public enum ChangeBatch {
     /// signature this daemon checked or made (an anchor): the receiver checks
     /// exactly that signature, and an author who signed some changes of a run
     /// badly must not make a good relay look bad. A run is extended to the
-    /// next anchor (at most `Authorship.anchorInterval` changes away), or cut
+    /// next anchor (fewer than `Authorship.anchorInterval` changes of under
+    /// `Authorship.anchorBytes` each away), or cut
     /// back before an unchecked tail that has no anchor yet (sent later).
-    /// Unsigned changes count as anchors.
     public static func split(_ changes: [EncodedChange], targetBytes: Int) -> [[EncodedChange]] {
         var byReplica: [ReplicaID: [Int]] = [:]
         for index in changes.indices { byReplica[changes[index].replica, default: []].append(index) }
@@ -287,7 +303,7 @@ public enum ChangeBatch {
         var taken = [Bool](repeating: false, count: changes.count)
         var batches: [[EncodedChange]] = []
         var cursor = 0
-        func isAnchor(_ change: EncodedChange) -> Bool { !change.isSigned || change.isAnchor }
+        func isAnchor(_ change: EncodedChange) -> Bool { change.isAnchor }
         while cursor < changes.count {
             var batch: [Int] = []
             var bytes = 0
@@ -325,13 +341,14 @@ public enum ChangeBatch {
     /// - Throws: `CodecError` naming the first bad change.
     public static func decode(_ bytes: ArraySlice<UInt8>) throws(CodecError) -> [(EncodedChange, Change)] {
         var reader = ByteReader(bytes)
-        let count = try reader.readCount("changes", minimumElementSize: 2)
+        let count = try reader.readCount("changes", minimumElementSize: 3)
         var result: [(EncodedChange, Change)] = []
         result.reserveCapacity(count)
         for index in 0..<count {
             let slice = try reader.readLengthPrefixed("change")
+            let signature = try reader.readBool("signature flag") ? Array(try reader.readSlice(count: Authorship.signatureBytes)) : nil
             do {
-                result.append(try EncodedChange.decoding(slice))
+                result.append(try EncodedChange.decoding(slice, signature: signature))
             } catch {
                 throw CodecError(error.code, "change \(index + 1) of \(count): \(error.message)", offset: error.offset)
             }

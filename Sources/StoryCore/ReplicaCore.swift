@@ -65,6 +65,12 @@ public struct HeldBackLimits: Sendable, Hashable {
     public static let unlimited = HeldBackLimits(changes: .max, bytes: .max)
 }
 
+/// A change's place in its author's sequence.
+struct ChangeKey: Hashable {
+    var replica: ReplicaID
+    var seq: UInt64
+}
+
 /// A change held back until its dependencies arrive, with what its arrival
 /// already established (its chain hash, its author).
 struct HeldChange: Sendable {
@@ -161,8 +167,8 @@ struct ReplicaCore: Sendable {
     /// A signed document checks on arrival, before anything is held: each
     /// replica's changes in the call continue a chain this document knows,
     /// the author declarations bind replicas to identities, and the signature
-    /// of the last change of each replica in the call (and of every
-    /// `Authorship.anchorInterval`-th) is valid. When a change applies, its
+    /// of the last change of each replica in the call (and of every change
+    /// `Authorship.isCheckedInRun` names) is valid. When a change applies, its
     /// author must have write rights at the change's causal point.
     mutating func integrate<State: ReplicatedState>(
         _ incoming: [(EncodedChange, Change)], origin: ChangeOrigin, limits: HeldBackLimits?, into state: inout State,
@@ -211,6 +217,7 @@ struct ReplicaCore: Sendable {
                         }
                         let mark = journal.count
                         let savedAccess = access
+                        let savedFrontier = fromPending ? frontiers[replica] : nil
                         do {
                             try applyOne(item, to: &state, journal: &journal, report: &report)
                         } catch {
@@ -224,6 +231,7 @@ struct ReplicaCore: Sendable {
                             state.rollback(Array(journal[mark...]))
                             journal.removeSubrange(mark...)
                             access = savedAccess
+                            frontiers[replica] = savedFrontier
                             report.droppedHeldBack += 1 + (pending[replica]?.keys.filter { $0 > next }.count ?? 0)
                             droppedFrom.append((replica, next))
                             break
@@ -287,7 +295,7 @@ struct ReplicaCore: Sendable {
     ) throws(DocumentError) -> [HeldChange] {
         var fresh: [HeldChange] = []
         fresh.reserveCapacity(incoming.count)
-        var arrived: [ReplicaID: [UInt64: Int]] = [:]
+        var arrived: [ChangeKey: Int] = [:]
         var lastHash: [ReplicaID: (seq: UInt64, hash: Digest32)] = [:]
         var declared: [ReplicaID: AuthorRecord] = [:]
         for (encoded, change) in incoming {
@@ -297,7 +305,7 @@ struct ReplicaCore: Sendable {
                 report.duplicates += 1
                 continue
             }
-            if let earlier = pending[replica]?[change.seq]?.encoded ?? arrived[replica]?[change.seq].map({ fresh[$0].encoded }) {
+            if let earlier = pending[replica]?[change.seq]?.encoded ?? arrived[ChangeKey(replica: replica, seq: change.seq)].map({ fresh[$0].encoded }) {
                 guard earlier.bytes == encoded.bytes else {
                     throw DocumentError(
                         .conflict, "two different changes claim sequence number \(change.seq) of replica \(replica)")
@@ -307,9 +315,6 @@ struct ReplicaCore: Sendable {
             }
             var item = HeldChange(encoded: encoded, change: change, hash: nil, author: nil, origin: origin)
             if let crypto {
-                guard change.signature != nil else {
-                    throw DocumentError(.unauthenticated, "change \(change.seq) of replica \(replica) is not signed")
-                }
                 if change.seq == 1 {
                     guard let declaration = change.declaration else {
                         throw DocumentError(.unauthenticated, "the first change of replica \(replica) does not say who its author is")
@@ -343,17 +348,32 @@ struct ReplicaCore: Sendable {
                 item.hash = hash
                 lastHash[replica] = (change.seq, hash)
             }
-            arrived[replica, default: [:]][change.seq] = fresh.count
+            arrived[ChangeKey(replica: replica, seq: change.seq)] = fresh.count
             fresh.append(item)
         }
-        guard let crypto, let author else { return fresh }
+        guard let crypto, let author else {
+            // An open document has no signatures: any change may end a run.
+            for index in fresh.indices { fresh[index].encoded.isAnchor = true }
+            return fresh
+        }
+        // Our own store's changes were checked when stored; its anchors are as stored.
+        guard origin != .store else { return fresh }
         var runEnds: [ReplicaID: Int] = [:]
         for index in fresh.indices { runEnds[fresh[index].change.replica] = index }
         for index in fresh.indices {
             let change = fresh[index].change
-            guard runEnds[change.replica] == index || change.seq % Authorship.anchorInterval == 0 else { continue }
-            // Our own store's changes were checked when stored; its anchors are as stored.
-            guard origin != .store else { continue }
+            guard runEnds[change.replica] == index || Authorship.isCheckedInRun(seq: change.seq, bytes: fresh[index].encoded.bytes.count) else {
+                // Covered by a later signature; one sent here anyway is not
+                // checked, so it is not kept either, and the change is no anchor
+                // here whatever the caller marked it.
+                fresh[index].encoded = fresh[index].encoded.withSignature(nil).markedAnchor(false)
+                fresh[index].change.signature = nil
+                continue
+            }
+            guard let signature = change.signature else {
+                throw DocumentError(
+                    .unauthenticated, "change \(change.seq) of replica \(change.replica) arrived without the signature it needs")
+            }
             guard
                 let key = authors[change.replica]?.publicKey ?? declared[change.replica]?.publicKey
                     ?? pending[change.replica]?[1]?.author?.publicKey
@@ -362,13 +382,13 @@ struct ReplicaCore: Sendable {
             }
             guard
                 crypto.isValidSignature(
-                    change.signature![...], of: Authorship.signedMessage(fresh[index].hash!), publicKey: key)
+                    signature[...], of: Authorship.signedMessage(fresh[index].hash!), publicKey: key)
             else {
                 throw DocumentError(.unauthenticated, "change \(change.seq) of replica \(change.replica) has a bad signature")
             }
             fresh[index].encoded.isAnchor = true
         }
-        if origin != .store, let own = fresh.first(where: { $0.change.replica == author.replica }) {
+        if let own = fresh.first(where: { $0.change.replica == author.replica }) {
             // Authenticated above: signed with this identity's key on this replica's chain.
             throw DocumentError(
                 .replicaReused,
@@ -398,7 +418,9 @@ struct ReplicaCore: Sendable {
             guard let record = item.author ?? authors[change.replica] else {
                 throw DocumentError(.unauthenticated, "replica \(change.replica) has no known author")
             }
-            var point = frontiers[change.replica] ?? VersionVector()
+            // Taken out so it grows in place (no copy per change). On a failure the
+            // caller restores it (the call's saved state, or the savepoint of a held change).
+            var point = frontiers.removeValue(forKey: change.replica) ?? VersionVector()
             point.formUnion(change.dependencies)
             point[change.replica] = change.seq
             try admit(change, by: record, at: point, report: &report)
@@ -412,9 +434,9 @@ struct ReplicaCore: Sendable {
             }
         }
         record(change)
-        if let vector, let hash = item.hash, let signature = change.signature {
+        if let vector, let hash = item.hash {
             frontiers[change.replica] = vector
-            heads[change.replica] = ChainHead(seq: change.seq, hash: hash, signature: signature)
+            heads[change.replica] = ChainHead(seq: change.seq, hash: hash, signature: change.signature)
             if change.seq == 1, let author = item.author { authors[change.replica] = author }
         }
     }
@@ -555,11 +577,10 @@ struct ReplicaCore: Sendable {
     mutating func commitLocal(_ change: Change, encoded: EncodedChange, hash: Digest32?) {
         for (other, seq) in change.dependencies.entries { lastDependencies[other] = seq }
         record(change)
-        var encoded = encoded
+        let encoded = encoded.markedAnchor(true)
         if let author, let hash {
-            encoded.isAnchor = true
             frontiers[replica] = versionVector
-            heads[replica] = ChainHead(seq: change.seq, hash: hash, signature: Array(encoded.bytes.suffix(Authorship.signatureBytes)))
+            heads[replica] = ChainHead(seq: change.seq, hash: hash, signature: encoded.signature)
             if change.seq == 1 { authors[replica] = author.record }
         }
         if keepsLog, logs[replica, default: ChangeLog()].nextSeq == change.seq {
@@ -645,8 +666,8 @@ struct ReplicaCore: Sendable {
             known[replica] = checked
         }
         for (replica, head) in header.heads where head.seq > (heads[replica]?.seq ?? 0) {
-            guard let key = known[replica]?.publicKey,
-                crypto.isValidSignature(head.signature[...], of: Authorship.signedMessage(head.hash), publicKey: key)
+            guard let key = known[replica]?.publicKey, let signature = head.signature,
+                crypto.isValidSignature(signature[...], of: Authorship.signedMessage(head.hash), publicKey: key)
             else {
                 throw DocumentError(.unauthenticated, "the snapshot's head of replica \(replica) is not signed by its author")
             }

@@ -334,7 +334,12 @@ extension ByteWriter {
             write(count: table.index(of: replica))
             write(varint: head.seq)
             write(raw: head.hash.bytes)
-            write(raw: head.signature)
+            if let signature = head.signature {
+                write(byte: 1)
+                write(raw: signature)
+            } else {
+                write(byte: 0)
+            }
         }
         let frontiers = header.frontiers.sorted { $0.key < $1.key }
         write(count: frontiers.count)
@@ -388,11 +393,11 @@ extension ByteReader {
             header.authors[replica] = AuthorRecord(
                 peer: PeerID(digest: [UInt8](repeating: 0, count: 32))!, publicKey: [], certificate: Array(certificate), nonce: nonce)
         }
-        for _ in 0..<(try readCount("heads", minimumElementSize: 98)) {
+        for _ in 0..<(try readCount("heads", minimumElementSize: 35)) {
             let replica = try readReplica(in: replicas)
             let seq = try readVarint()
             let hash = Digest32(try readSlice(count: 32))!
-            let signature = Array(try readSlice(count: Authorship.signatureBytes))
+            let signature = try readBool("head signature flag") ? Array(try readSlice(count: Authorship.signatureBytes)) : nil
             guard seq >= 1, header.heads[replica] == nil else { throw CodecError(.invalidValue, "head of \(replica) repeated") }
             header.heads[replica] = ChainHead(seq: seq, hash: hash, signature: signature)
         }

@@ -1,5 +1,6 @@
 import COpenSSL
 import StoryCore
+import Synchronization
 
 /// The cryptography documents use, from the system OpenSSL: SHA-256,
 /// Ed25519 verification and reading certificates.
@@ -18,35 +19,62 @@ public final class OpenSSLCrypto: DocumentCrypto, @unchecked Sendable {
 
     deinit {
         EVP_MD_free(sha256)
+        keys.withLock { for (_, key) in $0 { EVP_PKEY_free(key) } }
     }
 
     public func sha256(_ prefix: Digest32?, _ bytes: ArraySlice<UInt8>) -> Digest32 {
-        guard let context = EVP_MD_CTX_new() else { preconditionFailure("out of memory") }
-        defer { EVP_MD_CTX_free(context) }
-        var output = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        var ok = EVP_DigestInit_ex(context, sha256, nil) == 1
-        if let prefix {
-            let head = prefix.bytes
-            ok = ok && EVP_DigestUpdate(context, head, head.count) == 1
+        // Once per change received (the hash chain): the one-shot SHA256 over the
+        // prefix and the bytes side by side, in a temporary (stack) buffer.
+        let count = (prefix == nil ? 0 : 32) + bytes.count
+        var output: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeTemporaryAllocation(byteCount: max(count, 1), alignment: 8) { buffer in
+            var offset = 0
+            if let prefix {
+                prefix.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: 32) }
+                offset = 32
+            }
+            bytes.withUnsafeBytes { source in
+                if source.count > 0 { (buffer.baseAddress! + offset).copyMemory(from: source.baseAddress!, byteCount: source.count) }
+            }
+            withUnsafeMutableBytes(of: &output) { digest in
+                _ = SHA256(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count, digest.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            }
         }
-        ok = ok && bytes.withUnsafeBytes { EVP_DigestUpdate(context, $0.baseAddress, $0.count) } == 1
-        ok = ok && EVP_DigestFinal_ex(context, &output, &length) == 1
-        precondition(ok && length == 32, "SHA-256 failed")
-        return Digest32(output)!
+        return withUnsafeBytes(of: &output) { Digest32(bigEndian: $0) }
     }
 
     public func isValidSignature(_ signature: ArraySlice<UInt8>, of message: [UInt8], publicKey: [UInt8]) -> Bool {
         guard signature.count == 64, publicKey.count == 32 else { return false }
         OpenSSLErrors.drain()
         defer { OpenSSLErrors.drain() }
-        guard let key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, publicKey, publicKey.count) else { return false }
+        guard let key = key(publicKey) else { return false }
         defer { EVP_PKEY_free(key) }
         guard let context = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestVerifyInit(context, nil, nil, nil, key) == 1 else { return false }
         return signature.withUnsafeBufferPointer { signatureBytes in
             EVP_DigestVerify(context, signatureBytes.baseAddress, 64, message, message.count) == 1
+        }
+    }
+
+    /// Public keys made ready for verification (a handful of authors per
+    /// document sign most changes); a reference is handed out per use.
+    private let keys = Mutex<[[UInt8]: OpaquePointer]>([:])
+
+    private func key(_ raw: [UInt8]) -> OpaquePointer? {
+        keys.withLock { keys in
+            if let key = keys[raw] {
+                EVP_PKEY_up_ref(key)
+                return key
+            }
+            guard let key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, raw, raw.count) else { return nil }
+            if keys.count >= 1_024 {
+                for (_, old) in keys { EVP_PKEY_free(old) }
+                keys.removeAll()
+            }
+            keys[raw] = key
+            EVP_PKEY_up_ref(key)
+            return key
         }
     }
 

@@ -75,7 +75,11 @@ enum Schema {
                 -- mirrors it so sessions need not load documents. The old
                 -- per-peer `shares` are gone: documents made before are upgraded
                 -- to local-only ones (Store.upgradeLegacyDocuments) and shared anew.
+                -- `anchor`: this daemon checked (or made) the change's signature, kept
+                -- in `signature` (a change inside a run is covered by its run's end
+                -- and keeps none).
                 ALTER TABLE changes ADD COLUMN anchor INTEGER NOT NULL DEFAULT 1 CHECK (anchor IN (0, 1));
+                ALTER TABLE changes ADD COLUMN signature BLOB CHECK (signature IS NULL OR length(signature) = 64);
                 ALTER TABLE documents ADD COLUMN origin_peer TEXT;
                 CREATE TABLE members (
                     doc BLOB NOT NULL REFERENCES documents(id) ON DELETE CASCADE,

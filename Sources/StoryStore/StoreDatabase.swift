@@ -226,12 +226,12 @@ final class StoreDatabase {
     /// Call inside a transaction to commit a batch at once.
     func append(_ changes: [EncodedChange], to document: DocumentID) throws {
         let statement = try connection.prepare(
-            "INSERT INTO changes (doc, replica, seq, counter, bytes, anchor) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
+            "INSERT INTO changes (doc, replica, seq, counter, bytes, anchor, signature) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
         let doc = document.blob
         for change in changes {
             try statement.bind([
                 doc, change.replica.sql, .integer(Int64(change.seq)), .integer(Int64(change.startCounter)), .blob(Array(change.bytes)),
-                .integer(change.isAnchor || !change.isSigned ? 1 : 0),
+                .integer(change.isAnchor ? 1 : 0), change.signature.map { .blob($0) } ?? .null,
             ])
             while try statement.step() {}
         }
@@ -241,11 +241,11 @@ final class StoreDatabase {
     func changes(of document: DocumentID, notCoveredBy vector: VersionVector = VersionVector()) throws -> [(EncodedChange, Change)] {
         var result: [(EncodedChange, Change)] = []
         let rows = try connection.query(
-            "SELECT replica, seq, bytes, anchor FROM changes WHERE doc = ? ORDER BY counter, replica", [document.blob]
-        ) { row in (ReplicaID(sql: row.int64(0)), UInt64(row.int64(1)), row.bytes(2), row.int64(3) != 0) }
-        for (replica, seq, bytes, anchor) in rows where seq > vector[replica] {
+            "SELECT replica, seq, bytes, anchor, signature FROM changes WHERE doc = ? ORDER BY counter, replica", [document.blob]
+        ) { row in (ReplicaID(sql: row.int64(0)), UInt64(row.int64(1)), row.bytes(2), row.int64(3) != 0, row.value(4).blob) }
+        for (replica, seq, bytes, anchor, signature) in rows where seq > vector[replica] {
             do {
-                let (encoded, change) = try EncodedChange.decoding(bytes[...])
+                let (encoded, change) = try EncodedChange.decoding(bytes[...], signature: signature)
                 result.append((encoded.markedAnchor(anchor), change))
             } catch {
                 throw StoreError(.invalidData, "stored change \(seq) of \(replica) in \(document) is damaged: \(error)", path: path)

@@ -54,9 +54,9 @@ import Testing
         var claimant = ProjectDocument(id: owner.id, author: TestIdentities.author(1))
         let forged = try claimant.forge([.genesis(salt: salt)], at: 3)
         var fresh = ProjectDocument(id: owner.id, author: TestIdentities.author(2))
-        Self.expectRefusal(.forbidden) { try fresh.apply([try EncodedChange.decoding(forged.bytes)]) }
+        Self.expectRefusal(.forbidden) { try fresh.apply([(forged, try forged.decoded())]) }
         var copy = owner
-        Self.expectRefusal(.forbidden) { try copy.apply([try EncodedChange.decoding(forged.bytes)]) }
+        Self.expectRefusal(.forbidden) { try copy.apply([(forged, try forged.decoded())]) }
         // Nothing changes a refused founding: the real one still applies.
         try WireSync.send(from: owner, to: &fresh)
         #expect(fresh.owner == Self.peer(0) && fresh.view == owner.view)
@@ -136,7 +136,7 @@ import Testing
         let signed = claim.forgedEncoding(signedBy: TestIdentities.signing(2))
         for target in [owner, honest] {
             var target = target
-            Self.expectRefusal(.unauthenticated) { try target.apply([try EncodedChange.decoding(signed.bytes)]) }
+            Self.expectRefusal(.unauthenticated) { try target.apply([(signed, try signed.decoded())]) }
         }
         // The honest editor's own next change still applies everywhere: sync between honest peers goes on.
         _ = try honest.edit(at: 6) { try $0.set(.title, to: .string("Night Train")) }
@@ -146,7 +146,7 @@ import Testing
         var other = try ProjectDocument.found(by: TestIdentities.author(0), at: 7).document
         try other.setAccess(.editor, for: Self.peer(1), at: 8)
         Self.expectRefusal(.unauthenticated) {
-            try other.apply(try honest.changes(since: VersionVector()).list.filter { $0.replica == honest.replica }.map { try EncodedChange.decoding($0.bytes) })
+            try other.apply(try honest.changes(since: VersionVector()).list.filter { $0.replica == honest.replica }.map { ($0, try $0.decoded()) })
         }
     }
 
@@ -172,30 +172,36 @@ import Testing
         var (owner, layer) = try Self.founded()
         try owner.setAccess(.editor, for: Self.peer(1), at: 3)
         var editor = try Self.replica(1, of: owner)
-        for index in 0..<100 { _ = try editor.edit(at: Int64(10 + index)) { try $0.addStroke(to: layer, brush: Brush(), points: Self.points(index)) } }
+        for index in 0..<300 { _ = try editor.edit(at: Int64(10 + index)) { try $0.addStroke(to: layer, brush: Brush(), points: Self.points(index)) } }
         let run = editor.changes(since: owner.versionVector).list
-        #expect(run.count == 100)
+        #expect(run.count == 300)
         func tampered(_ position: Int) throws -> [EncodedChange] {
             var changes = run
-            var bytes = Array(changes[position].bytes)
-            bytes[bytes.count - 1] ^= 1  // a bit of its signature
-            changes[position] = try EncodedChange.decoding(bytes[...]).0
+            var signature = try #require(changes[position].signature)
+            signature[signature.count - 1] ^= 1
+            changes[position] = changes[position].withSignature(signature)
             return changes
         }
-        // A bad signature at the end of the run, or at an anchor (every 64th), is refused.
+        // A bad signature at the end of the run, or at an anchor (every 256th), is refused.
         let anchorPosition = run.firstIndex { $0.seq % Authorship.anchorInterval == 0 }!
-        for position in [99, anchorPosition] {
+        for position in [299, anchorPosition] {
             var copy = owner
             Self.expectRefusal(.unauthenticated) { try copy.apply(try tampered(position).map { ($0, try $0.decoded()) }) }
         }
         // One in the middle is covered by the last one's signature (one check for the run)…
         let middle = anchorPosition + 3
         try owner.apply(try tampered(middle).map { ($0, try $0.decoded()) })
-        #expect(owner.strokes(in: layer).count == 100)
+        #expect(owner.strokes(in: layer).count == 300)
         // …and the owner, relaying in small batches, never ends a run on it.
         guard case .changes(let relayed) = owner.changes(since: VersionVector()) else { throw SyncTestError.snapshotRequired }
+        // It keeps the signatures it checked (the run's end and the anchor), not the ones it took on trust.
+        let kept = relayed.filter { $0.replica == editor.replica && $0.signature != nil }.map(\.seq)
+        #expect(kept == [run[anchorPosition].seq, 300])
+        #expect(relayed.filter { $0.replica == editor.replica }.allSatisfy { ($0.signature != nil) == $0.isAnchor })
         let batches = ChangeBatch.split(relayed, targetBytes: 600)
-        #expect(batches.count > 20)
+        // Runs of its changes end at 256 and 300, however small the batches asked for.
+        let ends = batches.compactMap { $0.last { $0.replica == editor.replica }?.seq }
+        #expect(ends == [run[anchorPosition].seq, 300])
         for batch in batches {
             let last = Dictionary(batch.map { ($0.replica, $0) }, uniquingKeysWith: { $1 })
             let unchecked = last.values.filter { !$0.isAnchor }
@@ -220,7 +226,7 @@ import Testing
         decoded.declaration?.nonce += 1
         decoded.signature = nil
         let reencoded = decoded.encodedSharingPoints(sign: { _ in [UInt8](repeating: 1, count: 64) }).change
-        Self.expectRefusal(.unauthenticated) { try owner.apply([try EncodedChange.decoding(reencoded.bytes)]) }
+        Self.expectRefusal(.unauthenticated) { try owner.apply([(reencoded, try reencoded.decoded())]) }
     }
 
     @Test func aSnapshotCarriesAuthorshipThatIsChecked() throws {
@@ -239,7 +245,7 @@ import Testing
         var wrongOwner = editor
         wrongOwner.replicaState.core.access.salt = 7
         var badHead = editor
-        badHead.replicaState.core.heads[editor.replica]!.signature[0] ^= 1
+        badHead.replicaState.core.heads[editor.replica]!.signature![0] ^= 1
         for bytes in [wrongOwner.snapshot(), badHead.snapshot()] {
             var target = ProjectDocument(id: owner.id, author: TestIdentities.author(3))
             #expect(throws: DocumentError.self) { try target.merge(snapshot: bytes) }

@@ -201,7 +201,7 @@ struct HostileScenario {
         forgeries += 1
         let index = random.int(0...2)
         do {
-            try honest[index].apply([try EncodedChange.decoding(forged.bytes)])
+            try honest[index].apply([(forged, try forged.decoded())])
             // Accepted only to be held back (it depends on what that replica lacks): it must never apply.
             guard honest[index].pendingChangeCount > 0 else { throw Failure.check("a forgery was applied") }
         } catch let error as DocumentError {
@@ -209,13 +209,14 @@ struct HostileScenario {
         }
     }
 
-    /// The hostile replica offers what it has, change by change, to an honest one
+    /// The hostile replica offers what it has, batch by batch, to an honest one
     /// (as a connection would, until the first refusal closes it).
     private mutating func hostilePushes(to index: Int) throws {
         guard case .changes(let changes) = hostile.changes(since: honest[index].versionVector) else { return }
-        for change in changes {
+        // As small as batches go: each ends where the hostile replica checked a signature.
+        for batch in ChangeBatch.split(changes, targetBytes: 1) {
             do {
-                try honest[index].apply([try EncodedChange.decoding(change.bytes)])
+                try honest[index].apply(batch: ChangeBatch.encode(batch)[...])
             } catch let error as DocumentError {
                 guard error.code == .forbidden else { throw Failure.check("a hostile change was refused for \(error)") }
                 return

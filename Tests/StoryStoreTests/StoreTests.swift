@@ -90,8 +90,8 @@ import Testing
         try remote.apply(batch: ChangeBatch.encode(try await store.changes(of: id, since: VersionVector()).list)[...])
         let drawn = try remote.edit(at: 4) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(1)) }.change!
         var bytes = Array(drawn.bytes)
-        bytes[bytes.count - 70] ^= 1  // a point, just before the signature
-        let tampered = try EncodedChange.decoding(bytes[...])
+        bytes[bytes.count - 6] ^= 1  // a point
+        let tampered = try EncodedChange.decoding(bytes[...], signature: drawn.signature)
         do {
             try await store.apply([tampered], to: id)
             Issue.record("an altered change was accepted")

@@ -6,6 +6,7 @@ import NIOPosix
 import StoryCore
 import StoryStore
 import StoryTLS
+import Synchronization
 import Testing
 
 @testable import StorySync
@@ -39,9 +40,16 @@ final class SyncNode: @unchecked Sendable {
 
     private let configuration: SyncConfiguration
 
+    /// Logs at debug level into `RecentLogs` (shown when `eventually` times
+    /// out), and to the terminal too with STORYTELLER_TEST_VERBOSE=1.
     static func logger(_ name: String) -> Logger {
-        var logger = Logger(label: "sync-test.\(name)")
-        logger.logLevel = ProcessInfo.processInfo.environment["STORYTELLER_TEST_VERBOSE"] == "1" ? .debug : .critical
+        let verbose = ProcessInfo.processInfo.environment["STORYTELLER_TEST_VERBOSE"] == "1"
+        var logger = Logger(label: "sync-test.\(name)") { label -> any LogHandler in
+            verbose
+                ? MultiplexLogHandler([RecentLogs.Handler(label: label), StreamLogHandler.standardError(label: label)])
+                : RecentLogs.Handler(label: label)
+        }
+        logger.logLevel = .debug
         return logger
     }
 
@@ -86,8 +94,48 @@ func eventually(
         if try await condition() { return }
         try await Task.sleep(for: .milliseconds(25))
     }
-    Issue.record("timed out waiting until \(what)")
+    Issue.record("timed out waiting until \(what); the sync logs of the last seconds:\n\(RecentLogs.lines().joined(separator: "\n"))")
     throw CancellationError()
+}
+
+/// The last lines every test node logged (tests run in parallel, so they
+/// are interleaved; each line names its node and the time).
+enum RecentLogs {
+    private static let buffer = Mutex<(lines: [String], next: Int)>(([], 0))
+    private static let capacity = 400
+
+    static func append(_ line: String) {
+        buffer.withLock { state in
+            if state.lines.count < capacity {
+                state.lines.append(line)
+            } else {
+                state.lines[state.next] = line
+            }
+            state.next = (state.next + 1) % capacity
+        }
+    }
+
+    static func lines() -> [String] {
+        buffer.withLock { state in
+            state.lines.count < capacity ? state.lines : Array(state.lines[state.next...] + state.lines[..<state.next])
+        }
+    }
+
+    struct Handler: LogHandler {
+        let label: String
+        var logLevel: Logger.Level = .debug
+        var metadata: Logger.Metadata = [:]
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let time = Date().formatted(.iso8601.time(includingFractionalSeconds: true))
+            RecentLogs.append("\(time) \(event.level) \(label): \(event.message)")
+        }
+    }
 }
 
 /// A project with a layer, created in a node's store.

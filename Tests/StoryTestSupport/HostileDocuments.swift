@@ -1,3 +1,7 @@
+// Reaches into StoryCore's internals, which only a debug build (the one
+// tests run in) exposes to `@testable import`; a release build of the whole
+// package leaves this file out.
+#if DEBUG
 @testable import StoryCore
 
 /// What a hostile member's daemon can do to its own copy of a document, for
@@ -47,3 +51,4 @@ extension Change {
         encodedSharingPoints(sign: { body in identity.signForTest(Authorship.signedMessage(identity.crypto.sha256(nil, body))) }).change
     }
 }
+#endif
