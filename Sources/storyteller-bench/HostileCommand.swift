@@ -170,7 +170,10 @@ struct HostileCommand: AsyncParsableCommand {
 
     /// Starts a new peak (VmHWM) from the current resident size.
     static func resetPeak(_ pid: Int32) {
-        _ = FileManager.default.createFile(atPath: "/proc/\(pid)/clear_refs", contents: Data("5".utf8))
+        // Written in place (`createFile` writes a temporary file and renames it, which /proc refuses).
+        guard let file = FileHandle(forWritingAtPath: "/proc/\(pid)/clear_refs") else { return }
+        defer { try? file.close() }
+        try? file.write(contentsOf: Data("5".utf8))
     }
 }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StoryCore
+import StoryIdentity
 
 /// `storyteller-bench micro`: the cost of each step of the hot paths, on
 /// synthetic 80-point strokes (the traces' mean), to find where time goes.
@@ -64,6 +65,34 @@ struct MicroCommand: ParsableCommand {
         var receiver = ProjectDocument(id: documentID, replica: ReplicaID(2))
         let apply = try Measure.seconds { try receiver.apply(decoded) }
         results["change_apply_us"] = 1e6 * apply / Double(changes.count)
+
+        // The same strokes in a signed document (its owner draws), caught up by
+        // another member as a relay sends them: 512 KiB batches, each run ending
+        // on a signed change, every change hashed into its chain on arrival.
+        let ownerIdentity = try Identity.generate(commonName: "micro owner").signingIdentity
+        let memberIdentity = try Identity.generate(commonName: "micro member").signingIdentity
+        var signedAuthor = try ProjectDocument.found(by: LocalAuthor(identity: ownerIdentity, nonce: 1)!, at: 0).document
+        try signedAuthor.setAccess(.reader, for: memberIdentity.peer, at: 0)
+        let signedLayer = try signedAuthor.edit(at: 0) { editor in
+            try editor.insertLayer(in: try editor.insertShot(in: try editor.insertScene(at: 0), at: 0), at: 0)
+        }.value
+        let signedAdd = try Measure.seconds {
+            for (index, points) in strokePoints.enumerated() {
+                try signedAuthor.edit(at: Int64(index)) { try $0.addStroke(to: signedLayer, brush: brush, points: points) }
+            }
+        }
+        results["signed_stroke_add_us"] = 1e6 * signedAdd / Double(strokes)
+        guard case .changes(let signedChanges) = signedAuthor.changes(since: VersionVector()) else { throw ExitCode(1) }
+        let signedBatches = ChangeBatch.split(signedChanges, targetBytes: 512 << 10).map { ChangeBatch.encode($0) }
+        results["signed_catch_up_bytes_per_stroke_change"] = Double(signedBatches.reduce(0) { $0 + $1.count }) / Double(signedChanges.count)
+        results["signed_live_bytes_per_stroke_change"] = Double(ChangeBatch.encode([signedChanges.last!]).count)
+        var signedDecoded: [[(EncodedChange, Change)]] = []
+        let signedDecode = try Measure.seconds { signedDecoded = try signedBatches.map { try ChangeBatch.decode($0[...]) } }
+        results["signed_change_decode_us"] = 1e6 * signedDecode / Double(signedChanges.count)
+        var member = ProjectDocument(id: signedAuthor.id, author: LocalAuthor(identity: memberIdentity, nonce: 1)!)
+        let signedApply = try Measure.seconds { for batch in signedDecoded { try member.apply(batch) } }
+        results["signed_change_apply_us"] = 1e6 * signedApply / Double(signedChanges.count)
+        guard member.view == signedAuthor.view else { throw ValidationError("the signed copy differs") }
 
         let snapshot = author.snapshot()
         let load = try Measure.seconds { _ = try ProjectDocument(snapshot: snapshot, replica: ReplicaID(3)) }

@@ -254,12 +254,21 @@ struct TraceReplay {
     /// The id of the replayed document.
     var document: DocumentID { documentID }
 
-    /// Every change of the trace, in causal order (after the final sync).
+    /// Every change of the trace, in causal order (after the final sync),
+    /// each with its author's signature (as each arrived live, so they can be
+    /// stored one by one; a relay keeps only the signatures it checked).
     func allChanges() throws -> [EncodedChange] {
         guard case .changes(let changes) = docs[0].changes(since: VersionVector()) else {
             throw ValidationError("replica 0 has compacted its log")
         }
-        return changes
+        var signatures: [ReplicaID: [UInt64: [UInt8]]] = [:]
+        for doc in docs {
+            guard case .changes(let own) = doc.changes(since: VersionVector()) else {
+                throw ValidationError("a replica has compacted its log")
+            }
+            for change in own where change.replica == doc.replica { signatures[change.replica, default: [:]][change.seq] = change.signature }
+        }
+        return changes.map { $0.withSignature(signatures[$0.replica]?[$0.seq] ?? $0.signature) }
     }
 
     /// The converged document of replica 0.
