@@ -1,5 +1,7 @@
 /// Authorship and access of a signed ProjectDocument (docs/crdt.md, "Authorship and access").
-extension ProjectDocument {
+extension ProjectDocument: AccessControlledDocument {
+    public var accessState: AccessState { AccessState(core: core) }
+
     /// An empty signed document whose local changes `author` makes (a
     /// document received from a peer starts so, and takes its founding
     /// change from the peer).
@@ -18,33 +20,6 @@ extension ProjectDocument {
             by: author, state: ProjectState(), at: time, salt: salt, beforeCommit: beforeCommit)
         return (ProjectDocument(id: id, replicaState: replica), change)
     }
-
-    /// Whether changes are signed and checked against the access list.
-    public var isSigned: Bool { core.isSigned }
-
-    /// Whether the document has an owner (its founding change was applied).
-    public var isFounded: Bool { core.access.isFounded }
-
-    /// Founded by the local upgrade of a document made before signed
-    /// authorship: it never syncs (`copy` makes one that can).
-    public var isLegacy: Bool { core.access.isLegacy }
-
-    /// The identity that founded the document.
-    public var owner: PeerID? { core.access.owner }
-
-    /// What `peer` may do now.
-    public func role(of peer: PeerID) -> Role { core.access.role(of: peer) }
-
-    /// What this replica's own identity may do (an open document: anything).
-    public var localRole: Role { core.author.map { core.access.role(of: $0.peer) } ?? .owner }
-
-    /// The identity that signs a replica's changes (nil: unknown, or an open document).
-    public func author(of replica: ReplicaID) -> PeerID? {
-        replica == core.replica ? core.author?.identity.peer : core.authors[replica]?.peer
-    }
-
-    /// Every member with its role, the owner first.
-    public var members: [(peer: PeerID, role: Role)] { core.access.members }
 
     /// Gives `peer` a role, or takes its rights away with `.none`, as a signed
     /// change checked exactly as every peer will check it.
@@ -68,18 +43,8 @@ extension ProjectDocument {
     /// derive from the owner, so no peer could check the claim).
     /// - Throws: `DocumentError(.invalidOperation)` if it is open or founded already.
     public mutating func upgradeToLegacyOwnership() throws(DocumentError) {
-        guard let author = core.author, !core.access.isFounded else {
-            throw DocumentError(.invalidOperation, "only an unfounded signed document can be upgraded")
-        }
-        replicaState.core.access.owner = author.identity.peer
-        replicaState.core.access.isLegacy = true
+        try replicaState.core.upgradeToLegacyOwnership()
     }
-
-    /// Bytes held back (waiting for dependencies) that came from `origin`.
-    public func heldBackBytes(from origin: ChangeOrigin) -> Int { core.pendingBytes(from: origin) }
-
-    /// Bytes held back in all.
-    public var heldBackBytes: Int { core.pendingBytes }
 
     /// Forgets the held-back changes that came from `origin`.
     public mutating func dropHeldBack(from origin: ChangeOrigin) { replicaState.core.dropPending(from: origin) }

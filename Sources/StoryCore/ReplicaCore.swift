@@ -573,6 +573,17 @@ struct ReplicaCore: Sendable {
         return (sign, { box.hash! })
     }
 
+    /// Makes an unfounded signed document this identity's own, as a legacy
+    /// document (see `ProjectDocument.upgradeToLegacyOwnership`).
+    /// - Throws: `DocumentError(.invalidOperation)` if it is open or founded already.
+    mutating func upgradeToLegacyOwnership() throws(DocumentError) {
+        guard let author, !access.isFounded else {
+            throw DocumentError(.invalidOperation, "only an unfounded signed document can be upgraded")
+        }
+        access.owner = author.identity.peer
+        access.isLegacy = true
+    }
+
     /// Records a local change made on the current version vector.
     mutating func commitLocal(_ change: Change, encoded: EncodedChange, hash: Digest32?) {
         for (other, seq) in change.dependencies.entries { lastDependencies[other] = seq }

@@ -1,4 +1,4 @@
-import COpenSSL
+import StoryIdentity
 
 /// A TLS failure: OpenSSL refused a handshake, a certificate or a key, or the
 /// peer broke the protocol. Carries OpenSSL's error queue as text.
@@ -42,12 +42,7 @@ public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
     /// An error with OpenSSL's queued errors appended; reads (and clears) the
     /// queue of this thread, so call it right after the failing call.
     static func fromQueue(_ code: Code, _ what: String) -> TLSError {
-        var reasons: [String] = []
-        while case let error = ERR_get_error(), error != 0 {
-            var buffer = [CChar](repeating: 0, count: 256)
-            ERR_error_string_n(error, &buffer, buffer.count)
-            reasons.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        }
+        let reasons = OpenSSLErrors.drain()
         return TLSError(code, reasons.isEmpty ? what : "\(what): \(reasons.joined(separator: "; "))")
     }
 }
