@@ -42,7 +42,8 @@ public enum Message: Hashable, Sendable {
     /// The protocol version this build speaks (2: signed changes, access lists).
     public static let protocolVersion: UInt64 = 2
 
-    /// Longest document name an Advertise may carry (the control API's limit).
+    /// Longest document name an Advertise, or daemon name a Hello, may carry
+    /// (the control API's limit).
     public static let maximumNameBytes = 200
 
     /// Frame type bytes.
@@ -110,8 +111,17 @@ public enum Message: Hashable, Sendable {
             case .hello:
                 let version = try reader.readVarint()
                 let name = try reader.readString("name")
+                guard name.utf8.count <= Message.maximumNameBytes else {
+                    throw CodecError(.overflow, "a daemon name of \(name.utf8.count) bytes")
+                }
+                let count = try reader.readCount("capabilities")
+                guard count <= 64 else { throw CodecError(.overflow, "\(count) capabilities (at most 64)") }
                 var capabilities: [String] = []
-                for _ in 0..<(try reader.readCount("capabilities")) { capabilities.append(try reader.readString("capability")) }
+                for _ in 0..<count {
+                    let capability = try reader.readString("capability")
+                    guard capability.utf8.count <= 64 else { throw CodecError(.overflow, "a capability of \(capability.utf8.count) bytes") }
+                    capabilities.append(capability)
+                }
                 self = .hello(version: version, name: name, capabilities: capabilities)
             case .advertise:
                 let document = try reader.readDocument()

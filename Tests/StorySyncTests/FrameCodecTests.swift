@@ -69,6 +69,28 @@ import Testing
         }
     }
 
+    /// Names and lists a peer sends are bounded as the control API bounds them.
+    @Test func overlongNamesAndCapabilitiesAreRefused() throws {
+        let long = String(repeating: "n", count: Message.maximumNameBytes + 1)
+        let fine = String(repeating: "n", count: Message.maximumNameBytes)
+        for (message, accepted) in [
+            (Message.hello(version: 2, name: fine, capabilities: ["a"]), true),
+            (Message.hello(version: 2, name: long, capabilities: []), false),
+            (Message.hello(version: 2, name: "x", capabilities: Array(repeating: "c", count: 65)), false),
+            (Message.hello(version: 2, name: "x", capabilities: [String(repeating: "c", count: 65)]), false),
+            (Message.advertise(.init(document: DocumentID(high: 1, low: 2), kind: 1, name: long, role: .editor, version: VersionVector())), false),
+        ] {
+            let channel = decoder()
+            defer { _ = try? channel.finish() }
+            if accepted {
+                try channel.writeInbound(ByteBuffer(bytes: message.framed()))
+                #expect(try channel.readInbound(as: Message.self) == message)
+            } else {
+                #expect(throws: SyncError.self) { try channel.writeInbound(ByteBuffer(bytes: message.framed())) }
+            }
+        }
+    }
+
     @Test func fuzzedFramesNeverCrashTheDecoder() throws {
         var random = SeededGenerator(seed: 2)
         let valid = Self.samples.flatMap { $0.framed() }
