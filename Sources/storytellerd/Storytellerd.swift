@@ -37,7 +37,7 @@ struct Storytellerd: AsyncParsableCommand {
     @Option(name: .customLong("data-dir"), help: "State directory (default $XDG_DATA_HOME/storyteller or ~/.local/share/storyteller).")
     var dataDirectory: String?
 
-    @Option(help: "Control socket (default $XDG_RUNTIME_DIR/storyteller/control.sock, else in the state directory).")
+    @Option(help: "Control socket (default: control.sock in --data-dir when given, else $XDG_RUNTIME_DIR/storyteller/control.sock, else in the state directory).")
     var socket: String?
 
     @Option(name: .customLong("socket-group"), help: "Group whose members may also use the control socket (mode 0660). Default: none, mode 0600.")

@@ -8,14 +8,22 @@ struct DaemonPaths {
     let dataDirectory: String
     var identityDirectory: String { dataDirectory + "/identity" }
     var databasePath: String { dataDirectory + "/storyteller.sqlite" }
-    /// `$XDG_RUNTIME_DIR/storyteller/control.sock`, else in the state directory.
+    /// The socket given, else `control.sock` beside a data directory given
+    /// (a daemon of its own: two such never share a socket), else the default
+    /// `$XDG_RUNTIME_DIR/storyteller/control.sock` or one in the default state directory.
     let socketPath: String
 
     /// The defaults are the ones the CLI assumes (`ControlClient`), so both find the same socket.
     init(dataDirectory: String?, socket: String?, environment: [String: String]) {
         let directory = dataDirectory ?? ControlClient.defaultDataDirectory(environment: environment)
         self.dataDirectory = directory
-        socketPath = socket ?? ControlClient.defaultSocketPath(dataDirectory: directory, environment: environment)
+        if let socket {
+            socketPath = socket
+        } else if dataDirectory != nil {
+            socketPath = directory + "/control.sock"
+        } else {
+            socketPath = ControlClient.defaultSocketPath(dataDirectory: directory, environment: environment)
+        }
     }
 }
 

@@ -11,9 +11,7 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
     let process = Process()
     process.executableURL = productsDirectory.appendingPathComponent("storyteller")
     process.arguments = arguments
-    var base = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("STORYTELLER_") }
-    base.merge(environment) { $1 }
-    process.environment = base
+    process.environment = TestEnvironment.make(environment)
     let (out, err) = (Pipe(), Pipe())
     process.standardOutput = out
     process.standardError = err

@@ -11,6 +11,38 @@ var productsDirectory: URL {
         .deletingLastPathComponent()
 }
 
+/// The environment every program a test starts gets: the caller's, less
+/// Storyteller's own variables and systemd's notify socket, and with a
+/// desktop session's `XDG_RUNTIME_DIR`, `HOME` and `XDG_DATA_HOME` pointed at
+/// one scratch directory that every test shares (as the real ones would be).
+/// A daemon that used them instead of the paths its test gave would collide
+/// with the others and fail, so the suite passes whatever the caller's are.
+enum TestEnvironment {
+    static let scratch: String = {
+        let path = Self.path
+        for sub in ["runtime", "home", "data"] {
+            try? FileManager.default.createDirectory(atPath: path + "/" + sub, withIntermediateDirectories: true)
+        }
+        chmod(path + "/runtime", 0o700)
+        // Removed when the test process exits (every daemon a test starts is stopped by then).
+        atexit { try? FileManager.default.removeItem(atPath: TestEnvironment.path) }
+        return path
+    }()
+
+    private static var path: String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("storyteller-tests-session-\(getpid())").path
+    }
+
+    static func make(_ extra: [String: String] = [:]) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("STORYTELLER_") && $0.key != "NOTIFY_SOCKET" }
+        environment["XDG_RUNTIME_DIR"] = scratch + "/runtime"
+        environment["HOME"] = scratch + "/home"
+        environment["XDG_DATA_HOME"] = scratch + "/data"
+        environment.merge(extra) { $1 }
+        return environment
+    }
+}
+
 struct TimedOut: Error, CustomStringConvertible {
     let description: String
 }
@@ -33,9 +65,7 @@ final class DaemonProcess: Sendable {
         let process = Process()
         process.executableURL = productsDirectory.appendingPathComponent("storytellerd")
         process.arguments = arguments
-        var base = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("STORYTELLER_") && $0.key != "NOTIFY_SOCKET" }
-        base.merge(environment) { $1 }
-        process.environment = base
+        process.environment = TestEnvironment.make(environment)
         let (out, err) = (Pipe(), Pipe())
         process.standardOutput = out
         process.standardError = err

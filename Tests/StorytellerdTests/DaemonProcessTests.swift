@@ -11,14 +11,18 @@ import Testing
     @Test func startsWithEmbeddedDefaultsAndStopsOnSIGTERM() async throws {
         let home = try TemporaryDirectory()
         defer { home.remove() }
-        let environment = ["HOME": home.path, "XDG_DATA_HOME": home.path + "/xdg"]
+        try FileManager.default.createDirectory(atPath: home.path + "/run", withIntermediateDirectories: true)
+        let environment = ["HOME": home.path, "XDG_DATA_HOME": home.path + "/xdg", "XDG_RUNTIME_DIR": home.path + "/run"]
         let daemon = try DaemonProcess(arguments: ["--listen", "127.0.0.1:0"], environment: environment)
         defer { daemon.kill() }
         try await daemon.waitForLog("ready")
         let state = home.path + "/xdg/storyteller"
         #expect(daemon.output.contains("state:      \(state)"))
-        let peerLine = try #require(daemon.output.split(separator: "\n").first { $0.contains("peer id:") })
-        let peerID = try #require(PeerID(peerLine.split(separator: " ").last ?? ""), "the printed peer id parses")
+        // A desktop session's socket is in the runtime directory, where the CLI looks with no flags.
+        #expect(daemon.output.contains("control:    \(home.path)/run/storyteller/control.sock"))
+        let status = try storyteller(["status"], environment: environment)
+        #expect(status.status == 0 && status.output.contains(peerLine(daemon)), "the CLI finds the daemon with no flags: \(status)")
+        let peerID = try #require(PeerID(peerLine(daemon)), "the printed peer id parses")
         for file in ["identity/key.pem", "identity/cert.pem"] {
             let attributes = try FileManager.default.attributesOfItem(atPath: state + "/" + file)
             #expect((attributes[.posixPermissions] as? Int) == 0o600, "\(file) is private")
@@ -33,6 +37,29 @@ import Testing
         try await again.waitForLog("ready")
         #expect(again.output.contains(peerID.description))
         #expect(try await again.terminate(signal: SIGINT) == 0)
+    }
+
+    /// The peer id a daemon printed at start.
+    func peerLine(_ daemon: DaemonProcess) -> String {
+        String(daemon.output.split(separator: "\n").first { $0.contains("peer id:") }?.split(separator: " ").last ?? "")
+    }
+
+    /// A daemon given only a data directory keeps its socket in it, whatever
+    /// the session's runtime directory: two such daemons never collide.
+    @Test func aDataDirectoryKeepsItsOwnSocket() async throws {
+        let (first, second) = (try TemporaryDirectory(), try TemporaryDirectory())
+        defer { first.remove(); second.remove() }
+        var daemons: [DaemonProcess] = []
+        defer { for daemon in daemons { daemon.kill() } }
+        for home in [first, second] {
+            let daemon = try DaemonProcess(arguments: ["--data-dir", home.path, "--listen", "127.0.0.1:0"], environment: [:])
+            daemons.append(daemon)
+            try await daemon.waitForLog("ready")
+            #expect(daemon.output.contains("control:    \(home.path)/control.sock"))
+            let id = try storyteller(["id", "--socket", home.path + "/control.sock"])
+            #expect(id.status == 0 && id.output.contains(peerLine(daemon)))
+        }
+        for daemon in daemons { #expect(try await daemon.terminate() == 0) }
     }
 
     @Test func badFlagsAreUsageErrors() async throws {

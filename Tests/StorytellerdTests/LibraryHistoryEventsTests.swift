@@ -157,6 +157,7 @@ import Testing
             let watch = Process()
             watch.executableURL = productsDirectory.appendingPathComponent("storyteller")
             watch.arguments = ["watch"] + arguments + ["--socket", daemon.socket]
+            watch.environment = TestEnvironment.make()
             let out = Pipe()
             watch.standardOutput = out
             try watch.run()
