@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "StoryIdentity", targets: ["StoryIdentity"]),
         .library(name: "StoryTLS", targets: ["StoryTLS"]),
         .library(name: "StorySync", targets: ["StorySync"]),
+        .library(name: "StoryAPI", targets: ["StoryAPI"]),
+        .library(name: "StoryDaemon", targets: ["StoryDaemon"]),
         .executable(name: "storytellerd", targets: ["storytellerd"]),
         .executable(name: "storyteller", targets: ["storyteller"]),
         .executable(name: "storyteller-bench", targets: ["storyteller-bench"]),
@@ -25,6 +27,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // No default traits: they pull in swift-configuration and full Foundation support we do not use.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
     ],
     targets: [
         .target(name: "StoryCore", swiftSettings: strictSettings),
@@ -71,20 +77,33 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        .executableTarget(
-            name: "storytellerd",
+        .target(name: "StoryAPI", dependencies: ["StoryCore"], swiftSettings: strictSettings),
+        .target(
+            name: "StoryDaemon",
             dependencies: [
                 "StoryCore",
                 "StoryStore",
                 "StoryIdentity",
-                "StoryTLS",
                 "StorySync",
+                "StoryAPI",
                 "StoryClient",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "storytellerd",
+            dependencies: [
+                "StoryDaemon",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings
@@ -98,6 +117,7 @@ let package = Package(
         .target(
             name: "StoryTestSupport", dependencies: ["StoryCore", "StoryIdentity"], path: "Tests/StoryTestSupport",
             swiftSettings: strictSettings),
+        .testTarget(name: "StoryAPITests", dependencies: ["StoryAPI", "StoryCore"], swiftSettings: strictSettings),
         .testTarget(name: "StoryCoreTests", dependencies: ["StoryCore", "StoryTestSupport"], swiftSettings: strictSettings),
         .executableTarget(
             name: "StoreCrashHelper", dependencies: ["StoryCore", "StoryStore", "StoryIdentity"], path: "Tests/StoreCrashHelper",
@@ -105,7 +125,7 @@ let package = Package(
         .testTarget(
             name: "StoryTLSTests",
             dependencies: [
-                "StoryTLS", "StoryIdentity", "StoryCore", "StoryTestSupport",
+                "StoryTLS", "StoryIdentity", "StoryCore", "StoryTestSupport", "COpenSSL",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -125,7 +145,11 @@ let package = Package(
             name: "StoryStoreTests", dependencies: ["StoryStore", "StoryTestSupport", "StoreCrashHelper"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "StorytellerdTests", dependencies: ["StoryCore", "StoryStore", "StoryIdentity", "StoryTLS", "StoryClient", "StoryTestSupport", "storytellerd", "storyteller"],
+            name: "StorytellerdTests",
+            dependencies: [
+                "StoryCore", "StoryStore", "StoryIdentity", "StoryTLS", "StoryClient", "StoryAPI", "StoryDaemon", "StoryTestSupport", "storytellerd",
+                "storyteller",
+            ],
             swiftSettings: strictSettings),
     ]
 )

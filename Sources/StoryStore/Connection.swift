@@ -29,6 +29,12 @@ final class Connection {
         sqlite3_close_v2(handle)
     }
 
+    /// The `sqlite3*` for the length of `body` (for C APIs that take two
+    /// connections, such as the online backup); it must not escape.
+    func withHandle<T>(_ body: (OpaquePointer) throws(StoreError) -> T) throws(StoreError) -> T {
+        try body(handle)
+    }
+
     /// The error for a failed call, with SQLite's message.
     func error(_ result: Int32, _ what: String) -> StoreError {
         StoreError(.forSQLite(result), "\(what): \(String(cString: sqlite3_errmsg(handle)))", path: path, sqliteCode: result)

@@ -31,7 +31,7 @@ public struct PeerRecord: Hashable, Sendable {
     }
 
     /// The peer id (base32 of the SHA-256 of its certificate).
-    public var id: String
+    public var id: PeerID
     public var name: String?
     /// Where to dial it (`host:port`), for configured peers.
     public var address: String?
@@ -42,7 +42,7 @@ public struct PeerRecord: Hashable, Sendable {
     public var lastAddress: String?
 
     public init(
-        id: String, name: String? = nil, address: String? = nil, state: State, added: Int64, lastSeen: Int64? = nil,
+        id: PeerID, name: String? = nil, address: String? = nil, state: State, added: Int64, lastSeen: Int64? = nil,
         lastAddress: String? = nil
     ) {
         self.id = id

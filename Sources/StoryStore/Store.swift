@@ -48,8 +48,7 @@ public actor Store {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// Subscribers to `events()`.
-    private var subscribers: [Int: AsyncStream<StoreEvent>.Continuation] = [:]
-    private var nextSubscriber = 0
+    private let broadcaster = EventBroadcaster<StoreEvent>()
 
     /// Opens (or creates, mode 0600) the database at `path`, whose local
     /// changes `identity` signs. A database from before signed authorship is
@@ -296,7 +295,7 @@ public actor Store {
                 try self.database.connection.transaction {
                     try self.database.append([change], to: id)
                     try self.database.setMembers(members, of: id)
-                    if role == .none { try self.database.forgetAcknowledged(id, by: peer.description) }
+                    if role == .none { try self.database.forgetAcknowledged(id, by: peer) }
                 }
             }
         }
@@ -371,7 +370,7 @@ public actor Store {
             let fresh = try mintReplicaID()
             throw DocumentError(.replicaReused, "\(error.message); this database is now replica \(fresh)")
         }
-        noteChanges(report.applied.count, in: id, origin: peer.map { .peer($0.description) } ?? .local)
+        noteChanges(report.applied.count, in: id, origin: peer.map { .peer($0) } ?? .local)
         if report.accessChanged { publish(.accessChanged(id)) }
         return report
     }
@@ -497,28 +496,12 @@ public actor Store {
     /// local edit or from a peer), documents created, access lists changed,
     /// peers waiting for acceptance. The sync layer pushes changes to peers
     /// from this; the control API streams it to clients.
-    public func events() -> AsyncStream<StoreEvent> {
-        let (stream, continuation) = AsyncStream<StoreEvent>.makeStream(bufferingPolicy: .bufferingNewest(1024))
-        let key = nextSubscriber
-        nextSubscriber += 1
-        subscribers[key] = continuation
-        continuation.onTermination = { [weak self] _ in
-            Task { await self?.unsubscribe(key) }
-        }
-        return stream
-    }
+    public func events() -> AsyncStream<StoreEvent> { broadcaster.subscribe() }
 
-    private func unsubscribe(_ key: Int) { subscribers[key] = nil }
-
-    private func publish(_ event: StoreEvent) {
-        for continuation in subscribers.values { continuation.yield(event) }
-    }
+    private func publish(_ event: StoreEvent) { broadcaster.publish(event) }
 
     /// Ends every event stream (at shutdown).
-    public func finishEvents() {
-        for continuation in subscribers.values { continuation.finish() }
-        subscribers = [:]
-    }
+    public func finishEvents() { broadcaster.finish() }
 
     // MARK: - Snapshots and compaction
 
@@ -579,8 +562,8 @@ public actor Store {
         var horizon = snapshotVersion
         let acknowledged = try database.acknowledged(id)
         let configured = Set(try database.peers().filter { $0.state == .configured }.map(\.id))
-        for member in try database.members(of: id) where configured.contains(member.peer.description) {
-            let acked = acknowledged[member.peer.description] ?? VersionVector()
+        for member in try database.members(of: id) where configured.contains(member.peer) {
+            let acked = acknowledged[member.peer] ?? VersionVector()
             for replica in horizon.replicas { horizon[replica] = min(horizon[replica], acked[replica]) }
         }
         try database.connection.transaction { _ = try database.dropChanges(of: id, coveredBy: horizon) }
@@ -592,7 +575,7 @@ public actor Store {
     public func peers() throws -> [PeerRecord] { try database.peers() }
 
     /// Adds or updates a configured peer (accepting a pending one).
-    public func addPeer(_ id: String, name: String? = nil, address: String? = nil, at time: Int64) throws {
+    public func addPeer(_ id: PeerID, name: String? = nil, address: String? = nil, at time: Int64) throws {
         let existing = try database.peer(id)
         try database.upsertPeer(
             PeerRecord(
@@ -602,7 +585,7 @@ public actor Store {
     }
 
     /// Records an unknown peer that tried to connect (at most `maximumPendingPeers` are kept).
-    public func recordPendingPeer(_ id: String, from address: String, at time: Int64) throws {
+    public func recordPendingPeer(_ id: PeerID, from address: String, at time: Int64) throws {
         if let existing = try database.peer(id), existing.state == .configured { return }
         let existing = try database.peer(id)
         try database.upsertPeer(
@@ -612,35 +595,43 @@ public actor Store {
     }
 
     /// Whether a peer id is configured (may connect).
-    public func isConfigured(_ peer: String) throws -> Bool { try database.peer(peer)?.state == .configured }
+    public func isConfigured(_ peer: PeerID) throws -> Bool { try database.peer(peer)?.state == .configured }
 
     /// Notes that a peer connected.
-    public func peerSeen(_ id: String, from address: String, at time: Int64) throws {
+    public func peerSeen(_ id: PeerID, from address: String, at time: Int64) throws {
         guard var peer = try database.peer(id) else { return }
         peer.lastSeen = time
         peer.lastAddress = address
         try database.upsertPeer(peer)
     }
 
-    public func removePeer(_ id: String) throws {
+    public func removePeer(_ id: PeerID) throws {
         try database.removePeer(id)
         publish(.peersChanged)
     }
 
     /// Records what a peer has acknowledged of a document.
-    public func acknowledge(_ version: VersionVector, of document: DocumentID, by peer: String, at time: Int64) throws {
+    public func acknowledge(_ version: VersionVector, of document: DocumentID, by peer: PeerID, at time: Int64) throws {
         try database.setAcknowledged(version, of: document, by: peer, at: time)
     }
 
-    public func acknowledged(_ document: DocumentID) throws -> [String: VersionVector] { try database.acknowledged(document) }
+    public func acknowledged(_ document: DocumentID) throws -> [PeerID: VersionVector] { try database.acknowledged(document) }
 
     // MARK: - Integrity, backup, restore
 
     /// Problems `PRAGMA integrity_check` finds; empty when healthy.
     public func integrityProblems() throws -> [String] { try database.integrityProblems(full: true) }
 
-    /// Writes a consistent copy of the database to `destination` while it is in use.
-    public func backup(to destination: String) throws { try database.backup(to: destination) }
+    /// Writes a consistent copy of the database (as of the call) to
+    /// `destination`, which must not exist. Copies on a connection and a
+    /// thread of its own, in steps: edits and sync go on meanwhile.
+    /// - Throws: `StoreError` (a full disk has SQLite's SQLITE_FULL); nothing
+    ///   is left at `destination` after a failure.
+    public nonisolated func backup(
+        to destination: String, betweenSteps: (@Sendable (_ remainingPages: Int32) -> Void)? = nil, pagesPerStep: Int32 = 1024
+    ) async throws {
+        try await StoreBackup.copy(from: path, to: destination, pagesPerStep: pagesPerStep, betweenSteps: betweenSteps)
+    }
 
     /// Gives this database a new replica id (a new nonce for its identity):
     /// when a peer proves, with a change signed by this identity that this

@@ -357,7 +357,7 @@ final class StoreDatabase {
             ON CONFLICT (id) DO UPDATE SET name = excluded.name, address = excluded.address, state = excluded.state,
                 last_seen = excluded.last_seen, last_address = excluded.last_address
             """,
-            [.text(peer.id), peer.name.map(SQLValue.text) ?? .null, peer.address.map(SQLValue.text) ?? .null,
+            [.text(peer.id.description), peer.name.map(SQLValue.text) ?? .null, peer.address.map(SQLValue.text) ?? .null,
              .text(peer.state.rawValue), .integer(peer.added), peer.lastSeen.map(SQLValue.integer) ?? .null,
              peer.lastAddress.map(SQLValue.text) ?? .null])
     }
@@ -365,19 +365,19 @@ final class StoreDatabase {
     func peers() throws -> [PeerRecord] {
         try connection.query("SELECT id, name, address, state, added, last_seen, last_address FROM peers ORDER BY added, id") {
             row throws(StoreError) in
-            guard let state = PeerRecord.State(rawValue: row.text(3) ?? "") else {
+            guard let state = PeerRecord.State(rawValue: row.text(3) ?? ""), let id = PeerID(row.text(0) ?? "") else {
                 throw StoreError(.invalidData, "a peer row is damaged", path: path)
             }
             return PeerRecord(
-                id: row.text(0) ?? "", name: row.text(1), address: row.text(2), state: state, added: row.int64(4),
+                id: id, name: row.text(1), address: row.text(2), state: state, added: row.int64(4),
                 lastSeen: row.value(5).integer, lastAddress: row.text(6))
         }
     }
 
-    func peer(_ id: String) throws -> PeerRecord? { try peers().first { $0.id == id } }
+    func peer(_ id: PeerID) throws -> PeerRecord? { try peers().first { $0.id == id } }
 
-    func removePeer(_ id: String) throws {
-        try connection.run("DELETE FROM peers WHERE id = ?", [.text(id)])
+    func removePeer(_ id: PeerID) throws {
+        try connection.run("DELETE FROM peers WHERE id = ?", [.text(id.description)])
         guard connection.changes == 1 else { throw StoreError(.notFound, "no peer \(id)", path: path) }
     }
 
@@ -454,38 +454,30 @@ final class StoreDatabase {
         try connection.run("DELETE FROM offers WHERE doc = ?", [document.blob])
     }
 
-    func forgetAcknowledged(_ document: DocumentID, by peer: String) throws {
-        try connection.run("DELETE FROM peer_versions WHERE doc = ? AND peer = ?", [document.blob, .text(peer)])
+    func forgetAcknowledged(_ document: DocumentID, by peer: PeerID) throws {
+        try connection.run("DELETE FROM peer_versions WHERE doc = ? AND peer = ?", [document.blob, .text(peer.description)])
     }
 
-    func setAcknowledged(_ version: VersionVector, of document: DocumentID, by peer: String, at time: Int64) throws {
+    func setAcknowledged(_ version: VersionVector, of document: DocumentID, by peer: PeerID, at time: Int64) throws {
         try connection.run(
             """
             INSERT INTO peer_versions (doc, peer, version_vector, updated) VALUES (?, ?, ?, ?)
             ON CONFLICT (doc, peer) DO UPDATE SET version_vector = excluded.version_vector, updated = excluded.updated
-            """, [document.blob, .text(peer), .blob(version.encoded()), .integer(time)])
+            """, [document.blob, .text(peer.description), .blob(version.encoded()), .integer(time)])
     }
 
-    func acknowledged(_ document: DocumentID) throws -> [String: VersionVector] {
-        var result: [String: VersionVector] = [:]
+    func acknowledged(_ document: DocumentID) throws -> [PeerID: VersionVector] {
+        var result: [PeerID: VersionVector] = [:]
         for (peer, bytes) in try connection.query(
             "SELECT peer, version_vector FROM peer_versions WHERE doc = ?", [document.blob], { ($0.text(0) ?? "", $0.bytes(1)) })
         {
+            guard let peer = PeerID(peer) else { continue }
             result[peer] = try? VersionVector(decoding: bytes[...])
         }
         return result
     }
 
     // MARK: - Backup
-
-    /// Writes a consistent copy of the whole database to `destination` while
-    /// it stays in use (`VACUUM INTO`). The destination must not exist.
-    func backup(to destination: String) throws {
-        guard !FileManager.default.fileExists(atPath: destination) else {
-            throw StoreError(.cannotOpen, "backup destination \(destination) already exists", path: path)
-        }
-        try connection.run("VACUUM INTO ?", [.text(destination)])
-    }
 
     /// Bytes of the main database file and its write-ahead log.
     func fileSize() -> Int {

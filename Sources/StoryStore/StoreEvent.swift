@@ -6,14 +6,14 @@ public enum StoreEvent: Sendable, Hashable {
     public enum Origin: Sendable, Hashable {
         case local
         /// From this peer (by peer id).
-        case peer(String)
+        case peer(PeerID)
         /// A merged snapshot.
         case snapshot
     }
 
     case documentChanged(DocumentID, origin: Origin, changes: Int)
     case documentCreated(DocumentID, kind: DocumentKind)
-    case peerPending(String, address: String)
+    case peerPending(PeerID, address: String)
     case peersChanged
     /// A document's access list changed (shared, unshared, founded): who it
     /// syncs with may have changed.

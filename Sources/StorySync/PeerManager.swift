@@ -30,6 +30,24 @@ public struct PeerStatus: Sendable, Hashable {
     public var bytesReceived: Int
 }
 
+/// What happens to this daemon's peer connections, as `PeerManager.events()`
+/// publishes it: the dialer, readiness, shutdown and the control API's
+/// event stream wait on these instead of polling.
+public enum PeerEvent: Sendable, Hashable {
+    /// The listener is bound.
+    case listening(port: Int)
+    /// A dialer is connecting to this configured peer.
+    case dialing(PeerID)
+    case connected(PeerID)
+    case disconnected(PeerID)
+    case paused(PeerID)
+    case resumed(PeerID)
+    /// A configured peer offered a document this daemon keeps for a user to accept.
+    case offered(DocumentID, by: PeerID)
+    /// The manager is shutting down.
+    case stopping
+}
+
 /// Every connection of this daemon to its peers: listens, dials configured
 /// peers with exponential backoff and jitter, admits only configured peers
 /// (unknown ones are recorded as pending and closed), keeps one session per
@@ -41,9 +59,11 @@ public actor PeerManager {
     private let context: TLSContext
     private let store: Store
     private let group: any EventLoopGroup
+    private let clock: WallClock
     private let logger: Logger
     private var sessions: [PeerID: PeerSession] = [:]
-    private var dialing: Set<String> = []
+    private var dialing: Set<PeerID> = []
+    private let broadcaster = EventBroadcaster<PeerEvent>()
     /// Peers whose sync is paused until resumed (kept in the store's settings
     /// under `pausedPeersKey`, so a restart keeps them paused).
     public private(set) var paused: Set<PeerID> = []
@@ -57,9 +77,11 @@ public actor PeerManager {
     private var incoming: (@Sendable (DocumentID, DocumentKind, String, PeerID) async -> Void)?
 
     public init(
-        store: Store, identity: Identity, configuration: SyncConfiguration, group: any EventLoopGroup, logger: Logger
+        store: Store, identity: Identity, configuration: SyncConfiguration, group: any EventLoopGroup, clock: WallClock = .system,
+        logger: Logger
     ) throws {
         self.store = store
+        self.clock = clock
         self.identity = identity
         self.configuration = configuration
         self.group = group
@@ -77,6 +99,7 @@ public actor PeerManager {
     public func pause(_ peer: PeerID) async throws {
         guard paused.insert(peer).inserted else { return }
         sessions[peer]?.close(reason: "paused")
+        broadcaster.publish(.paused(peer))
         try await savePaused()
         logger.info("paused sync with \(peer.short)")
     }
@@ -84,6 +107,8 @@ public actor PeerManager {
     /// Resumes sync with a paused peer (dialing it again at once).
     public func resume(_ peer: PeerID) async throws {
         guard paused.remove(peer) != nil else { return }
+        // The dialer waits for this, and dials at once.
+        broadcaster.publish(.resumed(peer))
         try await savePaused()
         logger.info("resumed sync with \(peer.short)")
     }
@@ -98,7 +123,10 @@ public actor PeerManager {
         do {
             let stored = try await store.setting(Self.pausedPeersKey)?.split(separator: ",").compactMap { PeerID(String($0)) } ?? []
             let configured = Set(try await store.peers().filter { $0.state == .configured }.map(\.id))
-            paused = Set(stored.filter { configured.contains($0.description) })
+            let now = Set(stored.filter { configured.contains($0) })
+            // Peers no longer paused (removed, or changed elsewhere): their dialers wake up.
+            for peer in paused.subtracting(now) { broadcaster.publish(.resumed(peer)) }
+            paused = now
             if paused.count != stored.count { try await savePaused() }
         } catch {
             // Keep what was paused rather than resuming anyone on a read failure.
@@ -109,6 +137,21 @@ public actor PeerManager {
 
     /// The port the listener is bound to (after `run` started it).
     public var listeningPort: Int? { server?.channel.localAddress?.port }
+
+    /// What happens from now on: connections, pauses, offers, the listener.
+    public nonisolated func events() -> AsyncStream<PeerEvent> { broadcaster.subscribe() }
+
+    /// Returns once the listener is bound (or the manager is shutting down, or the task is cancelled).
+    public func waitUntilListening() async {
+        let events = broadcaster.subscribe()
+        guard server == nil, !isShuttingDown else { return }
+        for await event in events {
+            switch event {
+            case .listening, .stopping: return
+            default: continue
+            }
+        }
+    }
 
     /// The connected peers.
     public func status() -> [PeerStatus] {
@@ -131,7 +174,9 @@ public actor PeerManager {
     public func run(host: String, port: Int) async throws {
         let server = try await bind(host: host, port: port)
         self.server = server
-        logger.info("listening for peers on \(host):\(server.channel.localAddress?.port ?? port) as \(identity.peerID)")
+        let boundPort = server.channel.localAddress?.port ?? port
+        logger.info("listening for peers on \(host):\(boundPort) as \(identity.peerID)")
+        broadcaster.publish(.listening(port: boundPort))
         let events = await store.events()
         await loadPaused()
         try await withThrowingDiscardingTaskGroup { group in
@@ -168,16 +213,28 @@ public actor PeerManager {
     /// most `timeout`) for the sessions to end.
     public func shutdown(timeout: Duration = .seconds(3)) async {
         isShuttingDown = true
+        let events = broadcaster.subscribe()
+        broadcaster.publish(.stopping)
         try? await server?.channel.close()
         for session in sessions.values { session.close(reason: "shutting down") }
-        let deadline = ContinuousClock.now + timeout
-        while !sessions.isEmpty && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
+        if !sessions.isEmpty {
+            // Each session's end is an event: wait for the last, or the timeout.
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await event in events {
+                        if case .disconnected = event, await self.sessions.isEmpty { return }
+                    }
+                }
+                group.addTask { try? await Task.sleep(for: timeout) }
+                await group.next()
+                group.cancelAll()
+            }
         }
         await store.finishEvents()
+        broadcaster.finish()
     }
 
-    private func startDialing(_ peer: String) -> Bool {
+    private func startDialing(_ peer: PeerID) -> Bool {
         guard !isShuttingDown, !dialing.contains(peer) else { return false }
         dialing.insert(peer)
         return true
@@ -254,17 +311,13 @@ public actor PeerManager {
 
     /// Dials a configured peer until it is removed or we shut down, backing off
     /// exponentially (with jitter) after failures.
-    private func dial(_ peer: String, address: String) async {
-        defer { dialing.remove(peer) }
+    private func dial(_ expected: PeerID, address: String) async {
+        defer { dialing.remove(expected) }
         var backoff = Backoff(base: configuration.backoffBase, maximum: configuration.backoffMaximum)
-        guard let expected = PeerID(peer) else {
-            logger.error("configured peer id \(peer) is not a valid peer id; not dialing it")
-            return
-        }
         while !Task.isCancelled && !isShuttingDown {
             let current: PeerRecord?
             do {
-                current = try await store.peers().first { $0.id == peer && $0.state == .configured }
+                current = try await store.peers().first { $0.id == expected && $0.state == .configured }
             } catch {
                 // A store failure is not a removal: try again after the backoff.
                 logger.error("cannot read the configured peers: \(error)")
@@ -273,11 +326,17 @@ public actor PeerManager {
             }
             guard let current, let address = current.address else { return }
             if paused.contains(expected) {
+                // Subscribed right after the check, with no suspension between
+                // (this is the actor): a resume cannot slip through unseen.
+                let events = broadcaster.subscribe()
                 backoff.reset()
-                try? await Task.sleep(for: .milliseconds(50))
+                for await event in events {
+                    if event == .resumed(expected) || event == .stopping { break }
+                }
                 continue
             }
             if sessions[expected] == nil {
+                broadcaster.publish(.dialing(expected))
                 do {
                     let connection = try await connect(to: address)
                     let started = ContinuousClock.now
@@ -289,6 +348,8 @@ public actor PeerManager {
             } else {
                 backoff.reset()
             }
+            // Paused meanwhile (the session just ended for it): wait for the resume, not the backoff.
+            if paused.contains(expected) { continue }
             try? await Task.sleep(for: backoff.next())
         }
     }
@@ -311,7 +372,7 @@ public actor PeerManager {
         }
         let isConfigured: Bool
         do {
-            isConfigured = try await store.isConfigured(peer.description)
+            isConfigured = try await store.isConfigured(peer)
         } catch {
             // Not known to be a stranger: close without recording it as pending.
             logger.error("cannot check whether \(peer.short) is configured: \(error); closing")
@@ -321,7 +382,7 @@ public actor PeerManager {
         guard isConfigured else {
             logger.warning("unknown peer \(peer) from \(connection.remote): recorded as pending; accept it to sync")
             do {
-                try await store.recordPendingPeer(peer.description, from: connection.remote, at: PeerSession.now)
+                try await store.recordPendingPeer(peer, from: connection.remote, at: clock.milliseconds)
             } catch {
                 logger.error("cannot record \(peer.short) as pending: \(error)")
             }
@@ -368,20 +429,25 @@ public actor PeerManager {
         }
         let session = PeerSession(
             peer: peer, dialed: dialedByUs, address: connection.remote, bytes: connection.bytes, documents: documents,
-            store: store, configuration: configuration, logger: logger
+            store: store, configuration: configuration, clock: clock, logger: logger
         ) { [weak self] offer, from in
             await self?.take(offer, from: from)
         }
+        let isReplacement = sessions[peer] != nil
         sessions[peer] = session
+        if !isReplacement { broadcaster.publish(.connected(peer)) }
         do {
-            try await store.peerSeen(peer.description, from: connection.remote, at: PeerSession.now)
+            try await store.peerSeen(peer, from: connection.remote, at: clock.milliseconds)
         } catch {
             logger.warning("cannot note that \(peer.short) connected: \(error)")
         }
         logger.info("connected to \(peer.short) (\(connection.remote))")
         await session.run(connection.channel)
         totals.add(sent: connection.bytes.sent, received: connection.bytes.received)
-        if sessions[peer] === session { sessions[peer] = nil }
+        if sessions[peer] === session {
+            sessions[peer] = nil
+            broadcaster.publish(.disconnected(peer))
+        }
         logger.info("disconnected from \(peer.short)")
     }
 
@@ -406,11 +472,12 @@ public actor PeerManager {
                 return nil
             }
             guard configuration.acceptsOfferedDocuments else {
-                try await store.recordOffer(offer.document, kind: kind, name: offer.name, from: peer, at: PeerSession.now)
+                try await store.recordOffer(offer.document, kind: kind, name: offer.name, from: peer, at: clock.milliseconds)
+                broadcaster.publish(.offered(offer.document, by: peer))
                 logger.info("\(peer.short) offers \(kind) \(offer.document) (\(offer.name)); kept for a user to accept")
                 return nil
             }
-            try await store.receiveDocument(offer.document, kind: kind, name: offer.name, from: peer, at: PeerSession.now)
+            try await store.receiveDocument(offer.document, kind: kind, name: offer.name, from: peer, at: clock.milliseconds)
             await incoming?(offer.document, kind, offer.name, peer)
             logger.info("took \(kind) \(offer.document) (\(offer.name)) shared by \(peer.short)")
             return .init(id: offer.document, kind: offer.kind, peerRole: .none)
@@ -448,14 +515,14 @@ public actor PeerManager {
     }
 
     private func dropRemovedPeers() async {
-        let configured: [String]
+        let configured: Set<PeerID>
         do {
-            configured = try await store.peers().filter { $0.state == .configured }.map(\.id)
+            configured = Set(try await store.peers().filter { $0.state == .configured }.map(\.id))
         } catch {
             logger.error("cannot read the configured peers: \(error)")
             return
         }
-        for (peer, session) in sessions where !configured.contains(peer.description) {
+        for (peer, session) in sessions where !configured.contains(peer) {
             session.close(reason: "no longer a configured peer")
         }
     }

@@ -22,6 +22,7 @@ final class PeerSession: Sendable {
     let bytes: ByteCounts
     private let store: Store
     private let configuration: SyncConfiguration
+    private let clock: WallClock
     private let logger: Logger
     private let machine: Mutex<SyncSessionStateMachine>
     private let outbox: AsyncStream<Outgoing>.Continuation
@@ -41,7 +42,7 @@ final class PeerSession: Sendable {
     init(
         peer: PeerID, dialed: Bool, address: String, bytes: ByteCounts, documents: [SyncSessionStateMachine.SharedDocument],
         store: Store,
-        configuration: SyncConfiguration, logger: Logger,
+        configuration: SyncConfiguration, clock: WallClock, logger: Logger,
         onOffer: @escaping @Sendable (Message.Advertisement, PeerID) async -> SyncSessionStateMachine.SharedDocument?
     ) {
         self.peer = peer
@@ -50,6 +51,7 @@ final class PeerSession: Sendable {
         self.bytes = bytes
         self.store = store
         self.configuration = configuration
+        self.clock = clock
         var logger = logger
         logger[metadataKey: "peer"] = "\(peer.short)"
         self.logger = logger
@@ -143,7 +145,7 @@ final class PeerSession: Sendable {
             case .mergeSnapshot(let id, _, let bytes): await merge(id, snapshot: bytes)
             case .recordAcknowledged(let id, let version):
                 do {
-                    try await store.acknowledge(version, of: id, by: peer.description, at: Self.now)
+                    try await store.acknowledge(version, of: id, by: peer, at: clock.milliseconds)
                 } catch {
                     logger.warning("cannot record what the peer acknowledged of \(id): \(error)")
                 }
@@ -194,7 +196,7 @@ final class PeerSession: Sendable {
             let summary = try SnapshotSummary(reading: snapshot)
             guard summary.document == id else { throw SyncError(.malformed, "a snapshot of \(summary.document) sent as \(id)") }
             machine.withLock { $0.receiving(id, upTo: summary.version) }
-            try await store.merge(snapshot: snapshot, into: id, from: peer, at: Self.now)
+            try await store.merge(snapshot: snapshot, into: id, from: peer, at: clock.milliseconds)
             let version = try await store.version(of: id)
             await perform(machine.withLock { $0.applied(id, received: version, version: version) })
         } catch let error as StoreError {
@@ -305,6 +307,4 @@ final class PeerSession: Sendable {
         }
     }
 
-    /// Wall time in milliseconds since 1970, for the store's records.
-    static var now: Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 }

@@ -3,7 +3,7 @@ import StoryCore
 import StoryIdentity
 
 /// The ALPN protocol every Storyteller connection must negotiate.
-public let storytellerALPN = "storyteller/1"
+package let storytellerALPN = "storyteller/1"
 
 /// ALPN wire form (length-prefixed) in storage that lives for the process, as
 /// the server's selection callback hands OpenSSL a pointer into it. Written
@@ -21,13 +21,13 @@ nonisolated(unsafe) private let alpnWire: UnsafeMutableBufferPointer<UInt8> = {
 /// Certificates are self-signed, so OpenSSL's chain verification is accepted
 /// as is; who the peer is gets decided after the handshake from its `PeerID`.
 /// Owns its `SSL_CTX*`.
-public final class TLSContext: @unchecked Sendable {
+package final class TLSContext: @unchecked Sendable {
     // Configured once in init and only read afterwards (SSL_new), which
     // OpenSSL allows from several threads.
     let handle: OpaquePointer
-    public let identity: Identity
+    package let identity: Identity
 
-    public init(identity: Identity) throws(TLSError) {
+    package init(identity: Identity) throws(TLSError) {
         guard let method = TLS_method(), let context = SSL_CTX_new(method) else {
             throw TLSError.fromQueue(.internalError, "cannot make a TLS context")
         }

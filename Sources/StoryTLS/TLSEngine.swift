@@ -1,21 +1,27 @@
 import StoryCore
 import StoryIdentity
 import COpenSSL
+import NIOCore
 
 /// One TLS connection as a byte transformer: ciphertext in and out through
 /// memory BIOs, plaintext in and out through calls. No I/O of its own, so NIO
 /// (or a test) moves the bytes. Owns its `SSL*` (which owns the two BIOs).
 ///
 /// Not thread-safe; OpenSSL's error queue is per thread, so every error is
-/// read right after the call that failed, with no suspension in between.
-public final class TLSEngine {
+/// read right after the call that failed, with no suspension in between, and
+/// the queue is cleared before each call whose result `SSL_get_error` reads:
+/// a stale error left by another connection on this thread (or any other
+/// OpenSSL call) would otherwise turn a harmless "want read" into a failure.
+package final class TLSEngine {
     private let ssl: OpaquePointer
     private let networkIn: OpaquePointer
     private let networkOut: OpaquePointer
-    public let isServer: Bool
-    public private(set) var isHandshakeComplete = false
+    /// Where `SSL_read_ex` decrypts to: one buffer for the connection's life.
+    private var readBuffer = [UInt8](repeating: 0, count: 16_384)
+    package let isServer: Bool
+    package private(set) var isHandshakeComplete = false
 
-    public init(context: TLSContext, isServer: Bool) throws(TLSError) {
+    package init(context: TLSContext, isServer: Bool) throws(TLSError) {
         guard let ssl = SSL_new(context.handle) else { throw TLSError.fromQueue(.internalError, "cannot make a TLS connection") }
         guard let networkIn = BIO_new(BIO_s_mem()), let networkOut = BIO_new(BIO_s_mem()) else {
             SSL_free(ssl)
@@ -34,15 +40,16 @@ public final class TLSEngine {
     }
 
     /// Hands ciphertext received from the network to OpenSSL.
-    public func receive(_ bytes: UnsafeRawBufferPointer) {
+    package func receive(_ bytes: UnsafeRawBufferPointer) {
         guard bytes.count > 0 else { return }
         _ = BIO_write(networkIn, bytes.baseAddress, Int32(bytes.count))
     }
 
     /// Advances the handshake. Returns true once it is complete.
     /// - Throws: `TLSError(.handshakeFailed)` with OpenSSL's reasons.
-    public func handshake() throws(TLSError) -> Bool {
+    package func handshake() throws(TLSError) -> Bool {
         guard !isHandshakeComplete else { return true }
+        ERR_clear_error()
         let result = SSL_do_handshake(ssl)
         if result == 1 {
             isHandshakeComplete = true
@@ -54,30 +61,33 @@ public final class TLSEngine {
         }
     }
 
-    /// Decrypted bytes available so far; `closed` is true once the peer sent close_notify.
-    public func readPlaintext() throws(TLSError) -> (bytes: [UInt8], closed: Bool) {
-        var result: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16_384)
+    /// Decrypts what has arrived, appending it to `plaintext`; true once the
+    /// peer sent close_notify. Decrypts through the connection's one read
+    /// buffer: nothing is allocated when nothing arrived.
+    /// - Throws: `TLSError(.io)` with OpenSSL's reasons.
+    package func readPlaintext(into plaintext: inout ByteBuffer) throws(TLSError) -> Bool {
         while true {
             var count = 0
-            let status = chunk.withUnsafeMutableBytes { SSL_read_ex(ssl, $0.baseAddress, $0.count, &count) }
+            ERR_clear_error()
+            let status = readBuffer.withUnsafeMutableBytes { SSL_read_ex(ssl, $0.baseAddress, $0.count, &count) }
             if status == 1 {
-                result += chunk[0..<count]
+                _ = readBuffer.withUnsafeBytes { plaintext.writeBytes(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
                 continue
             }
             switch SSL_get_error(ssl, status) {
-            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return (result, false)
-            case SSL_ERROR_ZERO_RETURN: return (result, true)
+            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return false
+            case SSL_ERROR_ZERO_RETURN: return true
             default: throw TLSError.fromQueue(.io, "cannot decrypt")
             }
         }
     }
 
     /// Encrypts plaintext; the ciphertext waits in `takeCiphertext()`.
-    public func writePlaintext(_ bytes: UnsafeRawBufferPointer) throws(TLSError) {
+    package func writePlaintext(_ bytes: UnsafeRawBufferPointer) throws(TLSError) {
         var offset = 0
         while offset < bytes.count {
             var written = 0
+            ERR_clear_error()
             let status = SSL_write_ex(ssl, bytes.baseAddress! + offset, bytes.count - offset, &written)
             guard status == 1 else { throw TLSError.fromQueue(.io, "cannot encrypt") }
             offset += written
@@ -85,7 +95,7 @@ public final class TLSEngine {
     }
 
     /// Ciphertext OpenSSL produced, to send to the peer (empty if none).
-    public func takeCiphertext() -> [UInt8] {
+    package func takeCiphertext() -> [UInt8] {
         let pending = Int(BIO_ctrl_pending(networkOut))
         guard pending > 0 else { return [] }
         var bytes = [UInt8](repeating: 0, count: pending)
@@ -94,13 +104,13 @@ public final class TLSEngine {
     }
 
     /// Starts a clean close (close_notify); the alert waits in `takeCiphertext()`.
-    public func shutdown() {
+    package func shutdown() {
         _ = SSL_shutdown(ssl)
         ERR_clear_error()
     }
 
     /// The peer's certificate (DER), if it presented one.
-    public var peerCertificateDER: [UInt8]? {
+    package var peerCertificateDER: [UInt8]? {
         guard let certificate = SSL_get1_peer_certificate(ssl) else { return nil }
         defer { X509_free(certificate) }
         var derPointer: UnsafeMutablePointer<UInt8>?
@@ -111,14 +121,14 @@ public final class TLSEngine {
     }
 
     /// Certificates the peer sent besides its own (must be none).
-    public var extraPeerCertificates: Int {
+    package var extraPeerCertificates: Int {
         let chain = Int(st_sk_X509_num(SSL_get_peer_cert_chain(ssl)))
         // A client's view of the chain includes the server's own certificate.
         return isServer ? chain : max(chain - 1, 0)
     }
 
     /// The negotiated application protocol.
-    public var negotiatedALPN: String? {
+    package var negotiatedALPN: String? {
         var data: UnsafePointer<UInt8>?
         var length: UInt32 = 0
         SSL_get0_alpn_selected(ssl, &data, &length)
@@ -127,5 +137,5 @@ public final class TLSEngine {
     }
 
     /// The negotiated protocol version (e.g. `TLS1_3_VERSION`).
-    public var protocolVersion: Int32 { SSL_version(ssl) }
+    package var protocolVersion: Int32 { SSL_version(ssl) }
 }

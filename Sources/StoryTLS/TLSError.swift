@@ -2,9 +2,9 @@ import StoryIdentity
 
 /// A TLS failure: OpenSSL refused a handshake, a certificate or a key, or the
 /// peer broke the protocol. Carries OpenSSL's error queue as text.
-public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case handshakeFailed, noPeerCertificate, wrongProtocol, identity, closed, io, internalError
         }
@@ -12,32 +12,32 @@ public struct TLSError: Error, Hashable, Sendable, CustomStringConvertible {
         private init(_ base: Base) { self.base = base }
 
         /// The TLS handshake failed (version, cipher, certificate, alert).
-        public static let handshakeFailed = Code(.handshakeFailed)
+        package static let handshakeFailed = Code(.handshakeFailed)
         /// The peer presented no certificate, or more than one.
-        public static let noPeerCertificate = Code(.noPeerCertificate)
+        package static let noPeerCertificate = Code(.noPeerCertificate)
         /// The peer does not speak `storyteller/1` (ALPN).
-        public static let wrongProtocol = Code(.wrongProtocol)
+        package static let wrongProtocol = Code(.wrongProtocol)
         /// The key or certificate files cannot be read, written or parsed.
-        public static let identity = Code(.identity)
+        package static let identity = Code(.identity)
         /// The connection was closed.
-        public static let closed = Code(.closed)
+        package static let closed = Code(.closed)
         /// Reading or writing encrypted data failed.
-        public static let io = Code(.io)
+        package static let io = Code(.io)
         /// OpenSSL failed in a way it should not (out of memory, bad state).
-        public static let internalError = Code(.internalError)
+        package static let internalError = Code(.internalError)
 
-        public var description: String { base.rawValue }
+        package var description: String { base.rawValue }
     }
 
-    public let code: Code
-    public let message: String
+    package let code: Code
+    package let message: String
 
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    public var description: String { "TLS \(code): \(message)" }
+    package var description: String { "TLS \(code): \(message)" }
 
     /// An error with OpenSSL's queued errors appended; reads (and clears) the
     /// queue of this thread, so call it right after the failing call.

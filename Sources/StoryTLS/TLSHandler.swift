@@ -3,9 +3,9 @@ import StoryIdentity
 import NIOCore
 
 /// What the handshake established: who the peer is.
-public struct TLSPeer: Sendable, Hashable {
-    public let peerID: PeerID
-    public let certificateDER: [UInt8]
+package struct TLSPeer: Sendable, Hashable {
+    package let peerID: PeerID
+    package let certificateDER: [UInt8]
 }
 
 /// A NIO handler that drives a `TLSEngine`: ciphertext from the network goes
@@ -15,11 +15,11 @@ public struct TLSPeer: Sendable, Hashable {
 /// completes `handshakePromise` with the peer's identity, or fails it and
 /// closes the channel (also after `handshakeTimeout`). Writes made before the
 /// handshake completes are held and sent after it.
-public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    public typealias InboundIn = ByteBuffer
-    public typealias InboundOut = ByteBuffer
-    public typealias OutboundIn = ByteBuffer
-    public typealias OutboundOut = ByteBuffer
+package final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = ByteBuffer
+    package typealias InboundOut = ByteBuffer
+    package typealias OutboundIn = ByteBuffer
+    package typealias OutboundOut = ByteBuffer
 
     private let engine: TLSEngine
     private let handshakePromise: EventLoopPromise<TLSPeer>
@@ -29,7 +29,7 @@ public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var isStarted = false
     private var isClosing = false
 
-    public init(
+    package init(
         context: TLSContext, isServer: Bool, handshakePromise: EventLoopPromise<TLSPeer>,
         handshakeTimeout: TimeAmount = .seconds(10)
     ) throws(TLSError) {
@@ -38,20 +38,20 @@ public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         self.handshakeTimeout = handshakeTimeout
     }
 
-    public func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive { start(context) }
     }
 
     /// A channel that never became active (a failed dial) still removes its
     /// handlers: the handshake promise must not be left unfulfilled.
-    public func handlerRemoved(context: ChannelHandlerContext) {
+    package func handlerRemoved(context: ChannelHandlerContext) {
         timeout?.cancel()
         handshakePromise.fail(TLSError(.closed, "the connection closed before the TLS handshake completed"))
         for (_, promise) in held { promise?.fail(TLSError(.closed, "the connection closed")) }
         held = []
     }
 
-    public func channelActive(context: ChannelHandlerContext) {
+    package func channelActive(context: ChannelHandlerContext) {
         start(context)
         context.fireChannelActive()
     }
@@ -68,7 +68,7 @@ public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         advance(context)
     }
 
-    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
         buffer.withUnsafeReadableBytes { engine.receive($0) }
         advance(context)
@@ -83,10 +83,9 @@ public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 guard done else { return }
                 try verify(context)
             }
-            let (plaintext, closed) = try engine.readPlaintext()
-            if !plaintext.isEmpty {
-                context.fireChannelRead(wrapInboundOut(context.channel.allocator.buffer(bytes: plaintext)))
-            }
+            var plaintext = context.channel.allocator.buffer(capacity: 0)
+            let closed = try engine.readPlaintext(into: &plaintext)
+            if plaintext.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(plaintext)) }
             sendCiphertext(context, promise: nil, flush: true)
             if closed { context.close(promise: nil) }
         } catch {
@@ -112,7 +111,7 @@ public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if !pending.isEmpty { context.flush() }
     }
 
-    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let buffer = unwrapOutboundIn(data)
         guard engine.isHandshakeComplete else {
             held.append((buffer, promise))
@@ -131,11 +130,11 @@ public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    public func flush(context: ChannelHandlerContext) {
+    package func flush(context: ChannelHandlerContext) {
         if engine.isHandshakeComplete { context.flush() }
     }
 
-    public func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+    package func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         if engine.isHandshakeComplete && !isClosing && mode == .all {
             isClosing = true
             engine.shutdown()  // close_notify
@@ -144,7 +143,7 @@ public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.close(mode: mode, promise: promise)
     }
 
-    public func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         timeout?.cancel()
         handshakePromise.fail(TLSError(.closed, "the connection closed before the TLS handshake completed"))
         for (_, promise) in held { promise?.fail(TLSError(.closed, "the connection closed")) }

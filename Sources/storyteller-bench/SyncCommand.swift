@@ -153,28 +153,25 @@ final class Node: Sendable {
         self.port = port
     }
 
-    static func start(_ name: String, group: any EventLoopGroup) async throws -> Node {
+    static func start(_ name: String, group: any EventLoopGroup, configure: (inout SyncConfiguration) -> Void = { _ in }) async throws -> Node {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storyteller-bench-\(name)-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let identity = try Identity.loadOrCreate(in: directory + "/identity")
         let store = try Store(path: directory + "/store.db", identity: try identity.signingIdentity)
         var logger = Logger(label: "bench.\(name)")
         logger.logLevel = .error
-        let manager = try PeerManager(
-            store: store, identity: identity, configuration: SyncConfiguration(name: name), group: group, logger: logger)
+        var configuration = SyncConfiguration(name: name)
+        configure(&configuration)
+        let manager = try PeerManager(store: store, identity: identity, configuration: configuration, group: group, logger: logger)
         let task = Task { try await manager.run(host: "127.0.0.1", port: 0) }
-        var port: Int?
-        for _ in 0..<400 where port == nil {
-            port = await manager.listeningPort
-            if port == nil { try await Task.sleep(for: .milliseconds(5)) }
-        }
-        guard let port else { throw ValidationError("\(name) never listened") }
+        await manager.waitUntilListening()
+        guard let port = await manager.listeningPort else { throw ValidationError("\(name) never listened") }
         return Node(directory: directory, store: store, identity: identity, manager: manager, task: task, port: port)
     }
 
     static func pair(_ x: Node, _ y: Node) async throws {
-        try await x.store.addPeer(y.peerID, name: "y", address: "127.0.0.1:\(y.port)", at: 1)
-        try await y.store.addPeer(x.peerID, name: "x", address: "127.0.0.1:\(x.port)", at: 1)
+        try await x.store.addPeer(y.identity.peerID, name: "y", address: "127.0.0.1:\(y.port)", at: 1)
+        try await y.store.addPeer(x.identity.peerID, name: "x", address: "127.0.0.1:\(x.port)", at: 1)
     }
 
     func stop() async {

@@ -1,17 +1,10 @@
 import ArgumentParser
 import Foundation
 import Logging
-import NIOCore
-import NIOPosix
-import ServiceLifecycle
-import StoryCore
-import StoryIdentity
-import StoryStore
-import StorySync
-import StoryTLS
+import StoryDaemon
 
-/// The Storyteller daemon: one store, one identity, the peer listener and
-/// dialers, and periodic snapshots and compaction.
+/// The Storyteller daemon's command line: parses flags, resolves settings,
+/// and runs a `Daemon` (Sources/StoryDaemon) until SIGTERM or SIGINT.
 ///
 /// Runs with embedded defaults (state under `$XDG_DATA_HOME/storyteller`,
 /// peers on TCP 7460); SIGTERM or SIGINT ends it gracefully: stop accepting,
@@ -31,7 +24,7 @@ struct Storytellerd: AsyncParsableCommand {
             or a service fails.
             """)
 
-    @Option(help: "Config file (key = value lines; see Config/storytellerd.example.toml). Also STORYTELLER_CONFIG.")
+    @Option(help: "Config file (TOML; see Config/storytellerd.example.toml). Also STORYTELLER_CONFIG.")
     var config: String?
 
     @Option(name: .customLong("data-dir"), help: "State directory (default $XDG_DATA_HOME/storyteller or ~/.local/share/storyteller).")
@@ -95,92 +88,18 @@ struct Storytellerd: AsyncParsableCommand {
         }
         let logger = Logger(label: "storytellerd")
         for variable in unknownVariables {
-            logger.warning("ignoring \(variable): not a storytellerd setting (known: \(DaemonSettings.keys.map(DaemonSettings.environmentName(of:)).joined(separator: ", ")))")
+            logger.warning(
+                "ignoring \(variable): not a storytellerd setting (known: \(DaemonSettings.keys.map(DaemonSettings.environmentName(of:)).joined(separator: ", ")))")
         }
         let address = settings.listen
         logger.debug(
             "settings: listen=\(address.host):\(address.port) data-dir=\(settings.dataDirectory ?? "(default)") name=\(settings.name ?? "(host name)") maintenance-interval=\(settings.maintenanceInterval)s"
         )
-        let paths = DaemonPaths(dataDirectory: settings.dataDirectory, socket: settings.socket, environment: environment)
-        let daemonName = settings.name ?? ProcessInfo.processInfo.hostName
-        let maintenanceInterval = settings.maintenanceInterval
-
-        let store: Store
-        let identity: Identity
-        let lock: DataDirectoryLock
         do {
-            // Before the database or the socket is touched: a second daemon on
-            // this directory stops here and leaves the running one alone.
-            lock = try DataDirectoryLock.acquire(paths.dataDirectory)
+            try await Daemon(settings: settings, environment: environment, logger: logger).run()
         } catch {
             logger.critical("\(error)")
             throw ExitCode(1)
         }
-        do {
-            identity = try Identity.loadOrCreate(in: paths.identityDirectory)
-            store = try Store(path: paths.databasePath, identity: try identity.signingIdentity, options: settings.storeOptions)
-        } catch {
-            logger.critical("cannot open the state in \(paths.dataDirectory): \(error)")
-            throw ExitCode(1)
-        }
-        print("storytellerd \(daemonName)")
-        print("  peer id:    \(identity.peerID)")
-        print("  state:      \(paths.dataDirectory)")
-        print("  database:   \(paths.databasePath)")
-        print("  control:    \(paths.socketPath)")
-        print("  peers on:   \(address.host):\(address.port)")
-        fflush(nil)
-
-        var syncConfiguration = SyncConfiguration(name: daemonName)
-        syncConfiguration.acceptsOfferedDocuments = settings.acceptShares
-        let manager = try PeerManager(
-            store: store, identity: identity, configuration: syncConfiguration,
-            group: MultiThreadedEventLoopGroup.singleton, logger: logger)
-        let library = LibraryService(store: store, logger: logger)
-        do {
-            try await library.prepare()
-        } catch {
-            logger.critical("cannot open the library: \(error)")
-            throw ExitCode(1)
-        }
-        await manager.onIncomingDocument { document, kind, name, peer in
-            await library.fileIncoming(document, kind: kind, name: name, from: peer.description)
-        }
-        let control: ControlServer
-        do {
-            let routes = ControlRoutes(
-                store: store, identity: identity, manager: manager, library: library, name: daemonName, started: Date(), logger: logger)
-            control = try await ControlServer.bind(
-                path: paths.socketPath, group: MultiThreadedEventLoopGroup.singleton, access: settings.socketAccess, logger: logger
-            ) { await routes.handle($0) }
-        } catch {
-            logger.critical("cannot serve the control socket \(paths.socketPath): \(error)")
-            throw ExitCode(1)
-        }
-
-        // Started in this order, shut down gracefully in the reverse one (see Services.swift).
-        var configuration = ServiceGroupConfiguration(
-            services: [
-                .init(service: StoreService(store: store, logger: logger)),
-                .init(service: PeerService(manager: manager, address: address)),
-                .init(service: ControlService(server: control)),
-                .init(service: MaintenanceService(store: store, interval: maintenanceInterval, logger: logger)),
-                .init(service: ReadinessService(manager: manager, logger: logger)),
-            ],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger)
-        configuration.maximumGracefulShutdownDuration = .seconds(20)
-        configuration.maximumCancellationDuration = .seconds(5)
-        do {
-            try await ServiceGroup(configuration: configuration).run()
-        } catch {
-            logger.critical("stopped: \(error)")
-            await control.close()
-            throw ExitCode(1)
-        }
-        logger.info("stopped")
-        withExtendedLifetime(lock) {}
     }
 }
-
-func millisecondsSinceEpoch() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }

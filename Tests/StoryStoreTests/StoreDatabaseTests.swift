@@ -83,12 +83,14 @@ import Testing
         let other = DocumentID(high: 2, low: 2)
         try database.createDocument(id, kind: .project, name: nil, created: 1)
         try database.createDocument(other, kind: .project, name: nil, created: 1)
-        try database.upsertPeer(PeerRecord(id: "PEER-A", name: "Director", address: "127.0.0.1:7070", state: .configured, added: 1))
+        let peerA = TestIdentities.signing(10).peer
+        let pending = (0..<5).map { TestIdentities.signing(20 + $0).peer }
+        try database.upsertPeer(PeerRecord(id: peerA, name: "Director", address: "127.0.0.1:7070", state: .configured, added: 1))
         for index in 0..<5 {
-            try database.upsertPeer(PeerRecord(id: "PENDING-\(index)", state: .pending, added: Int64(index), lastSeen: Int64(index)))
+            try database.upsertPeer(PeerRecord(id: pending[index], state: .pending, added: Int64(index), lastSeen: Int64(index)))
         }
         try database.prunePendingPeers(keeping: 2)
-        #expect(try database.peers().map(\.id) == ["PEER-A", "PENDING-3", "PENDING-4"])
+        #expect(try database.peers().map(\.id) == [peerA, pending[3], pending[4]])
         let (owner, reader) = (TestIdentities.signing(0).peer, TestIdentities.signing(1).peer)
         try database.setMembers([(owner, .owner), (reader, .reader)], of: id)
         try database.setMembers([(owner, .owner), (reader, .editor), (TestIdentities.signing(2).peer, .none)], of: other)
@@ -98,11 +100,11 @@ import Testing
         #expect(try database.documents(sharedWith: reader).map(\.document) == [other])
         #expect(try database.members().count == 3, "a role of none is not a member")
         let vector = VersionVector([ReplicaID(9): 4])
-        try database.setAcknowledged(vector, of: id, by: "PEER-A", at: 5)
-        #expect(try database.acknowledged(id) == ["PEER-A": vector])
-        try database.removePeer("PEER-A")  // cascades to acknowledged versions
+        try database.setAcknowledged(vector, of: id, by: peerA, at: 5)
+        #expect(try database.acknowledged(id) == [peerA: vector])
+        try database.removePeer(peerA)  // cascades to acknowledged versions
         #expect(try database.acknowledged(id).isEmpty)
-        #expect(throws: StoreError.self) { try database.removePeer("PEER-A") }
+        #expect(throws: StoreError.self) { try database.removePeer(peerA) }
         try database.removeDocument(other)  // cascades to its members
         #expect(try database.documents(sharedWith: reader).isEmpty)
     }

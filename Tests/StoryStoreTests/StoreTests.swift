@@ -2,6 +2,7 @@ import StoryIdentity
 import Foundation
 import StoryCore
 import StoryTestSupport
+import Synchronization
 import Testing
 
 @testable import StoryStore
@@ -125,7 +126,7 @@ import Testing
         let store = try Store(path: path, identity: TestIdentities.signing())
         let (id, layer) = try await makeProject(in: store)
         let peer = TestIdentities.signing(1).peer
-        try await store.addPeer(peer.description, address: "127.0.0.1:1", at: 1)
+        try await store.addPeer(peer, address: "127.0.0.1:1", at: 1)
         try await store.share(id, with: peer, role: .editor, at: 2)
         var keys: [OpID] = []
         for index in 0..<40 {
@@ -138,7 +139,7 @@ import Testing
         _ = try await store.editProject(id, at: 50) { try $0.eraseStroke(first, in: layer) }
         let replica = await store.replicaID
         // The peer acknowledged up to change 21; the snapshot covers all 44.
-        try await store.acknowledge(VersionVector([replica: 21]), of: id, by: peer.description, at: 60)
+        try await store.acknowledge(VersionVector([replica: 21]), of: id, by: peer, at: 60)
         try await store.writeSnapshot(of: id, at: 61)
         #expect(try await store.document(id).changeCount == 23)
         // A peer behind the horizon needs the snapshot; one after it gets changes.
@@ -217,6 +218,46 @@ import Testing
         #expect(try await restored.integrityProblems().isEmpty)
     }
 
+    /// The backup copies on its own connection and thread: an edit made
+    /// while it is midway completes (the store's actor is not held), and the
+    /// copy is the state of the backup's start, whole and healthy.
+    @Test func editsGoOnWhileABackupIsMidway() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("store.db"), identity: TestIdentities.signing())
+        let (id, layer) = try await makeProject(in: store)
+        for index in 0..<200 {
+            _ = try await store.editProject(id, at: Int64(index)) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index)) }
+        }
+        let midway = DispatchSemaphore(value: 0)
+        let editDone = DispatchSemaphore(value: 0)
+        let editCompletedMidway = Mutex<Bool?>(nil)
+        let backupPath = directory.file("backup.db")
+        let backup = Task {
+            // Two pages per step: the copy takes many steps; after the first,
+            // it waits (at most 10 s) for an edit to complete meanwhile.
+            try await store.backup(to: backupPath, betweenSteps: { _ in
+                guard editCompletedMidway.withLock({ $0 }) == nil else { return }
+                midway.signal()
+                let completed = editDone.wait(timeout: .now() + 10) == .success
+                editCompletedMidway.withLock { $0 = completed }
+            }, pagesPerStep: 2)
+        }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                midway.wait()
+                continuation.resume()
+            }
+        }
+        _ = try await store.editProject(id, at: 500) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(500)) }
+        editDone.signal()
+        try await backup.value
+        #expect(editCompletedMidway.withLock { $0 } == true, "an edit completed while the backup was midway")
+        let copy = try Store(path: directory.file("backup.db"), identity: TestIdentities.signing())
+        #expect(try await copy.integrityProblems().isEmpty)
+        #expect(try await copy.project(id).strokes(in: layer).count == 200, "the state of the backup's start")
+        #expect(try await store.project(id).strokes(in: layer).count == 201)
+    }
+
     @Test func aBackupThatIsNotHealthyIsNotRestored() throws {
         let directory = try TemporaryDirectory()
         let bogus = directory.file("bogus.db")
@@ -228,13 +269,14 @@ import Testing
     @Test func peersAreConfiguredOrPending() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("store.db"), identity: TestIdentities.signing())
-        try await store.recordPendingPeer("STRANGER", from: "127.0.0.1:5555", at: 1)
-        try await store.addPeer("STRANGER", name: "Art dept", address: "127.0.0.1:7777", at: 2)
+        let stranger = TestIdentities.signing(5).peer
+        try await store.recordPendingPeer(stranger, from: "127.0.0.1:5555", at: 1)
+        try await store.addPeer(stranger, name: "Art dept", address: "127.0.0.1:7777", at: 2)
         let peers = try await store.peers()
         #expect(peers.map(\.state) == [.configured] && peers[0].lastAddress == "127.0.0.1:5555")
-        try await store.recordPendingPeer("STRANGER", from: "127.0.0.1:6666", at: 3)  // stays configured
+        try await store.recordPendingPeer(stranger, from: "127.0.0.1:6666", at: 3)  // stays configured
         #expect(try await store.peers().map(\.state) == [.configured])
-        try await store.removePeer("STRANGER")
+        try await store.removePeer(stranger)
         #expect(try await store.peers().isEmpty)
     }
 

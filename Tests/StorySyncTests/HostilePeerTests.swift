@@ -22,7 +22,7 @@ import Testing
         let (project, layer) = try await makeSharedProject(on: a, with: [b])
         try await eventually("b has the project") { await inSync(a, b, project) }
         let hostile = try Identity.generate(commonName: "hostile")
-        try await a.store.addPeer(hostile.peerID.description, name: "hostile", at: 5)
+        try await a.store.addPeer(hostile.peerID, name: "hostile", at: 5)
         return (a, b, hostile, project, layer)
     }
 
@@ -173,7 +173,7 @@ import Testing
         let (a, b, hostile, project, layer) = try await Self.setUp()
         defer { a.remove(); b.remove() }
         // The editor b makes the hostile identity a reader, and knows it as a peer; a does not talk to it.
-        try await b.store.addPeer(hostile.peerID.description, name: "hostile", at: 5)
+        try await b.store.addPeer(hostile.peerID, name: "hostile", at: 5)
         try await b.store.share(project, with: hostile.peerID, role: .reader, at: 6)
         try await eventually("a learns the reader") { try await a.store.project(project).role(of: hostile.peerID) == .reader }
         var mine = try await Self.copy(of: project, from: b, as: hostile)

@@ -5,6 +5,7 @@ import NIOPosix
 import StoryCore
 import StoryStore
 import StoryTLS
+import Synchronization
 import Testing
 
 @testable import StorySync
@@ -25,6 +26,48 @@ import Testing
             throw error
         }
         return (a, b)
+    }
+
+    /// The dialer of a paused peer waits for the resume event, not in a loop
+    /// that sleeps and looks again: nothing dials while paused, and the dial
+    /// follows the resume at once, though the backoff is 5 s (so no timer
+    /// can explain it). How soon is measured by `storyteller-bench resume`
+    /// (a quiet machine), not here, where other suites load both cores.
+    @Test func aPausedPeerIsDialedAsSoonAsItIsResumed() async throws {
+        let a = try await SyncNode("a") {
+            $0.backoffBase = .seconds(5)
+            $0.backoffMaximum = .seconds(5)
+        }
+        let b = try await SyncNode("b")
+        defer { a.remove(); b.remove() }
+        try await a.start()
+        try await b.start()
+        // b accepts a but never dials it: every dial here is a's.
+        try await b.store.addPeer(a.identity.peerID, name: "a", at: 1)
+        try await a.pair(with: b)
+        let peer = b.identity.peerID
+        try await eventually("a connects to b") { await a.manager.status().contains { $0.peer == peer && $0.isEstablished } }
+        let dialedAt = Mutex<ContinuousClock.Instant?>(nil)
+        let events = a.manager.events()
+        let watcher = Task {
+            for await event in events where event == .dialing(peer) {
+                dialedAt.withLock { if $0 == nil { $0 = .now } }
+            }
+        }
+        defer { watcher.cancel() }
+        try await a.manager.pause(peer)
+        try await eventually("a dropped b") { await a.manager.status().isEmpty }
+        // Nothing dials b while it is paused.
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(dialedAt.withLock { $0 } == nil, "a dialed b while it was paused")
+        let resumed = ContinuousClock.now
+        try await a.manager.resume(peer)
+        try await eventually("a dials b", timeout: .seconds(4)) { dialedAt.withLock { $0 } != nil }
+        let delay = try #require(dialedAt.withLock { $0 }) - resumed
+        #expect(delay < .seconds(2), "dialed \(delay) after resume: the event, not the 5 s backoff")
+        try await eventually("connected again") { await a.manager.status().contains { $0.peer == peer } }
+        await a.stop()
+        await b.stop()
     }
 
     @Test func anEditOnOnePeerAppearsOnTheOther() async throws {
@@ -140,11 +183,11 @@ import Testing
         try await c.start()
         try await c.pair(with: a)  // c knows a; a does not know c
         try await eventually("a records c as pending") {
-            (try? await a.store.peers())?.contains { $0.id == c.peerID && $0.state == .pending } == true
+            (try? await a.store.peers())?.contains { $0.id == c.identity.peerID && $0.state == .pending } == true
         }
         #expect(await a.manager.status().isEmpty)
         let (id, _) = try await makeSharedProject(on: a, with: [])
-        try await a.store.addPeer(c.peerID, at: 5)  // accept
+        try await a.store.addPeer(c.identity.peerID, at: 5)  // accept
         try await a.store.share(id, with: c.identity.peerID, role: .editor, at: 5)
         try await eventually("c syncs once accepted") { await inSync(a, c, id) }
         await a.stop()
@@ -187,7 +230,7 @@ import Testing
         try await eventually("b has the project") { await inSync(a, b, id) }
         // A rogue but configured peer (so it passes the peer check).
         let rogue = try Identity.generate()
-        try await a.store.addPeer(rogue.peerID.description, at: 5)
+        try await a.store.addPeer(rogue.peerID, at: 5)
         try await a.store.share(id, with: rogue.peerID, role: .editor, at: 5)
         let version = try await a.store.version(of: id)
         let hello = Message.hello(version: Message.protocolVersion, name: "rogue", capabilities: []).framed()

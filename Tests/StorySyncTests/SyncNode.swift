@@ -77,7 +77,7 @@ final class SyncNode: @unchecked Sendable {
 
     /// Makes `other` a configured peer that this node dials.
     func pair(with other: SyncNode) async throws {
-        try await store.addPeer(other.peerID, name: other.name, address: "127.0.0.1:\(other.port)", at: 1)
+        try await store.addPeer(other.identity.peerID, name: other.name, address: "127.0.0.1:\(other.port)", at: 1)
     }
 
     func remove() {

@@ -1,5 +1,6 @@
 import StoryCore
 import StoryIdentity
+import COpenSSL
 import NIOCore
 import NIOEmbedded
 import Testing
@@ -38,11 +39,59 @@ import Testing
         let message = Array("INT. LIGHTHOUSE - NIGHT".utf8)
         try message.withUnsafeBytes { try client.writePlaintext($0) }
         pump(client, server)
-        #expect(try server.readPlaintext().bytes == message)
+        var received = ByteBuffer()
+        #expect(try server.readPlaintext(into: &received) == false)
+        #expect(Array(received.readableBytesView) == message)
 
         server.shutdown()
         pump(client, server)
-        #expect(try client.readPlaintext().closed)
+        var rest = ByteBuffer()
+        #expect(try client.readPlaintext(into: &rest))
+    }
+
+    /// OpenSSL's error queue is per thread, shared by every connection on it:
+    /// an error one connection (or any OpenSSL call) leaves there must not
+    /// fail another connection's next call.
+    @Test func anErrorOnOneConnectionLeavesAnotherUnaffected() throws {
+        let client = try TLSEngine(context: TLSContext(identity: Self.clientIdentity), isServer: false)
+        let server = try TLSEngine(context: TLSContext(identity: Self.serverIdentity), isServer: true)
+        _ = try client.handshake()
+        pump(client, server)
+        #expect(client.isHandshakeComplete && server.isHandshakeComplete)
+
+        // A second connection on this thread receives garbage and fails.
+        let victim = try TLSEngine(context: TLSContext(identity: Self.serverIdentity), isServer: true)
+        Array("not TLS at all\r\n\r\n".utf8).withUnsafeBytes { victim.receive($0) }
+        #expect(throws: TLSError.self) { try victim.handshake() }
+        // And a failing OpenSSL call leaves errors in the queue that nobody reads.
+        let garbage: [UInt8] = [0x30, 0x03, 0x02, 0x01]
+        garbage.withUnsafeBufferPointer { bytes in
+            var pointer: UnsafePointer<UInt8>? = bytes.baseAddress
+            #expect(d2i_X509(nil, &pointer, bytes.count) == nil)
+        }
+        #expect(ERR_peek_error() != 0, "the queue holds a stale error")
+
+        // The healthy connection reads (nothing yet), writes and reads on.
+        var nothing = ByteBuffer()
+        #expect(try server.readPlaintext(into: &nothing) == false)
+        #expect(nothing.readableBytes == 0)
+        d2iGarbage()
+        let message = Array("EXT. HARBOUR - DAWN".utf8)
+        try message.withUnsafeBytes { try client.writePlaintext($0) }
+        pump(client, server)
+        d2iGarbage()
+        var received = ByteBuffer()
+        #expect(try server.readPlaintext(into: &received) == false)
+        #expect(Array(received.readableBytesView) == message)
+    }
+
+    /// Leaves an ASN.1 decoding error in this thread's OpenSSL error queue.
+    private func d2iGarbage() {
+        let garbage: [UInt8] = [0x30, 0x03, 0x02, 0x01]
+        garbage.withUnsafeBufferPointer { bytes in
+            var pointer: UnsafePointer<UInt8>? = bytes.baseAddress
+            _ = d2i_X509(nil, &pointer, bytes.count)
+        }
     }
 
     @Test func garbageInsteadOfAHandshakeIsATypedError() throws {

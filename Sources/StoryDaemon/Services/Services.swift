@@ -1,4 +1,5 @@
 import Foundation
+import Hummingbird
 import Logging
 import ServiceLifecycle
 import StoryStore
@@ -13,13 +14,14 @@ import StorySync
 /// The store: at shutdown, snapshots what is due so the next start is quick.
 struct StoreService: Service, CustomStringConvertible {
     let store: Store
+    let clock: WallClock
     let logger: Logger
     var description: String { "store" }
 
     func run() async throws {
         try? await gracefulShutdown()
         // An hour from now every changed document is idle long enough: all are due.
-        await snapshotDueDocuments(of: store, now: .now + .seconds(3_600), logger: logger)
+        await snapshotDueDocuments(of: store, now: .now + .seconds(3_600), clock: clock, logger: logger)
     }
 }
 
@@ -38,16 +40,20 @@ struct PeerService: Service, CustomStringConvertible {
     }
 }
 
-/// The control API on the Unix socket.
+/// The control API (Hummingbird) on the Unix socket; the socket file goes with it.
 struct ControlService: Service, CustomStringConvertible {
-    let server: ControlServer
+    let application: Application<RouterResponder<ControlContext>>
+    let path: String
+    let readiness: ReadinessSignal
     var description: String { "control" }
 
     func run() async throws {
-        try await withGracefulShutdownHandler {
-            try await server.run()
-        } onGracefulShutdown: {
-            Task { await server.close() }
+        defer { unlink(path) }
+        do {
+            try await application.run()
+        } catch {
+            readiness.controlFailed()
+            throw error
         }
     }
 }
@@ -56,6 +62,7 @@ struct ControlService: Service, CustomStringConvertible {
 struct MaintenanceService: Service, CustomStringConvertible {
     let store: Store
     let interval: Int
+    let clock: WallClock
     let logger: Logger
     var description: String { "maintenance" }
 
@@ -63,36 +70,39 @@ struct MaintenanceService: Service, CustomStringConvertible {
         while !Task.isShuttingDownGracefully && !Task.isCancelled {
             // Ends the sleep early (with an error) on shutdown.
             guard (try? await cancelWhenGracefulShutdown({ try await Task.sleep(for: .seconds(interval)) })) != nil else { return }
-            await snapshotDueDocuments(of: store, now: .now, logger: logger)
+            await snapshotDueDocuments(of: store, now: .now, clock: clock, logger: logger)
         }
     }
 }
 
 /// Snapshots (and compacts) the documents due at `now`; failures are logged.
-private func snapshotDueDocuments(of store: Store, now: ContinuousClock.Instant, logger: Logger) async {
+private func snapshotDueDocuments(of store: Store, now: ContinuousClock.Instant, clock: WallClock, logger: Logger) async {
     do {
-        let done = try await store.runMaintenance(at: millisecondsSinceEpoch(), now: now)
+        let done = try await store.runMaintenance(at: clock.milliseconds, now: now)
         if !done.isEmpty { logger.debug("snapshotted \(done.count) document(s)") }
     } catch {
         logger.error("snapshot and compaction failed: \(error)")
     }
 }
 
-/// Tells systemd READY=1 once peers can connect, and STOPPING=1 when the
-/// shutdown starts (it is the first service to be shut down).
+/// Tells systemd READY=1 once peers can connect and the control socket
+/// answers, and STOPPING=1 when the shutdown starts (it is the first service
+/// to be shut down).
 struct ReadinessService: Service, CustomStringConvertible {
     let manager: PeerManager
+    let readiness: ReadinessSignal
     let logger: Logger
     var description: String { "readiness" }
 
     func run() async throws {
-        for _ in 0..<3_000 where !Task.isShuttingDownGracefully {
-            if await manager.listeningPort != nil {
+        // Both wait on events, not by polling; shutdown ends the waits.
+        await cancelWhenGracefulShutdown {
+            await manager.waitUntilListening()
+            readiness.peersAreListening()
+            if await readiness.waitForControl() {
                 SystemdNotifier.notify("READY=1")
                 logger.info("ready")
-                break
             }
-            try await Task.sleep(for: .milliseconds(10))
         }
         try? await gracefulShutdown()
         SystemdNotifier.notify("STOPPING=1")

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StoryAPI
 import StoryCore
 import StoryStore
 
@@ -20,10 +21,12 @@ import StoryStore
 actor LibraryService {
     static let settingKey = "library"
     let store: Store
+    let clock: WallClock
     let logger: Logger
     private var libraryID: DocumentID?
 
-    init(store: Store, logger: Logger) {
+    init(store: Store, clock: WallClock, logger: Logger) {
+        self.clock = clock
         self.store = store
         self.logger = logger
     }
@@ -33,7 +36,7 @@ actor LibraryService {
     /// before signed authorship into a new library it owns, and files this
     /// daemon's own projects that have no entry in the root.
     func prepare() async throws {
-        let now = millisecondsSinceEpoch()
+        let now = clock.milliseconds
         let owned = Set(try await store.members().filter { $0.peer == store.peerID && $0.role == .owner }.map(\.document))
         let libraries = try await store.documents().filter { $0.kind == .library && owned.contains($0.id) && !$0.isDeleted }
             .sorted { ($0.created, $0.id) < ($1.created, $1.id) }
@@ -70,7 +73,7 @@ actor LibraryService {
 
     /// The library document.
     func id() throws -> DocumentID {
-        guard let libraryID else { throw ControlError(.internal, "the library is not open") }
+        guard let libraryID else { throw APIError(.internal, "the library is not open") }
         return libraryID
     }
 
@@ -99,12 +102,12 @@ actor LibraryService {
 
     /// A document taken from a peer: shown at once (a project in Incoming, a
     /// library beside this one); nothing is filed.
-    func fileIncoming(_ document: DocumentID, kind: DocumentKind, name: String, from peer: String) async {
+    func fileIncoming(_ document: DocumentID, kind: DocumentKind, name: String, from peer: PeerID) async {
         logger.info("received \(kind) \(document) (\(name)) from \(peer)")
     }
 
     /// Shares the library and every project it lists with `peer`.
-    /// - Throws: `ControlError(.conflict)` listing the projects this daemon
+    /// - Throws: `APIError(.conflict)` listing the projects this daemon
     ///   may not share (nothing is shared then), `.forbidden` if it may not.
     func share(with peer: PeerID, role: Role) async throws {
         let library = try id()
@@ -119,11 +122,11 @@ actor LibraryService {
             }
         }
         guard refused.isEmpty else {
-            throw ControlError(
+            throw APIError(
                 .conflict,
                 "the library lists project(s) this machine may not share with \(peer.short): \(refused.joined(separator: "; ")); move them out of the library first")
         }
-        let now = millisecondsSinceEpoch()
+        let now = clock.milliseconds
         try await store.share(library, with: peer, role: role, at: now)
         for record in projects {
             if try await store.project(record.id).role(of: peer) != role { try await store.share(record.id, with: peer, role: role, at: now) }
@@ -134,7 +137,7 @@ actor LibraryService {
     /// Stops sharing the library with `peer`, and the projects it lists that
     /// this daemon owns.
     func unshare(from peer: PeerID) async throws {
-        let now = millisecondsSinceEpoch()
+        let now = clock.milliseconds
         try await store.share(try id(), with: peer, role: .none, at: now)
         for record in try await listedProjects() {
             let document = try await store.project(record.id)
@@ -146,17 +149,17 @@ actor LibraryService {
 
     /// After a project got an entry in the library: shares it with the
     /// library's members (with their role there).
-    /// - Throws: `ControlError(.conflict)` when this daemon may not share it.
+    /// - Throws: `APIError(.conflict)` when this daemon may not share it.
     func shareWithMembers(_ project: DocumentID) async throws {
         let members = try await store.members(of: try id()).filter { $0.peer != store.peerID }
         guard !members.isEmpty else { return }
         let document = try await store.project(project)
-        let now = millisecondsSinceEpoch()
+        let now = clock.milliseconds
         for member in members where document.role(of: member.peer) < min(member.role, .editor) {
             do {
                 try await store.share(project, with: member.peer, role: min(member.role, .editor), at: now)
             } catch let error as DocumentError {
-                throw ControlError(
+                throw APIError(
                     .conflict, "the library is shared, and this machine may not share that project with its members: \(error.message)")
             }
         }
@@ -172,134 +175,9 @@ actor LibraryService {
     @discardableResult
     func edit<Value: Sendable>(_ body: @Sendable (inout LibraryEditor) throws -> Value) async throws -> Value {
         do {
-            return try await store.editLibrary(try id(), at: millisecondsSinceEpoch(), body).value
+            return try await store.editLibrary(try id(), at: clock.milliseconds, body).value
         } catch let error as DocumentError {
-            throw ControlError(error.code == .notFound ? .notFound : .badRequest, "library edit refused: \(error.message)")
+            throw APIError(error.code == .notFound ? .notFound : .badRequest, "library edit refused: \(error.message)")
         }
-    }
-}
-
-/// A folder or project entry as the control API shows it. Well-known folders
-/// are named "root", "trash" and "incoming".
-struct LibraryNodeBody: Encodable {
-    let id: String
-    let kind: String
-    let name: String?
-    let description: String?
-    let parent: String
-    let depth: Int
-    /// The project document of a project entry.
-    let project: String?
-    let createdAt: Int64
-    let updatedAt: Int64
-    let inTrash: Bool
-    /// For a project entry: whether the project is on this machine (a shared
-    /// library may list projects that were not shared with it).
-    let available: Bool?
-
-    init(_ node: LibraryNodeView, documents: Set<DocumentID>) {
-        id = LibraryReference.text(of: node.id)
-        kind = node.kind == .folder || node.id == .incoming ? "folder" : "project"
-        name = node.name
-        description = node.description
-        parent = LibraryReference.text(of: node.parent)
-        depth = node.depth
-        project = node.document?.description
-        createdAt = node.createdAt
-        updatedAt = node.updatedAt
-        inTrash = node.isInTrash
-        available = node.document.map { documents.contains($0) }
-    }
-
-    /// A project in the virtual Incoming: on this machine, listed by no
-    /// library here. Its id is the project's (filing it gives it an entry).
-    init(incoming record: DocumentRecord) {
-        id = record.id.description
-        kind = "project"
-        name = record.name
-        description = nil
-        parent = "incoming"
-        depth = 1
-        project = record.id.description
-        createdAt = record.created
-        updatedAt = record.created
-        inTrash = false
-        available = true
-    }
-
-    /// The Incoming folder when only virtual entries are in it.
-    static let incomingFolder = LibraryNodeBody(
-        id: "incoming", kind: "folder", name: "Incoming", description: nil, parent: "root", depth: 0, project: nil, createdAt: 0,
-        updatedAt: 0, inTrash: false, available: nil)
-
-    private init(
-        id: String, kind: String, name: String?, description: String?, parent: String, depth: Int, project: String?, createdAt: Int64,
-        updatedAt: Int64, inTrash: Bool, available: Bool?
-    ) {
-        self.id = id
-        self.kind = kind
-        self.name = name
-        self.description = description
-        self.parent = parent
-        self.depth = depth
-        self.project = project
-        self.createdAt = createdAt
-        self.updatedAt = updatedAt
-        self.inTrash = inTrash
-        self.available = available
-    }
-}
-
-struct LibraryBody: Encodable {
-    let id: String
-    let nodes: [LibraryNodeBody]
-    /// Libraries peers share with this daemon (shown, never adopted).
-    let shared: [SharedLibraryBody]
-}
-
-struct SharedLibraryBody: Encodable {
-    let id: String
-    let owner: String?
-    /// This daemon's role in it: reader or editor.
-    let role: String
-    let nodes: [LibraryNodeBody]
-}
-
-/// Names a library node in a request: a node id (`12@3f…`), one of the
-/// well-known folders (`root`, `trash`, `incoming`), or a path of names from
-/// the root (`Films/Shorts`), which must name exactly one node.
-enum LibraryReference {
-    static let wellKnown: [String: OpID] = ["root": .root, "trash": .trash, "incoming": .incoming]
-
-    static func text(of id: OpID) -> String {
-        switch id {
-        case .root: "root"
-        case .trash: "trash"
-        case .incoming: "incoming"
-        default: id.description
-        }
-    }
-
-    /// Resolves a reference; `inTrash` also searches the trash by path.
-    static func resolve(_ reference: String, in view: LibraryView, inTrash: Bool = false) throws(ControlError) -> OpID {
-        let text = reference.trimmingCharacters(in: .whitespaces)
-        if let known = wellKnown[text.lowercased()] { return known }
-        if let id = OpID(text) {
-            guard view.node(id) != nil else { throw ControlError(.notFound, "no library node \(text)") }
-            return id
-        }
-        let names = text.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        guard !names.isEmpty else { throw ControlError(.badRequest, "'\(reference)' names no folder or project") }
-        var candidates: [OpID] = [inTrash ? .trash : .root]
-        for (index, name) in names.enumerated() {
-            candidates = candidates.flatMap { parent in
-                view.nodes.filter { $0.parent == parent && $0.name == name && (index > 0 || $0.isInTrash == inTrash) }.map(\.id)
-            }
-        }
-        guard let first = candidates.first else { throw ControlError(.notFound, "no folder or project at '\(reference)'") }
-        guard candidates.count == 1 else {
-            throw ControlError(.conflict, "'\(reference)' names \(candidates.count) nodes; use an id (storyteller tree --json)")
-        }
-        return first
     }
 }

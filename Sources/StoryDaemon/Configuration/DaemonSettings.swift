@@ -6,17 +6,19 @@ import StoryStore
 /// The daemon's settings, resolved from (highest first) flags, the
 /// environment (`STORYTELLER_*`), the config file, and the embedded defaults.
 /// Every key is documented with its default in `Config/storytellerd.example.toml`.
-struct DaemonSettings: Equatable {
-    var dataDirectory: String?
-    var socket: String?
-    var listen = ListenAddress(host: "0.0.0.0", port: DaemonPaths.defaultPeerPort)
-    var name: String?
-    var logLevel = Logger.Level.info
-    var maintenanceInterval = 30
+public struct DaemonSettings: Equatable, Sendable {
+    public init() {}
+
+    public var dataDirectory: String?
+    public var socket: String?
+    public var listen = ListenAddress(host: "0.0.0.0", port: DaemonPaths.defaultPeerPort)
+    public var name: String?
+    public var logLevel = Logger.Level.info
+    public var maintenanceInterval = 30
     /// Who may use the control socket besides the daemon's own user.
-    var socketAccess = SocketAccess.owner
+    public var socketAccess = SocketAccess.owner
     /// Take the documents configured peers share with this daemon without asking.
-    var acceptShares = true
+    public var acceptShares = true
     /// Bounds on changes held back waiting for changes they depend on.
     var heldBackChanges = 20_000
     var heldBackBytes = 16 << 20
@@ -25,7 +27,7 @@ struct DaemonSettings: Equatable {
 
     /// The keys, as written in the config file; the environment variable is
     /// `STORYTELLER_` + the key upper-cased with `_` for `-`.
-    static let keys = [
+    public static let keys = [
         "data-dir", "socket", "socket-group", "listen", "name", "log-level", "maintenance-interval", "accept-shares",
         "held-back-changes", "held-back-bytes", "held-back-bytes-per-peer", "held-back-bytes-total",
     ]
@@ -39,12 +41,12 @@ struct DaemonSettings: Equatable {
         return options
     }
 
-    static func environmentName(of key: String) -> String {
+    public static func environmentName(of key: String) -> String {
         "STORYTELLER_" + key.uppercased().replacingOccurrences(of: "-", with: "_")
     }
 
     /// Sets one key from its text; `source` names where it came from in errors.
-    mutating func set(_ key: String, to text: String, source: String) throws(ConfigError) {
+    public mutating func set(_ key: String, to text: String, source: String) throws(ConfigError) {
         switch key {
         case "data-dir":
             guard !text.isEmpty else { throw ConfigError(source: source, key: key, problem: "is empty") }
@@ -112,7 +114,7 @@ struct DaemonSettings: Equatable {
     /// Applies a config file: `key = value` lines, values as TOML strings
     /// (`"…"`) or bare integers, `#` comments, blank lines. Strict: an unknown
     /// key, a repeated key or a bad value is an error naming it and its line.
-    mutating func apply(file path: String) throws(ConfigError) {
+    public mutating func apply(file path: String) throws(ConfigError) {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
@@ -136,7 +138,7 @@ struct DaemonSettings: Equatable {
 
     /// Applies `STORYTELLER_<KEY>` variables. Other `STORYTELLER_*` names are
     /// returned so the daemon can warn about them (they may belong to tools).
-    mutating func apply(environment: [String: String]) throws(ConfigError) -> [String] {
+    public mutating func apply(environment: [String: String]) throws(ConfigError) -> [String] {
         let known = Dictionary(uniqueKeysWithValues: Self.keys.map { (Self.environmentName(of: $0), $0) })
         var unknown: [String] = []
         for (name, value) in environment.sorted(by: { $0.key < $1.key }) where name.hasPrefix("STORYTELLER_") {
@@ -200,18 +202,19 @@ struct DaemonSettings: Equatable {
 /// the default for a user daemon), or also the members of one group (mode
 /// 0660 and that group, for the system daemon). Checked per connection with
 /// SO_PEERCRED besides the file mode.
-enum SocketAccess: Equatable, Sendable {
+public enum SocketAccess: Equatable, Sendable {
     case owner
     case group(name: String, id: gid_t)
 }
 
 /// A bad config file line, environment variable or value, naming the key.
-struct ConfigError: Error, CustomStringConvertible {
-    let source: String
-    let key: String?
-    let problem: String
+public struct ConfigError: Error, CustomStringConvertible, Sendable {
+    /// Where the value came from: `FILE:LINE`, an environment variable, a flag.
+    public let source: String
+    public let key: String?
+    public let problem: String
 
-    var description: String {
+    public var description: String {
         if let key { return "\(source): '\(key)' \(problem)" }
         return "\(source): \(problem)"
     }

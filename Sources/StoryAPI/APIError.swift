@@ -1,0 +1,67 @@
+/// The one error shape of the control API: `{"error":{"code":"…","message":"…"}}`,
+/// with the HTTP status that goes with the code.
+public struct APIError: Error, Codable, Sendable, CustomStringConvertible {
+    /// What kind of failure: a stable string clients can test.
+    public struct Code: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The request is malformed or a value is out of range (400).
+        public static let badRequest = Code(rawValue: "bad_request")
+        /// No such object or route (404). Never a store failure.
+        public static let notFound = Code(rawValue: "not_found")
+        /// The path has no such method (405, with `Allow`).
+        public static let methodNotAllowed = Code(rawValue: "method_not_allowed")
+        /// The request contradicts the current state (409).
+        public static let conflict = Code(rawValue: "conflict")
+        /// The request body is too large (413).
+        public static let tooLarge = Code(rawValue: "too_large")
+        /// This caller may not do that (403).
+        public static let forbidden = Code(rawValue: "forbidden")
+        /// A change to a document this daemon may only read (403).
+        public static let readOnly = Code(rawValue: "read_only")
+        /// The daemon failed (500); the message says what, the log says more.
+        public static let `internal` = Code(rawValue: "internal")
+        /// The store (disk or database) failed (500).
+        public static let storeFailure = Code(rawValue: "store_failure")
+        /// The disk is full (507).
+        public static let insufficientStorage = Code(rawValue: "insufficient_storage")
+
+        public var description: String { rawValue }
+
+        /// The HTTP status of an answer with this code.
+        public var status: Int {
+            switch self {
+            case .badRequest: 400
+            case .notFound: 404
+            case .methodNotAllowed: 405
+            case .conflict: 409
+            case .tooLarge: 413
+            case .forbidden, .readOnly: 403
+            case .insufficientStorage: 507
+            default: 500
+            }
+        }
+    }
+
+    public struct Detail: Codable, Sendable {
+        public let code: Code
+        public let message: String
+    }
+
+    public let error: Detail
+    /// For 405: the methods the path has (sent as `Allow`, RFC 9110); not in the JSON.
+    public var allowed: [String] = []
+
+    private enum CodingKeys: String, CodingKey { case error }
+
+    public init(_ code: Code, _ message: String, allowed: [String] = []) {
+        error = Detail(code: code, message: message)
+        self.allowed = allowed
+    }
+
+    public var code: Code { error.code }
+    public var message: String { error.message }
+    public var status: Int { error.code.status }
+    public var description: String { "\(error.code): \(error.message)" }
+}

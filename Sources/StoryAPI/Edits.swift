@@ -1,0 +1,533 @@
+import StoryCore
+
+extension API {
+    /// `POST /v1/projects/{id}/edits`: operations applied in order as one
+    /// change (all or nothing).
+    public struct EditRequest: Codable, Sendable {
+        public var ops: [EditOperation]
+        /// Undo session: `undo` with the same session undoes these edits (default: the daemon's default session).
+        public var session: String?
+
+        /// At most this many operations in one request.
+        public static let maximumOperations = 10_000
+
+        public init(ops: [EditOperation], session: String? = nil) {
+            self.ops = ops
+            self.session = session
+        }
+
+        private enum CodingKeys: String, CodingKey { case ops, session }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            guard container.contains(.ops) else {
+                throw DecodingError.keyNotFound(CodingKeys.ops, .init(codingPath: [], debugDescription: "no ops"))
+            }
+            var list = try container.nestedUnkeyedContainer(forKey: .ops)
+            guard let count = list.count, count > 0 else {
+                throw DecodingError.dataCorruptedError(forKey: .ops, in: container, debugDescription: "must be a non-empty array of operations")
+            }
+            guard count <= Self.maximumOperations else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .ops, in: container, debugDescription: "holds \(count) operations; at most \(Self.maximumOperations) per request")
+            }
+            var ops: [EditOperation] = []
+            ops.reserveCapacity(count)
+            while !list.isAtEnd { ops.append(try list.decode(EditOperation.self)) }
+            self.ops = ops
+            session = try UndoRequest.session(in: container, forKey: .session)
+        }
+    }
+
+    /// The answer to an edit.
+    public struct EditResult: Codable, Sendable {
+        /// Per operation: the id it created, or null.
+        public let created: [String?]
+        /// False when the operations changed nothing (e.g. setting a field to its value).
+        public let changed: Bool
+
+        public init(created: [String?], changed: Bool) {
+            self.created = created
+            self.changed = changed
+        }
+
+        private enum CodingKeys: String, CodingKey { case created, changed }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            var list = container.nestedUnkeyedContainer(forKey: .created)
+            for id in created {
+                if let id { try list.encode(id) } else { try list.encodeNil() }
+            }
+            try container.encode(changed, forKey: .changed)
+        }
+    }
+
+    /// `POST /v1/projects/{id}/undo` and `…/redo` (the body is optional).
+    public struct UndoRequest: Codable, Sendable {
+        public var session: String?
+        public init(session: String? = nil) { self.session = session }
+
+        private enum CodingKeys: String, CodingKey { case session }
+
+        public init(from decoder: any Decoder) throws {
+            session = try Self.session(in: try decoder.container(keyedBy: CodingKeys.self), forKey: .session)
+        }
+
+        /// An undo session name: 1 to 64 bytes.
+        static func session<Key: CodingKey>(in container: KeyedDecodingContainer<Key>, forKey key: Key) throws -> String? {
+            guard container.contains(key), try container.decodeNil(forKey: key) == false else { return nil }
+            let text: String
+            do { text = try container.decode(String.self, forKey: key) } catch {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be a string of 1 to 64 bytes")
+            }
+            guard !text.isEmpty, text.utf8.count <= 64 else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "must be a string of 1 to 64 bytes")
+            }
+            return text
+        }
+    }
+
+    /// `{"undone": bool}` or `{"redone": bool}`: whether there was something to take back.
+    public struct UndoResult: Codable, Sendable {
+        public let undone: Bool?
+        public let redone: Bool?
+        public init(undone: Bool) { self.undone = undone; redone = nil }
+        public init(redone: Bool) { self.redone = redone; undone = nil }
+    }
+
+    /// An object an operation is about: an id, or `$N`, the object operation
+    /// N of the same request created.
+    public enum ObjectReference: Hashable, Sendable, CustomStringConvertible, Codable {
+        case id(OpID)
+        case created(Int)
+
+        /// Parses `counter@replica` or `$N`; nil for anything else.
+        public init?(_ text: String) {
+            if text.hasPrefix("$") {
+                guard let index = Int(text.dropFirst()), index >= 0 else { return nil }
+                self = .created(index)
+            } else {
+                guard let id = OpID(text) else { return nil }
+                self = .id(id)
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .id(let id): id.description
+            case .created(let index): "$\(index)"
+            }
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let reference = ObjectReference(text) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "'\(text)' is not an object id or $N")
+            }
+            self = reference
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(description)
+        }
+    }
+
+    /// The brush fields a `stroke.replace` changes (only those given).
+    public struct BrushPatch: Hashable, Sendable {
+        public var tool: Brush.Tool?
+        public var color: Color?
+        public var width: Float?
+        public var cap: Brush.Cap?
+        public var join: Brush.Join?
+
+        public init(tool: Brush.Tool? = nil, color: Color? = nil, width: Float? = nil, cap: Brush.Cap? = nil, join: Brush.Join? = nil) {
+            self.tool = tool
+            self.color = color
+            self.width = width
+            self.cap = cap
+            self.join = join
+        }
+
+        public var isEmpty: Bool { tool == nil && color == nil && width == nil && cap == nil && join == nil }
+
+        /// The brush with these fields changed.
+        public func apply(to brush: inout Brush) {
+            if let tool { brush.tool = tool }
+            if let color { brush.color = color }
+            if let width { brush.width = width }
+            if let cap { brush.cap = cap }
+            if let join { brush.join = join }
+        }
+    }
+
+    /// One operation of an edit. Unknown `op`s, wrong types, missing fields
+    /// and values out of range fail decoding with the field named.
+    public enum EditOperation: Hashable, Sendable {
+        case addScene(at: Int?, title: String?)
+        case addShot(scene: ObjectReference, at: Int?)
+        case addLayer(shot: ObjectReference, at: Int?, name: String?)
+        /// To position `to` in its list, or in another container (`in`: a shot to another scene, a layer to another shot).
+        case move(ObjectReference, to: Int, in: ObjectReference?)
+        case delete(ObjectReference)
+        case restore(ObjectReference)
+        /// Sets a field; the object defaults to the project.
+        case set(ObjectReference, FieldKey, FieldValue)
+        case duplicateShot(ObjectReference, at: Int?)
+        case addStroke(layer: ObjectReference, brush: Brush, points: [Point])
+        case eraseStroke(layer: ObjectReference, stroke: ObjectReference)
+        /// Brings an erased stroke back (`restore`), then restyles and/or
+        /// transforms it (composed after its own transform).
+        case replaceStroke(layer: ObjectReference, stroke: ObjectReference, restore: Bool, brush: BrushPatch?, transform: Affine?)
+        case group([ObjectReference])
+        case ungroup([ObjectReference])
+
+        /// The `op` names, as the JSON spells them.
+        public static let names = [
+            "scene.add", "shot.add", "layer.add", "move", "delete", "restore", "set", "shot.duplicate", "stroke.add", "stroke.erase",
+            "stroke.replace", "layers.group", "layers.ungroup",
+        ]
+
+        /// At most this many points in one stroke.
+        public static let maximumPoints = 100_000
+
+        public var name: String {
+            switch self {
+            case .addScene: "scene.add"
+            case .addShot: "shot.add"
+            case .addLayer: "layer.add"
+            case .move: "move"
+            case .delete: "delete"
+            case .restore: "restore"
+            case .set: "set"
+            case .duplicateShot: "shot.duplicate"
+            case .addStroke: "stroke.add"
+            case .eraseStroke: "stroke.erase"
+            case .replaceStroke: "stroke.replace"
+            case .group: "layers.group"
+            case .ungroup: "layers.ungroup"
+            }
+        }
+    }
+}
+
+// MARK: - JSON
+
+extension API.EditOperation: Codable {
+    public init(from decoder: any Decoder) throws {
+        let fields = try OperationFields(decoder)
+        let name = try fields.requiredString("op")
+        switch name {
+        case "scene.add": self = .addScene(at: try fields.index("at"), title: try fields.string("title"))
+        case "shot.add": self = .addShot(scene: try fields.reference("scene"), at: try fields.index("at"))
+        case "layer.add": self = .addLayer(shot: try fields.reference("shot"), at: try fields.index("at"), name: try fields.string("name"))
+        case "move":
+            guard let to = try fields.index("to") else { throw fields.missing("to") }
+            self = .move(try fields.reference("object"), to: to, in: try fields.optionalReference("in"))
+        case "delete": self = .delete(try fields.reference("object"))
+        case "restore": self = .restore(try fields.reference("object"))
+        case "shot.duplicate": self = .duplicateShot(try fields.reference("shot"), at: try fields.index("at"))
+        case "set":
+            let keyName = try fields.requiredString("field")
+            guard let key = FieldKey(name: keyName) else {
+                throw fields.invalid("field", "must be one of \(FieldKey.allCases.map(\.description).joined(separator: ", ")) ('\(keyName)' is not)")
+            }
+            self = .set(try fields.optionalReference("object") ?? .id(.root), key, try fields.value(for: key))
+        case "stroke.add":
+            // The points first: the largest part, and the one most often wrong.
+            let points = try fields.points()
+            let brush = try fields.brush()
+            self = .addStroke(layer: try fields.reference("layer"), brush: brush, points: points)
+        case "stroke.erase": self = .eraseStroke(layer: try fields.reference("layer"), stroke: try fields.reference("stroke"))
+        case "stroke.replace":
+            let patch = try fields.brushPatch()
+            let transform = try fields.has("transform") ? try fields.transform("transform") : nil
+            let restore = try fields.bool("restore") ?? false
+            guard restore || patch != nil || transform != nil else {
+                throw fields.invalid("brush", "is missing: stroke.replace needs 'brush', 'transform' and/or 'restore': true")
+            }
+            self = .replaceStroke(
+                layer: try fields.reference("layer"), stroke: try fields.reference("stroke"), restore: restore, brush: patch, transform: transform)
+        case "layers.group", "layers.ungroup":
+            let layers = try fields.references("layers")
+            self = name == "layers.group" ? .group(layers) : .ungroup(layers)
+        default:
+            throw fields.invalid("op", "is '\(name)', an unknown op (known: \(Self.names.joined(separator: ", ")))")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: AnyKey.self)
+        func put<Value: Encodable>(_ key: String, _ value: Value?) throws {
+            if let value { try container.encode(value, forKey: AnyKey(key)) }
+        }
+        try put("op", name)
+        switch self {
+        case .addScene(let at, let title):
+            try put("at", at)
+            try put("title", title)
+        case .addShot(let scene, let at):
+            try put("scene", scene)
+            try put("at", at)
+        case .addLayer(let shot, let at, let name):
+            try put("shot", shot)
+            try put("at", at)
+            try put("name", name)
+        case .move(let object, let to, let container):
+            try put("object", object)
+            try put("to", to)
+            try put("in", container)
+        case .delete(let object), .restore(let object):
+            try put("object", object)
+        case .set(let object, let key, let value):
+            try put("object", object)
+            try put("field", key.description)
+            switch value {
+            case .null: try container.encodeNil(forKey: AnyKey("value"))
+            case .string(let text): try put("value", text)
+            case .number(let number): try put("value", number)
+            case .bool(let flag): try put("value", flag)
+            case .color(let color): try put("value", color.hexRGBA)
+            case .transform(let affine): try put("value", affine.components)
+            case .id(let id): try put("value", id.description)
+            }
+        case .duplicateShot(let shot, let at):
+            try put("shot", shot)
+            try put("at", at)
+        case .addStroke(let layer, let brush, let points):
+            try put("layer", layer)
+            try put("brush", API.BrushPatch(tool: brush.tool, color: brush.color, width: brush.width, cap: brush.cap, join: brush.join))
+            var flat: [Double] = []
+            flat.reserveCapacity(points.count * 3)
+            for point in points { flat += [point.x, point.y, point.pressure] }
+            try put("points", flat)
+        case .eraseStroke(let layer, let stroke):
+            try put("layer", layer)
+            try put("stroke", stroke)
+        case .replaceStroke(let layer, let stroke, let restore, let brush, let transform):
+            try put("layer", layer)
+            try put("stroke", stroke)
+            if restore { try put("restore", true) }
+            try put("brush", brush)
+            try put("transform", transform?.components)
+        case .group(let layers), .ungroup(let layers):
+            try put("layers", layers)
+        }
+    }
+}
+
+extension API.BrushPatch: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: AnyKey.self)
+        func text(_ key: String) throws -> String? {
+            guard container.contains(AnyKey(key)) else { return nil }
+            guard try !container.decodeNil(forKey: AnyKey(key)) else { return nil }
+            do { return try container.decode(String.self, forKey: AnyKey(key)) } catch {
+                throw DecodingError.dataCorruptedError(forKey: AnyKey(key), in: container, debugDescription: "must be a string")
+            }
+        }
+        func fail(_ key: String, _ message: String) -> DecodingError {
+            DecodingError.dataCorruptedError(forKey: AnyKey(key), in: container, debugDescription: message)
+        }
+        if let name = try text("tool") {
+            guard let tool = Brush.Tool(name: name) else { throw fail("tool", "must be one of \(Brush.Tool.allCases.map(\.name).joined(separator: ", "))") }
+            self.tool = tool
+        }
+        if let hex = try text("color") {
+            guard let color = Color(hex: hex) else { throw fail("color", "must be a colour like \"#000000\" or \"#000000ff\"") }
+            self.color = color
+        }
+        if container.contains(AnyKey("width")), try container.decodeNil(forKey: AnyKey("width")) == false {
+            let width: Float
+            do { width = try container.decode(Float.self, forKey: AnyKey("width")) } catch { throw fail("width", "must be a number") }
+            guard width.isFinite, (0...1).contains(width) else { throw fail("width", "must be in 0...1 (a fraction of the frame width)") }
+            self.width = width
+        }
+        if let name = try text("cap") {
+            guard let cap = Brush.Cap(name: name) else { throw fail("cap", "must be one of \(Brush.Cap.allCases.map(\.name).joined(separator: ", "))") }
+            self.cap = cap
+        }
+        if let name = try text("join") {
+            guard let join = Brush.Join(name: name) else { throw fail("join", "must be one of \(Brush.Join.allCases.map(\.name).joined(separator: ", "))") }
+            self.join = join
+        }
+        for key in container.allKeys where !["tool", "color", "width", "cap", "join"].contains(key.stringValue) {
+            throw fail(key.stringValue, "is not a brush field (tool, color, width, cap, join)")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: AnyKey.self)
+        if let tool { try container.encode(tool.name, forKey: AnyKey("tool")) }
+        if let color { try container.encode(color.hexRGBA, forKey: AnyKey("color")) }
+        if let width { try container.encode(width, forKey: AnyKey("width")) }
+        if let cap { try container.encode(cap.name, forKey: AnyKey("cap")) }
+        if let join { try container.encode(join.name, forKey: AnyKey("join")) }
+    }
+}
+
+extension Affine {
+    /// `[a, b, c, d, tx, ty]`, as the API writes a transform.
+    public var components: [Double] { [a, b, c, d, tx, ty] }
+}
+
+/// The fields of one operation object, read with errors that name them.
+private struct OperationFields {
+    let container: KeyedDecodingContainer<AnyKey>
+    /// The operation's index in `ops` (`$N` must name an earlier one).
+    let index: Int?
+
+    init(_ decoder: any Decoder) throws {
+        container = try decoder.container(keyedBy: AnyKey.self)
+        index = decoder.codingPath.last?.intValue
+    }
+
+    func has(_ key: String) throws -> Bool {
+        guard container.contains(AnyKey(key)) else { return false }
+        return try !container.decodeNil(forKey: AnyKey(key))
+    }
+
+    func invalid(_ key: String, _ message: String) -> DecodingError {
+        DecodingError.dataCorruptedError(forKey: AnyKey(key), in: container, debugDescription: message)
+    }
+
+    func missing(_ key: String) -> DecodingError {
+        DecodingError.keyNotFound(AnyKey(key), .init(codingPath: container.codingPath, debugDescription: "'\(key)' is required"))
+    }
+
+    func requiredString(_ key: String) throws -> String {
+        guard try has(key) else { throw missing(key) }
+        do { return try container.decode(String.self, forKey: AnyKey(key)) } catch { throw invalid(key, "must be a string") }
+    }
+
+    func string(_ key: String) throws -> String? {
+        try has(key) ? try requiredString(key) : nil
+    }
+
+    func bool(_ key: String) throws -> Bool? {
+        guard try has(key) else { return nil }
+        do { return try container.decode(Bool.self, forKey: AnyKey(key)) } catch { throw invalid(key, "must be true or false") }
+    }
+
+    /// A position: a non-negative integer.
+    func index(_ key: String) throws -> Int? {
+        guard try has(key) else { return nil }
+        let value: Int
+        do { value = try container.decode(Int.self, forKey: AnyKey(key)) } catch { throw invalid(key, "must be a non-negative integer") }
+        guard value >= 0 else { throw invalid(key, "must be a non-negative integer") }
+        return value
+    }
+
+    func reference(_ key: String) throws -> API.ObjectReference {
+        guard try has(key) else { throw missing(key) }
+        return try reference(text: try requiredString(key), key: key)
+    }
+
+    func optionalReference(_ key: String) throws -> API.ObjectReference? {
+        try has(key) ? try reference(key) : nil
+    }
+
+    private func reference(text: String, key: String) throws -> API.ObjectReference {
+        guard let reference = API.ObjectReference(text) else { throw invalid(key, "'\(text)' is not an object id or $N") }
+        if case .created(let n) = reference, let index, n >= index {
+            throw invalid(key, "\(text) does not name an earlier operation")
+        }
+        return reference
+    }
+
+    func references(_ key: String) throws -> [API.ObjectReference] {
+        guard try has(key) else { throw missing(key) }
+        let texts: [String]
+        do { texts = try container.decode([String].self, forKey: AnyKey(key)) } catch { throw invalid(key, "must be an array of ids") }
+        guard !texts.isEmpty else { throw invalid(key, "must be a non-empty array of ids") }
+        return try texts.map { try reference(text: $0, key: key) }
+    }
+
+    func transform(_ key: String) throws -> Affine {
+        let numbers: [Double]
+        do { numbers = try container.decode([Double].self, forKey: AnyKey(key)) } catch { throw invalid(key, "takes [a, b, c, d, tx, ty]") }
+        guard numbers.count == 6 else { throw invalid(key, "takes [a, b, c, d, tx, ty]") }
+        guard numbers.allSatisfy(\.isFinite) else { throw invalid(key, "takes finite numbers") }
+        return Affine(a: numbers[0], b: numbers[1], c: numbers[2], d: numbers[3], tx: numbers[4], ty: numbers[5])
+    }
+
+    /// The value of `set` for a key, of the type the key takes.
+    func value(for key: FieldKey) throws -> FieldValue {
+        guard container.contains(AnyKey("value")) else { throw missing("value") }
+        let isNull = try container.decodeNil(forKey: AnyKey("value"))
+        switch key {
+        case .title, .description, .caption, .notes, .name:
+            if isNull { return .null }
+            do { return .string(try container.decode(String.self, forKey: AnyKey("value"))) } catch {
+                throw invalid("value", "of '\(key)' takes a string")
+            }
+        case .aspectRatio, .duration, .opacity:
+            let number: Double
+            do { number = try container.decode(Double.self, forKey: AnyKey("value")) } catch { throw invalid("value", "of '\(key)' takes a number") }
+            guard number.isFinite else { throw invalid("value", "of '\(key)' takes a finite number") }
+            return .number(number)
+        case .visible, .locked:
+            do { return .bool(try container.decode(Bool.self, forKey: AnyKey("value"))) } catch {
+                throw invalid("value", "of '\(key)' takes true or false")
+            }
+        case .background:
+            guard !isNull, let text = try? container.decode(String.self, forKey: AnyKey("value")), let color = Color(hex: text) else {
+                throw invalid("value", "of 'background' takes a colour like \"#1e90ff\"")
+            }
+            return .color(color)
+        case .transform:
+            return .transform(try transform("value"))
+        case .group:
+            if isNull { return .null }
+            guard let text = try? container.decode(String.self, forKey: AnyKey("value")), let id = OpID(text) else {
+                throw invalid("value", "of 'group' takes a layer group id or null")
+            }
+            return .id(id)
+        }
+    }
+
+    func brushPatch() throws -> API.BrushPatch? {
+        guard try has("brush") else { return nil }
+        let patch: API.BrushPatch
+        do {
+            patch = try container.decode(API.BrushPatch.self, forKey: AnyKey("brush"))
+        } catch let error as DecodingError {
+            if case .typeMismatch = error { throw invalid("brush", "must be an object with tool, color, width, cap and/or join") }
+            throw error
+        }
+        guard !patch.isEmpty else { throw invalid("brush", "must give at least one of tool, color, width, cap, join") }
+        return patch
+    }
+
+    func brush() throws -> Brush {
+        var brush = Brush()
+        try brushPatch()?.apply(to: &brush)
+        return brush
+    }
+
+    func points() throws -> [Point] {
+        guard try has("points") else { throw missing("points") }
+        let flat: [Double]
+        do { flat = try container.decode([Double].self, forKey: AnyKey("points")) } catch {
+            throw invalid("points", "must be a flat [x, y, pressure, …] array of numbers")
+        }
+        guard !flat.isEmpty, flat.count % 3 == 0 else {
+            throw invalid("points", "must be a flat [x, y, pressure, …] array (a non-zero multiple of 3 numbers)")
+        }
+        guard flat.count <= 3 * API.EditOperation.maximumPoints else {
+            throw invalid("points", "holds \(flat.count / 3) points; at most \(API.EditOperation.maximumPoints) per stroke")
+        }
+        var points: [Point] = []
+        points.reserveCapacity(flat.count / 3)
+        for i in stride(from: 0, to: flat.count, by: 3) {
+            let (x, y, p) = (flat[i], flat[i + 1], flat[i + 2])
+            guard x.isFinite, y.isFinite, (0...1).contains(p) else {
+                throw invalid("points", "has point \(i / 3) that is not finite numbers with pressure in 0...1")
+            }
+            points.append(Point(x: x, y: y, pressure: p))
+        }
+        return points
+    }
+}

@@ -1,0 +1,104 @@
+extension API {
+    /// `GET /v1/library`: this daemon's library in display order (the tree,
+    /// then the trash) with the virtual Incoming, and the libraries peers share.
+    public struct Library: Codable, Sendable {
+        public let id: String
+        public let nodes: [LibraryNode]
+        /// Libraries peers share with this daemon (shown, never adopted).
+        public let shared: [SharedLibrary]
+
+        public init(id: String, nodes: [LibraryNode], shared: [SharedLibrary]) {
+            self.id = id
+            self.nodes = nodes
+            self.shared = shared
+        }
+    }
+
+    /// A folder or project entry. Well-known folders are `root`, `trash` and `incoming`.
+    public struct LibraryNode: Codable, Sendable {
+        public let id: String
+        /// `folder` or `project`.
+        public let kind: String
+        public let name: String?
+        public let description: String?
+        public let parent: String
+        public let depth: Int
+        /// The project document of a project entry.
+        public let project: String?
+        public let createdAt: Int64
+        public let updatedAt: Int64
+        public let inTrash: Bool
+        /// For a project entry: whether the project is on this machine (a
+        /// shared library may list projects that were not shared with it).
+        public let available: Bool?
+
+        public init(
+            id: String, kind: String, name: String?, description: String?, parent: String, depth: Int, project: String?, createdAt: Int64,
+            updatedAt: Int64, inTrash: Bool, available: Bool?
+        ) {
+            self.id = id
+            self.kind = kind
+            self.name = name
+            self.description = description
+            self.parent = parent
+            self.depth = depth
+            self.project = project
+            self.createdAt = createdAt
+            self.updatedAt = updatedAt
+            self.inTrash = inTrash
+            self.available = available
+        }
+    }
+
+    public struct SharedLibrary: Codable, Sendable {
+        public let id: String
+        public let owner: String?
+        /// This daemon's role in it: reader or editor.
+        public let role: String
+        public let nodes: [LibraryNode]
+
+        public init(id: String, owner: String?, role: String, nodes: [LibraryNode]) {
+            self.id = id
+            self.owner = owner
+            self.role = role
+            self.nodes = nodes
+        }
+    }
+
+    /// `POST /v1/library/folders`.
+    public struct CreateFolder: Codable, Sendable {
+        public let name: String
+        /// The parent folder (reference); default the root.
+        public let parent: String?
+        public let index: Int?
+
+        public init(name: String, parent: String? = nil, index: Int? = nil) {
+            self.name = name
+            self.parent = parent
+            self.index = index
+        }
+    }
+
+    /// `PATCH /v1/library/nodes/{ref}`.
+    public struct UpdateNode: Codable, Sendable {
+        public let name: String?
+        public let description: String?
+
+        public init(name: String? = nil, description: String? = nil) {
+            self.name = name
+            self.description = description
+        }
+    }
+
+    /// `POST /v1/library/nodes/{ref}/move`.
+    public struct MoveNode: Codable, Sendable {
+        /// The folder to move into; absent: reorder within the current folder.
+        public let folder: String?
+        public let index: Int?
+
+        public init(folder: String? = nil, index: Int? = nil) {
+            self.folder = folder
+            self.index = index
+        }
+    }
+}

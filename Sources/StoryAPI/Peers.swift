@@ -1,0 +1,142 @@
+extension API {
+    /// `GET /v1/identity`.
+    public struct Identity: Codable, Sendable {
+        public let peerID: String
+        public let name: String
+        public let certificatePEM: String
+
+        public init(peerID: String, name: String, certificatePEM: String) {
+            self.peerID = peerID
+            self.name = name
+            self.certificatePEM = certificatePEM
+        }
+    }
+
+    /// A peer as `GET /v1/peers` lists it.
+    public struct Peer: Codable, Sendable {
+        public let id: String
+        public let name: String?
+        public let address: String?
+        /// `configured` or `pending`.
+        public let state: String
+        public let connected: Bool
+        /// Sync with it is paused (`peers pause`).
+        public let paused: Bool
+        public let added: Int64
+        public let lastSeen: Int64?
+        public let lastAddress: String?
+
+        public init(
+            id: String, name: String?, address: String?, state: String, connected: Bool, paused: Bool, added: Int64, lastSeen: Int64?,
+            lastAddress: String?
+        ) {
+            self.id = id
+            self.name = name
+            self.address = address
+            self.state = state
+            self.connected = connected
+            self.paused = paused
+            self.added = added
+            self.lastSeen = lastSeen
+            self.lastAddress = lastAddress
+        }
+    }
+
+    /// `POST /v1/peers`.
+    public struct AddPeer: Codable, Sendable {
+        public let id: String
+        public let address: String?
+        public let name: String?
+
+        public init(id: String, address: String? = nil, name: String? = nil) {
+            self.id = id
+            self.address = address
+            self.name = name
+        }
+    }
+
+    /// `POST /v1/peers/{id}/accept`: the address to dial, if any (its source
+    /// address is an ephemeral port).
+    public struct AcceptPeer: Codable, Sendable {
+        public let address: String?
+        public init(address: String? = nil) { self.address = address }
+    }
+
+    /// `{"removed": id}`.
+    public struct Removed: Codable, Sendable {
+        public let removed: String
+        public init(removed: String) { self.removed = removed }
+    }
+
+    /// `GET /v1/status`.
+    public struct Status: Codable, Sendable {
+        public let peerID: String
+        public let name: String
+        public let uptimeSeconds: Int
+        /// Documents in the store: the library and the projects.
+        public let documents: Int
+        /// Projects not deleted.
+        public let projects: Int
+        /// The TCP port peers connect to (null until the listener is up).
+        public let listenPort: Int?
+        public let peersConnected: Int
+        public let bytesSent: Int
+        public let bytesReceived: Int
+        /// Per document: how many changes it holds and, per peer it is shared
+        /// with, how many of them that peer has not acknowledged yet.
+        public let sync: [DocumentSync]
+
+        public init(
+            peerID: String, name: String, uptimeSeconds: Int, documents: Int, projects: Int, listenPort: Int?, peersConnected: Int,
+            bytesSent: Int, bytesReceived: Int, sync: [DocumentSync]
+        ) {
+            self.peerID = peerID
+            self.name = name
+            self.uptimeSeconds = uptimeSeconds
+            self.documents = documents
+            self.projects = projects
+            self.listenPort = listenPort
+            self.peersConnected = peersConnected
+            self.bytesSent = bytesSent
+            self.bytesReceived = bytesReceived
+            self.sync = sync
+        }
+    }
+
+    public struct DocumentSync: Codable, Sendable {
+        public let id: String
+        /// `project` or `library`.
+        public let kind: String
+        public let name: String?
+        /// Changes known here (the sum of the version vector).
+        public let changes: UInt64
+        public let peers: [PeerSync]
+
+        public init(id: String, kind: String, name: String?, changes: UInt64, peers: [PeerSync]) {
+            self.id = id
+            self.kind = kind
+            self.name = name
+            self.changes = changes
+            self.peers = peers
+        }
+    }
+
+    public struct PeerSync: Codable, Sendable {
+        public let peer: String
+        /// `read-write` or `read-only`.
+        public let mode: String
+        /// Its role in the document's access list: owner, editor or reader.
+        public let role: String
+        public let connected: Bool
+        /// Changes known here that the peer has not acknowledged (null: it never acknowledged any).
+        public let behind: UInt64?
+
+        public init(peer: String, mode: String, role: String, connected: Bool, behind: UInt64?) {
+            self.peer = peer
+            self.mode = mode
+            self.role = role
+            self.connected = connected
+            self.behind = behind
+        }
+    }
+}

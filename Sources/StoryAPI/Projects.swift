@@ -1,0 +1,184 @@
+extension API {
+    /// A project as `GET /v1/projects` lists it.
+    public struct ProjectSummary: Codable, Sendable {
+        public let id: String
+        /// Always `project`.
+        public let kind: String
+        public let name: String?
+        public let created: Int64
+        public let deleted: Bool
+
+        public init(id: String, name: String?, created: Int64, deleted: Bool) {
+            self.id = id
+            self.kind = "project"
+            self.name = name
+            self.created = created
+            self.deleted = deleted
+        }
+    }
+
+    /// `POST /v1/projects` (and `PATCH /v1/projects/{id}`, which reads `name` only).
+    public struct CreateProject: Codable, Sendable {
+        public let name: String
+        /// The library folder for its entry (an id, a well-known name or a path); default the root.
+        public let folder: String?
+
+        public init(name: String, folder: String? = nil) {
+            self.name = name
+            self.folder = folder
+        }
+    }
+
+    /// `POST /v1/projects/{id}/copy`.
+    public struct CopyProject: Codable, Sendable {
+        public let name: String?
+        public let folder: String?
+
+        public init(name: String? = nil, folder: String? = nil) {
+            self.name = name
+            self.folder = folder
+        }
+    }
+
+    /// `GET /v1/projects/{id}`: the visible state. A stroke's points are a
+    /// flat `[x, y, pressure, …]` array with its stroke transform applied.
+    public struct Project: Codable, Sendable {
+        public let id: String
+        public let name: String?
+        public let title: String?
+        public let description: String?
+        public let aspectRatio: Double
+        public let createdAt: Int64?
+        public let updatedAt: Int64?
+        public let deleted: Bool
+        /// This daemon's role: owner, editor, reader, or none (not a member).
+        public let role: String
+        /// Whether this daemon's edits are refused (it is a reader or not a member).
+        public let readOnly: Bool
+        /// The peer id of the identity that founded it.
+        public let owner: String?
+        /// Made before signed authorship: kept and editable here, never synced.
+        public let legacy: Bool
+        public var scenes: [Scene]
+
+        public init(
+            id: String, name: String?, title: String?, description: String?, aspectRatio: Double, createdAt: Int64?, updatedAt: Int64?,
+            deleted: Bool, role: String, readOnly: Bool, owner: String?, legacy: Bool, scenes: [Scene]
+        ) {
+            self.id = id
+            self.name = name
+            self.title = title
+            self.description = description
+            self.aspectRatio = aspectRatio
+            self.createdAt = createdAt
+            self.updatedAt = updatedAt
+            self.deleted = deleted
+            self.role = role
+            self.readOnly = readOnly
+            self.owner = owner
+            self.legacy = legacy
+            self.scenes = scenes
+        }
+    }
+
+    public struct Scene: Codable, Sendable {
+        public let id: String
+        public let number: Int
+        public let title: String?
+        public let description: String?
+        public var shots: [Shot]
+
+        public init(id: String, number: Int, title: String?, description: String?, shots: [Shot]) {
+            self.id = id
+            self.number = number
+            self.title = title
+            self.description = description
+            self.shots = shots
+        }
+    }
+
+    public struct Shot: Codable, Sendable {
+        public let id: String
+        /// `1A`-style label: scene number and position.
+        public let label: String
+        /// `#rrggbbaa`.
+        public let background: String?
+        public let caption: String?
+        public let notes: String?
+        /// Seconds.
+        public let duration: Double?
+        public let aspectRatio: Double
+        public var layers: [Layer]
+
+        public init(
+            id: String, label: String, background: String?, caption: String?, notes: String?, duration: Double?, aspectRatio: Double,
+            layers: [Layer]
+        ) {
+            self.id = id
+            self.label = label
+            self.background = background
+            self.caption = caption
+            self.notes = notes
+            self.duration = duration
+            self.aspectRatio = aspectRatio
+            self.layers = layers
+        }
+    }
+
+    public struct Layer: Codable, Sendable {
+        public let id: String
+        public let name: String?
+        public let visible: Bool
+        public let locked: Bool
+        public let opacity: Double
+        /// `[a, b, c, d, tx, ty]`.
+        public let transform: [Double]
+        public let group: String?
+        public var strokes: [Stroke]
+
+        public init(
+            id: String, name: String?, visible: Bool, locked: Bool, opacity: Double, transform: [Double], group: String?, strokes: [Stroke]
+        ) {
+            self.id = id
+            self.name = name
+            self.visible = visible
+            self.locked = locked
+            self.opacity = opacity
+            self.transform = transform
+            self.group = group
+            self.strokes = strokes
+        }
+    }
+
+    public struct Stroke: Codable, Sendable {
+        public let id: String
+        public let brush: BrushStyle
+        /// Flat `[x, y, pressure, …]`, the stroke's transform applied.
+        public let points: [Double]
+
+        public init(id: String, brush: BrushStyle, points: [Double]) {
+            self.id = id
+            self.brush = brush
+            self.points = points
+        }
+    }
+
+    /// A stroke's brush as answers show it (every field present).
+    public struct BrushStyle: Codable, Sendable {
+        public let tool: String
+        /// `#rrggbbaa`.
+        public let color: String
+        /// A fraction of the frame's width.
+        public let width: Float
+        public let cap: String
+        public let join: String
+
+        public init(tool: String, color: String, width: Float, cap: String, join: String) {
+            self.tool = tool
+            self.color = color
+            self.width = width
+            self.cap = cap
+            self.join = join
+        }
+    }
+}

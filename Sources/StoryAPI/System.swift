@@ -1,0 +1,67 @@
+extension API {
+    /// One hit of `GET /v1/search?q=`.
+    public struct SearchHit: Codable, Sendable {
+        public let project: String
+        public let projectName: String?
+        /// The matching object (absent for the project itself).
+        public let object: String?
+        public let label: String
+        public let field: String
+        public let text: String
+
+        public init(project: String, projectName: String?, object: String?, label: String, field: String, text: String) {
+            self.project = project
+            self.projectName = projectName
+            self.object = object
+            self.label = label
+            self.field = field
+            self.text = text
+        }
+    }
+
+    /// `POST /v1/backup`.
+    public struct BackupRequest: Codable, Sendable {
+        /// An absolute path that does not exist yet.
+        public let path: String
+        public init(path: String) { self.path = path }
+    }
+
+    /// The answer to a backup: the file written and its size.
+    public struct Backup: Codable, Sendable {
+        public let path: String
+        public let bytes: Int
+        public init(path: String, bytes: Int) {
+            self.path = path
+            self.bytes = bytes
+        }
+    }
+
+    /// One line of the event stream (`GET /v1/events`).
+    public struct Event: Codable, Sendable {
+        /// `hello`, `document.changed`, `library.changed`, `document.created`,
+        /// `peer.connected`, `peer.disconnected`, `peer.pending`, `peers.changed`, `shares.changed`.
+        public let type: String
+        public let time: Int64
+        public var document: String? = nil
+        public var kind: String? = nil
+        /// For changes: `local`, `peer` or `snapshot`.
+        public var origin: String? = nil
+        public var peer: String? = nil
+        public var changes: Int? = nil
+        public var address: String? = nil
+
+        public init(
+            type: String, time: Int64, document: String? = nil, kind: String? = nil, origin: String? = nil, peer: String? = nil,
+            changes: Int? = nil, address: String? = nil
+        ) {
+            self.type = type
+            self.time = time
+            self.document = document
+            self.kind = kind
+            self.origin = origin
+            self.peer = peer
+            self.changes = changes
+            self.address = address
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import Foundation
+import StoryClient
+
+/// Where the daemon keeps its state, from flags and the XDG environment.
+public struct DaemonPaths: Sendable {
+    public static let defaultPeerPort = 7460
+
+    public let dataDirectory: String
+    public var identityDirectory: String { dataDirectory + "/identity" }
+    public var databasePath: String { dataDirectory + "/storyteller.sqlite" }
+    /// The socket given, else `control.sock` beside a data directory given
+    /// (a daemon of its own: two such never share a socket), else the default
+    /// `$XDG_RUNTIME_DIR/storyteller/control.sock` or one in the default state directory.
+    public let socketPath: String
+
+    /// The defaults are the ones the CLI assumes (`ControlClient`), so both find the same socket.
+    public init(dataDirectory: String?, socket: String?, environment: [String: String]) {
+        let directory = dataDirectory ?? ControlClient.defaultDataDirectory(environment: environment)
+        self.dataDirectory = directory
+        if let socket {
+            socketPath = socket
+        } else if dataDirectory != nil {
+            socketPath = directory + "/control.sock"
+        } else {
+            socketPath = ControlClient.defaultSocketPath(dataDirectory: directory, environment: environment)
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import StoryAPI
+import StoryCore
+import StoryStore
+
+// The API's shapes made from StoryCore's views: the one place where a view
+// becomes JSON-ready values (ids as strings, colours as #rrggbbaa).
+
+extension API.Project {
+    /// The project without its scenes (`ProjectJSONStream` adds them a piece at a time).
+    init(record: DocumentRecord, document: ProjectDocument, scenes: [API.Scene]) {
+        let view = document.view
+        self.init(
+            id: record.id.description, name: record.name, title: view.title, description: view.description, aspectRatio: view.aspectRatio,
+            createdAt: view.createdAt, updatedAt: view.updatedAt, deleted: record.isDeleted, role: document.localRole.description,
+            readOnly: !document.localRole.canWrite, owner: document.owner?.description, legacy: document.isLegacy, scenes: scenes)
+    }
+}
+
+extension API.Scene {
+    init(_ scene: SceneView, shots: [API.Shot]) {
+        self.init(id: scene.id.description, number: scene.number, title: scene.title, description: scene.description, shots: shots)
+    }
+}
+
+extension API.Shot {
+    init(_ shot: ShotView, layers: [API.Layer]) {
+        self.init(
+            id: shot.id.description, label: shot.label, background: shot.background.map(\.hexRGBA), caption: shot.caption, notes: shot.notes,
+            duration: shot.duration, aspectRatio: shot.aspectRatio, layers: layers)
+    }
+}
+
+extension API.Layer {
+    init(_ layer: LayerView, strokes: [API.Stroke]) {
+        self.init(
+            id: layer.id.description, name: layer.name, visible: layer.isVisible, locked: layer.isLocked, opacity: layer.opacity,
+            transform: layer.transform.components, group: layer.group?.description, strokes: strokes)
+    }
+}
+
+extension API.BrushStyle {
+    init(_ brush: Brush) {
+        self.init(tool: brush.tool.name, color: brush.color.hexRGBA, width: brush.width, cap: brush.cap.name, join: brush.join.name)
+    }
+}
+
+extension API.LibraryNode {
+    /// A node of a library view; `documents` are the documents on this machine.
+    init(_ node: LibraryNodeView, documents: Set<DocumentID>) {
+        self.init(
+            id: LibraryReference.text(of: node.id), kind: node.kind == .folder || node.id == .incoming ? "folder" : "project", name: node.name,
+            description: node.description, parent: LibraryReference.text(of: node.parent), depth: node.depth,
+            project: node.document?.description, createdAt: node.createdAt, updatedAt: node.updatedAt, inTrash: node.isInTrash,
+            available: node.document.map { documents.contains($0) })
+    }
+
+    /// A project in the virtual Incoming: on this machine, listed by no
+    /// library here. Its id is the project's (filing it gives it an entry).
+    init(incoming record: DocumentRecord) {
+        self.init(
+            id: record.id.description, kind: "project", name: record.name, description: nil, parent: "incoming", depth: 1,
+            project: record.id.description, createdAt: record.created, updatedAt: record.created, inTrash: false, available: true)
+    }
+
+    /// The Incoming folder when only virtual entries are in it.
+    static let incomingFolder = API.LibraryNode(
+        id: "incoming", kind: "folder", name: "Incoming", description: nil, parent: "root", depth: 0, project: nil, createdAt: 0,
+        updatedAt: 0, inTrash: false, available: nil)
+}

@@ -1,0 +1,51 @@
+import StoryCore
+
+/// A one-line account of a change for `history`: "drew 2 strokes, moved 1 shot".
+enum ChangeSummary {
+    static func describe(_ change: Change, in document: ProjectDocument) -> String {
+        var counts: [String: Int] = [:]
+        var order: [String] = []
+        var fields: [String] = []
+        var extra: [String] = []
+        var inserted: [OpID: ObjectKind] = [:]
+        var counted: Set<String> = []
+        /// Counts each object once per verb (a restyle and a move of one stroke change 1 stroke).
+        func note(_ verb: String, _ noun: String, _ object: OpID? = nil) {
+            let key = "\(verb) \(noun)"
+            if let object, !counted.insert("\(key) \(object)").inserted { return }
+            if counts[key] == nil { order.append(key) }
+            counts[key, default: 0] += 1
+        }
+        func kind(_ id: OpID) -> String {
+            if id == .root { return "project" }
+            return (inserted[id] ?? document.kind(of: id)).map { "\($0)" } ?? "object"
+        }
+        for (index, operation) in change.operations.enumerated() {
+            switch operation {
+            case .insert(let objectKind, _, _):
+                inserted[change.opID(at: index)] = objectKind
+                note("added", "\(objectKind)")
+            case .insertProjectEntry: note("added", "project entry")
+            case .move(let object, _, _), .reorder(let object, _, _): note("moved", kind(object), object)
+            case .setDeleted(let object, let isDeleted): note(isDeleted ? "deleted" : "restored", kind(object), object)
+            case .addStroke: note("drew", "stroke")
+            case .putStroke(_, let key, _): note("changed", "stroke", key)
+            case .eraseStroke(_, let key): note("erased", "stroke", key)
+            case .purge(let nodes): for _ in nodes { note("purged", "node") }
+            case .genesis: extra.append("founded it")
+            case .setAccess(let peer, let role):
+                extra.append(role == .none ? "took \(peer.short)'s rights" : "made \(peer.short) \(role == .editor ? "an editor" : "a reader")")
+            case .setField(let object, let key, _):
+                // Fields set on what the same change added are part of adding it.
+                if inserted[object] == nil, !fields.contains("\(key)") { fields.append("\(key)") }
+            }
+        }
+        var parts = order.map { key -> String in
+            let count = counts[key] ?? 0
+            return "\(key.split(separator: " ", maxSplits: 1)[0]) \(count) \(key.split(separator: " ", maxSplits: 1)[1])\(count == 1 ? "" : "s")"
+        }
+        if !fields.isEmpty { parts.append("set " + fields.joined(separator: ", ")) }
+        parts += extra
+        return parts.isEmpty ? "no visible change" : parts.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,32 @@
+import Hummingbird
+import StoryAPI
+import StoryCore
+import StoryStore
+
+/// `projects/{id}/edits`, `undo` and `redo`.
+extension ControlAPI {
+    func addEditRoutes(to routes: inout ControlRouteBuilder) {
+        routes.post("projects/:project/edits") { request, context in
+            let id = try await existingProject(try context.parameter("project"))
+            return .json(try await edit(id, try await request.decode(API.EditRequest.self, context: context)))
+        }
+        routes.post("projects/:project/undo") { request, context in
+            let id = try await existingProject(try context.parameter("project"))
+            let session = try await request.decodeIfPresent(API.UndoRequest.self, context: context)?.session ?? Self.defaultSession
+            return .json(API.UndoResult(undone: try await store.undo(id, session: session, at: clock.milliseconds) != nil))
+        }
+        routes.post("projects/:project/redo") { request, context in
+            let id = try await existingProject(try context.parameter("project"))
+            let session = try await request.decodeIfPresent(API.UndoRequest.self, context: context)?.session ?? Self.defaultSession
+            return .json(API.UndoResult(redone: try await store.redo(id, session: session, at: clock.milliseconds) != nil))
+        }
+    }
+
+    /// Applies the operations as one change: all of them, or none.
+    func edit(_ id: DocumentID, _ request: API.EditRequest) async throws -> API.EditResult {
+        let result = try await store.editProject(id, session: request.session ?? Self.defaultSession, at: clock.milliseconds) { editor in
+            try API.EditOperation.apply(request.ops, to: &editor)
+        }
+        return API.EditResult(created: result.value.map { $0?.description }, changed: result.change != nil)
+    }
+}

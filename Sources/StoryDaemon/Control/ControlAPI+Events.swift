@@ -1,0 +1,17 @@
+import Hummingbird
+import StoryAPI
+import StoryCore
+
+/// `events`: NDJSON, or server-sent events for `Accept: text/event-stream` or `?format=sse`.
+extension ControlAPI {
+    func addEventRoutes(to routes: inout ControlRouteBuilder) {
+        routes.get("events") { request, _ in
+            var project: DocumentID?
+            if let text = request.query["project"] { project = try await existingProject(text) }
+            let sse = request.query["format"] == "sse" || (request.headers[.accept]?.contains("text/event-stream") ?? false)
+            let (stream, finish) = await EventStream.make(
+                store: store, manager: manager, library: try await library.id(), project: project, sse: sse, clock: clock)
+            return .streaming(stream, contentType: sse ? "text/event-stream" : "application/x-ndjson", endOnShutdown: finish)
+        }
+    }
+}

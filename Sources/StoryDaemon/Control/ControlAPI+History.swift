@@ -1,0 +1,33 @@
+import Hummingbird
+import StoryAPI
+import StoryCore
+import StoryStore
+
+/// `projects/{id}/history`.
+extension ControlAPI {
+    func addHistoryRoutes(to routes: inout ControlRouteBuilder) {
+        routes.get("projects/:project/history") { request, context in
+            let id = try await existingProject(try context.parameter("project"))
+            var limit = 100
+            if let text = request.query["limit"] {
+                guard let value = Int(text), (1...10_000).contains(value) else { throw APIError(.badRequest, "limit must be 1...10000") }
+                limit = value
+            }
+            return .json(try await history(of: id, limit: limit))
+        }
+    }
+
+    func history(of id: DocumentID, limit: Int) async throws -> API.History {
+        let (changes, compacted) = try await store.history(of: id, limit: limit)
+        let document = try await store.project(id)
+        return API.History(
+            project: id.description, compacted: compacted,
+            changes: changes.map {
+                // "This machine" is whoever signed it, not the replica id a change claims.
+                let author = document.author(of: $0.replica)
+                return API.HistoryEntry(
+                    replica: $0.replica.description, seq: $0.seq, local: author == identity.peerID, time: $0.wallTime,
+                    operations: $0.operations.count, summary: ChangeSummary.describe($0, in: document), author: author?.description)
+            })
+    }
+}

@@ -1,0 +1,79 @@
+import Hummingbird
+import StoryAPI
+import StoryCore
+import StoryStore
+
+/// `peers`: list, add, remove, pending, accept, pause, resume.
+extension ControlAPI {
+    func addPeerRoutes(to routes: inout ControlRouteBuilder) {
+        routes.get("peers") { _, _ in .json(try await peers().filter { $0.state == PeerRecord.State.configured.rawValue }) }
+        routes.get("peers/pending") { _, _ in .json(try await peers().filter { $0.state == PeerRecord.State.pending.rawValue }) }
+        routes.post("peers") { request, context in
+            .json(try await addPeer(try await request.decode(API.AddPeer.self, context: context)), status: .created)
+        }
+        routes.post("peers/:peer/accept") { request, context in
+            let body = try await request.decodeIfPresent(API.AcceptPeer.self, context: context)
+            return .json(try await acceptPeer(try peerID(try context.parameter("peer")), address: body?.address))
+        }
+        routes.delete("peers/:peer") { _, context in
+            .json(try await removePeer(try peerID(try context.parameter("peer"))))
+        }
+        routes.post("peers/:peer/pause") { _, context in
+            .json(try await setPaused(true, try peerID(try context.parameter("peer"))))
+        }
+        routes.post("peers/:peer/resume") { _, context in
+            .json(try await setPaused(false, try peerID(try context.parameter("peer"))))
+        }
+    }
+
+    func peers() async throws -> [API.Peer] {
+        let connected = Set(await manager.status().filter(\.isEstablished).map(\.peer))
+        let paused = await manager.paused
+        return try await store.peers().map {
+            API.Peer(
+                id: $0.id.description, name: $0.name, address: $0.address, state: $0.state.rawValue, connected: connected.contains($0.id),
+                paused: paused.contains($0.id), added: $0.added, lastSeen: $0.lastSeen, lastAddress: $0.lastAddress)
+        }
+    }
+
+    func peer(_ id: PeerID) async throws -> API.Peer {
+        guard let found = try await peers().first(where: { $0.id == id.description }) else { throw APIError(.notFound, "no peer \(id)") }
+        return found
+    }
+
+    func addPeer(_ body: API.AddPeer) async throws -> API.Peer {
+        let id = try peerID(body.id)
+        if let address = body.address { try checkHostPort(address) }
+        guard id != identity.peerID else { throw APIError(.badRequest, "that is this daemon's own peer id") }
+        try await store.addPeer(id, name: body.name, address: body.address, at: clock.milliseconds)
+        return try await peer(id)
+    }
+
+    func acceptPeer(_ id: PeerID, address: String?) async throws -> API.Peer {
+        guard try await store.peers().first(where: { $0.id == id })?.state == .pending else {
+            throw APIError(.notFound, "no pending peer \(id)")
+        }
+        // Its source address is an ephemeral port: the address to dial comes with the request, if any.
+        if let address { try checkHostPort(address) }
+        try await store.addPeer(id, address: address, at: clock.milliseconds)
+        return try await peer(id)
+    }
+
+    func removePeer(_ id: PeerID) async throws -> API.Removed {
+        guard try await store.peers().contains(where: { $0.id == id }) else { throw APIError(.notFound, "no peer \(id)") }
+        try await store.removePeer(id)
+        return API.Removed(removed: id.description)
+    }
+
+    func setPaused(_ paused: Bool, _ id: PeerID) async throws -> API.Peer {
+        guard try await store.peers().contains(where: { $0.id == id && $0.state == .configured }) else {
+            throw APIError(.notFound, "no configured peer \(id)")
+        }
+        if paused { try await manager.pause(id) } else { try await manager.resume(id) }
+        return try await peer(id)
+    }
+
+    private func checkHostPort(_ text: String) throws(APIError) {
+        guard (try? ListenAddress(text)).map({ $0.port > 0 }) == true else { throw APIError(.badRequest, "address '\(text)' is not HOST:PORT") }
+    }
+}

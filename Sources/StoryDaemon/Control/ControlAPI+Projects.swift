@@ -1,0 +1,97 @@
+import Hummingbird
+import StoryAPI
+import StoryCore
+import StoryStore
+
+/// `projects`: list, create, copy, show, rename, delete, restore.
+extension ControlAPI {
+    func addProjectRoutes(to routes: inout ControlRouteBuilder) {
+        routes.get("projects") { request, _ in
+            let deleted = request.query["deleted"]
+            guard [nil, "true", "false"].contains(deleted) else { throw APIError(.badRequest, "deleted must be true or false") }
+            return .json(try await projects(includingDeleted: deleted == "true"))
+        }
+        routes.post("projects") { request, context in
+            try await project(try await createProject(try await request.decode(API.CreateProject.self, context: context)), status: .created)
+        }
+        routes.post("projects/:project/copy") { request, context in
+            let source = try await existingProject(try context.parameter("project"))
+            let body = try await request.decodeIfPresent(API.CopyProject.self, context: context) ?? API.CopyProject()
+            return try await project(try await copyProject(source, body), status: .created)
+        }
+        routes.get("projects/:project") { _, context in
+            try await project(try documentID(try context.parameter("project")))
+        }
+        routes.patch("projects/:project") { request, context in
+            let id = try await existingProject(try context.parameter("project"))
+            try await renameProject(id, to: try await request.decode(API.CreateProject.self, context: context).name)
+            return try await project(id)
+        }
+        routes.delete("projects/:project") { _, context in
+            let id = try await existingProject(try context.parameter("project"))
+            try await setDeleted(true, id)
+            return try await project(id)
+        }
+        routes.post("projects/:project/restore") { _, context in
+            let id = try await existingProject(try context.parameter("project"))
+            try await setDeleted(false, id)
+            return try await project(id)
+        }
+    }
+
+    func projects(includingDeleted: Bool) async throws -> [API.ProjectSummary] {
+        try await store.documents().filter { $0.kind == .project && (!$0.isDeleted || includingDeleted) }.map {
+            API.ProjectSummary(id: $0.id.description, name: $0.name, created: $0.created, deleted: $0.isDeleted)
+        }
+    }
+
+    func createProject(_ body: API.CreateProject) async throws -> DocumentID {
+        let name = try projectName(body.name)
+        let folder = try LibraryReference.resolve(body.folder ?? "root", in: try await library.view())
+        let now = clock.milliseconds
+        let id = try await store.createDocument(kind: .project, name: name, at: now)
+        _ = try await store.editProject(id, at: now) { try $0.set(.title, to: .string(name)) }
+        try await library.edit { try $0.createProjectEntry(named: name, document: id, in: folder) }
+        try await library.shareWithMembers(id)
+        return id
+    }
+
+    func copyProject(_ source: DocumentID, _ body: API.CopyProject) async throws -> DocumentID {
+        let name = try body.name.map(projectName)
+        let folder = try LibraryReference.resolve(body.folder ?? "root", in: try await library.view())
+        let id = try await store.copyProject(source, name: name, at: clock.milliseconds)
+        let title = try await store.document(id).name ?? "Untitled"
+        try await library.edit { try $0.createProjectEntry(named: title, document: id, in: folder) }
+        try await library.shareWithMembers(id)
+        return id
+    }
+
+    func renameProject(_ id: DocumentID, to text: String) async throws {
+        let name = try projectName(text)
+        // The signed edit first: a read-only project is refused before anything changes.
+        _ = try await store.editProject(id, session: Self.defaultSession, at: clock.milliseconds) { try $0.set(.title, to: .string(name)) }
+        try await store.setName(name, of: id)
+        let entries = try await store.library(try await library.id()).entries(for: id)
+        if !entries.isEmpty { try await library.edit { editor in for entry in entries { try editor.rename(entry, to: name) } } }
+    }
+
+    /// Deletes (to the trash) or restores a project and its library entries.
+    func setDeleted(_ deleted: Bool, _ id: DocumentID) async throws {
+        try await store.setDeleted(deleted, of: id)
+        let view = try await library.view()
+        let entries = view.nodes.filter {
+            $0.document == id && $0.isInTrash != deleted && !(!deleted && $0.parent != .trash)
+        }.map(\.id)
+        guard !entries.isEmpty else { return }
+        try await library.edit { editor in
+            for entry in entries { if deleted { try editor.delete(entry) } else { try editor.restore(entry) } }
+        }
+    }
+
+    /// The project as an answer, streamed (bounded memory for any size).
+    func project(_ id: DocumentID, status: HTTPResponse.Status = .ok) async throws -> Response {
+        let record = try await projectRecord(id)
+        let stream = try ProjectJSONStream(record: record, document: try await store.project(id))
+        return .streaming(stream.stream, contentType: "application/json", status: status)
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import Hummingbird
+import Logging
+import StoryAPI
+import StoryCore
+import StoryIdentity
+import StoryStore
+import StorySync
+
+/// The control API's handlers and what they work with. Routes are grouped
+/// per resource in `ControlAPI+<Resource>.swift`, each registering its typed
+/// handlers in `add<Resource>Routes(to:)`; a new route goes in its
+/// resource's file (and in docs/openapi.json, which a test compares).
+struct ControlAPI: Sendable {
+    let store: Store
+    let identity: Identity
+    let manager: PeerManager
+    let library: LibraryService
+    /// The name told to peers.
+    let name: String
+    /// When the daemon started (for uptime).
+    let started: ContinuousClock.Instant
+    let clock: WallClock
+    let logger: Logger
+
+    /// Request bodies are at most 1 MiB (a stroke of 100,000 points fits).
+    static let maximumBodyBytes = 1 << 20
+
+    /// The undo session of edits that name none.
+    static let defaultSession = "default"
+
+    /// The router with every route, the middleware in front of them, and the table of routes.
+    func makeRouter(access: SocketAccess) -> (Router<ControlContext>, ControlRouteTable) {
+        let router = Router(context: ControlContext.self)
+        // The middleware answers 405 from the table, which is complete only
+        // once every route is registered (after the middleware, to be behind it).
+        let table = SharedRouteTable()
+        router.add(middleware: ControlMiddleware(access: access, routes: table, logger: logger))
+        var builder = ControlRouteBuilder(router: router)
+        addSystemRoutes(to: &builder)
+        addPeerRoutes(to: &builder)
+        addProjectRoutes(to: &builder)
+        addShareRoutes(to: &builder)
+        addEditRoutes(to: &builder)
+        addHistoryRoutes(to: &builder)
+        addRenderRoutes(to: &builder)
+        addLibraryRoutes(to: &builder)
+        addEventRoutes(to: &builder)
+        addMetricsRoutes(to: &builder)
+        table.set(builder.table)
+        return (router, builder.table)
+    }
+
+    // MARK: - Shared checks
+
+    /// A peer id in a request.
+    func peerID(_ text: String) throws(APIError) -> PeerID {
+        guard let id = PeerID(text) else {
+            throw APIError(.badRequest, "'\(text)' is not a peer id (8 groups of 7 characters, with check characters)")
+        }
+        return id
+    }
+
+    func documentID(_ text: String) throws(APIError) -> DocumentID {
+        guard let id = DocumentID(text) else { throw APIError(.badRequest, "'\(text)' is not a document id") }
+        return id
+    }
+
+    /// A project id that names a stored project.
+    func existingProject(_ text: String) async throws -> DocumentID {
+        try await projectRecord(try documentID(text)).id
+    }
+
+    /// The record of a stored project; a store failure is a 5xx, only a missing project a 404.
+    func projectRecord(_ id: DocumentID) async throws -> DocumentRecord {
+        do {
+            let record = try await store.document(id)
+            guard record.kind == .project else { throw APIError(.notFound, "no project \(id)") }
+            return record
+        } catch let error as StoreError where error.code == .notFound {
+            throw APIError(.notFound, "no project \(id)")
+        }
+    }
+
+    /// A peer this daemon has configured (added, or accepted).
+    func configuredPeer(_ text: String) async throws -> PeerID {
+        let peer = try peerID(text)
+        guard try await store.peers().contains(where: { $0.id == peer && $0.state == .configured }) else {
+            throw APIError(.notFound, "no configured peer \(peer): add it first")
+        }
+        return peer
+    }
+
+    static func hasControlCharacters(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
+    /// A project name: 1 to 200 bytes, no control characters (a NUL would
+    /// cut it short in other programs, a newline break listings).
+    func projectName(_ text: String) throws(APIError) -> String {
+        let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty, name.utf8.count <= 200 else { throw APIError(.badRequest, "name must be 1 to 200 bytes") }
+        guard !Self.hasControlCharacters(name) else {
+            throw APIError(.badRequest, "name must not contain control characters (such as NUL or a line break)")
+        }
+        return name
+    }
+
+    /// A folder name: 1 to 200 bytes, no `/` (paths use it), no control characters.
+    func nodeName(_ text: String) throws(APIError) -> String {
+        let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !name.isEmpty, name.utf8.count <= 200, !name.contains("/"), !Self.hasControlCharacters(name) else {
+            throw APIError(.badRequest, "a name must be 1 to 200 bytes without '/' or control characters")
+        }
+        return name
+    }
+
+    /// Seconds since the daemon started.
+    var uptimeSeconds: Int { Int((ContinuousClock.now - started).components.seconds) }
+}

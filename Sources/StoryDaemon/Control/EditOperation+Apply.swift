@@ -1,0 +1,69 @@
+import StoryAPI
+import StoryCore
+
+extension API.EditOperation {
+    /// Applies the operations in order inside one edit; the ids created, one per
+    /// operation (nil for those that create nothing).
+    static func apply(_ operations: [API.EditOperation], to editor: inout ProjectEditor) throws(DocumentError) -> [OpID?] {
+        var created: [OpID?] = []
+        func resolve(_ reference: API.ObjectReference) throws(DocumentError) -> OpID {
+            switch reference {
+            case .id(let id): return id
+            case .created(let index):
+                guard index < created.count, let id = created[index] else { throw DocumentError(.invalidValue, "$\(index) created nothing") }
+                return id
+            }
+        }
+        for operation in operations {
+            switch operation {
+            case .addScene(let at, let title):
+                let scene = try editor.insertScene(at: at)
+                if let title { try editor.set(.title, to: .string(title), on: scene) }
+                created.append(scene)
+            case .addShot(let scene, let at):
+                let container = try resolve(scene)
+                created.append(try editor.insertShot(in: container, at: at))
+            case .addLayer(let shot, let at, let name):
+                let container = try resolve(shot)
+                let layer = try editor.insertLayer(in: container, at: at)
+                if let name { try editor.set(.name, to: .string(name), on: layer) }
+                created.append(layer)
+            case .move(let object, let to, let container):
+                try editor.move(try resolve(object), to: to, in: try container.map { reference throws(DocumentError) in try resolve(reference) })
+                created.append(nil)
+            case .delete(let object):
+                try editor.delete(try resolve(object))
+                created.append(nil)
+            case .restore(let object):
+                try editor.restore(try resolve(object))
+                created.append(nil)
+            case .set(let object, let key, let value):
+                try editor.set(key, to: value, on: try resolve(object))
+                created.append(nil)
+            case .duplicateShot(let shot, let at):
+                created.append(try editor.duplicateShot(try resolve(shot), at: at))
+            case .addStroke(let layer, let brush, let points):
+                created.append(try editor.addStroke(to: try resolve(layer), brush: brush, points: points))
+            case .eraseStroke(let layer, let stroke):
+                try editor.eraseStroke(try resolve(stroke), in: try resolve(layer))
+                created.append(nil)
+            case .replaceStroke(let layer, let stroke, let restore, let patch, let transform):
+                let (layerID, strokeID) = (try resolve(layer), try resolve(stroke))
+                if restore { try editor.restoreStroke(strokeID, in: layerID) }
+                if let patch { try editor.restyleStrokes([strokeID], in: layerID) { patch.apply(to: &$0) } }
+                if let transform { try editor.transformStrokes([strokeID], in: layerID, by: transform) }
+                created.append(nil)
+            case .group(let layers):
+                var ids: [OpID] = []
+                for layer in layers { ids.append(try resolve(layer)) }
+                created.append(try editor.groupLayers(ids))
+            case .ungroup(let layers):
+                var ids: [OpID] = []
+                for layer in layers { ids.append(try resolve(layer)) }
+                try editor.ungroupLayers(ids)
+                created.append(nil)
+            }
+        }
+        return created
+    }
+}

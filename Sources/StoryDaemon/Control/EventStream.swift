@@ -1,0 +1,74 @@
+import Foundation
+import StoryCore
+import StoryStore
+import StoryAPI
+import StorySync
+
+/// The event stream of the control API, as NDJSON (one object per line) or
+/// server-sent events (`event:` + `data:` lines).
+enum EventStream {
+    /// The stream of one client, and what ends it (at shutdown).
+    static func make(
+        store: Store, manager: PeerManager, library: DocumentID, project: DocumentID?, sse: Bool, clock: WallClock
+    ) async -> (stream: AsyncStream<Data>, finish: @Sendable () -> Void) {
+        // Subscribed before anything is sent, so nothing falls between.
+        let changes = await store.events()
+        let peers = manager.events()
+        let (stream, continuation) = AsyncStream<Data>.makeStream(bufferingPolicy: .bufferingNewest(4_096))
+        let send: @Sendable (API.Event) -> Void = { event in
+            guard let json = try? API.encoder.encode(event) else { return }
+            if sse {
+                continuation.yield(Data("event: \(event.type)\ndata: ".utf8) + json + Data("\n\n".utf8))
+            } else {
+                continuation.yield(json + Data("\n".utf8))
+            }
+        }
+        send(API.Event(type: "hello", time: clock.milliseconds, document: project?.description))
+        let forwardChanges = Task {
+            for await event in changes {
+                if let body = body(of: event, library: library, now: clock.milliseconds), project == nil || body.document == project?.description {
+                    send(body)
+                }
+            }
+            continuation.finish()
+        }
+        // Sessions are the peer manager's: its events, as they happen.
+        let forwardPeers = Task {
+            for await event in peers where project == nil {
+                switch event {
+                case .connected(let peer): send(API.Event(type: "peer.connected", time: clock.milliseconds, peer: peer.description))
+                case .disconnected(let peer): send(API.Event(type: "peer.disconnected", time: clock.milliseconds, peer: peer.description))
+                default: continue
+                }
+            }
+        }
+        continuation.onTermination = { _ in
+            forwardChanges.cancel()
+            forwardPeers.cancel()
+        }
+        return (stream, { continuation.finish() })
+    }
+
+    private static func body(of event: StoreEvent, library: DocumentID, now: Int64) -> API.Event? {
+        switch event {
+        case .documentChanged(let id, let origin, let count):
+            var body = API.Event(type: id == library ? "library.changed" : "document.changed", time: now, document: id.description, changes: count)
+            switch origin {
+            case .local: body.origin = "local"
+            case .peer(let peer):
+                body.origin = "peer"
+                body.peer = peer.description
+            case .snapshot: body.origin = "snapshot"
+            }
+            return body
+        case .documentCreated(let id, let kind):
+            return API.Event(type: "document.created", time: now, document: id.description, kind: kind.description)
+        case .peerPending(let peer, let address):
+            return API.Event(type: "peer.pending", time: now, peer: peer.description, address: address)
+        case .peersChanged:
+            return API.Event(type: "peers.changed", time: now)
+        case .accessChanged(let id):
+            return API.Event(type: "shares.changed", time: now, document: id.description)
+        }
+    }
+}

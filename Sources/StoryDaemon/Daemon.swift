@@ -1,0 +1,179 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import StoryCore
+import StoryIdentity
+import StoryStore
+import StorySync
+import Synchronization
+import UnixSignals
+
+/// The Storyteller daemon: one store, one identity, the peer listener and
+/// dialers, the control API on its Unix socket, and periodic snapshots and
+/// compaction, run as one `ServiceGroup`.
+///
+/// `storytellerd` makes one from its flags and runs it until SIGTERM or
+/// SIGINT; tests run one in process and end it with `shutdown()`.
+public final class Daemon: Sendable {
+    public let settings: DaemonSettings
+    public let paths: DaemonPaths
+    /// The name told to peers.
+    public let name: String
+    private let clock: WallClock
+    private let signals: [UnixSignal]
+    private let logger: Logger
+    private let group = Mutex<ServiceGroup?>(nil)
+    private let shutdownRequested = Mutex(false)
+    private let readiness = ReadinessSignal()
+    private let routeTable = Mutex(ControlRouteTable())
+
+    /// A daemon with resolved settings; nothing is opened until `run`.
+    /// - Parameters:
+    ///   - environment: where `XDG_*` and `HOME` come from (for the default paths).
+    ///   - signals: the signals that end it gracefully (none for a daemon in a test).
+    public init(
+        settings: DaemonSettings, environment: [String: String], clock: WallClock = .system, signals: [UnixSignal] = [.sigterm, .sigint],
+        logger: Logger = Logger(label: "storytellerd")
+    ) {
+        self.settings = settings
+        paths = DaemonPaths(dataDirectory: settings.dataDirectory, socket: settings.socket, environment: environment)
+        name = settings.name ?? ProcessInfo.processInfo.hostName
+        self.clock = clock
+        self.signals = signals
+        self.logger = logger
+    }
+
+    /// What stopped a daemon from starting or running.
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Opens the state, serves peers and the control socket until a signal or
+    /// `shutdown()`, then shuts down gracefully (Goodbye to peers, snapshot,
+    /// close the database).
+    /// - Throws: `Failure` when the state directory, the database, the
+    ///   library, the peer listener or the control socket cannot be opened,
+    ///   or a service fails.
+    public func run() async throws(Failure) {
+        // Whatever ends the run, nobody waits for readiness any longer.
+        defer { readiness.controlFailed() }
+        let lock: DataDirectoryLock
+        do {
+            // Before the database or the socket is touched: a second daemon on
+            // this directory stops here and leaves the running one alone.
+            lock = try DataDirectoryLock.acquire(paths.dataDirectory)
+        } catch {
+            throw Failure(description: "\(error)")
+        }
+        defer { withExtendedLifetime(lock) {} }
+        let store: Store
+        let identity: Identity
+        do {
+            identity = try Identity.loadOrCreate(in: paths.identityDirectory)
+            store = try Store(path: paths.databasePath, identity: try identity.signingIdentity, options: settings.storeOptions)
+        } catch {
+            throw Failure(description: "cannot open the state in \(paths.dataDirectory): \(error)")
+        }
+        print("storytellerd \(name)")
+        print("  peer id:    \(identity.peerID)")
+        print("  state:      \(paths.dataDirectory)")
+        print("  database:   \(paths.databasePath)")
+        print("  control:    \(paths.socketPath)")
+        print("  peers on:   \(settings.listen.host):\(settings.listen.port)")
+        fflush(nil)
+
+        var syncConfiguration = SyncConfiguration(name: name)
+        syncConfiguration.acceptsOfferedDocuments = settings.acceptShares
+        let manager: PeerManager
+        do {
+            manager = try PeerManager(
+                store: store, identity: identity, configuration: syncConfiguration, group: MultiThreadedEventLoopGroup.singleton,
+                clock: clock, logger: logger)
+        } catch {
+            throw Failure(description: "cannot set up TLS: \(error)")
+        }
+        let library = LibraryService(store: store, clock: clock, logger: logger)
+        do {
+            try await library.prepare()
+        } catch {
+            throw Failure(description: "cannot open the library: \(error)")
+        }
+        await manager.onIncomingDocument { document, kind, name, peer in
+            await library.fileIncoming(document, kind: kind, name: name, from: peer)
+        }
+
+        let api = ControlAPI(
+            store: store, identity: identity, manager: manager, library: library, name: name, started: .now, clock: clock, logger: logger)
+        let (router, table) = api.makeRouter(access: settings.socketAccess)
+        routeTable.withLock { $0 = table }
+        do {
+            try ControlSocket.prepare(path: paths.socketPath, access: settings.socketAccess)
+        } catch {
+            throw Failure(description: "cannot serve the control socket \(paths.socketPath): \(error)")
+        }
+        let socketPath = paths.socketPath
+        let access = settings.socketAccess
+        let readiness = self.readiness
+        let logger = self.logger
+        let control = Application(
+            router: router,
+            server: .http1(configuration: .init(additionalChannelHandlers: [MalformedRequestResponder(logger: logger)])),
+            configuration: .init(address: .unixDomainSocket(path: socketPath), serverName: nil, backlog: 1024),
+            onServerRunning: { _ in
+                do {
+                    try ControlSocket.restrict(path: socketPath, access: access)
+                    readiness.controlIsServing()
+                } catch {
+                    logger.critical("\(error)")
+                    readiness.controlFailed()
+                }
+            },
+            eventLoopGroupProvider: .shared(MultiThreadedEventLoopGroup.singleton),
+            logger: logger)
+
+        // Started in this order, shut down gracefully in the reverse one (see Services.swift).
+        var configuration = ServiceGroupConfiguration(
+            services: [
+                .init(service: StoreService(store: store, clock: clock, logger: logger)),
+                .init(service: PeerService(manager: manager, address: settings.listen)),
+                .init(service: ControlService(application: control, path: socketPath, readiness: readiness)),
+                .init(service: MaintenanceService(store: store, interval: settings.maintenanceInterval, clock: clock, logger: logger)),
+                .init(service: ReadinessService(manager: manager, readiness: readiness, logger: logger)),
+            ],
+            gracefulShutdownSignals: signals,
+            logger: logger)
+        configuration.maximumGracefulShutdownDuration = .seconds(20)
+        configuration.maximumCancellationDuration = .seconds(5)
+        let serviceGroup = ServiceGroup(configuration: configuration)
+        group.withLock { $0 = serviceGroup }
+        if shutdownRequested.withLock({ $0 }) { await serviceGroup.triggerGracefulShutdown() }
+        do {
+            try await serviceGroup.run()
+        } catch {
+            unlink(socketPath)
+            throw Failure(description: "stopped: \(error)")
+        }
+        logger.info("stopped")
+    }
+
+    /// Ends a running daemon gracefully (as SIGTERM does).
+    public func shutdown() async {
+        shutdownRequested.withLock { $0 = true }
+        guard let group = group.withLock({ $0 }) else { return }
+        await group.triggerGracefulShutdown()
+    }
+
+    /// The control API's routes, `METHOD template` below `/v1` with
+    /// parameters as `{}` (`GET projects/{}`); empty until `run` set them up.
+    public var routes: Set<String> {
+        Set(routeTable.withLock { $0.routes.map { "\($0.method.rawValue) \($0.template)" } })
+    }
+
+    /// Returns once peers can connect and the control socket answers (or the daemon failed to start).
+    public func waitUntilReady() async {
+        await readiness.wait()
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import StoryClient
+import StoryDaemon
+import StoryStore
+import StoryTestSupport
+import Testing
+
+/// A `Daemon` run in this test process (not the binary): its own data
+/// directory and socket, loopback peers on a free port, no signal handlers.
+/// `stop()` shuts it down gracefully and waits for the run to end.
+struct InProcessDaemon {
+    let home: TemporaryDirectory
+    let daemon: Daemon
+    let run: Task<Void, any Error>
+    var socket: String { daemon.paths.socketPath }
+    var client: ControlClient { ControlClient(path: socket) }
+
+    static func start(clock: WallClock = .system) async throws -> InProcessDaemon {
+        let home = try TemporaryDirectory()
+        var settings = DaemonSettings()
+        try settings.set("data-dir", to: home.path, source: "test")
+        try settings.set("listen", to: "127.0.0.1:0", source: "test")
+        try settings.set("name", to: "in-process", source: "test")
+        let daemon = Daemon(settings: settings, environment: TestEnvironment.make(), clock: clock, signals: [])
+        let run = Task { try await daemon.run() }
+        await daemon.waitUntilReady()
+        return InProcessDaemon(home: home, daemon: daemon, run: run)
+    }
+
+    func stop() async throws {
+        await daemon.shutdown()
+        defer { home.remove() }
+        try await run.value
+    }
+
+    /// The routes a daemon serves (`GET projects/{}`).
+    static func routes() async throws -> Set<String> {
+        let started = try await start()
+        let routes = started.daemon.routes
+        try await started.stop()
+        return routes
+    }
+}
