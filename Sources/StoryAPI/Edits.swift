@@ -513,21 +513,11 @@ private struct OperationFields {
         do { flat = try container.decode([Double].self, forKey: AnyKey("points")) } catch {
             throw invalid("points", "must be a flat [x, y, pressure, …] array of numbers")
         }
-        guard !flat.isEmpty, flat.count % 3 == 0 else {
-            throw invalid("points", "must be a flat [x, y, pressure, …] array (a non-zero multiple of 3 numbers)")
+        do {
+            return try API.EditOperation.points(flat: flat)
+        } catch {
+            // The shared rule's words, after the field it names.
+            throw invalid("points", String(error.message.dropFirst("'points' ".count)))
         }
-        guard flat.count <= 3 * API.EditOperation.maximumPoints else {
-            throw invalid("points", "holds \(flat.count / 3) points; at most \(API.EditOperation.maximumPoints) per stroke")
-        }
-        var points: [Point] = []
-        points.reserveCapacity(flat.count / 3)
-        for i in stride(from: 0, to: flat.count, by: 3) {
-            let (x, y, p) = (flat[i], flat[i + 1], flat[i + 2])
-            guard x.isFinite, y.isFinite, (0...1).contains(p) else {
-                throw invalid("points", "has point \(i / 3) that is not finite numbers with pressure in 0...1")
-            }
-            points.append(Point(x: x, y: y, pressure: p))
-        }
-        return points
     }
 }

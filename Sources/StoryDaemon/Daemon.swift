@@ -106,7 +106,8 @@ public final class Daemon: Sendable {
         }
 
         let api = ControlAPI(
-            store: store, identity: identity, manager: manager, library: library, name: name, started: .now, clock: clock, logger: logger)
+            store: store, identity: identity, manager: manager, library: library, name: name, started: .now, clock: clock,
+            metrics: DaemonMetrics(), logger: logger)
         let (router, table) = api.makeRouter(access: settings.socketAccess)
         routeTable.withLock { $0 = table }
         do {

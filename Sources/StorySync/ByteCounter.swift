@@ -32,12 +32,16 @@ final class ByteCountingHandler: ChannelDuplexHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        counts.add(received: unwrapInboundIn(data).readableBytes)
+        let bytes = unwrapInboundIn(data).readableBytes
+        counts.add(received: bytes)
+        SyncMetrics.receivedBytes.increment(by: Int64(bytes))
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        counts.add(sent: unwrapOutboundIn(data).readableBytes)
+        let bytes = unwrapOutboundIn(data).readableBytes
+        counts.add(sent: bytes)
+        SyncMetrics.sentBytes.increment(by: Int64(bytes))
         context.write(data, promise: promise)
     }
 }

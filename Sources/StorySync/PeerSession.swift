@@ -167,7 +167,9 @@ final class PeerSession: Sendable {
             var received = VersionVector()
             for (_, change) in decoded where change.seq > received[change.replica] { received[change.replica] = change.seq }
             machine.withLock { $0.receiving(id, upTo: received) }
+            let started = ContinuousClock.now
             _ = try await store.apply(decoded, to: id, from: peer)
+            SyncMetrics.batchApply.record(duration: ContinuousClock.now - started)
             let version = try await store.version(of: id)
             await perform(machine.withLock { $0.applied(id, received: received, version: version) })
         } catch let error as CodecError {
@@ -175,7 +177,7 @@ final class PeerSession: Sendable {
         } catch let error as DocumentError {
             await perform(machine.withLock { $0.applyFailed(id, error: Self.syncError(for: error)) })
         } catch {
-            logger.error("cannot store changes to \(id): \(error)")
+            logger.error("cannot store changes: \(error)", metadata: ["document": "\(id)"])
             await perform(machine.withLock { $0.applyFailed(id, error: SyncError(.internalError, "the receiver could not store them")) })
         }
     }

@@ -1,12 +1,43 @@
 import ArgumentParser
 import Foundation
+import StoryAPI
+import StoryCore
 
-/// Sends one batch of edit operations; the ids the operations created.
-func edit(_ options: ClientOptions, project: String, session: String?, _ ops: [[String: Any]]) throws -> [Any] {
-    var body: [String: Any] = ["ops": ops]
-    if let session { body["session"] = session }
-    let result = try options.call("POST", "/v1/projects/\(segment(project))/edits", body: body) as? [String: Any] ?? [:]
-    return result["created"] as? [Any] ?? []
+/// A command that makes one edit: it builds typed operations (the API's own
+/// `API.EditOperation`, checked by the same rules as the daemon's), sends
+/// them as one request and says what it did. Each command only says which
+/// operations and what to print.
+protocol EditCommand: ParsableCommand {
+    var project: String { get }
+    var editOptions: EditOptions { get }
+    var options: ClientOptions { get }
+    /// The operations of the edit.
+    /// - Throws: `APIError` for a value the daemon would refuse, `ValidationError` for missing options.
+    func operations() throws -> [API.EditOperation]
+    /// What to print (without `--json`), given the ids the operations created.
+    func report(created: [String?]) -> String
+}
+
+extension EditCommand {
+    func run() throws {
+        let operations: [API.EditOperation]
+        do {
+            operations = try self.operations()
+        } catch let error as APIError {
+            printError(error.message)
+            throw ExitCode(1)
+        }
+        let request = API.EditRequest(ops: operations, session: editOptions.session)
+        let response = try options.raw("POST", "/v1/projects/\(segment(project))/edits", body: try API.encoder.encode(request))
+        if options.json { print(String(decoding: response.body, as: UTF8.self)) }
+        let result = try? API.decoder.decode(API.EditResult.self, from: response.body)
+        if !options.json { print(report(created: result?.created ?? [])) }
+    }
+
+    /// An object id argument.
+    func reference(_ text: String, _ field: String = "object") throws(APIError) -> API.ObjectReference {
+        try API.ObjectReference.parse(text, field: field)
+    }
 }
 
 /// Options of commands that edit a project.
@@ -15,10 +46,14 @@ struct EditOptions: ParsableArguments {
     var session: String?
 }
 
-struct Scenes: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Scenes of a project.", subcommands: [Add.self, Move.self, Delete.self, Set.self])
+/// The id the first operation created, or `-`.
+private func firstCreated(_ created: [String?]) -> String { (created.first ?? nil) ?? "-" }
 
-    struct Add: ParsableCommand {
+struct Scenes: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Scenes of a project.", subcommands: [Add.self, Move.self, Delete.self, SetFields.self])
+
+    struct Add: EditCommand {
         static let configuration = CommandConfiguration(abstract: "Add a scene; prints its id.")
         @Argument var project: String
         @Option(help: "Position (0 = first; default: last).") var at: Int?
@@ -26,16 +61,11 @@ struct Scenes: ParsableCommand {
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
-            var op: [String: Any] = ["op": "scene.add"]
-            if let at { op["at"] = at }
-            if let title { op["title"] = title }
-            let created = try edit(options, project: project, session: editOptions.session, [op])
-            if !options.json { print(text(created.first)) }
-        }
+        func operations() throws -> [API.EditOperation] { [.addScene(at: at, title: title)] }
+        func report(created: [String?]) -> String { firstCreated(created) }
     }
 
-    struct Move: ParsableCommand {
+    struct Move: EditCommand {
         static let configuration = CommandConfiguration(abstract: "Move a scene to another position.")
         @Argument var project: String
         @Argument var scene: String
@@ -43,27 +73,23 @@ struct Scenes: ParsableCommand {
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
-            _ = try edit(options, project: project, session: editOptions.session, [["op": "move", "object": scene, "to": to]])
-            if !options.json { print("moved \(scene)") }
-        }
+        func operations() throws -> [API.EditOperation] { [.move(try reference(scene), to: to, in: nil)] }
+        func report(created: [String?]) -> String { "moved \(scene)" }
     }
 
-    struct Delete: ParsableCommand {
+    struct Delete: EditCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a scene (undo brings it back).")
         @Argument var project: String
         @Argument var scene: String
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
-            _ = try edit(options, project: project, session: editOptions.session, [["op": "delete", "object": scene]])
-            if !options.json { print("deleted \(scene)") }
-        }
+        func operations() throws -> [API.EditOperation] { [.delete(try reference(scene))] }
+        func report(created: [String?]) -> String { "deleted \(scene)" }
     }
 
-    struct Set: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Set a scene's title or description.")
+    struct SetFields: EditCommand {
+        static let configuration = CommandConfiguration(commandName: "set", abstract: "Set a scene's title or description.")
         @Argument var project: String
         @Argument var scene: String
         @Option var title: String?
@@ -71,23 +97,23 @@ struct Scenes: ParsableCommand {
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
-            var ops: [[String: Any]] = []
-            if let title { ops.append(["op": "set", "object": scene, "field": "title", "value": title]) }
-            if let description { ops.append(["op": "set", "object": scene, "field": "description", "value": description]) }
+        func operations() throws -> [API.EditOperation] {
+            let object = try reference(scene)
+            let ops = fieldOperations(on: object, [(.title, title.map(FieldValue.string)), (.description, description.map(FieldValue.string))])
             guard !ops.isEmpty else { throw ValidationError("give --title or --description") }
-            _ = try edit(options, project: project, session: editOptions.session, ops)
-            if !options.json { print("set \(scene)") }
+            return ops
         }
+        func report(created: [String?]) -> String { "set \(scene)" }
     }
 }
 
 struct Shots: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Shots of a scene.", subcommands: [Add.self, Move.self, Duplicate.self, Delete.self, Set.self])
+        abstract: "Shots of a scene.", subcommands: [Add.self, Move.self, Duplicate.self, Delete.self, SetFields.self])
 
-    struct Set: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Set a shot's background, caption, notes, duration or frame aspect ratio.")
+    struct SetFields: EditCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set", abstract: "Set a shot's background, caption, notes, duration or frame aspect ratio.")
         @Argument var project: String
         @Argument var shot: String
         @Option(help: "Background colour, #rrggbb.") var background: String?
@@ -98,21 +124,23 @@ struct Shots: ParsableCommand {
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
-            var ops: [[String: Any]] = []
-            func set(_ field: String, _ value: Any) { ops.append(["op": "set", "object": shot, "field": field, "value": value]) }
-            if let background { set("background", background) }
-            if let caption { set("caption", caption) }
-            if let notes { set("notes", notes) }
-            if let duration { set("duration", duration) }
-            if let aspectRatio { set("aspectRatio", aspectRatio) }
+        func operations() throws -> [API.EditOperation] {
+            var background: FieldValue?
+            if let text = self.background {
+                guard let color = Color(hex: text) else { throw APIError(.badRequest, "'background' takes a colour like \"#1e90ff\"") }
+                background = .color(color)
+            }
+            let ops = fieldOperations(
+                on: try reference(shot),
+                [(.background, background), (.caption, caption.map(FieldValue.string)), (.notes, notes.map(FieldValue.string)),
+                 (.duration, duration.map(FieldValue.number)), (.aspectRatio, aspectRatio.map(FieldValue.number))])
             guard !ops.isEmpty else { throw ValidationError("give at least one of --background, --caption, --notes, --duration, --aspect-ratio") }
-            _ = try edit(options, project: project, session: editOptions.session, ops)
-            if !options.json { print("set \(shot)") }
+            return ops
         }
+        func report(created: [String?]) -> String { "set \(shot)" }
     }
 
-    struct Add: ParsableCommand {
+    struct Add: EditCommand {
         static let configuration = CommandConfiguration(abstract: "Add a shot to a scene; prints its id.")
         @Argument var project: String
         @Argument var scene: String
@@ -120,15 +148,11 @@ struct Shots: ParsableCommand {
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
-            var op: [String: Any] = ["op": "shot.add", "scene": scene]
-            if let at { op["at"] = at }
-            let created = try edit(options, project: project, session: editOptions.session, [op])
-            if !options.json { print(text(created.first)) }
-        }
+        func operations() throws -> [API.EditOperation] { [.addShot(scene: try reference(scene, "scene"), at: at)] }
+        func report(created: [String?]) -> String { firstCreated(created) }
     }
 
-    struct Move: ParsableCommand {
+    struct Move: EditCommand {
         static let configuration = CommandConfiguration(abstract: "Move a shot, within its scene or to another (--scene).")
         @Argument var project: String
         @Argument var shot: String
@@ -137,46 +161,40 @@ struct Shots: ParsableCommand {
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
-            var op: [String: Any] = ["op": "move", "object": shot, "to": to]
-            if let scene { op["in"] = scene }
-            _ = try edit(options, project: project, session: editOptions.session, [op])
-            if !options.json { print("moved \(shot)") }
+        func operations() throws -> [API.EditOperation] {
+            [.move(try reference(shot), to: to, in: try scene.map { (text) throws(APIError) in try reference(text, "in") })]
         }
+        func report(created: [String?]) -> String { "moved \(shot)" }
     }
 
-    struct Duplicate: ParsableCommand {
+    struct Duplicate: EditCommand {
         static let configuration = CommandConfiguration(abstract: "Duplicate a shot (its strokes are shared, not copied); prints the new id.")
         @Argument var project: String
         @Argument var shot: String
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
-            let created = try edit(options, project: project, session: editOptions.session, [["op": "shot.duplicate", "shot": shot]])
-            if !options.json { print(text(created.first)) }
-        }
+        func operations() throws -> [API.EditOperation] { [.duplicateShot(try reference(shot, "shot"), at: nil)] }
+        func report(created: [String?]) -> String { firstCreated(created) }
     }
 
-    struct Delete: ParsableCommand {
+    struct Delete: EditCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a shot (undo brings it back).")
         @Argument var project: String
         @Argument var shot: String
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
-            _ = try edit(options, project: project, session: editOptions.session, [["op": "delete", "object": shot]])
-            if !options.json { print("deleted \(shot)") }
-        }
+        func operations() throws -> [API.EditOperation] { [.delete(try reference(shot))] }
+        func report(created: [String?]) -> String { "deleted \(shot)" }
     }
 }
 
 struct Layers: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Layers of a shot.", subcommands: [Add.self, Move.self, Set.self, Delete.self, Group.self, Ungroup.self])
+        abstract: "Layers of a shot.", subcommands: [Add.self, Move.self, SetFields.self, Delete.self, Group.self, Ungroup.self])
 
-    struct Move: ParsableCommand {
+    struct Move: EditCommand {
         static let configuration = CommandConfiguration(abstract: "Move a layer up or down (0 = bottom).")
         @Argument var project: String
         @Argument var layer: String
@@ -184,14 +202,12 @@ struct Layers: ParsableCommand {
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
-            _ = try edit(options, project: project, session: editOptions.session, [["op": "move", "object": layer, "to": to]])
-            if !options.json { print("moved \(layer)") }
-        }
+        func operations() throws -> [API.EditOperation] { [.move(try reference(layer), to: to, in: nil)] }
+        func report(created: [String?]) -> String { "moved \(layer)" }
     }
 
-    struct Set: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Set a layer's name, visibility, lock, opacity or transform.")
+    struct SetFields: EditCommand {
+        static let configuration = CommandConfiguration(commandName: "set", abstract: "Set a layer's name, visibility, lock, opacity or transform.")
         @Argument var project: String
         @Argument var layer: String
         @Option var name: String?
@@ -202,52 +218,47 @@ struct Layers: ParsableCommand {
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
-            var ops: [[String: Any]] = []
-            func set(_ field: String, _ value: Any) { ops.append(["op": "set", "object": layer, "field": field, "value": value]) }
-            if let name { set("name", name) }
-            if let visible { set("visible", visible) }
-            if let locked { set("locked", locked) }
-            if let opacity { set("opacity", opacity) }
+        func operations() throws -> [API.EditOperation] {
+            var matrix: FieldValue?
             if let transform {
-                guard let matrix = try? JSONSerialization.jsonObject(with: Data(transform.utf8)) as? [Double], matrix.count == 6 else {
+                guard let values = try? JSONDecoder().decode([Double].self, from: Data(transform.utf8)), values.count == 6 else {
                     throw ValidationError("--transform must be a JSON array of 6 numbers")
                 }
-                set("transform", matrix)
+                matrix = .transform(Affine(a: values[0], b: values[1], c: values[2], d: values[3], tx: values[4], ty: values[5]))
             }
+            let ops = fieldOperations(
+                on: try reference(layer),
+                [(.name, name.map(FieldValue.string)), (.visible, visible.map(FieldValue.bool)), (.locked, locked.map(FieldValue.bool)),
+                 (.opacity, opacity.map(FieldValue.number)), (.transform, matrix)])
             guard !ops.isEmpty else { throw ValidationError("give at least one of --name, --visible, --locked, --opacity, --transform") }
-            _ = try edit(options, project: project, session: editOptions.session, ops)
-            if !options.json { print("set \(layer)") }
+            return ops
         }
+        func report(created: [String?]) -> String { "set \(layer)" }
     }
 
-    struct Group: ParsableCommand {
+    struct Group: EditCommand {
         static let configuration = CommandConfiguration(abstract: "Group layers; prints the group id.")
         @Argument var project: String
         @Argument(help: "Two or more layer ids.") var layers: [String]
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
-            let created = try edit(options, project: project, session: editOptions.session, [["op": "layers.group", "layers": layers]])
-            if !options.json { print(text(created.first)) }
-        }
+        func operations() throws -> [API.EditOperation] { [.group(try layers.map { try reference($0, "layers") })] }
+        func report(created: [String?]) -> String { firstCreated(created) }
     }
 
-    struct Ungroup: ParsableCommand {
+    struct Ungroup: EditCommand {
         static let configuration = CommandConfiguration(abstract: "Take layers out of their group.")
         @Argument var project: String
         @Argument var layers: [String]
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
-            _ = try edit(options, project: project, session: editOptions.session, [["op": "layers.ungroup", "layers": layers]])
-            if !options.json { print("ungrouped \(layers.count) layers") }
-        }
+        func operations() throws -> [API.EditOperation] { [.ungroup(try layers.map { try reference($0, "layers") })] }
+        func report(created: [String?]) -> String { "ungrouped \(layers.count) layers" }
     }
 
-    struct Add: ParsableCommand {
+    struct Add: EditCommand {
         static let configuration = CommandConfiguration(abstract: "Add a layer to a shot; prints its id.")
         @Argument var project: String
         @Argument var shot: String
@@ -256,66 +267,68 @@ struct Layers: ParsableCommand {
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
-            var op: [String: Any] = ["op": "layer.add", "shot": shot]
-            if let name { op["name"] = name }
-            if let at { op["at"] = at }
-            let created = try edit(options, project: project, session: editOptions.session, [op])
-            if !options.json { print(text(created.first)) }
-        }
+        func operations() throws -> [API.EditOperation] { [.addLayer(shot: try reference(shot, "shot"), at: at, name: name)] }
+        func report(created: [String?]) -> String { firstCreated(created) }
     }
 
-    struct Delete: ParsableCommand {
+    struct Delete: EditCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a layer (undo brings it back).")
         @Argument var project: String
         @Argument var layer: String
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
-            _ = try edit(options, project: project, session: editOptions.session, [["op": "delete", "object": layer]])
-            if !options.json { print("deleted \(layer)") }
-        }
+        func operations() throws -> [API.EditOperation] { [.delete(try reference(layer))] }
+        func report(created: [String?]) -> String { "deleted \(layer)" }
+    }
+}
+
+/// The brush options of the stroke commands.
+struct BrushOptions: ParsableArguments {
+    @Option(help: "pen, marker, pencil, eraser, brush or highlighter.") var tool: String?
+    @Option(help: "Colour, #rrggbb or #rrggbbaa.") var color: String?
+    @Option(help: "Width as a fraction of the frame width.") var width: Double?
+    @Option(help: "Line ends: round, butt or square.") var cap: String?
+    @Option(help: "Corners: round, miter or bevel.") var join: String?
+
+    /// The fields given, or nil when none is.
+    func patch() throws(APIError) -> API.BrushPatch? {
+        let patch = try API.BrushPatch(tool: tool, color: color, width: width, cap: cap, join: join)
+        return patch.isEmpty ? nil : patch
     }
 }
 
 struct Strokes: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Pen strokes of a layer.", subcommands: [Add.self, Erase.self, Replace.self])
 
-    struct Add: ParsableCommand {
+    struct Add: EditCommand {
         static let configuration = CommandConfiguration(abstract: "Add a stroke; prints its id.")
         @Argument var project: String
         @Argument var layer: String
         @Option(help: "Points as a flat JSON array [x, y, pressure, …], x and y in the unit square.") var points: String?
         @Option(help: "Read the points array from a file instead.") var file: String?
-        @Option(help: "pen, marker, pencil, eraser, brush or highlighter.") var tool: String?
-        @Option(help: "Colour, #rrggbb or #rrggbbaa.") var color: String?
-        @Option(help: "Width as a fraction of the frame width.") var width: Double?
+        @OptionGroup var brush: BrushOptions
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
+        func operations() throws -> [API.EditOperation] {
             let json: Data
             switch (points, file) {
             case (let text?, nil): json = Data(text.utf8)
             case (nil, let path?): json = try Data(contentsOf: URL(fileURLWithPath: path))
             default: throw ValidationError("give the points with --points JSON or --file FILE")
             }
-            guard let array = try? JSONSerialization.jsonObject(with: json) as? [Any] else {
+            guard let flat = try? JSONDecoder().decode([Double].self, from: json) else {
                 throw ValidationError("the points must be a JSON array of numbers")
             }
-            var brush: [String: Any] = [:]
-            if let tool { brush["tool"] = tool }
-            if let color { brush["color"] = color }
-            if let width { brush["width"] = width }
-            var op: [String: Any] = ["op": "stroke.add", "layer": layer, "points": array]
-            if !brush.isEmpty { op["brush"] = brush }
-            let created = try edit(options, project: project, session: editOptions.session, [op])
-            if !options.json { print(text(created.first)) }
+            var stroke = Brush()
+            try brush.patch()?.apply(to: &stroke)
+            return [.addStroke(layer: try reference(layer, "layer"), brush: stroke, points: try API.EditOperation.points(flat: flat))]
         }
+        func report(created: [String?]) -> String { firstCreated(created) }
     }
 
-    struct Erase: ParsableCommand {
+    struct Erase: EditCommand {
         static let configuration = CommandConfiguration(abstract: "Erase a stroke (undo brings it back).")
         @Argument var project: String
         @Argument var layer: String
@@ -323,34 +336,25 @@ struct Strokes: ParsableCommand {
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
-            _ = try edit(options, project: project, session: editOptions.session, [["op": "stroke.erase", "layer": layer, "stroke": stroke]])
-            if !options.json { print("erased \(stroke)") }
-        }
+        func operations() throws -> [API.EditOperation] { [.eraseStroke(layer: try reference(layer, "layer"), stroke: try reference(stroke, "stroke"))] }
+        func report(created: [String?]) -> String { "erased \(stroke)" }
     }
 
-    struct Replace: ParsableCommand {
+    struct Replace: EditCommand {
         static let configuration = CommandConfiguration(
             abstract: "Replace a stroke's value: restyle it, move/scale it, or bring it back after an erase.")
         @Argument var project: String
         @Argument var layer: String
         @Argument var stroke: String
-        @Option(help: "New tool.") var tool: String?
-        @Option(help: "New colour, #rrggbb or #rrggbbaa.") var color: String?
-        @Option(help: "New width (fraction of the frame width).") var width: Double?
+        @OptionGroup var brush: BrushOptions
         @Option(help: "Move by DX,DY (fractions of the frame).") var translate: String?
         @Option(help: "Scale by this factor (about the frame's origin).") var scale: Double?
         @Flag(help: "Bring the stroke back if it was erased.") var restore = false
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
-            var op: [String: Any] = ["op": "stroke.replace", "layer": layer, "stroke": stroke]
-            var brush: [String: Any] = [:]
-            if let tool { brush["tool"] = tool }
-            if let color { brush["color"] = color }
-            if let width { brush["width"] = width }
-            if !brush.isEmpty { op["brush"] = brush }
+        func operations() throws -> [API.EditOperation] {
+            var transform: Affine?
             if translate != nil || scale != nil {
                 var (dx, dy) = (0.0, 0.0)
                 if let translate {
@@ -359,16 +363,25 @@ struct Strokes: ParsableCommand {
                     (dx, dy) = (parts[0], parts[1])
                 }
                 let factor = scale ?? 1
-                op["transform"] = [factor, 0, 0, factor, dx, dy]
+                transform = Affine(a: factor, b: 0, c: 0, d: factor, tx: dx, ty: dy)
             }
-            if restore { op["restore"] = true }
-            guard op.count > 3 else { throw ValidationError("give what to change: --tool, --color, --width, --translate, --scale or --restore") }
-            _ = try edit(options, project: project, session: editOptions.session, [op])
-            if !options.json { print("replaced \(stroke)") }
+            let patch = try brush.patch()
+            guard restore || patch != nil || transform != nil else {
+                throw ValidationError("give what to change: --tool, --color, --width, --cap, --join, --translate, --scale or --restore")
+            }
+            return [.replaceStroke(
+                layer: try reference(layer, "layer"), stroke: try reference(stroke, "stroke"), restore: restore, brush: patch, transform: transform)]
         }
+        func report(created: [String?]) -> String { "replaced \(stroke)" }
     }
 }
 
+/// `set` operations for the fields given (nil values are left out).
+private func fieldOperations(on object: API.ObjectReference, _ fields: [(FieldKey, FieldValue?)]) -> [API.EditOperation] {
+    fields.compactMap { key, value in value.map { .set(object, key, $0) } }
+}
+
+/// `undo` and `redo`: take back (or reapply) the last edit of a session.
 struct Undo: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Undo the last edit of a session in a project.")
     @Argument var project: String
@@ -376,9 +389,8 @@ struct Undo: ParsableCommand {
     @OptionGroup var options: ClientOptions
 
     func run() throws {
-        let body: [String: Any]? = editOptions.session.map { ["session": $0] }
-        let result = try options.call("POST", "/v1/projects/\(segment(project))/undo", body: body) as? [String: Any] ?? [:]
-        if !options.json { print((result["undone"] as? Bool) == true ? "undone" : "nothing to undo") }
+        let result = try undoOrRedo("undo", project: project, editOptions: editOptions, options: options)
+        if !options.json { print(result.undone == true ? "undone" : "nothing to undo") }
     }
 }
 
@@ -389,8 +401,14 @@ struct Redo: ParsableCommand {
     @OptionGroup var options: ClientOptions
 
     func run() throws {
-        let body: [String: Any]? = editOptions.session.map { ["session": $0] }
-        let result = try options.call("POST", "/v1/projects/\(segment(project))/redo", body: body) as? [String: Any] ?? [:]
-        if !options.json { print((result["redone"] as? Bool) == true ? "redone" : "nothing to redo") }
+        let result = try undoOrRedo("redo", project: project, editOptions: editOptions, options: options)
+        if !options.json { print(result.redone == true ? "redone" : "nothing to redo") }
     }
+}
+
+private func undoOrRedo(_ action: String, project: String, editOptions: EditOptions, options: ClientOptions) throws -> API.UndoResult {
+    let body = try API.encoder.encode(API.UndoRequest(session: editOptions.session))
+    let response = try options.raw("POST", "/v1/projects/\(segment(project))/\(action)", body: body)
+    if options.json { print(String(decoding: response.body, as: UTF8.self)) }
+    return (try? API.decoder.decode(API.UndoResult.self, from: response.body)) ?? API.UndoResult(undone: false)
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StoryAPI
 import StoryClient
 
 /// `storyteller`: the command line of the Storyteller daemon, over its control socket.
@@ -40,7 +41,11 @@ struct ClientOptions: ParsableArguments {
 
     /// Sends a request; the successful response, or exits with a clear message.
     func raw(_ method: String, _ target: String, body: [String: Any]? = nil, timeoutSeconds: Int = 10) throws -> ControlClientResponse {
-        let data = try body.map { try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }
+        try raw(method, target, body: try body.map { try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }, timeoutSeconds: timeoutSeconds)
+    }
+
+    /// Sends a request with an encoded body (the API's types); the successful response, or exits with a clear message.
+    func raw(_ method: String, _ target: String, body data: Data?, timeoutSeconds: Int = 10) throws -> ControlClientResponse {
         let response: ControlClient.Response
         do {
             response = try client.request(method, target, body: data, timeoutSeconds: timeoutSeconds)
@@ -362,17 +367,15 @@ struct Projects: ParsableCommand {
         }
     }
 
-    struct Describe: ParsableCommand {
+    struct Describe: EditCommand {
         static let configuration = CommandConfiguration(abstract: "Set a project's description (an edit: it syncs, and undo takes it back).")
         @Argument var project: String
         @Argument var description: String
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func run() throws {
-            _ = try edit(options, project: project, session: editOptions.session, [["op": "set", "field": "description", "value": description]])
-            if !options.json { print("described \(project)") }
-        }
+        func operations() throws -> [API.EditOperation] { [.set(.id(.root), .description, .string(description))] }
+        func report(created: [String?]) -> String { "described \(project)" }
     }
 
     struct Delete: ParsableCommand {

@@ -44,10 +44,16 @@ import Testing
         let cases: [(file: String, environment: [String: String], mentions: [String])] = [
             ("listen = \"127.0.0.1:0\"\ncolour = \"red\"\n", [:], [":2:", "'colour'", "not a known key"]),
             ("listen = \"127.0.0.1:99999\"\n", [:], [":1:", "'listen'", "99999"]),
-            ("name = \"a\"\nname = \"b\"\n", [:], [":2:", "'name'", "set twice"]),
-            ("maintenance-interval = soon\n", [:], ["'maintenance-interval'", "soon"]),
-            ("name = \"unterminated\n", [:], ["'name'", "unterminated"]),
-            ("just words\n", [:], [":1:", "key = value"]),
+            // Syntax errors are TOMLKit's, with the line.
+            ("name = \"a\"\nname = \"b\"\n", [:], [":2:", "not valid TOML", "redefine", "'name'"]),
+            ("maintenance-interval = soon\n", [:], [":1:", "not valid TOML"]),
+            ("name = \"unterminated\n", [:], [":1:", "not valid TOML", "string"]),
+            ("just words\n", [:], [":1:", "not valid TOML", "expected '='"]),
+            // Values of the wrong kind, and bad values, with the key's line.
+            ("name = \"a\"\nmaintenance-interval = \"soon\"\n", [:], [":2:", "'maintenance-interval'", "soon"]),
+            ("name = \"a\"\n\nmaintenance-interval = 2.5\n", [:], [":3:", "'maintenance-interval'", "must be a string, an integer or true/false"]),
+            ("listen = [\"127.0.0.1:1\", \"127.0.0.1:2\"]\n", [:], [":1:", "'listen'", "must be a string"]),
+            ("name = \"a\"\n[daemon]\nname = \"b\"\n", [:], [":2:", "'daemon'", "not a known key"]),
             ("", ["STORYTELLER_LOG_LEVEL": "loud"], ["STORYTELLER_LOG_LEVEL", "loud"]),
         ]
         for (index, item) in cases.enumerated() {

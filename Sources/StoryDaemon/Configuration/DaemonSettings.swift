@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import StoryCore
 import StoryStore
+import TOMLKit
 
 /// The daemon's settings, resolved from (highest first) flags, the
 /// environment (`STORYTELLER_*`), the config file, and the embedded defaults.
@@ -111,9 +112,9 @@ public struct DaemonSettings: Equatable, Sendable {
         }
     }
 
-    /// Applies a config file: `key = value` lines, values as TOML strings
-    /// (`"…"`) or bare integers, `#` comments, blank lines. Strict: an unknown
-    /// key, a repeated key or a bad value is an error naming it and its line.
+    /// Applies a config file in TOML (parsed by TOMLKit): top-level keys with
+    /// string, integer or boolean values. Strict: a syntax error, an unknown
+    /// key or a bad value is an error naming the file, the line and the key.
     public mutating func apply(file path: String) throws(ConfigError) {
         let text: String
         do {
@@ -121,19 +122,45 @@ public struct DaemonSettings: Equatable, Sendable {
         } catch {
             throw ConfigError(source: path, key: nil, problem: "cannot be read: \(error.localizedDescription)")
         }
-        var seen: Set<String> = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let source = "\(path):\(index + 1)"
-            let line = Self.strippingComment(rawLine).trimmingCharacters(in: .whitespaces)
-            if line.isEmpty { continue }
-            guard let equals = line.firstIndex(of: "=") else {
-                throw ConfigError(source: source, key: nil, problem: "expected key = value")
-            }
-            let key = line[..<equals].trimmingCharacters(in: .whitespaces)
-            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            guard seen.insert(key).inserted else { throw ConfigError(source: source, key: key, problem: "is set twice") }
-            try set(key, to: try Self.value(value, key: key, source: source), source: source)
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw ConfigError(source: "\(path):\(error.source.begin.line)", key: nil, problem: "is not valid TOML: \(error.description)")
+        } catch {
+            throw ConfigError(source: path, key: nil, problem: "is not valid TOML: \(error)")
         }
+        // The order of the file, so the first bad line is the one reported.
+        let keys = table.keys.sorted { Self.line(of: $0, in: text) < Self.line(of: $1, in: text) }
+        for key in keys {
+            let source = "\(path):\(Self.line(of: key, in: text))"
+            guard Self.keys.contains(key) else {
+                throw ConfigError(source: source, key: key, problem: "is not a known key (known: \(Self.keys.joined(separator: ", ")))")
+            }
+            guard let value = table[key] else { continue }
+            let valueText: String
+            switch value.type {
+            case .string: valueText = value.string ?? ""
+            case .int: valueText = value.int.map(String.init) ?? ""
+            case .bool: valueText = value.bool.map { $0 ? "true" : "false" } ?? ""
+            default:
+                throw ConfigError(source: source, key: key, problem: "must be a string, an integer or true/false, not a \(value.type)")
+            }
+            try set(key, to: valueText, source: source)
+        }
+    }
+
+    /// The line a top-level key is set on (TOMLKit gives positions only for
+    /// syntax errors); keys are unique in valid TOML, so the first match is it.
+    static func line(of key: String, in text: String) -> Int {
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("[\(key)]") || line.hasPrefix("[[\(key)]]") { return index + 1 }  // a table
+            for spelling in [key, "\"\(key)\"", "'\(key)'"] where line.hasPrefix(spelling) {
+                if line.dropFirst(spelling.count).trimmingCharacters(in: .whitespaces).hasPrefix("=") { return index + 1 }
+            }
+        }
+        return 0
     }
 
     /// Applies `STORYTELLER_<KEY>` variables. Other `STORYTELLER_*` names are
@@ -149,52 +176,6 @@ public struct DaemonSettings: Equatable, Sendable {
             }
         }
         return unknown
-    }
-
-    private static func strippingComment(_ line: Substring) -> Substring {
-        var inString = false
-        var escaped = false
-        for index in line.indices {
-            let character = line[index]
-            if escaped { escaped = false; continue }
-            if character == "\\" && inString { escaped = true; continue }
-            if character == "\"" { inString.toggle() }
-            if character == "#" && !inString { return line[..<index] }
-        }
-        return line
-    }
-
-    private static func value(_ text: String, key: String, source: String) throws(ConfigError) -> String {
-        if text.hasPrefix("\"") {
-            guard text.count >= 2, text.hasSuffix("\"") else {
-                throw ConfigError(source: source, key: key, problem: "has an unterminated string")
-            }
-            var result = ""
-            var escaped = false
-            for character in text.dropFirst().dropLast() {
-                if escaped {
-                    switch character {
-                    case "\\", "\"": result.append(character)
-                    case "n": result.append("\n")
-                    case "t": result.append("\t")
-                    default: throw ConfigError(source: source, key: key, problem: "has an unknown escape \\\(character)")
-                    }
-                    escaped = false
-                } else if character == "\\" {
-                    escaped = true
-                } else if character == "\"" {
-                    throw ConfigError(source: source, key: key, problem: "has a stray quote")
-                } else {
-                    result.append(character)
-                }
-            }
-            return result
-        }
-        if text == "true" || text == "false" { return text }
-        guard !text.isEmpty, text.allSatisfy({ $0.isNumber || $0 == "-" || $0 == "_" }) else {
-            throw ConfigError(source: source, key: key, problem: "'\(text)' is neither a quoted string, an integer nor true/false")
-        }
-        return text.replacingOccurrences(of: "_", with: "")
     }
 }
 

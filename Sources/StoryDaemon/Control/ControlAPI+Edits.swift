@@ -1,4 +1,5 @@
 import Hummingbird
+import Metrics
 import StoryAPI
 import StoryCore
 import StoryStore
@@ -24,6 +25,8 @@ extension ControlAPI {
 
     /// Applies the operations as one change: all of them, or none.
     func edit(_ id: DocumentID, _ request: API.EditRequest) async throws -> API.EditResult {
+        let started = ContinuousClock.now
+        defer { DaemonMetrics.editApply.record(duration: ContinuousClock.now - started) }
         let result = try await store.editProject(id, session: request.session ?? Self.defaultSession, at: clock.milliseconds) { editor in
             try API.EditOperation.apply(request.ops, to: &editor)
         }

@@ -21,6 +21,7 @@ struct ControlAPI: Sendable {
     /// When the daemon started (for uptime).
     let started: ContinuousClock.Instant
     let clock: WallClock
+    let metrics: DaemonMetrics
     let logger: Logger
 
     /// Request bodies are at most 1 MiB (a stroke of 100,000 points fits).

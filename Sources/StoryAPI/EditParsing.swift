@@ -1,0 +1,74 @@
+import StoryCore
+
+// Values of an edit from text (the CLI's arguments), checked by the same
+// rules and with the same words as the daemon's decoding of the JSON.
+
+extension API.ObjectReference {
+    /// An id (`counter@replica`) or `$N`, named `field` in the error.
+    /// - Throws: `APIError.badRequest`.
+    public static func parse(_ text: String, field: String) throws(APIError) -> Self {
+        guard let reference = Self(text.trimmingCharacters(in: .whitespaces)) else {
+            throw APIError(.badRequest, "'\(field)': '\(text)' is not an object id (counter@replica)")
+        }
+        return reference
+    }
+}
+
+extension API.BrushPatch {
+    /// The brush fields given as text (nil: unchanged).
+    /// - Throws: `APIError.badRequest` naming the field.
+    public init(tool: String?, color: String?, width: Double?, cap: String? = nil, join: String? = nil) throws(APIError) {
+        if let tool {
+            guard let value = Brush.Tool(name: tool) else {
+                throw APIError(.badRequest, "'brush.tool' must be one of \(Brush.Tool.allCases.map(\.name).joined(separator: ", "))")
+            }
+            self.tool = value
+        }
+        if let color {
+            guard let value = Color(hex: color) else { throw APIError(.badRequest, "'brush.color' must be a colour like \"#000000\" or \"#000000ff\"") }
+            self.color = value
+        }
+        if let width {
+            guard width.isFinite, (0...1).contains(width) else {
+                throw APIError(.badRequest, "'brush.width' must be in 0...1 (a fraction of the frame width)")
+            }
+            self.width = Float(width)
+        }
+        if let cap {
+            guard let value = Brush.Cap(name: cap) else {
+                throw APIError(.badRequest, "'brush.cap' must be one of \(Brush.Cap.allCases.map(\.name).joined(separator: ", "))")
+            }
+            self.cap = value
+        }
+        if let join {
+            guard let value = Brush.Join(name: join) else {
+                throw APIError(.badRequest, "'brush.join' must be one of \(Brush.Join.allCases.map(\.name).joined(separator: ", "))")
+            }
+            self.join = value
+        }
+    }
+}
+
+extension API.EditOperation {
+    /// Points from a flat `[x, y, pressure, …]` array: a non-zero multiple of
+    /// 3 numbers, at most `maximumPoints` points, finite, pressure in 0...1.
+    /// - Throws: `APIError.badRequest` saying which rule failed.
+    public static func points(flat: [Double]) throws(APIError) -> [Point] {
+        guard !flat.isEmpty, flat.count % 3 == 0 else {
+            throw APIError(.badRequest, "'points' must be a flat [x, y, pressure, …] array (a non-zero multiple of 3 numbers)")
+        }
+        guard flat.count <= 3 * maximumPoints else {
+            throw APIError(.badRequest, "'points' holds \(flat.count / 3) points; at most \(maximumPoints) per stroke")
+        }
+        var points: [Point] = []
+        points.reserveCapacity(flat.count / 3)
+        for i in stride(from: 0, to: flat.count, by: 3) {
+            let (x, y, p) = (flat[i], flat[i + 1], flat[i + 2])
+            guard x.isFinite, y.isFinite, (0...1).contains(p) else {
+                throw APIError(.badRequest, "'points' has point \(i / 3) that is not finite numbers with pressure in 0...1")
+            }
+            points.append(Point(x: x, y: y, pressure: p))
+        }
+        return points
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import StoryCore
+
+/// Events, and the snapshots and compaction that keep the change log short.
+extension Store {
+    /// What happened in the store, as it happens: documents that changed (by a
+    /// local edit or from a peer), documents created, access lists changed,
+    /// peers waiting for acceptance. The sync layer pushes changes to peers
+    /// from this; the control API streams it to clients.
+    public func events() -> AsyncStream<StoreEvent> { broadcaster.subscribe() }
+
+    func publish(_ event: StoreEvent) { broadcaster.publish(event) }
+
+    /// Ends every event stream (at shutdown).
+    public func finishEvents() { broadcaster.finish() }
+
+    func noteChanges(_ count: Int, in id: DocumentID, origin: StoreEvent.Origin = .local) {
+        guard count > 0 else { return }
+        publish(.documentChanged(id, origin: origin, changes: count))
+        let previous = unsnapshotted[id]?.count ?? 0
+        unsnapshotted[id] = (previous + count, ContinuousClock.now)
+    }
+
+    /// Documents due for a snapshot: enough changes, or idle long enough.
+    public func documentsDueForSnapshot(now: ContinuousClock.Instant = .now) -> [DocumentID] {
+        unsnapshotted.compactMap { id, state in
+            state.count >= options.snapshotEveryChanges || now - state.lastChange >= options.snapshotAfterIdle ? id : nil
+        }.filter { !snapshotsInFlight.contains($0) }.sorted()
+    }
+
+    /// Writes a snapshot of a loaded document, then compacts. The snapshot is
+    /// encoded off the actor, so edits go on meanwhile; changes made meanwhile
+    /// stay in the change log (the snapshot's version vector says what it covers).
+    public func writeSnapshot(of id: DocumentID, at time: Int64) async throws {
+        guard !snapshotsInFlight.contains(id) else { return }
+        snapshotsInFlight.insert(id)
+        defer { snapshotsInFlight.remove(id) }
+        let counted = unsnapshotted[id]?.count ?? 0
+        let (bytes, version) = await Self.encode(try loadedDocument(id))
+        try database.connection.transaction { try database.saveSnapshot(bytes, version: version, of: id, created: time) }
+        if let state = unsnapshotted[id] {
+            let left = state.count - counted
+            unsnapshotted[id] = left > 0 ? (left, state.lastChange) : nil
+        }
+        try compact(id, snapshotVersion: version)
+    }
+
+    /// Runs on the global executor, not the actor's.
+    nonisolated static func encode(_ doc: any StoredDocument) async -> ([UInt8], VersionVector) {
+        (doc.snapshot(), doc.versionVector)
+    }
+
+    /// Writes the snapshots that are due. Returns the documents snapshotted.
+    @discardableResult
+    public func runMaintenance(at time: Int64, now: ContinuousClock.Instant = .now) async throws -> [DocumentID] {
+        let due = documentsDueForSnapshot(now: now)
+        for id in due { try await writeSnapshot(of: id, at: time) }
+        return due
+    }
+
+    /// Drops stored changes covered by the snapshot and acknowledged by every
+    /// configured peer that is a member of the document; the in-memory log
+    /// keeps only what follows the snapshot. A peer behind that horizon gets
+    /// a snapshot.
+    public func compact(_ id: DocumentID) throws {
+        guard let (version, _) = try database.snapshot(of: id) else { return }
+        try compact(id, snapshotVersion: version)
+    }
+
+    func compact(_ id: DocumentID, snapshotVersion: VersionVector) throws {
+        var horizon = snapshotVersion
+        let acknowledged = try database.acknowledged(id)
+        let configured = Set(try database.peers().filter { $0.state == .configured }.map(\.id))
+        for member in try database.members(of: id) where configured.contains(member.peer) {
+            let acked = acknowledged[member.peer] ?? VersionVector()
+            for replica in horizon.replicas { horizon[replica] = min(horizon[replica], acked[replica]) }
+        }
+        try database.connection.transaction { _ = try database.dropChanges(of: id, coveredBy: horizon) }
+        loaded[id]?.compactChangeLog(upTo: snapshotVersion)
+    }
+}

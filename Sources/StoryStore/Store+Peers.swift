@@ -1,0 +1,50 @@
+import Foundation
+import StoryCore
+
+/// Configured and pending peers, and what each has acknowledged.
+extension Store {
+    public func peers() throws -> [PeerRecord] { try database.peers() }
+
+    /// Adds or updates a configured peer (accepting a pending one).
+    public func addPeer(_ id: PeerID, name: String? = nil, address: String? = nil, at time: Int64) throws {
+        let existing = try database.peer(id)
+        try database.upsertPeer(
+            PeerRecord(
+                id: id, name: name ?? existing?.name, address: address ?? existing?.address, state: .configured,
+                added: existing?.added ?? time, lastSeen: existing?.lastSeen, lastAddress: existing?.lastAddress))
+        publish(.peersChanged)
+    }
+
+    /// Records an unknown peer that tried to connect (at most `maximumPendingPeers` are kept).
+    public func recordPendingPeer(_ id: PeerID, from address: String, at time: Int64) throws {
+        if let existing = try database.peer(id), existing.state == .configured { return }
+        let existing = try database.peer(id)
+        try database.upsertPeer(
+            PeerRecord(id: id, state: .pending, added: existing?.added ?? time, lastSeen: time, lastAddress: address))
+        try database.prunePendingPeers(keeping: options.maximumPendingPeers)
+        publish(.peerPending(id, address: address))
+    }
+
+    /// Whether a peer id is configured (may connect).
+    public func isConfigured(_ peer: PeerID) throws -> Bool { try database.peer(peer)?.state == .configured }
+
+    /// Notes that a peer connected.
+    public func peerSeen(_ id: PeerID, from address: String, at time: Int64) throws {
+        guard var peer = try database.peer(id) else { return }
+        peer.lastSeen = time
+        peer.lastAddress = address
+        try database.upsertPeer(peer)
+    }
+
+    public func removePeer(_ id: PeerID) throws {
+        try database.removePeer(id)
+        publish(.peersChanged)
+    }
+
+    /// Records what a peer has acknowledged of a document.
+    public func acknowledge(_ version: VersionVector, of document: DocumentID, by peer: PeerID, at time: Int64) throws {
+        try database.setAcknowledged(version, of: document, by: peer, at: time)
+    }
+
+    public func acknowledged(_ document: DocumentID) throws -> [PeerID: VersionVector] { try database.acknowledged(document) }
+}
