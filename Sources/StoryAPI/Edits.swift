@@ -488,7 +488,7 @@ private struct OperationFields {
         }
     }
 
-    func brushPatch() throws -> API.BrushPatch? {
+    func brushPatch(allowingEmpty: Bool = false) throws -> API.BrushPatch? {
         guard try has("brush") else { return nil }
         let patch: API.BrushPatch
         do {
@@ -497,13 +497,14 @@ private struct OperationFields {
             if case .typeMismatch = error { throw invalid("brush", "must be an object with tool, color, width, cap and/or join") }
             throw error
         }
-        guard !patch.isEmpty else { throw invalid("brush", "must give at least one of tool, color, width, cap, join") }
+        guard allowingEmpty || !patch.isEmpty else { throw invalid("brush", "must give at least one of tool, color, width, cap, join") }
         return patch
     }
 
+    /// A new stroke's brush: the defaults, with the fields given.
     func brush() throws -> Brush {
         var brush = Brush()
-        try brushPatch()?.apply(to: &brush)
+        try brushPatch(allowingEmpty: true)?.apply(to: &brush)
         return brush
     }
 

@@ -147,13 +147,13 @@ final class PeerSession: Sendable {
                 do {
                     try await store.acknowledge(version, of: id, by: peer, at: clock.milliseconds)
                 } catch {
-                    logger.warning("cannot record what the peer acknowledged of \(id): \(error)")
+                    logger.warning("cannot record what the peer acknowledged: \(error)", metadata: ["document": "\(id)"])
                 }
             case .offered(let advertisement):
                 if let shared = await onOffer(advertisement, peer) {
                     await perform(machine.withLock { $0.addDocument(shared) })
                 } else {
-                    logger.info("not taking \(advertisement.document) (\(advertisement.name)) offered by the peer")
+                    logger.info("not taking \(advertisement.name) offered by the peer", metadata: ["document": "\(advertisement.document)"])
                 }
             default:
                 enqueue(action)
@@ -202,7 +202,7 @@ final class PeerSession: Sendable {
             let version = try await store.version(of: id)
             await perform(machine.withLock { $0.applied(id, received: version, version: version) })
         } catch let error as StoreError {
-            logger.error("cannot store the snapshot of \(id): \(error)")
+            logger.error("cannot store the snapshot: \(error)", metadata: ["document": "\(id)"])
             await perform(machine.withLock { $0.applyFailed(id, error: SyncError(.internalError, "the receiver could not store it")) })
         } catch let error as DocumentError {
             await perform(machine.withLock { $0.applyFailed(id, error: Self.syncError(for: error)) })
