@@ -27,6 +27,22 @@ struct InProcessDaemon {
         return InProcessDaemon(home: home, daemon: daemon, run: run)
     }
 
+    /// A request to the daemon, made on a thread of its own: the client
+    /// blocks, and blocking the cooperative pool would stall the daemon that
+    /// runs on it in this same process.
+    func request(_ method: String, _ target: String, json: String? = nil) async throws -> ControlClient.Response {
+        let client = self.client
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try client.request(method, target, body: json.map { Data($0.utf8) }) })
+            }
+        }
+    }
+
+    func get(_ target: String) async throws -> ControlClient.Response { try await request("GET", target) }
+
+    func post(_ target: String, json: String) async throws -> ControlClient.Response { try await request("POST", target, json: json) }
+
     func stop() async throws {
         await daemon.shutdown()
         defer { home.remove() }

@@ -9,7 +9,9 @@ extension ControlAPI {
     func addEditRoutes(to routes: inout ControlRouteBuilder) {
         routes.post("projects/:project/edits") { request, context in
             let id = try await existingProject(try context.parameter("project"))
-            return .json(try await edit(id, try await request.decode(API.EditRequest.self, context: context)))
+            let edits = try await request.decode(API.EditRequest.self, context: context)
+            let result = try await edit(id, edits)
+            return .json(result)
         }
         routes.post("projects/:project/undo") { request, context in
             let id = try await existingProject(try context.parameter("project"))
@@ -26,10 +28,17 @@ extension ControlAPI {
     /// Applies the operations as one change: all of them, or none.
     func edit(_ id: DocumentID, _ request: API.EditRequest) async throws -> API.EditResult {
         let started = ContinuousClock.now
-        defer { DaemonMetrics.editApply.record(duration: ContinuousClock.now - started) }
-        let result = try await store.editProject(id, session: request.session ?? Self.defaultSession, at: clock.milliseconds) { editor in
-            try API.EditOperation.apply(request.ops, to: &editor)
+        let operations = request.ops
+        let result: EditResult<[OpID?]>
+        do {
+            result = try await store.editProject(id, session: request.session ?? Self.defaultSession, at: clock.milliseconds) { editor in
+                try API.EditOperation.apply(operations, to: &editor)
+            }
+        } catch {
+            DaemonMetrics.editApply.record(duration: ContinuousClock.now - started)
+            throw error
         }
+        DaemonMetrics.editApply.record(duration: ContinuousClock.now - started)
         return API.EditResult(created: result.value.map { $0?.description }, changed: result.change != nil)
     }
 }

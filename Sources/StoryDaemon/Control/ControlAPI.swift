@@ -68,11 +68,13 @@ struct ControlAPI: Sendable {
     }
 
     /// A project id that names a stored project.
+    @inline(never)
     func existingProject(_ text: String) async throws -> DocumentID {
         try await projectRecord(try documentID(text)).id
     }
 
     /// The record of a stored project; a store failure is a 5xx, only a missing project a 404.
+    @inline(never)
     func projectRecord(_ id: DocumentID) async throws -> DocumentRecord {
         do {
             let record = try await store.document(id)

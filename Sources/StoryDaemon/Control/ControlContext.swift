@@ -21,6 +21,7 @@ struct ControlContext: RequestContext {
     var maxUploadSize: Int { ControlAPI.maximumBodyBytes }
 
     /// A path parameter, percent-decoded (a folder path may hold `/` as `%2F`).
+    @inline(never)
     func parameter(_ name: String) throws(APIError) -> String {
         guard let raw = parameters.get(name) else { throw APIError(.badRequest, "missing path parameter '\(name)'") }
         return raw.removingPercentEncoding ?? raw
@@ -42,9 +43,14 @@ extension Request {
         return query
     }
 
+    // Not inlined (nor `decode` below): inlined into route closures, typed
+    // throws in these async helpers crash the Swift 6.3.1 optimizer (LLVM's
+    // coroutine splitting, release builds only).
+
     /// The body, up to the context's limit. A larger one is read to its end
     /// and dropped, then refused (413): the client, still sending, gets the
     /// answer instead of a connection reset.
+    @inline(never)
     func bodyData(_ context: ControlContext) async throws -> Data {
         var collected = ByteBuffer()
         var isTooLarge = false
@@ -62,11 +68,13 @@ extension Request {
     }
 
     /// The body decoded as `Value`; every failure a 400 that names the field.
+    @inline(never)
     func decode<Value: Decodable>(_ type: Value.Type, context: ControlContext) async throws -> Value {
         try API.decode(type, from: try await bodyData(context))
     }
 
     /// The body decoded as `Value`, or nil when there is none (optional bodies).
+    @inline(never)
     func decodeIfPresent<Value: Decodable>(_ type: Value.Type, context: ControlContext) async throws -> Value? {
         let data = try await bodyData(context)
         return data.isEmpty ? nil : try API.decode(type, from: data)
