@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StoryAPI
 
 /// `tree`: the library's folders and projects, indented.
 struct Tree: ParsableCommand {
@@ -8,35 +9,28 @@ struct Tree: ParsableCommand {
     @OptionGroup var options: ClientOptions
 
     func run() throws {
-        let library = try options.call("GET", "/v1/library") as? [String: Any] ?? [:]
+        let library = try options.call(API.Library.self, "GET", "/v1/library")
         guard !options.json else { return }
-        let nodes = library["nodes"] as? [[String: Any]] ?? []
-        let shown = nodes.filter { ($0["inTrash"] as? Bool) != true }
+        let shown = library.nodes.filter { !$0.inTrash }
         if shown.isEmpty { print("(the library is empty: storyteller projects create NAME)") }
         for node in shown { print(Self.line(node)) }
-        let trashed = nodes.filter { ($0["inTrash"] as? Bool) == true }
+        let trashed = library.nodes.filter(\.inTrash)
         if trash && !trashed.isEmpty {
             print("Trash")
             for node in trashed { print("  " + Self.line(node)) }
         }
-        for shared in library["shared"] as? [[String: Any]] ?? [] {
-            let owner = text(shared["owner"]).prefix(7)
+        for shared in library.shared {
             print("")
-            print("Library shared by \(owner) (this machine is \(text(shared["role"]) == "editor" ? "an editor" : "a reader"))  [\(text(shared["id"]))]")
-            for node in (shared["nodes"] as? [[String: Any]] ?? []) where (node["inTrash"] as? Bool) != true {
-                print("  " + Self.line(node))
-            }
+            print("Library shared by \(text(shared.owner).prefix(7)) (this machine is \(shared.role == "editor" ? "an editor" : "a reader"))  [\(shared.id)]")
+            for node in shared.nodes where !node.inTrash { print("  " + Self.line(node)) }
         }
     }
 
-    static func line(_ node: [String: Any]) -> String {
-        let depth = (node["depth"] as? Int) ?? 0
-        let indent = String(repeating: "  ", count: depth)
-        if text(node["kind"]) == "folder" {
-            return "\(indent)\(text(node["name"]))/  [\(text(node["id"]))]"
-        }
-        let missing = (node["available"] as? Bool) == false ? ", not on this machine" : ""
-        return "\(indent)\(text(node["name"]))  (project \(text(node["project"]))\(missing))  [\(text(node["id"]))]"
+    static func line(_ node: API.LibraryNode) -> String {
+        let indent = String(repeating: "  ", count: node.depth)
+        if node.kind == "folder" { return "\(indent)\(text(node.name))/  [\(node.id)]" }
+        let missing = node.available == false ? ", not on this machine" : ""
+        return "\(indent)\(text(node.name))  (project \(text(node.project))\(missing))  [\(node.id)]"
     }
 }
 
@@ -62,11 +56,8 @@ struct Folders: ParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            var body: [String: Any] = ["name": name]
-            if let parent { body["parent"] = parent }
-            if let index { body["index"] = index }
-            let node = try options.call("POST", "/v1/library/folders", body: body) as? [String: Any] ?? [:]
-            if !options.json { print(text(node["id"])) }
+            let node = try options.call(API.LibraryNode.self, "POST", "/v1/library/folders", body: API.CreateFolder(name: name, parent: parent, index: index))
+            if !options.json { print(node.id) }
         }
     }
 
@@ -149,19 +140,18 @@ struct History: ParsableCommand {
     @OptionGroup var options: ClientOptions
 
     func run() throws {
-        let history = try options.call("GET", "/v1/projects/\(segment(project))/history?limit=\(limit)") as? [String: Any] ?? [:]
+        let history = try options.call(API.History.self, "GET", "/v1/projects/\(segment(project))/history?limit=\(limit)")
         guard !options.json else { return }
         let formatter = DateFormatter()
         formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        let changes = history["changes"] as? [[String: Any]] ?? []
         printTable(
             ["TIME", "BY", "CHANGE", "WHAT"],
-            changes.map { change in
-                let time = Date(timeIntervalSince1970: Double((change["time"] as? NSNumber)?.int64Value ?? 0) / 1000)
-                let by = (change["local"] as? Bool) == true ? "this machine" : "replica \(text(change["replica"]))"
-                return [formatter.string(from: time), by, "\(text(change["replica"]))#\(text(change["seq"]))", text(change["summary"])]
+            history.changes.map { change in
+                let time = Date(timeIntervalSince1970: Double(change.time) / 1000)
+                let by = change.local ? "this machine" : "replica \(change.replica)"
+                return [formatter.string(from: time), by, "\(change.replica)#\(change.seq)", change.summary]
             })
-        if (history["compacted"] as? Bool) == true { print("(older changes are folded into a snapshot)") }
+        if history.compacted { print("(older changes are folded into a snapshot)") }
     }
 }
 
@@ -183,17 +173,17 @@ struct Watch: ParsableCommand {
         let failure: ControlClientResponse?
         do {
             failure = try options.client.stream(target) { line in
-                guard let event = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else { return true }
-                if text(event["type"]) == "hello" { return true }
+                guard let event = try? API.decoder.decode(API.Event.self, from: Data(line.utf8)) else { return true }
+                if event.type == "hello" { return true }
                 if options.json {
                     print(line)
                 } else {
-                    let time = Date(timeIntervalSince1970: Double((event["time"] as? NSNumber)?.int64Value ?? 0) / 1000)
-                    var parts = [formatter.string(from: time), text(event["type"])]
-                    if let document = event["document"] { parts.append(text(document)) }
-                    if let origin = event["origin"] { parts.append("from \(text(origin))") }
-                    if let peer = event["peer"] { parts.append("peer \(text(peer))") }
-                    if let changes = event["changes"] { parts.append("\(text(changes)) change(s)") }
+                    let time = Date(timeIntervalSince1970: Double(event.time) / 1000)
+                    var parts = [formatter.string(from: time), event.type]
+                    if let document = event.document { parts.append(document) }
+                    if let origin = event.origin { parts.append("from \(origin)") }
+                    if let peer = event.peer { parts.append("peer \(peer)") }
+                    if let changes = event.changes { parts.append("\(changes) change(s)") }
                     print(parts.joined(separator: "  "))
                 }
                 fflush(nil)

@@ -39,6 +39,29 @@ struct ClientOptions: ParsableArguments {
         return response.json ?? [:]
     }
 
+    /// Sends a request and decodes the answer as one of the API's types
+    /// (printing the JSON as it came with `--json`).
+    func call<Answer: Decodable>(_ answer: Answer.Type, _ method: String, _ target: String, timeoutSeconds: Int = 10) throws -> Answer {
+        try decoded(answer, raw(method, target, body: nil as Data?, timeoutSeconds: timeoutSeconds), target)
+    }
+
+    /// Sends one of the API's request types and decodes the answer.
+    func call<Answer: Decodable, Body: Encodable>(
+        _ answer: Answer.Type, _ method: String, _ target: String, body: Body, timeoutSeconds: Int = 10
+    ) throws -> Answer {
+        try decoded(answer, raw(method, target, body: try API.encoder.encode(body), timeoutSeconds: timeoutSeconds), target)
+    }
+
+    private func decoded<Answer: Decodable>(_ answer: Answer.Type, _ response: ControlClientResponse, _ target: String) throws -> Answer {
+        if json { print(String(decoding: response.body, as: UTF8.self)) }
+        do {
+            return try API.decoder.decode(answer, from: response.body)
+        } catch {
+            printError("the daemon's answer to \(target) is not what this storyteller expects (are both the same version?): \(error)")
+            throw ExitCode(1)
+        }
+    }
+
     /// Sends a request; the successful response, or exits with a clear message.
     func raw(_ method: String, _ target: String, body: [String: Any]? = nil, timeoutSeconds: Int = 10) throws -> ControlClientResponse {
         try raw(method, target, body: try body.map { try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }, timeoutSeconds: timeoutSeconds)
@@ -100,26 +123,25 @@ struct Status: ParsableCommand {
     @OptionGroup var options: ClientOptions
 
     func run() throws {
-        let status = try options.call("GET", "/v1/status") as? [String: Any] ?? [:]
+        let status = try options.call(API.Status.self, "GET", "/v1/status")
         guard !options.json else { return }
-        print("peer id:          \(text(status["peerID"]))")
-        print("name:             \(text(status["name"]))")
-        print("documents:        \(text(status["documents"]))")
-        print("peers connected:  \(text(status["peersConnected"]))")
-        print("bytes sent/recv:  \(text(status["bytesSent"])) / \(text(status["bytesReceived"]))")
-        print("up:               \(text(status["uptimeSeconds"])) s")
-        let documents = (status["sync"] as? [[String: Any]] ?? []).filter { text($0["kind"]) == "project" }
+        print("peer id:          \(status.peerID)")
+        print("name:             \(status.name)")
+        print("documents:        \(status.documents)")
+        print("peers connected:  \(status.peersConnected)")
+        print("bytes sent/recv:  \(status.bytesSent) / \(status.bytesReceived)")
+        print("up:               \(status.uptimeSeconds) s")
+        let documents = status.sync.filter { $0.kind == "project" }
         guard !documents.isEmpty else { return }
         print("")
         printTable(
             ["PROJECT", "NAME", "CHANGES", "SYNC"],
             documents.map { document in
-                let peers = (document["peers"] as? [[String: Any]] ?? []).map { peer -> String in
-                    let who = String(text(peer["peer"]).prefix(7))
-                    let state = peer["behind"].map { text($0) == "0" ? "in sync" : "\(text($0)) behind" } ?? "never synced"
-                    return "\(who) \(state)\((peer["connected"] as? Bool) == true ? "" : " (offline)")"
+                let peers = document.peers.map { peer -> String in
+                    let state = peer.behind.map { $0 == 0 ? "in sync" : "\($0) behind" } ?? "never synced"
+                    return "\(peer.peer.prefix(7)) \(state)\(peer.connected ? "" : " (offline)")"
                 }
-                return [text(document["id"]), text(document["name"]), text(document["changes"]), peers.isEmpty ? "not shared" : peers.joined(separator: ", ")]
+                return [document.id, text(document.name), "\(document.changes)", peers.isEmpty ? "not shared" : peers.joined(separator: ", ")]
             })
     }
 }
@@ -129,8 +151,8 @@ struct ID: ParsableCommand {
     @OptionGroup var options: ClientOptions
 
     func run() throws {
-        let identity = try options.call("GET", "/v1/identity") as? [String: Any] ?? [:]
-        if !options.json { print(text(identity["peerID"])) }
+        let identity = try options.call(API.Identity.self, "GET", "/v1/identity")
+        if !options.json { print(identity.peerID) }
     }
 }
 
@@ -140,12 +162,12 @@ struct Peers: ParsableCommand {
         subcommands: [List.self, Add.self, Remove.self, Pending.self, Accept.self, Pause.self, Resume.self],
         defaultSubcommand: List.self)
 
-    static func printPeers(_ peers: [[String: Any]]) {
+    static func printPeers(_ peers: [API.Peer]) {
         printTable(
             ["ID", "NAME", "ADDRESS", "STATE", "CONNECTED"],
             peers.map {
-                let connected = ($0["connected"] as? Bool) == true ? "yes" : (($0["paused"] as? Bool) == true ? "no (paused)" : "no")
-                return [text($0["id"]), text($0["name"]), text($0["address"] ?? $0["lastAddress"]), text($0["state"]), connected]
+                let connected = $0.connected ? "yes" : ($0.paused ? "no (paused)" : "no")
+                return [$0.id, text($0.name), text($0.address ?? $0.lastAddress), $0.state, connected]
             })
     }
 
@@ -154,7 +176,7 @@ struct Peers: ParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            let peers = try options.call("GET", "/v1/peers") as? [[String: Any]] ?? []
+            let peers = try options.call([API.Peer].self, "GET", "/v1/peers")
             if !options.json { Peers.printPeers(peers) }
         }
     }
@@ -167,11 +189,8 @@ struct Peers: ParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            var body: [String: Any] = ["id": id]
-            if let address { body["address"] = address }
-            if let name { body["name"] = name }
-            let peer = try options.call("POST", "/v1/peers", body: body) as? [String: Any] ?? [:]
-            if !options.json { print("added \(text(peer["id"]))") }
+            let peer = try options.call(API.Peer.self, "POST", "/v1/peers", body: API.AddPeer(id: id, address: address, name: name))
+            if !options.json { print("added \(peer.id)") }
         }
     }
 
@@ -191,7 +210,7 @@ struct Peers: ParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            let peers = try options.call("GET", "/v1/peers/pending") as? [[String: Any]] ?? []
+            let peers = try options.call([API.Peer].self, "GET", "/v1/peers/pending")
             if !options.json { Peers.printPeers(peers) }
         }
     }
@@ -284,11 +303,9 @@ struct Projects: ParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            let projects = try options.call("GET", "/v1/projects" + (deleted ? "?deleted=true" : "")) as? [[String: Any]] ?? []
+            let projects = try options.call([API.ProjectSummary].self, "GET", "/v1/projects" + (deleted ? "?deleted=true" : ""))
             guard !options.json else { return }
-            printTable(
-                ["ID", "NAME", "DELETED"],
-                projects.map { [text($0["id"]), text($0["name"]), ($0["deleted"] as? Bool) == true ? "yes" : "no"] })
+            printTable(["ID", "NAME", "DELETED"], projects.map { [$0.id, text($0.name), $0.deleted ? "yes" : "no"] })
         }
     }
 
@@ -299,10 +316,8 @@ struct Projects: ParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            var body: [String: Any] = ["name": name]
-            if let folder { body["folder"] = folder }
-            let project = try options.call("POST", "/v1/projects", body: body) as? [String: Any] ?? [:]
-            if !options.json { print(text(project["id"])) }
+            let project = try options.call(API.Project.self, "POST", "/v1/projects", body: API.CreateProject(name: name, folder: folder))
+            if !options.json { print(project.id) }
         }
     }
 
@@ -312,25 +327,24 @@ struct Projects: ParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            let body = try options.call("GET", "/v1/projects/\(segment(project))") as? [String: Any] ?? [:]
+            let body = try options.call(API.Project.self, "GET", "/v1/projects/\(segment(project))")
             guard !options.json else { return }
             var notes: [String] = []
-            if (body["legacy"] as? Bool) == true { notes.append("legacy: made before signed authorship, not synced; `projects copy` it to share") }
-            switch text(body["role"]) {
+            if body.legacy { notes.append("legacy: made before signed authorship, not synced; `projects copy` it to share") }
+            switch body.role {
             case "reader": notes.append("read-only")
             case "none": notes.append("read-only: no longer shared with this machine")
             case "editor": notes.append("shared with this machine read-write")
             default: break
             }
-            print("\(text(body["title"] ?? body["name"]))  (\(text(body["id"])))" + (notes.isEmpty ? "" : "  [\(notes.joined(separator: "; "))]"))
-            for scene in body["scenes"] as? [[String: Any]] ?? [] {
-                print("  scene \(text(scene["number"])) \(text(scene["title"]))  [\(text(scene["id"]))]")
-                for shot in scene["shots"] as? [[String: Any]] ?? [] {
-                    print("    shot \(text(shot["label"])) \(text(shot["caption"]))  [\(text(shot["id"]))]")
-                    for layer in shot["layers"] as? [[String: Any]] ?? [] {
-                        let strokes = (layer["strokes"] as? [Any])?.count ?? 0
-                        let hidden = (layer["visible"] as? Bool) == false ? ", hidden" : ""
-                        print("      layer \(text(layer["name"])): \(strokes) strokes\(hidden)  [\(text(layer["id"]))]")
+            print("\(text(body.title ?? body.name))  (\(body.id))" + (notes.isEmpty ? "" : "  [\(notes.joined(separator: "; "))]"))
+            for scene in body.scenes {
+                print("  scene \(scene.number) \(text(scene.title))  [\(scene.id)]")
+                for shot in scene.shots {
+                    print("    shot \(shot.label) \(text(shot.caption))  [\(shot.id)]")
+                    for layer in shot.layers {
+                        let hidden = layer.visible ? "" : ", hidden"
+                        print("      layer \(text(layer.name)): \(layer.strokes.count) strokes\(hidden)  [\(layer.id)]")
                     }
                 }
             }
@@ -347,11 +361,9 @@ struct Projects: ParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            var body: [String: Any] = [:]
-            if let name { body["name"] = name }
-            if let folder { body["folder"] = folder }
-            let copy = try options.call("POST", "/v1/projects/\(segment(project))/copy", body: body) as? [String: Any] ?? [:]
-            if !options.json { print(text(copy["id"])) }
+            let copy = try options.call(
+                API.Project.self, "POST", "/v1/projects/\(segment(project))/copy", body: API.CopyProject(name: name, folder: folder))
+            if !options.json { print(copy.id) }
         }
     }
 

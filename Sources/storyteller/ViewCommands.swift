@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StoryAPI
 
 struct Render: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Draw a shot to an SVG file.")
@@ -33,11 +34,11 @@ struct Search: ParsableCommand {
 
     func run() throws {
         let encoded = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? query
-        let hits = try options.call("GET", "/v1/search?q=\(encoded)") as? [[String: Any]] ?? []
+        let hits = try options.call([API.SearchHit].self, "GET", "/v1/search?q=\(encoded)")
         guard !options.json else { return }
         printTable(
             ["PROJECT", "WHERE", "FIELD", "TEXT", "OBJECT"],
-            hits.map { [text($0["projectName"] ?? $0["project"]), text($0["label"]), text($0["field"]), text($0["text"]), text($0["object"])] })
+            hits.map { [$0.projectName ?? $0.project, $0.label, $0.field, $0.text, text($0.object)] })
     }
 }
 
@@ -52,7 +53,7 @@ struct Backup: ParsableCommand {
         let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
         // Progress for a person at a terminal; scripts get only the result.
         if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data("writing a consistent copy of the database to \(path)…\n".utf8)) }
-        let result = try options.call("POST", "/v1/backup", body: ["path": path], timeoutSeconds: 0) as? [String: Any] ?? [:]
-        if !options.json { print("wrote \(path) (\(text(result["bytes"])) bytes)") }
+        let result = try options.call(API.Backup.self, "POST", "/v1/backup", body: API.BackupRequest(path: path), timeoutSeconds: 0)
+        if !options.json { print("wrote \(path) (\(result.bytes) bytes)") }
     }
 }
