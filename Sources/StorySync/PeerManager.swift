@@ -44,6 +44,9 @@ public enum PeerEvent: Sendable, Hashable {
     case resumed(PeerID)
     /// A configured peer offered a document this daemon keeps for a user to accept.
     case offered(DocumentID, by: PeerID)
+    /// A peer acknowledged changes of a document: `caughtUp` when it now
+    /// has every change this daemon has, else it is still behind.
+    case acknowledged(PeerID, DocumentID, caughtUp: Bool)
     /// The manager is shutting down.
     case stopping
 }
@@ -429,7 +432,8 @@ public actor PeerManager {
         }
         let session = PeerSession(
             peer: peer, dialed: dialedByUs, address: connection.remote, bytes: connection.bytes, documents: documents,
-            store: store, configuration: configuration, clock: clock, logger: logger
+            store: store, configuration: configuration, clock: clock, logger: logger,
+            onAcknowledged: { [weak self] document, version in await self?.acknowledged(document, version, by: peer) }
         ) { [weak self] offer, from in
             await self?.take(offer, from: from)
         }
@@ -449,6 +453,16 @@ public actor PeerManager {
             broadcaster.publish(.disconnected(peer))
         }
         logger.info("disconnected from \(peer.short)")
+    }
+
+    /// Publishes what a peer acknowledged, and whether that is all this daemon has.
+    private func acknowledged(_ document: DocumentID, _ version: VersionVector, by peer: PeerID) async {
+        do {
+            let ours = try await store.version(of: document)
+            broadcaster.publish(.acknowledged(peer, document, caughtUp: ours.isCovered(by: version)))
+        } catch {
+            logger.warning("cannot read the version to compare with what \(peer.short) acknowledged: \(error)", metadata: ["document": "\(document)"])
+        }
     }
 
     /// A configured peer advertises a document this session does not sync.

@@ -28,6 +28,8 @@ final class PeerSession: Sendable {
     private let outbox: AsyncStream<Outgoing>.Continuation
     private let outboxStream: AsyncStream<Outgoing>
     private let onOffer: @Sendable (Message.Advertisement, PeerID) async -> SyncSessionStateMachine.SharedDocument?
+    /// Told what the peer acknowledged of a document, once it is recorded.
+    private let onAcknowledged: @Sendable (DocumentID, VersionVector) async -> Void
 
     enum Outgoing: Sendable {
         case message(Message)
@@ -43,6 +45,7 @@ final class PeerSession: Sendable {
         peer: PeerID, dialed: Bool, address: String, bytes: ByteCounts, documents: [SyncSessionStateMachine.SharedDocument],
         store: Store,
         configuration: SyncConfiguration, clock: WallClock, logger: Logger,
+        onAcknowledged: @escaping @Sendable (DocumentID, VersionVector) async -> Void = { _, _ in },
         onOffer: @escaping @Sendable (Message.Advertisement, PeerID) async -> SyncSessionStateMachine.SharedDocument?
     ) {
         self.peer = peer
@@ -56,6 +59,7 @@ final class PeerSession: Sendable {
         logger[metadataKey: "peer"] = "\(peer.short)"
         self.logger = logger
         self.onOffer = onOffer
+        self.onAcknowledged = onAcknowledged
         machine = Mutex(
             SyncSessionStateMachine(
                 configuration: .init(
@@ -146,6 +150,7 @@ final class PeerSession: Sendable {
             case .recordAcknowledged(let id, let version):
                 do {
                     try await store.acknowledge(version, of: id, by: peer, at: clock.milliseconds)
+                    await onAcknowledged(id, version)
                 } catch {
                     logger.warning("cannot record what the peer acknowledged: \(error)", metadata: ["document": "\(id)"])
                 }

@@ -70,6 +70,35 @@ import Testing
         await b.stop()
     }
 
+    /// When a peer has acknowledged every change of a document, the peer
+    /// manager says so (`watch` shows it as peer.caughtUp): the edit made
+    /// here is there.
+    @Test func aPeerThatHasEverythingIsReportedCaughtUp() async throws {
+        let (a, b) = try await startedPair()
+        defer { a.remove(); b.remove() }
+        let peer = b.identity.peerID
+        let (id, layer) = try await makeSharedProject(on: a, with: [b])
+        try await eventually("b has the project") { await inSync(a, b, id) }
+        let caughtUp = Mutex<[VersionVector]>([])
+        let events = a.manager.events()
+        let watcher = Task {
+            for await event in events {
+                guard case .acknowledged(peer, id, caughtUp: true) = event else { continue }
+                let version = (try? await a.store.version(of: id)) ?? VersionVector()
+                caughtUp.withLock { $0.append(version) }
+            }
+        }
+        defer { watcher.cancel() }
+        _ = try await a.store.editProject(id, at: 3) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(7)) }
+        let edited = try await a.store.version(of: id)
+        try await eventually("a hears that b caught up with the stroke") {
+            caughtUp.withLock { $0.contains { edited.isCovered(by: $0) } }
+        }
+        #expect(try await b.store.version(of: id).covers(edited), "b has the stroke when a says it caught up")
+        await a.stop()
+        await b.stop()
+    }
+
     @Test func anEditOnOnePeerAppearsOnTheOther() async throws {
         let (a, b) = try await startedPair()
         defer { a.remove(); b.remove() }

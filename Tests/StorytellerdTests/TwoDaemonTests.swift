@@ -4,6 +4,7 @@ import Foundation
 import StoryClient
 import StoryCore
 import StoryStore
+import Synchronization
 import Testing
 
 /// Two real daemons on 127.0.0.1 driven through the CLI: pausing and resuming
@@ -48,6 +49,40 @@ import Testing
     }
 
 
+
+    /// `watch` says when a peer has everything of a project: an edit made
+    /// here is then on the other machine.
+    @Test func theEventStreamSaysWhenAPeerHasCaughtUp() async throws {
+        let a = try await StartedDaemon.start(name: "a")
+        defer { a.stop() }
+        let b = try await StartedDaemon.start(name: "b")
+        defer { b.stop() }
+        let (_, bID) = try pair(a, b)
+        let project = try a.cli("projects", "create", "Harbour").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try a.cli("share", project, bID).status == 0)
+        try await eventually("b has the project") { try projectBody(project, on: b) != nil }
+        // Lines of the stream, and the first peer.caughtUp once the edit is under way.
+        let seen = Mutex<(lines: [String], edited: Bool, caughtUp: String?)>(([], false, nil))
+        let client = a.client
+        let watcher = Task.detached {
+            _ = try? client.stream("/v1/events?project=\(project)") { line in
+                seen.withLock { state in
+                    state.lines.append(line)
+                    if state.edited && line.contains("peer.caughtUp") { state.caughtUp = line }
+                    return state.caughtUp == nil
+                }
+            }
+        }
+        try await eventually("the stream is open") { !seen.withLock { $0.lines.isEmpty } }
+        seen.withLock { $0.edited = true }
+        #expect(try a.cli("scenes", "add", project, "--title", "Dawn").status == 0)
+        try await eventually("a says b caught up") { seen.withLock { $0.caughtUp } != nil }
+        let event = try #require(seen.withLock { $0.caughtUp })
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(event.utf8)) as? [String: Any])
+        #expect(json["peer"] as? String == bID && json["document"] as? String == project)
+        // (That caught up means the edit is there is LiveSyncTests.aPeerThatHasEverythingIsReportedCaughtUp.)
+        _ = await watcher.result
+    }
 
     @Test func pausedPeersWaitAndMergeOnResumeAndSharedProjectsArriveInIncoming() async throws {
         let a = try await StartedDaemon.start(name: "a")

@@ -32,13 +32,20 @@ enum EventStream {
             }
             continuation.finish()
         }
-        // Sessions are the peer manager's: its events, as they happen.
+        // Sessions are the peer manager's: its events, as they happen. A
+        // peer caught up with a project has every change this daemon has
+        // (the edit made here is there).
         let forwardPeers = Task {
-            for await event in peers where project == nil {
+            for await event in peers {
                 switch event {
-                case .connected(let peer): send(API.Event(type: "peer.connected", time: clock.milliseconds, peer: peer.description))
-                case .disconnected(let peer): send(API.Event(type: "peer.disconnected", time: clock.milliseconds, peer: peer.description))
-                default: continue
+                case .connected(let peer) where project == nil:
+                    send(API.Event(type: "peer.connected", time: clock.milliseconds, peer: peer.description))
+                case .disconnected(let peer) where project == nil:
+                    send(API.Event(type: "peer.disconnected", time: clock.milliseconds, peer: peer.description))
+                case .acknowledged(let peer, let document, caughtUp: true) where document != library && (project == nil || document == project):
+                    send(API.Event(type: "peer.caughtUp", time: clock.milliseconds, document: document.description, peer: peer.description))
+                default:
+                    continue
                 }
             }
         }
