@@ -111,6 +111,7 @@ let package = Package(
             name: "storytellerd",
             dependencies: [
                 "StoryDaemon",
+                "StoryAPI",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -13,8 +13,9 @@ struct Storyteller: ParsableCommand {
             Exit codes: 0 success, 1 the daemon refused the request (its message is \
             printed), 64 bad arguments, 69 the daemon is not running or not reachable.
             """,
+        version: "storyteller \(API.version)",
         subcommands: [
-            Status.self, ID.self, Peers.self, Share.self, Unshare.self, Tree.self, Folders.self, Projects.self, Scenes.self, Shots.self,
+            Status.self, Version.self, ID.self, Peers.self, Share.self, Unshare.self, Tree.self, Folders.self, Projects.self, Scenes.self, Shots.self,
             Layers.self, Strokes.self, Undo.self, Redo.self, Search.self, History.self, Render.self, Watch.self, Backup.self, Demo.self,
         ])
 }
@@ -143,6 +144,33 @@ struct Status: ParsableCommand {
                 }
                 return [document.id, text(document.name), "\(document.changes)", peers.isEmpty ? "not shared" : peers.joined(separator: ", ")]
             })
+    }
+}
+
+struct Version: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The versions of this CLI and of the daemon it talks to (a warning when they differ).")
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        let daemon: API.VersionInfo?
+        do {
+            let response = try options.client.request("GET", "/v1/version")
+            daemon = response.status == 200 ? try? API.decoder.decode(API.VersionInfo.self, from: response.body) : nil
+        } catch let failure as ControlClientFailure where failure.isUnreachable {
+            daemon = nil
+        }
+        if options.json {
+            var answer: [String: Any] = ["cli": API.version]
+            if let daemon { answer["daemon"] = daemon.version; answer["api"] = daemon.api }
+            print(String(decoding: try JSONSerialization.data(withJSONObject: answer, options: [.sortedKeys]), as: UTF8.self))
+        } else {
+            print("storyteller   \(API.version)")
+            print("storytellerd  \(daemon.map { "\($0.version) (API \($0.api))" } ?? "not running at \(options.client.path)")")
+        }
+        if let daemon, daemon.version != API.version {
+            printError("the daemon is \(daemon.version) and this CLI \(API.version): install the same version of both")
+        }
     }
 }
 

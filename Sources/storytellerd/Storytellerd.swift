@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import StoryAPI
 import StoryDaemon
 
 /// The Storyteller daemon's command line: parses flags, resolves settings,
@@ -22,7 +23,8 @@ struct Storytellerd: AsyncParsableCommand {
             flags, 78 for a bad config file or environment variable, 1 when the \
             state directory, the database or the peer listener cannot be opened \
             or a service fails.
-            """)
+            """,
+        version: "storytellerd \(API.version)")
 
     @Option(help: "Config file (TOML; see Config/storytellerd.example.toml). Also STORYTELLER_CONFIG.")
     var config: String?

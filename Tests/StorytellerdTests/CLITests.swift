@@ -1,6 +1,7 @@
 import StoryTestSupport
 import StoryIdentity
 import Foundation
+import StoryAPI
 import StoryClient
 import StoryCore
 import StoryStore
@@ -284,6 +285,8 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
         #expect(text.contains("# TYPE storyteller_documents gauge"))
         #expect(text.contains("storyteller_documents{kind=\"project\"} 1"))
         #expect(text.contains("storyteller_peers_connected 0"))
+        #expect(text.contains("storyteller_build_info{version=\"\(API.version)\"} 1"))
+        #expect(text.contains("# TYPE storyteller_edit_apply_seconds histogram"))
         #expect(try await daemon.terminate() == 0)
 
         // The copy is a healthy store holding the project.
@@ -291,5 +294,33 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
         #expect(try await copy.integrityProblems().isEmpty)
         let id = try #require(DocumentID(project))
         #expect(try await copy.document(id).name == "Kept")
+    }
+}
+
+/// Both binaries say their version; `storyteller version` says the daemon's too.
+@Suite struct VersionTests {
+    @Test func bothBinariesAndTheDaemonSayTheirVersion() async throws {
+        let cli = try storyteller(["--version"])
+        #expect(cli.status == 0 && cli.output == "storyteller \(API.version)\n")
+        let daemonBinary = Process()
+        daemonBinary.executableURL = productsDirectory.appendingPathComponent("storytellerd")
+        daemonBinary.arguments = ["--version"]
+        let pipe = Pipe()
+        daemonBinary.standardOutput = pipe
+        try daemonBinary.run()
+        daemonBinary.waitUntilExit()
+        #expect(daemonBinary.terminationStatus == 0)
+        #expect(String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "storytellerd \(API.version)\n")
+
+        let started = try await StartedDaemon.start()
+        defer { started.stop() }
+        let answer = try #require(try started.client.get("/v1/version").json as? [String: Any])
+        #expect(answer["version"] as? String == API.version && answer["api"] as? String == "v1")
+        let both = try #require(try started.json("version") as? [String: Any])
+        #expect(both["cli"] as? String == API.version && both["daemon"] as? String == API.version)
+        let text = try started.cli("version")
+        #expect(text.status == 0 && text.output.contains("storytellerd  \(API.version)") && text.errors.isEmpty)
+        let none = try storyteller(["version", "--socket", started.home.path + "/nothing.sock"])
+        #expect(none.status == 0 && none.output.contains("not running"), "the CLI's version without a daemon")
     }
 }

@@ -4,10 +4,11 @@ import StoryAPI
 import StoryCore
 import StoryStore
 
-/// `status`, `identity`, `search` and `backup`.
+/// `status`, `version`, `identity`, `search` and `backup`.
 extension ControlAPI {
     func addSystemRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("status") { _, _ in .json(try await status()) }
+        routes.get("version") { _, _ in .json(API.VersionInfo()) }
         routes.get("identity") { _, _ in
             .json(API.Identity(peerID: identity.peerID.description, name: name, certificatePEM: identity.certificatePEM))
         }

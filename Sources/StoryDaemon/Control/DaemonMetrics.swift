@@ -2,6 +2,7 @@ import CoreMetrics
 import Foundation
 import Metrics
 import Prometheus
+import StoryAPI
 import StoryStore
 import StorySync
 
@@ -46,6 +47,8 @@ final class DaemonMetrics: Sendable {
         pendingPeers = gauge("peers", "Peers by state.", [("state", "pending")])
         connectedPeers = gauge("peers_connected", "Peers with an established session.")
         uptime = gauge("uptime", unit: "seconds", "Seconds since the daemon started.")
+        // The build, as Prometheus exporters say it: a constant 1 with the version as a label.
+        gauge("build", unit: "info", "The storytellerd build.", [("version", API.version)]).set(1.0)
         // Registered now, so they show (at 0) before the first byte or edit.
         SyncMetrics.touch()
         _ = Self.editApply
