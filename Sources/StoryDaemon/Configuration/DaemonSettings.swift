@@ -46,17 +46,23 @@ public struct DaemonSettings: Equatable, Sendable {
         "STORYTELLER_" + key.uppercased().replacingOccurrences(of: "-", with: "_")
     }
 
+    /// Where `~` and `$NAME` in paths come from (the process's environment; tests set their own).
+    public var pathEnvironment = ProcessInfo.processInfo.environment
+
     /// Sets one key from its text; `source` names where it came from in errors.
     public mutating func set(_ key: String, to text: String, source: String) throws(ConfigError) {
         switch key {
         case "data-dir":
             guard !text.isEmpty else { throw ConfigError(source: source, key: key, problem: "is empty") }
-            dataDirectory = text
+            let path = try Self.expandingPath(text, environment: pathEnvironment, source: source, key: key)
+            // Relative to where the daemon starts, made absolute once (it never changes directory).
+            dataDirectory = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         case "socket":
-            guard text.hasPrefix("/"), text.utf8.count < 104 else {
+            let path = try Self.expandingPath(text, environment: pathEnvironment, source: source, key: key)
+            guard path.hasPrefix("/"), path.utf8.count < 104 else {
                 throw ConfigError(source: source, key: key, problem: "must be an absolute path shorter than 104 bytes")
             }
-            socket = text
+            socket = path
         case "socket-group":
             if text.isEmpty {
                 socketAccess = .owner
@@ -161,6 +167,48 @@ public struct DaemonSettings: Equatable, Sendable {
             }
         }
         return 0
+    }
+
+    /// A path with `~` (at its start: the home directory) and `$NAME` or
+    /// `${NAME}` (environment variables) expanded, as a shell would.
+    /// - Throws: `ConfigError` naming a variable that is not set.
+    public static func expandingPath(_ text: String, environment: [String: String], source: String, key: String) throws(ConfigError) -> String {
+        var path = text
+        if path == "~" || path.hasPrefix("~/") {
+            guard let home = environment["HOME"], !home.isEmpty else {
+                throw ConfigError(source: source, key: key, problem: "starts with ~ but HOME is not set")
+            }
+            path = home + path.dropFirst()
+        }
+        var result = ""
+        var rest = Substring(path)
+        while let dollar = rest.firstIndex(of: "$") {
+            result += rest[..<dollar]
+            var name = Substring("")
+            var after = rest.index(after: dollar)
+            if after < rest.endIndex, rest[after] == "{" {
+                guard let close = rest[after...].firstIndex(of: "}") else {
+                    throw ConfigError(source: source, key: key, problem: "has an unclosed ${ in '\(text)'")
+                }
+                name = rest[rest.index(after: after)..<close]
+                after = rest.index(after: close)
+            } else {
+                let end = rest[after...].firstIndex { !($0.isLetter || $0.isNumber || $0 == "_") } ?? rest.endIndex
+                name = rest[after..<end]
+                after = end
+            }
+            guard !name.isEmpty else {
+                result += "$"
+                rest = rest[rest.index(after: dollar)...]
+                continue
+            }
+            guard let value = environment[String(name)] else {
+                throw ConfigError(source: source, key: key, problem: "uses $\(name), which is not set")
+            }
+            result += value
+            rest = rest[after...]
+        }
+        return result + rest
     }
 
     /// Applies `STORYTELLER_<KEY>` variables. Other `STORYTELLER_*` names are
