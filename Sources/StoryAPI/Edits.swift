@@ -464,10 +464,19 @@ private struct OperationFields {
                 throw invalid("value", "of '\(key)' takes a string")
             }
         case .aspectRatio, .duration, .opacity:
+            if isNull { return .null }
             let number: Double
             do { number = try container.decode(Double.self, forKey: AnyKey("value")) } catch { throw invalid("value", "of '\(key)' takes a number") }
             guard number.isFinite else { throw invalid("value", "of '\(key)' takes a finite number") }
-            return .number(number)
+            switch key {
+            case .aspectRatio where !(number > 0 && number <= 100):
+                throw invalid("value", "of 'aspectRatio' must be above 0 and at most 100 (width / height, e.g. 1.78), not \(number)")
+            case .duration where !(0...86_400).contains(number):
+                throw invalid("value", "of 'duration' must be 0 to 86400 seconds, not \(number)")
+            case .opacity where !(0...1).contains(number):
+                throw invalid("value", "of 'opacity' must be 0 to 1, not \(number)")
+            default: return .number(number)
+            }
         case .visible, .locked:
             do { return .bool(try container.decode(Bool.self, forKey: AnyKey("value"))) } catch {
                 throw invalid("value", "of '\(key)' takes true or false")

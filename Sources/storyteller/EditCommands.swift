@@ -56,7 +56,7 @@ struct Scenes: ParsableCommand {
     struct Add: EditCommand {
         static let configuration = CommandConfiguration(abstract: "Add a scene; prints its id.")
         @Argument var project: String
-        @Option(help: "Position (0 = first; default: last).") var at: Int?
+        @Option(parsing: .unconditional, help: "Position (0 = first; default: last).") var at: Int?
         @Option var title: String?
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
@@ -69,7 +69,7 @@ struct Scenes: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Move a scene to another position.")
         @Argument var project: String
         @Argument var scene: String
-        @Option(help: "New position (0 = first).") var to: Int
+        @Option(parsing: .unconditional, help: "New position (0 = first).") var to: Int
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
@@ -119,8 +119,8 @@ struct Shots: ParsableCommand {
         @Option(help: "Background colour, #rrggbb.") var background: String?
         @Option var caption: String?
         @Option var notes: String?
-        @Option(help: "Seconds.") var duration: Double?
-        @Option(name: .customLong("aspect-ratio"), help: "Frame width / height, e.g. 1.78.") var aspectRatio: Double?
+        @Option(parsing: .unconditional, help: "Seconds, 0 to 86400.") var duration: Double?
+        @Option(name: .customLong("aspect-ratio"), parsing: .unconditional, help: "Frame width / height, above 0 and at most 100, e.g. 1.78.") var aspectRatio: Double?
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
@@ -144,7 +144,7 @@ struct Shots: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add a shot to a scene; prints its id.")
         @Argument var project: String
         @Argument var scene: String
-        @Option(help: "Position in the scene (default: last).") var at: Int?
+        @Option(parsing: .unconditional, help: "Position in the scene (default: last).") var at: Int?
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
@@ -156,7 +156,7 @@ struct Shots: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Move a shot, within its scene or to another (--scene).")
         @Argument var project: String
         @Argument var shot: String
-        @Option(help: "New position.") var to: Int
+        @Option(parsing: .unconditional, help: "New position.") var to: Int
         @Option(help: "Target scene (default: the shot's own).") var scene: String?
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
@@ -198,7 +198,7 @@ struct Layers: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Move a layer up or down (0 = bottom).")
         @Argument var project: String
         @Argument var layer: String
-        @Option(help: "New position.") var to: Int
+        @Option(parsing: .unconditional, help: "New position.") var to: Int
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
@@ -213,7 +213,7 @@ struct Layers: ParsableCommand {
         @Option var name: String?
         @Option(help: "true or false.") var visible: Bool?
         @Option(help: "true or false.") var locked: Bool?
-        @Option(help: "0 to 1.") var opacity: Double?
+        @Option(parsing: .unconditional, help: "0 to 1.") var opacity: Double?
         @Option(help: "Affine transform as JSON [a, b, c, d, tx, ty].") var transform: String?
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
@@ -263,7 +263,7 @@ struct Layers: ParsableCommand {
         @Argument var project: String
         @Argument var shot: String
         @Option var name: String?
-        @Option(help: "Position (default: top).") var at: Int?
+        @Option(parsing: .unconditional, help: "Position (default: top).") var at: Int?
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
@@ -287,7 +287,7 @@ struct Layers: ParsableCommand {
 struct BrushOptions: ParsableArguments {
     @Option(help: "pen, marker, pencil, eraser, brush or highlighter.") var tool: String?
     @Option(help: "Colour, #rrggbb or #rrggbbaa.") var color: String?
-    @Option(help: "Width as a fraction of the frame width.") var width: Double?
+    @Option(parsing: .unconditional, help: "Width as a fraction of the frame width, 0 to 1.") var width: Double?
     @Option(help: "Line ends: round, butt or square.") var cap: String?
     @Option(help: "Corners: round, miter or bevel.") var join: String?
 
@@ -347,8 +347,8 @@ struct Strokes: ParsableCommand {
         @Argument var layer: String
         @Argument var stroke: String
         @OptionGroup var brush: BrushOptions
-        @Option(help: "Move by DX,DY (fractions of the frame).") var translate: String?
-        @Option(help: "Scale by this factor (about the frame's origin).") var scale: Double?
+        @Option(parsing: .unconditional, help: "Move by DX,DY (fractions of the frame), e.g. -0.1,0.05.") var translate: String?
+        @Option(parsing: .unconditional, help: "Scale by this factor (about the frame's origin).") var scale: Double?
         @Flag(help: "Bring the stroke back if it was erased.") var restore = false
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions

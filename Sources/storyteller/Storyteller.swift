@@ -20,6 +20,40 @@ struct Storyteller: ParsableCommand {
         ])
 }
 
+extension Storyteller {
+    /// Runs the command line with the global options moved where the
+    /// commands declare them, so they work before the subcommand too.
+    static func main() {
+        main(GlobalOptions.movedToTheEnd(Array(CommandLine.arguments.dropFirst())))
+    }
+}
+
+/// `--socket PATH` and `--json` may be given anywhere (`storyteller --json
+/// status`, `storyteller peers --socket S list`): every command that talks to
+/// the daemon declares them, so they are moved after the subcommand's own
+/// arguments (before a `--`, after which everything is an argument).
+enum GlobalOptions {
+    static func movedToTheEnd(_ arguments: [String]) -> [String] {
+        let end = arguments.firstIndex(of: "--") ?? arguments.endIndex
+        var kept: [String] = []
+        var moved: [String] = []
+        var index = arguments.startIndex
+        while index < end {
+            let argument = arguments[index]
+            if argument == "--json" || argument.hasPrefix("--socket=") {
+                moved.append(argument)
+            } else if argument == "--socket", index + 1 < end {
+                moved += [argument, arguments[index + 1]]
+                index += 1
+            } else {
+                kept.append(argument)
+            }
+            index += 1
+        }
+        return kept + moved + arguments[end...]
+    }
+}
+
 /// Options every command takes.
 struct ClientOptions: ParsableArguments {
     @Option(help: "The daemon's control socket (default: as the daemon's; also STORYTELLER_SOCKET).")

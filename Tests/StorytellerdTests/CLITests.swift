@@ -324,3 +324,36 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
         #expect(none.status == 0 && none.output.contains("not running"), "the CLI's version without a daemon")
     }
 }
+
+/// Options as people type them: global options before the subcommand,
+/// negative numbers as option values.
+@Suite struct CLIArgumentTests {
+    @Test func globalOptionsWorkBeforeOrAfterTheSubcommand() async throws {
+        let started = try await StartedDaemon.start()
+        defer { started.stop() }
+        let socket = started.socket
+        for arguments in [["--socket", socket, "--json", "version"], ["--json", "version", "--socket", socket], ["--socket=\(socket)", "--json", "version"]] {
+            let result = try storyteller(arguments)
+            #expect(result.status == 0, "\(arguments): \(result.errors)")
+            #expect(result.output.contains("\"daemon\":\"\(API.version)\""), "\(arguments): \(result.output)")
+        }
+        let nested = try storyteller(["peers", "--socket", socket, "list"])
+        #expect(nested.status == 0, "between subcommands: \(nested.errors)")
+    }
+
+    @Test func negativeNumbersAreValuesAndOutOfRangeOnesSayTheRange() async throws {
+        let started = try await StartedDaemon.start()
+        defer { started.stop() }
+        let project = try started.cli("projects", "create", "Numbers").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let scene = try started.cli("scenes", "add", project).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let shot = try started.cli("shots", "add", project, scene).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let negative = try started.cli("shots", "set", project, shot, "--duration", "-3")
+        #expect(negative.status == 1 && negative.errors.contains("0 to 86400 seconds"), "\(negative.errors)")
+        let flat = try started.cli("shots", "set", project, shot, "--aspect-ratio", "0")
+        #expect(flat.status == 1 && flat.errors.contains("above 0"), "\(flat.errors)")
+        let layer = try started.cli("layers", "add", project, shot).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let stroke = try started.cli("strokes", "add", project, layer, "--points", "[0.5,0.5,1]").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let moved = try started.cli("strokes", "replace", project, layer, stroke, "--translate", "-0.1,0.05")
+        #expect(moved.status == 0, "a negative DX is a value: \(moved.errors)")
+    }
+}
