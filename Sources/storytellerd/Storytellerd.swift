@@ -50,6 +50,9 @@ struct Storytellerd: AsyncParsableCommand {
     @Option(name: .customLong("maintenance-interval"), help: "Seconds between snapshot and compaction passes (default 30).")
     var maintenanceInterval: String?
 
+    @Flag(name: .customLong("print-config"), help: "Print the effective settings (as TOML, each with where it came from) and exit.")
+    var printConfig = false
+
     /// The flags as config keys, for the last layer of `resolve`.
     private var flags: [(String, String?)] {
         [("data-dir", dataDirectory), ("socket", socket), ("socket-group", socketGroup), ("listen", listen), ("name", name), ("log-level", logLevel),
@@ -81,6 +84,11 @@ struct Storytellerd: AsyncParsableCommand {
         } catch {
             FileHandle.standardError.write(Data("storytellerd: configuration error: \(error)\n".utf8))
             throw ExitCode(78)  // EX_CONFIG
+        }
+        if printConfig {
+            let paths = DaemonPaths(dataDirectory: settings.dataDirectory, socket: settings.socket, environment: environment)
+            print(settings.effectiveConfiguration(paths: paths, name: settings.name ?? ProcessInfo.processInfo.hostName), terminator: "")
+            return
         }
         let level = settings.logLevel
         LoggingSystem.bootstrap { label in

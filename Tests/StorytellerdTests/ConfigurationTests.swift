@@ -115,3 +115,35 @@ import Testing
 
 /// The package root (this file is Tests/StorytellerdTests/ConfigurationTests.swift).
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// `storytellerd --print-config`: the effective settings, each with where it
+/// came from, as TOML the daemon reads back.
+@Suite struct PrintConfigTests {
+    @Test func theEffectiveSettingsAreShownWithTheirSourcesAndReadBack() async throws {
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        let file = home.path + "/storytellerd.toml"
+        try "name = \"from-file\"\nmaintenance-interval = 60\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let printed = try DaemonProcess(
+            arguments: ["--config", file, "--listen", "127.0.0.1:0", "--data-dir", home.path + "/state", "--print-config"],
+            environment: ["STORYTELLER_LOG_LEVEL": "debug"])
+        defer { printed.kill() }
+        #expect(try await printed.waitForExit() == 0)
+        let output = printed.output
+        #expect(output.contains("name = \"from-file\"  # \(file):1"))
+        #expect(output.contains("maintenance-interval = 60  # \(file):2"))
+        #expect(output.contains("log-level = \"debug\"  # environment STORYTELLER_LOG_LEVEL"))
+        #expect(output.contains("listen = \"127.0.0.1:0\"  # --listen"))
+        #expect(output.contains("accept-shares = true  # default"))
+        #expect(!FileManager.default.fileExists(atPath: home.path + "/state"), "printing the settings opens nothing")
+
+        // What it prints is a config file the daemon reads as it is.
+        let again = home.path + "/printed.toml"
+        try output.write(toFile: again, atomically: true, encoding: .utf8)
+        let reread = try DaemonProcess(arguments: ["--config", again, "--print-config"], environment: [:])
+        defer { reread.kill() }
+        #expect(try await reread.waitForExit() == 0, "\(reread.errors)")
+        #expect(reread.output.contains("name = \"from-file\"  # \(again):5"))
+        #expect(reread.output.contains("data-dir = \"\(home.path)/state\"  # \(again):1"))
+    }
+}

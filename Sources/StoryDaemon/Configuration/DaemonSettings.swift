@@ -26,6 +26,10 @@ public struct DaemonSettings: Equatable, Sendable {
     var heldBackBytesPerPeer = 16 << 20
     var heldBackBytesTotal = 48 << 20
 
+    /// Where each key set so far came from (`FILE:LINE`, `environment NAME`,
+    /// `--flag`); keys not in it have their default.
+    public private(set) var sources: [String: String] = [:]
+
     /// The keys, as written in the config file; the environment variable is
     /// `STORYTELLER_` + the key upper-cased with `_` for `-`.
     public static let keys = [
@@ -51,6 +55,11 @@ public struct DaemonSettings: Equatable, Sendable {
 
     /// Sets one key from its text; `source` names where it came from in errors.
     public mutating func set(_ key: String, to text: String, source: String) throws(ConfigError) {
+        try apply(key, text, source: source)
+        sources[key] = source
+    }
+
+    private mutating func apply(_ key: String, _ text: String, source: String) throws(ConfigError) {
         switch key {
         case "data-dir":
             guard !text.isEmpty else { throw ConfigError(source: source, key: key, problem: "is empty") }
@@ -167,6 +176,24 @@ public struct DaemonSettings: Equatable, Sendable {
             }
         }
         return 0
+    }
+
+    /// The effective settings as a TOML file (every key, with where its
+    /// value came from as a comment): `storytellerd --print-config`.
+    public func effectiveConfiguration(paths: DaemonPaths, name: String) -> String {
+        func quoted(_ text: String) -> String {
+            "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
+        var socketGroup = ""
+        if case .group(let group, _) = socketAccess { socketGroup = group }
+        let values: [(String, String)] = [
+            ("data-dir", quoted(paths.dataDirectory)), ("socket", quoted(paths.socketPath)), ("socket-group", quoted(socketGroup)),
+            ("listen", quoted("\(listen.host):\(listen.port)")), ("name", quoted(name)), ("log-level", quoted(logLevel.rawValue)),
+            ("maintenance-interval", "\(maintenanceInterval)"), ("accept-shares", "\(acceptShares)"),
+            ("held-back-changes", "\(heldBackChanges)"), ("held-back-bytes", "\(heldBackBytes)"),
+            ("held-back-bytes-per-peer", "\(heldBackBytesPerPeer)"), ("held-back-bytes-total", "\(heldBackBytesTotal)"),
+        ]
+        return values.map { key, value in "\(key) = \(value)  # \(sources[key] ?? "default")" }.joined(separator: "\n") + "\n"
     }
 
     /// A path with `~` (at its start: the home directory) and `$NAME` or
