@@ -24,8 +24,9 @@ extension EditCommand {
         do {
             operations = try self.operations()
         } catch let error as APIError {
-            printError(error.message)
-            throw ExitCode(1)
+            // A value the daemon would refuse, caught before asking it: a usage error.
+            printError(UserWords.translate(error.message))
+            throw ExitCode(64)
         }
         let request = API.EditRequest(ops: operations, session: editOptions.session)
         let response = try options.raw("POST", "/v1/projects/\(segment(project))/edits", body: try API.encoder.encode(request))

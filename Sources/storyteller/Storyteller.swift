@@ -112,7 +112,7 @@ struct ClientOptions: ParsableArguments {
             throw ExitCode(69)
         }
         guard (200..<300).contains(response.status) else {
-            printError(response.errorMessage ?? "the daemon answered \(response.status)")
+            printError(response.errorMessage.map(UserWords.translate) ?? "the daemon answered \(response.status)")
             throw ExitCode(1)
         }
         return response

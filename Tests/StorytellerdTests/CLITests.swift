@@ -197,9 +197,12 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
         _ = try run("projects", "describe", project, "A boat, a storm, a lighthouse.")
         #expect(try state(project)["description"] as? String == "A boat, a storm, a lighthouse.")
 
-        // A refused edit prints the daemon's reason and exits 1.
+        // Points the daemon would refuse are a usage error (64), said in the CLI's words.
         let bad = try storyteller(["strokes", "add", project, layer, "--points", "[0.1, 0.2]", "--socket", socket])
-        #expect(bad.status == 1 && bad.errors.contains("multiple of 3"))
+        #expect(bad.status == 64 && bad.errors.contains("the points must be") && bad.errors.contains("multiple of 3"), "\(bad.errors)")
+        let badID = try storyteller(["strokes", "erase", project, layer, "not-an-id", "--socket", socket])
+        #expect(badID.status == 64 && badID.errors.contains("'not-an-id' is not an object id"), "a malformed id: \(badID.errors)")
+        #expect(!badID.errors.contains("ops["))
         #expect(try await daemon.terminate() == 0)
     }
 
@@ -348,7 +351,8 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
         let scene = try started.cli("scenes", "add", project).output.trimmingCharacters(in: .whitespacesAndNewlines)
         let shot = try started.cli("shots", "add", project, scene).output.trimmingCharacters(in: .whitespacesAndNewlines)
         let negative = try started.cli("shots", "set", project, shot, "--duration", "-3")
-        #expect(negative.status == 1 && negative.errors.contains("0 to 86400 seconds"), "\(negative.errors)")
+        #expect(negative.status == 1 && negative.errors.contains("--duration must be 0 to 86400 seconds"), "\(negative.errors)")
+        #expect(!negative.errors.contains("ops["), "no request paths in the CLI's words: \(negative.errors)")
         let flat = try started.cli("shots", "set", project, shot, "--aspect-ratio", "0")
         #expect(flat.status == 1 && flat.errors.contains("above 0"), "\(flat.errors)")
         let layer = try started.cli("layers", "add", project, shot).output.trimmingCharacters(in: .whitespacesAndNewlines)
