@@ -175,7 +175,12 @@ public actor PeerManager {
     /// Listens on `host:port`, dials the configured peers and serves until
     /// cancelled. Call `shutdown()` first for a graceful end (Goodbye to peers).
     public func run(host: String, port: Int) async throws {
-        let server = try await bind(host: host, port: port)
+        let server: NIOAsyncChannel<PendingConnection, Never>
+        do {
+            server = try await bind(host: host, port: port)
+        } catch {
+            throw ListenError(host: host, port: port, error: error)
+        }
         self.server = server
         let boundPort = server.channel.localAddress?.port ?? port
         logger.info("listening for peers on \(host):\(boundPort) as \(identity.peerID)")

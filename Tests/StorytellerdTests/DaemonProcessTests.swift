@@ -86,7 +86,8 @@ import Testing
             arguments: ["--data-dir", home.path + "/b", "--listen", "127.0.0.1:\(port)"], environment: [:])
         defer { second.kill() }
         #expect(try await second.waitForExit() == 1)
-        #expect(second.errors.contains("Address already in use"))
+        #expect(second.errors.contains("is in use on 127.0.0.1 (another storytellerd?"), "\(second.errors)")
+        #expect(!second.errors.contains("bind(descriptor"), "no NIO function signatures in the message")
         #expect(try await first.terminate() == 0, "the first daemon was not disturbed")
     }
 
