@@ -134,6 +134,43 @@ public struct ControlClient: Sendable {
     }
 
     /// Connects to the socket and sends one request; the caller closes the descriptor.
+    /// Whose socket it is and how to get access, for a connection refused by
+    /// the file's permissions.
+    static func permissionDenied(_ path: String) -> String {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            return "permission denied on \(path): this user may not enter the directory it is in"
+        }
+        let user = name(ofUser: info.st_uid) ?? "uid \(info.st_uid)"
+        let group = name(ofGroup: info.st_gid) ?? "gid \(info.st_gid)"
+        let mode = String(info.st_mode & 0o777, radix: 8)
+        guard info.st_mode & 0o060 == 0o060 else {
+            return "permission denied on \(path): it is \(user)'s daemon socket (mode \(mode)); only \(user) may use it. Run storyteller as \(user), or start your own daemon"
+        }
+        return "permission denied on \(path): it is \(user)'s daemon socket, open to the group \(group) (mode \(mode)); "
+            + "to use it, join that group (sudo usermod -aG \(group) $USER) and log in again"
+    }
+
+    private static func name(ofUser uid: uid_t) -> String? {
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        return buffer.withUnsafeMutableBufferPointer { storage -> String? in
+            var entry = passwd()
+            var result: UnsafeMutablePointer<passwd>?
+            guard getpwuid_r(uid, &entry, storage.baseAddress!, storage.count, &result) == 0, result != nil else { return nil }
+            return String(cString: entry.pw_name)
+        }
+    }
+
+    private static func name(ofGroup gid: gid_t) -> String? {
+        var buffer = [CChar](repeating: 0, count: 16_384)
+        return buffer.withUnsafeMutableBufferPointer { storage -> String? in
+            var entry = group()
+            var result: UnsafeMutablePointer<group>?
+            guard getgrgid_r(gid, &entry, storage.baseAddress!, storage.count, &result) == 0, result != nil else { return nil }
+            return String(cString: entry.gr_name)
+        }
+    }
+
     private func connectAndSend(_ method: String, _ target: String, body: Data?, extraHeaders: [String], timeoutSeconds: Int) throws -> Int32 {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)", isUnreachable: false) }
@@ -152,9 +189,10 @@ public struct ControlClient: Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard connected == 0 else {
-            let reason = String(cString: strerror(errno))
+            let code = errno
             close(fd)
-            throw Failure(description: "cannot reach the daemon at \(path): \(reason)", isUnreachable: true)
+            if code == EACCES { throw Failure(description: Self.permissionDenied(path), isUnreachable: false) }
+            throw Failure(description: "cannot reach the daemon at \(path): \(String(cString: strerror(code)))", isUnreachable: true)
         }
         var head = "\(method) \(target) HTTP/1.1\r\nHost: storyteller\r\nConnection: close\r\n"
         for header in extraHeaders { head += header + "\r\n" }

@@ -291,6 +291,35 @@ import Testing
         #expect(try await daemon.terminate() == 0)
     }
 
+    /// Another user's CLI is told whose socket it is and how to get access,
+    /// not just "permission denied".
+    @Test(.enabled(if: canSwitchUsers))
+    func anotherUsersCLISaysWhoseSocketItIs() async throws {
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        let runDirectory = home.path + "/run"
+        let socket = runDirectory + "/control.sock"
+        let daemon = try DaemonProcess(
+            arguments: ["--data-dir", home.path + "/state", "--socket", socket, "--listen", "127.0.0.1:0"], environment: [:])
+        defer { daemon.kill() }
+        try await daemon.waitForLog("ready")
+        for path in [home.path, runDirectory] { chmod(path, 0o755) }  // the socket itself stays 0600
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", productsDirectory.appendingPathComponent("storyteller").path, "status", "--socket", socket]
+        process.environment = ["HOME": "/nonexistent", "PATH": "/usr/bin:/bin"]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = Pipe()
+        try process.run()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 69)
+        #expect(message.contains("permission denied on \(socket)") && message.contains("root's daemon socket (mode 600)"), "\(message)")
+        #expect(!message.contains("is storytellerd running?"), "it is running; the message must not suggest otherwise")
+        #expect(try await daemon.terminate() == 0)
+    }
+
     static let canSwitchUsers =
         getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
         && FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") && getgrnam("nogroup") != nil
