@@ -15,36 +15,52 @@ extension API.ObjectReference {
 }
 
 extension API.BrushPatch {
-    /// The brush fields given as text (nil: unchanged).
-    /// - Throws: `APIError.badRequest` naming the field.
-    public init(tool: String?, color: String?, width: Double?, cap: String? = nil, join: String? = nil) throws(APIError) {
+    /// A brush field that is not valid: which one, and what it must be.
+    struct InvalidField: Error {
+        let field: String
+        let requirement: String
+    }
+
+    /// The one place the brush fields are checked, for JSON and for the command line.
+    static func checked(tool: String?, color: String?, width: Double?, cap: String?, join: String?) throws(InvalidField) -> Self {
+        func names<Value: CaseIterable>(_ type: Value.Type, _ name: (Value) -> String) -> String {
+            "must be one of " + type.allCases.map(name).joined(separator: ", ")
+        }
+        var patch = Self()
         if let tool {
-            guard let value = Brush.Tool(name: tool) else {
-                throw APIError(.badRequest, "'brush.tool' must be one of \(Brush.Tool.allCases.map(\.name).joined(separator: ", "))")
-            }
-            self.tool = value
+            guard let value = Brush.Tool(name: tool) else { throw InvalidField(field: "tool", requirement: names(Brush.Tool.self, \.name)) }
+            patch.tool = value
         }
         if let color {
-            guard let value = Color(hex: color) else { throw APIError(.badRequest, "'brush.color' must be a colour like \"#000000\" or \"#000000ff\"") }
-            self.color = value
+            guard let value = Color(hex: color) else {
+                throw InvalidField(field: "color", requirement: "must be a colour like \"#000000\" or \"#000000ff\"")
+            }
+            patch.color = value
         }
         if let width {
             guard width.isFinite, (0...1).contains(width) else {
-                throw APIError(.badRequest, "'brush.width' must be in 0...1 (a fraction of the frame width)")
+                throw InvalidField(field: "width", requirement: "must be in 0...1 (a fraction of the frame width)")
             }
-            self.width = Float(width)
+            patch.width = Float(width)
         }
         if let cap {
-            guard let value = Brush.Cap(name: cap) else {
-                throw APIError(.badRequest, "'brush.cap' must be one of \(Brush.Cap.allCases.map(\.name).joined(separator: ", "))")
-            }
-            self.cap = value
+            guard let value = Brush.Cap(name: cap) else { throw InvalidField(field: "cap", requirement: names(Brush.Cap.self, \.name)) }
+            patch.cap = value
         }
         if let join {
-            guard let value = Brush.Join(name: join) else {
-                throw APIError(.badRequest, "'brush.join' must be one of \(Brush.Join.allCases.map(\.name).joined(separator: ", "))")
-            }
-            self.join = value
+            guard let value = Brush.Join(name: join) else { throw InvalidField(field: "join", requirement: names(Brush.Join.self, \.name)) }
+            patch.join = value
+        }
+        return patch
+    }
+
+    /// The brush fields given as text (nil: unchanged).
+    /// - Throws: `APIError.badRequest` naming the field.
+    public init(tool: String?, color: String?, width: Double?, cap: String? = nil, join: String? = nil) throws(APIError) {
+        do {
+            self = try Self.checked(tool: tool, color: color, width: width, cap: cap, join: join)
+        } catch {
+            throw APIError(.badRequest, "'brush.\(error.field)' \(error.requirement)")
         }
     }
 }

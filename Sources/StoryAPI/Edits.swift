@@ -331,27 +331,14 @@ extension API.BrushPatch: Codable {
         func fail(_ key: String, _ message: String) -> DecodingError {
             DecodingError.dataCorruptedError(forKey: AnyKey(key), in: container, debugDescription: message)
         }
-        if let name = try text("tool") {
-            guard let tool = Brush.Tool(name: name) else { throw fail("tool", "must be one of \(Brush.Tool.allCases.map(\.name).joined(separator: ", "))") }
-            self.tool = tool
-        }
-        if let hex = try text("color") {
-            guard let color = Color(hex: hex) else { throw fail("color", "must be a colour like \"#000000\" or \"#000000ff\"") }
-            self.color = color
-        }
+        var width: Double?
         if container.contains(AnyKey("width")), try container.decodeNil(forKey: AnyKey("width")) == false {
-            let width: Float
-            do { width = try container.decode(Float.self, forKey: AnyKey("width")) } catch { throw fail("width", "must be a number") }
-            guard width.isFinite, (0...1).contains(width) else { throw fail("width", "must be in 0...1 (a fraction of the frame width)") }
-            self.width = width
+            do { width = try container.decode(Double.self, forKey: AnyKey("width")) } catch { throw fail("width", "must be a number") }
         }
-        if let name = try text("cap") {
-            guard let cap = Brush.Cap(name: name) else { throw fail("cap", "must be one of \(Brush.Cap.allCases.map(\.name).joined(separator: ", "))") }
-            self.cap = cap
-        }
-        if let name = try text("join") {
-            guard let join = Brush.Join(name: name) else { throw fail("join", "must be one of \(Brush.Join.allCases.map(\.name).joined(separator: ", "))") }
-            self.join = join
+        do {
+            self = try Self.checked(tool: try text("tool"), color: try text("color"), width: width, cap: try text("cap"), join: try text("join"))
+        } catch let error as InvalidField {
+            throw fail(error.field, error.requirement)
         }
         for key in container.allKeys where !["tool", "color", "width", "cap", "join"].contains(key.stringValue) {
             throw fail(key.stringValue, "is not a brush field (tool, color, width, cap, join)")

@@ -272,14 +272,8 @@ import Testing
     func anotherUserIsRefusedByCredentials() async throws {
         let home = try TemporaryDirectory()
         defer { home.remove() }
-        // A socket outside the private state dir, in a directory anybody may enter.
-        let runDirectory = home.path + "/run"
-        let socket = runDirectory + "/control.sock"
-        let daemon = try DaemonProcess(
-            arguments: ["--data-dir", home.path + "/state", "--socket", socket, "--listen", "127.0.0.1:0"], environment: [:])
+        let (daemon, socket) = try await Self.daemonWithASocketOthersCanReach(in: home)
         defer { daemon.kill() }
-        try await daemon.waitForLog("ready")
-        for path in [home.path, runDirectory] { chmod(path, 0o755) }
         chmod(socket, 0o666)  // only the credential check stands in the way now
 
         let (answer, failure) = try Self.status(of: socket, as: ["--reuid=65534", "--regid=65534", "--clear-groups"])
@@ -297,13 +291,8 @@ import Testing
     func anotherUsersCLISaysWhoseSocketItIs() async throws {
         let home = try TemporaryDirectory()
         defer { home.remove() }
-        let runDirectory = home.path + "/run"
-        let socket = runDirectory + "/control.sock"
-        let daemon = try DaemonProcess(
-            arguments: ["--data-dir", home.path + "/state", "--socket", socket, "--listen", "127.0.0.1:0"], environment: [:])
+        let (daemon, socket) = try await Self.daemonWithASocketOthersCanReach(in: home)  // the socket itself stays 0600
         defer { daemon.kill() }
-        try await daemon.waitForLog("ready")
-        for path in [home.path, runDirectory] { chmod(path, 0o755) }  // the socket itself stays 0600
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", productsDirectory.appendingPathComponent("storyteller").path, "status", "--socket", socket]
@@ -318,6 +307,23 @@ import Testing
         #expect(message.contains("permission denied on \(socket)") && message.contains("root's daemon socket (mode 600)"), "\(message)")
         #expect(!message.contains("is storytellerd running?"), "it is running; the message must not suggest otherwise")
         #expect(try await daemon.terminate() == 0)
+    }
+
+    /// A daemon whose socket is outside its private state directory, in a
+    /// directory anybody may enter (the socket keeps its own mode).
+    static func daemonWithASocketOthersCanReach(in home: TemporaryDirectory) async throws -> (DaemonProcess, socket: String) {
+        let runDirectory = home.path + "/run"
+        let socket = runDirectory + "/control.sock"
+        let daemon = try DaemonProcess(
+            arguments: ["--data-dir", home.path + "/state", "--socket", socket, "--listen", "127.0.0.1:0"], environment: [:])
+        do {
+            try await daemon.waitForLog("ready")
+        } catch {
+            daemon.kill()
+            throw error
+        }
+        for path in [home.path, runDirectory] { chmod(path, 0o755) }
+        return (daemon, socket)
     }
 
     static let canSwitchUsers =
