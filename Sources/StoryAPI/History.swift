@@ -1,3 +1,5 @@
+import Foundation
+
 extension API {
     /// `GET /v1/projects/{id}/history`: newest first.
     public struct History: Codable, Sendable {
@@ -23,8 +25,14 @@ extension API {
         public let summary: String
         /// The peer id of the identity that signed it (null: unknown).
         public let author: String?
+        /// `time` as ISO 8601 (UTC).
+        public let at: String?
+        /// The labels of the shots it touched (`1-2`), as they are now.
+        public let shots: [String]
 
-        public init(replica: String, seq: UInt64, local: Bool, time: Int64, operations: Int, summary: String, author: String?) {
+        public init(
+            replica: String, seq: UInt64, local: Bool, time: Int64, operations: Int, summary: String, author: String?, shots: [String] = []
+        ) {
             self.replica = replica
             self.seq = seq
             self.local = local
@@ -32,6 +40,17 @@ extension API {
             self.operations = operations
             self.summary = summary
             self.author = author
+            self.at = API.isoTime(milliseconds: time)
+            self.shots = shots
         }
+    }
+}
+
+extension API {
+    /// Milliseconds since the epoch as ISO 8601 in UTC (`2026-11-24T13:03:12.345Z`).
+    public static func isoTime(milliseconds: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
     }
 }

@@ -25,10 +25,29 @@ extension API {
         public let added: Int64
         public let lastSeen: Int64?
         public let lastAddress: String?
+        /// The name the peer gave itself in its hello (its `--name`), when connected now or last time.
+        public let announcedName: String?
+        /// While connected: the other end's address, and whether this daemon dialed it (`out`) or it dialed in (`in`).
+        public let connection: Connection?
+
+        public struct Connection: Codable, Sendable {
+            public let address: String
+            /// `out` (this daemon dialed) or `in`.
+            public let direction: String
+            public let bytesSent: Int
+            public let bytesReceived: Int
+
+            public init(address: String, direction: String, bytesSent: Int, bytesReceived: Int) {
+                self.address = address
+                self.direction = direction
+                self.bytesSent = bytesSent
+                self.bytesReceived = bytesReceived
+            }
+        }
 
         public init(
             id: String, name: String?, address: String?, state: String, connected: Bool, paused: Bool, added: Int64, lastSeen: Int64?,
-            lastAddress: String?
+            lastAddress: String?, announcedName: String? = nil, connection: Connection? = nil
         ) {
             self.id = id
             self.name = name
@@ -39,6 +58,8 @@ extension API {
             self.added = added
             self.lastSeen = lastSeen
             self.lastAddress = lastAddress
+            self.announcedName = announcedName
+            self.connection = connection
         }
     }
 

@@ -49,6 +49,8 @@ extension API {
         public var peer: String? = nil
         public var changes: Int? = nil
         public var address: String? = nil
+        /// `time` as ISO 8601 (UTC).
+        public var at: String?
 
         public init(
             type: String, time: Int64, document: String? = nil, kind: String? = nil, origin: String? = nil, peer: String? = nil,
@@ -56,6 +58,7 @@ extension API {
         ) {
             self.type = type
             self.time = time
+            self.at = API.isoTime(milliseconds: time)
             self.document = document
             self.kind = kind
             self.origin = origin

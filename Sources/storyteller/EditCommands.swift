@@ -6,23 +6,27 @@ import StoryCore
 /// A command that makes one edit: it builds typed operations (the API's own
 /// `API.EditOperation`, checked by the same rules as the daemon's), sends
 /// them as one request and says what it did. Each command only says which
-/// operations and what to print.
+/// operations and what to print; names (`1-2`, `ink`, a prefix) are turned
+/// into ids by `Names` first.
 protocol EditCommand: ParsableCommand {
-    var project: String { get }
+    /// The project as given (nil: the current one).
+    var project: String? { get }
     var editOptions: EditOptions { get }
     var options: ClientOptions { get }
     /// The operations of the edit.
     /// - Throws: `APIError` for a value the daemon would refuse, `ValidationError` for missing options.
-    func operations() throws -> [API.EditOperation]
-    /// What to print (without `--json`), given the ids the operations created.
-    func report(created: [String?]) -> String
+    func operations(_ names: Names, in project: String) throws -> [API.EditOperation]
+    /// What to print (without `--json`), given what the operations created.
+    func report(created: [String?], names: Names, in project: String) throws -> String
 }
 
 extension EditCommand {
     func run() throws {
+        let names = Names(options)
+        let project = try names.project(self.project)
         let operations: [API.EditOperation]
         do {
-            operations = try self.operations()
+            operations = try self.operations(names, in: project)
         } catch let error as APIError {
             // A value the daemon would refuse, caught before asking it: a usage error.
             printError(UserWords.translate(error.message))
@@ -32,13 +36,16 @@ extension EditCommand {
         let response = try options.raw("POST", "/v1/projects/\(segment(project))/edits", body: try API.encoder.encode(request))
         if options.json { print(String(decoding: response.body, as: UTF8.self)) }
         let result = try? API.decoder.decode(API.EditResult.self, from: response.body)
-        if !options.json { print(report(created: result?.created ?? [])) }
+        if !options.json { print(try report(created: result?.created ?? [], names: names, in: project)) }
     }
+}
 
-    /// An object id argument.
-    func reference(_ text: String, _ field: String = "object") throws(APIError) -> API.ObjectReference {
-        try API.ObjectReference.parse(text, field: field)
-    }
+/// What an `add` command prints: the new id alone when the output is read by
+/// a program (`id=$(storyteller shots add …)`), "added shot 1-3  [id]" at a terminal.
+func reportCreated(_ created: [String?], names: Names, in project: String) -> String {
+    guard let id = created.first ?? nil else { return "-" }
+    guard isatty(STDOUT_FILENO) == 1 else { return id }
+    return "added \(names.describe(id, in: project))  [\(id)]"
 }
 
 /// Options of commands that edit a project.
@@ -47,369 +54,284 @@ struct EditOptions: ParsableArguments {
     var session: String?
 }
 
-/// The id the first operation created, or `-`.
-private func firstCreated(_ created: [String?]) -> String { (created.first ?? nil) ?? "-" }
+/// Help texts of the arguments that name things.
+enum Help {
+    static let project = ArgumentHelp(
+        "The project: name, library path (Films/Night Train), id or id prefix; may be left out after `storyteller use PROJECT`.",
+        valueName: "project")
+    static let scene = ArgumentHelp("The scene: its number (2), title, or id prefix.", valueName: "scene")
+    static let shot = ArgumentHelp("The shot: its label (1-2 or 1B) or id prefix.", valueName: "shot")
+    static let layer = ArgumentHelp("The layer: its name (in its shot), SHOT/NAME like 1-2/ink, or id prefix.", valueName: "layer")
+    static let peer = ArgumentHelp("The peer: its name, id or id prefix (as `storyteller peers` shows).", valueName: "peer")
+    static let stroke = ArgumentHelp("The stroke: its number in the layer (as `strokes list` shows) or id prefix.", valueName: "stroke")
+}
+
+/// Positional arguments after a PROJECT that may be left out: when one
+/// fewer is given, they move one place right and PROJECT is the current one.
+func shiftedForCurrentProject(_ project: String?, _ first: String?, _ firstName: String) throws -> (String?, String?) {
+    let (project, first) = first == nil ? (nil, project) : (project, first)
+    guard first != nil else { throw ValidationError("give the \(firstName)") }
+    return (project, first)
+}
+
+func shiftedForCurrentProject(
+    _ project: String?, _ first: String?, _ second: String?, _ names: (String, String)
+) throws -> (String?, String?, String?) {
+    let (project, first, second) = second == nil ? (nil, project, first) : (project, first, second)
+    guard first != nil, second != nil else { throw ValidationError("give the \(names.0) and the \(names.1)") }
+    return (project, first, second)
+}
 
 struct Scenes: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Scenes of a project.", subcommands: [Add.self, Move.self, Delete.self, SetFields.self])
+        abstract: "Scenes of a project.", subcommands: [List.self, Add.self, Move.self, Delete.self, SetFields.self],
+        defaultSubcommand: List.self)
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A project's scenes: number, title, shots, running time.",
+            discussion: "Example:\n  storyteller scenes list \"Night Train\"")
+        @Argument(help: Help.project) var project: String?
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            let names = Names(options)
+            let id = try names.project(project)
+            let body = try options.call(API.Project.self, "GET", "/v1/projects/\(segment(id))?points=false")
+            guard !options.json else { return }
+            let short = API.shortIDs(body.scenes.map(\.id))
+            printTable(
+                ["SCENE", "TITLE", "SHOTS", "TIME", "ID"],
+                body.scenes.map { scene in
+                    ["\(scene.number)", scene.title ?? "", "\(scene.shots.count)", runningTime(scene.shots), short[scene.id] ?? scene.id]
+                })
+        }
+    }
 
     struct Add: EditCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a scene; prints its id.")
-        @Argument var project: String
+        static let configuration = CommandConfiguration(
+            abstract: "Add a scene; prints its id.",
+            discussion: "Example:\n  storyteller scenes add \"Night Train\" --title \"Platform 9\"")
+        @Argument(help: Help.project) var project: String?
         @Option(parsing: .unconditional, help: "Position (0 = first; default: last).") var at: Int?
-        @Option var title: String?
+        @Option(help: "The scene's title.") var title: String?
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func operations() throws -> [API.EditOperation] { [.addScene(at: at, title: title)] }
-        func report(created: [String?]) -> String { firstCreated(created) }
+        func operations(_ names: Names, in project: String) throws -> [API.EditOperation] { [.addScene(at: at, title: title)] }
+        func report(created: [String?], names: Names, in project: String) -> String { reportCreated(created, names: names, in: project) }
     }
 
     struct Move: EditCommand {
-        static let configuration = CommandConfiguration(abstract: "Move a scene to another position.")
-        @Argument var project: String
-        @Argument var scene: String
+        static let configuration = CommandConfiguration(
+            abstract: "Move a scene to another position.", discussion: "Example:\n  storyteller scenes move \"Night Train\" 3 --to 0")
+        @Argument(help: Help.project) var project: String?
+        @Argument(help: Help.scene) var scene: String?
         @Option(parsing: .unconditional, help: "New position (0 = first).") var to: Int
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func operations() throws -> [API.EditOperation] { [.move(try reference(scene), to: to, in: nil)] }
-        func report(created: [String?]) -> String { "moved \(scene)" }
+        mutating func validate() throws { (project, scene) = try shiftedForCurrentProject(project, scene, "SCENE") }
+        func operations(_ names: Names, in project: String) throws -> [API.EditOperation] {
+            [.move(try names.scene(scene!, in: project), to: to, in: nil)]
+        }
+        func report(created: [String?], names: Names, in project: String) -> String { "moved scene \(scene!) to position \(to)" }
     }
 
     struct Delete: EditCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a scene (undo brings it back).")
-        @Argument var project: String
-        @Argument var scene: String
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a scene (undo brings it back).", discussion: "Example:\n  storyteller scenes delete \"Night Train\" 2")
+        @Argument(help: Help.project) var project: String?
+        @Argument(help: Help.scene) var scene: String?
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func operations() throws -> [API.EditOperation] { [.delete(try reference(scene))] }
-        func report(created: [String?]) -> String { "deleted \(scene)" }
+        mutating func validate() throws { (project, scene) = try shiftedForCurrentProject(project, scene, "SCENE") }
+        func operations(_ names: Names, in project: String) throws -> [API.EditOperation] { [.delete(try names.scene(scene!, in: project))] }
+        func report(created: [String?], names: Names, in project: String) -> String { "deleted scene \(scene!)" }
     }
 
     struct SetFields: EditCommand {
-        static let configuration = CommandConfiguration(commandName: "set", abstract: "Set a scene's title or description.")
-        @Argument var project: String
-        @Argument var scene: String
-        @Option var title: String?
-        @Option var description: String?
+        static let configuration = CommandConfiguration(
+            commandName: "set", abstract: "Set a scene's title or description.",
+            discussion: "Example:\n  storyteller scenes set \"Night Train\" 1 --title \"Platform 9\"")
+        @Argument(help: Help.project) var project: String?
+        @Argument(help: Help.scene) var scene: String?
+        @Option(help: "The scene's title.") var title: String?
+        @Option(help: "What happens in it.") var description: String?
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func operations() throws -> [API.EditOperation] {
-            let object = try reference(scene)
+        mutating func validate() throws { (project, scene) = try shiftedForCurrentProject(project, scene, "SCENE") }
+        func operations(_ names: Names, in project: String) throws -> [API.EditOperation] {
+            let object = try names.scene(scene!, in: project)
             let ops = fieldOperations(on: object, [(.title, title.map(FieldValue.string)), (.description, description.map(FieldValue.string))])
             guard !ops.isEmpty else { throw ValidationError("give --title or --description") }
             return ops
         }
-        func report(created: [String?]) -> String { "set \(scene)" }
+        func report(created: [String?], names: Names, in project: String) -> String { "set scene \(scene!)" }
+    }
+}
+
+/// The shot fields `shots add` and `shots set` take.
+struct ShotFields: ParsableArguments {
+    @Option(help: "Background colour, #rrggbb.") var background: String?
+    @Option(help: "The caption under the panel.") var caption: String?
+    @Option(help: "Notes for the crew.") var notes: String?
+    @Option(parsing: .unconditional, help: "How long the shot runs in the animatic: seconds, 0 to 86400.") var duration: Double?
+    @Option(name: .customLong("aspect-ratio"), parsing: .unconditional, help: "Frame width / height, above 0 and at most 100, e.g. 1.78.")
+    var aspectRatio: Double?
+
+    /// `set` operations for the fields given.
+    func operations(on object: API.ObjectReference) throws -> [API.EditOperation] {
+        var background: FieldValue?
+        if let text = self.background {
+            guard let color = Color(hex: text) else { throw APIError(.badRequest, "'background' takes a colour like \"#1e90ff\"") }
+            background = .color(color)
+        }
+        return fieldOperations(
+            on: object,
+            [(.background, background), (.caption, caption.map(FieldValue.string)), (.notes, notes.map(FieldValue.string)),
+             (.duration, duration.map(FieldValue.number)), (.aspectRatio, aspectRatio.map(FieldValue.number))])
     }
 }
 
 struct Shots: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Shots of a scene.", subcommands: [Add.self, Move.self, Duplicate.self, Delete.self, SetFields.self])
+        abstract: "Shots of a scene.", subcommands: [List.self, Add.self, Move.self, Duplicate.self, Delete.self, SetFields.self],
+        defaultSubcommand: List.self)
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A project's shots (or one scene's): label, caption, duration, layers, strokes.",
+            discussion: "Examples:\n  storyteller shots list \"Night Train\"\n  storyteller shots list --scene 2")
+        @Argument(help: Help.project) var project: String?
+        @Option(help: "Only this scene: number, title or id prefix.") var scene: String?
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            let names = Names(options)
+            let id = try names.project(project)
+            let body = try names.structure(of: id)
+            var scenes = body.scenes
+            if let scene {
+                let chosen = try names.scene(scene, in: id).description
+                scenes = scenes.filter { $0.id == chosen }
+            }
+            if options.json {
+                print(String(decoding: try API.encoder.encode(scenes.flatMap(\.shots)), as: UTF8.self))
+                return
+            }
+            let short = API.shortIDs(body.scenes.flatMap { $0.shots.map(\.id) })
+            printTable(
+                ["SHOT", "CAPTION", "DURATION", "LAYERS", "STROKES", "ID"],
+                scenes.flatMap(\.shots).map { shot in
+                    [shot.label, shot.caption ?? "", shot.duration.map { seconds($0) } ?? "", "\(shot.layers.count)",
+                     "\(shot.layers.reduce(0) { $0 + $1.strokes.count })", short[shot.id] ?? shot.id]
+                })
+        }
+    }
 
     struct SetFields: EditCommand {
         static let configuration = CommandConfiguration(
-            commandName: "set", abstract: "Set a shot's background, caption, notes, duration or frame aspect ratio.")
-        @Argument var project: String
-        @Argument var shot: String
-        @Option(help: "Background colour, #rrggbb.") var background: String?
-        @Option var caption: String?
-        @Option var notes: String?
-        @Option(parsing: .unconditional, help: "Seconds, 0 to 86400.") var duration: Double?
-        @Option(name: .customLong("aspect-ratio"), parsing: .unconditional, help: "Frame width / height, above 0 and at most 100, e.g. 1.78.") var aspectRatio: Double?
+            commandName: "set", abstract: "Set a shot's background, caption, notes, duration or frame aspect ratio.",
+            discussion: "Example:\n  storyteller shots set \"Night Train\" 1-2 --caption \"She runs\" --duration 2.5")
+        @Argument(help: Help.project) var project: String?
+        @Argument(help: Help.shot) var shot: String?
+        @OptionGroup var fields: ShotFields
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func operations() throws -> [API.EditOperation] {
-            var background: FieldValue?
-            if let text = self.background {
-                guard let color = Color(hex: text) else { throw APIError(.badRequest, "'background' takes a colour like \"#1e90ff\"") }
-                background = .color(color)
-            }
-            let ops = fieldOperations(
-                on: try reference(shot),
-                [(.background, background), (.caption, caption.map(FieldValue.string)), (.notes, notes.map(FieldValue.string)),
-                 (.duration, duration.map(FieldValue.number)), (.aspectRatio, aspectRatio.map(FieldValue.number))])
+        mutating func validate() throws { (project, shot) = try shiftedForCurrentProject(project, shot, "SHOT") }
+        func operations(_ names: Names, in project: String) throws -> [API.EditOperation] {
+            let ops = try fields.operations(on: try names.shot(shot!, in: project))
             guard !ops.isEmpty else { throw ValidationError("give at least one of --background, --caption, --notes, --duration, --aspect-ratio") }
             return ops
         }
-        func report(created: [String?]) -> String { "set \(shot)" }
+        func report(created: [String?], names: Names, in project: String) -> String { "set shot \(shot!)" }
     }
 
     struct Add: EditCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a shot to a scene; prints its id.")
-        @Argument var project: String
-        @Argument var scene: String
-        @Option(parsing: .unconditional, help: "Position in the scene (default: last).") var at: Int?
+        static let configuration = CommandConfiguration(
+            abstract: "Add a shot to a scene (with the fields `shots set` takes); prints its id.",
+            discussion: "Example:\n  storyteller shots add \"Night Train\" 1 --caption \"Wide: the platform\" --duration 3")
+        @Argument(help: Help.project) var project: String?
+        @Argument(help: Help.scene) var scene: String?
+        @Option(parsing: .unconditional, help: "Position in the scene (0 = first; default: last).") var at: Int?
+        @OptionGroup var fields: ShotFields
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func operations() throws -> [API.EditOperation] { [.addShot(scene: try reference(scene, "scene"), at: at)] }
-        func report(created: [String?]) -> String { firstCreated(created) }
+        mutating func validate() throws { (project, scene) = try shiftedForCurrentProject(project, scene, "SCENE") }
+        func operations(_ names: Names, in project: String) throws -> [API.EditOperation] {
+            [.addShot(scene: try names.scene(scene!, in: project), at: at)] + (try fields.operations(on: .created(0)))
+        }
+        func report(created: [String?], names: Names, in project: String) -> String { reportCreated(created, names: names, in: project) }
     }
 
     struct Move: EditCommand {
-        static let configuration = CommandConfiguration(abstract: "Move a shot, within its scene or to another (--scene).")
-        @Argument var project: String
-        @Argument var shot: String
-        @Option(parsing: .unconditional, help: "New position.") var to: Int
-        @Option(help: "Target scene (default: the shot's own).") var scene: String?
+        static let configuration = CommandConfiguration(
+            abstract: "Move a shot, within its scene or to another (--scene).",
+            discussion: "Example:\n  storyteller shots move \"Night Train\" 1-3 --to 0 --scene 2")
+        @Argument(help: Help.project) var project: String?
+        @Argument(help: Help.shot) var shot: String?
+        @Option(parsing: .unconditional, help: "New position (0 = first).") var to: Int
+        @Option(help: "Target scene: number, title or id prefix (default: the shot's own).") var scene: String?
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func operations() throws -> [API.EditOperation] {
-            [.move(try reference(shot), to: to, in: try scene.map { (text) throws(APIError) in try reference(text, "in") })]
+        mutating func validate() throws { (project, shot) = try shiftedForCurrentProject(project, shot, "SHOT") }
+        func operations(_ names: Names, in project: String) throws -> [API.EditOperation] {
+            [.move(try names.shot(shot!, in: project), to: to, in: try scene.map { try names.scene($0, in: project) })]
         }
-        func report(created: [String?]) -> String { "moved \(shot)" }
+        func report(created: [String?], names: Names, in project: String) -> String {
+            "moved shot \(shot!) to position \(to)" + (scene.map { " of scene \($0)" } ?? "")
+        }
     }
 
     struct Duplicate: EditCommand {
-        static let configuration = CommandConfiguration(abstract: "Duplicate a shot (its strokes are shared, not copied); prints the new id.")
-        @Argument var project: String
-        @Argument var shot: String
-        @OptionGroup var editOptions: EditOptions
-        @OptionGroup var options: ClientOptions
-
-        func operations() throws -> [API.EditOperation] { [.duplicateShot(try reference(shot, "shot"), at: nil)] }
-        func report(created: [String?]) -> String { firstCreated(created) }
-    }
-
-    struct Delete: EditCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a shot (undo brings it back).")
-        @Argument var project: String
-        @Argument var shot: String
-        @OptionGroup var editOptions: EditOptions
-        @OptionGroup var options: ClientOptions
-
-        func operations() throws -> [API.EditOperation] { [.delete(try reference(shot))] }
-        func report(created: [String?]) -> String { "deleted \(shot)" }
-    }
-}
-
-struct Layers: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Layers of a shot.", subcommands: [Add.self, Move.self, SetFields.self, Delete.self, Group.self, Ungroup.self])
-
-    struct Move: EditCommand {
-        static let configuration = CommandConfiguration(abstract: "Move a layer up or down (0 = bottom).")
-        @Argument var project: String
-        @Argument var layer: String
-        @Option(parsing: .unconditional, help: "New position.") var to: Int
-        @OptionGroup var editOptions: EditOptions
-        @OptionGroup var options: ClientOptions
-
-        func operations() throws -> [API.EditOperation] { [.move(try reference(layer), to: to, in: nil)] }
-        func report(created: [String?]) -> String { "moved \(layer)" }
-    }
-
-    struct SetFields: EditCommand {
-        static let configuration = CommandConfiguration(commandName: "set", abstract: "Set a layer's name, visibility, lock, opacity or transform.")
-        @Argument var project: String
-        @Argument var layer: String
-        @Option var name: String?
-        @Option(help: "true or false.") var visible: Bool?
-        @Option(help: "true or false.") var locked: Bool?
-        @Option(parsing: .unconditional, help: "0 to 1.") var opacity: Double?
-        @Option(help: "Affine transform as JSON [a, b, c, d, tx, ty].") var transform: String?
-        @OptionGroup var editOptions: EditOptions
-        @OptionGroup var options: ClientOptions
-
-        func operations() throws -> [API.EditOperation] {
-            var matrix: FieldValue?
-            if let transform {
-                guard let values = try? JSONDecoder().decode([Double].self, from: Data(transform.utf8)), values.count == 6 else {
-                    throw ValidationError("--transform must be a JSON array of 6 numbers")
-                }
-                matrix = .transform(Affine(a: values[0], b: values[1], c: values[2], d: values[3], tx: values[4], ty: values[5]))
-            }
-            let ops = fieldOperations(
-                on: try reference(layer),
-                [(.name, name.map(FieldValue.string)), (.visible, visible.map(FieldValue.bool)), (.locked, locked.map(FieldValue.bool)),
-                 (.opacity, opacity.map(FieldValue.number)), (.transform, matrix)])
-            guard !ops.isEmpty else { throw ValidationError("give at least one of --name, --visible, --locked, --opacity, --transform") }
-            return ops
-        }
-        func report(created: [String?]) -> String { "set \(layer)" }
-    }
-
-    struct Group: EditCommand {
-        static let configuration = CommandConfiguration(abstract: "Group layers; prints the group id.")
-        @Argument var project: String
-        @Argument(help: "Two or more layer ids.") var layers: [String]
-        @OptionGroup var editOptions: EditOptions
-        @OptionGroup var options: ClientOptions
-
-        func operations() throws -> [API.EditOperation] { [.group(try layers.map { try reference($0, "layers") })] }
-        func report(created: [String?]) -> String { firstCreated(created) }
-    }
-
-    struct Ungroup: EditCommand {
-        static let configuration = CommandConfiguration(abstract: "Take layers out of their group.")
-        @Argument var project: String
-        @Argument var layers: [String]
-        @OptionGroup var editOptions: EditOptions
-        @OptionGroup var options: ClientOptions
-
-        func operations() throws -> [API.EditOperation] { [.ungroup(try layers.map { try reference($0, "layers") })] }
-        func report(created: [String?]) -> String { "ungrouped \(layers.count) layers" }
-    }
-
-    struct Add: EditCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a layer to a shot; prints its id.")
-        @Argument var project: String
-        @Argument var shot: String
-        @Option var name: String?
-        @Option(parsing: .unconditional, help: "Position (default: top).") var at: Int?
-        @OptionGroup var editOptions: EditOptions
-        @OptionGroup var options: ClientOptions
-
-        func operations() throws -> [API.EditOperation] { [.addLayer(shot: try reference(shot, "shot"), at: at, name: name)] }
-        func report(created: [String?]) -> String { firstCreated(created) }
-    }
-
-    struct Delete: EditCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a layer (undo brings it back).")
-        @Argument var project: String
-        @Argument var layer: String
-        @OptionGroup var editOptions: EditOptions
-        @OptionGroup var options: ClientOptions
-
-        func operations() throws -> [API.EditOperation] { [.delete(try reference(layer))] }
-        func report(created: [String?]) -> String { "deleted \(layer)" }
-    }
-}
-
-/// The brush options of the stroke commands.
-struct BrushOptions: ParsableArguments {
-    @Option(help: "pen, marker, pencil, eraser, brush or highlighter.") var tool: String?
-    @Option(help: "Colour, #rrggbb or #rrggbbaa.") var color: String?
-    @Option(parsing: .unconditional, help: "Width as a fraction of the frame width, 0 to 1.") var width: Double?
-    @Option(help: "Line ends: round, butt or square.") var cap: String?
-    @Option(help: "Corners: round, miter or bevel.") var join: String?
-
-    /// The fields given, or nil when none is.
-    func patch() throws(APIError) -> API.BrushPatch? {
-        let patch = try API.BrushPatch(tool: tool, color: color, width: width, cap: cap, join: join)
-        return patch.isEmpty ? nil : patch
-    }
-}
-
-struct Strokes: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Pen strokes of a layer.", subcommands: [Add.self, Erase.self, Replace.self])
-
-    struct Add: EditCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a stroke; prints its id.")
-        @Argument var project: String
-        @Argument var layer: String
-        @Option(help: "Points as a flat JSON array [x, y, pressure, …], x and y in the unit square.") var points: String?
-        @Option(help: "Read the points array from a file instead.") var file: String?
-        @OptionGroup var brush: BrushOptions
-        @OptionGroup var editOptions: EditOptions
-        @OptionGroup var options: ClientOptions
-
-        func operations() throws -> [API.EditOperation] {
-            let json: Data
-            switch (points, file) {
-            case (let text?, nil): json = Data(text.utf8)
-            case (nil, let path?): json = try Data(contentsOf: URL(fileURLWithPath: path))
-            default: throw ValidationError("give the points with --points JSON or --file FILE")
-            }
-            guard let flat = try? JSONDecoder().decode([Double].self, from: json) else {
-                throw ValidationError("the points must be a JSON array of numbers")
-            }
-            var stroke = Brush()
-            try brush.patch()?.apply(to: &stroke)
-            return [.addStroke(layer: try reference(layer, "layer"), brush: stroke, points: try API.EditOperation.points(flat: flat))]
-        }
-        func report(created: [String?]) -> String { firstCreated(created) }
-    }
-
-    struct Erase: EditCommand {
-        static let configuration = CommandConfiguration(abstract: "Erase a stroke (undo brings it back).")
-        @Argument var project: String
-        @Argument var layer: String
-        @Argument var stroke: String
-        @OptionGroup var editOptions: EditOptions
-        @OptionGroup var options: ClientOptions
-
-        func operations() throws -> [API.EditOperation] { [.eraseStroke(layer: try reference(layer, "layer"), stroke: try reference(stroke, "stroke"))] }
-        func report(created: [String?]) -> String { "erased \(stroke)" }
-    }
-
-    struct Replace: EditCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Replace a stroke's value: restyle it, move/scale it, or bring it back after an erase.")
-        @Argument var project: String
-        @Argument var layer: String
-        @Argument var stroke: String
-        @OptionGroup var brush: BrushOptions
-        @Option(parsing: .unconditional, help: "Move by DX,DY (fractions of the frame), e.g. -0.1,0.05.") var translate: String?
-        @Option(parsing: .unconditional, help: "Scale by this factor (about the frame's origin).") var scale: Double?
-        @Flag(help: "Bring the stroke back if it was erased.") var restore = false
+            abstract: "Duplicate a shot (its strokes are shared, not copied); prints the new id.",
+            discussion: "Example:\n  storyteller shots duplicate \"Night Train\" 1-2")
+        @Argument(help: Help.project) var project: String?
+        @Argument(help: Help.shot) var shot: String?
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func operations() throws -> [API.EditOperation] {
-            var transform: Affine?
-            if translate != nil || scale != nil {
-                var (dx, dy) = (0.0, 0.0)
-                if let translate {
-                    let parts = translate.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
-                    guard parts.count == 2 else { throw ValidationError("--translate takes DX,DY, like 0.1,-0.05") }
-                    (dx, dy) = (parts[0], parts[1])
-                }
-                let factor = scale ?? 1
-                transform = Affine(a: factor, b: 0, c: 0, d: factor, tx: dx, ty: dy)
-            }
-            let patch = try brush.patch()
-            guard restore || patch != nil || transform != nil else {
-                throw ValidationError("give what to change: --tool, --color, --width, --cap, --join, --translate, --scale or --restore")
-            }
-            return [.replaceStroke(
-                layer: try reference(layer, "layer"), stroke: try reference(stroke, "stroke"), restore: restore, brush: patch, transform: transform)]
+        mutating func validate() throws { (project, shot) = try shiftedForCurrentProject(project, shot, "SHOT") }
+        func operations(_ names: Names, in project: String) throws -> [API.EditOperation] {
+            [.duplicateShot(try names.shot(shot!, in: project), at: nil)]
         }
-        func report(created: [String?]) -> String { "replaced \(stroke)" }
+        func report(created: [String?], names: Names, in project: String) -> String { reportCreated(created, names: names, in: project) }
+    }
+
+    struct Delete: EditCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a shot (undo brings it back).", discussion: "Example:\n  storyteller shots delete \"Night Train\" 1-2")
+        @Argument(help: Help.project) var project: String?
+        @Argument(help: Help.shot) var shot: String?
+        @OptionGroup var editOptions: EditOptions
+        @OptionGroup var options: ClientOptions
+
+        mutating func validate() throws { (project, shot) = try shiftedForCurrentProject(project, shot, "SHOT") }
+        func operations(_ names: Names, in project: String) throws -> [API.EditOperation] { [.delete(try names.shot(shot!, in: project))] }
+        func report(created: [String?], names: Names, in project: String) -> String { "deleted shot \(shot!)" }
     }
 }
 
 /// `set` operations for the fields given (nil values are left out).
-private func fieldOperations(on object: API.ObjectReference, _ fields: [(FieldKey, FieldValue?)]) -> [API.EditOperation] {
+func fieldOperations(on object: API.ObjectReference, _ fields: [(FieldKey, FieldValue?)]) -> [API.EditOperation] {
     fields.compactMap { key, value in value.map { .set(object, key, $0) } }
 }
 
-/// `undo` and `redo`: take back (or reapply) the last edit of a session.
-struct Undo: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Undo the last edit of a session in a project.")
-    @Argument var project: String
-    @OptionGroup var editOptions: EditOptions
-    @OptionGroup var options: ClientOptions
-
-    func run() throws {
-        let result = try undoOrRedo("undo", project: project, editOptions: editOptions, options: options)
-        if !options.json { print(result.undone == true ? "undone" : "nothing to undo") }
-    }
+/// `2.5 s`.
+func seconds(_ value: Double) -> String {
+    String(format: "%g s", value)
 }
 
-struct Redo: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Redo the last undone edit of a session.")
-    @Argument var project: String
-    @OptionGroup var editOptions: EditOptions
-    @OptionGroup var options: ClientOptions
-
-    func run() throws {
-        let result = try undoOrRedo("redo", project: project, editOptions: editOptions, options: options)
-        if !options.json { print(result.redone == true ? "redone" : "nothing to redo") }
-    }
-}
-
-private func undoOrRedo(_ action: String, project: String, editOptions: EditOptions, options: ClientOptions) throws -> API.UndoResult {
-    let body = try API.encoder.encode(API.UndoRequest(session: editOptions.session))
-    let response = try options.raw("POST", "/v1/projects/\(segment(project))/\(action)", body: body)
-    if options.json { print(String(decoding: response.body, as: UTF8.self)) }
-    return (try? API.decoder.decode(API.UndoResult.self, from: response.body)) ?? API.UndoResult(undone: false)
+/// The running time of shots (those without a duration count 2 s, as the animatic holds them).
+func runningTime(_ shots: [API.Shot]) -> String {
+    let total = shots.reduce(0.0) { $0 + ($1.duration ?? 2) }
+    let whole = Int(total.rounded())
+    return whole >= 60 ? "\(whole / 60):" + String(format: "%02d", whole % 60) : seconds(total)
 }

@@ -132,44 +132,52 @@ struct Folders: ParsableCommand {
     }
 }
 
-/// `history PROJECT`: the project's recent changes.
+/// `history PROJECT`: the project's recent changes, who made them and where.
 struct History: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "A project's changes, newest first: who (replica), when, what.")
-    @Argument var project: String
-    @Option(help: "At most this many changes.") var limit = 50
+    static let configuration = CommandConfiguration(
+        abstract: "A project's changes, newest first: when, who, what, and in which shots.",
+        discussion: "Example:\n  storyteller history \"Night Train\" --limit 20")
+    @Argument(help: Help.project) var project: String?
+    @Option(help: "At most this many changes (1 to 10000).") var limit = 50
     @OptionGroup var options: ClientOptions
 
     func run() throws {
-        let history = try options.call(API.History.self, "GET", "/v1/projects/\(segment(project))/history?limit=\(limit)")
+        let names = Names(options)
+        let id = try names.project(project)
+        let history = try options.call(API.History.self, "GET", "/v1/projects/\(segment(id))/history?limit=\(limit)")
         guard !options.json else { return }
-        let formatter = DateFormatter()
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        let me = try? names.quietIdentity()
         printTable(
-            ["TIME", "BY", "CHANGE", "WHAT"],
+            ["TIME", "WHO", "WHAT", "WHERE"],
             history.changes.map { change in
-                let time = Date(timeIntervalSince1970: Double(change.time) / 1000)
-                let by = change.local ? "this machine" : "replica \(change.replica)"
-                return [formatter.string(from: time), by, "\(change.replica)#\(change.seq)", change.summary]
+                [isoTime(milliseconds: change.time), names.who(change.author, local: change.local, me: me), change.summary,
+                 change.shots.joined(separator: ", ")]
             })
         if history.compacted { print("(older changes are folded into a snapshot)") }
     }
 }
 
-/// `watch`: follows the daemon's event stream.
+/// `watch`: follows the daemon's event stream, in sentences.
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print changes and peer events as they happen (NDJSON with --json).",
-        discussion: "Runs until interrupted, or until --count events were printed.")
-    @Option(help: "Only events about this project.") var project: String?
+        discussion: """
+            Runs until interrupted, or until --count events were printed. A change reads
+            "bob drew 1 stroke in Night Train › 1-2".
+
+            Example:
+              storyteller watch --project "Night Train"
+            """)
+    @Option(help: "Only events about this project (name, path, id or id prefix).") var project: String?
     @Option(help: "Stop after this many events.") var count: Int?
     @OptionGroup var options: ClientOptions
 
     func run() throws {
+        let names = Names(options)
         var printed = 0
         var target = "/v1/events"
-        if let project { target += "?project=\(segment(project))" }
-        let formatter = DateFormatter()
-        formatter.dateFormat = "HH:mm:ss"
+        if let project { target += "?project=\(segment(try names.project(project)))" }
+        let me = try? names.quietIdentity()
         let failure: ControlClientResponse?
         do {
             failure = try options.client.stream(target) { line in
@@ -178,13 +186,9 @@ struct Watch: ParsableCommand {
                 if options.json {
                     print(line)
                 } else {
-                    let time = Date(timeIntervalSince1970: Double(event.time) / 1000)
-                    var parts = [formatter.string(from: time), event.type]
-                    if let document = event.document { parts.append(document) }
-                    if let origin = event.origin { parts.append("from \(origin)") }
-                    if let peer = event.peer { parts.append("peer \(peer)") }
-                    if let changes = event.changes { parts.append("\(changes) change(s)") }
-                    print(parts.joined(separator: "  "))
+                    for sentence in Self.sentences(event, names: names, me: me) {
+                        print("\(isoTime(milliseconds: event.time))  \(sentence)")
+                    }
                 }
                 fflush(nil)
                 printed += 1
@@ -195,11 +199,41 @@ struct Watch: ParsableCommand {
             throw ExitCode(69)
         }
         if let failure {
-            printError(failure.errorMessage ?? "the daemon answered \(failure.status)")
+            printError(failure.errorMessage.map(UserWords.translate) ?? "the daemon answered \(failure.status)")
             throw ExitCode(1)
         }
         if let count, printed >= count { return }
         printError("the daemon ended the event stream (did it stop?)")
         throw ExitCode(69)
+    }
+
+    /// An event in words: "bob drew 1 stroke in Night Train › 1-2".
+    static func sentences(_ event: API.Event, names: Names, me: String?) -> [String] {
+        let peerName = event.peer.map { names.who($0, local: false, me: me) } ?? "a peer"
+        let projectName = event.document.map { names.projectName($0) } ?? "a project"
+        switch event.type {
+        case "document.changed":
+            guard let document = event.document, let count = event.changes, count > 0,
+                let history = try? names.history(of: document, limit: min(count, 20))
+            else {
+                let who = event.origin == "local" ? "you" : peerName
+                return ["\(who) changed \(projectName)" + (event.origin == "snapshot" ? " (caught up from a snapshot)" : "")]
+            }
+            return history.changes.reversed().map { change in
+                let who = names.who(change.author, local: change.local, me: me)
+                let place = change.shots.isEmpty ? projectName : "\(projectName) › \(change.shots.joined(separator: ", "))"
+                return "\(who) \(change.summary) in \(place)"
+            }
+        case "library.changed": return ["the library changed" + (event.origin == "peer" ? " (from \(peerName))" : "")]
+        case "document.created": return ["new \(event.kind ?? "document"): \(projectName)"]
+        case "peer.connected": return ["\(peerName) connected"]
+        case "peer.disconnected": return ["\(peerName) disconnected"]
+        case "peer.pending":
+            return ["unknown peer \(event.peer?.prefix(7) ?? "?") asks to connect from \(event.address ?? "?") (storyteller peers pending)"]
+        case "peer.caughtUp": return ["\(peerName) has everything of \(projectName)"]
+        case "peers.changed": return ["the peer list changed"]
+        case "shares.changed": return ["who shares \(projectName) changed"]
+        default: return [event.type]
+        }
     }
 }

@@ -15,7 +15,7 @@ struct Storyteller: ParsableCommand {
             """,
         version: "storyteller \(API.version)",
         subcommands: [
-            Status.self, Version.self, ID.self, Peers.self, Share.self, Unshare.self, Tree.self, Folders.self, Projects.self, Scenes.self, Shots.self,
+            Status.self, Version.self, ID.self, Use.self, Peers.self, Share.self, Unshare.self, Tree.self, Folders.self, Projects.self, Scenes.self, Shots.self,
             Layers.self, Strokes.self, Undo.self, Redo.self, Search.self, History.self, Render.self, Watch.self, Backup.self, Demo.self,
         ])
 }
@@ -224,13 +224,32 @@ struct Peers: ParsableCommand {
         subcommands: [List.self, Add.self, Remove.self, Pending.self, Accept.self, Pause.self, Resume.self],
         defaultSubcommand: List.self)
 
+    /// Names first, then how each peer is reached, like `tailscale status`:
+    /// "connected, they dialed from 10.0.0.4:51234", "offline, last seen 3h ago".
     static func printPeers(_ peers: [API.Peer]) {
+        let now = Date()
         printTable(
-            ["ID", "NAME", "ADDRESS", "STATE", "CONNECTED"],
-            peers.map {
-                let connected = $0.connected ? "yes" : ($0.paused ? "no (paused)" : "no")
-                return [$0.id, text($0.name), text($0.address ?? $0.lastAddress), $0.state, connected]
+            ["PEER", "NAME", "DIAL ADDRESS", "STATUS"],
+            peers.map { peer in
+                var name = peer.name ?? peer.announcedName ?? "-"
+                if let announced = peer.announcedName, let given = peer.name, announced != given { name += " (calls itself \(announced))" }
+                return [String(peer.id.prefix(7)), name, peer.address ?? "-", status(of: peer, now: now)]
             })
+    }
+
+    static func status(of peer: API.Peer, now: Date) -> String {
+        let seen = peer.lastSeen.map { "last seen \(ago(Date(timeIntervalSince1970: Double($0) / 1000), now: now))" }
+        if peer.state == "pending" {
+            return "asks to connect (from \(peer.lastAddress ?? "?")\(seen.map { ", \($0)" } ?? "")): storyteller peers accept \(peer.id.prefix(7))"
+        }
+        if peer.paused { return "paused by you" + (seen.map { ", \($0)" } ?? "") }
+        if let connection = peer.connection {
+            let how = connection.direction == "out" ? "dialed \(connection.address)" : "they dialed from \(connection.address)"
+            return "connected, \(how); \(bytes(connection.bytesSent)) sent, \(bytes(connection.bytesReceived)) received"
+        }
+        if peer.connected { return "connected" }
+        guard let seen else { return peer.address == nil ? "offline, never seen (waits for it to dial in)" : "offline, never connected" }
+        return "offline, \(seen)"
     }
 
     struct List: ParsableCommand {
@@ -244,26 +263,30 @@ struct Peers: ParsableCommand {
     }
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Trust a peer id and dial it at an address.")
-        @Argument(help: "The peer's id (storyteller id on that machine).") var id: String
+        static let configuration = CommandConfiguration(
+            abstract: "Trust a peer id and dial it at an address.",
+            discussion: "Example:\n  storyteller peers add YBB5GOE-GQ5FJ33-…-ZPZJYQP --address 192.168.1.20:7460 --name bob")
+        @Argument(help: "The peer's whole id (`storyteller id` on that machine).") var id: String
         @Option(help: "Where to reach it, HOST:PORT.") var address: String?
-        @Option(help: "A name for it.") var name: String?
+        @Option(help: "A name for it (commands then take the name).") var name: String?
         @OptionGroup var options: ClientOptions
 
         func run() throws {
             let peer = try options.call(API.Peer.self, "POST", "/v1/peers", body: API.AddPeer(id: id, address: address, name: name))
-            if !options.json { print("added \(peer.id)") }
+            if !options.json { print("added \(peer.name.map { "\($0) " } ?? "")(\(peer.id.prefix(7)))") }
         }
     }
 
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Forget a peer and close its connection.")
-        @Argument var id: String
+        static let configuration = CommandConfiguration(
+            abstract: "Forget a peer and close its connection.", discussion: "Example:\n  storyteller peers remove bob")
+        @Argument(help: Help.peer) var peer: String
         @OptionGroup var options: ClientOptions
 
         func run() throws {
+            let id = try Names(options).peer(peer)
             _ = try options.call("DELETE", "/v1/peers/\(segment(id))")
-            if !options.json { print("removed \(id)") }
+            if !options.json { print("removed \(peer) (\(id.prefix(7)))") }
         }
     }
 
@@ -279,37 +302,42 @@ struct Peers: ParsableCommand {
 
     struct Pause: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Stop syncing with a peer until `peers resume` (kept across restarts); edits keep for later.")
-        @Argument var id: String
+            abstract: "Stop syncing with a peer until `peers resume` (kept across restarts); edits keep for later.",
+            discussion: "Example:\n  storyteller peers pause bob")
+        @Argument(help: Help.peer) var peer: String
         @OptionGroup var options: ClientOptions
 
         func run() throws {
+            let id = try Names(options).peer(peer)
             _ = try options.call("POST", "/v1/peers/\(segment(id))/pause")
-            if !options.json { print("paused sync with \(id)") }
+            if !options.json { print("paused sync with \(peer)") }
         }
     }
 
     struct Resume: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Sync with a paused peer again.")
-        @Argument var id: String
+        static let configuration = CommandConfiguration(
+            abstract: "Sync with a paused peer again.", discussion: "Example:\n  storyteller peers resume bob")
+        @Argument(help: Help.peer) var peer: String
         @OptionGroup var options: ClientOptions
 
         func run() throws {
+            let id = try Names(options).peer(peer)
             _ = try options.call("POST", "/v1/peers/\(segment(id))/resume")
-            if !options.json { print("resumed sync with \(id)") }
+            if !options.json { print("resumed sync with \(peer)") }
         }
     }
 
     struct Accept: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Trust a pending peer.")
-        @Argument var id: String
+        static let configuration = CommandConfiguration(
+            abstract: "Trust a pending peer.", discussion: "Example:\n  storyteller peers accept YBB5GOE --address 192.168.1.20:7460")
+        @Argument(help: "The pending peer: id or id prefix (as `storyteller peers pending` shows).") var peer: String
         @Option(help: "Where to dial it, HOST:PORT (optional: it can keep dialing us).") var address: String?
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            let body: [String: Any]? = address.map { ["address": $0] }
-            _ = try options.call("POST", "/v1/peers/\(segment(id))/accept", body: body)
-            if !options.json { print("accepted \(id)") }
+            let id = try Names(options).peer(peer, pending: true)
+            _ = try options.call(API.Peer.self, "POST", "/v1/peers/\(segment(id))/accept", body: API.AcceptPeer(address: address))
+            if !options.json { print("accepted \(id.prefix(7))") }
         }
     }
 }
@@ -327,14 +355,17 @@ struct Share: ParsableCommand {
             --read-only a reader (it receives the project; its edits are refused by every machine). \
             Only the owner (the machine that created the project) and editors may share.
             """)
-    @Argument(help: "A project id, or `library`.") var project: String
-    @Argument var peer: String
+    @Argument(help: "The project (name, path, id or id prefix), or `library`.") var project: String
+    @Argument(help: Help.peer) var peer: String
     @Flag(help: "The peer receives the project but its changes are refused.") var readOnly = false
     @OptionGroup var options: ClientOptions
 
     func run() throws {
+        let names = Names(options)
+        let target = project == "library" ? "library" : try names.project(project)
+        let peerID = try names.peer(peer)
         _ = try options.call(
-            "PUT", "\(sharesPath(project))/\(segment(peer))", body: ["mode": readOnly ? "read-only" : "read-write"])
+            "PUT", "\(sharesPath(target))/\(segment(peerID))", body: ["mode": readOnly ? "read-only" : "read-write"])
         if !options.json { print("shared \(project) with \(peer) (\(readOnly ? "read-only" : "read-write"))") }
     }
 }
@@ -343,12 +374,14 @@ struct Unshare: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Stop sharing a project (or `library`) with a peer.",
         discussion: "Takes the peer's rights away (the owner only); it holds until someone entitled shares again.")
-    @Argument(help: "A project id, or `library`.") var project: String
-    @Argument var peer: String
+    @Argument(help: "The project (name, path, id or id prefix), or `library`.") var project: String
+    @Argument(help: Help.peer) var peer: String
     @OptionGroup var options: ClientOptions
 
     func run() throws {
-        _ = try options.call("DELETE", "\(sharesPath(project))/\(segment(peer))")
+        let names = Names(options)
+        let target = project == "library" ? "library" : try names.project(project)
+        _ = try options.call("DELETE", "\(sharesPath(target))/\(segment(try names.peer(peer)))")
         if !options.json { print("unshared \(project) from \(peer)") }
     }
 }
@@ -367,7 +400,19 @@ struct Projects: ParsableCommand {
         func run() throws {
             let projects = try options.call([API.ProjectSummary].self, "GET", "/v1/projects" + (deleted ? "?deleted=true" : ""))
             guard !options.json else { return }
-            printTable(["ID", "NAME", "DELETED"], projects.map { [$0.id, text($0.name), $0.deleted ? "yes" : "no"] })
+            let library = try? Names(options).libraryTree()
+            let paths = library.map(API.projectPaths) ?? [:]
+            let short = API.shortIDs(projects.map(\.id))
+            let current = CurrentProject.chosen().map(\.0)
+            printTable(
+                deleted ? ["NAME", "IN LIBRARY", "DELETED", "ID"] : ["NAME", "IN LIBRARY", "ID"],
+                projects.map { project in
+                    let marker = current == project.id ? "* " : ""
+                    let name = marker + (project.name ?? "(untitled)")
+                    let path = paths[project.id]?.first.map { "/" + $0 } ?? ""
+                    let id = short[project.id] ?? project.id
+                    return deleted ? [name, path, project.deleted ? "yes" : "no", id] : [name, path, id]
+                })
         }
     }
 
@@ -379,17 +424,19 @@ struct Projects: ParsableCommand {
 
         func run() throws {
             let project = try options.call(API.Project.self, "POST", "/v1/projects", body: API.CreateProject(name: name, folder: folder))
-            if !options.json { print(project.id) }
+            if !options.json { print(isatty(STDOUT_FILENO) == 1 ? "created \(name)  [\(project.id)]" : project.id) }
         }
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "A project's scenes, shots and layers.")
-        @Argument var project: String
+        static let configuration = CommandConfiguration(
+            abstract: "A project's scenes, shots and layers.", discussion: "Example:\n  storyteller projects show \"Night Train\"")
+        @Argument(help: Help.project) var project: String?
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            let body = try options.call(API.Project.self, "GET", "/v1/projects/\(segment(project))")
+            let id = try Names(options).project(project)
+            let body = try options.call(API.Project.self, "GET", "/v1/projects/\(segment(id))")
             guard !options.json else { return }
             var notes: [String] = []
             if body.legacy { notes.append("legacy: made before signed authorship, not synced; `projects copy` it to share") }
@@ -399,14 +446,18 @@ struct Projects: ParsableCommand {
             case "editor": notes.append("shared with this machine read-write")
             default: break
             }
-            print("\(text(body.title ?? body.name))  (\(body.id))" + (notes.isEmpty ? "" : "  [\(notes.joined(separator: "; "))]"))
+            print("\(text(body.title ?? body.name))  [\(body.id)]" + (notes.isEmpty ? "" : "  (\(notes.joined(separator: "; ")))"))
+            let short = API.shortIDs(body.scenes.flatMap { scene in [scene.id] + scene.shots.flatMap { [$0.id] + $0.layers.map(\.id) } })
             for scene in body.scenes {
-                print("  scene \(scene.number) \(text(scene.title))  [\(scene.id)]")
+                print("  scene \(scene.number)\(scene.title.map { " \($0)" } ?? "")  [\(short[scene.id] ?? scene.id)]")
                 for shot in scene.shots {
-                    print("    shot \(shot.label) \(text(shot.caption))  [\(shot.id)]")
+                    let details = [shot.caption, shot.duration.map(seconds)].compactMap { $0 }.joined(separator: ", ")
+                    print("    shot \(shot.label)\(details.isEmpty ? "" : "  \(details)")  [\(short[shot.id] ?? shot.id)]")
                     for layer in shot.layers {
                         let hidden = layer.visible ? "" : ", hidden"
-                        print("      layer \(text(layer.name)): \(layer.strokes.count) strokes\(hidden)  [\(layer.id)]")
+                        let locked = layer.locked ? ", locked" : ""
+                        let count = layer.strokes.count
+                        print("      layer \(text(layer.name)): \(count) stroke\(count == 1 ? "" : "s")\(hidden)\(locked)  [\(short[layer.id] ?? layer.id)]")
                     }
                 }
             }
@@ -416,61 +467,104 @@ struct Projects: ParsableCommand {
     struct Copy: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Copy a project into a new one owned by this machine; prints its id.",
-            discussion: "Any project can be copied: one this machine only reads, or one made before signed authorship (which cannot be shared itself).")
-        @Argument var project: String
+            discussion: """
+                Any project can be copied: one this machine only reads, or one made before signed authorship (which cannot be shared itself).
+
+                Example:
+                  storyteller projects copy "Night Train" --name "Night Train (alt ending)"
+                """)
+        @Argument(help: Help.project) var project: String
         @Option(help: "The copy's name (default: the original's).") var name: String?
         @Option(help: "The library folder for it (default: the root).") var folder: String?
         @OptionGroup var options: ClientOptions
 
         func run() throws {
+            let id = try Names(options).project(project)
             let copy = try options.call(
-                API.Project.self, "POST", "/v1/projects/\(segment(project))/copy", body: API.CopyProject(name: name, folder: folder))
+                API.Project.self, "POST", "/v1/projects/\(segment(id))/copy", body: API.CopyProject(name: name, folder: folder))
             if !options.json { print(copy.id) }
         }
     }
 
     struct Rename: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Rename a project.")
-        @Argument var project: String
-        @Argument var name: String
+        static let configuration = CommandConfiguration(
+            abstract: "Rename a project.", discussion: "Example:\n  storyteller projects rename \"Night Train\" \"Night Train II\"")
+        @Argument(help: Help.project) var project: String
+        @Argument(help: "The new name.") var name: String
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            _ = try options.call("PATCH", "/v1/projects/\(segment(project))", body: ["name": name])
+            let id = try Names(options).project(project)
+            _ = try options.call(API.Project.self, "PATCH", "/v1/projects/\(segment(id))", body: API.CreateProject(name: name))
             if !options.json { print("renamed \(project) to \(name)") }
         }
     }
 
     struct Describe: EditCommand {
-        static let configuration = CommandConfiguration(abstract: "Set a project's description (an edit: it syncs, and undo takes it back).")
-        @Argument var project: String
-        @Argument var description: String
+        static let configuration = CommandConfiguration(
+            abstract: "Set a project's description (an edit: it syncs, and undo takes it back).",
+            discussion: "Example:\n  storyteller projects describe \"Night Train\" \"A chase across the night platforms.\"")
+        @Argument(help: Help.project) var project: String?
+        @Argument(help: "The description.") var description: String?
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        func operations() throws -> [API.EditOperation] { [.set(.id(.root), .description, .string(description))] }
-        func report(created: [String?]) -> String { "described \(project)" }
+        mutating func validate() throws { (project, description) = try shiftedForCurrentProject(project, description, "DESCRIPTION") }
+        func operations(_ names: Names, in project: String) throws -> [API.EditOperation] {
+            [.set(.id(.root), .description, .string(description!))]
+        }
+        func report(created: [String?], names: Names, in project: String) -> String { "described \(self.project ?? "the project")" }
     }
 
     struct Delete: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a project (kept; `projects restore` brings it back).")
-        @Argument var project: String
+        static let configuration = CommandConfiguration(
+            abstract: "Delete a project (kept; `projects restore` brings it back).",
+            discussion: "Example:\n  storyteller projects delete \"Night Train\"")
+        @Argument(help: Help.project) var project: String
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            _ = try options.call("DELETE", "/v1/projects/\(segment(project))")
+            let id = try Names(options).project(project)
+            _ = try options.call(API.Project.self, "DELETE", "/v1/projects/\(segment(id))")
             if !options.json { print("deleted \(project)") }
         }
     }
 
     struct Restore: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Restore a deleted project.")
-        @Argument var project: String
+        static let configuration = CommandConfiguration(
+            abstract: "Restore a deleted project.", discussion: "Example:\n  storyteller projects restore \"Night Train\"")
+        @Argument(help: "The deleted project: name, id or id prefix (`projects list --deleted`).") var project: String
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            _ = try options.call("POST", "/v1/projects/\(segment(project))/restore")
+            let id = try Names(options).project(project, deleted: true)
+            _ = try options.call(API.Project.self, "POST", "/v1/projects/\(segment(id))/restore")
             if !options.json { print("restored \(project)") }
         }
     }
+}
+
+/// "3 h ago", "2 min ago", "just now", "4 d ago".
+func ago(_ date: Date, now: Date = Date()) -> String {
+    let seconds = Int(now.timeIntervalSince(date))
+    switch seconds {
+    case ..<10: return "just now"
+    case ..<60: return "\(seconds) s ago"
+    case ..<3600: return "\(seconds / 60) min ago"
+    case ..<86400: return "\(seconds / 3600) h ago"
+    default: return "\(seconds / 86400) d ago"
+    }
+}
+
+/// "12.3 kB".
+func bytes(_ count: Int) -> String {
+    ByteCountFormatter.string(fromByteCount: Int64(count), countStyle: .file)
+}
+
+/// A time as ISO 8601 with the local zone: `2026-11-24T14:03:12+01:00`.
+func isoTime(milliseconds: Int64) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.timeZone = TimeZone.current
+    formatter.formatOptions = [.withInternetDateTime]
+    return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
 }

@@ -3,16 +3,22 @@ import Foundation
 import StoryAPI
 
 struct Render: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Draw a shot to an SVG file.")
-    @Argument var project: String
-    @Argument var shot: String
+    static let configuration = CommandConfiguration(
+        abstract: "Draw a shot to an SVG file.", discussion: "Example:\n  storyteller render \"Night Train\" 1-2 --out 1-2.svg --onion 1")
+    @Argument(help: Help.project) var project: String?
+    @Argument(help: Help.shot) var shot: String?
     @Option(help: "The SVG file to write.") var out: String
-    @Option(help: "Also draw N previous and next shots, faded (onion skin).") var onion = 0
+    @Option(help: "Also draw N previous and next shots, faded (onion skin; 0 to 10).") var onion = 0
     @OptionGroup var options: ClientOptions
 
+    mutating func validate() throws { (project, shot) = try shiftedForCurrentProject(project, shot, "SHOT") }
+
     func run() throws {
+        let names = Names(options)
+        let id = try names.project(project)
+        let shotID = try names.shot(shot!, in: id).description
         let response: ControlClientResponse = try options.raw(
-            "GET", "/v1/projects/\(segment(project))/shots/\(segment(shot))/render?onion=\(onion)")
+            "GET", "/v1/projects/\(segment(id))/shots/\(segment(shotID))/render?onion=\(onion)")
         do {
             try response.body.write(to: URL(fileURLWithPath: out))
         } catch {
@@ -28,8 +34,9 @@ struct Render: ParsableCommand {
 }
 
 struct Search: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Find text in titles, descriptions, captions, notes and layer names.")
-    @Argument var query: String
+    static let configuration = CommandConfiguration(
+        abstract: "Find text in titles, descriptions, captions, notes and layer names.", discussion: "Example:\n  storyteller search platform")
+    @Argument(help: "The text to find (any case).") var query: String
     @OptionGroup var options: ClientOptions
 
     func run() throws {

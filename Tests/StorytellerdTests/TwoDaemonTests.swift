@@ -115,7 +115,7 @@ import Testing
         #expect(try await a.daemon.terminate() == 0)
         let again = try await StartedDaemon.start(in: a.home, name: "a")
         defer { again.daemon.kill() }
-        #expect(try again.cli("peers").output.contains("no (paused)"))
+        #expect(try again.cli("peers").output.contains("paused by you"))
         try await Task.sleep(for: .seconds(1))
         #expect(try connected(again) == 0, "still paused after the restart")
 

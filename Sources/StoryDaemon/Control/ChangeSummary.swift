@@ -49,3 +49,40 @@ enum ChangeSummary {
         return parts.isEmpty ? "no visible change" : parts.joined(separator: ", ")
     }
 }
+
+extension ChangeSummary {
+    /// The labels (`1-2`) of the shots a change touched, in the document as
+    /// it is now (a shot deleted since is left out), for "drew 1 stroke in 1-2".
+    static func shots(_ change: Change, in document: ProjectDocument, labels: [OpID: String]) -> [String] {
+        var found: [String] = []
+        func note(_ object: OpID) {
+            var current: OpID? = object
+            var steps = 0
+            while let id = current, steps < 64 {
+                if let label = labels[id] {
+                    if !found.contains(label) { found.append(label) }
+                    return
+                }
+                current = document.container(of: id)
+                steps += 1
+            }
+        }
+        for (index, operation) in change.operations.enumerated() {
+            switch operation {
+            case .insert(_, let container, _): note(container); note(change.opID(at: index))
+            case .move(let object, let container, _): note(object); note(container)
+            case .reorder(let object, _, _), .setDeleted(let object, _), .setField(let object, _, _): note(object)
+            case .addStroke(let layer, _, _), .putStroke(let layer, _, _), .eraseStroke(let layer, _): note(layer)
+            case .insertProjectEntry, .purge, .genesis, .setAccess: continue
+            }
+        }
+        return found
+    }
+
+    /// Every visible shot's label by id.
+    static func shotLabels(_ document: ProjectDocument) -> [OpID: String] {
+        var labels: [OpID: String] = [:]
+        for shot in document.view.shots { labels[shot.id] = shot.label }
+        return labels
+    }
+}

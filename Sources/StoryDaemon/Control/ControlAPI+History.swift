@@ -20,6 +20,7 @@ extension ControlAPI {
     func history(of id: DocumentID, limit: Int) async throws -> API.History {
         let (changes, compacted) = try await store.history(of: id, limit: limit)
         let document = try await store.project(id)
+        let labels = ChangeSummary.shotLabels(document)
         return API.History(
             project: id.description, compacted: compacted,
             changes: changes.map {
@@ -27,7 +28,8 @@ extension ControlAPI {
                 let author = document.author(of: $0.replica)
                 return API.HistoryEntry(
                     replica: $0.replica.description, seq: $0.seq, local: author == identity.peerID, time: $0.wallTime,
-                    operations: $0.operations.count, summary: ChangeSummary.describe($0, in: document), author: author?.description)
+                    operations: $0.operations.count, summary: ChangeSummary.describe($0, in: document), author: author?.description,
+                    shots: ChangeSummary.shots($0, in: document, labels: labels))
             })
     }
 }

@@ -2,6 +2,7 @@ import Hummingbird
 import StoryAPI
 import StoryCore
 import StoryStore
+import StorySync
 
 /// `peers`: list, add, remove, pending, accept, pause, resume.
 extension ControlAPI {
@@ -27,12 +28,20 @@ extension ControlAPI {
     }
 
     func peers() async throws -> [API.Peer] {
-        let connected = Set(await manager.status().filter(\.isEstablished).map(\.peer))
+        let sessions = await manager.status().filter(\.isEstablished)
+        let connected = Set(sessions.map(\.peer))
+        var live: [PeerID: PeerStatus] = [:]
+        for session in sessions { live[session.peer] = session }
         let paused = await manager.paused
         return try await store.peers().map {
             API.Peer(
                 id: $0.id.description, name: $0.name, address: $0.address, state: $0.state.rawValue, connected: connected.contains($0.id),
-                paused: paused.contains($0.id), added: $0.added, lastSeen: $0.lastSeen, lastAddress: $0.lastAddress)
+                paused: paused.contains($0.id), added: $0.added, lastSeen: $0.lastSeen, lastAddress: $0.lastAddress,
+                announcedName: live[$0.id]?.name.flatMap { $0.isEmpty ? nil : $0 },
+                connection: live[$0.id].map {
+                    API.Peer.Connection(
+                        address: $0.address, direction: $0.dialed ? "out" : "in", bytesSent: $0.bytesSent, bytesReceived: $0.bytesReceived)
+                })
         }
     }
 

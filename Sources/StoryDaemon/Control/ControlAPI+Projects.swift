@@ -19,8 +19,10 @@ extension ControlAPI {
             let body = try await request.decodeIfPresent(API.CopyProject.self, context: context) ?? API.CopyProject()
             return try await project(try await copyProject(source, body), status: .created)
         }
-        routes.get("projects/:project") { _, context in
-            try await project(try documentID(try context.parameter("project")))
+        routes.get("projects/:project") { request, context in
+            let points = request.query["points"]
+            guard [nil, "true", "false"].contains(points) else { throw APIError(.badRequest, "points must be true or false") }
+            return try await project(try documentID(try context.parameter("project")), withPoints: points != "false")
         }
         routes.patch("projects/:project") { request, context in
             let id = try await existingProject(try context.parameter("project"))
@@ -89,9 +91,9 @@ extension ControlAPI {
     }
 
     /// The project as an answer, streamed (bounded memory for any size).
-    func project(_ id: DocumentID, status: HTTPResponse.Status = .ok) async throws -> Response {
+    func project(_ id: DocumentID, status: HTTPResponse.Status = .ok, withPoints: Bool = true) async throws -> Response {
         let record = try await projectRecord(id)
-        let stream = try ProjectJSONStream(record: record, document: try await store.project(id))
+        let stream = try ProjectJSONStream(record: record, document: try await store.project(id), withPoints: withPoints)
         return .streaming(stream.stream, contentType: "application/json", status: status)
     }
 }

@@ -15,11 +15,16 @@ final class ProjectJSONStream: Sendable {
         case stroke(StrokeView)
     }
 
+    /// Whether strokes carry their points (`?points=false` lists strokes
+    /// with empty point arrays: the structure, for looking up names).
+    private let withPoints: Bool
+
     private let pieces: [Piece]
     private let cursor = Mutex(0)
     static let chunkBytes = 64 << 10
 
-    init(record: DocumentRecord, document: ProjectDocument) throws {
+    init(record: DocumentRecord, document: ProjectDocument, withPoints: Bool = true) throws {
+        self.withPoints = withPoints
         let encoder = API.encoder
         let view = document.view
         var pieces: [Piece] = []
@@ -70,7 +75,7 @@ final class ProjectJSONStream: Sendable {
             while index < pieces.count && chunk.count < Self.chunkBytes {
                 switch pieces[index] {
                 case .bytes(let bytes): chunk.append(bytes)
-                case .stroke(let stroke): Self.append(stroke, to: &chunk, encoder: encoder)
+                case .stroke(let stroke): Self.append(stroke, to: &chunk, encoder: encoder, withPoints: withPoints)
                 }
                 index += 1
             }
@@ -81,7 +86,7 @@ final class ProjectJSONStream: Sendable {
     /// A stroke as `API.Stroke` encodes it (`{"brush":…,"id":…,"points":[…]}`),
     /// its points written straight into the chunk: JSONEncoder would build a
     /// tree of all 300,000 numbers of a long stroke first.
-    private static func append(_ stroke: StrokeView, to chunk: inout Data, encoder: JSONEncoder) {
+    private static func append(_ stroke: StrokeView, to chunk: inout Data, encoder: JSONEncoder, withPoints: Bool) {
         guard let brush = try? encoder.encode(API.BrushStyle(stroke.brush)), let id = try? encoder.encode(stroke.id.description) else {
             chunk.append(Data("null".utf8))
             return
@@ -91,6 +96,10 @@ final class ProjectJSONStream: Sendable {
         chunk.append(Data(#","id":"#.utf8))
         chunk.append(id)
         chunk.append(Data(#","points":["#.utf8))
+        guard withPoints else {
+            chunk.append(Data("]}".utf8))
+            return
+        }
         var text = ""
         text.reserveCapacity(32 * 1024)
         for (index, point) in stroke.transformedPoints().enumerated() {

@@ -1,0 +1,296 @@
+import ArgumentParser
+import Foundation
+import StoryAPI
+import StoryCore
+
+/// What a person typed, turned into the ids the API takes: `API.resolve`
+/// over the daemon's own lists, each fetched once per command. A whole id
+/// is taken as it is, without asking the daemon.
+final class Names {
+    private let options: ClientOptions
+    private var peerList: [API.Peer]?
+    private var pendingList: [API.Peer]?
+    private var projectList: [API.ProjectSummary]?
+    private var library: API.Library?
+    private var projects: [String: API.Project] = [:]
+    private var projectsWithPoints: [String: API.Project] = [:]
+
+    init(_ options: ClientOptions) { self.options = options }
+
+    // MARK: Peers
+
+    /// A configured peer (or a pending one, for `accept`): id, id prefix or name.
+    func peer(_ text: String, pending: Bool = false) throws -> String {
+        if PeerID(text) != nil { return text }
+        let peers = pending ? try pendingPeers() : try configuredPeers()
+        return try named {
+            try API.resolve(text, among: API.peerCandidates(peers), kind: pending ? "pending peer" : "peer",
+                            hint: pending ? "`storyteller peers pending`" : "`storyteller peers`")
+        }.id
+    }
+
+    func configuredPeers() throws -> [API.Peer] {
+        if let peerList { return peerList }
+        let peers = try quietly { try $0.call([API.Peer].self, "GET", "/v1/peers") }
+        peerList = peers
+        return peers
+    }
+
+    private func pendingPeers() throws -> [API.Peer] {
+        if let pendingList { return pendingList }
+        let peers = try quietly { try $0.call([API.Peer].self, "GET", "/v1/peers/pending") }
+        pendingList = peers
+        return peers
+    }
+
+    /// How to call an author: "you", the peer's name, or its short id.
+    func who(_ peerID: String?, local: Bool, me: String?) -> String {
+        guard let peerID else { return local ? "you" : "someone" }
+        if local || peerID == me { return "you" }
+        if let peer = (try? configuredPeers())?.first(where: { $0.id == peerID }) {
+            return peer.name ?? peer.announcedName ?? String(peerID.prefix(7))
+        }
+        return String(peerID.prefix(7))
+    }
+
+    /// This daemon's own peer id (to call its changes "you").
+    func quietIdentity() throws -> String {
+        try quietly { try $0.call(API.Identity.self, "GET", "/v1/identity") }.peerID
+    }
+
+    // MARK: Projects
+
+    /// A project's name for sentences, looked up (again, if new) by id.
+    func projectName(_ id: String) -> String {
+        if let name = projectList?.first(where: { $0.id == id })?.name { return name }
+        projectList = nil
+        return (try? projectSummaries())?.first { $0.id == id }?.name ?? String(id.prefix(7))
+    }
+
+    /// The newest changes of a project.
+    func history(of project: String, limit: Int) throws -> API.History {
+        try quietly { try $0.call(API.History.self, "GET", "/v1/projects/\(segment(project))/history?limit=\(limit)") }
+    }
+
+    /// A project: given, else `STORYTELLER_PROJECT`, else the one `storyteller use` chose.
+    /// Id, id prefix, name or library path (`Films/Night Train`).
+    func project(_ text: String?, deleted: Bool = false) throws -> String {
+        let source: String
+        let given: String
+        if let text {
+            (given, source) = (text, "")
+        } else if let current = CurrentProject.chosen() {
+            (given, source) = current
+        } else {
+            printError("which project? Name one, or choose one for every command with `storyteller use PROJECT`")
+            throw ExitCode(64)
+        }
+        if DocumentID(given) != nil { return given }
+        let projects = try projectSummaries(deleted: deleted)
+        let candidates = API.projectCandidates(projects, library: try libraryTree())
+        do {
+            return try API.resolve(given, among: candidates, kind: "project", hint: "`storyteller projects list`").id
+        } catch {
+            if !source.isEmpty { printError("the current project (\(source)) is not on this daemon") }
+            throw failure(error)
+        }
+    }
+
+    func projectSummaries(deleted: Bool = false) throws -> [API.ProjectSummary] {
+        if let projectList, !deleted { return projectList }
+        let list = try quietly { try $0.call([API.ProjectSummary].self, "GET", "/v1/projects" + (deleted ? "?deleted=true" : "")) }
+        if !deleted { projectList = list }
+        return list
+    }
+
+    func libraryTree() throws -> API.Library {
+        if let library { return library }
+        let tree = try quietly { try $0.call(API.Library.self, "GET", "/v1/library") }
+        library = tree
+        return tree
+    }
+
+    /// A project's structure (strokes without their points, unless asked).
+    func structure(of project: String, withPoints: Bool = false) throws -> API.Project {
+        if let known = withPoints ? projectsWithPoints[project] : projects[project] { return known }
+        let query = withPoints ? "" : "?points=false"
+        let answer = try quietly { try $0.call(API.Project.self, "GET", "/v1/projects/\(segment(project))\(query)") }
+        if withPoints { projectsWithPoints[project] = answer } else { projects[project] = answer }
+        return answer
+    }
+
+    /// An object of the project in words, looked up afresh: "shot 1-3",
+    /// "layer ink in shot 1-2", "stroke 4 of layer ink in shot 1-2".
+    func describe(_ id: String, in project: String) -> String {
+        projects[project] = nil
+        guard let structure = try? structure(of: project) else { return id }
+        for scene in structure.scenes {
+            if scene.id == id { return "scene \(scene.number)" + (scene.title.map { " \($0)" } ?? "") }
+            for shot in scene.shots {
+                if shot.id == id { return "shot \(shot.label)" }
+                for layer in shot.layers {
+                    let layerName = "layer \(layer.name ?? "(no name)") in shot \(shot.label)"
+                    if layer.id == id { return layerName }
+                    if let index = layer.strokes.firstIndex(where: { $0.id == id }) { return "stroke \(index + 1) of \(layerName)" }
+                }
+            }
+        }
+        return id
+    }
+
+    // MARK: Inside a project
+
+    func scene(_ text: String, in project: String) throws -> API.ObjectReference {
+        try reference(text) { try API.resolve(text, among: API.sceneCandidates(structure(of: project)), kind: "scene",
+                                              hint: "`storyteller scenes list`") }
+    }
+
+    func shot(_ text: String, in project: String) throws -> API.ObjectReference {
+        try reference(text) { try API.resolve(text, among: API.shotCandidates(structure(of: project)), kind: "shot",
+                                              hint: "`storyteller shots list`") }
+    }
+
+    /// A layer: its name (in `shot` when given; else in the whole project),
+    /// `SHOT/NAME`, or id prefix.
+    func layer(_ text: String, in project: String, shot: String? = nil) throws -> API.ObjectReference {
+        try reference(text) {
+            try API.resolve(text, among: API.layerCandidates(structure(of: project), shot: shot), kind: "layer",
+                            hint: "`storyteller layers list SHOT`")
+        }
+    }
+
+    /// A stroke of a layer: its number in the layer (as `strokes list` shows), or id prefix.
+    func stroke(_ text: String, layer: API.ObjectReference, in project: String) throws -> API.ObjectReference {
+        try reference(text) {
+            let structure = try structure(of: project)
+            guard case .id(let layerID) = layer,
+                let found = structure.scenes.lazy.flatMap({ $0.shots }).flatMap({ $0.layers }).first(where: { $0.id == layerID.description })
+            else { return API.Candidate(id: text, names: [], display: text) }
+            return try API.resolve(text, among: API.strokeCandidates(found), kind: "stroke", hint: "`storyteller strokes list LAYER`")
+        }
+    }
+
+    /// A shot of the project as the API lists it.
+    func shotDetail(_ reference: API.ObjectReference, in project: String) throws -> API.Shot? {
+        guard case .id(let id) = reference else { return nil }
+        return try structure(of: project).scenes.lazy.flatMap(\.shots).first { $0.id == id.description }
+    }
+
+    // MARK: Plumbing
+
+    /// A whole id or `$N` as given; anything else looked up.
+    private func reference(_ text: String, _ lookup: () throws -> API.Candidate) throws -> API.ObjectReference {
+        if let whole = API.ObjectReference(text) { return whole }
+        let found = try named(lookup)
+        guard let reference = API.ObjectReference(found.id) else {
+            printError("'\(text)' is not an id (like 12@3f2a9c1e…) nor a name here")
+            throw ExitCode(64)
+        }
+        return reference
+    }
+
+    /// The candidate, or the name error said in words. Both an ambiguity and
+    /// a name that matches nothing are usage errors (64), like a malformed
+    /// id; a whole id the daemon does not have is its "no" (1).
+    private func named(_ lookup: () throws -> API.Candidate) throws -> API.Candidate {
+        do {
+            return try lookup()
+        } catch let error as API.NameError {
+            throw failure(error)
+        }
+    }
+
+    private func failure(_ error: API.NameError) -> ExitCode {
+        printError(error.description)
+        return ExitCode(64)
+    }
+
+    /// Asks the daemon without printing the answer (lookups are not the command's output under `--json`).
+    private func quietly<Answer>(_ call: (ClientOptions) throws -> Answer) throws -> Answer {
+        var silent = options
+        silent.json = false
+        return try call(silent)
+    }
+}
+
+/// The project commands use when none is named: `STORYTELLER_PROJECT`, else
+/// the one `storyteller use` wrote to `$XDG_CONFIG_HOME/storyteller/project`.
+enum CurrentProject {
+    static var file: URL {
+        let environment = ProcessInfo.processInfo.environment
+        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
+        return URL(fileURLWithPath: base).appendingPathComponent("storyteller/project")
+    }
+
+    /// The chosen project and where the choice comes from.
+    static func chosen() -> (String, String)? {
+        if let named = ProcessInfo.processInfo.environment["STORYTELLER_PROJECT"], !named.isEmpty {
+            return (named, "STORYTELLER_PROJECT=\(named)")
+        }
+        guard let saved = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !saved.isEmpty
+        else { return nil }
+        return (saved, "chosen with `storyteller use`")
+    }
+
+    static func save(_ id: String?) throws {
+        let file = self.file
+        if let id {
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data((id + "\n").utf8).write(to: file, options: .atomic)
+        } else if FileManager.default.fileExists(atPath: file.path) {
+            try FileManager.default.removeItem(at: file)
+        }
+    }
+}
+
+/// `use [PROJECT]`: chooses the project commands use when they name none.
+struct Use: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Choose the project commands use when they name none (shows the current one without PROJECT).",
+        discussion: """
+            Kept in $XDG_CONFIG_HOME/storyteller/project; STORYTELLER_PROJECT, when set, overrides it.
+
+            Examples:
+              storyteller use "Night Train"
+              storyteller shots list            # the shots of Night Train
+              storyteller use --clear
+            """)
+    @Argument(help: "A project: its name, library path (Films/Night Train), id or id prefix.") var project: String?
+    @Flag(help: "Forget the choice.") var clear = false
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        if clear {
+            try CurrentProject.save(nil)
+            if !options.json { print("no current project") }
+            return
+        }
+        let names = Names(options)
+        guard let project else {
+            guard let (chosen, source) = CurrentProject.chosen() else {
+                if options.json { print("{}") } else { print("no current project (storyteller use PROJECT)") }
+                return
+            }
+            let id = try names.project(chosen)
+            let name = try names.projectSummaries().first { $0.id == id }?.name
+            if options.json {
+                print(String(decoding: try API.encoder.encode(["id": id, "name": name ?? ""]), as: UTF8.self))
+            } else {
+                print("\(name ?? id)  [\(id)]  (\(source))")
+            }
+            return
+        }
+        let id = try names.project(project)
+        try CurrentProject.save(id)
+        let name = try names.projectSummaries().first { $0.id == id }?.name
+        if options.json {
+            print(String(decoding: try API.encoder.encode(["id": id, "name": name ?? ""]), as: UTF8.self))
+        } else {
+            print("using \(name ?? id)  [\(id)]")
+            if ProcessInfo.processInfo.environment["STORYTELLER_PROJECT"] != nil {
+                printError("STORYTELLER_PROJECT is set and wins over this choice")
+            }
+        }
+    }
+}
