@@ -66,12 +66,27 @@ extension API {
     /// `POST /v1/projects/{id}/undo` and `…/redo` (the body is optional).
     public struct UndoRequest: Codable, Sendable {
         public var session: String?
-        public init(session: String? = nil) { self.session = session }
+        /// When the session's last edit was overruled (someone else changed
+        /// all of it since), pass over it to the newest edit that still has
+        /// something of its own. Default false: an overruled edit is reported
+        /// and nothing is done.
+        public var older: Bool?
 
-        private enum CodingKeys: String, CodingKey { case session }
+        public init(session: String? = nil, older: Bool? = nil) {
+            self.session = session
+            self.older = older
+        }
+
+        private enum CodingKeys: String, CodingKey { case session, older }
 
         public init(from decoder: any Decoder) throws {
-            session = try Self.session(in: try decoder.container(keyedBy: CodingKeys.self), forKey: .session)
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            session = try Self.session(in: container, forKey: .session)
+            do {
+                older = try container.decodeIfPresent(Bool.self, forKey: .older)
+            } catch {
+                throw DecodingError.dataCorruptedError(forKey: .older, in: container, debugDescription: "must be true or false")
+            }
         }
 
         /// An undo session name: 1 to 64 bytes.
@@ -88,12 +103,48 @@ extension API {
         }
     }
 
-    /// `{"undone": bool}` or `{"redone": bool}`: whether there was something to take back.
+    /// What an undo or redo did. `undone` (or `redone`): whether something
+    /// was taken back; `summary`: what the edit concerned did ("moved shot
+    /// 1-2 to scene 2 (now 2-1)"); `overruled`: the session's last edit was
+    /// changed all over by others since, so nothing was done (ask again with
+    /// `older` to pass over it); `overruledBy`: the peer ids whose later
+    /// edits left (parts of) it alone; `partsLeftAlone`: how many parts
+    /// were left as others made them; `passedOver`: with `older`, the
+    /// overruled edits passed over.
     public struct UndoResult: Codable, Sendable {
         public let undone: Bool?
         public let redone: Bool?
-        public init(undone: Bool) { self.undone = undone; redone = nil }
-        public init(redone: Bool) { self.redone = redone; undone = nil }
+        public let summary: String?
+        public let overruled: Bool
+        public let overruledBy: [String]
+        public let partsLeftAlone: Int
+        public let passedOver: [String]
+
+        public init(
+            undone: Bool? = nil, redone: Bool? = nil, summary: String? = nil, overruled: Bool = false, overruledBy: [String] = [],
+            partsLeftAlone: Int = 0, passedOver: [String] = []
+        ) {
+            self.undone = undone
+            self.redone = redone
+            self.summary = summary
+            self.overruled = overruled
+            self.overruledBy = overruledBy
+            self.partsLeftAlone = partsLeftAlone
+            self.passedOver = passedOver
+        }
+
+        private enum CodingKeys: String, CodingKey { case undone, redone, summary, overruled, overruledBy, partsLeftAlone, passedOver }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            undone = try container.decodeIfPresent(Bool.self, forKey: .undone)
+            redone = try container.decodeIfPresent(Bool.self, forKey: .redone)
+            summary = try container.decodeIfPresent(String.self, forKey: .summary)
+            overruled = try container.decodeIfPresent(Bool.self, forKey: .overruled) ?? false
+            overruledBy = try container.decodeIfPresent([String].self, forKey: .overruledBy) ?? []
+            partsLeftAlone = try container.decodeIfPresent(Int.self, forKey: .partsLeftAlone) ?? 0
+            passedOver = try container.decodeIfPresent([String].self, forKey: .passedOver) ?? []
+        }
     }
 
     /// An object an operation is about: an id, or `$N`, the object operation

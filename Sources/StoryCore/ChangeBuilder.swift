@@ -15,6 +15,9 @@ protocol ChangeBuilder {
     /// The inverse of an edit's journal, read against the state after the edit.
     static func undoRecord(_ journal: [(OpID, State.JournalEntry)], in state: State) -> UndoRecord
 
+    /// The stamp a register has now (nil: it does not exist).
+    static func stamp(of target: UndoTarget, in state: State) -> OpID?
+
     /// Emits the operations that undo a record, skipping registers that
     /// somebody else has written since.
     mutating func invert(_ record: UndoRecord) throws(DocumentError)

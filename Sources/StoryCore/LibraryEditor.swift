@@ -184,15 +184,25 @@ public struct LibraryEditor: ChangeBuilder {
         for (id, entry) in journal {
             switch entry {
             case .field(let node, let key, let previous):
-                record.add(.field(node, key), previous: .field(previous?.value ?? .null), stamp: id)
+                record.add(.field(node, key), previous: .field(previous?.value ?? .null), stamp: id, previousStamp: previous?.stamp)
             case .moved(let node, let from):
-                record.add(.place(node), previous: .place(from), stamp: id)
+                record.add(.place(node), previous: .place(from), stamp: id, previousStamp: from?.entry)
             case .created(let node):
-                record.add(.place(node), previous: .place(nil), stamp: id)
+                record.add(.place(node), previous: .place(nil), stamp: id, previousStamp: nil)
             case .move, .entry, .updated, .purged:
                 continue
             }
         }
+        record.summary = EditSummary.library(journal, in: state)
         return record
+    }
+
+    /// The stamp a register has now (nil: it does not exist, or was purged).
+    static func stamp(of target: UndoTarget, in state: LibraryState) -> OpID? {
+        switch target {
+        case .field(let node, let key): state.node(node)?.fields[key]?.stamp
+        case .place(let node): state.isPurged(node) ? nil : state.position(of: node)?.entry
+        case .deleted, .stroke: nil
+        }
     }
 }

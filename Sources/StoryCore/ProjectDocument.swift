@@ -84,23 +84,43 @@ public struct ProjectDocument: Sendable {
         try replicaState.edit(session: session, at: time, body, beforeCommit: beforeCommit)
     }
 
-    /// Undoes the session's last change that still has something of its own to
-    /// undo: erases what it drew, restores what it erased, moves back what it
-    /// moved, restores fields it set. Parts that somebody else changed since are
-    /// left alone. Returns the change made (nil when there is nothing to undo).
+    /// Undoes the session's last edit: erases what it drew, restores what it
+    /// erased, moves back what it moved, restores fields it set. Parts that
+    /// somebody else changed since are left alone. If somebody else changed
+    /// every part of it, nothing is done and the outcome says it was
+    /// overruled (by whom); with `older`, such edits are passed over and the
+    /// newest one with something of its own is undone. Never undoes another
+    /// session's or person's work.
     @discardableResult
     public mutating func undo(
-        session: String, at time: Int64, beforeCommit: (EncodedChange) throws -> Void = { _ in }
-    ) throws -> EncodedChange? {
-        try replicaState.undo(session: session, at: time, beforeCommit: beforeCommit)
+        session: String, older: Bool = false, at time: Int64, beforeCommit: (EncodedChange) throws -> Void = { _ in }
+    ) throws -> UndoOutcome {
+        try replicaState.undo(session: session, older: older, at: time, beforeCommit: beforeCommit)
     }
 
-    /// Redoes the session's last undone change. Returns the change made.
+    /// Redoes the session's last undone edit (the same rules as `undo`).
     @discardableResult
     public mutating func redo(
-        session: String, at time: Int64, beforeCommit: (EncodedChange) throws -> Void = { _ in }
-    ) throws -> EncodedChange? {
-        try replicaState.redo(session: session, at: time, beforeCommit: beforeCommit)
+        session: String, older: Bool = false, at time: Int64, beforeCommit: (EncodedChange) throws -> Void = { _ in }
+    ) throws -> UndoOutcome {
+        try replicaState.redo(session: session, older: older, at: time, beforeCommit: beforeCommit)
+    }
+
+    /// Whether changes to the undo history are collected for a store
+    /// (`takeUndoStorageChanges`); off by default.
+    public var recordsUndoStorage: Bool {
+        get { replicaState.recordsUndoStorage }
+        set { replicaState.recordsUndoStorage = newValue }
+    }
+
+    /// The undo history's changes since the last call, for a store to write.
+    public mutating func takeUndoStorageChanges() -> [UndoStorageChange] { replicaState.takeUndoStorageChanges() }
+
+    /// Puts back a session's stored undo or redo stack (records as
+    /// `UndoStorageChange` gave them, in any order).
+    /// - Throws: `CodecError` for a record that does not decode; nothing changes then.
+    public mutating func restoreUndo(session: String, stack: UndoStack, records: [(position: UInt64, bytes: [UInt8])]) throws(CodecError) {
+        try replicaState.restoreUndo(session: session, stack: stack, records: records)
     }
 
     /// Whether the session has something to undo.

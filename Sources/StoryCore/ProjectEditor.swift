@@ -287,25 +287,36 @@ public struct ProjectEditor: ChangeBuilder {
 
     static let placeholder = ProjectState()
 
+    /// The stamp a register has now (nil: it does not exist).
+    static func stamp(of target: UndoTarget, in state: ProjectState) -> OpID? {
+        switch target {
+        case .field(let object, let key): state.object(object)?.fields[key]?.stamp
+        case .place(let object): state.place(of: object)?.entry
+        case .deleted(let object): state.object(object)?.deleted.stamp
+        case .stroke(let layer, let key): state.strokeMap(of: layer)[key]?.stamp
+        }
+    }
+
     /// The inverse of the journal of an edit.
     static func undoRecord(_ journal: [(OpID, ProjectJournalEntry)], in state: ProjectState) -> UndoRecord {
         var record = UndoRecord()
         for (id, entry) in journal {
             switch entry {
             case .field(let object, let key, let previous):
-                record.add(.field(object, key), previous: .field(previous?.value ?? .null), stamp: id)
+                record.add(.field(object, key), previous: .field(previous?.value ?? .null), stamp: id, previousStamp: previous?.stamp)
             case .moved(let object, let from):
-                record.add(.place(object), previous: .place(from), stamp: id)
+                record.add(.place(object), previous: .place(from), stamp: id, previousStamp: from.entry)
             case .deleted(let object, let previous):
-                record.add(.deleted(object), previous: .deleted(previous.value), stamp: id)
+                record.add(.deleted(object), previous: .deleted(previous.value), stamp: id, previousStamp: previous.stamp)
             case .created(let object):
-                record.add(.deleted(object), previous: .deleted(true), stamp: id)
+                record.add(.deleted(object), previous: .deleted(true), stamp: id, previousStamp: nil)
             case .stroke(let layer, let key, let previous):
-                record.add(.stroke(layer: layer, key: key), previous: .stroke(previous?.visibleValue), stamp: id)
+                record.add(.stroke(layer: layer, key: key), previous: .stroke(previous?.visibleValue), stamp: id, previousStamp: previous?.stamp)
             case .entry, .content, .container:
                 continue
             }
         }
+        record.summary = EditSummary.project(journal, in: state)
         return record
     }
 }

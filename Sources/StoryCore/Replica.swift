@@ -25,16 +25,12 @@ struct Replica<Builder: ChangeBuilder>: Sendable {
         return change
     }
 
-    mutating func undo(session: String, at time: Int64, beforeCommit: (EncodedChange) throws -> Void) throws -> EncodedChange? {
-        try replay(at: time, popping: { $0.popUndo(session: session) }, beforeCommit: beforeCommit) {
-            $0.pushRedo($1, session: session)
-        }
+    mutating func undo(session: String, older: Bool, at time: Int64, beforeCommit: (EncodedChange) throws -> Void) throws -> UndoOutcome {
+        try replay(from: .undo, to: .redo, session: session, older: older, at: time, beforeCommit: beforeCommit)
     }
 
-    mutating func redo(session: String, at time: Int64, beforeCommit: (EncodedChange) throws -> Void) throws -> EncodedChange? {
-        try replay(at: time, popping: { $0.popRedo(session: session) }, beforeCommit: beforeCommit) {
-            $0.pushUndo($1, session: session)
-        }
+    mutating func redo(session: String, older: Bool, at time: Int64, beforeCommit: (EncodedChange) throws -> Void) throws -> UndoOutcome {
+        try replay(from: .redo, to: .undo, session: session, older: older, at: time, beforeCommit: beforeCommit)
     }
 
     func canUndo(session: String) -> Bool { history.canUndo(session: session) }
@@ -43,22 +39,70 @@ struct Replica<Builder: ChangeBuilder>: Sendable {
 
     mutating func endSession(_ session: String) { history.forget(session: session) }
 
-    /// Pops records until one still has something to invert, and applies it.
+    /// Takes back the record on top of `stack` and pushes its inverse on
+    /// `other`. A record none of whose registers is still as it left them
+    /// (others wrote every one since) is overruled: it stays and nothing is
+    /// done, so an undo never reaches past it to an older, unrelated edit;
+    /// with `older`, overruled records are dropped until one can be taken back.
     private mutating func replay(
-        at time: Int64, popping pop: (inout UndoHistory) -> UndoRecord?,
-        beforeCommit: (EncodedChange) throws -> Void, push: (inout UndoHistory, UndoRecord) -> Void
-    ) throws -> EncodedChange? {
+        from stack: UndoStack, to other: UndoStack, session: String, older: Bool, at time: Int64,
+        beforeCommit: (EncodedChange) throws -> Void
+    ) throws -> UndoOutcome {
         try core.checkLocalWrite()
-        while let record = pop(&history) {
+        var passedOver: [String] = []
+        // Each pass pops one record, so this ends.
+        while let record = history.top(stack, session: session) {
+            var own: Set<UndoTarget> = []
+            let overwriters = record.items.compactMap { item -> OpID? in
+                let stamp = Builder.stamp(of: item.target, in: state)
+                if stamp == item.stamp { own.insert(item.target) }
+                return stamp == item.stamp ? nil : (stamp ?? OpID(counter: 0, replica: .reserved))
+            }
+            let by = Array(Set(overwriters.map(\.replica).filter { $0 != .reserved && $0 != core.replica })).sorted()
+            if overwriters.count == record.items.count {
+                guard older else {
+                    return UndoOutcome(summary: record.summary, isOverruled: true, overruledBy: by, partsLeftAlone: overwriters.count,
+                                       passedOver: passedOver)
+                }
+                history.pop(stack, session: session)
+                passedOver.append(record.summary)
+                continue
+            }
             let (change, journal) = try core.edit(
                 &state, placeholder: Builder.placeholder, builder: Builder.self, time: time, keepingJournal: true,
                 { editor in try editor.invert(record) }, beforeCommit: beforeCommit)
-            if let change {
-                push(&history, Builder.undoRecord(journal, in: state))
-                return change
+            history.pop(stack, session: session)
+            guard let change else {
+                passedOver.append(record.summary)
+                continue
             }
+            var inverse = Builder.undoRecord(journal, in: state)
+            inverse.summary = record.summary
+            // Older records of this stack that wrote what was just put back own that write now.
+            var restamps: [UndoTarget: (from: OpID, to: OpID)] = [:]
+            for item in record.items where own.contains(item.target) {
+                guard let from = item.previousStamp, let to = Builder.stamp(of: item.target, in: state), to != item.stamp else { continue }
+                restamps[item.target] = (from, to)
+            }
+            history.restamp(stack, session: session, restamps)
+            history.push(inverse, on: other, session: session)
+            return UndoOutcome(change: change, summary: record.summary, overruledBy: by, partsLeftAlone: overwriters.count, passedOver: passedOver)
         }
-        return nil
+        return UndoOutcome(passedOver: passedOver)
+    }
+
+    // MARK: - Stored undo history
+
+    /// Whether undo history changes are collected for a store.
+    var recordsUndoStorage: Bool {
+        get { history.isRecordingStorage }
+        set { history.isRecordingStorage = newValue }
+    }
+
+    mutating func takeUndoStorageChanges() -> [UndoStorageChange] { history.takeStorageChanges() }
+
+    mutating func restoreUndo(session: String, stack: UndoStack, records: [(position: UInt64, bytes: [UInt8])]) throws(CodecError) {
+        try history.restore(session: session, stack: stack, records: records)
     }
 
     mutating func apply(

@@ -100,6 +100,21 @@ enum Schema {
                 INSERT INTO meta (key, value) SELECT 'legacy_upgrade', 1 WHERE EXISTS (SELECT 1 FROM documents);
                 DELETE FROM meta WHERE key = 'replica_id';
                 """),
+        Migration(
+            id: "2026-11-25-undo-history",
+            sql: """
+                -- Undo and redo stacks per document and control-API session, so
+                -- they survive a restart: one row per record, pushed and removed
+                -- as the stacks change (UndoStorageChange), ordered by position.
+                CREATE TABLE undo_records (
+                    doc BLOB NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                    session TEXT NOT NULL,
+                    stack INTEGER NOT NULL CHECK (stack IN (0, 1)),
+                    position INTEGER NOT NULL,
+                    record BLOB NOT NULL,
+                    PRIMARY KEY (doc, session, stack, position)
+                ) WITHOUT ROWID;
+                """),
     ]
 
     /// Applies the migrations the database lacks, each in its own transaction.

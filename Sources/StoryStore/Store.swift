@@ -92,11 +92,12 @@ public actor Store {
                 try self.database.setMembers([(self.identity.peer, .owner)], of: id)
             }
         }
-        let document: any StoredDocument
+        var document: any StoredDocument
         switch kind {
         case .project: document = try ProjectDocument.found(by: author, at: time, beforeCommit: commit).document
         case .library: document = try LibraryDocument.found(by: author, at: time, beforeCommit: commit).document
         }
+        document.recordsUndoStorage = true
         let id = document.id
         loaded[id] = document
         publish(.documentCreated(id, kind: kind))
@@ -111,10 +112,13 @@ public actor Store {
             try database.createDocument(id, kind: kind, name: name, created: time, origin: peer.description)
             try database.removeOffers(of: id)
         }
+        var document: any StoredDocument
         switch kind {
-        case .project: loaded[id] = ProjectDocument(id: id, author: author)
-        case .library: loaded[id] = LibraryDocument(id: id, author: author)
+        case .project: document = ProjectDocument(id: id, author: author)
+        case .library: document = LibraryDocument(id: id, author: author)
         }
+        document.recordsUndoStorage = true
+        loaded[id] = document
         publish(.documentCreated(id, kind: kind))
     }
 
@@ -149,6 +153,7 @@ public actor Store {
             try finish(&copy, id)
             try database.saveSnapshot(copy.snapshot(), version: copy.versionVector, of: id, created: time)
             try database.setMembers([(identity.peer, .owner)], of: id)
+            copy.recordsUndoStorage = true
             return copy
         }
         loaded[copy.id] = copy
@@ -196,8 +201,14 @@ public actor Store {
         let record = try document(id)
         let document: any StoredDocument
         switch record.kind {
-        case .project: document = try load(id, empty: ProjectDocument(id: id, author: author)) { try ProjectDocument(snapshot: $0, author: $1) }
-        case .library: document = try load(id, empty: LibraryDocument(id: id, author: author)) { try LibraryDocument(snapshot: $0, author: $1) }
+        case .project:
+            var project = try load(id, empty: ProjectDocument(id: id, author: author)) { try ProjectDocument(snapshot: $0, author: $1) }
+            try restoreUndoHistory(of: id, into: &project)
+            document = project
+        case .library:
+            var library = try load(id, empty: LibraryDocument(id: id, author: author)) { try LibraryDocument(snapshot: $0, author: $1) }
+            try restoreUndoHistory(of: id, into: &library)
+            document = library
         }
         loaded[id] = document
         return document
@@ -262,25 +273,66 @@ public actor Store {
         _ id: DocumentID, as type: Document.Type,
         _ body: (inout Document, _ commit: (EncodedChange) throws -> Void) throws -> EditResult<Value>
     ) throws -> EditResult<Value> {
-        let result = try withDocument(id, as: type) { document in
-            try body(&document) { change in try self.commitLocal(change, to: id) }
+        let (result, undoChanges) = try withDocument(id, as: type) { document in
+            let result = try body(&document) { change in try self.commitLocal(change, to: id) }
+            return (result, document.takeUndoStorageChanges())
         }
+        saveUndoHistory(undoChanges, of: id)
         noteChanges(result.change == nil ? 0 : 1, in: id)
         return result
     }
 
-    /// Undoes a session's last change to a document (project or library).
-    public func undo(_ id: DocumentID, session: String, at time: Int64) throws -> EncodedChange? {
-        let change = try mutate(id) { try $0.undo(session: session, at: time) { try self.commitLocal($0, to: id) } }
-        noteChanges(change == nil ? 0 : 1, in: id)
-        return change
+    /// Undoes a session's last edit of a document (project or library); see
+    /// `ProjectDocument.undo` for what an overruled edit and `older` mean.
+    public func undo(_ id: DocumentID, session: String, older: Bool = false, at time: Int64) throws -> UndoOutcome {
+        try replay(id) { try $0.undo(session: session, older: older, at: time, beforeCommit: $1) }
     }
 
-    /// Redoes a session's last undone change.
-    public func redo(_ id: DocumentID, session: String, at time: Int64) throws -> EncodedChange? {
-        let change = try mutate(id) { try $0.redo(session: session, at: time) { try self.commitLocal($0, to: id) } }
-        noteChanges(change == nil ? 0 : 1, in: id)
-        return change
+    /// Redoes a session's last undone edit.
+    public func redo(_ id: DocumentID, session: String, older: Bool = false, at time: Int64) throws -> UndoOutcome {
+        try replay(id) { try $0.redo(session: session, older: older, at: time, beforeCommit: $1) }
+    }
+
+    private func replay(
+        _ id: DocumentID, _ body: (inout any StoredDocument, _ commit: (EncodedChange) throws -> Void) throws -> UndoOutcome
+    ) throws -> UndoOutcome {
+        let (outcome, undoChanges) = try mutate(id) { document in
+            let outcome = try body(&document) { try self.commitLocal($0, to: id) }
+            return (outcome, document.takeUndoStorageChanges())
+        }
+        saveUndoHistory(undoChanges, of: id)
+        noteChanges(outcome.change == nil ? 0 : 1, in: id)
+        return outcome
+    }
+
+    /// Writes undo history changes after the edit they belong to was
+    /// committed. The history is a convenience, not the document: if it
+    /// cannot be written (the disk just filled), the edit stands and only
+    /// its undo record is missing after a restart.
+    private func saveUndoHistory(_ changes: [UndoStorageChange], of id: DocumentID) {
+        guard !changes.isEmpty else { return }
+        try? database.apply(changes, to: id)
+    }
+
+    /// Puts a loaded document's stored undo history back and has it report
+    /// changes from now on. A record that does not decode drops its stack
+    /// (and its rows): undo history is never a reason a document fails to load.
+    private func restoreUndoHistory<Document: StoredDocument>(of id: DocumentID, into document: inout Document) throws {
+        let rows = try database.undoRecords(of: id)
+        var stacks: [String: [UndoStack: [(position: UInt64, bytes: [UInt8])]]] = [:]
+        for row in rows { stacks[row.session, default: [:]][row.stack, default: []].append((row.position, row.bytes)) }
+        var broken: [UndoStorageChange] = []
+        for (session, byStack) in stacks {
+            for (stack, records) in byStack {
+                do {
+                    try document.restoreUndo(session: session, stack: stack, records: records)
+                } catch {
+                    broken.append(.clear(session: session, stack: stack))
+                }
+            }
+        }
+        document.recordsUndoStorage = true
+        saveUndoHistory(broken, of: id)
     }
 
     func commitLocal(_ change: EncodedChange, to id: DocumentID) throws {

@@ -23,8 +23,11 @@ protocol StoredDocument: Sendable {
     mutating func merge(snapshot bytes: [UInt8]) throws -> [any Error]
     mutating func setAccess(_ role: Role, for peer: PeerID, at time: Int64, beforeCommit: (EncodedChange) throws -> Void) throws
         -> EncodedChange
-    mutating func undo(session: String, at time: Int64, beforeCommit: (EncodedChange) throws -> Void) throws -> EncodedChange?
-    mutating func redo(session: String, at time: Int64, beforeCommit: (EncodedChange) throws -> Void) throws -> EncodedChange?
+    mutating func undo(session: String, older: Bool, at time: Int64, beforeCommit: (EncodedChange) throws -> Void) throws -> UndoOutcome
+    mutating func redo(session: String, older: Bool, at time: Int64, beforeCommit: (EncodedChange) throws -> Void) throws -> UndoOutcome
+    var recordsUndoStorage: Bool { get set }
+    mutating func takeUndoStorageChanges() -> [UndoStorageChange]
+    mutating func restoreUndo(session: String, stack: UndoStack, records: [(position: UInt64, bytes: [UInt8])]) throws(CodecError)
     mutating func compactChangeLog(upTo horizon: VersionVector)
     mutating func dropHeldBack(from origin: ChangeOrigin)
 }

@@ -64,7 +64,12 @@ struct LibraryScenario {
             case 0..<64: try edit(r)
             case 64..<70:
                 let time = Int64(random.int(0...1000))
-                if random.chance(0.7) { try docs[r].undo(session: "s\(r)", at: time) } else { try docs[r].redo(session: "s\(r)", at: time) }
+                let older = random.chance(0.3)
+                if random.chance(0.7) {
+                    try docs[r].undo(session: "s\(r)", older: older, at: time)
+                } else {
+                    try docs[r].redo(session: "s\(r)", older: older, at: time)
+                }
             case 70..<82:
                 let other = random.int(0...(docs.count - 1))
                 if other != r && groups[other] == groups[r] { try WireSync.exchange(&docs, r, other) }

@@ -222,8 +222,10 @@ struct ProjectScenario {
 
     mutating func undoOrRedo(_ r: Int) throws {
         let time = Int64(random.int(0...1_000_000))
+        let older = random.chance(0.3)
         let change = random.chance(0.7)
-            ? try docs[r].undo(session: "session-\(r)", at: time) : try docs[r].redo(session: "session-\(r)", at: time)
+            ? try docs[r].undo(session: "session-\(r)", older: older, at: time).change
+            : try docs[r].redo(session: "session-\(r)", older: older, at: time).change
         try record(change)
     }
 

@@ -463,3 +463,60 @@ extension Store {
         try database.connection.execute("DROP TRIGGER IF EXISTS temp.fail_insert")
     }
 }
+
+/// Undo and redo stacks are stored with the document: a restart (a new
+/// `Store` on the same file), a snapshot and compaction keep them.
+@Suite struct StoredUndoTests {
+    @Test func undoAndRedoSurviveAReopenAndCompaction() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("store.db")
+        let (id, layer): (DocumentID, OpID)
+        do {
+            let store = try Store(path: path, identity: TestIdentities.signing())
+            (id, layer) = try await makeProject(in: store)
+            for index in 0..<3 {
+                _ = try await store.editProject(id, session: "tablet", at: Int64(10 + index)) {
+                    try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index))
+                }
+            }
+            _ = try await store.editProject(id, session: "laptop", at: 20) { try $0.set(.title, to: .string("Night Train")) }
+            let undone = try await store.undo(id, session: "tablet", at: 21)
+            #expect(undone.change != nil && undone.summary == "drew 1 stroke on a layer in 1-1")
+            try await store.writeSnapshot(of: id, at: 22)
+            try await store.compact(id)
+        }
+        let reopened = try Store(path: path, identity: TestIdentities.signing())
+        #expect(try await reopened.project(id).strokes(in: layer).count == 2)
+        // The redo stack came back, and so did the two strokes left to undo.
+        #expect(try await reopened.redo(id, session: "tablet", at: 30).summary == "drew 1 stroke on a layer in 1-1")
+        #expect(try await reopened.project(id).strokes(in: layer).count == 3)
+        for _ in 0..<3 { #expect(try await reopened.undo(id, session: "tablet", at: 31).change != nil) }
+        #expect(try await reopened.undo(id, session: "tablet", at: 32).change == nil, "three strokes, three undos")
+        #expect(try await reopened.project(id).strokes(in: layer).isEmpty)
+        // Another session's stack is its own.
+        let title = try await reopened.undo(id, session: "laptop", at: 33)
+        let titleNow = try await reopened.project(id).view.title
+        #expect(title.summary == "set the project's title" && titleNow == nil)
+        // Once more across a reopen: nothing left behind or doubled.
+        let again = try Store(path: path, identity: TestIdentities.signing())
+        #expect(try await again.undo(id, session: "tablet", at: 40).change == nil)
+        #expect(try await again.redo(id, session: "laptop", at: 41).summary == "set the project's title")
+    }
+
+    @Test func aDamagedStoredRecordDropsItsStackButTheDocumentLoads() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("store.db")
+        let id: DocumentID
+        do {
+            let store = try Store(path: path, identity: TestIdentities.signing())
+            let (project, layer) = try await makeProject(in: store)
+            id = project
+            _ = try await store.editProject(id, session: "s", at: 3) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(1)) }
+        }
+        try Connection(path: path).run("UPDATE undo_records SET record = x'01ff'")
+        let reopened = try Store(path: path, identity: TestIdentities.signing())
+        #expect(try await reopened.project(id).view.shots.count == 1)
+        #expect(try await reopened.undo(id, session: "s", at: 4).change == nil)
+        #expect(try Connection(path: path).query("SELECT count(*) FROM undo_records", [], { $0.int64(0) }) == [0], "the damaged rows are gone")
+    }
+}

@@ -145,14 +145,14 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
         #expect((marker["brush"] as? [String: Any])?["tool"] as? String == "marker")
 
         // Undo removes the last stroke; redo brings it back.
-        #expect(try run("undo", project) == "undone")
+        #expect(try run("undo", project) == "undid: drew 1 stroke on layer ink in 1-1", "undo says what it took back")
         #expect(strokes(try state(project)).count == 1)
-        #expect(try run("redo", project) == "redone")
+        #expect(try run("redo", project) == "redid: drew 1 stroke on layer ink in 1-1")
         #expect(strokes(try state(project)).count == 2)
         // An edit in another session is not undone by the default session's undo.
         _ = try run("strokes", "erase", project, layer, first, "--session", "tablet")
         #expect(strokes(try state(project)).count == 1)
-        #expect(try run("undo", project, "--session", "tablet") == "undone")
+        #expect(try run("undo", project, "--session", "tablet") == "undid: erased 1 stroke on layer ink in 1-1")
         #expect(strokes(try state(project)).count == 2, "the erase was undone")
 
         // Cross-scene move and duplicate.

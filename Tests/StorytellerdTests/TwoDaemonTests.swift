@@ -84,6 +84,60 @@ import Testing
         _ = await watcher.result
     }
 
+    /// Found by a new user: after a merge overruled their move, `undo`
+    /// silently deleted the shot they had just added. Now it says the move
+    /// was overruled and by whom, does nothing, and `--older` reaches the
+    /// shot; the stacks survive a restart.
+    @Test func undoAfterAMergeSaysTheLastEditWasOverruledAndTheHistorySurvivesARestart() async throws {
+        let a = try await StartedDaemon.start(name: "a")
+        defer { a.stop() }
+        let b = try await StartedDaemon.start(name: "b")
+        defer { b.stop() }
+        let (_, bID) = try pair(a, b)
+        func ok(_ daemon: StartedDaemon, _ arguments: String...) throws -> String {
+            let result = try storyteller(arguments + ["--socket", daemon.socket])
+            #expect(result.status == 0, "\(arguments): \(result.errors)")
+            return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let project = try ok(a, "projects", "create", "Harbour")
+        for title in ["Dock", "Storm", "Lighthouse"] { _ = try ok(a, "scenes", "add", project, "--title", title) }
+        for _ in 0..<2 { _ = try ok(a, "shots", "add", project, "Dock") }
+        _ = try ok(a, "share", project, bID)
+        try await eventually("b has the project") { try projectBody(project, on: b) == projectBody(project, on: a) }
+
+        // Apart: a adds a shot and moves 1-1 to scene 2; b moves 1-1 to scene 3, later in Lamport order.
+        _ = try ok(a, "peers", "pause", "b")
+        try await eventually("they are apart") { try connected(a) == 0 && connected(b) == 0 }
+        _ = try ok(a, "shots", "add", project, "Dock", "--caption", "New angle")
+        _ = try ok(a, "shots", "move", project, "1-1", "--scene", "Storm", "--to", "0")
+        for take in 0..<6 { _ = try ok(b, "shots", "set", project, "1-2", "--caption", "take \(take)") }
+        _ = try ok(b, "shots", "move", project, "1-1", "--scene", "3", "--to", "0")
+        _ = try ok(a, "peers", "resume", "b")
+        try await eventually("they merge") { try projectBody(project, on: a) == projectBody(project, on: b) }
+        let merged = try ok(a, "shots", "list", project)
+        #expect(merged.contains("New angle") && merged.contains("3-1"), "b's move won: \(merged)")
+
+        let overruled = try ok(a, "undo", project)
+        #expect(overruled.contains("nothing undone: your last edit (moved shot 1-1 to scene 2 (now 2-1)) was overruled by b"), "\(overruled)")
+        #expect(overruled.contains("storyteller undo --older"))
+        #expect(try ok(a, "shots", "list", project).contains("New angle"), "the added shot is still there")
+
+        let older = try ok(a, "undo", project, "--older")
+        #expect(older.contains("passed over: moved shot 1-1 to scene 2 (now 2-1)") && older.contains("undid: added shot 1-3"), "\(older)")
+        #expect(!(try ok(a, "shots", "list", project).contains("New angle")))
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(try ok(a, "undo", project, "--json").utf8)) as? [String: Any])
+        #expect(json["undone"] as? Bool == true && json["summary"] as? String == "added shot 1-2" && json["overruled"] as? Bool == false)
+
+        // A restart keeps both stacks.
+        #expect(try await a.daemon.terminate() == 0)
+        let again = try await StartedDaemon.start(in: a.home, name: "a")
+        defer { again.daemon.kill() }
+        #expect(try ok(again, "redo", project) == "redid: added shot 1-2", "the redo stack came back")
+        #expect(try ok(again, "redo", project) == "redid: added shot 1-3")
+        #expect(try ok(again, "shots", "list", project).contains("New angle"))
+        #expect(try ok(again, "undo", project) == "undid: added shot 1-3")
+    }
+
     @Test func pausedPeersWaitAndMergeOnResumeAndSharedProjectsArriveInIncoming() async throws {
         let a = try await StartedDaemon.start(name: "a")
         defer { a.stop() }

@@ -15,14 +15,30 @@ extension ControlAPI {
         }
         routes.post("projects/:project/undo") { request, context in
             let id = try await existingProject(try context.parameter("project"))
-            let session = try await request.decodeIfPresent(API.UndoRequest.self, context: context)?.session ?? Self.defaultSession
-            return .json(API.UndoResult(undone: try await store.undo(id, session: session, at: clock.milliseconds) != nil))
+            let body = try await request.decodeIfPresent(API.UndoRequest.self, context: context) ?? API.UndoRequest()
+            let outcome = try await store.undo(id, session: body.session ?? Self.defaultSession, older: body.older ?? false, at: clock.milliseconds)
+            return .json(try await undoResult(outcome, in: id, redo: false))
         }
         routes.post("projects/:project/redo") { request, context in
             let id = try await existingProject(try context.parameter("project"))
-            let session = try await request.decodeIfPresent(API.UndoRequest.self, context: context)?.session ?? Self.defaultSession
-            return .json(API.UndoResult(redone: try await store.redo(id, session: session, at: clock.milliseconds) != nil))
+            let body = try await request.decodeIfPresent(API.UndoRequest.self, context: context) ?? API.UndoRequest()
+            let outcome = try await store.redo(id, session: body.session ?? Self.defaultSession, older: body.older ?? false, at: clock.milliseconds)
+            return .json(try await undoResult(outcome, in: id, redo: true))
         }
+    }
+
+    /// The outcome in the API's words: replicas become the peer ids of their authors.
+    func undoResult(_ outcome: UndoOutcome, in id: DocumentID, redo: Bool) async throws -> API.UndoResult {
+        let document = try await store.project(id)
+        var authors: [String] = []
+        for replica in outcome.overruledBy {
+            let author = document.author(of: replica)?.description ?? replica.description
+            if !authors.contains(author) { authors.append(author) }
+        }
+        let done = outcome.change != nil
+        return API.UndoResult(
+            undone: redo ? nil : done, redone: redo ? done : nil, summary: outcome.summary, overruled: outcome.isOverruled,
+            overruledBy: authors, partsLeftAlone: outcome.partsLeftAlone, passedOver: outcome.passedOver)
     }
 
     /// Applies the operations as one change: all of them, or none.
