@@ -1,0 +1,117 @@
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// A TCP proxy on 127.0.0.1 in front of a node's listener that cuts its
+/// first connection after a given number of bytes from the target (the
+/// middle of a TLS record, of a frame, of a batch), then refuses
+/// connections until `open()`, then passes everything through. A cut at a
+/// byte count, not at a moment, so a test of "cut mid-history" cuts in the
+/// middle however fast the machine is.
+final class CuttingProxy: Sendable {
+    private struct State {
+        var forwarded = 0
+        var isCut = false
+        var isOpen = false
+        var channels: [any Channel] = []
+    }
+
+    private let state = Mutex(State())
+    private let cutAfter: Int
+    private let server: any Channel
+
+    /// The port to dial instead of the target's.
+    let port: Int
+
+    init(to targetPort: Int, cutAfter bytes: Int, group: any EventLoopGroup) async throws {
+        cutAfter = bytes
+        let box = Box()
+        server = try await ServerBootstrap(group: group)
+            .childChannelInitializer { inbound in
+                guard let proxy = box.proxy else { return inbound.close() }
+                return proxy.connect(inbound, to: targetPort, group: group)
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        port = server.localAddress?.port ?? 0
+        box.proxy = self
+    }
+
+    /// Whether the first connection was cut.
+    var isCut: Bool { state.withLock { $0.isCut } }
+
+    /// Passes connections through from now on.
+    func open() { state.withLock { $0.isOpen = true } }
+
+    func close() async {
+        let channels = state.withLock { $0.channels }
+        for channel in channels { try? await channel.close() }
+        try? await server.close()
+    }
+
+    private func connect(_ inbound: any Channel, to port: Int, group: any EventLoopGroup) -> EventLoopFuture<Void> {
+        let refuse = state.withLock { $0.isCut && !$0.isOpen }
+        guard !refuse else { return inbound.close() }
+        return ClientBootstrap(group: group).connect(host: "127.0.0.1", port: port).flatMap { outbound in
+            self.state.withLock { $0.channels += [inbound, outbound] }
+            let towardsTarget = Forwarder(to: outbound, count: nil)
+            let towardsClient = Forwarder(to: inbound, count: { [self] bytes in self.forward(bytes) })
+            // Both handlers are in place before the inbound channel is
+            // registered (this runs in its initializer), so nothing it reads is missed.
+            return outbound.pipeline.addHandler(towardsClient).flatMap {
+                inbound.pipeline.addHandler(towardsTarget)
+            }
+        }.flatMapError { _ in inbound.close() }
+    }
+
+    /// Counts bytes from the target; false (and the cut) once past the limit.
+    private func forward(_ bytes: Int) -> Bool {
+        state.withLock { state in
+            if state.isOpen { return true }
+            if state.isCut { return false }
+            guard state.forwarded + bytes <= cutAfter else {
+                state.isCut = true
+                return false
+            }
+            state.forwarded += bytes
+            return true
+        }
+    }
+
+    private final class Box: @unchecked Sendable {
+        // Set once, before the server accepts anything that would read it.
+        var proxy: CuttingProxy?
+    }
+}
+
+/// Writes what one side reads to the other side; closes both when `count`
+/// says to cut, or when either side closes.
+private final class Forwarder: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+
+    private let partner: any Channel
+    private let count: (@Sendable (Int) -> Bool)?
+
+    init(to partner: any Channel, count: (@Sendable (Int) -> Bool)?) {
+        self.partner = partner
+        self.count = count
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        if let count, !count(buffer.readableBytes) {
+            context.close(promise: nil)
+            partner.close(promise: nil)
+            return
+        }
+        partner.writeAndFlush(buffer, promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        partner.close(promise: nil)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}
