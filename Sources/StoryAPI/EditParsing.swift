@@ -67,7 +67,7 @@ extension API.BrushPatch {
 
 extension API.EditOperation {
     /// Points from a flat `[x, y, pressure, …]` array: a non-zero multiple of
-    /// 3 numbers, at most `maximumPoints` points, finite, pressure in 0...1.
+    /// 3 numbers, at most `maximumPoints` points, finite, x and y inside the unit square, pressure in 0...1.
     /// - Throws: `APIError.badRequest` saying which rule failed.
     public static func points(flat: [Double]) throws(APIError) -> [Point] {
         guard !flat.isEmpty, flat.count % 3 == 0 else {
@@ -80,8 +80,16 @@ extension API.EditOperation {
         points.reserveCapacity(flat.count / 3)
         for i in stride(from: 0, to: flat.count, by: 3) {
             let (x, y, p) = (flat[i], flat[i + 1], flat[i + 2])
-            guard x.isFinite, y.isFinite, (0...1).contains(p) else {
-                throw APIError(.badRequest, "'points' has point \(i / 3) that is not finite numbers with pressure in 0...1")
+            guard x.isFinite, y.isFinite, p.isFinite else {
+                throw APIError(.badRequest, "'points' has point \(i / 3 + 1) that is not three finite numbers")
+            }
+            guard (0...1).contains(x), (0...1).contains(y) else {
+                throw APIError(
+                    .badRequest,
+                    "'points' has point \(i / 3 + 1) at x \(x), y \(y): x and y must be within 0 to 1 (the frame, as fractions of its width and height)")
+            }
+            guard (0...1).contains(p) else {
+                throw APIError(.badRequest, "'points' has point \(i / 3 + 1) with pressure \(p): pressure must be within 0 to 1")
             }
             points.append(Point(x: x, y: y, pressure: p))
         }

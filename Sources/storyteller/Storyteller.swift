@@ -24,7 +24,12 @@ extension Storyteller {
     /// Runs the command line with the global options moved where the
     /// commands declare them, so they work before the subcommand too.
     static func main() {
-        main(GlobalOptions.movedToTheEnd(Array(CommandLine.arguments.dropFirst())))
+        let arguments = GlobalOptions.movedToTheEnd(Array(CommandLine.arguments.dropFirst()))
+        if let problem = CommandSuggestions.problem(in: arguments) {
+            printError(problem)
+            Foundation.exit(64)
+        }
+        main(arguments)
     }
 }
 

@@ -361,5 +361,20 @@ func storyteller(_ arguments: [String], environment: [String: String] = [:]) thr
         let stroke = try started.cli("strokes", "add", project, layer, "--points", "[0.5,0.5,1]").output.trimmingCharacters(in: .whitespacesAndNewlines)
         let moved = try started.cli("strokes", "replace", project, layer, stroke, "--translate", "-0.1,0.05")
         #expect(moved.status == 0, "a negative DX is a value: \(moved.errors)")
+        let outside = try started.cli("strokes", "add", project, layer, "--points", "[0.5,0.5,1, 1.5,0.5,1]")
+        #expect(outside.status == 64 && outside.errors.contains("point 2 at x 1.5, y 0.5: x and y must be within 0 to 1"), "\(outside.errors)")
+    }
+
+    @Test func aMistypedCommandGetsDidYouMeanAndExit64() throws {
+        let top = try storyteller(["projets", "list"])
+        #expect(top.status == 64 && top.errors.contains("unknown command 'projets' for 'storyteller' (did you mean 'projects'?)"), "\(top.errors)")
+        let nested = try storyteller(["strokes", "ad", "x"])
+        #expect(nested.status == 64 && nested.errors.contains("(did you mean 'add'?)") && nested.errors.contains("commands: list, add, erase, replace"))
+        let underDefault = try storyteller(["peers", "lst"])
+        #expect(underDefault.status == 64 && underDefault.errors.contains("did you mean 'list'?"))
+        // A word under a command with a default subcommand may be its argument: no suggestion then.
+        let argument = try storyteller(["shots", "Night Train", "--socket", "/nonexistent/socket"])
+        #expect(argument.status == 69 && !argument.errors.contains("unknown command"), "\(argument.errors)")
+        #expect(try storyteller(["help", "shots"]).status == 0)
     }
 }

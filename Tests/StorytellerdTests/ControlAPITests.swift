@@ -253,7 +253,8 @@ import Testing
             (#"{"ops":[{"op":"shot.add","scene":"$3"}]}"#, "earlier operation"),
             (#"{"ops":[{"op":"set","field":"visible","value":1}]}"#, "true or false"),
             (#"{"ops":[{"op":"set","field":"colour","value":1}]}"#, "'field'"),
-            (#"{"ops":[{"op":"stroke.add","layer":"$0","points":[0,0,2]}]}"#, "pressure in 0...1"),
+            (#"{"ops":[{"op":"stroke.add","layer":"$0","points":[0,0,2]}]}"#, "pressure must be within 0 to 1"),
+            (#"{"ops":[{"op":"stroke.add","layer":"$0","points":[0.5,1.2,1]}]}"#, "x and y must be within 0 to 1"),
             (#"{"ops":[{"op":"scene.add","at":-1}]}"#, "non-negative"), (#"[1,2]"#, "JSON object"),
         ] {
             let response = try client.post("/v1/projects/\(project)/edits", json: json)
