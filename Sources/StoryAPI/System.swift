@@ -19,23 +19,6 @@ extension API {
         }
     }
 
-    /// `POST /v1/backup`.
-    public struct BackupRequest: Codable, Sendable {
-        /// An absolute path that does not exist yet.
-        public let path: String
-        public init(path: String) { self.path = path }
-    }
-
-    /// The answer to a backup: the file written and its size.
-    public struct Backup: Codable, Sendable {
-        public let path: String
-        public let bytes: Int
-        public init(path: String, bytes: Int) {
-            self.path = path
-            self.bytes = bytes
-        }
-    }
-
     /// One line of the event stream (`GET /v1/events`).
     public struct Event: Codable, Sendable {
         /// `hello`, `document.changed`, `library.changed`, `document.created`,

@@ -25,8 +25,34 @@ public struct ControlClient: Sendable {
     }
 
     public let path: String
+    /// The sockets looked at to find a daemon, when none was given (the
+    /// user daemon's, then the system daemon's); named when none answers.
+    public let searched: [String]
 
-    public init(path: String) { self.path = path }
+    public init(path: String, searched: [String] = []) {
+        self.path = path
+        self.searched = searched
+    }
+
+    /// The system daemon's control socket (the system unit's
+    /// `RuntimeDirectory`), or `STORYTELLER_SYSTEM_SOCKET` when set (tests).
+    public static func systemSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let path = environment["STORYTELLER_SYSTEM_SOCKET"], !path.isEmpty { return path }
+        return "/run/storyteller/control.sock"
+    }
+
+    /// The client for a daemon when no socket is given: the user daemon's
+    /// default socket if it exists, else the system daemon's if that
+    /// exists, else the user daemon's (whose absence the error then names,
+    /// with the system daemon's).
+    public static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) -> ControlClient {
+        let candidates = [defaultSocketPath(environment: environment), systemSocketPath(environment: environment)]
+        let found = candidates.first { path in
+            var info = stat()
+            return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFSOCK
+        }
+        return ControlClient(path: found ?? candidates[0], searched: candidates)
+    }
 
     /// The socket the daemon uses with no settings: `$XDG_RUNTIME_DIR/storyteller/control.sock`,
     /// else `control.sock` in `$XDG_DATA_HOME/storyteller` or `~/.local/share/storyteller`.
@@ -111,6 +137,57 @@ public struct ControlClient: Sendable {
         return nil
     }
 
+    /// Streams the body of a GET answer to `sink` as it arrives, in pieces
+    /// (a backup: the whole never sits in memory); `progress` gets the bytes
+    /// so far and the total (Content-Length) after each piece. An error
+    /// status comes back as the whole response, success as a response with
+    /// an empty body.
+    /// - Throws: `Failure` when the daemon cannot be reached, or stops before
+    ///   the length it announced; whatever `sink` throws.
+    public func download(
+        _ target: String, timeoutSeconds: Int = 0, into sink: ([UInt8]) throws -> Void, progress: (_ bytes: Int, _ total: Int?) -> Void = { _, _ in }
+    ) throws -> Response {
+        let fd = try connectAndSend("GET", target, body: nil, extraHeaders: [], timeoutSeconds: timeoutSeconds)
+        defer { close(fd) }
+        var pending: [UInt8] = []
+        var head: Response?
+        var total: Int?
+        var chunked = false
+        var received = 0
+        var buffer = [UInt8](repeating: 0, count: 256 << 10)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            pending += buffer[..<n]
+            if head == nil {
+                guard let end = Self.headerEnd(pending) else { continue }
+                let parsed = try Self.parse(Array(pending[..<(end + 4)]))
+                head = parsed
+                pending.removeFirst(end + 4)
+                chunked = parsed.headers["transfer-encoding"]?.lowercased().contains("chunked") ?? false
+                total = chunked ? nil : parsed.headers["content-length"].flatMap { Int($0) }
+                guard parsed.status == 200 else {
+                    pending += Self.readToEnd(fd)
+                    return Response(status: parsed.status, headers: parsed.headers, body: Data(chunked ? Self.dechunk(&pending) : pending))
+                }
+                progress(0, total)
+            }
+            let piece = chunked ? Self.dechunk(&pending) : pending
+            if !chunked { pending = [] }
+            if !piece.isEmpty {
+                try sink(piece)
+                received += piece.count
+                progress(received, total)
+            }
+            if let total, received >= total { break }
+        }
+        guard let head else { throw Failure(description: "no HTTP response from the daemon", isUnreachable: false) }
+        if let total, received != total {
+            throw Failure(description: "the daemon stopped sending after \(received) of \(total) bytes", isUnreachable: false)
+        }
+        return Response(status: head.status, headers: head.headers, body: Data())
+    }
+
     /// Takes the complete chunks off the front of `bytes` and returns their data.
     private static func dechunk(_ bytes: inout [UInt8]) -> [UInt8] {
         var data: [UInt8] = []
@@ -192,6 +269,12 @@ public struct ControlClient: Sendable {
             let code = errno
             close(fd)
             if code == EACCES { throw Failure(description: Self.permissionDenied(path), isUnreachable: false) }
+            if searched.count > 1 {
+                throw Failure(
+                    description: "cannot reach a daemon: nothing answers at \(searched[0]) (a user daemon's socket) nor at "
+                        + "\(searched.dropFirst().joined(separator: ", ")) (the system daemon's); \(path): \(String(cString: strerror(code)))",
+                    isUnreachable: true)
+            }
             throw Failure(description: "cannot reach the daemon at \(path): \(String(cString: strerror(code)))", isUnreachable: true)
         }
         var head = "\(method) \(target) HTTP/1.1\r\nHost: storyteller\r\nConnection: close\r\n"

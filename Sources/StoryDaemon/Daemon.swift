@@ -29,6 +29,7 @@ public final class Daemon: Sendable {
     private let shutdownRequested = Mutex(false)
     private let readiness = ReadinessSignal()
     private let routeTable = Mutex(ControlRouteTable())
+    private let boundMetricsPort = Mutex<Int?>(nil)
 
     /// A daemon with resolved settings; nothing is opened until `run`.
     /// - Parameters:
@@ -69,6 +70,10 @@ public final class Daemon: Sendable {
             throw Failure(description: "\(error)")
         }
         defer { withExtendedLifetime(lock) {} }
+        // What a backup left here when the daemon stopped in the middle of one (only this daemon uses the directory).
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: paths.temporaryDirectory)) ?? [] {
+            try? FileManager.default.removeItem(atPath: paths.temporaryDirectory + "/" + name)
+        }
         let store: Store
         let identity: Identity
         do {
@@ -85,8 +90,17 @@ public final class Daemon: Sendable {
         print("  peers on:   \(settings.listen.host):\(settings.listen.port)")
         fflush(nil)
 
+        do {
+            try await addDeclaredPeers(to: store, identity: identity)
+        } catch {
+            throw Failure(description: "cannot add the peers declared in the config file: \(error)")
+        }
         var syncConfiguration = SyncConfiguration(name: name)
         syncConfiguration.acceptsOfferedDocuments = settings.acceptShares
+        for peer in settings.peers {
+            if let autoAccept = peer.autoAccept { syncConfiguration.acceptsOffers[peer.id] = autoAccept }
+            if peer.addresses.count > 1 { syncConfiguration.otherAddresses[peer.id] = Array(peer.addresses.dropFirst()) }
+        }
         let manager: PeerManager
         do {
             manager = try PeerManager(
@@ -105,9 +119,11 @@ public final class Daemon: Sendable {
             await library.fileIncoming(document, kind: kind, name: name, from: peer)
         }
 
+        let metrics = DaemonMetrics()
+        let started = ContinuousClock.now
         let api = ControlAPI(
-            store: store, identity: identity, manager: manager, library: library, name: name, started: .now, clock: clock,
-            metrics: DaemonMetrics(), logger: logger)
+            store: store, identity: identity, manager: manager, library: library, name: name, started: started, clock: clock,
+            metrics: metrics, temporaryDirectory: paths.temporaryDirectory, logger: logger)
         let (router, table) = api.makeRouter(access: settings.socketAccess)
         routeTable.withLock { $0 = table }
         do {
@@ -136,14 +152,24 @@ public final class Daemon: Sendable {
             logger: logger)
 
         // Started in this order, shut down gracefully in the reverse one (see Services.swift).
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: StoreService(store: store, clock: clock, logger: logger)),
+            .init(service: PeerService(manager: manager, address: settings.listen)),
+            .init(service: ControlService(application: control, path: socketPath, readiness: readiness)),
+        ]
+        if let address = settings.metricsListen {
+            let metricsService = MetricsService(
+                address: address,
+                exposition: { try await metrics.exposition(store: store, manager: manager, uptimeSeconds: Int((ContinuousClock.now - started).components.seconds)) },
+                boundPort: { [self] port in boundMetricsPort.withLock { $0 = port } }, logger: logger)
+            services.append(.init(service: metricsService))
+        }
+        services += [
+            .init(service: MaintenanceService(store: store, interval: settings.maintenanceInterval, clock: clock, logger: logger)),
+            .init(service: ReadinessService(manager: manager, readiness: readiness, logger: logger)),
+        ]
         var configuration = ServiceGroupConfiguration(
-            services: [
-                .init(service: StoreService(store: store, clock: clock, logger: logger)),
-                .init(service: PeerService(manager: manager, address: settings.listen)),
-                .init(service: ControlService(application: control, path: socketPath, readiness: readiness)),
-                .init(service: MaintenanceService(store: store, interval: settings.maintenanceInterval, clock: clock, logger: logger)),
-                .init(service: ReadinessService(manager: manager, readiness: readiness, logger: logger)),
-            ],
+            services: services,
             gracefulShutdownSignals: signals,
             logger: logger)
         configuration.maximumGracefulShutdownDuration = .seconds(20)
@@ -159,6 +185,24 @@ public final class Daemon: Sendable {
         }
         logger.info("stopped")
     }
+
+    /// Makes the peers declared in the config file configured peers (the
+    /// fields each declares win over what was set at run time; a peer
+    /// removed at run time comes back). This daemon's own id is skipped, so
+    /// one file can list a whole crew and be installed on every machine.
+    private func addDeclaredPeers(to store: Store, identity: Identity) async throws {
+        for peer in settings.peers {
+            guard peer.id != identity.peerID else {
+                logger.debug("\(peer.source): [[peer]] \(peer.id.short) is this daemon; skipped")
+                continue
+            }
+            try await store.addPeer(peer.id, name: peer.name, address: peer.addresses.first, at: clock.milliseconds)
+        }
+        if !settings.peers.isEmpty { logger.info("\(settings.peers.count) peer(s) declared in the config file") }
+    }
+
+    /// The port the metrics listener is bound to, once it is (nil without `metrics-listen`).
+    public var metricsPort: Int? { boundMetricsPort.withLock { $0 } }
 
     /// Ends a running daemon gracefully (as SIGTERM does).
     public func shutdown() async {

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Bytes a connection carried, as counted below TLS (what the network sees).
 public final class ByteCounts: Sendable {
-    private let counts = Mutex<(sent: Int, received: Int)>((0, 0))
+    private let counts = Mutex<(sent: Int, received: Int, peer: SyncMetrics.PeerBytes?)>((0, 0, nil))
 
     public init() {}
 
@@ -14,6 +14,19 @@ public final class ByteCounts: Sendable {
         counts.withLock {
             $0.sent += sent
             $0.received += received
+            if sent > 0 { $0.peer?.sent.increment(by: Int64(sent)) }
+            if received > 0 { $0.peer?.received.increment(by: Int64(received)) }
+        }
+    }
+
+    /// Counts this connection's bytes, those so far (the handshake) included,
+    /// in the peer's metrics too, once the handshake has said who it is.
+    func attribute(to peer: SyncMetrics.PeerBytes) {
+        counts.withLock {
+            guard $0.peer == nil else { return }
+            $0.peer = peer
+            peer.sent.increment(by: Int64($0.sent))
+            peer.received.increment(by: Int64($0.received))
         }
     }
 }

@@ -345,13 +345,19 @@ public actor PeerManager {
             }
             if sessions[expected] == nil {
                 broadcaster.publish(.dialing(expected))
-                do {
-                    let connection = try await connect(to: address)
+                // Each address in turn (a declared peer may have several), then the backoff.
+                for candidate in configuration.addresses(of: expected, stored: address) {
+                    let connection: PendingConnection
+                    do {
+                        connection = try await connect(to: candidate)
+                    } catch {
+                        logger.debug("cannot reach \(expected.short) at \(candidate): \(error)")
+                        continue
+                    }
                     let started = ContinuousClock.now
                     await handle(connection, expected: expected)
                     if ContinuousClock.now - started > .seconds(10) { backoff.reset() }
-                } catch {
-                    logger.debug("cannot reach \(expected.short) at \(address): \(error)")
+                    break
                 }
             } else {
                 backoff.reset()
@@ -406,6 +412,7 @@ public actor PeerManager {
             }
             return
         }
+        connection.bytes.attribute(to: SyncMetrics.PeerBytes(peer))
         let dialedByUs = expected != nil
         let documents: [SyncSessionStateMachine.SharedDocument]
         do {
@@ -490,7 +497,7 @@ public actor PeerManager {
                     "\(peer.short) advertised \(existing.kind) \(offer.document), which is not shared with it here; ignored")
                 return nil
             }
-            guard configuration.acceptsOfferedDocuments else {
+            guard configuration.acceptsOfferedDocuments(from: peer) else {
                 try await store.recordOffer(offer.document, kind: kind, name: offer.name, from: peer, at: clock.milliseconds)
                 broadcaster.publish(.offered(offer.document, by: peer))
                 logger.info("\(peer.short) offers \(kind) \(offer.document) (\(offer.name)); kept for a user to accept")

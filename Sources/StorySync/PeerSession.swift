@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import NIOCore
 import StoryCore
 import StoryStore
@@ -30,6 +31,9 @@ final class PeerSession: Sendable {
     private let onOffer: @Sendable (Message.Advertisement, PeerID) async -> SyncSessionStateMachine.SharedDocument?
     /// Told what the peer acknowledged of a document, once it is recorded.
     private let onAcknowledged: @Sendable (DocumentID, VersionVector) async -> Void
+    /// This peer's round trips (metrics).
+    private let pingRoundTrip: Metrics.Timer
+    private let acknowledgementTime: Metrics.Timer
 
     enum Outgoing: Sendable {
         case message(Message)
@@ -60,6 +64,8 @@ final class PeerSession: Sendable {
         self.logger = logger
         self.onOffer = onOffer
         self.onAcknowledged = onAcknowledged
+        pingRoundTrip = SyncMetrics.pingRoundTrip(peer)
+        acknowledgementTime = SyncMetrics.acknowledgement(peer)
         machine = Mutex(
             SyncSessionStateMachine(
                 configuration: .init(
@@ -137,6 +143,8 @@ final class PeerSession: Sendable {
         case .sync(let id): outbox.yield(.sync(id))
         case .close(let error): outbox.yield(.close(error))
         case .log(let text): logger.notice("\(text)")
+        case .measured(.ping, let duration): pingRoundTrip.record(duration: duration)
+        case .measured(.acknowledgement, let duration): acknowledgementTime.record(duration: duration)
         case .apply, .mergeSnapshot, .recordAcknowledged, .offered:
             preconditionFailure("store actions run in the reader")
         }
@@ -294,14 +302,14 @@ final class PeerSession: Sendable {
                 try await outbound.write(.changes(document: id, batch: ChangeBatch.encode(batch)[...]))
                 var sent = VersionVector()
                 for change in batch where change.seq > sent[change.replica] { sent[change.replica] = change.seq }
-                machine.withLock { $0.sent(id, upTo: sent) }
+                machine.withLock { $0.sent(id, upTo: sent, at: .now) }
             }
         case .snapshotRequired:
             guard cap == nil else { return }
             let record = try await store.document(id)
             let snapshot = try await store.snapshot(of: id)
             try await outbound.write(.snapshot(document: id, kind: UInt8(record.kind.rawValue), bytes: snapshot[...]))
-            machine.withLock { $0.sent(id, upTo: ours) }
+            machine.withLock { $0.sent(id, upTo: ours, at: .now) }
         }
     }
 

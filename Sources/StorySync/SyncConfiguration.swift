@@ -1,3 +1,5 @@
+import StoryCore
+
 /// Settings of the sync layer, with the defaults the daemon uses.
 public struct SyncConfiguration: Sendable {
     /// This daemon's name, sent in Hello.
@@ -17,9 +19,21 @@ public struct SyncConfiguration: Sendable {
     public var backoffMaximum: Duration = .seconds(60)
     /// Take documents that configured peers share with us (filed as incoming).
     public var acceptsOfferedDocuments = true
+    /// Per peer, whether to take what it shares, over `acceptsOfferedDocuments`.
+    public var acceptsOffers: [PeerID: Bool] = [:]
+    /// Per peer, addresses to try in turn when its stored address does not answer.
+    public var otherAddresses: [PeerID: [String]] = [:]
 
     public init(name: String) {
         self.name = name
+    }
+
+    /// Whether documents `peer` shares are taken without asking.
+    public func acceptsOfferedDocuments(from peer: PeerID) -> Bool { acceptsOffers[peer] ?? acceptsOfferedDocuments }
+
+    /// The addresses to dial `peer` at, in order: the stored one, then the others not equal to it.
+    func addresses(of peer: PeerID, stored: String) -> [String] {
+        [stored] + (otherAddresses[peer] ?? []).filter { $0 != stored }
     }
 }
 

@@ -57,9 +57,24 @@ public struct SyncSessionStateMachine: Sendable {
         case offered(Message.Advertisement)
         /// Something worth a log line.
         case log(String)
+        /// A round trip with the peer took this long (for metrics).
+        case measured(RoundTrip, Duration)
         /// Close the connection (after the messages sent before).
         case close(SyncError?)
     }
+
+    /// What a `measured` round trip is.
+    public enum RoundTrip: Hashable, Sendable {
+        /// A Ping until its Pong.
+        case ping
+        /// Changes (or a snapshot) sent until the peer acknowledged having stored them.
+        case acknowledgement
+    }
+
+    /// Sends of a document kept per document until the peer acknowledges
+    /// them; beyond this the oldest go unmeasured (a peer that never
+    /// acknowledges must not grow the session's memory).
+    static let maximumTimedSends = 64
 
     private enum State: Sendable {
         case idle, awaitingHello, established, closed
@@ -71,6 +86,8 @@ public struct SyncSessionStateMachine: Sendable {
         var theirs = VersionVector()
         /// What we sent since the connection opened.
         var sent = VersionVector()
+        /// Sends not yet acknowledged, oldest first: what each sent up to, and when.
+        var timedSends: [(version: VersionVector, at: ContinuousClock.Instant)] = []
         var theyAdvertised = false
     }
 
@@ -82,6 +99,8 @@ public struct SyncSessionStateMachine: Sendable {
     private var lastReceived: ContinuousClock.Instant?
     private var lastPing: ContinuousClock.Instant?
     private var pingNonce: UInt64 = 0
+    /// When the ping with `pingNonce` was sent, until its pong comes.
+    private var pingSentAt: ContinuousClock.Instant?
     /// The peer's name from its Hello.
     public private(set) var peerName: String?
 
@@ -156,11 +175,16 @@ public struct SyncSessionStateMachine: Sendable {
         case (.established, .ack(let id, let version)):
             guard documents[id] != nil else { return [] }
             documents[id]!.theirs.formUnion(version)
-            return [.recordAcknowledged(id, version)]
+            // Each send this acknowledgement covers has made its round trip.
+            let covered = documents[id]!.timedSends.filter { $0.version.isCovered(by: version) }
+            documents[id]!.timedSends.removeAll { $0.version.isCovered(by: version) }
+            return [.recordAcknowledged(id, version)] + covered.map { .measured(.acknowledgement, now - $0.at) }
         case (.established, .ping(let nonce)):
             return [.send(.pong(nonce))]
-        case (.established, .pong):
-            return []
+        case (.established, .pong(let nonce)):
+            guard nonce == pingNonce, let sentAt = pingSentAt else { return [] }
+            pingSentAt = nil
+            return [.measured(.ping, now - sentAt)]
         }
     }
 
@@ -207,9 +231,13 @@ public struct SyncSessionStateMachine: Sendable {
     /// The peer's own advertised/acknowledged version (for the replica check).
     public func peerVersion(of id: DocumentID) -> VersionVector? { documents[id]?.theirs }
 
-    /// We sent changes (or a snapshot) up to `version`.
-    public mutating func sent(_ id: DocumentID, upTo version: VersionVector) {
-        documents[id]?.sent.formUnion(version)
+    /// We sent changes (or a snapshot) up to `version` at `now`; the
+    /// acknowledgement that covers it is measured from then.
+    public mutating func sent(_ id: DocumentID, upTo version: VersionVector, at now: ContinuousClock.Instant) {
+        guard documents[id] != nil else { return }
+        documents[id]!.sent.formUnion(version)
+        documents[id]!.timedSends.append((version, now))
+        if documents[id]!.timedSends.count > Self.maximumTimedSends { documents[id]!.timedSends.removeFirst() }
     }
 
     /// A document changed here (a local edit, or changes from another peer):
@@ -251,6 +279,7 @@ public struct SyncSessionStateMachine: Sendable {
         if state == .established, now - max(lastReceived, lastPing ?? lastReceived) >= configuration.pingInterval {
             lastPing = now
             pingNonce += 1
+            pingSentAt = now
             return [.send(.ping(pingNonce))]
         }
         return []

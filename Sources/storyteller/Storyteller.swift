@@ -61,7 +61,7 @@ enum GlobalOptions {
 
 /// Options every command takes.
 struct ClientOptions: ParsableArguments {
-    @Option(help: "The daemon's control socket (default: as the daemon's; also STORYTELLER_SOCKET).")
+    @Option(help: "The daemon's control socket (default: your daemon's, else the system daemon's /run/storyteller/control.sock; also STORYTELLER_SOCKET).")
     var socket: String?
 
     @Flag(help: "Print the daemon's JSON answer instead of text.")
@@ -69,7 +69,8 @@ struct ClientOptions: ParsableArguments {
 
     var client: ControlClient {
         let environment = ProcessInfo.processInfo.environment
-        return ControlClient(path: socket ?? environment["STORYTELLER_SOCKET"] ?? ControlClient.defaultSocketPath(environment: environment))
+        if let given = socket ?? environment["STORYTELLER_SOCKET"] { return ControlClient(path: given) }
+        return ControlClient.locate(environment: environment)
     }
 
     /// Sends a request and returns the JSON answer, or exits with a clear message.

@@ -52,15 +52,64 @@ struct Search: ParsableCommand {
 struct Backup: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write a consistent copy of the daemon's database to FILE while it runs.",
-        discussion: "To restore: stop the daemon, put the file in place of storyteller.sqlite in the state directory, start it.")
-    @Argument(help: "Where to write the copy (must not exist).") var file: String
+        discussion: """
+            The daemon makes the copy and sends it; this command writes it as you, mode 0600 \
+            (so it works with the hardened system daemon, which may write neither your home nor /tmp). \
+            FILE must not exist; it appears only once complete. Progress is shown on a terminal.
+
+            To restore: stop the daemon, put the file in place of storyteller.sqlite in the state directory, start it.
+
+            Example:
+              storyteller backup ~/backups/storyteller-$(date +%F).sqlite
+            """)
+    @Argument(help: "Where to write the copy (must not exist; its directory must be writable by you).") var file: String
     @OptionGroup var options: ClientOptions
 
     func run() throws {
         let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
-        // Progress for a person at a terminal; scripts get only the result.
-        if isatty(STDERR_FILENO) == 1 { FileHandle.standardError.write(Data("writing a consistent copy of the database to \(path)…\n".utf8)) }
-        let result = try options.call(API.Backup.self, "POST", "/v1/backup", body: API.BackupRequest(path: path), timeoutSeconds: 0)
-        if !options.json { print("wrote \(path) (\(result.bytes) bytes)") }
+        let output: BackupFile
+        do {
+            // Before the daemon copies anything: a destination this user cannot write is said at once.
+            output = try BackupFile(path: path)
+        } catch {
+            printError("\(error)")
+            throw ExitCode(1)
+        }
+        let progress = isatty(STDERR_FILENO) == 1 ? BackupProgress(path: path) : nil
+        progress?.waiting()
+        let response: ControlClientResponse
+        do {
+            response = try options.client.download(
+                "/v1/backup", into: { try output.write($0) }, progress: { bytes, total in progress?.show(bytes, of: total) })
+        } catch let failure as ControlClientFailure {
+            progress?.end()
+            output.discard()
+            printError(failure.isUnreachable ? "\(failure.description) (is storytellerd running?)" : failure.description)
+            throw ExitCode(69)
+        } catch {
+            progress?.end()
+            output.discard()
+            printError("\(error)")
+            throw ExitCode(1)
+        }
+        progress?.end()
+        guard response.status == 200 else {
+            output.discard()
+            printError(response.errorMessage.map(UserWords.translate) ?? "the daemon answered \(response.status)")
+            throw ExitCode(1)
+        }
+        let bytes: Int
+        do {
+            bytes = try output.finish()
+        } catch {
+            printError("\(error)")
+            throw ExitCode(1)
+        }
+        if options.json {
+            let answer: [String: Any] = ["path": path, "bytes": bytes]
+            print(String(decoding: try JSONSerialization.data(withJSONObject: answer, options: [.sortedKeys]), as: UTF8.self))
+        } else {
+            print("wrote \(path) (\(bytes) bytes)")
+        }
     }
 }

@@ -47,6 +47,12 @@ struct Storytellerd: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info).")
     var logLevel: String?
 
+    @Option(name: .customLong("log-format"), help: "text or json (one object per line); text under journald has no timestamps of its own (default text).")
+    var logFormat: String?
+
+    @Option(name: .customLong("metrics-listen"), help: "Serve Prometheus metrics on this loopback HOST:PORT, e.g. 127.0.0.1:9464 (default: off).")
+    var metricsListen: String?
+
     @Option(name: .customLong("maintenance-interval"), help: "Seconds between snapshot and compaction passes (default 30).")
     var maintenanceInterval: String?
 
@@ -56,7 +62,7 @@ struct Storytellerd: AsyncParsableCommand {
     /// The flags as config keys, for the last layer of `resolve`.
     private var flags: [(String, String?)] {
         [("data-dir", dataDirectory), ("socket", socket), ("socket-group", socketGroup), ("listen", listen), ("name", name), ("log-level", logLevel),
-         ("maintenance-interval", maintenanceInterval)]
+         ("log-format", logFormat), ("metrics-listen", metricsListen), ("maintenance-interval", maintenanceInterval)]
     }
 
     func validate() throws {
@@ -90,12 +96,10 @@ struct Storytellerd: AsyncParsableCommand {
             print(settings.effectiveConfiguration(paths: paths, name: settings.name ?? ProcessInfo.processInfo.hostName), terminator: "")
             return
         }
-        let level = settings.logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        let (level, format) = (settings.logLevel, settings.logFormat)
+        // Under systemd, stderr may be the journal's stream: it stamps entries and reads `<N>` priorities.
+        let journal = JournalStream.isConnected(STDERR_FILENO, environment: environment)
+        LoggingSystem.bootstrap { label in DaemonLogHandler(label: label, format: format, journal: journal, level: level) }
         let logger = Logger(label: "storytellerd")
         for variable in unknownVariables {
             logger.warning(

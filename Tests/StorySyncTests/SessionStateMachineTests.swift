@@ -60,7 +60,7 @@ import Testing
         let ad = Message.Advertisement(document: doc, kind: 1, name: "p", role: .editor, version: vector)
         #expect(machine.receive(.advertise(ad), now: now) == [.sync(doc)])
         #expect(machine.knownVersion(of: doc) == vector)
-        machine.sent(doc, upTo: VersionVector([ReplicaID(9): 4]))
+        machine.sent(doc, upTo: VersionVector([ReplicaID(9): 4]), at: now)
         #expect(machine.knownVersion(of: doc) == VersionVector([ReplicaID(7): 3, ReplicaID(9): 4]))
         #expect(machine.documentChanged(doc) == [.sync(doc)])
     }
@@ -119,6 +119,44 @@ import Testing
         let version = VersionVector([ReplicaID(1): 1])
         #expect(machine.receive(.ack(document: doc, version: version), now: now) == [.recordAcknowledged(doc, version)])
         #expect(machine.receive(.ping(42), now: now) == [.send(.pong(42))])
+    }
+
+    @Test func aPongMeasuresItsPingsRoundTripOnce() {
+        var machine = established()
+        #expect(machine.tick(now: now + .seconds(11)) == [.send(.ping(1))])
+        #expect(machine.receive(.pong(7), now: now + .seconds(12)).isEmpty, "a pong for another ping measures nothing")
+        #expect(machine.receive(.pong(1), now: now + .milliseconds(11_250)) == [.measured(.ping, .milliseconds(250))])
+        #expect(machine.receive(.pong(1), now: now + .seconds(12)).isEmpty, "a repeated pong is not a second round trip")
+    }
+
+    @Test func anAcknowledgementMeasuresEachSendItCoversFromWhenItWasSent() {
+        var machine = established()
+        let ad = Message.Advertisement(document: doc, kind: 1, name: "p", role: .editor, version: VersionVector())
+        _ = machine.receive(.advertise(ad), now: now)
+        machine.sent(doc, upTo: VersionVector([ReplicaID(9): 4]), at: now)
+        machine.sent(doc, upTo: VersionVector([ReplicaID(9): 8]), at: now + .milliseconds(100))
+        // The peer stored the first batch: that one made its round trip, the second has not.
+        let first = VersionVector([ReplicaID(9): 4])
+        #expect(
+            machine.receive(.ack(document: doc, version: first), now: now + .milliseconds(300))
+                == [.recordAcknowledged(doc, first), .measured(.acknowledgement, .milliseconds(300))])
+        let both = VersionVector([ReplicaID(9): 8])
+        #expect(
+            machine.receive(.ack(document: doc, version: both), now: now + .milliseconds(400))
+                == [.recordAcknowledged(doc, both), .measured(.acknowledgement, .milliseconds(300))])
+        #expect(machine.receive(.ack(document: doc, version: both), now: now + .seconds(1)) == [.recordAcknowledged(doc, both)])
+    }
+
+    @Test func sendsAPeerNeverAcknowledgesAreBounded() {
+        var machine = established()
+        for seq in 1...(SyncSessionStateMachine.maximumTimedSends + 10) {
+            machine.sent(doc, upTo: VersionVector([ReplicaID(9): UInt64(seq)]), at: now)
+        }
+        let all = VersionVector([ReplicaID(9): UInt64(SyncSessionStateMachine.maximumTimedSends + 10)])
+        let measured = machine.receive(.ack(document: doc, version: all), now: now + .seconds(1)).filter {
+            if case .measured = $0 { return true } else { return false }
+        }
+        #expect(measured.count == SyncSessionStateMachine.maximumTimedSends)
     }
 
     @Test func aQuietPeerIsPingedAndASilentOneDropped() {

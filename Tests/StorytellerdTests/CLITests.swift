@@ -8,11 +8,14 @@ import StoryStore
 import Testing
 
 /// Runs the built `storyteller` CLI; its exit status, stdout and stderr.
-func storyteller(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String, errors: String) {
+func storyteller(
+    _ arguments: [String], environment: [String: String] = [:], in directory: String? = nil
+) throws -> (status: Int32, output: String, errors: String) {
     let process = Process()
     process.executableURL = productsDirectory.appendingPathComponent("storyteller")
     process.arguments = arguments
     process.environment = TestEnvironment.make(environment)
+    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
     let (out, err) = (Pipe(), Pipe())
     process.standardOutput = out
     process.standardError = err

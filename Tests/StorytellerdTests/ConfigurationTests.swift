@@ -1,6 +1,8 @@
 import StoryCore
 import StoryIdentity
 import Foundation
+import StoryClient
+import StoryDaemon
 import Testing
 
 /// Flags over environment over config file over defaults, and strict errors,
@@ -33,7 +35,7 @@ import Testing
         let fromFile = try DaemonProcess(arguments: ["--config", file, "--listen", "127.0.0.1:0"], environment: [:])
         defer { fromFile.kill() }
         try await fromFile.waitForLog("ready")
-        #expect(fromFile.errors.contains("debug storytellerd: [storytellerd] settings: listen=127.0.0.1:0"))
+        #expect(fromFile.errors.contains("debug storytellerd: settings: listen=127.0.0.1:0"))
         #expect(fromFile.output.contains("storytellerd from # file"), "a # inside a string is not a comment")
         #expect(try await fromFile.terminate() == 0)
     }
@@ -86,12 +88,17 @@ import Testing
         defer { probe.kill() }
         #expect(try await probe.waitForExit() == 78)
         let listed = try #require(probe.errors.split(separator: "known: ").last?.split(separator: ")").first)
-        let keys = listed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let names = listed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let keys = names.filter { !$0.hasPrefix("[[") }
         #expect(keys.count >= 5)
+        #expect(names.contains("[[peer]]"))
 
         let example = try String(contentsOf: repositoryRoot.appendingPathComponent("Config/storytellerd.example.toml"), encoding: .utf8)
+        // Top-level keys come before the first table; the [[peer]] example is uncommented whole.
+        let parts = example.components(separatedBy: "\n# [[peer]]\n")
+        try #require(parts.count == 2, "the example ends with a commented [[peer]] table")
         var uncommented: [String] = []
-        for line in example.split(separator: "\n") where line.hasPrefix("# ") && line.contains(" = ") {
+        for line in parts[0].split(separator: "\n") where line.hasPrefix("# ") && line.contains(" = ") {
             let body = String(line.dropFirst(2))
             let key = body.split(separator: " ").first.map(String.init) ?? ""
             guard keys.contains(key) else { continue }
@@ -104,11 +111,16 @@ import Testing
         }
         let documented = Set(uncommented.compactMap { $0.split(separator: " ").first.map(String.init) })
         #expect(documented == Set(keys), "every key is in the example")
+        let table = parts[1].split(separator: "\n").map { String($0.dropFirst(2)) }
+        let tableKeys = Set(table.compactMap { $0.split(separator: " ").first.map(String.init) })
+        #expect(tableKeys == Set(DeclaredPeer.keys), "every key of a [[peer]] table is in the example")
         let file = home.path + "/example.toml"
-        try uncommented.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        try (uncommented + ["[[peer]]"] + table).joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
         let daemon = try DaemonProcess(arguments: ["--config", file], environment: [:])
         defer { daemon.kill() }
         try await daemon.waitForLog("ready")
+        let peers = try ControlClient(path: home.path + "/control.sock").get("/v1/peers").json as? [[String: Any]]
+        #expect(peers?.first?["name"] as? String == "edit-suite", "the example's peer is configured")
         #expect(try await daemon.terminate() == 0)
     }
 }

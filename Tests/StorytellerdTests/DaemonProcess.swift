@@ -61,12 +61,29 @@ final class DaemonProcess: Sendable {
     var pid: Int32 { process.processIdentifier }
     var errors: String { collected.text.withLock { $0.errors } }
 
-    init(arguments: [String], environment: [String: String]) throws {
+    /// - Parameter journal: run as systemd runs a service whose stderr is the
+    ///   journal's stream: `JOURNAL_STREAM` names the device and inode of the
+    ///   pipe given as its stderr.
+    /// - Parameter setpriv: run it through `setpriv` with these options
+    ///   (`--reuid=65534 …`: as another user; needs root).
+    init(arguments: [String], environment: [String: String], journal: Bool = false, setpriv: [String]? = nil) throws {
         let process = Process()
-        process.executableURL = productsDirectory.appendingPathComponent("storytellerd")
-        process.arguments = arguments
-        process.environment = TestEnvironment.make(environment)
+        let binary = productsDirectory.appendingPathComponent("storytellerd")
+        if let setpriv {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = setpriv + [binary.path] + arguments
+        } else {
+            process.executableURL = binary
+            process.arguments = arguments
+        }
         let (out, err) = (Pipe(), Pipe())
+        var environment = environment
+        if journal {
+            var info = stat()
+            guard fstat(err.fileHandleForWriting.fileDescriptor, &info) == 0 else { throw TimedOut(description: "fstat of a pipe failed") }
+            environment["JOURNAL_STREAM"] = "\(info.st_dev):\(info.st_ino)"
+        }
+        process.environment = TestEnvironment.make(environment)
         process.standardOutput = out
         process.standardError = err
         self.process = process

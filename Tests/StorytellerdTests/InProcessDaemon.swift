@@ -16,11 +16,18 @@ struct InProcessDaemon {
     var client: ControlClient { ControlClient(path: socket) }
 
     static func start(clock: WallClock = .system) async throws -> InProcessDaemon {
-        let home = try TemporaryDirectory()
+        try await start(in: try TemporaryDirectory(), clock: clock)
+    }
+
+    /// Starts (again) in `home`, with `configure` adding settings (a config file, `metrics-listen` …).
+    static func start(
+        in home: TemporaryDirectory, clock: WallClock = .system, configure: (inout DaemonSettings) throws -> Void = { _ in }
+    ) async throws -> InProcessDaemon {
         var settings = DaemonSettings()
+        try configure(&settings)
         try settings.set("data-dir", to: home.path, source: "test")
         try settings.set("listen", to: "127.0.0.1:0", source: "test")
-        try settings.set("name", to: "in-process", source: "test")
+        if settings.name == nil { try settings.set("name", to: "in-process", source: "test") }
         let daemon = Daemon(settings: settings, environment: TestEnvironment.make(), clock: clock, signals: [])
         let run = Task { try await daemon.run() }
         await daemon.waitUntilReady()
@@ -43,9 +50,10 @@ struct InProcessDaemon {
 
     func post(_ target: String, json: String) async throws -> ControlClient.Response { try await request("POST", target, json: json) }
 
-    func stop() async throws {
+    /// Shuts the daemon down and removes its directory (unless `keepingHome`, for a restart).
+    func stop(keepingHome: Bool = false) async throws {
         await daemon.shutdown()
-        defer { home.remove() }
+        defer { if !keepingHome { home.remove() } }
         try await run.value
     }
 

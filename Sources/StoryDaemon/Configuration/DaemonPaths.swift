@@ -8,6 +8,11 @@ public struct DaemonPaths: Sendable {
     public let dataDirectory: String
     public var identityDirectory: String { dataDirectory + "/identity" }
     public var databasePath: String { dataDirectory + "/storyteller.sqlite" }
+    /// The daemon's scratch space (backup copies on their way to a client):
+    /// in the state directory, which the daemon may write under the hardened
+    /// system unit (its /tmp is private and may be small), and on the same
+    /// disk as the database it copies. Emptied at start.
+    public var temporaryDirectory: String { dataDirectory + "/tmp" }
     /// The socket given, else `control.sock` beside a data directory given
     /// (a daemon of its own: two such never share a socket), else the default
     /// `$XDG_RUNTIME_DIR/storyteller/control.sock` or one in the default state directory.

@@ -15,6 +15,10 @@ public struct DaemonSettings: Equatable, Sendable {
     public var listen = ListenAddress(host: "0.0.0.0", port: DaemonPaths.defaultPeerPort)
     public var name: String?
     public var logLevel = Logger.Level.info
+    /// How log lines are written (text, or one JSON object per line).
+    public var logFormat = LogFormat.text
+    /// Where the Prometheus listener serves `/metrics` (loopback only); nil: off.
+    public var metricsListen: ListenAddress?
     public var maintenanceInterval = 30
     /// Who may use the control socket besides the daemon's own user.
     public var socketAccess = SocketAccess.owner
@@ -25,6 +29,9 @@ public struct DaemonSettings: Equatable, Sendable {
     var heldBackBytes = 16 << 20
     var heldBackBytesPerPeer = 16 << 20
     var heldBackBytesTotal = 48 << 20
+    /// Peers declared in the config file (`[[peer]]` tables), merged into the
+    /// store at start.
+    public private(set) var peers: [DeclaredPeer] = []
 
     /// Where each key set so far came from (`FILE:LINE`, `environment NAME`,
     /// `--flag`); keys not in it have their default.
@@ -33,9 +40,16 @@ public struct DaemonSettings: Equatable, Sendable {
     /// The keys, as written in the config file; the environment variable is
     /// `STORYTELLER_` + the key upper-cased with `_` for `-`.
     public static let keys = [
-        "data-dir", "socket", "socket-group", "listen", "name", "log-level", "maintenance-interval", "accept-shares",
-        "held-back-changes", "held-back-bytes", "held-back-bytes-per-peer", "held-back-bytes-total",
+        "data-dir", "socket", "socket-group", "listen", "name", "log-level", "log-format", "metrics-listen",
+        "maintenance-interval", "accept-shares", "held-back-changes", "held-back-bytes", "held-back-bytes-per-peer",
+        "held-back-bytes-total",
     ]
+
+    /// The tables of the config file (arrays of tables, `[[peer]]`); only the file sets them.
+    public static let tables = ["peer"]
+
+    /// Every key and table, for "known: …" in errors.
+    static var knownKeys: String { (keys + tables.map { "[[\($0)]]" }).joined(separator: ", ") }
 
     /// The store's options these settings give.
     var storeOptions: StoreOptions {
@@ -98,6 +112,13 @@ public struct DaemonSettings: Equatable, Sendable {
                     problem: "'\(text)' is not one of trace, debug, info, notice, warning, error, critical")
             }
             logLevel = level
+        case "log-format":
+            guard let format = LogFormat(rawValue: text) else {
+                throw ConfigError(source: source, key: key, problem: "'\(text)' is not text or json")
+            }
+            logFormat = format
+        case "metrics-listen":
+            metricsListen = try Self.metricsAddress(text, source: source, key: key)
         case "maintenance-interval":
             guard let seconds = Int(text), (1...86_400).contains(seconds) else {
                 throw ConfigError(source: source, key: key, problem: "'\(text)' is not a number of seconds in 1...86400")
@@ -123,8 +144,28 @@ public struct DaemonSettings: Equatable, Sendable {
             default: heldBackBytesTotal = bytes
             }
         default:
-            throw ConfigError(source: source, key: key, problem: "is not a known key (known: \(Self.keys.joined(separator: ", ")))")
+            throw ConfigError(source: source, key: key, problem: "is not a known key (known: \(Self.knownKeys))")
         }
+    }
+
+    /// The metrics listener's address: empty for none, else a loopback
+    /// `HOST:PORT`. Loopback only: `/metrics` has no authentication and names
+    /// this daemon's peers (ids and names) and how busy each link is, which
+    /// is nobody else's business on the network (docs/operations.md says how
+    /// to scrape from another machine).
+    static func metricsAddress(_ text: String, source: String, key: String) throws(ConfigError) -> ListenAddress? {
+        guard !text.isEmpty else { return nil }
+        guard let address = try? ListenAddress(text) else {
+            throw ConfigError(source: source, key: key, problem: "'\(text)' is not HOST:PORT with a port in 0...65535 (or \"\" for none)")
+        }
+        guard address.isLoopback else {
+            throw ConfigError(
+                source: source, key: key,
+                problem: "'\(text)' is not a loopback address: the metrics listener has no authentication and names this "
+                    + "daemon's peers, so it listens on 127.0.0.1, [::1] or localhost only (to scrape from another machine, "
+                    + "see \"Metrics\" in docs/operations.md)")
+        }
+        return address
     }
 
     /// Applies a config file in TOML (parsed by TOMLKit): top-level keys with
@@ -149,10 +190,15 @@ public struct DaemonSettings: Equatable, Sendable {
         let keys = table.keys.sorted { Self.line(of: $0, in: text) < Self.line(of: $1, in: text) }
         for key in keys {
             let source = "\(path):\(Self.line(of: key, in: text))"
-            guard Self.keys.contains(key) else {
-                throw ConfigError(source: source, key: key, problem: "is not a known key (known: \(Self.keys.joined(separator: ", ")))")
+            guard Self.keys.contains(key) || Self.tables.contains(key) else {
+                throw ConfigError(source: source, key: key, problem: "is not a known key (known: \(Self.knownKeys))")
             }
             guard let value = table[key] else { continue }
+            if key == "peer" {
+                peers = try DeclaredPeer.peers(from: value, path: path, text: text)
+                sources[key] = source
+                continue
+            }
             let valueText: String
             switch value.type {
             case .string: valueText = value.string ?? ""
@@ -189,11 +235,15 @@ public struct DaemonSettings: Equatable, Sendable {
         let values: [(String, String)] = [
             ("data-dir", quoted(paths.dataDirectory)), ("socket", quoted(paths.socketPath)), ("socket-group", quoted(socketGroup)),
             ("listen", quoted("\(listen.host):\(listen.port)")), ("name", quoted(name)), ("log-level", quoted(logLevel.rawValue)),
+            ("log-format", quoted(logFormat.rawValue)), ("metrics-listen", quoted(metricsListen.map(\.description) ?? "")),
             ("maintenance-interval", "\(maintenanceInterval)"), ("accept-shares", "\(acceptShares)"),
             ("held-back-changes", "\(heldBackChanges)"), ("held-back-bytes", "\(heldBackBytes)"),
             ("held-back-bytes-per-peer", "\(heldBackBytesPerPeer)"), ("held-back-bytes-total", "\(heldBackBytesTotal)"),
         ]
-        return values.map { key, value in "\(key) = \(value)  # \(sources[key] ?? "default")" }.joined(separator: "\n") + "\n"
+        var text = values.map { key, value in "\(key) = \(value)  # \(sources[key] ?? "default")" }.joined(separator: "\n") + "\n"
+        // Tables come after every top-level key, as TOML wants.
+        for peer in peers { text += "\n" + peer.toml }
+        return text
     }
 
     /// A path with `~` (at its start: the home directory) and `$NAME` or
@@ -238,6 +288,10 @@ public struct DaemonSettings: Equatable, Sendable {
         return result + rest
     }
 
+    /// `STORYTELLER_*` variables that are not settings of the daemon but are
+    /// meant for it or for the CLI beside it (no warning about them).
+    static let otherVariables: Set = ["STORYTELLER_CONFIG", "STORYTELLER_SYSTEM_SOCKET", "STORYTELLER_PROJECT"]
+
     /// Applies `STORYTELLER_<KEY>` variables. Other `STORYTELLER_*` names are
     /// returned so the daemon can warn about them (they may belong to tools).
     public mutating func apply(environment: [String: String]) throws(ConfigError) -> [String] {
@@ -246,7 +300,7 @@ public struct DaemonSettings: Equatable, Sendable {
         for (name, value) in environment.sorted(by: { $0.key < $1.key }) where name.hasPrefix("STORYTELLER_") {
             if let key = known[name] {
                 try set(key, to: value, source: "environment \(name)")
-            } else if name != "STORYTELLER_CONFIG" {
+            } else if !Self.otherVariables.contains(name) {
                 unknown.append(name)
             }
         }

@@ -1,6 +1,8 @@
+import Foundation
+
 /// A TCP address to listen on.
 /// `HOST:PORT`, with `[v6]:PORT` for IPv6 literals.
-public struct ListenAddress: Equatable, Sendable {
+public struct ListenAddress: Equatable, Sendable, CustomStringConvertible {
     public struct Invalid: Error {}
 
     public let host: String
@@ -19,5 +21,22 @@ public struct ListenAddress: Equatable, Sendable {
         guard !host.isEmpty else { throw Invalid() }
         self.host = host
         self.port = port
+    }
+
+    /// `HOST:PORT`, with brackets around an IPv6 host.
+    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+
+    /// Whether the host is this machine's loopback: `localhost`, an IPv4
+    /// address in 127.0.0.0/8 or `::1` (names other than `localhost` are not
+    /// resolved: what they resolve to can change).
+    public var isLoopback: Bool {
+        if host == "localhost" { return true }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, host, &v6) == 1 {
+            return withUnsafeBytes(of: &v6) { bytes in bytes.prefix(15).allSatisfy { $0 == 0 } && bytes[15] == 1 }
+        }
+        return false
     }
 }

@@ -2,6 +2,8 @@ import Foundation
 import Hummingbird
 import StoryAPI
 import StoryCore
+import NIOCore
+import NIOPosix
 import StoryStore
 
 /// `status`, `version`, `identity`, `search` and `backup`.
@@ -16,9 +18,7 @@ extension ControlAPI {
             guard let query = request.query["q"], !query.isEmpty else { throw APIError(.badRequest, "give the text to find as ?q=") }
             return .json(try await search(query))
         }
-        routes.post("backup") { request, context in
-            .json(try await backup(try await request.decode(API.BackupRequest.self, context: context)))
-        }
+        routes.get("backup") { _, _ in try await backup() }
     }
 
     func status() async throws -> API.Status {
@@ -60,23 +60,88 @@ extension ControlAPI {
         return hits
     }
 
-    /// A consistent copy of the database, made while edits and sync go on.
-    func backup(_ request: API.BackupRequest) async throws -> API.Backup {
-        let path = request.path
-        guard path.hasPrefix("/") else { throw APIError(.badRequest, "'path' must be absolute (the daemon's working directory is not yours)") }
-        guard !FileManager.default.fileExists(atPath: path) else { throw APIError(.conflict, "\(path) already exists") }
+    /// A consistent copy of the database, made while edits and sync go on,
+    /// streamed to the client (which writes the file as its own user, where
+    /// it likes: the daemon under the hardened unit can write neither the
+    /// caller's home nor the real /tmp).
+    ///
+    /// The copy is made first, with SQLite's online backup, into the daemon's
+    /// scratch directory in the state directory (so a full disk is a 507
+    /// before any byte is sent), opened, and unlinked at once: the open file
+    /// is all that is left of it, freed when the answer is sent, the client
+    /// leaves or the daemon stops, whatever happens. Its size is the
+    /// answer's Content-Length.
+    func backup() async throws -> Response {
+        let manager = FileManager.default
+        do {
+            try manager.createDirectory(atPath: temporaryDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            logger.error("cannot make \(temporaryDirectory) for a backup: \(error)")
+            throw APIError(.storeFailure, "the backup failed: cannot use the daemon's scratch directory \(temporaryDirectory)")
+        }
+        let path = temporaryDirectory + "/backup-\(UUID().uuidString).sqlite"
         do {
             try await store.backup(to: path)
         } catch let error as StoreError {
-            try? FileManager.default.removeItem(atPath: path)
-            if error.isDiskFull { throw APIError(.insufficientStorage, "the disk holding \(path) is full; nothing was written") }
-            if error.code == .cannotOpen || error.code == .readOnly {
-                throw APIError(.badRequest, "the daemon cannot write \(path): \(error.message)")
+            try? manager.removeItem(atPath: path)
+            if error.isDiskFull {
+                throw APIError(.insufficientStorage, "the disk holding the daemon's state (\(temporaryDirectory)) has no room for a copy of the database; nothing was sent")
             }
-            logger.error("backup to \(path) failed: \(error)")
+            logger.error("backup failed: \(error)")
             throw APIError(.storeFailure, "the backup failed: \(error.message)")
         }
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-        return API.Backup(path: path, bytes: size)
+        let file = OpenBackup(path: path)
+        unlink(path)
+        guard let file else { throw APIError(.storeFailure, "the backup failed: cannot open the copy \(path)") }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "application/octet-stream", .contentDisposition: "attachment; filename=\"storyteller-backup.sqlite\""],
+            body: ResponseBody(contentLength: file.size) { writer in
+                var offset = 0
+                while offset < file.size {
+                    let start = offset
+                    let chunk = try await NIOThreadPool.singleton.runIfActive { try file.read(at: start, count: OpenBackup.chunkBytes) }
+                    guard chunk.readableBytes > 0 else { throw APIError(.storeFailure, "the backup copy ended early") }
+                    offset += chunk.readableBytes
+                    try await writer.write(chunk)
+                }
+                try await writer.finish(nil)
+            })
+    }
+}
+
+/// A backup copy being sent: an open file whose name is already gone,
+/// closed (and so freed) when the last reference to it goes.
+final class OpenBackup: Sendable {
+    /// Bytes read and sent at a time.
+    static let chunkBytes = 256 << 10
+
+    let descriptor: Int32
+    let size: Int
+
+    init?(path: String) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            close(descriptor)
+            return nil
+        }
+        self.descriptor = descriptor
+        size = Int(info.st_size)
+    }
+
+    deinit { close(descriptor) }
+
+    /// Up to `count` bytes at `offset` (blocking: run it off the event loops).
+    func read(at offset: Int, count: Int) throws -> ByteBuffer {
+        var buffer = ByteBuffer()
+        let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
+            max(0, pread(descriptor, raw.baseAddress, count, off_t(offset)))
+        }
+        guard read > 0 || count == 0 else {
+            throw APIError(.storeFailure, "cannot read the backup copy: \(String(cString: strerror(errno)))")
+        }
+        return buffer
     }
 }

@@ -22,6 +22,8 @@ struct ControlAPI: Sendable {
     let started: ContinuousClock.Instant
     let clock: WallClock
     let metrics: DaemonMetrics
+    /// The daemon's scratch directory (backup copies on their way out).
+    let temporaryDirectory: String
     let logger: Logger
 
     /// Request bodies are at most 1 MiB (a stroke of 100,000 points fits).

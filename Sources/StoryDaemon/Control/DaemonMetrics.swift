@@ -5,6 +5,7 @@ import Prometheus
 import StoryAPI
 import StoryStore
 import StorySync
+import Synchronization
 
 /// The daemon's metrics, through swift-metrics with swift-prometheus behind
 /// it: counters and histograms recorded where things happen (sync bytes in
@@ -33,6 +34,9 @@ final class DaemonMetrics: Sendable {
     private let pendingPeers: Prometheus.Gauge
     private let connectedPeers: Prometheus.Gauge
     private let uptime: Prometheus.Gauge
+    /// `storyteller_peer_up{peer, name}` per configured peer, by its labels
+    /// (a renamed or removed peer's old series is unregistered).
+    private let peerUp = Mutex<[[String]: Prometheus.Gauge]>([:])
 
     init() {
         let registry = Self.registry
@@ -66,8 +70,41 @@ final class DaemonMetrics: Sendable {
         storedChanges.set(Double(documents.reduce(0) { $0 + $1.changeCount }))
         configuredPeers.set(Double(peers.filter { $0.state == .configured }.count))
         pendingPeers.set(Double(peers.filter { $0.state == .pending }.count))
-        connectedPeers.set(Double(await manager.status().filter(\.isEstablished).count))
+        let sessions = await manager.status()
+        let connected = Set(sessions.filter(\.isEstablished).map(\.peer))
+        connectedPeers.set(Double(connected.count))
         uptime.set(Double(uptimeSeconds))
+        let announced = Dictionary(sessions.compactMap { status in status.name.map { (status.peer, $0) } }) { first, _ in first }
+        setPeerUp(
+            peers.filter { $0.state == .configured }.map { peer in
+                (labels: [peer.id.short, peer.name ?? announced[peer.id] ?? ""], up: connected.contains(peer.id))
+            })
         return Self.registry.emitToString()
+    }
+
+    /// One `storyteller_peer_up` series per configured peer: 1 while a
+    /// session with it is established, else 0. Its labels are the peer's
+    /// short id (the label of every per-peer series) and its name (the one
+    /// given here, else the one it announced), so a query can join names
+    /// onto the other series on `peer`.
+    private func setPeerUp(_ peers: [(labels: [String], up: Bool)]) {
+        peerUp.withLock { gauges in
+            let current = Set(peers.map(\.labels))
+            for (labels, gauge) in gauges where !current.contains(labels) {
+                Self.registry.unregisterGauge(gauge)
+                gauges[labels] = nil
+            }
+            for (labels, up) in peers {
+                let gauge =
+                    gauges[labels]
+                    ?? Self.registry.makeGauge(
+                        descriptor: MetricNameDescriptor(
+                            namespace: "storyteller", metricName: "peer_up", unitName: "",
+                            helpText: "1 while a session with this configured peer is established, else 0."),
+                        labels: [("peer", labels[0]), ("name", labels[1])])
+                gauges[labels] = gauge
+                gauge.set(up ? 1.0 : 0.0)
+            }
+        }
     }
 }

@@ -1,0 +1,166 @@
+import Foundation
+import StoryCore
+import TOMLKit
+
+/// A peer declared in the config file, for provisioning a machine:
+///
+/// ```toml
+/// [[peer]]
+/// id = "QCRP7LQ-7DQ2KPY-A5I4PGB-SEDLTCF-QT6QNXH-RVJR5AR-A4IOYWZ-TG7NPAO"
+/// name = "bob"
+/// addresses = ["bob-laptop.local:7460", "100.64.0.12:7460"]
+/// auto-accept = true
+/// ```
+///
+/// At every start the daemon makes each one a configured peer (accepting it
+/// if it was pending); the fields a table sets win over what was set at run
+/// time, the others are left as they are. The store keeps one address per
+/// peer (the first); the others are tried in turn when it does not answer.
+public struct DeclaredPeer: Equatable, Sendable {
+    public var id: PeerID
+    public var name: String?
+    /// `HOST:PORT`s to dial, in order; empty: this daemon waits for the peer to dial.
+    public var addresses: [String] = []
+    /// Take the documents this peer shares without asking (overrides `accept-shares` for it).
+    public var autoAccept: Bool?
+    /// Where its `[[peer]]` table is (`FILE:LINE`).
+    public var source: String
+
+    public init(id: PeerID, name: String? = nil, addresses: [String] = [], autoAccept: Bool? = nil, source: String) {
+        self.id = id
+        self.name = name
+        self.addresses = addresses
+        self.autoAccept = autoAccept
+        self.source = source
+    }
+
+    /// The keys a `[[peer]]` table may have.
+    public static let keys = ["id", "name", "addresses", "auto-accept"]
+
+    /// At most this many addresses per peer (each may cost a connect timeout per attempt).
+    static let maximumAddresses = 16
+
+    /// The peers of the `peer` key of a config file: an array of tables, each
+    /// checked strictly (a peer id with valid check characters, no id twice,
+    /// no unknown key, values of the right kind).
+    /// - Parameters:
+    ///   - path: the file, and `text` its contents, for `FILE:LINE` in errors.
+    /// - Throws: `ConfigError` naming the file, the line and the key.
+    static func peers(from value: any TOMLValueConvertible, path: String, text: String) throws(ConfigError) -> [DeclaredPeer] {
+        let entries = TableLines.entries(of: "peer", in: text)
+        let fallbackLine = DaemonSettings.line(of: "peer", in: text)
+        guard value.type == .array, let array = value.array else {
+            throw ConfigError(
+                source: "\(path):\(fallbackLine)", key: "peer",
+                problem: "must be [[peer]] tables (with \(keys.joined(separator: ", "))), not a \(value.type)")
+        }
+        var peers: [DeclaredPeer] = []
+        for (index, element) in array.enumerated() {
+            let lines = index < entries.count ? entries[index] : TableLines.Entry(header: fallbackLine, keys: [:])
+            func source(_ key: String? = nil) -> String { "\(path):\(key.flatMap { lines.keys[$0] } ?? lines.header)" }
+            guard element.type == .table, let table = element.table else {
+                throw ConfigError(source: source(), key: "peer", problem: "must be [[peer]] tables, not a list of \(element.type)s")
+            }
+            for key in table.keys.sorted(by: { (lines.keys[$0] ?? 0) < (lines.keys[$1] ?? 0) }) where !keys.contains(key) {
+                throw ConfigError(
+                    source: source(key), key: "peer.\(key)", problem: "is not a key of a [[peer]] table (known: \(keys.joined(separator: ", ")))")
+            }
+            guard let idValue = table["id"] else {
+                throw ConfigError(source: source(), key: "peer", problem: "has no 'id' (the peer's id, as `storyteller id` prints it there)")
+            }
+            guard let idText = idValue.string else {
+                throw ConfigError(source: source("id"), key: "peer.id", problem: "must be a string, not a \(idValue.type)")
+            }
+            guard let id = PeerID(idText) else {
+                throw ConfigError(
+                    source: source("id"), key: "peer.id",
+                    problem: "'\(idText)' is not a peer id (8 groups of 7 characters as `storyteller id` prints it; "
+                        + "a mistyped character fails the check characters)")
+            }
+            if let first = peers.first(where: { $0.id == id }) {
+                throw ConfigError(source: source("id"), key: "peer.id", problem: "\(id.short)… is declared twice (first at \(first.source))")
+            }
+            var peer = DeclaredPeer(id: id, source: source())
+            if let nameValue = table["name"] {
+                guard let name = nameValue.string else {
+                    throw ConfigError(source: source("name"), key: "peer.name", problem: "must be a string, not a \(nameValue.type)")
+                }
+                guard !name.isEmpty, name.utf8.count <= 64, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+                else {
+                    throw ConfigError(source: source("name"), key: "peer.name", problem: "must be 1 to 64 bytes without control characters")
+                }
+                peer.name = name
+            }
+            if let addressesValue = table["addresses"] {
+                guard let list = addressesValue.array else {
+                    throw ConfigError(
+                        source: source("addresses"), key: "peer.addresses",
+                        problem: "must be a list of \"HOST:PORT\" strings (addresses = [\"b.local:7460\"]), not a \(addressesValue.type)")
+                }
+                guard list.count <= maximumAddresses else {
+                    throw ConfigError(source: source("addresses"), key: "peer.addresses", problem: "has more than \(maximumAddresses) addresses")
+                }
+                for item in list {
+                    guard let address = item.string, let parsed = try? ListenAddress(address), parsed.port > 0 else {
+                        throw ConfigError(
+                            source: source("addresses"), key: "peer.addresses",
+                            problem: "\(item.debugDescription) is not \"HOST:PORT\" with a port in 1...65535")
+                    }
+                    if !peer.addresses.contains(address) { peer.addresses.append(address) }
+                }
+            }
+            if let acceptValue = table["auto-accept"] {
+                guard let flag = acceptValue.bool else {
+                    throw ConfigError(source: source("auto-accept"), key: "peer.auto-accept", problem: "must be true or false, not \(acceptValue.debugDescription)")
+                }
+                peer.autoAccept = flag
+            }
+            peers.append(peer)
+        }
+        return peers
+    }
+
+    /// The peer as a `[[peer]]` table, with where it was declared (`--print-config`).
+    var toml: String {
+        func quoted(_ text: String) -> String {
+            "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
+        var lines = ["[[peer]]  # \(source)", "id = \(quoted(id.description))"]
+        if let name { lines.append("name = \(quoted(name))") }
+        lines.append("addresses = [\(addresses.map(quoted).joined(separator: ", "))]")
+        if let autoAccept { lines.append("auto-accept = \(autoAccept)") }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// Where the tables of an array of tables (`[[name]]`) and their keys are in
+/// a TOML file: TOMLKit gives positions only for syntax errors, and errors
+/// must say the line.
+enum TableLines {
+    struct Entry: Equatable {
+        /// The line of the `[[name]]` header.
+        var header: Int
+        /// The line of each key set in the table.
+        var keys: [String: Int]
+    }
+
+    /// The `[[name]]` tables of `text`, in order (keys of sub-tables are not tracked).
+    static func entries(of name: String, in text: String) -> [Entry] {
+        var entries: [Entry] = []
+        var inside = false
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("[") {
+                let header = line.prefix { $0 != "#" }.replacingOccurrences(of: " ", with: "")
+                inside = header == "[[\(name)]]"
+                if inside { entries.append(Entry(header: index + 1, keys: [:])) }
+                continue
+            }
+            guard inside, let equals = line.firstIndex(of: "="), !line.hasPrefix("#") else { continue }
+            var key = line[..<equals].trimmingCharacters(in: .whitespaces)
+            if key.count >= 2, let first = key.first, first == "\"" || first == "'", key.last == first { key = String(key.dropFirst().dropLast()) }
+            if entries[entries.count - 1].keys[key] == nil { entries[entries.count - 1].keys[key] = index + 1 }
+        }
+        return entries
+    }
+}
