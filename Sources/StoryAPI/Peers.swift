@@ -151,13 +151,17 @@ extension API {
         public let connected: Bool
         /// Changes known here that the peer has not acknowledged (null: it never acknowledged any).
         public let behind: UInt64?
+        /// Changes the peer has (as it advertised them) that are not here yet:
+        /// what is still to be received (null: not connected, so unknown).
+        public let ahead: UInt64?
 
-        public init(peer: String, mode: String, role: String, connected: Bool, behind: UInt64?) {
+        public init(peer: String, mode: String, role: String, connected: Bool, behind: UInt64?, ahead: UInt64? = nil) {
             self.peer = peer
             self.mode = mode
             self.role = role
             self.connected = connected
             self.behind = behind
+            self.ahead = ahead
         }
     }
 }

@@ -28,6 +28,9 @@ public struct PeerStatus: Sendable, Hashable {
     /// Bytes this connection carried, counted below TLS.
     public var bytesSent: Int
     public var bytesReceived: Int
+    /// What the peer has of each shared document, as it advertised or
+    /// acknowledged it (for "N changes to receive").
+    public var peerVersions: [DocumentID: VersionVector] = [:]
 }
 
 /// What happens to this daemon's peer connections, as `PeerManager.events()`
@@ -161,7 +164,7 @@ public actor PeerManager {
         sessions.values.map {
             PeerStatus(
                 peer: $0.peer, name: $0.peerName, isEstablished: $0.isEstablished, dialed: $0.dialed, documents: $0.documentIDs,
-                address: $0.address, bytesSent: $0.bytes.sent, bytesReceived: $0.bytes.received)
+                address: $0.address, bytesSent: $0.bytes.sent, bytesReceived: $0.bytes.received, peerVersions: $0.peerVersions)
         }.sorted { $0.peer < $1.peer }
     }
 

@@ -79,6 +79,15 @@ final class PeerSession: Sendable {
     var peerName: String? { machine.withLock { $0.peerName } }
     var documentIDs: [DocumentID] { machine.withLock { $0.documentIDs } }
 
+    /// What the peer is known to have of each document it advertised.
+    var peerVersions: [DocumentID: VersionVector] {
+        machine.withLock { machine in
+            var versions: [DocumentID: VersionVector] = [:]
+            for id in machine.documentIDs { if let version = machine.peerVersion(of: id) { versions[id] = version } }
+            return versions
+        }
+    }
+
     /// Runs until either side closes, the peer goes silent, or the task is cancelled.
     ///
     /// Only the writer ends a session normally: the reader and the ticker queue

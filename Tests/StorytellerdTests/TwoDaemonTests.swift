@@ -163,7 +163,7 @@ import Testing
         #expect(try connected(a) == 0, "a refuses b's dialing while paused")
         #expect(try projectBody(project, on: a) != projectBody(project, on: b), "nothing crossed while paused")
         let pausedStatus = try a.cli("status").output
-        #expect(pausedStatus.range(of: "\(bID.prefix(7)) [1-9][0-9]* behind \\(offline\\)", options: .regularExpression) != nil, "\(pausedStatus)")
+        #expect(pausedStatus.range(of: "  b [1-9][0-9]* behind \\(offline\\)", options: .regularExpression) != nil, "peers by name: \(pausedStatus)")
 
         // A restart keeps the pause (a comes back on a new port; it would dial b, but does not).
         #expect(try await a.daemon.terminate() == 0)
@@ -182,9 +182,10 @@ import Testing
             else { return false }
             return scenes.first?["title"] as? String == "From b" && (scenes.first?["shots"] as? [Any])?.count == 1
         }
-        try await eventually("a's status says b is in sync") {
-            try again.cli("status").output.contains("\(project)  Shared  ") && again.cli("status").output.contains("\(bID.prefix(7)) in sync")
-        }
+        let waited = try again.cli("status", "--wait", "--timeout", "30")
+        #expect(waited.status == 0, "status --wait ends when b is in sync: \(waited.errors)")
+        #expect(waited.output.contains("sync with b:      in sync") && waited.output.contains("b in sync"), "\(waited.output)")
+        #expect(waited.output.range(of: "Shared +[0-9]+ +b in sync +\(project.prefix(7))", options: .regularExpression) != nil, "\(waited.output)")
         #expect(try again.cli("peers", "pause", "AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA").status == 1)
     }
 

@@ -23,7 +23,10 @@ extension ControlAPI {
 
     func status() async throws -> API.Status {
         let documents = try await store.documents()
-        let sessions = Set(await manager.status().filter(\.isEstablished).map(\.peer))
+        let established = await manager.status().filter(\.isEstablished)
+        let sessions = Set(established.map(\.peer))
+        var advertised: [PeerID: [DocumentID: VersionVector]] = [:]
+        for session in established { advertised[session.peer] = session.peerVersions }
         let bytes = await manager.totalBytes
         var sync: [API.DocumentSync] = []
         let members = try await store.members()
@@ -36,6 +39,9 @@ extension ControlAPI {
                     connected: sessions.contains(member.peer),
                     behind: acknowledged[member.peer].map { theirs in
                         version.sortedEntries.reduce(0) { $0 + ($1.seq > theirs[$1.replica] ? $1.seq - theirs[$1.replica] : 0) }
+                    },
+                    ahead: advertised[member.peer]?[record.id].map { theirs in
+                        theirs.sortedEntries.reduce(0) { $0 + ($1.seq > version[$1.replica] ? $1.seq - version[$1.replica] : 0) }
                     })
             }
             sync.append(
