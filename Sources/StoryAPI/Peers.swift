@@ -22,8 +22,12 @@ extension API {
         public let connected: Bool
         /// Sync with it is paused (`peers pause`).
         public let paused: Bool
+        /// When it was added (milliseconds since 1970), and as ISO 8601 in `addedAt`.
         public let added: Int64
+        public let addedAt: String
+        /// When it was last connected (milliseconds since 1970), and as ISO 8601 in `lastSeenAt`.
         public let lastSeen: Int64?
+        public let lastSeenAt: String?
         public let lastAddress: String?
         /// The name the peer gave itself in its hello (its `--name`), when connected now or last time.
         public let announcedName: String?
@@ -58,6 +62,8 @@ extension API {
             self.added = added
             self.lastSeen = lastSeen
             self.lastAddress = lastAddress
+            self.addedAt = API.isoTime(milliseconds: added)
+            self.lastSeenAt = lastSeen.map { API.isoTime(milliseconds: $0) }
             self.announcedName = announcedName
             self.connection = connection
         }

@@ -5,7 +5,9 @@ extension API {
         /// Always `project`.
         public let kind: String
         public let name: String?
+        /// When it was created (milliseconds since 1970), and as ISO 8601 in `createdAt`.
         public let created: Int64
+        public let createdAt: String
         public let deleted: Bool
 
         public init(id: String, name: String?, created: Int64, deleted: Bool) {
@@ -13,6 +15,7 @@ extension API {
             self.kind = "project"
             self.name = name
             self.created = created
+            self.createdAt = API.isoTime(milliseconds: created)
             self.deleted = deleted
         }
     }

@@ -11,26 +11,32 @@ struct Tree: ParsableCommand {
     func run() throws {
         let library = try options.call(API.Library.self, "GET", "/v1/library")
         guard !options.json else { return }
+        let projects = library.nodes.compactMap(\.project) + library.shared.flatMap { $0.nodes.compactMap(\.project) }
+        let short = API.shortIDs(projects)
         let shown = library.nodes.filter { !$0.inTrash }
         if shown.isEmpty { print("(the library is empty: storyteller projects create NAME)") }
-        for node in shown { print(Self.line(node)) }
+        for node in shown { print(Self.line(node, short: short)) }
         let trashed = library.nodes.filter(\.inTrash)
         if trash && !trashed.isEmpty {
             print("Trash")
-            for node in trashed { print("  " + Self.line(node)) }
+            for node in trashed { print("  " + Self.line(node, short: short)) }
         }
+        let names = Names(options)
         for shared in library.shared {
             print("")
-            print("Library shared by \(text(shared.owner).prefix(7)) (this machine is \(shared.role == "editor" ? "an editor" : "a reader"))  [\(shared.id)]")
-            for node in shared.nodes where !node.inTrash { print("  " + Self.line(node)) }
+            let owner = shared.owner.map { "\(names.who($0, local: false, me: nil)) (\($0.prefix(7)))" } ?? "a peer"
+            print("Library shared by \(owner), this machine is \(shared.role == "editor" ? "an editor" : "a reader")")
+            for node in shared.nodes where !node.inTrash { print("  " + Self.line(node, short: short)) }
         }
     }
 
-    static func line(_ node: API.LibraryNode) -> String {
+    /// "Films/" for a folder, "Night Train  3f2a9c1" for a project (its short id, as commands take it).
+    static func line(_ node: API.LibraryNode, short: [String: String]) -> String {
         let indent = String(repeating: "  ", count: node.depth)
-        if node.kind == "folder" { return "\(indent)\(text(node.name))/  [\(node.id)]" }
-        let missing = node.available == false ? ", not on this machine" : ""
-        return "\(indent)\(text(node.name))  (project \(text(node.project))\(missing))  [\(node.id)]"
+        if node.kind == "folder" { return "\(indent)\(text(node.name))/" }
+        let missing = node.available == false ? "  (not on this machine)" : ""
+        let id = node.project.map { short[$0] ?? $0 } ?? "-"
+        return "\(indent)\(text(node.name))  \(id)\(missing)"
     }
 }
 
