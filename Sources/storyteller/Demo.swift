@@ -10,7 +10,12 @@ import StoryClient
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run two daemons on loopback, edit offline on both, and show them merge.",
-        discussion: "Needs storytellerd next to this program or on PATH (or --daemon). Leaves nothing behind unless --keep.")
+        discussion: """
+            Needs storytellerd next to this program or on PATH (or --daemon). Leaves nothing behind unless --keep.
+
+            Example:
+              storyteller demo --keep
+            """)
 
     @Option(help: "The storytellerd binary (default: next to this program, else on PATH).") var daemon: String?
     @Flag(help: "Keep the temporary directory (databases and logs) for a look afterwards.") var keep = false

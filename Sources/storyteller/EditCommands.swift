@@ -62,6 +62,8 @@ enum Help {
     static let scene = ArgumentHelp("The scene: its number (2), title, or id prefix.", valueName: "scene")
     static let shot = ArgumentHelp("The shot: its label (1-2 or 1B) or id prefix.", valueName: "shot")
     static let layer = ArgumentHelp("The layer: its name (in its shot), SHOT/NAME like 1-2/ink, or id prefix.", valueName: "layer")
+    static let node = ArgumentHelp(
+        "A folder or project entry: its path of names from the root (Films/Shorts), its id, root or incoming.", valueName: "node")
     static let peer = ArgumentHelp("The peer: its name, id or id prefix (as `storyteller peers` shows).", valueName: "peer")
     static let stroke = ArgumentHelp("The stroke: its number in the layer (as `strokes list` shows) or id prefix.", valueName: "stroke")
 }

@@ -4,7 +4,9 @@ import StoryAPI
 
 /// `tree`: the library's folders and projects, indented.
 struct Tree: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "The library: folders and projects (and what is in the trash).")
+    static let configuration = CommandConfiguration(
+        abstract: "The library: folders and projects (and what is in the trash).",
+        discussion: "Projects show with the short id commands take.\n\nExamples:\n  storyteller tree\n  storyteller tree --trash")
     @Flag(help: "Also list the trash.") var trash = false
     @OptionGroup var options: ClientOptions
 
@@ -55,8 +57,10 @@ struct Folders: ParsableCommand {
     }
 
     struct Create: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a folder; prints its id.")
-        @Argument var name: String
+        static let configuration = CommandConfiguration(
+            abstract: "Create a folder; prints its id.",
+            discussion: "Examples:\n  storyteller folders create Films\n  storyteller folders create Shorts --in Films")
+        @Argument(help: "The folder's name.") var name: String
         @Option(name: .customLong("in"), help: "The folder to create it in (default: the root).") var parent: String?
         @Option(help: "Its position among the folder's children (default: last).") var index: Int?
         @OptionGroup var options: ClientOptions
@@ -68,9 +72,10 @@ struct Folders: ParsableCommand {
     }
 
     struct Rename: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Rename a folder or project entry.")
-        @Argument var node: String
-        @Argument var name: String
+        static let configuration = CommandConfiguration(
+            abstract: "Rename a folder or project entry.", discussion: "Example:\n  storyteller folders rename Films/Shorts \"Short films\"")
+        @Argument(help: Help.node) var node: String
+        @Argument(help: "The new name.") var name: String
         @OptionGroup var options: ClientOptions
 
         func run() throws {
@@ -79,9 +84,11 @@ struct Folders: ParsableCommand {
     }
 
     struct Describe: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Set the description of a folder or project entry.")
-        @Argument var node: String
-        @Argument var description: String
+        static let configuration = CommandConfiguration(
+            abstract: "Set the description of a folder or project entry.",
+            discussion: "Example:\n  storyteller folders describe Films \"Everything for the festival\"")
+        @Argument(help: Help.node) var node: String
+        @Argument(help: "The description.") var description: String
         @OptionGroup var options: ClientOptions
 
         func run() throws {
@@ -92,8 +99,10 @@ struct Folders: ParsableCommand {
     }
 
     struct Move: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Move a folder or project entry into another folder.")
-        @Argument var node: String
+        static let configuration = CommandConfiguration(
+            abstract: "Move a folder or project entry into another folder.",
+            discussion: "Example:\n  storyteller folders move \"Films/Night Train\" --to Archive")
+        @Argument(help: Help.node) var node: String
         @Option(help: "The folder to move it into.") var to: String
         @Option(help: "Its position there (default: last).") var index: Int?
         @OptionGroup var options: ClientOptions
@@ -106,8 +115,10 @@ struct Folders: ParsableCommand {
     }
 
     struct Reorder: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Move a folder or project entry to another position in its folder.")
-        @Argument var node: String
+        static let configuration = CommandConfiguration(
+            abstract: "Move a folder or project entry to another position in its folder.",
+            discussion: "Example:\n  storyteller folders reorder Films/Shorts 0")
+        @Argument(help: Help.node) var node: String
         @Argument(help: "The new position (0 = first).") var index: Int
         @OptionGroup var options: ClientOptions
 
@@ -118,8 +129,9 @@ struct Folders: ParsableCommand {
     }
 
     struct Delete: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Move a folder (and what it holds) to the trash.")
-        @Argument var node: String
+        static let configuration = CommandConfiguration(
+            abstract: "Move a folder (and what it holds) to the trash.", discussion: "Example:\n  storyteller folders delete Films/Old")
+        @Argument(help: Help.node) var node: String
         @OptionGroup var options: ClientOptions
 
         func run() throws {
@@ -128,8 +140,10 @@ struct Folders: ParsableCommand {
     }
 
     struct Restore: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Bring a folder back from the trash, into the folder it was in.")
-        @Argument var node: String
+        static let configuration = CommandConfiguration(
+            abstract: "Bring a folder back from the trash, into the folder it was in.",
+            discussion: "Example:\n  storyteller folders restore Films/Old")
+        @Argument(help: "The folder in the trash: its id, or its path as it was (`storyteller tree --trash`).") var node: String
         @OptionGroup var options: ClientOptions
 
         func run() throws {

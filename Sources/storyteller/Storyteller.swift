@@ -303,7 +303,8 @@ func duration(_ seconds: Int) -> String {
 
 struct Version: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "The versions of this CLI and of the daemon it talks to (a warning when they differ).")
+        abstract: "The versions of this CLI and of the daemon it talks to (a warning when they differ).",
+        discussion: "Example:\n  storyteller version")
     @OptionGroup var options: ClientOptions
 
     func run() throws {
@@ -331,7 +332,9 @@ struct Version: ParsableCommand {
 }
 
 struct ID: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "id", abstract: "This daemon's peer id (give it to the other machines).")
+    static let configuration = CommandConfiguration(
+        commandName: "id", abstract: "This daemon's peer id (give it to the other machines).",
+        discussion: "On the other machine:\n  storyteller peers add $(ssh this-machine storyteller id) --address this-machine:7460 --name me")
     @OptionGroup var options: ClientOptions
 
     func run() throws {
@@ -375,7 +378,9 @@ struct Peers: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Configured peers and whether they are connected.")
+        static let configuration = CommandConfiguration(
+            abstract: "Configured peers: name, short id, dial address, and whether and how they are connected.",
+            discussion: "Example:\n  storyteller peers")
         @OptionGroup var options: ClientOptions
 
         func run() throws {
@@ -413,7 +418,9 @@ struct Peers: ParsableCommand {
     }
 
     struct Pending: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Unknown peers that tried to connect.")
+        static let configuration = CommandConfiguration(
+            abstract: "Unknown peers that tried to connect (accept one with `storyteller peers accept ID`).",
+            discussion: "Example:\n  storyteller peers pending")
         @OptionGroup var options: ClientOptions
 
         func run() throws {
@@ -476,6 +483,11 @@ struct Share: ParsableCommand {
             Read-write makes the peer an editor (it may change the project and share it on); \
             --read-only a reader (it receives the project; its edits are refused by every machine). \
             Only the owner (the machine that created the project) and editors may share.
+
+            Examples:
+              storyteller share "Night Train" bob
+              storyteller share "Films/Night Train" client-laptop --read-only
+              storyteller share library bob
             """)
     @Argument(help: "The project (name, path, id or id prefix), or `library`.") var project: String
     @Argument(help: Help.peer) var peer: String
@@ -495,7 +507,12 @@ struct Share: ParsableCommand {
 struct Unshare: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Stop sharing a project (or `library`) with a peer.",
-        discussion: "Takes the peer's rights away (the owner only); it holds until someone entitled shares again.")
+        discussion: """
+            Takes the peer's rights away (the owner only); it holds until someone entitled shares again.
+
+            Example:
+              storyteller unshare "Night Train" bob
+            """)
     @Argument(help: "The project (name, path, id or id prefix), or `library`.") var project: String
     @Argument(help: Help.peer) var peer: String
     @OptionGroup var options: ClientOptions
@@ -515,7 +532,9 @@ struct Projects: ParsableCommand {
         defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "The projects on this machine.")
+        static let configuration = CommandConfiguration(
+            abstract: "The projects on this machine: name, place in the library, short id (* marks the current one).",
+            discussion: "Examples:\n  storyteller projects\n  storyteller projects list --deleted")
         @Flag(help: "Include deleted projects.") var deleted = false
         @OptionGroup var options: ClientOptions
 
@@ -539,8 +558,10 @@ struct Projects: ParsableCommand {
     }
 
     struct Create: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a project; prints its id.")
-        @Argument var name: String
+        static let configuration = CommandConfiguration(
+            abstract: "Create a project; prints its id.",
+            discussion: "Examples:\n  storyteller projects create \"Night Train\"\n  storyteller projects create \"Night Train\" --folder Films/Shorts")
+        @Argument(help: "The project's name (its title too).") var name: String
         @Option(help: "The library folder for it (id, or a path like Films/Shorts; default: the root).") var folder: String?
         @OptionGroup var options: ClientOptions
 

@@ -381,3 +381,49 @@ func storyteller(
         #expect(try storyteller(["help", "shots"]).status == 0)
     }
 }
+
+/// The man pages are generated from the argument parser: every argument and
+/// option of both programs says what it is, and every command shows an example.
+@Suite struct HelpTextTests {
+    /// Commands, and arguments without help, in `--experimental-dump-help` of a product.
+    private func audit(_ product: String) throws -> (commands: [String], withoutExample: [String], withoutHelp: [String]) {
+        let process = Process()
+        process.executableURL = productsDirectory.appendingPathComponent(product)
+        process.arguments = ["--experimental-dump-help"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        var commands: [String] = []
+        var withoutExample: [String] = []
+        var withoutHelp: [String] = []
+        func walk(_ command: [String: Any], _ path: [String]) {
+            let name = path + [command["commandName"] as? String ?? "?"]
+            let subcommands = command["subcommands"] as? [[String: Any]] ?? []
+            commands.append(name.joined(separator: " "))
+            let discussion = command["discussion"] as? String ?? ""
+            if subcommands.isEmpty && name.last != "help" && !discussion.contains("Example") && !discussion.contains("storyteller ") {
+                withoutExample.append(name.joined(separator: " "))
+            }
+            for argument in command["arguments"] as? [[String: Any]] ?? [] where argument["shouldDisplay"] as? Bool ?? true {
+                guard name.last != "help", (argument["abstract"] as? String ?? "").isEmpty else { continue }
+                let names = (argument["names"] as? [[String: Any]])?.compactMap { $0["name"] as? String } ?? []
+                withoutHelp.append("\(name.joined(separator: " ")) \(argument["valueName"] as? String ?? names.first ?? "?")")
+            }
+            for subcommand in subcommands { walk(subcommand, name) }
+        }
+        walk(try #require(root["command"] as? [String: Any]), [])
+        return (commands, withoutExample, withoutHelp)
+    }
+
+    @Test func everyArgumentHasHelpAndEveryCommandAnExample() throws {
+        let cli = try audit("storyteller")
+        #expect(cli.commands.count > 50, "\(cli.commands.count) commands")
+        #expect(cli.withoutHelp.isEmpty, "arguments without help: \(cli.withoutHelp)")
+        #expect(cli.withoutExample.isEmpty, "commands without an example: \(cli.withoutExample)")
+        let daemon = try audit("storytellerd")
+        #expect(daemon.withoutHelp.isEmpty, "storytellerd options without help: \(daemon.withoutHelp)")
+    }
+}
