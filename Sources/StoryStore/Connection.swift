@@ -6,6 +6,9 @@ import CSQLite
 final class Connection {
     private let handle: OpaquePointer
     let path: String
+    /// Transactions open now: the outermost is BEGIN … COMMIT, the ones
+    /// inside it are savepoints.
+    private var depth = 0
 
     /// Opens (or, with `create`, creates) a database file.
     /// - Throws: `StoreError` naming the file.
@@ -75,18 +78,34 @@ final class Connection {
         try query(sql, values) { $0.value(0) }.first
     }
 
-    /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.
+    /// Runs `body` in a transaction: committed if it returns, rolled back if
+    /// it throws. Inside another transaction it is a savepoint: rolled back
+    /// alone if it throws, committed with the outer one.
     func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN IMMEDIATE")
+        let savepoint = depth > 0 ? "s\(depth)" : nil
+        let rollback = savepoint.map { "ROLLBACK TO \($0); RELEASE \($0)" } ?? "ROLLBACK"
+        try execute(savepoint.map { "SAVEPOINT \($0)" } ?? "BEGIN IMMEDIATE")
+        depth += 1
+        let value: T
         do {
-            let value = try body()
-            try execute("COMMIT")
-            return value
+            value = try body()
         } catch {
-            try? execute("ROLLBACK")
+            depth -= 1
+            try? execute(rollback)
             throw error
         }
+        depth -= 1
+        do {
+            try execute(savepoint.map { "RELEASE \($0)" } ?? "COMMIT")
+        } catch {
+            try? execute(rollback)
+            throw error
+        }
+        return value
     }
+
+    /// Whether a transaction is open.
+    var isInTransaction: Bool { depth > 0 }
 
     /// Rows changed by the last statement.
     var changes: Int { Int(sqlite3_changes(handle)) }

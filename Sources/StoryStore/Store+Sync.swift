@@ -152,6 +152,7 @@ extension Store {
             try database.clearOrigin(of: id)
         }
         loaded[id] = doc
+        if batchEvents != nil { batchTouched.insert(id) }
         unsnapshotted[id] = nil
         publish(.documentChanged(id, origin: .snapshot, changes: 0))
         publish(.accessChanged(id))

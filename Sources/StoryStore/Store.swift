@@ -44,6 +44,10 @@ public actor Store {
     /// Changes since the last snapshot, and when the last one was made.
     var unsnapshotted: [DocumentID: (count: Int, lastChange: ContinuousClock.Instant)] = [:]
     var snapshotsInFlight: Set<DocumentID> = []
+    /// While `batch` runs: the events it will publish once committed, and
+    /// the documents it touched (reloaded if the commit fails).
+    var batchEvents: [StoreEvent]?
+    var batchTouched: Set<DocumentID> = []
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -82,6 +86,9 @@ public actor Store {
         return record
     }
 
+    /// The record of a document, or nil if there is none.
+    public func documentIfPresent(_ id: DocumentID) throws -> DocumentRecord? { try database.document(id) }
+
     /// Founds a new project or library owned by this daemon's identity: its id
     /// derives from the identity, and its first (signed) change says so.
     public func createDocument(kind: DocumentKind, name: String? = nil, at time: Int64) throws -> DocumentID {
@@ -100,6 +107,7 @@ public actor Store {
         document.recordsUndoStorage = true
         let id = document.id
         loaded[id] = document
+        if batchEvents != nil { batchTouched.insert(id) }
         publish(.documentCreated(id, kind: kind))
         publish(.accessChanged(id))
         return id
@@ -119,6 +127,7 @@ public actor Store {
         }
         document.recordsUndoStorage = true
         loaded[id] = document
+        if batchEvents != nil { batchTouched.insert(id) }
         publish(.documentCreated(id, kind: kind))
     }
 
@@ -191,6 +200,7 @@ public actor Store {
         _ id: DocumentID, as type: Document.Type, _ body: (inout Document) throws -> Result
     ) throws -> Result {
         var document = try self.document(id, as: type)
+        if batchEvents != nil { batchTouched.insert(id) }
         loaded[id] = nil
         defer { loaded[id] = document }
         return try body(&document)
@@ -239,6 +249,7 @@ public actor Store {
     /// changes (so it changes in place) and put back whatever happens.
     func mutate<Result>(_ id: DocumentID, _ body: (inout any StoredDocument) throws -> Result) throws -> Result {
         var document = try loadedDocument(id)
+        if batchEvents != nil { batchTouched.insert(id) }
         loaded[id] = nil
         defer { loaded[id] = document }
         return try body(&document)

@@ -162,7 +162,11 @@ public struct SyncSessionStateMachine: Sendable {
             document.theirs.formUnion(ad.version)
             document.theyAdvertised = true
             documents[ad.document] = document
-            return document.shared.peerRole >= .reader ? [.sync(ad.document)] : []
+            // An Advertise says what the peer has stored, as an Ack does: a
+            // peer that already had everything (it caught up before a restart)
+            // is then known to be in sync without sending anything.
+            let acknowledged: [Action] = ad.version.isEmpty ? [] : [.recordAcknowledged(ad.document, ad.version)]
+            return acknowledged + (document.shared.peerRole >= .reader ? [.sync(ad.document)] : [])
         case (.established, .changes(let id, let batch)):
             if let refusal = refusal(id) { return refusal }
             return [.apply(id, batch: batch)]
