@@ -18,6 +18,11 @@ public struct StoreOptions: Sendable {
     public var heldBackBytesPerPeer = 16 << 20
     /// Bytes held back over all documents and peers.
     public var heldBackBytesTotal = 48 << 20
+    /// Documents kept loaded in memory; beyond this the least recently used
+    /// are dropped (and load again from the database when next used), so a
+    /// library of thousands of projects does not live in memory. Documents
+    /// holding changes back for missing dependencies are kept.
+    public var loadedDocumentLimit = 256
 
     public init() {}
 }
@@ -41,6 +46,9 @@ public actor Store {
     let executor: StoreExecutor
     var author: LocalAuthor
     var loaded: [DocumentID: any StoredDocument] = [:]
+    /// When each loaded document was last used (a counter), for eviction.
+    var lastUse: [DocumentID: UInt64] = [:]
+    var uses: UInt64 = 0
     /// Changes since the last snapshot, and when the last one was made.
     var unsnapshotted: [DocumentID: (count: Int, lastChange: ContinuousClock.Instant)] = [:]
     var snapshotsInFlight: Set<DocumentID> = []
@@ -207,6 +215,9 @@ public actor Store {
     }
 
     func loadedDocument(_ id: DocumentID) throws -> any StoredDocument {
+        uses += 1
+        lastUse[id] = uses
+        defer { evictLeastRecentlyUsed(keeping: id) }
         if let document = loaded[id] { return document }
         let record = try document(id)
         let document: any StoredDocument
@@ -255,9 +266,31 @@ public actor Store {
         return try body(&document)
     }
 
+    /// Drops least recently used documents beyond `loadedDocumentLimit`;
+    /// never one that holds changes back, is in a batch or a snapshot now,
+    /// nor `kept`. O(loaded documents) per document dropped.
+    func evictLeastRecentlyUsed(keeping kept: DocumentID) {
+        while loaded.count > options.loadedDocumentLimit {
+            var oldest: (id: DocumentID, use: UInt64)?
+            for (id, document) in loaded where id != kept && document.heldBackBytes == 0 && !batchTouched.contains(id)
+                && !snapshotsInFlight.contains(id)
+            {
+                let use = lastUse[id] ?? 0
+                if oldest == nil || use < oldest!.use { oldest = (id, use) }
+            }
+            guard let oldest else { return }
+            loaded[oldest.id] = nil
+            lastUse[oldest.id] = nil
+        }
+    }
+
+    /// How many documents are loaded in memory now.
+    public var loadedDocumentCount: Int { loaded.count }
+
     /// Forgets a loaded document (it loads again on next use).
     public func unload(_ id: DocumentID) {
         loaded[id] = nil
+        lastUse[id] = nil
     }
 
     // MARK: - Editing

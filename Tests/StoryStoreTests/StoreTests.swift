@@ -571,3 +571,30 @@ extension Store {
         #expect(try await store.storedVersion(of: id) == store.project(id).versionVector)
     }
 }
+
+/// Documents load on use and the least recently used are dropped beyond a
+/// bound; a dropped one loads again with all it had (undo history too).
+@Suite struct LoadedDocumentLimitTests {
+    @Test func memoryHoldsAtMostTheLimitAndADroppedDocumentLoadsAgainWhole() async throws {
+        let directory = try TemporaryDirectory()
+        var options = StoreOptions()
+        options.loadedDocumentLimit = 3
+        let store = try Store(path: directory.file("store.db"), identity: TestIdentities.signing(), options: options)
+        var projects: [(DocumentID, OpID)] = []
+        for index in 0..<8 {
+            let (id, layer) = try await makeProject(in: store, name: "P\(index)")
+            _ = try await store.editProject(id, session: "s", at: 10) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index)) }
+            projects.append((id, layer))
+            #expect(await store.loadedDocumentCount <= 3)
+        }
+        for (index, (id, layer)) in projects.enumerated() {
+            let strokes = try await store.project(id).strokes(in: layer)
+            #expect(strokes.count == 1, "P\(index) loads again with its stroke")
+            #expect(await store.loadedDocumentCount <= 3)
+        }
+        // The first project was dropped long ago; its undo stack was not.
+        let undone = try await store.undo(projects[0].0, session: "s", at: 20)
+        #expect(undone.change != nil && undone.summary == "drew 1 stroke on a layer in 1-1")
+        #expect(try await store.project(projects[0].0).strokes(in: projects[0].1).isEmpty)
+    }
+}
