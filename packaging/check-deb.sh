@@ -255,6 +255,16 @@ else
     fail "the system unit's ExecStart with --print-config: $(cat "$work/unit-config")"
 fi
 
+# An upgrade (here: the same version again) keeps a local edit of the conffile.
+printf '\nname = "edited-here"\n' >> "$target/etc/storyteller/storytellerd.toml"
+if "${dpkg_root[@]}" --force-depends --force-confold --install "$deb" > "$work/reinstall.log" 2>&1; then
+    grep -q '^name = "edited-here"$' "$target/etc/storyteller/storytellerd.toml" &&
+        pass "installed again: the edited storytellerd.toml is kept (a conffile)" ||
+        fail "installing again replaced the edited storytellerd.toml"
+else
+    fail "dpkg --install again: $(cat "$work/reinstall.log")"
+fi
+
 # A purge removes the package's files and conffile, and keeps the state.
 if "${dpkg_root[@]}" --purge storyteller > "$work/purge.log" 2>&1; then
     left=$(cd "$target" && ls usr/bin/storytellerd etc/storyteller/storytellerd.toml usr/lib/systemd/system/storytellerd.service 2>/dev/null || true)
