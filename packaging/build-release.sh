@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds the release binaries that are installed (storytellerd, storyteller)
 # so that they run on a machine without Swift: the Swift runtime, Foundation
-# (with its ICU data), libstdc++ and libgcc are linked in statically, and no
-# RUNPATH is written. What they still need at run time is the system's glibc
-# (libc, libm, the loader), libsqlite3 and OpenSSL 3 (libssl, libcrypto); the
-# script checks the result with readelf and fails otherwise.
+# (with its ICU data) and libstdc++ are linked in statically, and no RUNPATH
+# is written. What they still need at run time is the system's glibc (libc,
+# libm, the loader, and libgcc_s, which glibc itself loads to unwind a thread
+# at pthread_exit, so every glibc system has it), libsqlite3 and OpenSSL 3
+# (libssl, libcrypto); the script checks the result with readelf and fails
+# otherwise.
 #
 #   bash packaging/build-release.sh [SCRATCH]     (default SCRATCH: .build-static)
 #
@@ -17,12 +19,14 @@ cd "$(dirname "$0")/.."
 scratch="${1:-.build-static}"
 
 # `--static-swift-stdlib` links the Swift runtime and Foundation statically
-# but still asks for libstdc++ and libgcc_s dynamically (the toolchain's
+# but still asks for libstdc++ dynamically (the toolchain's
 # static-stdlib-args.lnk says `-lstdc++`; TOMLKit's toml++ is C++ too). A
 # directory holding only libstdc++.a, searched before the compiler's own
-# (which has libstdc++.so), makes that `-lstdc++` the static archive;
-# `-static-libgcc` makes clang link libgcc_eh instead of libgcc_s. Both are
-# covered by the GCC Runtime Library Exception.
+# (which has libstdc++.so), makes that `-lstdc++` the static archive (GCC
+# Runtime Library Exception). libgcc_s stays shared, on purpose: glibc loads
+# it anyway (the daemon aborts at exit without it, "libgcc_s.so.1 must be
+# installed for pthread_exit to work"), and a static copy of its unwinder
+# (-static-libgcc) would make two unwinders in one process.
 libstdcxx=$(clang -print-file-name=libstdc++.a)
 if [ "${libstdcxx#/}" = "$libstdcxx" ] || [ ! -f "$libstdcxx" ]; then
     echo "build-release: libstdc++.a not found (clang -print-file-name=libstdc++.a said '$libstdcxx');" \
@@ -37,7 +41,6 @@ flags=(
     -c release --scratch-path "$scratch"
     --static-swift-stdlib --disable-local-rpath
     -Xswiftc -L -Xswiftc "$static_libstdcxx_dir"
-    -Xswiftc -Xclang-linker -Xswiftc -static-libgcc
     # Full RELRO (Debian's hardening flags): the GOT is read-only after start.
     -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now
 )
@@ -49,7 +52,7 @@ bin=$(swift build "${flags[@]}" --show-bin-path)
 
 # What the binaries may ask the dynamic loader for; anything else means a
 # dependency the package does not declare (or a toolchain library).
-allowed='^(libc\.so\.6|libm\.so\.6|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1|libssl\.so\.3|libcrypto\.so\.3|libsqlite3\.so\.0)$'
+allowed='^(libc\.so\.6|libm\.so\.6|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1|libgcc_s\.so\.1|libssl\.so\.3|libcrypto\.so\.3|libsqlite3\.so\.0)$'
 for product in storytellerd storyteller; do
     dynamic=$(readelf -d "$bin/$product")
     needed=$(printf '%s\n' "$dynamic" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')

@@ -15,8 +15,10 @@
 #      bad one (toml++'s C++ exceptions in the static binary), and the daemon
 #      starts, serves the CLI and stops cleanly on SIGTERM; the man pages
 #      render without warnings (man, and mandoc -T lint when installed); the
-#      completion scripts parse; a purge removes the files and keeps the
-#      state directory.
+#      completion scripts parse; an upgrade keeps an edited conffile; a purge
+#      removes the files and keeps the state directory;
+#   5. as root: a root holding only the package and the libraries ldd names,
+#      where the binaries run and the daemon serves the CLI (chroot).
 #
 #   bash packaging/check-deb.sh [DEB]     (default: the newest dist/storyteller_*.deb)
 set -euo pipefail
@@ -33,9 +35,11 @@ pass() { echo "check-deb: ok: $*"; }
 
 work=$(mktemp -d)
 daemon_pid=""
+mounted=""
 cleanup() {
     if [ -n "$daemon_pid" ]; then kill "$daemon_pid" 2>/dev/null || true; wait "$daemon_pid" 2>/dev/null || true; fi
-    rm -rf "$work"
+    if [ -n "$mounted" ]; then umount "$mounted" || { echo "check-deb: could not unmount $mounted; $work left in place" >&2; return; }; fi
+    rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
 
@@ -50,8 +54,8 @@ changelog_version=$(dpkg-parsechangelog -l packaging/debian/changelog -S Version
 [[ "$(field Installed-Size)" =~ ^[0-9]+$ ]] && pass "Installed-Size: $(field Installed-Size) KiB" || fail "Installed-Size is '$(field Installed-Size)'"
 depends=$(field Depends)
 depended=$(printf '%s\n' "$depends" | tr ',' '\n' | sed -e 's/(.*)//' -e 's/[[:space:]]//g' | sort | tr '\n' ' ')
-[ "$depended" = "libc6 libsqlite3-0 libssl3 " ] && pass "Depends: $depends" ||
-    fail "Depends is '$depends'; expected libc6, libsqlite3-0 and libssl3 only"
+[ "$depended" = "libc6 libgcc-s1 libsqlite3-0 libssl3 " ] && pass "Depends: $depends" ||
+    fail "Depends is '$depends'; expected libc6, libgcc-s1 (which libc6 needs too), libsqlite3-0 and libssl3 only"
 dpkg-deb --control "$deb" "$work/control"
 [ "$(cat "$work/control/conffiles")" = /etc/storyteller/storytellerd.toml ] && pass "conffile /etc/storyteller/storytellerd.toml" ||
     fail "conffiles is '$(cat "$work/control/conffiles")'"
@@ -139,13 +143,14 @@ if command -v systemd-tmpfiles >/dev/null && [ "$(id -u)" -eq 0 ]; then
 fi
 
 upstream=${changelog_version%-*}
-allowed='^(linux-vdso\.so\.1|libc\.so\.6|libm\.so\.6|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1|libssl\.so\.3|libcrypto\.so\.3|libsqlite3\.so\.0)$'
+# glibc's (with libgcc_s, which glibc loads itself), libsqlite3's, OpenSSL's.
+allowed='^(linux-vdso\.so\.1|libc\.so\.6|libm\.so\.6|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1|libgcc_s\.so\.1|libssl\.so\.3|libcrypto\.so\.3|libsqlite3\.so\.0)$'
 for product in storytellerd storyteller; do
     binary="$target/usr/bin/$product"
     libraries=$(ldd "$binary" | awk '{ print $1 }' | sed 's#.*/##')
     echo "check-deb: ldd $product: $(echo $libraries)"
     unexpected=$(printf '%s\n' "$libraries" | grep -Ev "$allowed" || true)
-    [ -z "$unexpected" ] && pass "$product needs nothing beyond glibc, libsqlite3 and OpenSSL" || fail "$product needs $(echo $unexpected)"
+    [ -z "$unexpected" ] && pass "$product needs nothing beyond glibc (and libgcc_s), libsqlite3 and OpenSSL" || fail "$product needs $(echo $unexpected)"
     ! ldd "$binary" | grep -q 'not found' || fail "$product: a library is not found"
     readelf -d "$binary" | grep -Eq '\((RPATH|RUNPATH)\)' && fail "$product has an RPATH/RUNPATH" || pass "$product has no RPATH/RUNPATH"
     readelf -d "$binary" | grep -q 'BIND_NOW' && pass "$product is linked with -z now" || fail "$product lacks BIND_NOW"
@@ -186,6 +191,44 @@ code=0
 wait "$daemon_pid" || code=$?
 daemon_pid=""
 [ "$code" = 0 ] && pass "the daemon stops on SIGTERM with exit 0" || fail "the daemon exited $code on SIGTERM: $(cat "$work/daemon.log")"
+
+# A root holding nothing but the package and the libraries ldd names (and
+# /proc): the binaries need nothing else at run time, not even what they
+# might load by name (glibc loads libgcc_s at pthread_exit). Needs root for
+# chroot and the bind mount of /proc; skipped otherwise.
+bare="$work/bare"
+if [ "$(id -u)" -eq 0 ] && command -v chroot >/dev/null; then
+    dpkg-deb -x "$deb" "$bare"
+    for library in $(ldd "$bare/usr/bin/storytellerd" "$bare/usr/bin/storyteller" | grep -oE '/[^ ]+\.so[^ ]*' | sort -u); do
+        install -D -m 0755 "$library" "$bare$library"
+    done
+    mkdir -p "$bare/proc" "$bare/tmp"
+    if mount --bind /proc "$bare/proc" 2>/dev/null; then
+        mounted="$bare/proc"
+        said=$(chroot "$bare" /usr/bin/storytellerd --version 2>&1) && [ "$said" = "storytellerd $upstream" ] &&
+            said=$(chroot "$bare" /usr/bin/storyteller --version 2>&1) && [ "$said" = "storyteller $upstream" ] &&
+            pass "in a root with only $(cd "$bare" && find . -name '*.so*' -printf '%f\n' | sort | tr '\n' ' '): --version" ||
+            fail "in a root with only the libraries ldd names: $said"
+        chroot "$bare" /usr/bin/storytellerd --data-dir /tmp/state --socket /tmp/control.sock --listen 127.0.0.1:0 \
+            --log-level warning > "$work/bare-daemon.log" 2>&1 &
+        daemon_pid=$!
+        for _ in $(seq 1 200); do [ -S "$bare/tmp/control.sock" ] && break; sleep 0.05; done
+        chroot "$bare" /usr/bin/storyteller --socket /tmp/control.sock projects create "Night Train" > "$work/bare-cli" 2>&1 &&
+            chroot "$bare" /usr/bin/storyteller --socket /tmp/control.sock projects >> "$work/bare-cli" 2>&1 &&
+            grep -q "Night Train" "$work/bare-cli" && pass "in that root the daemon serves the CLI (a project made and listed)" ||
+            fail "in that root: $(cat "$work/bare-cli") / daemon: $(cat "$work/bare-daemon.log")"
+        kill -TERM "$daemon_pid"
+        code=0
+        wait "$daemon_pid" || code=$?
+        daemon_pid=""
+        [ "$code" = 0 ] && pass "in that root the daemon stops on SIGTERM with exit 0" || fail "in that root the daemon exited $code: $(cat "$work/bare-daemon.log")"
+        umount "$mounted" && mounted=""
+    else
+        echo "check-deb: cannot bind-mount /proc here; the bare-root run is skipped"
+    fi
+else
+    echo "check-deb: not root; the bare-root run is skipped"
+fi
 
 # Man pages render without warnings (what lintian's groff-message checks).
 for page in usr/share/man/man1/storyteller.1.gz usr/share/man/man8/storytellerd.8.gz; do
