@@ -170,6 +170,12 @@ if "$target/usr/bin/storytellerd" --config "$target/etc/storyteller/storytellerd
 else
     fail "storytellerd --print-config with the installed config: $(cat "$work/print-config")"
 fi
+# The system unit names the file; a missing one is a configuration error
+# (exit 78, which the unit does not retry), not a silent run on defaults.
+code=0
+"$target/usr/bin/storytellerd" --config "$work/missing.toml" --print-config > "$work/missing.out" 2>&1 || code=$?
+[ "$code" = 78 ] && grep -q 'missing.toml' "$work/missing.out" && pass "a missing config file: exit 78, named" ||
+    fail "a missing config file: exit $code, $(cat "$work/missing.out")"
 printf 'listen = "127.0.0.1:7460"\nname = [\n' > "$work/bad.toml"
 code=0
 "$target/usr/bin/storytellerd" --config "$work/bad.toml" --print-config > "$work/bad.out" 2>&1 || code=$?
