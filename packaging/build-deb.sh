@@ -119,9 +119,14 @@ done
         echo "------------------------------------------------------------------------------"
         echo "$package $(git -C "$dir" describe --tags --always 2>/dev/null || true) (a Swift package, linked statically)"
         echo
-        notice=$(grep -rhoE -m 1 'Copyright \(c\) [0-9].*' "$dir/Sources" 2>/dev/null | head -n 1 || true)
+        # Who holds the copyright: the NOTICE's line, else a source file's header.
+        if [ -f "$dir/NOTICE.txt" ]; then
+            holder=$(grep -m 1 -E '^[[:space:]]*Copyright' "$dir/NOTICE.txt" | sed 's/^[[:space:]]*//' || true)
+        else
+            holder=$(grep -rhoE -m 1 'Copyright \(c\) [0-9].*' "$dir/Sources" 2>/dev/null | head -n 1 || true)
+        fi
         if grep -q 'Apache License' "$dir/$license" && grep -q 'Version 2.0' "$dir/$license"; then
-            [ -z "$notice" ] || echo "$notice"
+            [ -z "$holder" ] || echo "$holder"
             echo
             echo "License: Apache-2.0 (/usr/share/common-licenses/Apache-2.0)"
         else
