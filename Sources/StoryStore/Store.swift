@@ -49,6 +49,10 @@ public actor Store {
     /// When each loaded document was last used (a counter), for eviction.
     var lastUse: [DocumentID: UInt64] = [:]
     var uses: UInt64 = 0
+    /// The versions of documents not in memory (dropped or not loaded yet),
+    /// so `status` needs no query per document. A document changes only
+    /// while loaded, and its entry is dropped when it loads.
+    var evictedVersions: [DocumentID: VersionVector] = [:]
     /// Changes since the last snapshot, and when the last one was made.
     var unsnapshotted: [DocumentID: (count: Int, lastChange: ContinuousClock.Instant)] = [:]
     var snapshotsInFlight: Set<DocumentID> = []
@@ -219,6 +223,7 @@ public actor Store {
         lastUse[id] = uses
         defer { evictLeastRecentlyUsed(keeping: id) }
         if let document = loaded[id] { return document }
+        evictedVersions[id] = nil
         let record = try document(id)
         let document: any StoredDocument
         switch record.kind {
@@ -279,6 +284,7 @@ public actor Store {
                 if oldest == nil || use < oldest!.use { oldest = (id, use) }
             }
             guard let oldest else { return }
+            evictedVersions[oldest.id] = loaded[oldest.id]?.versionVector
             loaded[oldest.id] = nil
             lastUse[oldest.id] = nil
         }
@@ -291,6 +297,7 @@ public actor Store {
     public func unload(_ id: DocumentID) {
         loaded[id] = nil
         lastUse[id] = nil
+        evictedVersions[id] = nil
     }
 
     // MARK: - Editing

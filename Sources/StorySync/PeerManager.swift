@@ -210,8 +210,8 @@ public actor PeerManager {
                     }
                     await dropRemovedPeers()
                     await loadPaused()
-                case .accessChanged:
-                    for peer in Array(sessions.keys) { await refreshShares(of: peer) }
+                case .accessChanged(let id):
+                    for peer in Array(sessions.keys) { await refreshShare(of: id, with: peer) }
                 case .documentCreated, .peerPending:
                     break
                 }
@@ -539,30 +539,21 @@ public actor PeerManager {
         return result
     }
 
-    /// Brings a session's documents in line with the access lists: adds the
-    /// documents the peer became a member of (advertising them), updates
-    /// roles, and stops syncing those it left (after sending what it lacks,
-    /// so it learns that it left).
-    private func refreshShares(of peer: PeerID) async {
+    /// Brings one document in line with its access list for one session:
+    /// O(1) store reads, so a thousand access changes (a library shared at
+    /// once) do not each walk every shared document.
+    private func refreshShare(of id: DocumentID, with peer: PeerID) async {
         guard let session = sessions[peer] else { return }
-        let shared: [(record: DocumentRecord, role: Role)]
         do {
-            shared = try await store.sharedDocuments(with: peer)
-        } catch {
-            logger.error("cannot read what is shared with \(peer.short): \(error)")
-            return
-        }
-        let current = Set(shared.map(\.record.id))
-        for id in session.documentIDs where !current.contains(id) {
-            do {
-                session.unshare(id, at: try await store.version(of: id))
-            } catch {
-                logger.error("cannot read \(id) to tell \(peer.short) it left it: \(error)")
-                session.unshare(id, at: VersionVector())
+            let record = try await store.documentIfPresent(id)
+            let member = try await store.members(of: id).first { $0.peer == peer }
+            guard let record, !record.isDeleted, member != nil || record.origin == peer.description else {
+                if session.documentIDs.contains(id) { session.unshare(id, at: try await store.version(of: id)) }
+                return
             }
-        }
-        for (record, role) in shared {
-            await session.share(.init(id: record.id, kind: UInt8(record.kind.rawValue), peerRole: role))
+            await session.share(.init(id: id, kind: UInt8(record.kind.rawValue), peerRole: member?.role ?? .none))
+        } catch {
+            logger.error("cannot read who shares \(id) to update \(peer.short)'s session: \(error)")
         }
     }
 

@@ -257,6 +257,9 @@ public struct SyncSessionStateMachine: Sendable {
     /// A document became shared with this peer (or we took an offered one).
     public mutating func addDocument(_ shared: SharedDocument) -> [Action] {
         guard state != .closed else { return [] }
+        // Already synced with this role: nothing to say again (an access
+        // change elsewhere in the library must not re-advertise everything).
+        if documents[shared.id]?.shared == shared && offers[shared.id] == nil { return [] }
         var document = documents[shared.id] ?? DocumentState(shared: shared)
         document.shared = shared
         var actions: [Action] = []

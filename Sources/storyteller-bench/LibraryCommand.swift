@@ -27,14 +27,21 @@ struct LibraryCommand: ParsableCommand {
     @Flag(help: "Print one JSON object.")
     var json = false
 
+    @Option(help: "The daemons' log level (their logs are in the temporary directory).")
+    var logLevel = "warning"
+
+    @Flag(help: "Keep the temporary directory (the daemons' databases and logs).")
+    var keep = false
+
     func run() throws {
         var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("storyteller-bench.XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw ValidationError("cannot make a temporary directory") }
         let root = String(cString: made)
-        defer { try? FileManager.default.removeItem(atPath: root) }
+        defer { if keep { print("kept \(root)") } else { try? FileManager.default.removeItem(atPath: root) } }
+        let arguments = ["--log-level", logLevel]
         var result: [String: Any] = ["projects": projects, "strokes": strokes]
 
-        let a = try LocalDaemon(binary: daemon, directory: root + "/a", name: "a")
+        let a = try LocalDaemon(binary: daemon, directory: root + "/a", name: "a", extraArguments: arguments)
         defer { a.stop() }
         // The library: a folder of N projects, each one scene, shot and layer with S strokes.
         let setupStart = DispatchTime.now()
@@ -56,7 +63,7 @@ struct LibraryCommand: ParsableCommand {
             .reduce(0) { $0 + ($1["changes"] as? Int ?? 0) }
         result["changes"] = totalChanges
 
-        let b = try LocalDaemon(binary: daemon, directory: root + "/b", name: "b")
+        let b = try LocalDaemon(binary: daemon, directory: root + "/b", name: "b", extraArguments: arguments)
         defer { b.stop() }
         _ = try a.call("POST", "/v1/peers", ["id": b.peerID, "address": "127.0.0.1:\(b.port)", "name": "b"])
         _ = try b.call("POST", "/v1/peers", ["id": a.peerID, "address": "127.0.0.1:\(a.port)", "name": "a"])
@@ -91,7 +98,7 @@ struct LibraryCommand: ParsableCommand {
 
         // b's memory after a restart and a full sync (status answered, every project read once).
         _ = b.stop()
-        let again = try LocalDaemon(binary: daemon, directory: root + "/b", name: "b")
+        let again = try LocalDaemon(binary: daemon, directory: root + "/b", name: "b", extraArguments: arguments)
         defer { again.stop() }
         guard LocalDaemon.poll(every: 0.05, for: 60, until: { (try again.call("GET", "/v1/status")["peersConnected"] as? Int) == 1 }) else {
             throw ValidationError("b did not reconnect in 60 s")
