@@ -48,9 +48,19 @@ extension API {
 
 extension API {
     /// Milliseconds since the epoch as ISO 8601 in UTC (`2026-11-24T13:03:12.345Z`).
+    /// Made by hand from the UTC calendar fields: a date formatter per call
+    /// cost more than the rest of a thousand-project listing.
     public static func isoTime(milliseconds: Int64) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+        let (seconds, millis) = (milliseconds.quotientAndRemainder(dividingBy: 1000))
+        var whole = time_t(millis < 0 ? seconds - 1 : seconds)
+        let fraction = millis < 0 ? millis + 1000 : millis
+        var fields = tm()
+        gmtime_r(&whole, &fields)
+        func padded(_ value: Int32, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(padded(fields.tm_year + 1900, 4))-\(padded(fields.tm_mon + 1, 2))-\(padded(fields.tm_mday, 2))T"
+            + "\(padded(fields.tm_hour, 2)):\(padded(fields.tm_min, 2)):\(padded(fields.tm_sec, 2)).\(padded(Int32(fraction), 3))Z"
     }
 }

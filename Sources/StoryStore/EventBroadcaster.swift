@@ -3,7 +3,9 @@ import Synchronization
 /// Publishes events to every subscriber's `AsyncStream` (the store's
 /// changes, the peer manager's connections). A subscriber that stops
 /// iterating is dropped at once; one that falls behind by more than
-/// `buffer` events loses the oldest.
+/// `buffer` events loses the oldest, unless it subscribed losslessly (a
+/// consumer whose work depends on every event, such as the peer manager
+/// pushing each change: a folder shared at once publishes thousands).
 public final class EventBroadcaster<Event: Sendable>: Sendable {
     private struct State {
         var subscribers: [Int: AsyncStream<Event>.Continuation] = [:]
@@ -16,8 +18,8 @@ public final class EventBroadcaster<Event: Sendable>: Sendable {
     public init(buffer: Int = 1024) { self.buffer = buffer }
 
     /// A stream of the events published from now on (it ends at `finish`).
-    public func subscribe() -> AsyncStream<Event> {
-        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(buffer))
+    public func subscribe(lossless: Bool = false) -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: lossless ? .unbounded : .bufferingNewest(buffer))
         let key = state.withLock { state -> Int in
             defer { state.next += 1 }
             state.subscribers[state.next] = continuation

@@ -7,7 +7,10 @@ extension Store {
     /// local edit or from a peer), documents created, access lists changed,
     /// peers waiting for acceptance. The sync layer pushes changes to peers
     /// from this; the control API streams it to clients.
-    public func events() -> AsyncStream<StoreEvent> { broadcaster.subscribe() }
+    /// The store's events from now on. Lossy by default (a slow subscriber
+    /// loses the oldest beyond 1024); `lossless` for a consumer that must see
+    /// every one and keeps up (its buffer is unbounded).
+    public func events(lossless: Bool = false) -> AsyncStream<StoreEvent> { broadcaster.subscribe(lossless: lossless) }
 
     func publish(_ event: StoreEvent) {
         if batchEvents != nil { batchEvents!.append(event) } else { broadcaster.publish(event) }

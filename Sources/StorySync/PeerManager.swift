@@ -188,7 +188,8 @@ public actor PeerManager {
         let boundPort = server.channel.localAddress?.port ?? port
         logger.info("listening for peers on \(host):\(boundPort) as \(identity.peerID)")
         broadcaster.publish(.listening(port: boundPort))
-        let events = await store.events()
+        // Every change must be pushed and every access change followed: lossless.
+        let events = await store.events(lossless: true)
         await loadPaused()
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.accept(server) }

@@ -102,3 +102,12 @@ import Testing
                 shots: [shot("9@00000000000000a1", "2-1", [layer("10@00000000000000a1", "ink")])]),
         ])
 }
+
+@Suite struct TimeFormatTests {
+    @Test func isoTimesAreUTCWithMilliseconds() {
+        #expect(API.isoTime(milliseconds: 0) == "1970-01-01T00:00:00.000Z")
+        #expect(API.isoTime(milliseconds: 1_795_319_712_345) == "2026-11-22T03:55:12.345Z")
+        #expect(API.isoTime(milliseconds: -1) == "1969-12-31T23:59:59.999Z")
+        #expect(API.isoTime(milliseconds: 951_782_400_000) == "2000-02-29T00:00:00.000Z")
+    }
+}
