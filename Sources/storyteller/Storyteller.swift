@@ -346,7 +346,7 @@ struct ID: ParsableCommand {
 struct Peers: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Configured and pending peers.",
-        subcommands: [List.self, Add.self, Remove.self, Pending.self, Accept.self, Pause.self, Resume.self],
+        subcommands: [List.self, Add.self, Remove.self, Pending.self, Accept.self, Pause.self, Resume.self, Discovered.self],
         defaultSubcommand: List.self)
 
     /// Names first, then how each peer is reached, like `tailscale status`:
@@ -391,15 +391,18 @@ struct Peers: ParsableCommand {
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Trust a peer id and dial it at an address.",
-            discussion: "Example:\n  storyteller peers add YBB5GOE-GQ5FJ33-…-ZPZJYQP --address 192.168.1.20:7460 --name bob")
+            abstract: "Trust a peer id and dial it at its addresses, or where it is discovered on the LAN.",
+            discussion: "Example:\n  storyteller peers add YBB5GOE-GQ5FJ33-…-ZPZJYQP --address studio-mac.local:7460 --address 192.168.1.20:7460 --name bob")
         @Argument(help: "The peer's whole id (`storyteller id` on that machine).") var id: String
-        @Option(help: "Where to reach it, HOST:PORT.") var address: String?
+        @Option(help: Help.peerAddress) var address: [String] = []
         @Option(help: "A name for it (commands then take the name).") var name: String?
         @OptionGroup var options: ClientOptions
 
+        func validate() throws { try checkPeerAddresses(address) }
+
         func run() throws {
-            let peer = try options.call(API.Peer.self, "POST", "/v1/peers", body: API.AddPeer(id: id, address: address, name: name))
+            let body = API.AddPeer(id: id, addresses: address.isEmpty ? nil : address, name: name)
+            let peer = try options.call(API.Peer.self, "POST", "/v1/peers", body: body)
             if !options.json { print("added \(peer.name.map { "\($0) " } ?? "")(\(peer.id.prefix(7)))") }
         }
     }

@@ -17,6 +17,9 @@ var productsDirectory: URL {
 /// one scratch directory that every test shares (as the real ones would be).
 /// A daemon that used them instead of the paths its test gave would collide
 /// with the others and fail, so the suite passes whatever the caller's are.
+/// Local discovery is off (`STORYTELLER_DISCOVERY=false`) unless a test turns
+/// it on: a daemon listening on 0.0.0.0 would announce itself on the
+/// machine's networks, and tests keep to loopback.
 enum TestEnvironment {
     static let scratch: String = {
         let path = Self.path
@@ -38,6 +41,7 @@ enum TestEnvironment {
         environment["XDG_RUNTIME_DIR"] = scratch + "/runtime"
         environment["HOME"] = scratch + "/home"
         environment["XDG_DATA_HOME"] = scratch + "/data"
+        environment["STORYTELLER_DISCOVERY"] = "false"
         environment.merge(extra) { $1 }
         return environment
     }
