@@ -32,7 +32,7 @@ extension API {
                 host = String(text[text.index(after: text.startIndex)..<close])
                 let rest = text[text.index(after: close)...]
                 guard rest.hasPrefix(":"), rest.count > 1 else {
-                    throw refuse("'\(text)' has no port: add the peer port, e.g. [\(host)]:7460")
+                    throw refuse("'\(text)' has no port: write HOST:PORT, e.g. [\(host)]:7460")
                 }
                 portText = rest.dropFirst()
                 guard Self.isIPv6(host) else {
@@ -45,7 +45,7 @@ extension API {
                 }
                 guard colons == 1, let colon = text.firstIndex(of: ":"), text.index(after: colon) < text.endIndex else {
                     let bare = text.hasSuffix(":") ? String(text.dropLast()) : text
-                    throw refuse("'\(text)' has no port: add the peer port, e.g. \(bare.isEmpty ? "studio-mac.local" : bare):7460")
+                    throw refuse("'\(text)' has no port: write HOST:PORT, e.g. \(bare.isEmpty ? "studio-mac.local" : bare):7460")
                 }
                 host = String(text[..<colon])
                 portText = text[text.index(after: colon)...]

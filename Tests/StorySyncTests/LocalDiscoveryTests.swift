@@ -2,29 +2,10 @@ import Foundation
 import NIOPosix
 import StoryCore
 import StoryStore
+import StoryTestSupport
 import Testing
 
 @testable import StorySync
-
-/// A UDP port that was free a moment ago (each test takes its own, so tests
-/// running at once do not hear each other).
-func freeUDPPort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-    guard fd >= 0 else { throw CancellationError() }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard bound == 0 else { throw CancellationError() }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
 
 /// Broadcasts `bytes` to 127.255.255.255:`port`, as a daemon on this machine would.
 func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
