@@ -419,7 +419,10 @@ public actor PeerManager {
                     break
                 }
             } else {
+                // Connected (it dialed in): wait for the session to end, not a timer.
                 backoff.reset()
+                await waitUntilDisconnected(expected)
+                continue
             }
             // Paused meanwhile (the session just ended for it): wait for the resume, not the backoff.
             if paused.contains(expected) { continue }
@@ -435,6 +438,14 @@ public actor PeerManager {
             addresses.append(address)
         }
         return addresses
+    }
+
+    /// Returns once `peer` has no session (or we stop, or the task is cancelled).
+    private func waitUntilDisconnected(_ peer: PeerID) async {
+        // Subscribed before the check, with no suspension between: the end cannot slip through unseen.
+        let events = broadcaster.subscribe()
+        guard sessions[peer] != nil, !isShuttingDown else { return }
+        for await event in events where event == .disconnected(peer) || event == .stopping { return }
     }
 
     /// Sleeps for `delay`, or less if discovery hears `peer` somewhere new

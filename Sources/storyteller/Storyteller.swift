@@ -358,7 +358,8 @@ struct Peers: ParsableCommand {
             peers.map { peer in
                 var name = peer.name ?? peer.announcedName ?? "-"
                 if let announced = peer.announcedName, let given = peer.name, announced != given { name += " (calls itself \(announced))" }
-                return [String(peer.id.prefix(7)), name, peer.address ?? "-", status(of: peer, now: now)]
+                let more = peer.addresses.count > 1 ? " (+\(peer.addresses.count - 1))" : ""
+                return [String(peer.id.prefix(7)), name, peer.address.map { $0 + more } ?? "-", status(of: peer, now: now)]
             })
     }
 
@@ -373,7 +374,9 @@ struct Peers: ParsableCommand {
             return "connected, \(how); \(bytes(connection.bytesSent)) sent, \(bytes(connection.bytesReceived)) received"
         }
         if peer.connected { return "connected" }
-        guard let seen else { return peer.address == nil ? "offline, never seen (waits for it to dial in)" : "offline, never connected" }
+        guard let seen else {
+            return peer.address == nil ? "offline, never seen (dialed once discovered on the LAN, or waits for it to dial in)" : "offline, never connected"
+        }
         return "offline, \(seen)"
     }
 

@@ -138,4 +138,40 @@ func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
         await a.stop()
         await b.stop()
     }
+
+    /// Someone announces b's id at c's address: a dials c, the TLS handshake
+    /// shows c's id, and a hangs up; it reaches the real b all the same.
+    @Test func aFalseAnnouncementOnlyCostsADial() async throws {
+        let port = try freeUDPPort()
+        let a = try await SyncNode("a", discoveryPort: port)
+        let b = try await SyncNode("b")
+        let c = try await SyncNode("c")
+        defer { a.remove(); b.remove(); c.remove() }
+        try await b.start()
+        try await c.start()
+        try await b.store.addPeer(a.identity.peerID, name: "a", at: 1)
+        try await c.store.addPeer(a.identity.peerID, name: "a", at: 1)  // c would take a's connection if a trusted it as b
+        try await a.store.addPeer(b.identity.peerID, name: "b", at: 1)
+        let events = a.manager.events()
+        try await a.start()
+        let discovery = try #require(a.discovery)
+        try await eventually("a's discovery listens") { await discovery.status().isRunning }
+        let lie = DiscoveryAnnouncement(peer: b.identity.peerID, port: UInt16(c.port), instance: 666)
+        try broadcastOnLoopback(lie.encoded(), port: port)
+        try await eventually("a tried the false address") {
+            RecentLogs.lines().contains { $0.contains("answered as \(c.identity.peerID), not the configured \(b.identity.peerID)") }
+        }
+        let peers = await a.manager.status().map(\.peer)
+        #expect(!peers.contains(c.identity.peerID), "c was never taken for b")
+        // b's own announcement (here made by hand: b runs no discovery) leads a to it.
+        let truth = DiscoveryAnnouncement(peer: b.identity.peerID, port: UInt16(b.port), instance: 1)
+        try broadcastOnLoopback(truth.encoded(), port: port)
+        try await eventually("a reaches b") { await a.manager.status().contains { $0.peer == b.identity.peerID && $0.isEstablished } }
+        var sawDiscovered = false
+        for await event in events {
+            if case .discovered(b.identity.peerID, _) = event { sawDiscovered = true; break }
+        }
+        #expect(sawDiscovered)
+        for node in [a, b, c] { await node.stop() }
+    }
 }
