@@ -99,7 +99,12 @@ public actor LocalDiscovery {
             problem = "the peer port \(port) cannot be announced"
             return
         }
-        let targets = AnnouncementTargets(listenHost: listenHost, interfaces: InterfaceAddress.current())
+        let interfaces = InterfaceAddress.current()
+        if interfaces == nil {
+            let advice = "under systemd, RestrictAddressFamilies needs AF_NETLINK"
+            logger.warning("local discovery cannot list the network interfaces: announcing on the default route's network only (\(advice))")
+        }
+        let targets = AnnouncementTargets(listenHost: listenHost, interfaces: interfaces)
         let (datagrams, sink) = AsyncStream.makeStream(of: ReceivedDatagram.self, bufferingPolicy: .bufferingNewest(256))
         var channels: [any Channel] = []
         var problems: [String] = []
@@ -235,9 +240,9 @@ public actor LocalDiscovery {
         else { return }
         let devices = (try? System.enumerateDevices()) ?? []
         for interface in interfaces {
-            guard let device = devices.first(where: { $0.interfaceIndex == interface.index && $0.address?.protocol == .inet6 }) else {
-                continue
-            }
+            // Index 0: the interfaces could not be listed; the system's default one.
+            let device = devices.first { $0.interfaceIndex == interface.index && $0.address?.protocol == .inet6 }
+            guard device != nil || interface.index == 0 else { continue }
             do {
                 try await multicast.joinGroup(group, device: device).get()
             } catch {

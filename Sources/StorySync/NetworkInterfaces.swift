@@ -16,10 +16,13 @@ struct InterfaceAddress: Hashable, Sendable {
 
     /// This machine's interface addresses (IPv4 and IPv6), read afresh: Wi-Fi
     /// comes and goes, so the announcer reads them before each announcement.
-    /// Empty if the system cannot list them.
-    static func current() -> [InterfaceAddress] {
+    /// Nil if the system cannot list them (`getifaddrs` needs a netlink
+    /// socket, which a sandbox such as systemd's `RestrictAddressFamilies`
+    /// may forbid).
+    static func current() -> [InterfaceAddress]? {
         var list: UnsafeMutablePointer<ifaddrs>?
-        guard getifaddrs(&list) == 0, let first = list else { return [] }
+        guard getifaddrs(&list) == 0 else { return nil }
+        guard let first = list else { return [] }
         defer { freeifaddrs(list) }
         var result: [InterfaceAddress] = []
         for entry in sequence(first: first, next: { $0.pointee.ifa_next }) {
@@ -97,6 +100,10 @@ struct InterfaceAddress: Hashable, Sendable {
 /// - An address of this machine: only the interfaces that have it (a
 ///   loopback address: the loopback only), in its family.
 /// - `localhost`: the loopback, IPv4. Another name: as `::`.
+///
+/// When the interfaces cannot be listed: `255.255.255.255` (the kernel sends
+/// it on the interface of the default route), or `127.255.255.255` for a
+/// loopback listener, and IPv6 multicast on the default interface.
 struct AnnouncementTargets: Hashable, Sendable {
     /// IPv4 broadcast addresses, one per network.
     var broadcast: [String] = []
@@ -108,11 +115,16 @@ struct AnnouncementTargets: Hashable, Sendable {
 
     struct Interface: Hashable, Sendable {
         var name: String
+        /// 0: the system's default interface for multicast.
         var index: Int
     }
 
-    init(listenHost: String, interfaces: [InterfaceAddress]) {
+    init(listenHost: String, interfaces: [InterfaceAddress]?) {
         let host = listenHost.hasPrefix("[") && listenHost.hasSuffix("]") ? String(listenHost.dropFirst().dropLast()) : listenHost
+        guard let interfaces else {
+            self = Self.fallback(for: host)
+            return
+        }
         var chosen: [InterfaceAddress]
         switch host {
         case "0.0.0.0", "", "*":
@@ -153,5 +165,24 @@ struct AnnouncementTargets: Hashable, Sendable {
                 if !multicast.contains(interface) { multicast.append(interface) }
             }
         }
+    }
+
+    private init(broadcast: [String], multicast: [Interface], ipv4: Bool, ipv6: Bool) {
+        self.broadcast = broadcast
+        self.multicast = multicast
+        self.ipv4 = ipv4
+        self.ipv6 = ipv6
+    }
+
+    /// The targets when the interfaces cannot be listed.
+    private static func fallback(for host: String) -> AnnouncementTargets {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        let isLoopback = host == "localhost" || (inet_pton(AF_INET, host, &v4) == 1 && UInt32(bigEndian: v4.s_addr) >> 24 == 127)
+        let isIPv4 = isLoopback || ["0.0.0.0", "", "*"].contains(host) || inet_pton(AF_INET, host, &v4) == 1
+        let isIPv6Only = !isIPv4 && host != "::" && inet_pton(AF_INET6, host, &v6) == 1
+        return AnnouncementTargets(
+            broadcast: isIPv6Only ? [] : [isLoopback ? "127.255.255.255" : "255.255.255.255"],
+            multicast: isIPv4 ? [] : [Interface(name: "default", index: 0)], ipv4: !isIPv6Only, ipv6: !isIPv4)
     }
 }

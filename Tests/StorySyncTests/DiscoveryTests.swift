@@ -225,6 +225,17 @@ import Testing
         #expect(elsewhere.broadcast.isEmpty)
     }
 
+    @Test func withoutTheListOfInterfacesTheDefaultNetworkIsStillAnnouncedOn() {
+        let all = AnnouncementTargets(listenHost: "0.0.0.0", interfaces: nil)
+        #expect(all.broadcast == ["255.255.255.255"] && all.multicast.isEmpty && all.ipv4 && !all.ipv6)
+        let loopback = AnnouncementTargets(listenHost: "127.0.0.1", interfaces: nil)
+        #expect(loopback.broadcast == ["127.255.255.255"])
+        let both = AnnouncementTargets(listenHost: "[::]", interfaces: nil)
+        #expect(both.broadcast == ["255.255.255.255"] && both.multicast.map(\.index) == [0])
+        let v6 = AnnouncementTargets(listenHost: "fd00::2", interfaces: nil)
+        #expect(v6.broadcast.isEmpty && !v6.ipv4 && v6.ipv6)
+    }
+
     @Test func theDirectedBroadcastSetsEveryHostBit() {
         #expect(InterfaceAddress.directedBroadcast(of: "127.0.0.1", mask: "255.0.0.0") == "127.255.255.255")
         #expect(InterfaceAddress.directedBroadcast(of: "10.77.0.1", mask: "255.255.255.0") == "10.77.0.255")
@@ -233,7 +244,7 @@ import Testing
     }
 
     @Test func thisMachinesLoopbackIsListedWithItsBroadcastAddress() {
-        let loopback = InterfaceAddress.current().filter { $0.isLoopback && !$0.isIPv6 }
+        let loopback = (InterfaceAddress.current() ?? []).filter { $0.isLoopback && !$0.isIPv6 }
         #expect(loopback.contains { $0.address == "127.0.0.1" && $0.broadcast == "127.255.255.255" && $0.isUp })
     }
 }
