@@ -7,7 +7,9 @@ extension API {
     /// The CLI and the daemon check addresses with this one type, so both
     /// refuse the same ones in the same words.
     public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
+        /// A name, an IPv4 address, or an IPv6 address without brackets (with its `%zone`, if any).
         public let host: String
+        /// 1...65535.
         public let port: Int
 
         /// At most this many addresses per peer (each may cost a connect timeout per attempt).

@@ -109,6 +109,7 @@ extension API {
         /// Datagrams on the port that were not announcements (malformed or too large): ignored.
         public let ignoredPackets: Int
 
+        /// The answer, as the daemon makes it.
         public init(enabled: Bool, running: Bool, port: Int?, problem: String?, peers: [DiscoveredPeer], ignoredPackets: Int) {
             self.enabled = enabled
             self.running = running
@@ -121,6 +122,7 @@ extension API {
 
     /// A peer local discovery heard.
     public struct DiscoveredPeer: Codable, Sendable {
+        /// Its peer id, as announced (the TLS handshake checks it when it is dialed).
         public let id: String
         /// The id's first group, as listings show it.
         public let shortID: String
@@ -136,6 +138,7 @@ extension API {
         /// Whether a session with it is established.
         public let connected: Bool
 
+        /// A discovered peer; `shortID` and `lastSeenAt` are derived.
         public init(id: String, addresses: [String], lastSeen: Int64, configured: Bool, name: String?, connected: Bool) {
             self.id = id
             self.shortID = String(id.prefix(7))

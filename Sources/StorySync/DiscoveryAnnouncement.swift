@@ -32,6 +32,7 @@ public struct DiscoveryAnnouncement: Hashable, Sendable {
     /// Larger datagrams are refused unread (a version 1 packet is 47 bytes).
     public static let maximumBytes = 512
 
+    /// An announcement of `peer` listening on `port`, from its run `instance`.
     public init(peer: PeerID, port: UInt16, instance: UInt64) {
         self.peer = peer
         self.port = port

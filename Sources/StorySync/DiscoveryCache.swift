@@ -21,6 +21,7 @@ public struct DiscoveryCache: Sendable {
 
     /// What the cache knows of one peer.
     public struct Entry: Hashable, Sendable {
+        /// The peer id it announced (unproven until a TLS handshake).
         public var peer: PeerID
         /// The instance id of its latest announcement (it changes at each start).
         public var instance: UInt64
@@ -52,10 +53,13 @@ public struct DiscoveryCache: Sendable {
 
     /// How long a peer is kept after it was last heard (three announcement intervals).
     public let lifetime: Duration
+    /// Peers held at most.
     public let maximumPeers: Int
+    /// Addresses held per peer at most.
     public let maximumAddressesPerPeer: Int
     private var entries: [PeerID: Entry] = [:]
 
+    /// An empty cache with these bounds (both above 0).
     public init(lifetime: Duration = .seconds(90), maximumPeers: Int = 256, maximumAddressesPerPeer: Int = 8) {
         precondition(maximumPeers > 0 && maximumAddressesPerPeer > 0)
         self.lifetime = lifetime

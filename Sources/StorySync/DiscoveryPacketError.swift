@@ -20,9 +20,12 @@ public struct DiscoveryPacketError: Error, Hashable, Sendable, CustomStringConve
         public var description: String { name }
     }
 
+    /// What kind of refusal (counted apart: oversized, or malformed).
     public let code: Code
+    /// What was wrong, for the debug log.
     public let message: String
 
+    /// A refusal with its code and words.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message

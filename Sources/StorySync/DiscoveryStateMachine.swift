@@ -98,5 +98,6 @@ public struct DiscoveryStatistics: Hashable, Sendable {
     /// Sends the system refused (an interface going down, no route).
     public var sendFailures = 0
 
+    /// All zero.
     public init() {}
 }

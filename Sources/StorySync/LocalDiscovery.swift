@@ -14,6 +14,7 @@ public enum DiscoveryEvent: Sendable, Hashable {
 
 /// A peer local discovery has heard, as `LocalDiscovery.peers()` lists it.
 public struct DiscoveredPeer: Sendable, Hashable {
+    /// The peer id it announced.
     public var peer: PeerID
     /// `HOST:PORT`s it was heard from, most recent first.
     public var addresses: [String]
@@ -43,7 +44,9 @@ public struct DiscoveryStatus: Sendable, Hashable {
 ///
 /// `run` holds the sockets and returns when cancelled.
 public actor LocalDiscovery {
+    /// Its port, timings and bounds.
     public nonisolated let configuration: DiscoveryConfiguration
+    /// The peer id it announces (this daemon's).
     public nonisolated let peerID: PeerID
     private var machine: DiscoveryStateMachine
     private let group: any EventLoopGroup

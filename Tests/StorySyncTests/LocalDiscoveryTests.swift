@@ -48,7 +48,7 @@ func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
         defer { for run in runs { run.cancel() } }
         for (index, discovery) in discoveries.enumerated() {
             let others = discoveries.enumerated().filter { $0.offset != index }
-            try await eventually("daemon \(index) hears the two others") {
+            try await eventually("daemon \(index) hears the two others", timeout: .seconds(60)) {
                 let heard = await discovery.peers()
                 return heard.count == 2
                     && others.allSatisfy { other in heard.contains { $0.peer == other.element.peerID && $0.addresses == ["127.0.0.1:\(7460 + other.offset)"] } }
@@ -70,18 +70,18 @@ func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
         let events = discovery.events()
         let run = Task { await discovery.run(announcing: 7460, listenHost: "127.0.0.1") }
         defer { run.cancel() }
-        try await eventually("discovery runs") { await discovery.status().isRunning }
+        try await eventually("discovery runs", timeout: .seconds(60)) { await discovery.status().isRunning }
         try broadcastOnLoopback(Array("not an announcement".utf8), port: port)
         try broadcastOnLoopback([UInt8](repeating: 0x53, count: 4_000), port: port)
         try broadcastOnLoopback([UInt8](repeating: 0x53, count: 3), port: port)
-        try await eventually("the three are counted") {
+        try await eventually("the three are counted", timeout: .seconds(60)) {
             let statistics = await discovery.status().statistics
             return statistics.packetsMalformed == 2 && statistics.packetsOversized == 1
         }
         // Still listening: an announcement of a peer that says nothing of where it is.
         let stranger = PeerID(digest: Array(repeating: 0xAB, count: 32))!
         try broadcastOnLoopback(DiscoveryAnnouncement(peer: stranger, port: 7999, instance: 5).encoded(), port: port)
-        try await eventually("the stranger is heard at the packet's source") {
+        try await eventually("the stranger is heard at the packet's source", timeout: .seconds(60)) {
             await discovery.addresses(of: stranger) == ["127.0.0.1:7999"]
         }
         var iterator = events.makeAsyncIterator()
@@ -100,14 +100,14 @@ func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
             Task { await second.run(announcing: 7002, listenHost: "127.0.0.1") },
         ]
         defer { for run in runs { run.cancel() } }
-        try await eventually("both listen") {
+        try await eventually("both listen", timeout: .seconds(60)) {
             let a = await first.status().isRunning
             let b = await second.status().isRunning
             return a && b
         }
         let stranger = PeerID(digest: Array(repeating: 0xCD, count: 32))!
         try broadcastOnLoopback(DiscoveryAnnouncement(peer: stranger, port: 7003, instance: 1).encoded(), port: port)
-        try await eventually("both hear one broadcast") {
+        try await eventually("both hear one broadcast", timeout: .seconds(60)) {
             let a = await first.addresses(of: stranger)
             let b = await second.addresses(of: stranger)
             return a == ["127.0.0.1:7003"] && b == ["127.0.0.1:7003"]
@@ -129,7 +129,7 @@ func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
         try await b.start()
         let (project, layer) = try await makeSharedProject(on: a, with: [b])
         _ = try await a.store.editProject(project, at: 10) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(1)) }
-        try await eventually("b has a's project") { await inSync(a, b, project) }
+        try await eventually("b has a's project", timeout: .seconds(60)) { await inSync(a, b, project) }
         // The session was dialed at the address discovery heard.
         let fromA = await a.manager.status().first
         let fromB = await b.manager.status().first
@@ -155,10 +155,10 @@ func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
         let events = a.manager.events()
         try await a.start()
         let discovery = try #require(a.discovery)
-        try await eventually("a's discovery listens") { await discovery.status().isRunning }
+        try await eventually("a's discovery listens", timeout: .seconds(60)) { await discovery.status().isRunning }
         let lie = DiscoveryAnnouncement(peer: b.identity.peerID, port: UInt16(c.port), instance: 666)
         try broadcastOnLoopback(lie.encoded(), port: port)
-        try await eventually("a tried the false address") {
+        try await eventually("a tried the false address", timeout: .seconds(60)) {
             RecentLogs.lines().contains { $0.contains("answered as \(c.identity.peerID), not the configured \(b.identity.peerID)") }
         }
         let peers = await a.manager.status().map(\.peer)
@@ -166,7 +166,7 @@ func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
         // b's own announcement (here made by hand: b runs no discovery) leads a to it.
         let truth = DiscoveryAnnouncement(peer: b.identity.peerID, port: UInt16(b.port), instance: 1)
         try broadcastOnLoopback(truth.encoded(), port: port)
-        try await eventually("a reaches b") { await a.manager.status().contains { $0.peer == b.identity.peerID && $0.isEstablished } }
+        try await eventually("a reaches b", timeout: .seconds(60)) { await a.manager.status().contains { $0.peer == b.identity.peerID && $0.isEstablished } }
         var sawDiscovered = false
         for await event in events {
             if case .discovered(b.identity.peerID, _) = event { sawDiscovered = true; break }

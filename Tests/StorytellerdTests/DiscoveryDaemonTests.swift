@@ -34,8 +34,8 @@ import Testing
         defer { a.stop(); b.stop() }
         let (idA, idB) = (try a.peerID(), try b.peerID())
         let portB = try b.port()
-        try await eventually("a hears b on the loopback") { try Self.heard(idB, by: a) != nil }
-        try await eventually("b hears a on the loopback") { try Self.heard(idA, by: b) != nil }
+        try await eventually("a hears b on the loopback", timeout: .seconds(60)) { try Self.heard(idB, by: a) != nil }
+        try await eventually("b hears a on the loopback", timeout: .seconds(60)) { try Self.heard(idA, by: b) != nil }
 
         // What is heard: the source address with the announced port, when, and that it is not configured.
         let seen = try #require(try Self.heard(idB, by: a))
@@ -60,12 +60,12 @@ import Testing
         // Each trusts the other's id, with no address: they meet where they were heard.
         #expect(try a.cli("peers", "add", idB, "--name", "b").status == 0)
         #expect(try b.cli("peers", "add", idA, "--name", "a").status == 0)
-        try await eventually("a and b connect") {
+        try await eventually("a and b connect", timeout: .seconds(60)) {
             (try a.client.get("/v1/status").json as? [String: Any])?["peersConnected"] as? Int == 1
         }
         let project = try a.cli("projects", "create", "Found on the LAN").output.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try a.cli("share", project, "b").status == 0)
-        try await eventually("b has a's project") { try b.client.get("/v1/projects/\(project)").status == 200 }
+        try await eventually("b has a's project", timeout: .seconds(60)) { try b.client.get("/v1/projects/\(project)").status == 200 }
 
         let known = try #require(try Self.heard(idB, by: a))
         #expect(known["configured"] as? Bool == true && known["name"] as? String == "b" && known["connected"] as? Bool == true)
@@ -86,7 +86,7 @@ import Testing
             "peers", "add", try b.peerID(), "--name", "b", "--address", "127.0.0.1:\(closed)", "--address", "localhost:\(try b.port())",
             "--address", "127.0.0.1:\(closed)")
         #expect(added.status == 0, "\(added.errors)")
-        try await eventually("a reaches b by its host name") {
+        try await eventually("a reaches b by its host name", timeout: .seconds(60)) {
             let peers = try a.client.get("/v1/peers").json as? [[String: Any]]
             return (peers?.first?["connection"] as? [String: Any])?["address"] as? String == "localhost:\(try b.port())"
         }

@@ -127,8 +127,8 @@ struct NetworkNamespaceTests {
             let answer = try daemon.client.get("/v1/peers/discovered").json as? [String: Any]
             return ((answer?["peers"] as? [[String: Any]])?.first { $0["id"] as? String == peer })?["addresses"] as? [String]
         }
-        try await eventually("a hears b over the link", timeout: .seconds(20)) { try heard(idB, by: a) != nil }
-        try await eventually("b hears a over the link", timeout: .seconds(20)) { try heard(idA, by: b) != nil }
+        try await eventually("a hears b over the link", timeout: .seconds(60)) { try heard(idB, by: a) != nil }
+        try await eventually("b hears a over the link", timeout: .seconds(60)) { try heard(idA, by: b) != nil }
         let addresses = try #require(try heard(idB, by: a))
         switch family {
         case .ipv4:
@@ -140,12 +140,12 @@ struct NetworkNamespaceTests {
 
         #expect(try a.cli("peers", "add", idB, "--name", "b").status == 0)
         #expect(try b.cli("peers", "add", idA, "--name", "a").status == 0)
-        try await eventually("a and b connect over the link", timeout: .seconds(20)) {
+        try await eventually("a and b connect over the link", timeout: .seconds(60)) {
             (try a.client.get("/v1/status").json as? [String: Any])?["peersConnected"] as? Int == 1
         }
         let project = try a.cli("projects", "create", "Across the link").output.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try a.cli("share", project, "b").status == 0)
-        try await eventually("b has a's project", timeout: .seconds(20)) { try b.client.get("/v1/projects/\(project)").status == 200 }
+        try await eventually("b has a's project", timeout: .seconds(60)) { try b.client.get("/v1/projects/\(project)").status == 200 }
         for daemon in daemons { #expect(try await daemon.daemon.terminate() == 0) }
     }
 }
