@@ -25,8 +25,12 @@ public final class LocalDaemon {
             "--data-dir", directory, "--socket", directory + "/control.sock", "--listen", "127.0.0.1:0", "--name", name,
             "--log-level", "warning",
         ] + extraArguments
-        _ = FileManager.default.createFile(atPath: directory + "/daemon.log", contents: nil)
+        // Appended to: a daemon started again in the same directory keeps the earlier log.
+        if !FileManager.default.fileExists(atPath: directory + "/daemon.log") {
+            _ = FileManager.default.createFile(atPath: directory + "/daemon.log", contents: nil)
+        }
         let log = FileHandle(forWritingAtPath: directory + "/daemon.log")
+        _ = try? log?.seekToEnd()
         process.standardOutput = log
         process.standardError = log
         try process.run()

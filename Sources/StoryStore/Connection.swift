@@ -6,6 +6,14 @@ import CSQLite
 final class Connection {
     private let handle: OpaquePointer
     let path: String
+    /// Transactions open now: the outermost is BEGIN … COMMIT, the ones
+    /// inside it are savepoints.
+    private var depth = 0
+    /// Statements of `run` and `query`, prepared once: parsing the SQL again
+    /// for each call was a large part of a small query's time. Bounded (SQL
+    /// made from data would otherwise grow it).
+    private var statements: [String: Statement] = [:]
+    private static let statementCacheLimit = 256
 
     /// Opens (or, with `create`, creates) a database file.
     /// - Throws: `StoreError` naming the file.
@@ -54,16 +62,27 @@ final class Connection {
         return Statement(statement, connection: self)
     }
 
+    /// The prepared statement for `sql`, from the cache or made now.
+    private func cached(_ sql: String) throws(StoreError) -> Statement {
+        if let statement = statements[sql] { return statement }
+        let statement = try prepare(sql)
+        if statements.count >= Self.statementCacheLimit { statements.removeAll() }
+        statements[sql] = statement
+        return statement
+    }
+
     /// Runs one statement with bindings, ignoring rows.
     func run(_ sql: String, _ values: [SQLValue] = []) throws(StoreError) {
-        let statement = try prepare(sql)
+        let statement = try cached(sql)
+        defer { statement.reset() }
         try statement.bind(values)
         while try statement.step() {}
     }
 
     /// Runs a query and maps each row.
     func query<T>(_ sql: String, _ values: [SQLValue] = [], _ row: (Statement) throws(StoreError) -> T) throws(StoreError) -> [T] {
-        let statement = try prepare(sql)
+        let statement = try cached(sql)
+        defer { statement.reset() }
         try statement.bind(values)
         var result: [T] = []
         while try statement.step() { result.append(try row(statement)) }
@@ -75,18 +94,34 @@ final class Connection {
         try query(sql, values) { $0.value(0) }.first
     }
 
-    /// Runs `body` in a transaction: committed if it returns, rolled back if it throws.
+    /// Runs `body` in a transaction: committed if it returns, rolled back if
+    /// it throws. Inside another transaction it is a savepoint: rolled back
+    /// alone if it throws, committed with the outer one.
     func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN IMMEDIATE")
+        let savepoint = depth > 0 ? "s\(depth)" : nil
+        let rollback = savepoint.map { "ROLLBACK TO \($0); RELEASE \($0)" } ?? "ROLLBACK"
+        try execute(savepoint.map { "SAVEPOINT \($0)" } ?? "BEGIN IMMEDIATE")
+        depth += 1
+        let value: T
         do {
-            let value = try body()
-            try execute("COMMIT")
-            return value
+            value = try body()
         } catch {
-            try? execute("ROLLBACK")
+            depth -= 1
+            try? execute(rollback)
             throw error
         }
+        depth -= 1
+        do {
+            try execute(savepoint.map { "RELEASE \($0)" } ?? "COMMIT")
+        } catch {
+            try? execute(rollback)
+            throw error
+        }
+        return value
     }
+
+    /// Whether a transaction is open.
+    var isInTransaction: Bool { depth > 0 }
 
     /// Rows changed by the last statement.
     var changes: Int { Int(sqlite3_changes(handle)) }
@@ -108,7 +143,8 @@ enum SQLValue: Hashable, Sendable {
 /// A prepared statement, finalized in `deinit`.
 final class Statement {
     private let handle: OpaquePointer
-    private let connection: Connection
+    /// Unowned: the connection caches its statements, and none outlives it.
+    private unowned let connection: Connection
 
     fileprivate init(_ handle: OpaquePointer, connection: Connection) {
         self.handle = handle
@@ -117,6 +153,13 @@ final class Statement {
 
     deinit {
         sqlite3_finalize(handle)
+    }
+
+    /// Ends a run: the statement holds no lock or read snapshot, and its
+    /// bound blobs are let go.
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
     }
 
     /// Binds values to the parameters 1, 2, … and resets the statement.

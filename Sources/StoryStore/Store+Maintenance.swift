@@ -9,7 +9,9 @@ extension Store {
     /// from this; the control API streams it to clients.
     public func events() -> AsyncStream<StoreEvent> { broadcaster.subscribe() }
 
-    func publish(_ event: StoreEvent) { broadcaster.publish(event) }
+    func publish(_ event: StoreEvent) {
+        if batchEvents != nil { batchEvents!.append(event) } else { broadcaster.publish(event) }
+    }
 
     /// Ends every event stream (at shutdown).
     public func finishEvents() { broadcaster.finish() }

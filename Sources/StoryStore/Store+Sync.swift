@@ -87,10 +87,28 @@ extension Store {
     /// and a merged snapshot covers what it made applicable).
     public func storedVersion(of id: DocumentID) throws -> VersionVector {
         if let loaded = loaded[id] { return loaded.versionVector }
-        let record = try document(id)
+        if let known = evictedVersions[id] { return known }
+        return try storedVersion(of: try document(id))
+    }
+
+    /// The version of a document not in memory, from its record and the log.
+    func storedVersion(of record: DocumentRecord) throws -> VersionVector {
+        if let loaded = loaded[record.id] { return loaded.versionVector }
+        if let known = evictedVersions[record.id] { return known }
         var version = record.snapshotVersion ?? VersionVector()
-        version.formUnion(VersionVector(try database.lastStoredSeq(of: id)))
+        version.formUnion(VersionVector(try database.lastStoredSeq(of: record.id)))
+        evictedVersions[record.id] = version
         return version
+    }
+
+    /// Every document with its version and what each peer acknowledged of
+    /// it: one query for the records, one for the acknowledgements, and the
+    /// versions from memory (`status` with thousands of projects).
+    public func syncStates() throws -> [(record: DocumentRecord, version: VersionVector, acknowledged: [PeerID: VersionVector])] {
+        let acknowledged = try database.acknowledgedByDocument()
+        return try database.documents().map { record in
+            (record, try storedVersion(of: record), acknowledged[record.id] ?? [:])
+        }
     }
 
     /// What a peer at `version` lacks: from memory when the loaded document's
@@ -152,6 +170,7 @@ extension Store {
             try database.clearOrigin(of: id)
         }
         loaded[id] = doc
+        if batchEvents != nil { batchTouched.insert(id) }
         unsnapshotted[id] = nil
         publish(.documentChanged(id, origin: .snapshot, changes: 0))
         publish(.accessChanged(id))

@@ -18,6 +18,11 @@ public struct StoreOptions: Sendable {
     public var heldBackBytesPerPeer = 16 << 20
     /// Bytes held back over all documents and peers.
     public var heldBackBytesTotal = 48 << 20
+    /// Documents kept loaded in memory; beyond this the least recently used
+    /// are dropped (and load again from the database when next used), so a
+    /// library of thousands of projects does not live in memory. Documents
+    /// holding changes back for missing dependencies are kept.
+    public var loadedDocumentLimit = 256
 
     public init() {}
 }
@@ -41,9 +46,20 @@ public actor Store {
     let executor: StoreExecutor
     var author: LocalAuthor
     var loaded: [DocumentID: any StoredDocument] = [:]
+    /// When each loaded document was last used (a counter), for eviction.
+    var lastUse: [DocumentID: UInt64] = [:]
+    var uses: UInt64 = 0
+    /// The versions of documents not in memory (dropped or not loaded yet),
+    /// so `status` needs no query per document. A document changes only
+    /// while loaded, and its entry is dropped when it loads.
+    var evictedVersions: [DocumentID: VersionVector] = [:]
     /// Changes since the last snapshot, and when the last one was made.
     var unsnapshotted: [DocumentID: (count: Int, lastChange: ContinuousClock.Instant)] = [:]
     var snapshotsInFlight: Set<DocumentID> = []
+    /// While `batch` runs: the events it will publish once committed, and
+    /// the documents it touched (reloaded if the commit fails).
+    var batchEvents: [StoreEvent]?
+    var batchTouched: Set<DocumentID> = []
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -82,6 +98,9 @@ public actor Store {
         return record
     }
 
+    /// The record of a document, or nil if there is none.
+    public func documentIfPresent(_ id: DocumentID) throws -> DocumentRecord? { try database.document(id) }
+
     /// Founds a new project or library owned by this daemon's identity: its id
     /// derives from the identity, and its first (signed) change says so.
     public func createDocument(kind: DocumentKind, name: String? = nil, at time: Int64) throws -> DocumentID {
@@ -100,6 +119,7 @@ public actor Store {
         document.recordsUndoStorage = true
         let id = document.id
         loaded[id] = document
+        if batchEvents != nil { batchTouched.insert(id) }
         publish(.documentCreated(id, kind: kind))
         publish(.accessChanged(id))
         return id
@@ -119,6 +139,7 @@ public actor Store {
         }
         document.recordsUndoStorage = true
         loaded[id] = document
+        if batchEvents != nil { batchTouched.insert(id) }
         publish(.documentCreated(id, kind: kind))
     }
 
@@ -191,13 +212,18 @@ public actor Store {
         _ id: DocumentID, as type: Document.Type, _ body: (inout Document) throws -> Result
     ) throws -> Result {
         var document = try self.document(id, as: type)
+        if batchEvents != nil { batchTouched.insert(id) }
         loaded[id] = nil
         defer { loaded[id] = document }
         return try body(&document)
     }
 
     func loadedDocument(_ id: DocumentID) throws -> any StoredDocument {
+        uses += 1
+        lastUse[id] = uses
+        defer { evictLeastRecentlyUsed(keeping: id) }
         if let document = loaded[id] { return document }
+        evictedVersions[id] = nil
         let record = try document(id)
         let document: any StoredDocument
         switch record.kind {
@@ -239,14 +265,39 @@ public actor Store {
     /// changes (so it changes in place) and put back whatever happens.
     func mutate<Result>(_ id: DocumentID, _ body: (inout any StoredDocument) throws -> Result) throws -> Result {
         var document = try loadedDocument(id)
+        if batchEvents != nil { batchTouched.insert(id) }
         loaded[id] = nil
         defer { loaded[id] = document }
         return try body(&document)
     }
 
+    /// Drops least recently used documents beyond `loadedDocumentLimit`;
+    /// never one that holds changes back, is in a batch or a snapshot now,
+    /// nor `kept`. O(loaded documents) per document dropped.
+    func evictLeastRecentlyUsed(keeping kept: DocumentID) {
+        while loaded.count > options.loadedDocumentLimit {
+            var oldest: (id: DocumentID, use: UInt64)?
+            for (id, document) in loaded where id != kept && document.heldBackBytes == 0 && !batchTouched.contains(id)
+                && !snapshotsInFlight.contains(id)
+            {
+                let use = lastUse[id] ?? 0
+                if oldest == nil || use < oldest!.use { oldest = (id, use) }
+            }
+            guard let oldest else { return }
+            evictedVersions[oldest.id] = loaded[oldest.id]?.versionVector
+            loaded[oldest.id] = nil
+            lastUse[oldest.id] = nil
+        }
+    }
+
+    /// How many documents are loaded in memory now.
+    public var loadedDocumentCount: Int { loaded.count }
+
     /// Forgets a loaded document (it loads again on next use).
     public func unload(_ id: DocumentID) {
         loaded[id] = nil
+        lastUse[id] = nil
+        evictedVersions[id] = nil
     }
 
     // MARK: - Editing

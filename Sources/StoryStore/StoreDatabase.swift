@@ -481,6 +481,21 @@ final class StoreDatabase {
         return result
     }
 
+    /// What peers acknowledged, of every document.
+    func acknowledgedByDocument() throws -> [DocumentID: [PeerID: VersionVector]] {
+        var result: [DocumentID: [PeerID: VersionVector]] = [:]
+        var peers: [String: PeerID] = [:]
+        for (doc, text, bytes) in try connection.query(
+            "SELECT doc, peer, version_vector FROM peer_versions", [], { ($0.bytes(0), $0.text(1) ?? "", $0.bytes(2)) })
+        {
+            guard let id = DocumentID(blob: doc) else { continue }
+            if peers[text] == nil { peers[text] = PeerID(text) }
+            guard let peer = peers[text], let version = try? VersionVector(decoding: bytes[...]) else { continue }
+            result[id, default: [:]][peer] = version
+        }
+        return result
+    }
+
     // MARK: - Backup
 
     /// Bytes of the main database file and its write-ahead log.

@@ -235,8 +235,8 @@ public actor PeerManager {
                     try await dialConfiguredPeers()
                     await dropRemovedPeers()
                     await loadPaused()
-                case .accessChanged:
-                    for peer in Array(sessions.keys) { await refreshShares(of: peer) }
+                case .accessChanged(let id):
+                    for peer in Array(sessions.keys) { await refreshShare(of: id, with: peer) }
                 case .documentCreated, .peerPending:
                     break
                 }
@@ -543,8 +543,8 @@ public actor PeerManager {
             peer: peer, dialed: dialedByUs, address: connection.remote, bytes: connection.bytes, documents: documents,
             store: store, configuration: configuration, clock: clock, logger: logger,
             onAcknowledged: { [weak self] document, version in await self?.acknowledged(document, version, by: peer) }
-        ) { [weak self] offer, from in
-            await self?.take(offer, from: from)
+        ) { [weak self] offers, from in
+            await self?.take(offers, from: from) ?? offers.map { _ in nil }
         }
         let isReplacement = sessions[peer] != nil
         sessions[peer] = session
@@ -580,60 +580,74 @@ public actor PeerManager {
     /// decide), never a right of the offerer: a document this daemon already
     /// holds is synced only with the members of its access list, so
     /// advertising one (or having been unshared) obtains nothing.
-    private func take(_ offer: Message.Advertisement, from peer: PeerID) async -> SyncSessionStateMachine.SharedDocument? {
-        guard let kind = DocumentKind(rawValue: Int64(offer.kind)) else { return nil }
+    private func take(_ offers: [Message.Advertisement], from peer: PeerID) async -> [SyncSessionStateMachine.SharedDocument?] {
+        enum Decision: Sendable {
+            case invalid, existing(DocumentKind), taken(DocumentKind), kept(DocumentKind), failed(String)
+        }
+        let accepting = configuration.acceptsOfferedDocuments(from: peer)
+        let now = clock.milliseconds
+        // One transaction for a burst of offers (a library of projects shared at once).
+        let decisions: [Decision]
         do {
-            let existing: DocumentRecord?
-            do {
-                existing = try await store.document(offer.document)
-            } catch let error as StoreError where error.code == .notFound {
-                existing = nil
+            decisions = try await store.batch { store in
+                offers.map { offer in
+                    guard let kind = DocumentKind(rawValue: Int64(offer.kind)) else { return .invalid }
+                    do {
+                        if let existing = try store.documentIfPresent(offer.document) { return .existing(existing.kind) }
+                        if accepting {
+                            try store.receiveDocument(offer.document, kind: kind, name: offer.name, from: peer, at: now)
+                            return .taken(kind)
+                        }
+                        try store.recordOffer(offer.document, kind: kind, name: offer.name, from: peer, at: now)
+                        return .kept(kind)
+                    } catch {
+                        return .failed("\(error)")
+                    }
+                }
             }
-            if let existing {
-                logger.notice(
-                    "\(peer.short) advertised \(existing.kind) \(offer.document), which is not shared with it here; ignored")
-                return nil
-            }
-            guard configuration.acceptsOfferedDocuments(from: peer) else {
-                try await store.recordOffer(offer.document, kind: kind, name: offer.name, from: peer, at: clock.milliseconds)
+        } catch {
+            logger.error("cannot take \(offers.count) document(s) from \(peer.short): \(error)")
+            return offers.map { _ in nil }
+        }
+        var result: [SyncSessionStateMachine.SharedDocument?] = []
+        for (offer, decision) in zip(offers, decisions) {
+            switch decision {
+            case .invalid:
+                result.append(nil)
+            case .existing(let kind):
+                logger.notice("\(peer.short) advertised \(kind) \(offer.document), which is not shared with it here; ignored")
+                result.append(nil)
+            case .kept(let kind):
                 broadcaster.publish(.offered(offer.document, by: peer))
                 logger.info("\(peer.short) offers \(kind) \(offer.document) (\(offer.name)); kept for a user to accept")
-                return nil
+                result.append(nil)
+            case .taken(let kind):
+                await incoming?(offer.document, kind, offer.name, peer)
+                logger.info("took \(kind) \(offer.document) (\(offer.name)) shared by \(peer.short)")
+                result.append(.init(id: offer.document, kind: offer.kind, peerRole: .none))
+            case .failed(let error):
+                logger.error("cannot take \(offer.document) from \(peer.short): \(error)")
+                result.append(nil)
             }
-            try await store.receiveDocument(offer.document, kind: kind, name: offer.name, from: peer, at: clock.milliseconds)
-            await incoming?(offer.document, kind, offer.name, peer)
-            logger.info("took \(kind) \(offer.document) (\(offer.name)) shared by \(peer.short)")
-            return .init(id: offer.document, kind: offer.kind, peerRole: .none)
-        } catch {
-            logger.error("cannot take \(offer.document) from \(peer.short): \(error)")
-            return nil
         }
+        return result
     }
 
-    /// Brings a session's documents in line with the access lists: adds the
-    /// documents the peer became a member of (advertising them), updates
-    /// roles, and stops syncing those it left (after sending what it lacks,
-    /// so it learns that it left).
-    private func refreshShares(of peer: PeerID) async {
+    /// Brings one document in line with its access list for one session:
+    /// O(1) store reads, so a thousand access changes (a library shared at
+    /// once) do not each walk every shared document.
+    private func refreshShare(of id: DocumentID, with peer: PeerID) async {
         guard let session = sessions[peer] else { return }
-        let shared: [(record: DocumentRecord, role: Role)]
         do {
-            shared = try await store.sharedDocuments(with: peer)
-        } catch {
-            logger.error("cannot read what is shared with \(peer.short): \(error)")
-            return
-        }
-        let current = Set(shared.map(\.record.id))
-        for id in session.documentIDs where !current.contains(id) {
-            do {
-                session.unshare(id, at: try await store.version(of: id))
-            } catch {
-                logger.error("cannot read \(id) to tell \(peer.short) it left it: \(error)")
-                session.unshare(id, at: VersionVector())
+            let record = try await store.documentIfPresent(id)
+            let member = try await store.members(of: id).first { $0.peer == peer }
+            guard let record, !record.isDeleted, member != nil || record.origin == peer.description else {
+                if session.documentIDs.contains(id) { session.unshare(id, at: try await store.version(of: id)) }
+                return
             }
-        }
-        for (record, role) in shared {
-            await session.share(.init(id: record.id, kind: UInt8(record.kind.rawValue), peerRole: role))
+            await session.share(.init(id: id, kind: UInt8(record.kind.rawValue), peerRole: member?.role ?? .none))
+        } catch {
+            logger.error("cannot read who shares \(id) to update \(peer.short)'s session: \(error)")
         }
     }
 

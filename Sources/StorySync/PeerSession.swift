@@ -28,7 +28,8 @@ final class PeerSession: Sendable {
     private let machine: Mutex<SyncSessionStateMachine>
     private let outbox: AsyncStream<Outgoing>.Continuation
     private let outboxStream: AsyncStream<Outgoing>
-    private let onOffer: @Sendable (Message.Advertisement, PeerID) async -> SyncSessionStateMachine.SharedDocument?
+    /// Takes (or keeps for a user) documents the peer offered; per offer, the document to sync, or nil.
+    private let onOffers: @Sendable ([Message.Advertisement], PeerID) async -> [SyncSessionStateMachine.SharedDocument?]
     /// Told what the peer acknowledged of a document, once it is recorded.
     private let onAcknowledged: @Sendable (DocumentID, VersionVector) async -> Void
     /// This peer's round trips (metrics).
@@ -50,7 +51,7 @@ final class PeerSession: Sendable {
         store: Store,
         configuration: SyncConfiguration, clock: WallClock, logger: Logger,
         onAcknowledged: @escaping @Sendable (DocumentID, VersionVector) async -> Void = { _, _ in },
-        onOffer: @escaping @Sendable (Message.Advertisement, PeerID) async -> SyncSessionStateMachine.SharedDocument?
+        onOffers: @escaping @Sendable ([Message.Advertisement], PeerID) async -> [SyncSessionStateMachine.SharedDocument?]
     ) {
         self.peer = peer
         self.dialed = dialed
@@ -62,7 +63,7 @@ final class PeerSession: Sendable {
         var logger = logger
         logger[metadataKey: "peer"] = "\(peer.short)"
         self.logger = logger
-        self.onOffer = onOffer
+        self.onOffers = onOffers
         self.onAcknowledged = onAcknowledged
         pingRoundTrip = SyncMetrics.pingRoundTrip(peer)
         acknowledgementTime = SyncMetrics.acknowledgement(peer)
@@ -99,10 +100,15 @@ final class PeerSession: Sendable {
                 // Start before the reader exists: a Hello that arrives first must
                 // find the machine waiting for it.
                 await self.perform(self.machine.withLock { $0.start(now: .now) })
+                let queue = InboundQueue(capacity: Self.queueBytes)
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await self.write(outbound) }
                     group.addTask {
-                        await self.read(inbound)
+                        await self.read(inbound, into: queue)
+                        await self.lingerForWriter()
+                    }
+                    group.addTask {
+                        await self.process(queue)
                         await self.lingerForWriter()
                     }
                     group.addTask {
@@ -159,48 +165,125 @@ final class PeerSession: Sendable {
         }
     }
 
+    /// Carries out actions in order; store actions are grouped (`Pending`)
+    /// and stored together when the group is flushed.
     private func perform(_ actions: [SyncSessionStateMachine.Action]) async {
+        var pending = Pending()
+        await perform(actions, collecting: &pending)
+        await flush(&pending)
+    }
+
+    private func perform(_ actions: [SyncSessionStateMachine.Action], collecting pending: inout Pending) async {
         for action in actions {
             switch action {
-            case .apply(let id, let batch): await apply(id, batch: batch)
-            case .mergeSnapshot(let id, _, let bytes): await merge(id, snapshot: bytes)
-            case .recordAcknowledged(let id, let version):
-                do {
-                    try await store.acknowledge(version, of: id, by: peer, at: clock.milliseconds)
-                    await onAcknowledged(id, version)
-                } catch {
-                    logger.warning("cannot record what the peer acknowledged: \(error)", metadata: ["document": "\(id)"])
-                }
-            case .offered(let advertisement):
-                if let shared = await onOffer(advertisement, peer) {
-                    await perform(machine.withLock { $0.addDocument(shared) })
-                } else {
-                    logger.info("not taking \(advertisement.name) offered by the peer", metadata: ["document": "\(advertisement.document)"])
-                }
+            case .apply(let id, let batch): pending.applies.append((id, batch))
+            case .recordAcknowledged(let id, let version): pending.acknowledgements.append((id, version))
+            case .offered(let advertisement): pending.offers.append(advertisement)
+            case .mergeSnapshot(let id, _, let bytes):
+                await flush(&pending)
+                await merge(id, snapshot: bytes)
+            case .sync(let id) where pending.applies.contains(where: { $0.0 == id }):
+                // What the peer sent of it must count before working out what it lacks.
+                await flush(&pending)
+                enqueue(action)
             default:
                 enqueue(action)
             }
         }
     }
 
-    private func apply(_ id: DocumentID, batch: ArraySlice<UInt8>) async {
+    /// Store actions waiting to be carried out together.
+    private struct Pending {
+        var offers: [Message.Advertisement] = []
+        var applies: [(DocumentID, ArraySlice<UInt8>)] = []
+        var acknowledgements: [(DocumentID, VersionVector)] = []
+
+        var isEmpty: Bool { offers.isEmpty && applies.isEmpty && acknowledgements.isEmpty }
+    }
+
+    /// Stores what is pending: offers taken first (a document must exist
+    /// before changes to it are applied), then changes, then what the peer
+    /// acknowledged; each kind in one transaction.
+    private func flush(_ pending: inout Pending) async {
+        guard !pending.isEmpty else { return }
+        let (offers, applies, acknowledgements) = (pending.offers, pending.applies, pending.acknowledgements)
+        pending = Pending()
+        if !offers.isEmpty {
+            let taken = await onOffers(offers, peer)
+            for (offer, shared) in zip(offers, taken) {
+                if let shared {
+                    await perform(machine.withLock { $0.addDocument(shared) })
+                } else {
+                    logger.info("not taking \(offer.name) offered by the peer", metadata: ["document": "\(offer.document)"])
+                }
+            }
+        }
+        if !applies.isEmpty { await apply(applies) }
+        if !acknowledgements.isEmpty { await acknowledge(acknowledgements) }
+    }
+
+    private func acknowledge(_ acknowledgements: [(DocumentID, VersionVector)]) async {
+        let (peer, now) = (self.peer, clock.milliseconds)
         do {
-            let decoded = try ChangeBatch.decode(batch)
-            var received = VersionVector()
-            for (_, change) in decoded where change.seq > received[change.replica] { received[change.replica] = change.seq }
-            machine.withLock { $0.receiving(id, upTo: received) }
-            let started = ContinuousClock.now
-            _ = try await store.apply(decoded, to: id, from: peer)
-            SyncMetrics.batchApply.record(duration: ContinuousClock.now - started)
-            let version = try await store.version(of: id)
-            await perform(machine.withLock { $0.applied(id, received: received, version: version) })
-        } catch let error as CodecError {
-            await perform(machine.withLock { $0.applyFailed(id, error: SyncError(.malformed, "\(error)")) })
-        } catch let error as DocumentError {
-            await perform(machine.withLock { $0.applyFailed(id, error: Self.syncError(for: error)) })
+            try await store.batch { store in
+                for (id, version) in acknowledgements { try store.acknowledge(version, of: id, by: peer, at: now) }
+            }
         } catch {
-            logger.error("cannot store changes: \(error)", metadata: ["document": "\(id)"])
-            await perform(machine.withLock { $0.applyFailed(id, error: SyncError(.internalError, "the receiver could not store them")) })
+            logger.warning("cannot record what the peer acknowledged of \(acknowledgements.count) document(s): \(error)")
+            return
+        }
+        for (id, version) in acknowledgements { await onAcknowledged(id, version) }
+    }
+
+    /// Applies the peer's change batches of one or many documents in one
+    /// transaction (each document all or nothing on its own), then
+    /// acknowledges each. The first that fails closes the session, as a
+    /// single failed batch does.
+    private func apply(_ items: [(DocumentID, ArraySlice<UInt8>)]) async {
+        var decoded: [(id: DocumentID, changes: [(EncodedChange, Change)], received: VersionVector)] = []
+        for (id, bytes) in items {
+            do {
+                let changes = try ChangeBatch.decode(bytes)
+                var received = VersionVector()
+                for (_, change) in changes where change.seq > received[change.replica] { received[change.replica] = change.seq }
+                machine.withLock { $0.receiving(id, upTo: received) }
+                decoded.append((id, changes, received))
+            } catch {
+                await perform(machine.withLock { $0.applyFailed(id, error: SyncError(.malformed, "\(error)")) })
+                return
+            }
+        }
+        let started = ContinuousClock.now
+        let peer = self.peer
+        let work = decoded.map { ($0.id, $0.changes) }
+        let results: [Result<VersionVector, any Error>]
+        do {
+            results = try await store.batch { store in
+                work.map { id, changes in
+                    Result { () throws -> VersionVector in
+                        try store.apply(changes, to: id, from: peer)
+                        return try store.version(of: id)
+                    }
+                }
+            }
+        } catch {
+            logger.error("cannot store changes of \(decoded.count) document(s): \(error)")
+            await perform(machine.withLock { $0.applyFailed(decoded[0].id, error: SyncError(.internalError, "the receiver could not store them")) })
+            return
+        }
+        SyncMetrics.batchApply.record(duration: ContinuousClock.now - started)
+        for (item, result) in zip(decoded, results) {
+            switch result {
+            case .success(let version):
+                await perform(machine.withLock { $0.applied(item.id, received: item.received, version: version) })
+            case .failure(let error as DocumentError):
+                await perform(machine.withLock { $0.applyFailed(item.id, error: Self.syncError(for: error)) })
+                return
+            case .failure(let error):
+                logger.error("cannot store changes: \(error)", metadata: ["document": "\(item.id)"])
+                await perform(machine.withLock { $0.applyFailed(item.id, error: SyncError(.internalError, "the receiver could not store them")) })
+                return
+            }
         }
     }
 
@@ -237,20 +320,58 @@ final class PeerSession: Sendable {
 
     // MARK: - Tasks
 
-    private func read(_ inbound: NIOAsyncChannelInboundStream<Message>) async {
+    /// Bytes of messages read ahead of the processor.
+    static let queueBytes = 8 << 20
+    /// At most this much is taken for one group (one transaction per kind).
+    static let groupBytes = 1 << 20
+
+    /// Reads messages into the queue until the peer closes or sends bad bytes.
+    private func read(_ inbound: NIOAsyncChannelInboundStream<Message>, into queue: InboundQueue) async {
         do {
             for try await message in inbound {
-                await perform(machine.withLock { $0.receive(message, now: .now) })
-                if machine.withLock({ $0.isClosed }) { return }
+                await queue.push(message)
+                if Task.isCancelled { break }
             }
-            logger.info("the peer closed the connection")
-            outbox.yield(.close(nil))
+            queue.finish(.closed)
         } catch let error as SyncError {
-            logger.warning("bad bytes from the peer: \(error)")
-            await perform(machine.withLock { $0.protocolError(error) })
+            queue.finish(.malformed(error))
         } catch {
-            logger.info("read failed: \(error)")
-            outbox.yield(.close(nil))
+            queue.finish(.failed("\(error)"))
+        }
+    }
+
+    /// Takes what was read, in order, as groups: everything that arrived
+    /// while the last group was stored is stored together.
+    private func process(_ queue: InboundQueue) async {
+        while !Task.isCancelled {
+            let (messages, end) = await queue.take(maximumBytes: Self.groupBytes)
+            // Shutting down: what was read and not stored is sent again next time.
+            if Task.isCancelled { return }
+            var pending = Pending()
+            for message in messages {
+                await perform(machine.withLock { $0.receive(message, now: .now) }, collecting: &pending)
+                if machine.withLock({ $0.isClosed }) {
+                    await flush(&pending)
+                    return
+                }
+            }
+            await flush(&pending)
+            if machine.withLock({ $0.isClosed }) { return }
+            switch end {
+            case nil: continue
+            case .closed?:
+                logger.info("the peer closed the connection")
+                outbox.yield(.close(nil))
+                return
+            case .malformed(let error)?:
+                logger.warning("bad bytes from the peer: \(error)")
+                await perform(machine.withLock { $0.protocolError(error) })
+                return
+            case .failed(let reason)?:
+                logger.info("read failed: \(reason)")
+                outbox.yield(.close(nil))
+                return
+            }
         }
     }
 

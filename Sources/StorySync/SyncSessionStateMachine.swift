@@ -162,7 +162,11 @@ public struct SyncSessionStateMachine: Sendable {
             document.theirs.formUnion(ad.version)
             document.theyAdvertised = true
             documents[ad.document] = document
-            return document.shared.peerRole >= .reader ? [.sync(ad.document)] : []
+            // An Advertise says what the peer has stored, as an Ack does: a
+            // peer that already had everything (it caught up before a restart)
+            // is then known to be in sync without sending anything.
+            let acknowledged: [Action] = ad.version.isEmpty ? [] : [.recordAcknowledged(ad.document, ad.version)]
+            return acknowledged + (document.shared.peerRole >= .reader ? [.sync(ad.document)] : [])
         case (.established, .changes(let id, let batch)):
             if let refusal = refusal(id) { return refusal }
             return [.apply(id, batch: batch)]
@@ -253,6 +257,9 @@ public struct SyncSessionStateMachine: Sendable {
     /// A document became shared with this peer (or we took an offered one).
     public mutating func addDocument(_ shared: SharedDocument) -> [Action] {
         guard state != .closed else { return [] }
+        // Already synced with this role: nothing to say again (an access
+        // change elsewhere in the library must not re-advertise everything).
+        if documents[shared.id]?.shared == shared && offers[shared.id] == nil { return [] }
         var document = documents[shared.id] ?? DocumentState(shared: shared)
         document.shared = shared
         var actions: [Action] = []

@@ -23,10 +23,20 @@ struct Storytellerd: AsyncParsableCommand {
             flags, 78 for a bad config file or environment variable, 1 when the \
             state directory, the database or the peer listener cannot be opened \
             or a service fails.
+
+            Examples:
+              storytellerd       # state in ~/.local/share/storyteller, peers on TCP 7460
+              storytellerd --config /etc/storyteller/storytellerd.toml --print-config
+              storytellerd --data-dir /srv/storyboards --listen 0.0.0.0:7461 --name cutting-room
             """,
         version: "storytellerd \(API.version)")
 
-    @Option(help: "Config file (TOML; see Config/storytellerd.example.toml). Also STORYTELLER_CONFIG.")
+    @Option(
+        help: """
+            Config file (TOML); every key is described, commented out, in /etc/storyteller/storytellerd.toml as \
+            packaged (Config/storytellerd.example.toml in the source). Also STORYTELLER_CONFIG. A file that cannot \
+            be read is an error.
+            """)
     var config: String?
 
     @Option(name: .customLong("data-dir"), help: "State directory (default $XDG_DATA_HOME/storyteller or ~/.local/share/storyteller).")

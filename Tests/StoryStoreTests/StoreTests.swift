@@ -520,3 +520,81 @@ extension Store {
         #expect(try Connection(path: path).query("SELECT count(*) FROM undo_records", [], { $0.int64(0) }) == [0], "the damaged rows are gone")
     }
 }
+
+/// `Store.batch`: many operations, one transaction; each all or nothing on its own.
+@Suite struct StoreBatchTests {
+    @Test func operationsInABatchCommitTogetherAndAFailedOneLeavesTheOthers() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("store.db")
+        let store = try Store(path: path, identity: TestIdentities.signing())
+        let (first, firstLayer) = try await makeProject(in: store, name: "First")
+        let (second, secondLayer) = try await makeProject(in: store, name: "Second")
+        let events = await store.events()
+        let outcomes = try await store.batch { store in
+            [
+                Result { try store.editProject(first, at: 10) { try $0.addStroke(to: firstLayer, brush: Brush(), points: strokePoints(1)) } },
+                // An edit that fails (a layer that does not exist): rolled back alone.
+                Result {
+                    try store.editProject(first, at: 11) {
+                        try $0.addStroke(to: OpID(counter: 999_999, replica: firstLayer.replica), brush: Brush(), points: strokePoints(2))
+                    }
+                },
+                Result { try store.editProject(second, at: 12) { try $0.addStroke(to: secondLayer, brush: Brush(), points: strokePoints(3)) } },
+            ].map { $0.map { _ in true } }
+        }
+        #expect(outcomes.map { (try? $0.get()) == true } == [true, false, true])
+        // Published after the commit, one per stored change.
+        var changed: [DocumentID] = []
+        for await event in events {
+            if case .documentChanged(let id, _, _) = event { changed.append(id) }
+            if changed.count == 2 { break }
+        }
+        #expect(changed == [first, second])
+        // Both are on disk: a second store reads them.
+        let reopened = try Store(path: path, identity: TestIdentities.signing())
+        #expect(try await reopened.project(first).strokes(in: firstLayer).count == 1)
+        #expect(try await reopened.project(second).strokes(in: secondLayer).count == 1)
+    }
+
+    @Test func aBatchThatThrowsKeepsNothingInMemoryOrOnDisk() async throws {
+        let directory = try TemporaryDirectory()
+        let store = try Store(path: directory.file("store.db"), identity: TestIdentities.signing())
+        let (id, layer) = try await makeProject(in: store)
+        struct Stop: Error {}
+        await #expect(throws: Stop.self) {
+            try await store.batch { store in
+                _ = try store.editProject(id, at: 10) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(1)) }
+                throw Stop()
+            }
+        }
+        #expect(try await store.project(id).strokes(in: layer).isEmpty, "the document was reloaded from what the disk has")
+        #expect(try await store.storedVersion(of: id) == store.project(id).versionVector)
+    }
+}
+
+/// Documents load on use and the least recently used are dropped beyond a
+/// bound; a dropped one loads again with all it had (undo history too).
+@Suite struct LoadedDocumentLimitTests {
+    @Test func memoryHoldsAtMostTheLimitAndADroppedDocumentLoadsAgainWhole() async throws {
+        let directory = try TemporaryDirectory()
+        var options = StoreOptions()
+        options.loadedDocumentLimit = 3
+        let store = try Store(path: directory.file("store.db"), identity: TestIdentities.signing(), options: options)
+        var projects: [(DocumentID, OpID)] = []
+        for index in 0..<8 {
+            let (id, layer) = try await makeProject(in: store, name: "P\(index)")
+            _ = try await store.editProject(id, session: "s", at: 10) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index)) }
+            projects.append((id, layer))
+            #expect(await store.loadedDocumentCount <= 3)
+        }
+        for (index, (id, layer)) in projects.enumerated() {
+            let strokes = try await store.project(id).strokes(in: layer)
+            #expect(strokes.count == 1, "P\(index) loads again with its stroke")
+            #expect(await store.loadedDocumentCount <= 3)
+        }
+        // The first project was dropped long ago; its undo stack was not.
+        let undone = try await store.undo(projects[0].0, session: "s", at: 20)
+        #expect(undone.change != nil && undone.summary == "drew 1 stroke on a layer in 1-1")
+        #expect(try await store.project(projects[0].0).strokes(in: projects[0].1).isEmpty)
+    }
+}

@@ -58,7 +58,7 @@ import Testing
         #expect(machine.documentChanged(doc).isEmpty)  // not before the peer advertised
         let vector = VersionVector([ReplicaID(7): 3])
         let ad = Message.Advertisement(document: doc, kind: 1, name: "p", role: .editor, version: vector)
-        #expect(machine.receive(.advertise(ad), now: now) == [.sync(doc)])
+        #expect(machine.receive(.advertise(ad), now: now) == [.recordAcknowledged(doc, vector), .sync(doc)], "an Advertise also says what the peer has stored")
         #expect(machine.knownVersion(of: doc) == vector)
         machine.sent(doc, upTo: VersionVector([ReplicaID(9): 4]), at: now)
         #expect(machine.knownVersion(of: doc) == VersionVector([ReplicaID(7): 3, ReplicaID(9): 4]))

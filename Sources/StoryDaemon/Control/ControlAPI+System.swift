@@ -22,18 +22,17 @@ extension ControlAPI {
     }
 
     func status() async throws -> API.Status {
-        let documents = try await store.documents()
+        let states = try await store.syncStates()
         let established = await manager.status().filter(\.isEstablished)
         let sessions = Set(established.map(\.peer))
         var advertised: [PeerID: [DocumentID: VersionVector]] = [:]
         for session in established { advertised[session.peer] = session.peerVersions }
         let bytes = await manager.totalBytes
+        var members: [DocumentID: [MemberRecord]] = [:]
+        for member in try await store.members() where member.peer != identity.peerID { members[member.document, default: []].append(member) }
         var sync: [API.DocumentSync] = []
-        let members = try await store.members()
-        for record in documents where !record.isDeleted {
-            let version = try await store.storedVersion(of: record.id)
-            let acknowledged = try await store.acknowledged(record.id)
-            let peers = members.filter { $0.document == record.id && $0.peer != identity.peerID }.map { member in
+        for (record, version, acknowledged) in states where !record.isDeleted {
+            let peers = (members[record.id] ?? []).map { member in
                 API.PeerSync(
                     peer: member.peer.description, mode: (ShareMode(role: member.role) ?? .readOnly).rawValue, role: member.role.description,
                     connected: sessions.contains(member.peer),
@@ -48,8 +47,8 @@ extension ControlAPI {
                 API.DocumentSync(id: record.id.description, kind: record.kind.description, name: record.name, changes: version.totalChanges, peers: peers))
         }
         return API.Status(
-            peerID: identity.peerID.description, name: name, uptimeSeconds: uptimeSeconds, documents: documents.count,
-            projects: documents.filter { $0.kind == .project && !$0.isDeleted }.count, listenPort: await manager.listeningPort,
+            peerID: identity.peerID.description, name: name, uptimeSeconds: uptimeSeconds, documents: states.count,
+            projects: states.filter { $0.record.kind == .project && !$0.record.isDeleted }.count, listenPort: await manager.listeningPort,
             peersConnected: sessions.count, bytesSent: bytes.sent, bytesReceived: bytes.received, sync: sync)
     }
 

@@ -127,9 +127,11 @@ actor LibraryService {
                 "the library lists project(s) this machine may not share with \(peer.short): \(refused.joined(separator: "; ")); move them out of the library first")
         }
         let now = clock.milliseconds
-        try await store.share(library, with: peer, role: role, at: now)
-        for record in projects {
-            if try await store.project(record.id).role(of: peer) != role { try await store.share(record.id, with: peer, role: role, at: now) }
+        let ids = projects.map(\.id)
+        // One transaction for the library and all its projects (one disk sync, not one each).
+        try await store.batch { store in
+            try store.share(library, with: peer, role: role, at: now)
+            for id in ids where try store.project(id).role(of: peer) != role { try store.share(id, with: peer, role: role, at: now) }
         }
         logger.info("shared the library and \(projects.count) project(s) with \(peer.short) as \(role)")
     }
@@ -138,11 +140,13 @@ actor LibraryService {
     /// this daemon owns.
     func unshare(from peer: PeerID) async throws {
         let now = clock.milliseconds
-        try await store.share(try id(), with: peer, role: .none, at: now)
-        for record in try await listedProjects() {
-            let document = try await store.project(record.id)
-            if document.localRole == .owner && document.role(of: peer) > .none {
-                try await store.share(record.id, with: peer, role: .none, at: now)
+        let library = try id()
+        let ids = try await listedProjects().map(\.id)
+        try await store.batch { store in
+            try store.share(library, with: peer, role: .none, at: now)
+            for id in ids {
+                let document = try store.project(id)
+                if document.localRole == .owner && document.role(of: peer) > .none { try store.share(id, with: peer, role: .none, at: now) }
             }
         }
     }
