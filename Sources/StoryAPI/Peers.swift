@@ -16,7 +16,10 @@ extension API {
     public struct Peer: Codable, Sendable {
         public let id: String
         public let name: String?
+        /// Where it is dialed first: the first of `addresses`.
         public let address: String?
+        /// Where it is dialed, tried in this order (then where local discovery heard it).
+        public let addresses: [String]
         /// `configured` or `pending`.
         public let state: String
         public let connected: Bool
@@ -50,12 +53,13 @@ extension API {
         }
 
         public init(
-            id: String, name: String?, address: String?, state: String, connected: Bool, paused: Bool, added: Int64, lastSeen: Int64?,
-            lastAddress: String?, announcedName: String? = nil, connection: Connection? = nil
+            id: String, name: String?, address: String?, addresses: [String]? = nil, state: String, connected: Bool, paused: Bool,
+            added: Int64, lastSeen: Int64?, lastAddress: String?, announcedName: String? = nil, connection: Connection? = nil
         ) {
             self.id = id
             self.name = name
             self.address = address
+            self.addresses = addresses ?? address.map { [$0] } ?? []
             self.state = state
             self.connected = connected
             self.paused = paused
@@ -72,13 +76,78 @@ extension API {
     /// `POST /v1/peers`.
     public struct AddPeer: Codable, Sendable {
         public let id: String
+        /// One address to dial it at (`HOST:PORT`).
         public let address: String?
+        /// Addresses to dial it at, tried in turn (after `address`, if both are given).
+        public let addresses: [String]?
         public let name: String?
 
-        public init(id: String, address: String? = nil, name: String? = nil) {
+        public init(id: String, address: String? = nil, addresses: [String]? = nil, name: String? = nil) {
             self.id = id
             self.address = address
+            self.addresses = addresses
             self.name = name
+        }
+
+        /// Every address given, `address` first.
+        public var allAddresses: [String] { (address.map { [$0] } ?? []) + (addresses ?? []) }
+    }
+
+    /// `GET /v1/peers/discovered`: what local discovery hears on the LAN.
+    public struct Discovery: Codable, Sendable {
+        /// Whether local discovery is on (the `discovery` setting).
+        public let enabled: Bool
+        /// Whether it listens and announces now (not while the daemon starts,
+        /// nor when its port could not be opened: see `problem`).
+        public let running: Bool
+        /// Its UDP port (null when it is off).
+        public let port: Int?
+        /// What keeps it (or a part of it) from working.
+        public let problem: String?
+        /// The peers heard within the last 90 seconds, by id.
+        public let peers: [DiscoveredPeer]
+        /// Datagrams on the port that were not announcements (malformed or too large): ignored.
+        public let ignoredPackets: Int
+
+        /// The answer, as the daemon makes it.
+        public init(enabled: Bool, running: Bool, port: Int?, problem: String?, peers: [DiscoveredPeer], ignoredPackets: Int) {
+            self.enabled = enabled
+            self.running = running
+            self.port = port
+            self.problem = problem
+            self.peers = peers
+            self.ignoredPackets = ignoredPackets
+        }
+    }
+
+    /// A peer local discovery heard.
+    public struct DiscoveredPeer: Codable, Sendable {
+        /// Its peer id, as announced (the TLS handshake checks it when it is dialed).
+        public let id: String
+        /// The id's first group, as listings show it.
+        public let shortID: String
+        /// `HOST:PORT`s it was heard from (the packets' sources), most recent first.
+        public let addresses: [String]
+        /// When it was last heard (milliseconds since 1970), and as ISO 8601 in `lastSeenAt`.
+        public let lastSeen: Int64
+        public let lastSeenAt: String
+        /// Whether it is a configured peer here (then it is dialed at these addresses).
+        public let configured: Bool
+        /// Its name here, when configured.
+        public let name: String?
+        /// Whether a session with it is established.
+        public let connected: Bool
+
+        /// A discovered peer; `shortID` and `lastSeenAt` are derived.
+        public init(id: String, addresses: [String], lastSeen: Int64, configured: Bool, name: String?, connected: Bool) {
+            self.id = id
+            self.shortID = String(id.prefix(7))
+            self.addresses = addresses
+            self.lastSeen = lastSeen
+            self.lastSeenAt = API.isoTime(milliseconds: lastSeen)
+            self.configured = configured
+            self.name = name
+            self.connected = connected
         }
     }
 

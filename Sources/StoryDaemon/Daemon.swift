@@ -12,8 +12,8 @@ import Synchronization
 import UnixSignals
 
 /// The Storyteller daemon: one store, one identity, the peer listener and
-/// dialers, the control API on its Unix socket, and periodic snapshots and
-/// compaction, run as one `ServiceGroup`.
+/// dialers, local discovery, the control API on its Unix socket, and periodic
+/// snapshots and compaction, run as one `ServiceGroup`.
 ///
 /// `storytellerd` makes one from its flags and runs it until SIGTERM or
 /// SIGINT; tests run one in process and end it with `shutdown()`.
@@ -99,13 +99,20 @@ public final class Daemon: Sendable {
         syncConfiguration.acceptsOfferedDocuments = settings.acceptShares
         for peer in settings.peers {
             if let autoAccept = peer.autoAccept { syncConfiguration.acceptsOffers[peer.id] = autoAccept }
-            if peer.addresses.count > 1 { syncConfiguration.otherAddresses[peer.id] = Array(peer.addresses.dropFirst()) }
+        }
+        var discovery: LocalDiscovery?
+        if settings.discovery {
+            var configuration = DiscoveryConfiguration()
+            configuration.port = settings.discoveryPort
+            discovery = LocalDiscovery(
+                peerID: identity.peerID, configuration: configuration, group: MultiThreadedEventLoopGroup.singleton, clock: clock,
+                logger: logger)
         }
         let manager: PeerManager
         do {
             manager = try PeerManager(
                 store: store, identity: identity, configuration: syncConfiguration, group: MultiThreadedEventLoopGroup.singleton,
-                clock: clock, logger: logger)
+                clock: clock, discovery: discovery, logger: logger)
         } catch {
             throw Failure(description: "cannot set up TLS: \(error)")
         }
@@ -122,8 +129,8 @@ public final class Daemon: Sendable {
         let metrics = DaemonMetrics()
         let started = ContinuousClock.now
         let api = ControlAPI(
-            store: store, identity: identity, manager: manager, library: library, name: name, started: started, clock: clock,
-            metrics: metrics, temporaryDirectory: paths.temporaryDirectory, logger: logger)
+            store: store, identity: identity, manager: manager, discovery: discovery, library: library, name: name, started: started,
+            clock: clock, metrics: metrics, temporaryDirectory: paths.temporaryDirectory, logger: logger)
         let (router, table) = api.makeRouter(access: settings.socketAccess)
         routeTable.withLock { $0 = table }
         do {
@@ -155,8 +162,15 @@ public final class Daemon: Sendable {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: StoreService(store: store, clock: clock, logger: logger)),
             .init(service: PeerService(manager: manager, address: settings.listen)),
-            .init(service: ControlService(application: control, path: socketPath, readiness: readiness)),
         ]
+        if let discovery {
+            // It ends early when its port cannot be opened; the daemon runs on without it.
+            services.append(
+                .init(
+                    service: DiscoveryService(discovery: discovery, manager: manager, listenHost: settings.listen.host),
+                    successTerminationBehavior: .ignore))
+        }
+        services.append(.init(service: ControlService(application: control, path: socketPath, readiness: readiness)))
         if let address = settings.metricsListen {
             let metricsService = MetricsService(
                 address: address,
@@ -196,7 +210,7 @@ public final class Daemon: Sendable {
                 logger.debug("\(peer.source): [[peer]] \(peer.id.short) is this daemon; skipped")
                 continue
             }
-            try await store.addPeer(peer.id, name: peer.name, address: peer.addresses.first, at: clock.milliseconds)
+            try await store.addPeer(peer.id, name: peer.name, addresses: peer.addresses, at: clock.milliseconds)
         }
         if !settings.peers.isEmpty { logger.info("\(settings.peers.count) peer(s) declared in the config file") }
     }

@@ -115,6 +115,14 @@ enum Schema {
                     PRIMARY KEY (doc, session, stack, position)
                 ) WITHOUT ROWID;
                 """),
+        Migration(
+            id: "2026-11-28-peer-addresses",
+            sql: """
+                -- A peer may be dialed at several addresses, tried in turn:
+                -- `address` stays the first (what listings show), the others
+                -- follow here, one per line.
+                ALTER TABLE peers ADD COLUMN other_addresses TEXT;
+                """),
     ]
 
     /// Applies the migrations the database lacks, each in its own transaction.

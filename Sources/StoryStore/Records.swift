@@ -33,8 +33,10 @@ public struct PeerRecord: Hashable, Sendable {
     /// The peer id (base32 of the SHA-256 of its certificate).
     public var id: PeerID
     public var name: String?
-    /// Where to dial it (`host:port`), for configured peers.
+    /// Where to dial it (`host:port`), for configured peers: the first of `addresses`.
     public var address: String?
+    /// Further addresses to try in turn when `address` does not answer.
+    public var otherAddresses: [String]
     public var state: State
     public var added: Int64
     public var lastSeen: Int64?
@@ -42,17 +44,21 @@ public struct PeerRecord: Hashable, Sendable {
     public var lastAddress: String?
 
     public init(
-        id: PeerID, name: String? = nil, address: String? = nil, state: State, added: Int64, lastSeen: Int64? = nil,
-        lastAddress: String? = nil
+        id: PeerID, name: String? = nil, address: String? = nil, otherAddresses: [String] = [], state: State, added: Int64,
+        lastSeen: Int64? = nil, lastAddress: String? = nil
     ) {
         self.id = id
         self.name = name
         self.address = address
+        self.otherAddresses = address == nil ? [] : otherAddresses
         self.state = state
         self.added = added
         self.lastSeen = lastSeen
         self.lastAddress = lastAddress
     }
+
+    /// Every address to dial it at, in the order they are tried.
+    public var addresses: [String] { (address.map { [$0] } ?? []) + otherAddresses }
 }
 
 /// How a document is shared with a peer, in the words of the control API:

@@ -6,13 +6,22 @@ extension Store {
     public func peers() throws -> [PeerRecord] { try database.peers() }
 
     /// Adds or updates a configured peer (accepting a pending one).
-    public func addPeer(_ id: PeerID, name: String? = nil, address: String? = nil, at time: Int64) throws {
+    /// - Parameter addresses: where to dial it, tried in this order; nil or
+    ///   empty keeps the addresses it has (none for a new peer: it is dialed
+    ///   where local discovery finds it, or waits for it to dial).
+    public func addPeer(_ id: PeerID, name: String? = nil, addresses: [String]? = nil, at time: Int64) throws {
         let existing = try database.peer(id)
+        let addresses = addresses.flatMap { $0.isEmpty ? nil : $0 } ?? existing?.addresses ?? []
         try database.upsertPeer(
             PeerRecord(
-                id: id, name: name ?? existing?.name, address: address ?? existing?.address, state: .configured,
-                added: existing?.added ?? time, lastSeen: existing?.lastSeen, lastAddress: existing?.lastAddress))
+                id: id, name: name ?? existing?.name, address: addresses.first, otherAddresses: Array(addresses.dropFirst()),
+                state: .configured, added: existing?.added ?? time, lastSeen: existing?.lastSeen, lastAddress: existing?.lastAddress))
         publish(.peersChanged)
+    }
+
+    /// Adds or updates a configured peer with one address (nil keeps the ones it has).
+    public func addPeer(_ id: PeerID, name: String? = nil, address: String?, at time: Int64) throws {
+        try addPeer(id, name: name, addresses: address.map { [$0] }, at: time)
     }
 
     /// Records an unknown peer that tried to connect (at most `maximumPendingPeers` are kept).

@@ -353,24 +353,28 @@ final class StoreDatabase {
     func upsertPeer(_ peer: PeerRecord) throws {
         try connection.run(
             """
-            INSERT INTO peers (id, name, address, state, added, last_seen, last_address) VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (id) DO UPDATE SET name = excluded.name, address = excluded.address, state = excluded.state,
+            INSERT INTO peers (id, name, address, other_addresses, state, added, last_seen, last_address) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (id) DO UPDATE SET name = excluded.name, address = excluded.address,
+                other_addresses = excluded.other_addresses, state = excluded.state,
                 last_seen = excluded.last_seen, last_address = excluded.last_address
             """,
             [.text(peer.id.description), peer.name.map(SQLValue.text) ?? .null, peer.address.map(SQLValue.text) ?? .null,
+             peer.otherAddresses.isEmpty ? .null : .text(peer.otherAddresses.joined(separator: "\n")),
              .text(peer.state.rawValue), .integer(peer.added), peer.lastSeen.map(SQLValue.integer) ?? .null,
              peer.lastAddress.map(SQLValue.text) ?? .null])
     }
 
     func peers() throws -> [PeerRecord] {
-        try connection.query("SELECT id, name, address, state, added, last_seen, last_address FROM peers ORDER BY added, id") {
-            row throws(StoreError) in
+        try connection.query(
+            "SELECT id, name, address, state, added, last_seen, last_address, other_addresses FROM peers ORDER BY added, id"
+        ) { row throws(StoreError) in
             guard let state = PeerRecord.State(rawValue: row.text(3) ?? ""), let id = PeerID(row.text(0) ?? "") else {
                 throw StoreError(.invalidData, "a peer row is damaged", path: path)
             }
             return PeerRecord(
-                id: id, name: row.text(1), address: row.text(2), state: state, added: row.int64(4),
-                lastSeen: row.value(5).integer, lastAddress: row.text(6))
+                id: id, name: row.text(1), address: row.text(2),
+                otherAddresses: row.text(7).map { $0.split(separator: "\n").map(String.init) } ?? [], state: state,
+                added: row.int64(4), lastSeen: row.value(5).integer, lastAddress: row.text(6))
         }
     }
 

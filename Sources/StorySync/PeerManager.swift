@@ -47,6 +47,10 @@ public enum PeerEvent: Sendable, Hashable {
     case resumed(PeerID)
     /// A configured peer offered a document this daemon keeps for a user to accept.
     case offered(DocumentID, by: PeerID)
+    /// Local discovery heard a peer at an address it was not known at (it
+    /// is new on the LAN, restarted or moved); its dialer, waiting out a
+    /// backoff, tries again at once.
+    case discovered(PeerID, address: String)
     /// A peer acknowledged changes of a document: `caughtUp` when it now
     /// has every change this daemon has, else it is still behind.
     case acknowledged(PeerID, DocumentID, caughtUp: Bool)
@@ -55,7 +59,8 @@ public enum PeerEvent: Sendable, Hashable {
 }
 
 /// Every connection of this daemon to its peers: listens, dials configured
-/// peers with exponential backoff and jitter, admits only configured peers
+/// peers with exponential backoff and jitter (at their configured addresses,
+/// then where local discovery heard them), admits only configured peers
 /// (unknown ones are recorded as pending and closed), keeps one session per
 /// peer, and pushes each document change to the peers it is shared with, so
 /// changes learned from one peer flow on to the others.
@@ -69,6 +74,16 @@ public actor PeerManager {
     private let logger: Logger
     private var sessions: [PeerID: PeerSession] = [:]
     private var dialing: Set<PeerID> = []
+    /// Where peers are heard on the LAN (nil: discovery is off).
+    private let discovery: LocalDiscovery?
+    /// The configured peers, as last read (discovery events are checked
+    /// against it without a database read each).
+    private var configuredPeers: Set<PeerID> = []
+    /// Counts discovery events, so a dialer that found no address can tell
+    /// whether one was discovered while it looked.
+    private var discoveries = 0
+    /// Where the dialer task group takes the peers to dial from (set by `run`).
+    private var dialRequests: AsyncStream<PeerID>.Continuation?
     private let broadcaster = EventBroadcaster<PeerEvent>()
     /// Peers whose sync is paused until resumed (kept in the store's settings
     /// under `pausedPeersKey`, so a restart keeps them paused).
@@ -82,11 +97,14 @@ public actor PeerManager {
     /// daemon may show it to its users.
     private var incoming: (@Sendable (DocumentID, DocumentKind, String, PeerID) async -> Void)?
 
+    /// - Parameter discovery: local discovery, whose addresses are tried after
+    ///   the configured ones (it runs on its own; nil when it is off).
     public init(
         store: Store, identity: Identity, configuration: SyncConfiguration, group: any EventLoopGroup, clock: WallClock = .system,
-        logger: Logger
+        discovery: LocalDiscovery? = nil, logger: Logger
     ) throws {
         self.store = store
+        self.discovery = discovery
         self.clock = clock
         self.identity = identity
         self.configuration = configuration
@@ -190,25 +208,32 @@ public actor PeerManager {
         broadcaster.publish(.listening(port: boundPort))
         // Every change must be pushed and every access change followed: lossless.
         let events = await store.events(lossless: true)
+        let discovered = discovery?.events()
         await loadPaused()
+        let (dialRequests, requestDial) = AsyncStream.makeStream(of: PeerID.self)
+        self.dialRequests = requestDial
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.accept(server) }
-            for peer in try await store.peers() where peer.state == .configured {
-                if let address = peer.address, startDialing(peer.id) {
-                    group.addTask { await self.dial(peer.id, address: address) }
+            // Dialers are started from the event loop below and from discovery
+            // events; each runs until its peer has nowhere to be dialed.
+            group.addTask {
+                await withDiscardingTaskGroup { dialers in
+                    for await peer in dialRequests { dialers.addTask { await self.dial(peer) } }
                 }
             }
+            if let discovered {
+                group.addTask {
+                    for await case .discovered(let peer, let address) in discovered { await self.discovered(peer, at: address) }
+                }
+            }
+            try await dialConfiguredPeers()
             for await event in events {
                 if isShuttingDown { break }
                 switch event {
                 case .documentChanged(let id, _, _):
                     for session in sessions.values { session.documentChanged(id) }
                 case .peersChanged:
-                    for peer in try await store.peers() where peer.state == .configured {
-                        if let address = peer.address, startDialing(peer.id) {
-                            group.addTask { await self.dial(peer.id, address: address) }
-                        }
-                    }
+                    try await dialConfiguredPeers()
                     await dropRemovedPeers()
                     await loadPaused()
                 case .accessChanged(let id):
@@ -217,7 +242,27 @@ public actor PeerManager {
                     break
                 }
             }
+            requestDial.finish()
             group.cancelAll()
+        }
+    }
+
+    /// Starts a dialer for each configured peer that has none (one with
+    /// nowhere to dial ends at once, until discovery finds it).
+    private func dialConfiguredPeers() async throws {
+        configuredPeers = Set(try await store.peers().filter { $0.state == .configured }.map(\.id))
+        for peer in configuredPeers.sorted() where startDialing(peer) { dialRequests?.yield(peer) }
+    }
+
+    /// Local discovery heard `peer` somewhere new: dial it if it is
+    /// configured, or wake its dialer from its backoff.
+    private func discovered(_ peer: PeerID, at address: String) {
+        discoveries += 1
+        broadcaster.publish(.discovered(peer, address: address))
+        guard configuredPeers.contains(peer) else { return }
+        if startDialing(peer) {
+            logger.info("found \(peer.short) on the LAN at \(address); dialing it")
+            dialRequests?.yield(peer)
         }
     }
 
@@ -321,9 +366,11 @@ public actor PeerManager {
         }
     }
 
-    /// Dials a configured peer until it is removed or we shut down, backing off
-    /// exponentially (with jitter) after failures.
-    private func dial(_ expected: PeerID, address: String) async {
+    /// Dials a configured peer until it is removed, has nowhere to be dialed,
+    /// or we shut down, backing off exponentially (with jitter) after failures.
+    /// Each attempt tries its configured addresses in turn, then the ones
+    /// local discovery heard it at; host names are resolved at each attempt.
+    private func dial(_ expected: PeerID) async {
         defer { dialing.remove(expected) }
         var backoff = Backoff(base: configuration.backoffBase, maximum: configuration.backoffMaximum)
         while !Task.isCancelled && !isShuttingDown {
@@ -336,7 +383,7 @@ public actor PeerManager {
                 try? await Task.sleep(for: backoff.next())
                 continue
             }
-            guard let current, let address = current.address else { return }
+            guard let current else { return }
             if paused.contains(expected) {
                 // Subscribed right after the check, with no suspension between
                 // (this is the actor): a resume cannot slip through unseen.
@@ -348,9 +395,18 @@ public actor PeerManager {
                 continue
             }
             if sessions[expected] == nil {
+                let seen = discoveries
+                let candidates = await addresses(of: current)
+                guard !candidates.isEmpty else {
+                    // Discovered while we looked: look again. Else the next
+                    // discovery of it starts a dialer (no suspension between
+                    // this check and `dialing.remove`).
+                    if seen != discoveries { continue }
+                    return
+                }
                 broadcaster.publish(.dialing(expected))
-                // Each address in turn (a declared peer may have several), then the backoff.
-                for candidate in configuration.addresses(of: expected, stored: address) {
+                // Each address in turn, then the backoff.
+                for candidate in candidates {
                     let connection: PendingConnection
                     do {
                         connection = try await connect(to: candidate)
@@ -364,11 +420,49 @@ public actor PeerManager {
                     break
                 }
             } else {
+                // Connected (it dialed in): wait for the session to end, not a timer.
                 backoff.reset()
+                await waitUntilDisconnected(expected)
+                continue
             }
             // Paused meanwhile (the session just ended for it): wait for the resume, not the backoff.
             if paused.contains(expected) { continue }
-            try? await Task.sleep(for: backoff.next())
+            await waitBeforeRedialing(expected, for: backoff.next())
+        }
+    }
+
+    /// Where to dial a configured peer, in order: its configured addresses,
+    /// then those local discovery heard it at (most recent first).
+    private func addresses(of peer: PeerRecord) async -> [String] {
+        var addresses = peer.addresses
+        for address in await discovery?.addresses(of: peer.id) ?? [] where !addresses.contains(address) {
+            addresses.append(address)
+        }
+        return addresses
+    }
+
+    /// Returns once `peer` has no session (or we stop, or the task is cancelled).
+    private func waitUntilDisconnected(_ peer: PeerID) async {
+        // Subscribed before the check, with no suspension between: the end cannot slip through unseen.
+        let events = broadcaster.subscribe()
+        guard sessions[peer] != nil, !isShuttingDown else { return }
+        for await event in events where event == .disconnected(peer) || event == .stopping { return }
+    }
+
+    /// Sleeps for `delay`, or less if discovery hears `peer` somewhere new
+    /// (it restarted, perhaps on another port) or we shut down.
+    private func waitBeforeRedialing(_ peer: PeerID, for delay: Duration) async {
+        let events = broadcaster.subscribe()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: delay) }
+            group.addTask {
+                for await event in events {
+                    if case .discovered(peer, _) = event { return }
+                    if event == .stopping { return }
+                }
+            }
+            await group.next()
+            group.cancelAll()
         }
     }
 

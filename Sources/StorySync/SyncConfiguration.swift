@@ -21,8 +21,6 @@ public struct SyncConfiguration: Sendable {
     public var acceptsOfferedDocuments = true
     /// Per peer, whether to take what it shares, over `acceptsOfferedDocuments`.
     public var acceptsOffers: [PeerID: Bool] = [:]
-    /// Per peer, addresses to try in turn when its stored address does not answer.
-    public var otherAddresses: [PeerID: [String]] = [:]
 
     public init(name: String) {
         self.name = name
@@ -30,11 +28,6 @@ public struct SyncConfiguration: Sendable {
 
     /// Whether documents `peer` shares are taken without asking.
     public func acceptsOfferedDocuments(from peer: PeerID) -> Bool { acceptsOffers[peer] ?? acceptsOfferedDocuments }
-
-    /// The addresses to dial `peer` at, in order: the stored one, then the others not equal to it.
-    func addresses(of peer: PeerID, stored: String) -> [String] {
-        [stored] + (otherAddresses[peer] ?? []).filter { $0 != stored }
-    }
 }
 
 /// Exponential backoff with jitter for redialing a peer.

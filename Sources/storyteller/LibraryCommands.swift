@@ -250,6 +250,7 @@ struct Watch: ParsableCommand {
         case "peer.disconnected": return ["\(peerName) disconnected"]
         case "peer.pending":
             return ["unknown peer \(event.peer?.prefix(7) ?? "?") asks to connect from \(event.address ?? "?") (storyteller peers pending)"]
+        case "peer.discovered": return ["\(peerName) heard on the LAN at \(event.address ?? "?")"]
         case "peer.caughtUp": return ["\(peerName) has everything of \(projectName)"]
         case "peers.changed": return ["the peer list changed"]
         case "shares.changed": return ["who shares \(projectName) changed"]

@@ -346,7 +346,7 @@ struct ID: ParsableCommand {
 struct Peers: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Configured and pending peers.",
-        subcommands: [List.self, Add.self, Remove.self, Pending.self, Accept.self, Pause.self, Resume.self],
+        subcommands: [List.self, Add.self, Remove.self, Pending.self, Accept.self, Pause.self, Resume.self, Discovered.self],
         defaultSubcommand: List.self)
 
     /// Names first, then how each peer is reached, like `tailscale status`:
@@ -358,7 +358,8 @@ struct Peers: ParsableCommand {
             peers.map { peer in
                 var name = peer.name ?? peer.announcedName ?? "-"
                 if let announced = peer.announcedName, let given = peer.name, announced != given { name += " (calls itself \(announced))" }
-                return [String(peer.id.prefix(7)), name, peer.address ?? "-", status(of: peer, now: now)]
+                let more = peer.addresses.count > 1 ? " (+\(peer.addresses.count - 1))" : ""
+                return [String(peer.id.prefix(7)), name, peer.address.map { $0 + more } ?? "-", status(of: peer, now: now)]
             })
     }
 
@@ -373,7 +374,9 @@ struct Peers: ParsableCommand {
             return "connected, \(how); \(bytes(connection.bytesSent)) sent, \(bytes(connection.bytesReceived)) received"
         }
         if peer.connected { return "connected" }
-        guard let seen else { return peer.address == nil ? "offline, never seen (waits for it to dial in)" : "offline, never connected" }
+        guard let seen else {
+            return peer.address == nil ? "offline, never seen (dialed once discovered on the LAN, or waits for it to dial in)" : "offline, never connected"
+        }
         return "offline, \(seen)"
     }
 
@@ -391,15 +394,18 @@ struct Peers: ParsableCommand {
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Trust a peer id and dial it at an address.",
-            discussion: "Example:\n  storyteller peers add YBB5GOE-GQ5FJ33-…-ZPZJYQP --address 192.168.1.20:7460 --name bob")
+            abstract: "Trust a peer id and dial it at its addresses, or where it is discovered on the LAN.",
+            discussion: "Example:\n  storyteller peers add YBB5GOE-GQ5FJ33-…-ZPZJYQP --address studio-mac.local:7460 --address 192.168.1.20:7460 --name bob")
         @Argument(help: "The peer's whole id (`storyteller id` on that machine).") var id: String
-        @Option(help: "Where to reach it, HOST:PORT.") var address: String?
+        @Option(help: Help.peerAddress) var address: [String] = []
         @Option(help: "A name for it (commands then take the name).") var name: String?
         @OptionGroup var options: ClientOptions
 
+        func validate() throws { try checkPeerAddresses(address) }
+
         func run() throws {
-            let peer = try options.call(API.Peer.self, "POST", "/v1/peers", body: API.AddPeer(id: id, address: address, name: name))
+            let body = API.AddPeer(id: id, addresses: address.isEmpty ? nil : address, name: name)
+            let peer = try options.call(API.Peer.self, "POST", "/v1/peers", body: body)
             if !options.json { print("added \(peer.name.map { "\($0) " } ?? "")(\(peer.id.prefix(7)))") }
         }
     }

@@ -66,19 +66,29 @@ struct Storytellerd: AsyncParsableCommand {
     @Option(name: .customLong("maintenance-interval"), help: "Seconds between snapshot and compaction passes (default 30).")
     var maintenanceInterval: String?
 
+    @Flag(name: .customLong("no-discovery"), help: "Do not announce this daemon on the LAN nor listen for others (local discovery).")
+    var noDiscovery = false
+
+    @Option(name: .customLong("discovery-port"), help: "UDP port of local discovery (default \(DaemonSettings().discoveryPort)).")
+    var discoveryPort: String?
+
     @Flag(name: .customLong("print-config"), help: "Print the effective settings (as TOML, each with where it came from) and exit.")
     var printConfig = false
 
     /// The flags as config keys, for the last layer of `resolve`.
     private var flags: [(String, String?)] {
         [("data-dir", dataDirectory), ("socket", socket), ("socket-group", socketGroup), ("listen", listen), ("name", name), ("log-level", logLevel),
-         ("log-format", logFormat), ("metrics-listen", metricsListen), ("maintenance-interval", maintenanceInterval)]
+         ("log-format", logFormat), ("metrics-listen", metricsListen), ("maintenance-interval", maintenanceInterval),
+         ("discovery", noDiscovery ? "false" : nil), ("discovery-port", discoveryPort)]
     }
+
+    /// The flag that sets a config key (`--no-discovery` sets `discovery`).
+    private static func flag(of key: String) -> String { key == "discovery" ? "--no-discovery" : "--\(key)" }
 
     func validate() throws {
         var settings = DaemonSettings()
         for case (let key, let value?) in flags {
-            do { try settings.set(key, to: value, source: "--\(key)") } catch { throw ValidationError(error.description) }
+            do { try settings.set(key, to: value, source: Self.flag(of: key)) } catch { throw ValidationError(error.description) }
         }
     }
 
@@ -87,7 +97,7 @@ struct Storytellerd: AsyncParsableCommand {
         var settings = DaemonSettings()
         if let file = config ?? environment["STORYTELLER_CONFIG"] { try settings.apply(file: file) }
         let unknown = try settings.apply(environment: environment)
-        for case (let key, let value?) in flags { try settings.set(key, to: value, source: "--\(key)") }
+        for case (let key, let value?) in flags { try settings.set(key, to: value, source: Self.flag(of: key)) }
         return (settings, unknown)
     }
 

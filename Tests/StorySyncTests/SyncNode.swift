@@ -21,10 +21,17 @@ final class SyncNode: @unchecked Sendable {
     let identity: Identity
     let store: Store
     private(set) var manager: PeerManager
+    /// Local discovery on loopback, when the node was made with a discovery port.
+    let discovery: LocalDiscovery?
     private var task: Task<Void, any Error>?
+    private var discoveryTask: Task<Void, Never>?
     private(set) var port = 0
 
-    init(_ name: String, storeOptions: StoreOptions = StoreOptions(), configure: (inout SyncConfiguration) -> Void = { _ in }) async throws {
+    /// - Parameter discoveryPort: runs local discovery on this UDP port (on loopback).
+    init(
+        _ name: String, storeOptions: StoreOptions = StoreOptions(), discoveryPort: Int? = nil,
+        configure: (inout SyncConfiguration) -> Void = { _ in }
+    ) async throws {
         self.name = name
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("storyteller-sync-\(name)-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -35,7 +42,14 @@ final class SyncNode: @unchecked Sendable {
         configuration.backoffMaximum = .milliseconds(400)
         configure(&configuration)
         self.configuration = configuration
-        manager = try PeerManager(store: store, identity: identity, configuration: configuration, group: Self.group, logger: Self.logger(name))
+        let peerID = identity.peerID
+        discovery = discoveryPort.map { port in
+            var settings = DiscoveryConfiguration()
+            settings.port = port
+            return LocalDiscovery(peerID: peerID, configuration: settings, group: SyncNode.group, logger: SyncNode.logger(name))
+        }
+        manager = try PeerManager(
+            store: store, identity: identity, configuration: configuration, group: Self.group, discovery: discovery, logger: Self.logger(name))
     }
 
     private let configuration: SyncConfiguration
@@ -62,17 +76,25 @@ final class SyncNode: @unchecked Sendable {
         task = Task { try await manager.run(host: "127.0.0.1", port: port) }
         try await eventually("\(name) listens") { await manager.listeningPort != nil }
         self.port = await manager.listeningPort!
+        if let discovery, discoveryTask == nil {
+            let port = self.port
+            discoveryTask = Task { await discovery.run(announcing: port, listenHost: "127.0.0.1") }
+        }
     }
 
     /// Stops gracefully (Goodbye to peers), or abruptly (connections just drop).
     func stop(gracefully: Bool = true) async {
+        discoveryTask?.cancel()
+        await discoveryTask?.value
+        discoveryTask = nil
         if gracefully { await manager.shutdown() }
         task?.cancel()
         _ = await task?.result
         task = nil
         if !gracefully { await manager.shutdown(timeout: .zero) }
         // A new manager for a later start (a stopped one does not restart).
-        manager = try! PeerManager(store: store, identity: identity, configuration: configuration, group: Self.group, logger: Self.logger(name))
+        manager = try! PeerManager(
+            store: store, identity: identity, configuration: configuration, group: Self.group, discovery: discovery, logger: Self.logger(name))
     }
 
     /// Makes `other` a configured peer that this node dials.

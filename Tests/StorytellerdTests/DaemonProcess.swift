@@ -17,6 +17,9 @@ var productsDirectory: URL {
 /// one scratch directory that every test shares (as the real ones would be).
 /// A daemon that used them instead of the paths its test gave would collide
 /// with the others and fail, so the suite passes whatever the caller's are.
+/// Local discovery is off (`STORYTELLER_DISCOVERY=false`) unless a test turns
+/// it on: a daemon listening on 0.0.0.0 would announce itself on the
+/// machine's networks, and tests keep to loopback.
 enum TestEnvironment {
     static let scratch: String = {
         let path = Self.path
@@ -38,6 +41,7 @@ enum TestEnvironment {
         environment["XDG_RUNTIME_DIR"] = scratch + "/runtime"
         environment["HOME"] = scratch + "/home"
         environment["XDG_DATA_HOME"] = scratch + "/data"
+        environment["STORYTELLER_DISCOVERY"] = "false"
         environment.merge(extra) { $1 }
         return environment
     }
@@ -66,12 +70,19 @@ final class DaemonProcess: Sendable {
     ///   pipe given as its stderr.
     /// - Parameter setpriv: run it through `setpriv` with these options
     ///   (`--reuid=65534 …`: as another user; needs root).
-    init(arguments: [String], environment: [String: String], journal: Bool = false, setpriv: [String]? = nil) throws {
+    /// - Parameter launcher: run it through this command (`ip netns exec NAME`:
+    ///   in a network namespace), which must exec it in its own process.
+    init(
+        arguments: [String], environment: [String: String], journal: Bool = false, setpriv: [String]? = nil, launcher: [String]? = nil
+    ) throws {
         let process = Process()
         let binary = productsDirectory.appendingPathComponent("storytellerd")
         if let setpriv {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
             process.arguments = setpriv + [binary.path] + arguments
+        } else if let launcher, let command = launcher.first {
+            process.executableURL = URL(fileURLWithPath: command)
+            process.arguments = Array(launcher.dropFirst()) + [binary.path] + arguments
         } else {
             process.executableURL = binary
             process.arguments = arguments
@@ -192,15 +203,17 @@ struct StartedDaemon {
     var client: ControlClient { ControlClient(path: socket) }
 
     /// Starts `storytellerd --data-dir HOME --listen 127.0.0.1:0 ARGUMENTS…` and waits for "ready".
-    static func start(name: String = "test", _ arguments: [String] = []) async throws -> StartedDaemon {
+    static func start(name: String = "test", _ arguments: [String] = [], environment: [String: String] = [:]) async throws -> StartedDaemon {
         let home = try TemporaryDirectory()
-        return try await start(in: home, name: name, arguments)
+        return try await start(in: home, name: name, arguments, environment: environment)
     }
 
     /// Starts (again) in an existing directory.
-    static func start(in home: TemporaryDirectory, name: String = "test", _ arguments: [String] = []) async throws -> StartedDaemon {
+    static func start(
+        in home: TemporaryDirectory, name: String = "test", _ arguments: [String] = [], environment: [String: String] = [:]
+    ) async throws -> StartedDaemon {
         let daemon = try DaemonProcess(
-            arguments: ["--data-dir", home.path, "--listen", "127.0.0.1:0", "--name", name] + arguments, environment: [:])
+            arguments: ["--data-dir", home.path, "--listen", "127.0.0.1:0", "--name", name] + arguments, environment: environment)
         let started = StartedDaemon(home: home, daemon: daemon, extraArguments: arguments)
         do {
             try await daemon.waitForLog("ready")

@@ -60,7 +60,7 @@ import Testing
         ("[[peer]]\nid = \"\(DeclaredPeerTests.bob)\"\nadress = \"b:1\"\n", [":3:", "'peer.adress'", "not a key of a [[peer]] table", "addresses"]),
         ("[[peer]]\nid = \"\(DeclaredPeerTests.bob)\"\naddresses = \"b.local:7460\"\n", [":3:", "'peer.addresses'", "must be a list"]),
         ("[[peer]]\nid = \"\(DeclaredPeerTests.bob)\"\naddresses = [\"b.local\"]\n", [":3:", "'peer.addresses'", "\"b.local\"", "HOST:PORT"]),
-        ("[[peer]]\nid = \"\(DeclaredPeerTests.bob)\"\naddresses = [\"b.local:0\"]\n", [":3:", "'peer.addresses'", "1...65535"]),
+        ("[[peer]]\nid = \"\(DeclaredPeerTests.bob)\"\naddresses = [\"b.local:0\"]\n", [":3:", "'peer.addresses'", "1 to 65535"]),
         ("[[peer]]\nid = \"\(DeclaredPeerTests.bob)\"\naddresses = [7460]\n", [":3:", "'peer.addresses'", "HOST:PORT"]),
         ("[[peer]]\nid = \"\(DeclaredPeerTests.bob)\"\nname = \"\"\n", [":3:", "'peer.name'", "1 to 64 bytes"]),
         ("[[peer]]\nid = \"\(DeclaredPeerTests.bob)\"\nauto-accept = \"yes\"\n", [":3:", "'peer.auto-accept'", "true or false"]),

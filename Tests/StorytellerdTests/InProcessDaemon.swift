@@ -24,6 +24,8 @@ struct InProcessDaemon {
         in home: TemporaryDirectory, clock: WallClock = .system, configure: (inout DaemonSettings) throws -> Void = { _ in }
     ) async throws -> InProcessDaemon {
         var settings = DaemonSettings()
+        // Off unless the test turns it on (tests keep to loopback).
+        try settings.set("discovery", to: "false", source: "test")
         try configure(&settings)
         try settings.set("data-dir", to: home.path, source: "test")
         try settings.set("listen", to: "127.0.0.1:0", source: "test")

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import StoryCore
 import StoryStore
+import StorySync
 import TOMLKit
 
 /// The daemon's settings, resolved from (highest first) flags, the
@@ -24,6 +25,10 @@ public struct DaemonSettings: Equatable, Sendable {
     public var socketAccess = SocketAccess.owner
     /// Take the documents configured peers share with this daemon without asking.
     public var acceptShares = true
+    /// Announce this daemon on the LAN and listen for the others' announcements.
+    public var discovery = true
+    /// The UDP port of local discovery.
+    public var discoveryPort = DiscoveryConfiguration.defaultPort
     /// Bounds on changes held back waiting for changes they depend on.
     var heldBackChanges = 20_000
     var heldBackBytes = 16 << 20
@@ -41,8 +46,8 @@ public struct DaemonSettings: Equatable, Sendable {
     /// `STORYTELLER_` + the key upper-cased with `_` for `-`.
     public static let keys = [
         "data-dir", "socket", "socket-group", "listen", "name", "log-level", "log-format", "metrics-listen",
-        "maintenance-interval", "accept-shares", "held-back-changes", "held-back-bytes", "held-back-bytes-per-peer",
-        "held-back-bytes-total",
+        "maintenance-interval", "accept-shares", "discovery", "discovery-port", "held-back-changes", "held-back-bytes",
+        "held-back-bytes-per-peer", "held-back-bytes-total",
     ]
 
     /// The tables of the config file (arrays of tables, `[[peer]]`); only the file sets them.
@@ -129,6 +134,16 @@ public struct DaemonSettings: Equatable, Sendable {
                 throw ConfigError(source: source, key: key, problem: "'\(text)' is not true or false")
             }
             acceptShares = flag
+        case "discovery":
+            guard let flag = ["true": true, "false": false][text] else {
+                throw ConfigError(source: source, key: key, problem: "'\(text)' is not true or false")
+            }
+            discovery = flag
+        case "discovery-port":
+            guard let port = Int(text), (1...65_535).contains(port) else {
+                throw ConfigError(source: source, key: key, problem: "'\(text)' is not a UDP port in 1...65535")
+            }
+            discoveryPort = port
         case "held-back-changes":
             guard let count = Int(text), (1...10_000_000).contains(count) else {
                 throw ConfigError(source: source, key: key, problem: "'\(text)' is not a number of changes in 1...10000000")
@@ -237,6 +252,7 @@ public struct DaemonSettings: Equatable, Sendable {
             ("listen", quoted("\(listen.host):\(listen.port)")), ("name", quoted(name)), ("log-level", quoted(logLevel.rawValue)),
             ("log-format", quoted(logFormat.rawValue)), ("metrics-listen", quoted(metricsListen.map(\.description) ?? "")),
             ("maintenance-interval", "\(maintenanceInterval)"), ("accept-shares", "\(acceptShares)"),
+            ("discovery", "\(discovery)"), ("discovery-port", "\(discoveryPort)"),
             ("held-back-changes", "\(heldBackChanges)"), ("held-back-bytes", "\(heldBackBytes)"),
             ("held-back-bytes-per-peer", "\(heldBackBytesPerPeer)"), ("held-back-bytes-total", "\(heldBackBytesTotal)"),
         ]

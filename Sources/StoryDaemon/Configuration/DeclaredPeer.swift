@@ -1,4 +1,5 @@
 import Foundation
+import StoryAPI
 import StoryCore
 import TOMLKit
 
@@ -14,12 +15,13 @@ import TOMLKit
 ///
 /// At every start the daemon makes each one a configured peer (accepting it
 /// if it was pending); the fields a table sets win over what was set at run
-/// time, the others are left as they are. The store keeps one address per
-/// peer (the first); the others are tried in turn when it does not answer.
+/// time, the others are left as they are. Its addresses are tried in turn,
+/// then those local discovery hears it at.
 public struct DeclaredPeer: Equatable, Sendable {
     public var id: PeerID
     public var name: String?
-    /// `HOST:PORT`s to dial, in order; empty: this daemon waits for the peer to dial.
+    /// `HOST:PORT`s to dial, in order; empty: it is dialed where local
+    /// discovery hears it, or waits for it to dial.
     public var addresses: [String] = []
     /// Take the documents this peer shares without asking (overrides `accept-shares` for it).
     public var autoAccept: Bool?
@@ -38,7 +40,7 @@ public struct DeclaredPeer: Equatable, Sendable {
     public static let keys = ["id", "name", "addresses", "auto-accept"]
 
     /// At most this many addresses per peer (each may cost a connect timeout per attempt).
-    static let maximumAddresses = 16
+    static let maximumAddresses = API.PeerAddress.maximumPerPeer
 
     /// The peers of the `peer` key of a config file: an array of tables, each
     /// checked strictly (a peer id with valid check characters, no id twice,
@@ -101,12 +103,17 @@ public struct DeclaredPeer: Equatable, Sendable {
                     throw ConfigError(source: source("addresses"), key: "peer.addresses", problem: "has more than \(maximumAddresses) addresses")
                 }
                 for item in list {
-                    guard let address = item.string, let parsed = try? ListenAddress(address), parsed.port > 0 else {
+                    guard let text = item.string else {
                         throw ConfigError(
-                            source: source("addresses"), key: "peer.addresses",
-                            problem: "\(item.debugDescription) is not \"HOST:PORT\" with a port in 1...65535")
+                            source: source("addresses"), key: "peer.addresses", problem: "\(item.debugDescription) is not a \"HOST:PORT\" string")
                     }
-                    if !peer.addresses.contains(address) { peer.addresses.append(address) }
+                    let address: API.PeerAddress
+                    do {
+                        address = try API.PeerAddress(text)
+                    } catch {
+                        throw ConfigError(source: source("addresses"), key: "peer.addresses", problem: "has \(item.debugDescription), not a \"HOST:PORT\" to dial: \(error.error.message)")
+                    }
+                    if !peer.addresses.contains(address.description) { peer.addresses.append(address.description) }
                 }
             }
             if let acceptValue = table["auto-accept"] {

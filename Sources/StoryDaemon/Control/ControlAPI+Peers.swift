@@ -4,11 +4,12 @@ import StoryCore
 import StoryStore
 import StorySync
 
-/// `peers`: list, add, remove, pending, accept, pause, resume.
+/// `peers`: list, add, remove, pending, accept, pause, resume, discovered.
 extension ControlAPI {
     func addPeerRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("peers") { _, _ in .json(try await peers().filter { $0.state == PeerRecord.State.configured.rawValue }) }
         routes.get("peers/pending") { _, _ in .json(try await peers().filter { $0.state == PeerRecord.State.pending.rawValue }) }
+        routes.get("peers/discovered") { _, _ in .json(try await discovered()) }
         routes.post("peers") { request, context in
             .json(try await addPeer(try await request.decode(API.AddPeer.self, context: context)), status: .created)
         }
@@ -35,7 +36,8 @@ extension ControlAPI {
         let paused = await manager.paused
         return try await store.peers().map {
             API.Peer(
-                id: $0.id.description, name: $0.name, address: $0.address, state: $0.state.rawValue, connected: connected.contains($0.id),
+                id: $0.id.description, name: $0.name, address: $0.address, addresses: $0.addresses, state: $0.state.rawValue,
+                connected: connected.contains($0.id),
                 paused: paused.contains($0.id), added: $0.added, lastSeen: $0.lastSeen, lastAddress: $0.lastAddress,
                 announcedName: live[$0.id]?.name.flatMap { $0.isEmpty ? nil : $0 },
                 connection: live[$0.id].map {
@@ -52,10 +54,29 @@ extension ControlAPI {
 
     func addPeer(_ body: API.AddPeer) async throws -> API.Peer {
         let id = try peerID(body.id)
-        if let address = body.address { try checkHostPort(address) }
+        let addresses = try API.PeerAddress.list(body.allAddresses)
         guard id != identity.peerID else { throw APIError(.badRequest, "that is this daemon's own peer id") }
-        try await store.addPeer(id, name: body.name, address: body.address, at: clock.milliseconds)
+        // No address: it is dialed where local discovery hears it (or it dials in).
+        try await store.addPeer(id, name: body.name, addresses: addresses, at: clock.milliseconds)
         return try await peer(id)
+    }
+
+    /// What local discovery hears, with whether each peer is configured here.
+    func discovered() async throws -> API.Discovery {
+        guard let discovery else {
+            return API.Discovery(enabled: false, running: false, port: nil, problem: nil, peers: [], ignoredPackets: 0)
+        }
+        let status = await discovery.status()
+        let configured = Dictionary(try await store.peers().filter { $0.state == .configured }.map { ($0.id, $0) }) { first, _ in first }
+        let connected = Set(await manager.status().filter(\.isEstablished).map(\.peer))
+        let peers = await discovery.peers().map {
+            API.DiscoveredPeer(
+                id: $0.peer.description, addresses: $0.addresses, lastSeen: $0.lastSeen, configured: configured[$0.peer] != nil,
+                name: configured[$0.peer]?.name, connected: connected.contains($0.peer))
+        }
+        return API.Discovery(
+            enabled: true, running: status.isRunning, port: status.port, problem: status.problem, peers: peers,
+            ignoredPackets: status.statistics.packetsMalformed + status.statistics.packetsOversized)
     }
 
     func acceptPeer(_ id: PeerID, address: String?) async throws -> API.Peer {
@@ -63,8 +84,8 @@ extension ControlAPI {
             throw APIError(.notFound, "no pending peer \(id)")
         }
         // Its source address is an ephemeral port: the address to dial comes with the request, if any.
-        if let address { try checkHostPort(address) }
-        try await store.addPeer(id, address: address, at: clock.milliseconds)
+        let addresses = try API.PeerAddress.list(address.map { [$0] } ?? [])
+        try await store.addPeer(id, addresses: addresses, at: clock.milliseconds)
         return try await peer(id)
     }
 
@@ -80,9 +101,5 @@ extension ControlAPI {
         }
         if paused { try await manager.pause(id) } else { try await manager.resume(id) }
         return try await peer(id)
-    }
-
-    private func checkHostPort(_ text: String) throws(APIError) {
-        guard (try? ListenAddress(text)).map({ $0.port > 0 }) == true else { throw APIError(.badRequest, "address '\(text)' is not HOST:PORT") }
     }
 }

@@ -15,6 +15,8 @@ struct ControlAPI: Sendable {
     let store: Store
     let identity: Identity
     let manager: PeerManager
+    /// Local discovery (nil when it is off).
+    let discovery: LocalDiscovery?
     let library: LibraryService
     /// The name told to peers.
     let name: String

@@ -40,6 +40,25 @@ struct PeerService: Service, CustomStringConvertible {
     }
 }
 
+/// Local discovery: announces this daemon on the LAN once the peer listener
+/// is bound (the announcement carries its port) and listens for the others'
+/// until the shutdown.
+struct DiscoveryService: Service, CustomStringConvertible {
+    let discovery: LocalDiscovery
+    let manager: PeerManager
+    /// The host the peer listener is bound to: announcements go only where it can be reached.
+    let listenHost: String
+    var description: String { "discovery" }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            await manager.waitUntilListening()
+            guard let port = await manager.listeningPort else { return }
+            await discovery.run(announcing: port, listenHost: listenHost)
+        }
+    }
+}
+
 /// The control API (Hummingbird) on the Unix socket; the socket file goes with it.
 struct ControlService: Service, CustomStringConvertible {
     let application: Application<RouterResponder<ControlContext>>

@@ -1,0 +1,124 @@
+import StoryCore
+
+/// The peers local discovery has heard, each with the addresses it was heard
+/// from, forgotten `lifetime` after they were last heard. Pure: the caller
+/// gives every time (a monotonic instant for expiry, the wall time in
+/// milliseconds for people).
+///
+/// Bounded: at most `maximumPeers` peers (the one heard least recently makes
+/// room for a new one) and `maximumAddressesPerPeer` addresses each (likewise),
+/// so announcements made up by the thousand cost a fixed amount of memory.
+public struct DiscoveryCache: Sendable {
+    /// One address a peer was heard from.
+    public struct Sighting: Hashable, Sendable {
+        /// `HOST:PORT` to dial: the packet's source and the announced port.
+        public var address: String
+        /// When it was last heard from there (monotonic, for expiry).
+        public var instant: ContinuousClock.Instant
+        /// The same moment as wall time (milliseconds since 1970), for people.
+        public var milliseconds: Int64
+    }
+
+    /// What the cache knows of one peer.
+    public struct Entry: Hashable, Sendable {
+        /// The peer id it announced (unproven until a TLS handshake).
+        public var peer: PeerID
+        /// The instance id of its latest announcement (it changes at each start).
+        public var instance: UInt64
+        /// Where it was heard from, most recent first.
+        public var sightings: [Sighting]
+
+        /// The addresses, most recently heard first.
+        public var addresses: [String] { sightings.map(\.address) }
+        /// When it was last heard (wall time, milliseconds since 1970).
+        public var lastSeen: Int64 { sightings.first?.milliseconds ?? 0 }
+        var lastInstant: ContinuousClock.Instant? { sightings.first?.instant }
+    }
+
+    /// How one announcement changed the cache.
+    public enum Observation: Hashable, Sendable {
+        /// A peer not in the cache (or forgotten since).
+        case newPeer
+        /// A known peer with another instance id: it restarted, perhaps on
+        /// another port; the addresses of its former instance are dropped.
+        case newInstance
+        /// A known peer heard from an address it was not known at.
+        case newAddress
+        /// Nothing new: the same peer, instance and address, heard again.
+        case refreshed
+
+        /// Whether the peer's addresses changed (a dialer may want to try them now).
+        public var isChange: Bool { self != .refreshed }
+    }
+
+    /// How long a peer is kept after it was last heard (three announcement intervals).
+    public let lifetime: Duration
+    /// Peers held at most.
+    public let maximumPeers: Int
+    /// Addresses held per peer at most.
+    public let maximumAddressesPerPeer: Int
+    private var entries: [PeerID: Entry] = [:]
+
+    /// An empty cache with these bounds (both above 0).
+    public init(lifetime: Duration = .seconds(90), maximumPeers: Int = 256, maximumAddressesPerPeer: Int = 8) {
+        precondition(maximumPeers > 0 && maximumAddressesPerPeer > 0)
+        self.lifetime = lifetime
+        self.maximumPeers = maximumPeers
+        self.maximumAddressesPerPeer = maximumAddressesPerPeer
+    }
+
+    /// Records that `peer` (instance `instance`) was heard at `address`.
+    /// O(peers) when a new peer has to make room, else O(addresses of the peer).
+    public mutating func record(
+        _ peer: PeerID, instance: UInt64, at address: String, now: ContinuousClock.Instant, milliseconds: Int64
+    ) -> Observation {
+        let sighting = Sighting(address: address, instant: now, milliseconds: milliseconds)
+        guard var entry = entries[peer], let last = entry.lastInstant, now - last <= lifetime else {
+            if entries[peer] == nil, entries.count >= maximumPeers, let oldest = leastRecentlyHeard() {
+                entries[oldest] = nil
+            }
+            entries[peer] = Entry(peer: peer, instance: instance, sightings: [sighting])
+            return .newPeer
+        }
+        if entry.instance != instance {
+            entries[peer] = Entry(peer: peer, instance: instance, sightings: [sighting])
+            return .newInstance
+        }
+        entry.sightings.removeAll { now - $0.instant > lifetime }
+        let known = entry.sightings.firstIndex { $0.address == address }
+        if let known { entry.sightings.remove(at: known) }
+        entry.sightings.insert(sighting, at: 0)
+        if entry.sightings.count > maximumAddressesPerPeer { entry.sightings.removeLast(entry.sightings.count - maximumAddressesPerPeer) }
+        entries[peer] = entry
+        return known == nil ? .newAddress : .refreshed
+    }
+
+    /// Forgets what was last heard more than `lifetime` before `now`. O(peers).
+    public mutating func expire(now: ContinuousClock.Instant) {
+        for (peer, var entry) in entries {
+            entry.sightings.removeAll { now - $0.instant > lifetime }
+            entries[peer] = entry.sightings.isEmpty ? nil : entry
+        }
+    }
+
+    /// Where `peer` was heard, most recent first, less what has expired.
+    public func addresses(of peer: PeerID, now: ContinuousClock.Instant) -> [String] {
+        entries[peer]?.sightings.filter { now - $0.instant <= lifetime }.map(\.address) ?? []
+    }
+
+    /// Every peer heard within `lifetime` of `now`, by peer id. O(peers log peers).
+    public func peers(now: ContinuousClock.Instant) -> [Entry] {
+        entries.values.compactMap { entry in
+            var entry = entry
+            entry.sightings.removeAll { now - $0.instant > lifetime }
+            return entry.sightings.isEmpty ? nil : entry
+        }.sorted { $0.peer < $1.peer }
+    }
+
+    /// How many peers are held (expired ones too, until `expire`).
+    public var count: Int { entries.count }
+
+    private func leastRecentlyHeard() -> PeerID? {
+        entries.values.min { ($0.lastInstant ?? .now) < ($1.lastInstant ?? .now) }?.peer
+    }
+}
