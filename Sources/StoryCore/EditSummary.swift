@@ -7,30 +7,41 @@ enum EditSummary {
     /// At most this many phrases; the rest are counted ("and 4 more").
     static let phrases = 3
 
+    /// One phrase, named only if it is shown (naming costs a walk of a list,
+    /// and an edit may add ten thousand scenes).
+    private enum Phrase {
+        case added(OpID)
+        case deleted(OpID, isDeleted: Bool)
+        case moved(OpID, from: Place)
+        case fields(OpID)
+        case strokes(layer: OpID)
+    }
+
     static func project(_ journal: [(OpID, ProjectJournalEntry)], in state: ProjectState) -> String {
         var created: Set<OpID> = []
         for (_, entry) in journal { if case .created(let object) = entry { created.insert(object) } }
-        var phrases: [String] = []
-        var fieldsByObject: [(object: OpID, keys: [FieldKey])] = []
-        var strokesByLayer: [(layer: OpID, counts: [String: Int])] = []
+        var phrases: [Phrase] = []
+        var fieldKeys: [OpID: [FieldKey]] = [:]
+        var strokeCounts: [OpID: [String: Int]] = [:]
         var seenMoves: Set<OpID> = []
         var seenDeletes: Set<OpID> = []
         for (_, entry) in journal {
             switch entry {
             case .created(let object):
-                phrases.append("added \(name(of: object, in: state))")
+                phrases.append(.added(object))
             case .deleted(let object, let previous) where !created.contains(object) && seenDeletes.insert(object).inserted:
                 let isDeleted = state.object(object)?.deleted.value ?? previous.value
                 guard isDeleted != previous.value else { continue }
-                phrases.append("\(isDeleted ? "deleted" : "restored") \(name(of: object, in: state))")
+                phrases.append(.deleted(object, isDeleted: isDeleted))
             case .moved(let object, let from) where !created.contains(object) && seenMoves.insert(object).inserted:
-                phrases.append(move(of: object, from: from, in: state))
+                phrases.append(.moved(object, from: from))
             case .field(let object, let key, _) where !created.contains(object):
-                if let index = fieldsByObject.firstIndex(where: { $0.object == object }) {
-                    if !fieldsByObject[index].keys.contains(key) { fieldsByObject[index].keys.append(key) }
+                if var keys = fieldKeys[object] {
+                    if !keys.contains(key) { keys.append(key) }
+                    fieldKeys[object] = keys
                 } else {
-                    fieldsByObject.append((object, [key]))
-                    phrases.append("")  // a place kept for this object's fields
+                    fieldKeys[object] = [key]
+                    phrases.append(.fields(object))
                 }
             case .stroke(let layer, let key, let previous):
                 let now = state.strokeMap(of: layer)[key]
@@ -41,33 +52,30 @@ enum EditSummary {
                 case (let before?, let after?) where before.isErased && !after.isErased: verb = "restored"
                 default: verb = "changed"
                 }
-                if let index = strokesByLayer.firstIndex(where: { $0.layer == layer }) {
-                    strokesByLayer[index].counts[verb, default: 0] += 1
-                } else {
-                    strokesByLayer.append((layer, [verb: 1]))
-                    phrases.append("\u{0}")  // a place kept for this layer's strokes
-                }
+                if strokeCounts[layer] == nil { phrases.append(.strokes(layer: layer)) }
+                strokeCounts[layer, default: [:]][verb, default: 0] += 1
             default:
                 continue
             }
         }
-        // Fill the kept places in order.
-        var fields = fieldsByObject.makeIterator()
-        var strokes = strokesByLayer.makeIterator()
-        phrases = phrases.map { phrase in
-            if phrase.isEmpty, let (object, keys) = fields.next() {
-                let list = keys.map { "\($0)" }.joined(separator: ", ")
+        func words(_ phrase: Phrase) -> String {
+            switch phrase {
+            case .added(let object): return "added \(name(of: object, in: state))"
+            case .deleted(let object, let isDeleted): return "\(isDeleted ? "deleted" : "restored") \(name(of: object, in: state))"
+            case .moved(let object, let from): return move(of: object, from: from, in: state)
+            case .fields(let object):
+                let list = (fieldKeys[object] ?? []).map { "\($0)" }.joined(separator: ", ")
                 return object == .root ? "set the project's \(list)" : "set \(list) of \(name(of: object, in: state))"
-            }
-            if phrase == "\u{0}", let (layer, counts) = strokes.next() {
+            case .strokes(let layer):
+                let counts = strokeCounts[layer] ?? [:]
                 let verbs = ["drew", "erased", "restored", "changed"].compactMap { verb in
                     counts[verb].map { "\(verb) \($0) stroke\($0 == 1 ? "" : "s")" }
                 }
                 return "\(verbs.joined(separator: " and ")) on \(name(of: layer, in: state))"
             }
-            return phrase
         }
-        return joined(phrases)
+        let shown = phrases.count > Self.phrases ? Self.phrases - 1 : phrases.count
+        return joined(phrases.prefix(shown).map(words), total: phrases.count)
     }
 
     static func library(_ journal: [(OpID, LibraryJournalEntry)], in state: LibraryState) -> String {
@@ -91,13 +99,15 @@ enum EditSummary {
                 continue
             }
         }
-        return joined(phrases)
+        let shown = phrases.count > Self.phrases ? Array(phrases.prefix(Self.phrases - 1)) : phrases
+        return joined(shown, total: phrases.count)
     }
 
-    private static func joined(_ phrases: [String]) -> String {
-        guard !phrases.isEmpty else { return "no visible change" }
-        guard phrases.count > Self.phrases else { return phrases.joined(separator: ", ") }
-        return phrases.prefix(Self.phrases - 1).joined(separator: ", ") + " and \(phrases.count - Self.phrases + 1) more changes"
+    /// The phrases shown, and how many there were in all.
+    private static func joined(_ shown: [String], total: Int) -> String {
+        guard total > 0 else { return "no visible change" }
+        guard total > shown.count else { return shown.joined(separator: ", ") }
+        return shown.joined(separator: ", ") + " and \(total - shown.count) more changes"
     }
 
     // MARK: - Names

@@ -219,6 +219,18 @@ import Testing
         } == "added shot 1-1, added shot 1-2 and 2 more changes")
     }
 
+    /// An edit of thousands of inserts is summed up, not named one by one
+    /// (naming walks a list: naming each was quadratic and stalled the daemon).
+    @Test func aHugeEditIsSummedUp() throws {
+        var document = ProjectDocument(id: Board.documentID, replica: ReplicaID(5))
+        try document.edit(session: "s", at: 1) { editor in
+            for index in 0..<2_000 { _ = try editor.insertScene(at: index) }
+        }
+        let outcome = try document.undo(session: "s", at: 2)
+        #expect(outcome.summary == "added scene 1, added scene 2 and 1998 more changes")
+        #expect(document.view.scenes.isEmpty)
+    }
+
     /// What a store writes (pushes, removals, rewrites) is enough to rebuild
     /// the stacks: undo and redo after a "restart" do what they would have done.
     @Test func theStoredHistoryRestoresBothStacks() throws {
