@@ -31,11 +31,17 @@ extension API {
         /// For a project entry: whether the project is on this machine (a
         /// shared library may list projects that were not shared with it).
         public let available: Bool?
+        /// For a shared folder: its library document (the nodes under it are its contents).
+        public let folder: String?
+        /// The library document holding this node, when not the main library (it is in a shared folder).
+        public let library: String?
 
         public init(
             id: String, kind: String, name: String?, description: String?, parent: String, depth: Int, project: String?, createdAt: Int64,
-            updatedAt: Int64, inTrash: Bool, available: Bool?
+            updatedAt: Int64, inTrash: Bool, available: Bool?, folder: String? = nil, library: String? = nil
         ) {
+            self.folder = folder
+            self.library = library
             self.id = id
             self.kind = kind
             self.name = name
@@ -50,14 +56,18 @@ extension API {
         }
     }
 
+    /// A shared folder or a whole library a peer shares with this daemon, which no library here lists.
     public struct SharedLibrary: Codable, Sendable {
         public let id: String
+        /// The folder's name ("Library" for a peer's whole library).
+        public let name: String?
         public let owner: String?
         /// This daemon's role in it: reader or editor.
         public let role: String
         public let nodes: [LibraryNode]
 
-        public init(id: String, owner: String?, role: String, nodes: [LibraryNode]) {
+        public init(id: String, owner: String?, role: String, nodes: [LibraryNode], name: String? = nil) {
+            self.name = name
             self.id = id
             self.owner = owner
             self.role = role

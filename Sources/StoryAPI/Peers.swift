@@ -34,6 +34,10 @@ extension API {
         public let lastAddress: String?
         /// The name the peer gave itself in its hello (its `--name`), when connected now or last time.
         public let announcedName: String?
+        /// Whether what it shares is taken without asking (else it waits in
+        /// `GET /v1/shares/pending`): its `auto-accept` in the config, else
+        /// `PATCH /v1/peers/{peer}`, else the `accept-shares` setting.
+        public let autoAccept: Bool
         /// While connected: the other end's address, and whether this daemon dialed it (`out`) or it dialed in (`in`).
         public let connection: Connection?
 
@@ -54,8 +58,10 @@ extension API {
 
         public init(
             id: String, name: String?, address: String?, addresses: [String]? = nil, state: String, connected: Bool, paused: Bool,
-            added: Int64, lastSeen: Int64?, lastAddress: String?, announcedName: String? = nil, connection: Connection? = nil
+            added: Int64, lastSeen: Int64?, lastAddress: String?, announcedName: String? = nil, connection: Connection? = nil,
+            autoAccept: Bool = true
         ) {
+            self.autoAccept = autoAccept
             self.id = id
             self.name = name
             self.address = address
@@ -237,6 +243,65 @@ extension API {
             self.connected = connected
             self.behind = behind
             self.ahead = ahead
+        }
+    }
+
+    /// `PATCH /v1/peers/{peer}`: settings of a configured peer.
+    public struct PeerSettings: Codable, Sendable {
+        /// true or false; null goes back to the `accept-shares` setting.
+        public let autoAccept: Bool?
+        public let name: String?
+
+        public init(autoAccept: Bool?, name: String? = nil) {
+            self.autoAccept = autoAccept
+            self.name = name
+        }
+
+        private enum CodingKeys: String, CodingKey { case autoAccept, name }
+
+        /// `autoAccept` absent leaves it as it is; null clears it.
+        public var setsAutoAccept: Bool { hasAutoAccept }
+        private var hasAutoAccept = false
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            hasAutoAccept = container.contains(.autoAccept)
+            do {
+                autoAccept = try container.decodeIfPresent(Bool.self, forKey: .autoAccept)
+            } catch {
+                throw DecodingError.dataCorruptedError(forKey: .autoAccept, in: container, debugDescription: "must be true, false or null")
+            }
+            do {
+                name = try container.decodeIfPresent(String.self, forKey: .name)
+            } catch {
+                throw DecodingError.dataCorruptedError(forKey: .name, in: container, debugDescription: "must be a string")
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(autoAccept, forKey: .autoAccept)
+            try container.encodeIfPresent(name, forKey: .name)
+        }
+    }
+
+    /// A document a peer offered that waits for a user (`GET /v1/shares/pending`).
+    public struct Offer: Codable, Sendable {
+        public let document: String
+        /// `project` or `library` (a library is a shared folder or a whole library).
+        public let kind: String
+        public let name: String?
+        public let peer: String
+        public let received: Int64
+        public let receivedAt: String
+
+        public init(document: String, kind: String, name: String?, peer: String, received: Int64) {
+            self.document = document
+            self.kind = kind
+            self.name = name
+            self.peer = peer
+            self.received = received
+            self.receivedAt = API.isoTime(milliseconds: received)
         }
     }
 }

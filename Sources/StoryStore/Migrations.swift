@@ -123,6 +123,22 @@ enum Schema {
                 -- follow here, one per line.
                 ALTER TABLE peers ADD COLUMN other_addresses TEXT;
                 """),
+        Migration(
+            id: "2026-11-29-offers-and-shares",
+            sql: """
+                -- Whether this daemon takes what a peer shares without asking
+                -- (NULL: the accept-shares setting decides); offers a user
+                -- declined (kept so the next Advertise does not offer again);
+                -- shares made to a peer directly (a project leaving a shared
+                -- folder keeps them).
+                ALTER TABLE peers ADD COLUMN auto_accept INTEGER CHECK (auto_accept IS NULL OR auto_accept IN (0, 1));
+                ALTER TABLE offers ADD COLUMN declined INTEGER NOT NULL DEFAULT 0 CHECK (declined IN (0, 1));
+                CREATE TABLE direct_shares (
+                    doc BLOB NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                    peer TEXT NOT NULL,
+                    PRIMARY KEY (doc, peer)
+                ) WITHOUT ROWID;
+                """),
     ]
 
     /// Applies the migrations the database lacks, each in its own transaction.

@@ -57,6 +57,37 @@ extension Store {
         try database.recordOffer(OfferRecord(document: document, peer: peer, kind: kind, name: name, received: time))
     }
 
-    /// Offers kept, oldest first.
+    /// Offers kept for a user to decide (not declined), oldest first.
     public func offers() throws -> [OfferRecord] { try database.offers() }
+
+    /// Declines an offer: it is not listed, and the peer offering it again is ignored.
+    /// - Throws: `StoreError(.notFound)` if there is no such offer.
+    public func declineOffer(of document: DocumentID, from peer: PeerID) throws {
+        guard try database.offers().contains(where: { $0.document == document && $0.peer == peer }) else {
+            throw StoreError(.notFound, "\(peer.short) offers no document \(document)", path: path)
+        }
+        try database.declineOffer(of: document, from: peer)
+    }
+
+    /// Whether a user declined this peer's offer of this document.
+    public func isDeclined(_ document: DocumentID, from peer: PeerID) throws -> Bool { try database.isDeclined(document, from: peer) }
+
+    /// Per peer set at run time: whether what it shares is taken without asking.
+    public func autoAcceptSettings() throws -> [PeerID: Bool] { try database.autoAccept() }
+
+    /// Sets (or, with nil, clears) whether what `peer` shares is taken without asking.
+    public func setAutoAccept(_ value: Bool?, for peer: PeerID) throws {
+        try database.setAutoAccept(value, for: peer)
+        publish(.peersChanged)
+    }
+
+    /// Notes that a document was shared with a peer directly (not through a
+    /// folder), or no longer is: a project moved out of a shared folder keeps
+    /// the peers it was shared with directly.
+    public func setDirectShare(_ shared: Bool, of document: DocumentID, with peer: PeerID) throws {
+        try database.setDirectShare(shared, of: document, with: peer)
+    }
+
+    /// Documents shared with peers directly.
+    public func directShares() throws -> [(document: DocumentID, peer: PeerID)] { try database.directShares() }
 }

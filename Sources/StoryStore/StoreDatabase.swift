@@ -444,13 +444,51 @@ final class StoreDatabase {
     }
 
     func offers() throws -> [OfferRecord] {
-        try connection.query("SELECT doc, peer, kind, name, received FROM offers ORDER BY received, doc") { row throws(StoreError) in
+        try connection.query("SELECT doc, peer, kind, name, received FROM offers WHERE declined = 0 ORDER BY received, doc") { row throws(StoreError) in
             guard let id = DocumentID(blob: row.bytes(0)), let peer = PeerID(row.text(1) ?? ""),
                 let kind = DocumentKind(rawValue: row.int64(2))
             else {
                 throw StoreError(.invalidData, "an offer row is damaged", path: path)
             }
             return OfferRecord(document: id, peer: peer, kind: kind, name: row.text(3), received: row.int64(4))
+        }
+    }
+
+    func declineOffer(of document: DocumentID, from peer: PeerID) throws {
+        try connection.run("UPDATE offers SET declined = 1 WHERE doc = ? AND peer = ?", [document.blob, .text(peer.description)])
+    }
+
+    func isDeclined(_ document: DocumentID, from peer: PeerID) throws -> Bool {
+        try connection.scalar("SELECT declined FROM offers WHERE doc = ? AND peer = ?", [document.blob, .text(peer.description)])?.integer == 1
+    }
+
+    func autoAccept() throws -> [PeerID: Bool] {
+        var result: [PeerID: Bool] = [:]
+        for (text, value) in try connection.query(
+            "SELECT id, auto_accept FROM peers WHERE auto_accept IS NOT NULL", [], { ($0.text(0) ?? "", $0.int64(1)) })
+        {
+            if let peer = PeerID(text) { result[peer] = value == 1 }
+        }
+        return result
+    }
+
+    func setAutoAccept(_ value: Bool?, for peer: PeerID) throws {
+        try connection.run(
+            "UPDATE peers SET auto_accept = ? WHERE id = ?", [value.map { .integer($0 ? 1 : 0) } ?? .null, .text(peer.description)])
+    }
+
+    func setDirectShare(_ shared: Bool, of document: DocumentID, with peer: PeerID) throws {
+        if shared {
+            try connection.run("INSERT OR IGNORE INTO direct_shares (doc, peer) VALUES (?, ?)", [document.blob, .text(peer.description)])
+        } else {
+            try connection.run("DELETE FROM direct_shares WHERE doc = ? AND peer = ?", [document.blob, .text(peer.description)])
+        }
+    }
+
+    func directShares() throws -> [(document: DocumentID, peer: PeerID)] {
+        try connection.query("SELECT doc, peer FROM direct_shares", []) { ($0.bytes(0), $0.text(1) ?? "") }.compactMap { doc, text in
+            guard let id = DocumentID(blob: doc), let peer = PeerID(text) else { return nil }
+            return (id, peer)
         }
     }
 

@@ -583,18 +583,22 @@ public actor PeerManager {
     /// advertising one (or having been unshared) obtains nothing.
     private func take(_ offers: [Message.Advertisement], from peer: PeerID) async -> [SyncSessionStateMachine.SharedDocument?] {
         enum Decision: Sendable {
-            case invalid, existing(DocumentKind), taken(DocumentKind), kept(DocumentKind), failed(String)
+            case invalid, existing(DocumentKind), declined, taken(DocumentKind), kept(DocumentKind), failed(String)
         }
-        let accepting = configuration.acceptsOfferedDocuments(from: peer)
+        // A peer's [[peer]] auto-accept in the config, else what `peers set` stored, else accept-shares.
+        let declared = configuration.acceptsOffers[peer]
+        let fallback = configuration.acceptsOfferedDocuments
         let now = clock.milliseconds
         // One transaction for a burst of offers (a library of projects shared at once).
         let decisions: [Decision]
         do {
             decisions = try await store.batch { store in
-                offers.map { offer in
+                let accepting = (try? declared ?? store.autoAcceptSettings()[peer]) ?? fallback
+                return offers.map { offer in
                     guard let kind = DocumentKind(rawValue: Int64(offer.kind)) else { return .invalid }
                     do {
                         if let existing = try store.documentIfPresent(offer.document) { return .existing(existing.kind) }
+                        if try store.isDeclined(offer.document, from: peer) { return .declined }
                         if accepting {
                             try store.receiveDocument(offer.document, kind: kind, name: offer.name, from: peer, at: now)
                             return .taken(kind)
@@ -615,6 +619,9 @@ public actor PeerManager {
             switch decision {
             case .invalid:
                 result.append(nil)
+            case .declined:
+                logger.debug("\(peer.short) offers \(offer.document) again, which a user declined")
+                result.append(nil)
             case .existing(let kind):
                 logger.notice("\(peer.short) advertised \(kind) \(offer.document), which is not shared with it here; ignored")
                 result.append(nil)
@@ -632,6 +639,34 @@ public actor PeerManager {
             }
         }
         return result
+    }
+
+    /// Whether what each peer shares is taken without asking: its `auto-accept`
+    /// in the config, else what a user set (`peers set`), else `accept-shares`.
+    public func autoAccept(for peers: [PeerID]) async -> [PeerID: Bool] {
+        let stored = (try? await store.autoAcceptSettings()) ?? [:]
+        var result: [PeerID: Bool] = [:]
+        for peer in peers { result[peer] = configuration.acceptsOffers[peer] ?? stored[peer] ?? configuration.acceptsOfferedDocuments }
+        return result
+    }
+
+    /// Whether the config declares this peer's auto-accept (a user's setting does not override it).
+    public nonisolated func declaresAutoAccept(for peer: PeerID) -> Bool { configuration.acceptsOffers[peer] != nil }
+
+    /// Takes a document a peer offered that was kept for a user to decide:
+    /// it is recorded as taken from that peer and synced at once if the peer
+    /// is connected (else when it next is).
+    /// - Throws: `StoreError(.notFound)` if nothing offers it.
+    @discardableResult
+    public func acceptOffer(_ document: DocumentID) async throws -> OfferRecord {
+        guard let offer = try await store.offers().first(where: { $0.document == document }) else {
+            throw StoreError(.notFound, "no peer offers \(document)", path: store.path)
+        }
+        try await store.receiveDocument(document, kind: offer.kind, name: offer.name, from: offer.peer, at: clock.milliseconds)
+        await incoming?(document, offer.kind, offer.name ?? "", offer.peer)
+        logger.info("took \(offer.kind) \(document) (\(offer.name ?? "")) offered by \(offer.peer.short), as a user chose")
+        await sessions[offer.peer]?.share(.init(id: document, kind: UInt8(offer.kind.rawValue), peerRole: .none))
+        return offer
     }
 
     /// Brings one document in line with its access list for one session:

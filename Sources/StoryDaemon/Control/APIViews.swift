@@ -54,6 +54,19 @@ extension API.LibraryNode {
             available: node.document.map { documents.contains($0) })
     }
 
+    /// A node of one of the library documents (`set`), at `depth` under
+    /// `parent` as shown: an entry naming a shared folder is a folder.
+    init(_ node: LibraryNodeView, in library: DocumentID, set: LibrarySet, depth: Int, parent: String, documents: Set<DocumentID>) {
+        let folder = node.document.flatMap { set.isFolder($0) ? $0 : nil }
+        self.init(
+            id: set.text(of: LibraryPlace(library: library, node: node.id)),
+            kind: node.kind == .folder || node.id == .incoming || folder != nil ? "folder" : "project", name: node.name,
+            description: node.description, parent: parent, depth: depth, project: folder == nil ? node.document?.description : nil,
+            createdAt: node.createdAt, updatedAt: node.updatedAt, inTrash: node.isInTrash,
+            available: node.document.map { documents.contains($0) }, folder: folder?.description,
+            library: library == set.main ? nil : library.description)
+    }
+
     /// A project in the virtual Incoming: on this machine, listed by no
     /// library here. Its id is the project's (filing it gives it an entry).
     init(incoming record: DocumentRecord) {

@@ -3,85 +3,163 @@ import StoryAPI
 import StoryCore
 import StoryStore
 
-/// `library`: the folder tree, folders, and nodes (show, rename, move, delete, restore).
+/// `library`: the folder tree (with the shared folders in it), folders, and
+/// nodes (show, rename, move, delete, restore, share).
 extension ControlAPI {
     func addLibraryRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("library") { _, _ in .json(try await libraryTree()) }
         routes.post("library/folders") { request, context in
             let body = try await request.decode(API.CreateFolder.self, context: context)
             let name = try nodeName(body.name)
-            let parent = try LibraryReference.resolve(body.parent ?? "root", in: try await library.view())
+            let set = try await library.set()
+            let parent = try folderPlace(try set.resolve(body.parent ?? "root"), in: set)
             if let index = body.index, index < 0 { throw APIError(.badRequest, "index must be 0 or more") }
-            let id = try await library.edit { try $0.createFolder(named: name, in: parent, at: body.index) }
-            return .json(try await node(id), status: .created)
+            let id = try await library.edit(in: parent.library) { try $0.createFolder(named: name, in: parent.node, at: body.index) }
+            return .json(try await node(LibraryPlace(library: parent.library, node: id)), status: .created)
         }
         routes.get("library/nodes/:node") { _, context in
-            .json(try await node(try LibraryReference.resolve(try context.parameter("node"), in: try await library.view())))
+            .json(try await node(try await library.set().resolve(try context.parameter("node"))))
         }
         routes.patch("library/nodes/:node") { request, context in
-            let id = try LibraryReference.resolve(try context.parameter("node"), in: try await library.view())
+            let set = try await library.set()
+            let place = try editable(try set.resolve(try context.parameter("node")), in: set)
             let body = try await request.decode(API.UpdateNode.self, context: context)
             guard body.name != nil || body.description != nil else { throw APIError(.badRequest, "give 'name' and/or 'description'") }
             let name = try body.name.map(nodeName)
             guard (body.description?.utf8.count ?? 0) <= 10_000 else { throw APIError(.badRequest, "description is over 10000 bytes") }
             let description = body.description
-            try await library.edit { editor in
-                if let name { try editor.rename(id, to: name) }
-                if let description { try editor.describe(id, as: description) }
+            try await library.edit(in: place.library) { editor in
+                if let name { try editor.rename(place.node, to: name) }
+                if let description { try editor.describe(place.node, as: description) }
             }
-            return .json(try await node(id))
+            return .json(try await node(place))
         }
         routes.post("library/nodes/:node/move") { request, context in
             .json(try await moveNode(try context.parameter("node"), try await request.decode(API.MoveNode.self, context: context)))
         }
         routes.delete("library/nodes/:node") { _, context in
-            let id = try LibraryReference.resolve(try context.parameter("node"), in: try await library.view())
-            try await library.edit { try $0.delete(id) }
-            return .json(try await node(id))
+            let set = try await library.set()
+            let place = try editable(try set.resolve(try context.parameter("node")), in: set)
+            try await library.edit(in: place.library) { try $0.delete(place.node) }
+            return .json(try await node(place))
         }
         routes.post("library/nodes/:node/restore") { _, context in
-            let id = try LibraryReference.resolve(try context.parameter("node"), in: try await library.view(), inTrash: true)
-            try await library.edit { try $0.restore(id) }
-            return .json(try await node(id))
+            let set = try await library.set()
+            let place = try set.resolve(try context.parameter("node"), inTrash: true)
+            try await library.edit(in: place.library) { try $0.restore(place.node) }
+            return .json(try await node(place))
+        }
+        routes.get("library/nodes/:node/shares") { _, context in
+            let set = try await library.set()
+            let place = try set.resolve(try context.parameter("node"))
+            guard place.node == .root, place.library != set.main else { return .json([API.Share]()) }
+            return .json(try await shares(of: place.library))
+        }
+        routes.put("library/nodes/:node/shares/:peer") { request, context in
+            let set = try await library.set()
+            let place = try set.resolve(try context.parameter("node"))
+            let peer = try await configuredPeer(try context.parameter("peer"))
+            let mode = try await shareMode(request, context)
+            let folder = try await library.share(folder: place, with: peer, role: mode.role)
+            return .json(API.Share(project: folder.description, peer: peer.description, mode: mode.rawValue, role: mode.role.description))
+        }
+        routes.delete("library/nodes/:node/shares/:peer") { _, context in
+            let set = try await library.set()
+            let place = try set.resolve(try context.parameter("node"))
+            let peer = try peerID(try context.parameter("peer"))
+            guard place.node == .root, place.library != set.main,
+                try await store.members(of: place.library).contains(where: { $0.peer == peer && $0.role != .owner })
+            else {
+                throw APIError(.notFound, "\(set.path(of: place)) is not shared with \(peer)")
+            }
+            try await library.unshare(folder: place, from: peer)
+            return .json(API.Unshared(unshared: peer.description))
         }
     }
 
-    /// Moves a node into a folder or within its folder; a project in the
+    /// A place new things go in: a folder, the root, Incoming or a shared folder's root.
+    private func folderPlace(_ place: LibraryPlace, in set: LibrarySet) throws -> LibraryPlace {
+        guard place.node == .root || place.node == .incoming || set.node(place)?.kind == .folder else {
+            throw APIError(.badRequest, "\(set.path(of: place)) is not a folder")
+        }
+        return place
+    }
+
+    /// The node an operation on `place` changes: a shared folder's root is
+    /// changed through the entry that lists it.
+    private func editable(_ place: LibraryPlace, in set: LibrarySet) throws -> LibraryPlace {
+        guard let entry = set.entry(for: place) else {
+            throw APIError(.badRequest, "\(set.path(of: place)) was shared with this machine; it is not in a library here to change it")
+        }
+        return entry
+    }
+
+    /// Moves a node into a folder (of the same library document or another:
+    /// into or out of a shared folder) or within its folder; a project in the
     /// virtual Incoming is filed (given an entry).
     func moveNode(_ reference: String, _ body: API.MoveNode) async throws -> API.LibraryNode {
-        let view = try await library.view()
+        let set = try await library.set()
         if let index = body.index, index < 0 { throw APIError(.badRequest, "index must be 0 or more") }
         if let project = DocumentID(reference.trimmingCharacters(in: .whitespaces)),
             try await library.incoming().contains(where: { $0.id == project })
         {
             guard let folderText = body.folder else { throw APIError(.badRequest, "give 'folder' to file the project in") }
-            let folder = try LibraryReference.resolve(folderText, in: view)
-            try await library.shareWithMembers(project)
+            let folder = try folderPlace(try set.resolve(folderText), in: set)
             let name = try await store.document(project).name ?? "Untitled"
-            let entry = try await library.edit { try $0.createProjectEntry(named: name, document: project, in: folder, at: body.index) }
-            return try await node(entry)
+            let entry = try await library.edit(in: folder.library) {
+                try $0.createProjectEntry(named: name, document: project, in: folder.node, at: body.index)
+            }
+            try await shareWithMembers(of: folder.library, project)
+            return try await node(LibraryPlace(library: folder.library, node: entry))
         }
-        let id = try LibraryReference.resolve(reference, in: view)
+        let place = try editable(try set.resolve(reference), in: set)
         if let folderText = body.folder {
-            let folder = try LibraryReference.resolve(folderText, in: view)
-            try await library.edit { try $0.move(id, to: folder, at: body.index) }
-        } else {
-            guard let index = body.index else { throw APIError(.badRequest, "give 'folder' to move into, or 'index' to reorder") }
-            try await library.edit { try $0.reorder(id, to: index) }
+            let folder = try folderPlace(try set.resolve(folderText), in: set)
+            if folder.library == place.library {
+                try await library.edit(in: place.library) { try $0.move(place.node, to: folder.node, at: body.index) }
+                return try await node(place)
+            }
+            return try await node(try await library.move(place, acrossTo: folder, at: body.index))
         }
-        return try await node(id)
+        guard let index = body.index else { throw APIError(.badRequest, "give 'folder' to move into, or 'index' to reorder") }
+        try await library.edit(in: place.library) { try $0.reorder(place.node, to: index) }
+        return try await node(place)
     }
 
-    func node(_ id: OpID) async throws -> API.LibraryNode {
-        guard let node = try await library.view().node(id) else { throw APIError(.notFound, "no library node \(id)") }
-        return API.LibraryNode(node, documents: Set(try await store.documents().map(\.id)))
+    /// Shares a project just listed in a library document with its members.
+    /// - Throws: `APIError(.conflict)` when this daemon may not share it with them.
+    func shareWithMembers(of library: DocumentID, _ project: DocumentID) async throws {
+        let refused = try await self.library.propagate(from: library, documents: [project])
+        guard refused.isEmpty else {
+            throw APIError(.conflict, "the folder is shared, and this machine may not share that project with its members: \(refused.joined(separator: "; "))")
+        }
     }
 
-    /// The library as shown: this daemon's tree with the virtual Incoming,
-    /// and the libraries peers share with it.
-    func libraryTree() async throws -> API.Library {
+    func node(_ place: LibraryPlace) async throws -> API.LibraryNode {
+        let set = try await library.set()
         let documents = Set(try await store.documents().map(\.id))
-        var nodes = try await library.view().nodes.map { API.LibraryNode($0, documents: documents) }
+        if place.node == .root && place.library != set.main {
+            if let entry = set.entry(for: place), let node = set.node(entry) {
+                return API.LibraryNode(node, in: entry.library, set: set, depth: node.depth, parent: set.text(of: LibraryPlace(library: entry.library, node: node.parent)), documents: documents)
+            }
+            let folder = set.folders[place.library]
+            return API.LibraryNode(
+                id: set.text(of: place), kind: "folder", name: folder?.name, description: nil, parent: "root", depth: 0, project: nil,
+                createdAt: 0, updatedAt: 0, inTrash: false, available: true, folder: place.library.description, library: place.library.description)
+        }
+        guard let node = set.node(place) else { throw APIError(.notFound, "no library node \(set.text(of: place))") }
+        return API.LibraryNode(
+            node, in: place.library, set: set, depth: node.depth, parent: set.text(of: LibraryPlace(library: place.library, node: node.parent)),
+            documents: documents)
+    }
+
+    /// The library as shown: this daemon's tree, with the contents of the
+    /// shared folders it lists in place and the virtual Incoming; then the
+    /// shared folders and libraries peers share with it that no library here lists.
+    func libraryTree() async throws -> API.Library {
+        let set = try await library.set()
+        let documents = Set(try await store.documents().map(\.id))
+        var nodes = expanded(set.main, in: set, depth: 0, documents: documents)
         let incoming = try await library.incoming().map { API.LibraryNode(incoming: $0) }
         if !incoming.isEmpty {
             let trashStart = nodes.firstIndex { $0.inTrash } ?? nodes.endIndex
@@ -96,13 +174,35 @@ extension ControlAPI {
             nodes.insert(contentsOf: incoming, at: insertion)
         }
         var shared: [API.SharedLibrary] = []
-        for record in try await library.sharedLibraries() {
-            let document = try await store.library(record.id)
+        for folder in set.topLevelFolders {
+            let info = set.folders[folder]
             shared.append(
                 API.SharedLibrary(
-                    id: record.id.description, owner: document.owner?.description, role: document.localRole.description,
-                    nodes: document.view.nodes.map { API.LibraryNode($0, documents: documents) }))
+                    id: folder.description, owner: info?.owner?.description, role: info?.role.description ?? "none",
+                    nodes: expanded(folder, in: set, depth: 0, documents: documents), name: info?.name))
         }
-        return API.Library(id: try await library.id().description, nodes: nodes, shared: shared)
+        return API.Library(id: set.main.description, nodes: nodes, shared: shared)
+    }
+
+    /// A library document's nodes in display order, each shared folder's
+    /// contents after its entry (deeper by its depth); `visiting` stops a
+    /// folder that lists itself through others.
+    private func expanded(
+        _ library: DocumentID, in set: LibrarySet, depth: Int, documents: Set<DocumentID>, visiting: Set<DocumentID> = []
+    ) -> [API.LibraryNode] {
+        guard let view = set.views[library] else { return [] }
+        var result: [API.LibraryNode] = []
+        for node in view.nodes {
+            let parent = node.parent == .root && library != set.main
+                ? set.text(of: LibraryPlace(library: library, node: .root)) : set.text(of: LibraryPlace(library: library, node: node.parent))
+            result.append(API.LibraryNode(node, in: library, set: set, depth: depth + node.depth, parent: parent, documents: documents))
+            if !node.isInTrash, let folder = node.document, set.isFolder(folder), !visiting.contains(folder), set.mounts[folder]?.node == node.id,
+                set.mounts[folder]?.library == library
+            {
+                result += expanded(folder, in: set, depth: depth + node.depth + 1, documents: documents, visiting: visiting.union([library]))
+                    .filter { !$0.inTrash }
+            }
+        }
+        return result
     }
 }

@@ -20,6 +20,11 @@ extension ControlAPI {
         routes.delete("peers/:peer") { _, context in
             .json(try await removePeer(try peerID(try context.parameter("peer"))))
         }
+        routes.patch("peers/:peer") { request, context in
+            let id = try peerID(try context.parameter("peer"))
+            let body = try await request.decode(API.PeerSettings.self, context: context)
+            return .json(try await setPeer(id, body))
+        }
         routes.post("peers/:peer/pause") { _, context in
             .json(try await setPaused(true, try peerID(try context.parameter("peer"))))
         }
@@ -34,7 +39,9 @@ extension ControlAPI {
         var live: [PeerID: PeerStatus] = [:]
         for session in sessions { live[session.peer] = session }
         let paused = await manager.paused
-        return try await store.peers().map {
+        let records = try await store.peers()
+        let accepting = await manager.autoAccept(for: records.map(\.id))
+        return records.map {
             API.Peer(
                 id: $0.id.description, name: $0.name, address: $0.address, addresses: $0.addresses, state: $0.state.rawValue,
                 connected: connected.contains($0.id),
@@ -43,8 +50,30 @@ extension ControlAPI {
                 connection: live[$0.id].map {
                     API.Peer.Connection(
                         address: $0.address, direction: $0.dialed ? "out" : "in", bytesSent: $0.bytesSent, bytesReceived: $0.bytesReceived)
-                })
+                }, autoAccept: accepting[$0.id] ?? true)
         }
+    }
+
+    /// `peers set`: whether its shares are taken without asking, its name.
+    func setPeer(_ id: PeerID, _ body: API.PeerSettings) async throws -> API.Peer {
+        guard let record = try await store.peers().first(where: { $0.id == id && $0.state == .configured }) else {
+            throw APIError(.notFound, "no configured peer \(id)")
+        }
+        guard body.setsAutoAccept || body.name != nil else { throw APIError(.badRequest, "give 'autoAccept' and/or 'name'") }
+        if body.setsAutoAccept {
+            guard !manager.declaresAutoAccept(for: id) else {
+                throw APIError(.conflict, "the config file declares auto-accept for \(id.short); change it there")
+            }
+            try await store.setAutoAccept(body.autoAccept, for: id)
+        }
+        if let name = body.name {
+            let trimmed = name.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty, trimmed.utf8.count <= 64, !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw APIError(.badRequest, "name must be 1 to 64 bytes without control characters")
+            }
+            try await store.addPeer(id, name: trimmed, addresses: nil, at: record.added)
+        }
+        return try await peer(id)
     }
 
     func peer(_ id: PeerID) async throws -> API.Peer {

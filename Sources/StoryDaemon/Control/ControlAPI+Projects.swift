@@ -49,23 +49,33 @@ extension ControlAPI {
 
     func createProject(_ body: API.CreateProject) async throws -> DocumentID {
         let name = try projectName(body.name)
-        let folder = try LibraryReference.resolve(body.folder ?? "root", in: try await library.view())
+        let folder = try await folderForNewProject(body.folder)
         let now = clock.milliseconds
         let id = try await store.createDocument(kind: .project, name: name, at: now)
         _ = try await store.editProject(id, at: now) { try $0.set(.title, to: .string(name)) }
-        try await library.edit { try $0.createProjectEntry(named: name, document: id, in: folder) }
-        try await library.shareWithMembers(id)
+        try await library.edit(in: folder.library) { try $0.createProjectEntry(named: name, document: id, in: folder.node) }
+        try await shareWithMembers(of: folder.library, id)
         return id
     }
 
     func copyProject(_ source: DocumentID, _ body: API.CopyProject) async throws -> DocumentID {
         let name = try body.name.map(projectName)
-        let folder = try LibraryReference.resolve(body.folder ?? "root", in: try await library.view())
+        let folder = try await folderForNewProject(body.folder)
         let id = try await store.copyProject(source, name: name, at: clock.milliseconds)
         let title = try await store.document(id).name ?? "Untitled"
-        try await library.edit { try $0.createProjectEntry(named: title, document: id, in: folder) }
-        try await library.shareWithMembers(id)
+        try await library.edit(in: folder.library) { try $0.createProjectEntry(named: title, document: id, in: folder.node) }
+        try await shareWithMembers(of: folder.library, id)
         return id
+    }
+
+    /// The folder a new project is filed in (a shared folder's too); the root by default.
+    private func folderForNewProject(_ reference: String?) async throws -> LibraryPlace {
+        let set = try await library.set()
+        let place = try set.resolve(reference ?? "root")
+        guard place.node == .root || place.node == .incoming || set.node(place)?.kind == .folder else {
+            throw APIError(.badRequest, "\(set.path(of: place)) is not a folder")
+        }
+        return place
     }
 
     func renameProject(_ id: DocumentID, to text: String) async throws {
@@ -73,20 +83,26 @@ extension ControlAPI {
         // The signed edit first: a read-only project is refused before anything changes.
         _ = try await store.editProject(id, session: Self.defaultSession, at: clock.milliseconds) { try $0.set(.title, to: .string(name)) }
         try await store.setName(name, of: id)
-        let entries = try await store.library(try await library.id()).entries(for: id)
-        if !entries.isEmpty { try await library.edit { editor in for entry in entries { try editor.rename(entry, to: name) } } }
+        let set = try await library.set()
+        for (libraryID, view) in set.views {
+            let entries = view.nodes.filter { $0.document == id }.map(\.id)
+            guard !entries.isEmpty, (try? await store.localRole(of: libraryID)) ?? .none >= .editor else { continue }
+            try await library.edit(in: libraryID) { editor in for entry in entries { try editor.rename(entry, to: name) } }
+        }
     }
 
     /// Deletes (to the trash) or restores a project and its library entries.
     func setDeleted(_ deleted: Bool, _ id: DocumentID) async throws {
         try await store.setDeleted(deleted, of: id)
-        let view = try await library.view()
-        let entries = view.nodes.filter {
-            $0.document == id && $0.isInTrash != deleted && !(!deleted && $0.parent != .trash)
-        }.map(\.id)
-        guard !entries.isEmpty else { return }
-        try await library.edit { editor in
-            for entry in entries { if deleted { try editor.delete(entry) } else { try editor.restore(entry) } }
+        let set = try await library.set()
+        for (libraryID, view) in set.views {
+            let entries = view.nodes.filter {
+                $0.document == id && $0.isInTrash != deleted && !(!deleted && $0.parent != .trash)
+            }.map(\.id)
+            guard !entries.isEmpty, (try? await store.localRole(of: libraryID)) ?? .none >= .editor else { continue }
+            try await library.edit(in: libraryID) { editor in
+                for entry in entries { if deleted { try editor.delete(entry) } else { try editor.restore(entry) } }
+            }
         }
     }
 

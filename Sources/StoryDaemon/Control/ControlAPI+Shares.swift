@@ -14,6 +14,7 @@ extension ControlAPI {
             let peer = try await configuredPeer(try context.parameter("peer"))
             let mode = try await shareMode(request, context)
             try await store.share(id, with: peer, role: mode.role, at: clock.milliseconds)
+            try await store.setDirectShare(true, of: id, with: peer)
             return .json(API.Share(project: id.description, peer: peer.description, mode: mode.rawValue, role: mode.role.description))
         }
         routes.delete("projects/:project/shares/:peer") { _, context in
@@ -24,7 +25,35 @@ extension ControlAPI {
             }
             guard member.role != .owner else { throw APIError(.forbidden, "\(peer) owns \(id); an owner's rights cannot be taken") }
             try await store.share(id, with: peer, role: .none, at: clock.milliseconds)
+            try await store.setDirectShare(false, of: id, with: peer)
             return .json(API.Unshared(unshared: peer.description))
+        }
+        routes.get("shares") { request, _ in
+            let peer = try request.query["peer"].map { try peerID($0) }
+            return .json(try await shareListing(peer: peer))
+        }
+        routes.get("shares/pending") { _, _ in
+            .json(try await store.offers().map {
+                API.Offer(document: $0.document.description, kind: $0.kind.description, name: $0.name, peer: $0.peer.description, received: $0.received)
+            })
+        }
+        routes.post("shares/pending/:document/accept") { _, context in
+            let id = try documentID(try context.parameter("document"))
+            let offer: OfferRecord
+            do {
+                offer = try await manager.acceptOffer(id)
+            } catch let error as StoreError where error.code == .notFound {
+                throw APIError(.notFound, "no peer offers \(id) (storyteller shares pending lists what is offered)")
+            }
+            return .json(API.Offer(document: id.description, kind: offer.kind.description, name: offer.name, peer: offer.peer.description, received: offer.received))
+        }
+        routes.post("shares/pending/:document/decline") { _, context in
+            let id = try documentID(try context.parameter("document"))
+            guard let offer = try await store.offers().first(where: { $0.document == id }) else {
+                throw APIError(.notFound, "no peer offers \(id) (storyteller shares pending lists what is offered)")
+            }
+            for other in try await store.offers() where other.document == id { try await store.declineOffer(of: id, from: other.peer) }
+            return .json(API.Offer(document: id.description, kind: offer.kind.description, name: offer.name, peer: offer.peer.description, received: offer.received))
         }
         routes.get("library/shares") { _, _ in .json(try await shares(of: try await library.id())) }
         routes.put("library/shares/:peer") { request, context in
@@ -44,6 +73,48 @@ extension ControlAPI {
         }
     }
 
+    /// Every peer's rights to the documents here (one peer's with `peer`), and why.
+    func shareListing(peer only: PeerID?) async throws -> [API.ShareListing] {
+        let set = try await library.set()
+        let me = identity.peerID
+        let direct = Set(try await store.directShares().map { "\($0.document)/\($0.peer)" })
+        var members: [DocumentID: [MemberRecord]] = [:]
+        for member in try await store.members() where member.peer != me && (only == nil || member.peer == only) {
+            members[member.document, default: []].append(member)
+        }
+        // Where each document is listed, and which library documents list it (through folders too).
+        var places: [DocumentID: LibraryPlace] = [:]
+        for (library, view) in set.views {
+            for node in view.nodes where !node.isInTrash {
+                if let document = node.document, places[document] == nil || library == set.main {
+                    places[document] = LibraryPlace(library: library, node: node.id)
+                }
+            }
+        }
+        var listedBy: [DocumentID: [DocumentID]] = [:]
+        for library in set.views.keys {
+            for document in set.listed(in: library) { listedBy[document, default: []].append(library) }
+        }
+        var result: [API.ShareListing] = []
+        for record in try await store.documents() where !record.isDeleted {
+            for member in members[record.id] ?? [] {
+                var via: [String] = []
+                for library in (listedBy[record.id] ?? []).sorted() where members[library]?.contains(where: { $0.peer == member.peer }) == true {
+                    via.append(library == set.main ? "library" : "folder \(set.path(of: LibraryPlace(library: library, node: .root)))")
+                }
+                if direct.contains("\(record.id)/\(member.peer)") || via.isEmpty { via.insert("direct", at: 0) }
+                let kind = record.id == set.main ? "library" : set.isFolder(record.id) ? "folder" : record.kind.description
+                let path = record.id == set.main ? nil
+                    : set.isFolder(record.id) ? set.path(of: LibraryPlace(library: record.id, node: .root)) : places[record.id].map(set.path)
+                result.append(
+                    API.ShareListing(
+                        document: record.id.description, kind: kind, name: record.name, path: path, peer: member.peer.description,
+                        role: member.role.description, mode: (ShareMode(role: member.role) ?? .readOnly).rawValue, via: via))
+            }
+        }
+        return result
+    }
+
     /// The members of a document other than this daemon.
     func shares(of id: DocumentID) async throws -> [API.Share] {
         try await store.members(of: id).filter { $0.peer != identity.peerID }.map {
@@ -53,7 +124,7 @@ extension ControlAPI {
         }
     }
 
-    private func shareMode(_ request: Request, _ context: ControlContext) async throws -> ShareMode {
+    func shareMode(_ request: Request, _ context: ControlContext) async throws -> ShareMode {
         let text = try await request.decodeIfPresent(API.SetShare.self, context: context)?.mode
         guard let mode = ShareMode(rawValue: text ?? ShareMode.readWrite.rawValue) else {
             throw APIError(.badRequest, "mode '\(text ?? "")' is not read-write or read-only")

@@ -79,21 +79,13 @@ actor LibraryService {
 
     func view() async throws -> LibraryView { try await store.library(try id()).view }
 
-    /// The libraries peers share with this daemon, oldest first.
-    func sharedLibraries() async throws -> [DocumentRecord] {
-        let own = try id()
-        var result: [DocumentRecord] = []
-        for record in try await store.documents() where record.kind == .library && record.id != own && !record.isDeleted {
-            if record.origin == nil, try await store.localRole(of: record.id) != .owner { result.append(record) }
-        }
-        return result
-    }
-
-    /// Projects on this machine that no library here lists: the virtual Incoming.
+    /// Projects on this machine that no library document here lists (the
+    /// main library, shared folders, libraries peers share): the virtual Incoming.
     func incoming() async throws -> [DocumentRecord] {
+        let set = try await set()
         var filed: Set<DocumentID> = []
-        for library in [try id()] + (try await sharedLibraries().map(\.id)) {
-            for node in try await store.library(library).view.nodes where node.kind == .projectEntry {
+        for view in set.views.values {
+            for node in view.nodes where node.kind == .projectEntry {
                 if let document = node.document { filed.insert(document) }
             }
         }
@@ -111,14 +103,16 @@ actor LibraryService {
     ///   may not share (nothing is shared then), `.forbidden` if it may not.
     func share(with peer: PeerID, role: Role) async throws {
         let library = try id()
-        let projects = try await listedProjects()
+        let projects = try await listedDocuments()
         var refused: [String] = []
         for record in projects {
-            let document = try await store.project(record.id)
-            if document.isLegacy {
+            let localRole = try await store.localRole(of: record.id)
+            let legacy = record.kind == .project ? try await store.project(record.id).isLegacy : false
+            let current = try await store.members(of: record.id).first { $0.peer == peer }?.role ?? .none
+            if legacy {
                 refused.append("\(record.name ?? record.id.description) (made before signed authorship: share a copy)")
-            } else if document.localRole < .editor || (document.localRole == .editor && document.role(of: peer) > role) {
-                refused.append("\(record.name ?? record.id.description) (this machine is a \(document.localRole) of it)")
+            } else if localRole < .editor || (localRole == .editor && current > role) {
+                refused.append("\(record.name ?? record.id.description) (this machine is a \(localRole) of it)")
             }
         }
         guard refused.isEmpty else {
@@ -131,7 +125,9 @@ actor LibraryService {
         // One transaction for the library and all its projects (one disk sync, not one each).
         try await store.batch { store in
             try store.share(library, with: peer, role: role, at: now)
-            for id in ids where try store.project(id).role(of: peer) != role { try store.share(id, with: peer, role: role, at: now) }
+            for id in ids where try store.members(of: id).first(where: { $0.peer == peer })?.role ?? .none != role {
+                try store.share(id, with: peer, role: role, at: now)
+            }
         }
         logger.info("shared the library and \(projects.count) project(s) with \(peer.short) as \(role)")
     }
@@ -141,47 +137,55 @@ actor LibraryService {
     func unshare(from peer: PeerID) async throws {
         let now = clock.milliseconds
         let library = try id()
-        let ids = try await listedProjects().map(\.id)
+        let ids = try await listedDocuments().map(\.id)
         try await store.batch { store in
             try store.share(library, with: peer, role: .none, at: now)
             for id in ids {
-                let document = try store.project(id)
-                if document.localRole == .owner && document.role(of: peer) > .none { try store.share(id, with: peer, role: .none, at: now) }
+                let current = try store.members(of: id).first { $0.peer == peer }?.role ?? .none
+                if try store.localRole(of: id) == .owner && current > .none && current != .owner { try store.share(id, with: peer, role: .none, at: now) }
             }
         }
     }
 
-    /// After a project got an entry in the library: shares it with the
-    /// library's members (with their role there).
-    /// - Throws: `APIError(.conflict)` when this daemon may not share it.
-    func shareWithMembers(_ project: DocumentID) async throws {
-        let members = try await store.members(of: try id()).filter { $0.peer != store.peerID }
-        guard !members.isEmpty else { return }
-        let document = try await store.project(project)
-        let now = clock.milliseconds
-        for member in members where document.role(of: member.peer) < min(member.role, .editor) {
-            do {
-                try await store.share(project, with: member.peer, role: min(member.role, .editor), at: now)
-            } catch let error as DocumentError {
-                throw APIError(
-                    .conflict, "the library is shared, and this machine may not share that project with its members: \(error.message)")
-            }
-        }
+    /// Records of the documents on this machine the library lists: its
+    /// projects, its shared folders and what those list.
+    private func listedDocuments() async throws -> [DocumentRecord] {
+        let listed = Set(try await set().listed(in: try id()))
+        return try await store.documents().filter { listed.contains($0.id) && !$0.isDeleted }
     }
 
-    /// Records of the projects on this machine that the library lists (not purged).
-    private func listedProjects() async throws -> [DocumentRecord] {
-        let listed = Set(try await view().nodes.compactMap(\.document))
-        return try await store.documents().filter { $0.kind == .project && listed.contains($0.id) }
-    }
-
-    /// Runs a library edit, turning a refused edit into a 400/404 that says why.
+    /// Runs an edit of the main library, turning a refused edit into a 400/404 that says why.
     @discardableResult
     func edit<Value: Sendable>(_ body: @Sendable (inout LibraryEditor) throws -> Value) async throws -> Value {
+        try await edit(in: try id(), body)
+    }
+
+    /// Runs an edit of a library document (the main library or a shared
+    /// folder), turning a refused edit into a 400/403/404 that says why.
+    @discardableResult
+    func edit<Value: Sendable>(in library: DocumentID, _ body: @Sendable (inout LibraryEditor) throws -> Value) async throws -> Value {
         do {
-            return try await store.editLibrary(try id(), at: clock.milliseconds, body).value
+            return try await store.editLibrary(library, at: clock.milliseconds, body).value
         } catch let error as DocumentError {
-            throw APIError(error.code == .notFound ? .notFound : .badRequest, "library edit refused: \(error.message)")
+            switch error.code {
+            case .notFound: throw APIError(.notFound, "library edit refused: \(error.message)")
+            case .forbidden: throw APIError(.readOnly, "this machine may only read that shared folder: \(error.message)")
+            default: throw APIError(.badRequest, "library edit refused: \(error.message)")
+            }
         }
+    }
+
+    /// Every library document here (see `LibrarySet`).
+    func set() async throws -> LibrarySet {
+        let main = try id()
+        var views: [DocumentID: LibraryView] = [main: try await store.library(main).view]
+        var folders: [DocumentID: LibrarySet.Folder] = [:]
+        for record in try await store.documents() where record.kind == .library && record.id != main && !record.isDeleted {
+            let document = try await store.library(record.id)
+            guard !document.isLegacy else { continue }
+            views[record.id] = document.view
+            folders[record.id] = LibrarySet.Folder(name: record.name ?? "Shared folder", owner: document.owner, role: document.localRole)
+        }
+        return LibrarySet(main: main, views: views, folders: folders)
     }
 }

@@ -1,0 +1,246 @@
+import Foundation
+import StoryAPI
+import StoryCore
+import StoryStore
+
+/// Folder shares: a shared folder is a library document of its own (its root
+/// is the folder), listed where the folder was by an entry that names it.
+/// Its access list is who it is shared with; every document it lists (and
+/// every document the shared folders inside it list) follows that list, so
+/// projects created in it, moved into it or filed under it later are shared
+/// with its members at once (docs/architecture.md, "Folder shares").
+extension LibraryService {
+    /// One node of a subtree to copy into another library document.
+    private struct Copied: Sendable {
+        let id: OpID
+        let parent: OpID
+        let isFolder: Bool
+        let name: String?
+        let description: String?
+        let document: DocumentID?
+    }
+
+    /// The folder document of a folder: the folder itself if it is one,
+    /// else a new library document holding a copy of the folder's contents,
+    /// listed by an entry where the folder was (the folder goes to the trash).
+    /// - Throws: `APIError` for something that is not a folder.
+    func folderDocument(for place: LibraryPlace, in set: LibrarySet) async throws -> DocumentID {
+        if place.node == .root && place.library != set.main { return place.library }
+        guard ![OpID.root, .trash, .incoming].contains(place.node), let node = set.node(place), node.kind == .folder, !node.isInTrash,
+            let view = set.views[place.library]
+        else {
+            throw APIError(.badRequest, "only a folder of the library (not the root, the trash or Incoming) is shared as a folder")
+        }
+        let name = node.name ?? "Folder"
+        let folder = try await store.createDocument(kind: .library, name: name, at: clock.milliseconds)
+        let subtree = Self.subtree(of: place.node, in: view)
+        try await edit(in: folder) { editor in try Self.copy(subtree, from: place.node, into: .root, with: &editor) }
+        let index = view.children(of: node.parent).firstIndex { $0.id == place.node }
+        try await edit(in: place.library) { editor in
+            _ = try editor.createProjectEntry(named: name, document: folder, in: node.parent, at: index)
+            try editor.delete(place.node)
+        }
+        logger.info("folder \(set.path(of: place)) is now a shared folder (document \(folder))")
+        // Its members are those of the library that lists it, and then its own.
+        try await propagate(from: place.library, documents: [folder])
+        return folder
+    }
+
+    /// The nodes inside a folder, in display order (parents before children).
+    private static func subtree(of folder: OpID, in view: LibraryView) -> [Copied] {
+        var inside: Set<OpID> = [folder]
+        var result: [Copied] = []
+        for node in view.nodes where inside.contains(node.parent) {
+            inside.insert(node.id)
+            result.append(
+                Copied(
+                    id: node.id, parent: node.parent, isFolder: node.kind == .folder, name: node.name, description: node.description,
+                    document: node.document))
+        }
+        return result
+    }
+
+    /// Recreates copied nodes under `target` (`source` maps to it).
+    private static func copy(_ nodes: [Copied], from source: OpID, into target: OpID, with editor: inout LibraryEditor) throws {
+        var mapped: [OpID: OpID] = [source: target]
+        for node in nodes {
+            guard let parent = mapped[node.parent] else { continue }
+            if node.isFolder {
+                let copy = try editor.createFolder(named: node.name ?? "Folder", in: parent)
+                if let description = node.description { try editor.describe(copy, as: description) }
+                mapped[node.id] = copy
+            } else if let document = node.document {
+                _ = try editor.createProjectEntry(named: node.name ?? "Untitled", document: document, in: parent)
+            }
+        }
+    }
+
+    /// Gives the members of a library document their rights to what it lists
+    /// (`documents`, or all it lists; shared folders among them pass them on
+    /// to what they list). Rights are only raised, never lowered, and an
+    /// editor's role at most (ownership is never given). Documents this
+    /// daemon may not share are left and named in the answer.
+    @discardableResult
+    func propagate(from library: DocumentID, documents: [DocumentID]? = nil) async throws -> [String] {
+        let me = store.peerID
+        let members = try await store.members(of: library).filter { $0.peer != me && $0.role >= .reader }
+        guard !members.isEmpty else { return [] }
+        let set = try await set()
+        var targets: [DocumentID] = []
+        for document in documents ?? set.listed(in: library) {
+            targets.append(document)
+            if set.isFolder(document) { targets += set.listed(in: document) }
+        }
+        let grants = members.map { ($0.peer, min($0.role, Role.editor)) }
+        let now = clock.milliseconds
+        let documents = targets
+        let refused: [String] = try await store.batch { store in
+            var refused: [String] = []
+            for document in documents {
+                guard let record = try store.documentIfPresent(document), !record.isDeleted else { continue }
+                let current = try store.members(of: document)
+                for (peer, role) in grants where (current.first { $0.peer == peer }?.role ?? .none) < role {
+                    do {
+                        try store.share(document, with: peer, role: role, at: now)
+                    } catch {
+                        refused.append("\(record.name ?? document.description) with \(peer.short): \(error)")
+                    }
+                }
+            }
+            return refused
+        }
+        if !refused.isEmpty { logger.warning("not shared with the members of \(library): \(refused.joined(separator: "; "))") }
+        return refused
+    }
+
+    /// Shares a folder (making it a shared folder if it is not one) and every
+    /// document in it with `peer`.
+    /// - Throws: `APIError(.conflict)` listing what this daemon may not share
+    ///   (nothing is shared then), `.badRequest` for something not a folder.
+    @discardableResult
+    func share(folder place: LibraryPlace, with peer: PeerID, role: Role) async throws -> DocumentID {
+        let set = try await set()
+        var refused: [String] = []
+        let contents = place.node == .root && place.library != set.main
+            ? set.listed(in: place.library) : Self.listed(under: place, in: set)
+        for document in contents {
+            guard let record = try await store.documentIfPresent(document), !record.isDeleted else { continue }
+            let role = try await store.localRole(of: document)
+            let legacy = record.kind == .project ? try await store.project(document).isLegacy : false
+            if legacy {
+                refused.append("\(record.name ?? document.description) (made before signed authorship: share a copy)")
+            } else if role < .editor {
+                refused.append("\(record.name ?? document.description) (this machine is a \(role) of it)")
+            }
+        }
+        guard refused.isEmpty else {
+            throw APIError(
+                .conflict,
+                "the folder holds what this machine may not share with \(peer.short): \(refused.joined(separator: "; ")); move it out first")
+        }
+        let folder = try await folderDocument(for: place, in: set)
+        let now = clock.milliseconds
+        do {
+            try await store.share(folder, with: peer, role: role, at: now)
+        } catch let error as DocumentError {
+            throw APIError(.forbidden, "this machine may not share that folder: \(error.message)")
+        }
+        try await store.setDirectShare(true, of: folder, with: peer)
+        try await propagate(from: folder)
+        logger.info("shared folder \(set.path(of: place)) with \(peer.short) as \(role)")
+        return folder
+    }
+
+    /// Documents listed under a folder that is not (yet) a folder document.
+    private static func listed(under place: LibraryPlace, in set: LibrarySet) -> [DocumentID] {
+        guard let view = set.views[place.library] else { return [] }
+        var result: [DocumentID] = []
+        for node in subtree(of: place.node, in: view) {
+            guard let document = node.document else { continue }
+            result.append(document)
+            if set.isFolder(document) { result += set.listed(in: document) }
+        }
+        return result
+    }
+
+    /// Stops sharing a shared folder with `peer`, and the documents in it this
+    /// daemon owns that the peer has no other reason to have (shared with it
+    /// directly, or through another folder or library it is a member of).
+    func unshare(folder place: LibraryPlace, from peer: PeerID) async throws {
+        let set = try await set()
+        guard place.node == .root, place.library != set.main else {
+            throw APIError(.notFound, "\(set.path(of: place)) is not a shared folder")
+        }
+        let folder = place.library
+        let now = clock.milliseconds
+        try await store.share(folder, with: peer, role: .none, at: now)
+        try await store.setDirectShare(false, of: folder, with: peer)
+        try await revoke(set.listed(in: folder), from: [peer], leaving: [folder] + set.listed(in: folder).filter(set.isFolder))
+    }
+
+    /// Takes `peers`' rights to `documents` this daemon owns, unless a peer
+    /// has another reason to have one: a direct share, or membership of a
+    /// library document (other than those in `leaving`) that lists it.
+    func revoke(_ documents: [DocumentID], from peers: [PeerID], leaving: [DocumentID]) async throws {
+        guard !documents.isEmpty, !peers.isEmpty else { return }
+        let set = try await set()
+        let direct = Set(try await store.directShares().map { "\($0.document)/\($0.peer)" })
+        var reasons: [PeerID: Set<DocumentID>] = [:]
+        for library in set.views.keys where !leaving.contains(library) {
+            let members = try await store.members(of: library)
+            for member in members where peers.contains(member.peer) {
+                reasons[member.peer, default: []].formUnion(set.listed(in: library))
+                reasons[member.peer, default: []].insert(library)
+            }
+        }
+        let now = clock.milliseconds
+        let kept = reasons
+        try await store.batch { store in
+            for document in documents where try store.localRole(of: document) == .owner {
+                let members = try store.members(of: document)
+                for peer in peers where members.contains(where: { $0.peer == peer && $0.role != .owner }) {
+                    if direct.contains("\(document)/\(peer)") || kept[peer]?.contains(document) == true { continue }
+                    try store.share(document, with: peer, role: .none, at: now)
+                }
+            }
+        }
+    }
+
+    /// Moves a node (a folder, a project entry or a shared folder's entry)
+    /// into a folder of another library document: a copy there, the original
+    /// to the trash; what it lists follows the new place's members and leaves
+    /// the old place's (unless they have another reason to have it).
+    func move(_ place: LibraryPlace, acrossTo target: LibraryPlace, at index: Int?) async throws -> LibraryPlace {
+        let set = try await set()
+        guard let node = set.node(place), let view = set.views[place.library] else { throw APIError(.notFound, "no such library node") }
+        let copied = Copied(
+            id: node.id, parent: node.parent, isFolder: node.kind == .folder, name: node.name, description: node.description,
+            document: node.document)
+        let inside = Self.subtree(of: place.node, in: view)
+        let created: OpID? = try await edit(in: target.library) { editor in
+            let copy: OpID
+            if copied.isFolder {
+                copy = try editor.createFolder(named: copied.name ?? "Folder", in: target.node, at: index)
+                if let description = copied.description { try editor.describe(copy, as: description) }
+                try Self.copy(inside, from: copied.id, into: copy, with: &editor)
+            } else if let document = copied.document {
+                copy = try editor.createProjectEntry(named: copied.name ?? "Untitled", document: document, in: target.node, at: index)
+            } else {
+                return nil
+            }
+            return copy
+        }
+        guard let created else { throw APIError(.badRequest, "that node cannot be moved") }
+        try await edit(in: place.library) { editor in try editor.delete(place.node) }
+        let documents = ([copied.document].compactMap { $0 } + inside.compactMap(\.document))
+        var moved: [DocumentID] = []
+        for document in documents {
+            moved.append(document)
+            if set.isFolder(document) { moved += set.listed(in: document) }
+        }
+        try await propagate(from: target.library, documents: documents)
+        let leaving = try await store.members(of: place.library).map(\.peer).filter { $0 != store.peerID }
+        try await revoke(moved, from: leaving, leaving: [place.library])
+        return LibraryPlace(library: target.library, node: created)
+    }
+}

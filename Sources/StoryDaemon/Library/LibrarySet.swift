@@ -1,0 +1,169 @@
+import Foundation
+import StoryAPI
+import StoryCore
+import StoryStore
+
+/// A node of one of the library documents here: the main library, or a
+/// shared folder (a library document of its own, mounted in another by an
+/// entry that names it, or shared with this daemon by a peer).
+struct LibraryPlace: Hashable, Sendable {
+    var library: DocumentID
+    var node: OpID
+}
+
+/// Every library document here, read at once: how a folder path or a node id
+/// is resolved across shared folders, and how the tree is shown.
+///
+/// A shared folder is a library document whose root is the folder; the
+/// library that holds it lists it with an entry naming the document (as a
+/// project entry names a project). A path walks into it there; a folder
+/// document no library here lists (a peer shared it with this daemon) is a
+/// top-level folder under its own name.
+struct LibrarySet: Sendable {
+    /// This daemon's own library.
+    let main: DocumentID
+    /// Each library document here, and its view.
+    let views: [DocumentID: LibraryView]
+    /// Names, owners and roles of the folder documents (not the main library).
+    let folders: [DocumentID: Folder]
+
+    struct Folder: Sendable {
+        var name: String
+        var owner: PeerID?
+        var role: Role
+    }
+
+    /// Where each folder document is listed (its first live entry), if anywhere.
+    let mounts: [DocumentID: LibraryPlace]
+
+    init(main: DocumentID, views: [DocumentID: LibraryView], folders: [DocumentID: Folder]) {
+        self.main = main
+        self.views = views
+        self.folders = folders
+        var mounts: [DocumentID: LibraryPlace] = [:]
+        for (library, view) in views.sorted(by: { $0.key == main ? true : $1.key == main ? false : $0.key < $1.key }) {
+            for node in view.nodes where !node.isInTrash {
+                guard let document = node.document, folders[document] != nil, document != library, mounts[document] == nil else { continue }
+                mounts[document] = LibraryPlace(library: library, node: node.id)
+            }
+        }
+        self.mounts = mounts
+    }
+
+    /// Folder documents listed nowhere here: shown at the top under their name.
+    var topLevelFolders: [DocumentID] {
+        folders.keys.filter { mounts[$0] == nil }.sorted { (folders[$0]!.name, $0) < (folders[$1]!.name, $1) }
+    }
+
+    /// Whether a document is a shared folder here.
+    func isFolder(_ document: DocumentID) -> Bool { folders[document] != nil }
+
+    func node(_ place: LibraryPlace) -> LibraryNodeView? { views[place.library]?.node(place.node) }
+
+    /// An entry naming a folder document opens into that document's root.
+    func opened(_ place: LibraryPlace) -> LibraryPlace {
+        guard let node = node(place), let document = node.document, isFolder(document), views[document] != nil else { return place }
+        return LibraryPlace(library: document, node: .root)
+    }
+
+    /// The entry that lists a folder document's root, for operations on "the folder" itself (rename, move, delete).
+    func entry(for place: LibraryPlace) -> LibraryPlace? {
+        guard place.node == .root, place.library != main else { return place }
+        return mounts[place.library]
+    }
+
+    /// A node's id as answers show it: plain in the main library, else
+    /// `DOCUMENT:NODE` (`…:root` for a folder document's root).
+    func text(of place: LibraryPlace) -> String {
+        let node = LibraryReference.text(of: place.node)
+        return place.library == main ? node : "\(place.library):\(node)"
+    }
+
+    /// The folder path of a place, names joined by `/` (for messages).
+    func path(of place: LibraryPlace) -> String {
+        var names: [String] = []
+        var current = place
+        for _ in 0..<256 {
+            if current.node == .root {
+                guard current.library != main else { break }
+                guard let mount = mounts[current.library] else {
+                    names.append(folders[current.library]?.name ?? "?")
+                    break
+                }
+                current = mount
+                continue
+            }
+            guard let node = node(current) else { break }
+            names.append(node.name ?? "?")
+            current = LibraryPlace(library: current.library, node: node.parent)
+        }
+        return names.reversed().joined(separator: "/")
+    }
+
+    /// Resolves what a request names: a node id (`12@3f…`), `DOCUMENT:NODE`,
+    /// a well-known folder (`root`, `trash`, `incoming`), or a path of names
+    /// from the top (`Films/Shorts`, walking into shared folders), which must
+    /// name exactly one node. A shared folder resolves to its document's root.
+    /// - Throws: `APIError` (404 none, 409 several, 400 an empty path).
+    func resolve(_ reference: String, inTrash: Bool = false) throws(APIError) -> LibraryPlace {
+        let text = reference.trimmingCharacters(in: .whitespaces)
+        if let known = LibraryReference.wellKnown[text.lowercased()] { return LibraryPlace(library: main, node: known) }
+        if let colon = text.firstIndex(of: ":"), let document = DocumentID(String(text[..<colon])) {
+            let rest = String(text[text.index(after: colon)...])
+            guard let view = views[document] else { throw APIError(.notFound, "no library or shared folder \(document) here") }
+            let node = LibraryReference.wellKnown[rest.lowercased()] ?? OpID(rest)
+            guard let node, node == .root || node == .trash || view.node(node) != nil else { throw APIError(.notFound, "no library node \(text)") }
+            return opened(LibraryPlace(library: document, node: node))
+        }
+        if let id = OpID(text) {
+            guard views[main]?.node(id) != nil else { throw APIError(.notFound, "no library node \(text)") }
+            return opened(LibraryPlace(library: main, node: id))
+        }
+        let names = text.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        guard !names.isEmpty else { throw APIError(.badRequest, "'\(reference)' names no folder or project") }
+        var candidates: [LibraryPlace] = []
+        for (index, name) in names.enumerated() {
+            if index == 0 {
+                candidates = children(of: LibraryPlace(library: main, node: inTrash ? .trash : .root), inTrash: inTrash, named: name)
+                if !inTrash {
+                    candidates += topLevelFolders.filter { folders[$0]?.name == name }.map { LibraryPlace(library: $0, node: .root) }
+                }
+            } else {
+                candidates = candidates.flatMap { children(of: $0, inTrash: false, named: name) }
+            }
+        }
+        guard let first = candidates.first else { throw APIError(.notFound, "no folder or project at '\(reference)'") }
+        guard candidates.count == 1 else {
+            throw APIError(.conflict, "'\(reference)' names \(candidates.count) nodes; use an id (storyteller tree --json)")
+        }
+        return first
+    }
+
+    /// The children of a folder with a name (entries of shared folders opened).
+    private func children(of place: LibraryPlace, inTrash: Bool, named name: String) -> [LibraryPlace] {
+        guard let view = views[place.library] else { return [] }
+        return view.nodes.filter { $0.parent == place.node && $0.name == name && $0.isInTrash == inTrash }
+            .map { opened(LibraryPlace(library: place.library, node: $0.id)) }
+    }
+
+    /// The documents a library document lists (entries not in its trash), and
+    /// recursively those of the shared folders it lists.
+    func listed(in library: DocumentID) -> [DocumentID] {
+        var result: [DocumentID] = []
+        var seen: Set<DocumentID> = [library]
+        var queue = [library]
+        while let next = queue.popLast() {
+            for node in views[next]?.nodes ?? [] where !node.isInTrash {
+                guard let document = node.document, seen.insert(document).inserted else { continue }
+                result.append(document)
+                if isFolder(document) { queue.append(document) }
+            }
+        }
+        return result
+    }
+
+    /// The library documents that list a document (directly).
+    func libraries(listing document: DocumentID) -> [DocumentID] {
+        views.compactMap { library, view in view.nodes.contains { !$0.isInTrash && $0.document == document } ? library : nil }.sorted()
+    }
+}
