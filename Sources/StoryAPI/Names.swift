@@ -181,12 +181,45 @@ extension API {
         }
     }
 
+    /// Folders of the library (shared folders too, and those peers share with
+    /// this daemon): by path (`Films/Shorts`) or node id.
+    public static func folderCandidates(_ library: Library) -> [Candidate] {
+        var result: [Candidate] = []
+        func add(_ nodes: [LibraryNode], top: String?) {
+            var byID: [String: LibraryNode] = [:]
+            for node in nodes { byID[node.id] = node }
+            for node in nodes where node.kind == "folder" && !node.inTrash && node.id != "incoming" {
+                var names = [node.name ?? ""]
+                var parent = node.parent
+                var steps = 0
+                while let folder = byID[parent], steps < 256 {
+                    names.append(folder.name ?? "")
+                    parent = folder.parent
+                    steps += 1
+                }
+                if let top { names.append(top) }
+                let path = names.reversed().joined(separator: "/")
+                result.append(Candidate(id: node.id, names: [path], display: "folder \(path)\(node.folder != nil ? " (shared)" : "")"))
+            }
+        }
+        add(library.nodes, top: nil)
+        for shared in library.shared {
+            let name = shared.name ?? "Library"
+            result.append(Candidate(id: "\(shared.id):root", names: [name], display: "folder \(name) (shared with you)"))
+            add(shared.nodes, top: name)
+        }
+        return result
+    }
+
     /// Each project's paths in the library, folder names joined by `/`.
     public static func projectPaths(_ library: Library) -> [String: [String]] {
         var byID: [String: LibraryNode] = [:]
-        for node in library.nodes { byID[node.id] = node }
+        let everything = library.nodes + library.shared.flatMap(\.nodes)
+        for node in everything { byID[node.id] = node }
+        var tops: [String: String] = [:]
+        for shared in library.shared { tops["\(shared.id):root"] = shared.name ?? "Library" }
         var paths: [String: [String]] = [:]
-        for node in library.nodes where node.kind == "project" && !node.inTrash {
+        for node in everything where node.kind == "project" && !node.inTrash {
             guard let project = node.project else { continue }
             var names = [node.name ?? ""]
             var parent = node.parent
@@ -196,6 +229,7 @@ extension API {
                 parent = folder.parent
                 steps += 1
             }
+            if let top = tops[parent] { names.append(top) }
             paths[project, default: []].append(names.reversed().joined(separator: "/"))
         }
         return paths

@@ -16,7 +16,7 @@ struct Tree: ParsableCommand {
         let projects = library.nodes.compactMap(\.project) + library.shared.flatMap { $0.nodes.compactMap(\.project) }
         let short = API.shortIDs(projects)
         let shown = library.nodes.filter { !$0.inTrash }
-        if shown.isEmpty { print("(the library is empty: storyteller projects create NAME)") }
+        if shown.isEmpty && library.shared.isEmpty { print("(the library is empty: storyteller projects create NAME)") }
         for node in shown { print(Self.line(node, short: short)) }
         let trashed = library.nodes.filter(\.inTrash)
         if trash && !trashed.isEmpty {
@@ -27,7 +27,8 @@ struct Tree: ParsableCommand {
         for shared in library.shared {
             print("")
             let owner = shared.owner.map { "\(names.who($0, local: false, me: nil)) (\($0.prefix(7)))" } ?? "a peer"
-            print("Library shared by \(owner), this machine is \(shared.role == "editor" ? "an editor" : "a reader")")
+            let rights = shared.role == "editor" ? "you may edit" : shared.role == "owner" ? "yours" : "read-only for you"
+            print("\(shared.name ?? "Library")/  (shared by \(owner), \(rights))")
             for node in shared.nodes where !node.inTrash { print("  " + Self.line(node, short: short)) }
         }
     }
@@ -35,7 +36,7 @@ struct Tree: ParsableCommand {
     /// "Films/" for a folder, "Night Train  3f2a9c1" for a project (its short id, as commands take it).
     static func line(_ node: API.LibraryNode, short: [String: String]) -> String {
         let indent = String(repeating: "  ", count: node.depth)
-        if node.kind == "folder" { return "\(indent)\(text(node.name))/" }
+        if node.kind == "folder" { return "\(indent)\(text(node.name))/" + (node.folder != nil && node.library == nil ? "  (shared folder)" : "") }
         let missing = node.available == false ? "  (not on this machine)" : ""
         let id = node.project.map { short[$0] ?? $0 } ?? "-"
         return "\(indent)\(text(node.name))  \(id)\(missing)"

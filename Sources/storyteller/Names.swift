@@ -103,6 +103,44 @@ final class Names {
         return list
     }
 
+    /// What `share` and `unshare` name: `library`, a project, or a folder
+    /// (by path, or id), as the words select exactly one.
+    enum ShareTarget {
+        case library
+        case project(String)
+        case folder(String)
+
+        /// The route of its shares.
+        var sharesPath: String {
+            switch self {
+            case .library: "/v1/library/shares"
+            case .project(let id): "/v1/projects/\(segment(id))/shares"
+            case .folder(let node): "/v1/library/nodes/\(segment(node))/shares"
+            }
+        }
+    }
+
+    func shareTarget(_ text: String) throws -> ShareTarget {
+        if text == "library" { return .library }
+        if DocumentID(text) != nil { return .project(text) }
+        let tree = try libraryTree()
+        let projects = API.projectCandidates(try projectSummaries(), library: tree)
+        let folders = API.folderCandidates(tree)
+        let project = try? API.resolve(text, among: projects, kind: "project")
+        let folder = try? API.resolve(text, among: folders, kind: "folder")
+        switch (project, folder) {
+        case (let project?, nil): return .project(project.id)
+        case (nil, let folder?): return .folder(folder.id)
+        case (let project?, let folder?):
+            printError("'\(text)' is both \(project.display) and \(folder.display); give the project's id or the folder's path")
+            throw ExitCode(64)
+        case (nil, nil):
+            // Neither list selects one: say why (none, or several) over both.
+            let found = try named { try API.resolve(text, among: projects + folders, kind: "project or folder", hint: "`storyteller tree`") }
+            return projects.contains { $0.id == found.id } ? .project(found.id) : .folder(found.id)
+        }
+    }
+
     func libraryTree() throws -> API.Library {
         if let library { return library }
         let tree = try quietly { try $0.call(API.Library.self, "GET", "/v1/library") }

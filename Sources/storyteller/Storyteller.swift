@@ -15,7 +15,7 @@ struct Storyteller: ParsableCommand {
             """,
         version: "storyteller \(API.version)",
         subcommands: [
-            Status.self, Version.self, ID.self, Use.self, Peers.self, Share.self, Unshare.self, Tree.self, Folders.self, Projects.self, Scenes.self, Shots.self,
+            Status.self, Version.self, ID.self, Use.self, Peers.self, Share.self, Unshare.self, Shares.self, Tree.self, Folders.self, Projects.self, Scenes.self, Shots.self,
             Layers.self, Strokes.self, Undo.self, Redo.self, Search.self, History.self, Render.self, Watch.self, Backup.self, Demo.self,
         ])
 }
@@ -346,7 +346,7 @@ struct ID: ParsableCommand {
 struct Peers: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Configured and pending peers.",
-        subcommands: [List.self, Add.self, Remove.self, Pending.self, Accept.self, Pause.self, Resume.self, Discovered.self],
+        subcommands: [List.self, Add.self, Remove.self, SetFields.self, Pending.self, Accept.self, Pause.self, Resume.self, Discovered.self],
         defaultSubcommand: List.self)
 
     /// Names first, then how each peer is reached, like `tailscale status`:
@@ -435,6 +435,41 @@ struct Peers: ParsableCommand {
         }
     }
 
+    struct SetFields: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set", abstract: "Change a peer's name, or whether what it shares is taken without asking.",
+            discussion: """
+                With --auto-accept off, what the peer shares waits in `storyteller shares pending`; \
+                default follows the daemon's accept-shares setting.
+
+                Examples:
+                  storyteller peers set bob --auto-accept off
+                  storyteller peers set YBB5GOE --name bob
+                """)
+        @Argument(help: Help.peer) var peer: String
+        @Option(help: "on, off, or default (the accept-shares setting).") var autoAccept: String?
+        @Option(help: "The name commands take for it.") var name: String?
+        @OptionGroup var options: ClientOptions
+
+        mutating func validate() throws {
+            guard autoAccept != nil || name != nil else { throw ValidationError("give --auto-accept and/or --name") }
+            if let autoAccept, !["on", "off", "default"].contains(autoAccept) {
+                throw ValidationError("--auto-accept takes on, off or default, not '\(autoAccept)'")
+            }
+        }
+
+        func run() throws {
+            let id = try Names(options).peer(peer)
+            var body: [String: Any] = [:]
+            if let autoAccept { body["autoAccept"] = autoAccept == "default" ? NSNull() : (autoAccept == "on") as Any }
+            if let name { body["name"] = name }
+            let answer = try options.raw("PATCH", "/v1/peers/\(segment(id))", body: body)
+            if options.json { return print(String(decoding: answer.body, as: UTF8.self)) }
+            let updated = try? API.decoder.decode(API.Peer.self, from: answer.body)
+            print("\(updated?.name ?? peer): shares \(updated?.autoAccept == false ? "wait in `storyteller shares pending`" : "are taken as they come")")
+        }
+    }
+
     struct Pause: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Stop syncing with a peer until `peers resume` (kept across restarts); edits keep for later.",
@@ -478,56 +513,61 @@ struct Peers: ParsableCommand {
 }
 
 /// The path of a project's shares, or the library's (`library` as PROJECT).
-func sharesPath(_ project: String) -> String {
-    project == "library" ? "/v1/library/shares" : "/v1/projects/\(segment(project))/shares"
-}
 
 struct Share: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Share a project (or `library`: the folder tree and every project in it) with a peer.",
+        abstract: "Share a project, a folder (with everything in it, now and later) or `library` with a peer.",
         discussion: """
-            Read-write makes the peer an editor (it may change the project and share it on); \
-            --read-only a reader (it receives the project; its edits are refused by every machine). \
-            Only the owner (the machine that created the project) and editors may share.
+            Read-write makes the peer an editor (it may change what is shared and share it on); \
+            --read-only a reader (it receives it; its edits are refused by every machine). A folder \
+            share takes in the projects and folders under it, and whatever is created, moved or \
+            filed there later; a project moved out leaves it (it keeps its other shares). The peer \
+            sees the folder under its name. Only owners and editors may share.
 
             Examples:
               storyteller share "Night Train" bob
+              storyteller share Films bob
               storyteller share "Films/Night Train" client-laptop --read-only
-              storyteller share library bob
+              storyteller share library my-laptop
             """)
-    @Argument(help: "The project (name, path, id or id prefix), or `library`.") var project: String
+    @Argument(help: "A project (name, library path, id or id prefix), a folder (path, as `storyteller tree` shows), or `library`.")
+    var target: String
     @Argument(help: Help.peer) var peer: String
-    @Flag(help: "The peer receives the project but its changes are refused.") var readOnly = false
+    @Flag(help: "The peer receives it but its changes are refused.") var readOnly = false
     @OptionGroup var options: ClientOptions
 
     func run() throws {
         let names = Names(options)
-        let target = project == "library" ? "library" : try names.project(project)
+        let resolved = try names.shareTarget(target)
         let peerID = try names.peer(peer)
-        _ = try options.call(
-            "PUT", "\(sharesPath(target))/\(segment(peerID))", body: ["mode": readOnly ? "read-only" : "read-write"])
-        if !options.json { print("shared \(project) with \(peer) (\(readOnly ? "read-only" : "read-write"))") }
+        _ = try options.call(API.Share.self, "PUT", "\(resolved.sharesPath)/\(segment(peerID))", body: API.SetShare(mode: readOnly ? "read-only" : "read-write"))
+        guard !options.json else { return }
+        let what = if case .folder = resolved { "folder \(target)" } else { target }
+        print("shared \(what) with \(peer) (\(readOnly ? "read-only" : "read-write"))")
     }
 }
 
 struct Unshare: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Stop sharing a project (or `library`) with a peer.",
+        abstract: "Stop sharing a project, a shared folder or `library` with a peer.",
         discussion: """
-            Takes the peer's rights away (the owner only); it holds until someone entitled shares again.
+            Takes the peer's rights away (the owner's to take); it holds until someone entitled shares again. \
+            A folder's projects leave the peer too, unless it has them another way (shared directly, or \
+            through another folder or the library): `storyteller shares list --peer PEER` shows why it has what.
 
-            Example:
+            Examples:
               storyteller unshare "Night Train" bob
+              storyteller unshare Films bob
             """)
-    @Argument(help: "The project (name, path, id or id prefix), or `library`.") var project: String
+    @Argument(help: "A project (name, library path, id or id prefix), a shared folder (path), or `library`.") var target: String
     @Argument(help: Help.peer) var peer: String
     @OptionGroup var options: ClientOptions
 
     func run() throws {
         let names = Names(options)
-        let target = project == "library" ? "library" : try names.project(project)
-        _ = try options.call("DELETE", "\(sharesPath(target))/\(segment(try names.peer(peer)))")
-        if !options.json { print("unshared \(project) from \(peer)") }
+        let resolved = try names.shareTarget(target)
+        _ = try options.call("DELETE", "\(resolved.sharesPath)/\(segment(try names.peer(peer)))")
+        if !options.json { print("unshared \(target) from \(peer)") }
     }
 }
 

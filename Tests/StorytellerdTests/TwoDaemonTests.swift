@@ -346,7 +346,7 @@ import Testing
         try await eventually("the later project reaches b") { try b.client.get("/v1/projects/\(later)").status == 200 }
         // The tree says whose library it is.
         let sharedTree = try b.cli("tree").output
-        #expect(sharedTree.contains("Library shared by a (\(try a.cli("id").output.prefix(7))), this machine is an editor"), "\(sharedTree)")
+        #expect(sharedTree.contains("Library/  (shared by a (\(try a.cli("id").output.prefix(7))), you may edit)"), "\(sharedTree)")
         // Unsharing the library takes back what it shared.
         let listed = try #require(try a.client.get("/v1/library/shares").json as? [[String: Any]])
         #expect(listed.compactMap { $0["peer"] as? String } == [bID])

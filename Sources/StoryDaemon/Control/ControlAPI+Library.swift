@@ -188,19 +188,24 @@ extension ControlAPI {
     /// contents after its entry (deeper by its depth); `visiting` stops a
     /// folder that lists itself through others.
     private func expanded(
-        _ library: DocumentID, in set: LibrarySet, depth: Int, documents: Set<DocumentID>, visiting: Set<DocumentID> = []
+        _ library: DocumentID, in set: LibrarySet, depth: Int, documents: Set<DocumentID>, visiting: Set<DocumentID> = [],
+        rootParent: String? = nil
     ) -> [API.LibraryNode] {
         guard let view = set.views[library] else { return [] }
         var result: [API.LibraryNode] = []
         for node in view.nodes {
+            // The contents of a shared folder hang under the entry that lists it.
             let parent = node.parent == .root && library != set.main
-                ? set.text(of: LibraryPlace(library: library, node: .root)) : set.text(of: LibraryPlace(library: library, node: node.parent))
+                ? rootParent ?? set.text(of: LibraryPlace(library: library, node: .root))
+                : set.text(of: LibraryPlace(library: library, node: node.parent))
             result.append(API.LibraryNode(node, in: library, set: set, depth: depth + node.depth, parent: parent, documents: documents))
             if !node.isInTrash, let folder = node.document, set.isFolder(folder), !visiting.contains(folder), set.mounts[folder]?.node == node.id,
                 set.mounts[folder]?.library == library
             {
-                result += expanded(folder, in: set, depth: depth + node.depth + 1, documents: documents, visiting: visiting.union([library]))
-                    .filter { !$0.inTrash }
+                result += expanded(
+                    folder, in: set, depth: depth + node.depth + 1, documents: documents, visiting: visiting.union([library]),
+                    rootParent: set.text(of: LibraryPlace(library: library, node: node.id))
+                ).filter { !$0.inTrash }
             }
         }
         return result
