@@ -267,3 +267,12 @@ func eventually(_ what: String, timeout: Duration = .seconds(30), _ condition: (
     Issue.record("timed out waiting until \(what)")
     throw TimedOut(description: what)
 }
+
+/// Runs blocking work on a thread of its own and waits for it without
+/// holding a thread of Swift's cooperative pool (which an in-process daemon
+/// needs to answer).
+func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
+}

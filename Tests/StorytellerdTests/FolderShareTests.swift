@@ -1,5 +1,7 @@
 import Foundation
 import StoryAPI
+import StoryStore
+import StoryTestSupport
 import Testing
 
 /// Sharing a folder of the library with other machines: everything in it,
@@ -146,5 +148,90 @@ import Testing
         #expect(!pendingNow.contains("Unwanted") && secondRole == "none")
         let unknown = try storyteller(["shares", "accept", "Nothing", "--socket", b.socket])
         #expect(unknown.status == 64 && unknown.errors.contains("no offer 'Nothing'"))
+    }
+}
+
+/// A library of hundreds of projects shared at once, its catch-up cut by a
+/// SIGKILL of either side: after a restart it resumes and completes, nothing
+/// lost or doubled, every project acknowledged.
+@Suite(.serialized) struct LibraryCatchUpTests {
+    static let projects = 300
+
+    /// Project changes a daemon holds, from its status.
+    private func changes(_ daemon: StartedDaemon) throws -> Int {
+        let status = try daemon.client.get("/v1/status").json as? [String: Any]
+        return (status?["sync"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "project" }.reduce(0) { $0 + ($1["changes"] as? Int ?? 0) }
+    }
+
+    private func projectCount(_ daemon: StartedDaemon) throws -> Int {
+        (try daemon.client.get("/v1/projects").json as? [Any])?.count ?? -1
+    }
+
+    /// Whether `sender` has heard `peer` acknowledge every change of every project.
+    private func acknowledgedEverything(_ sender: StartedDaemon, by peer: String) throws -> Bool {
+        let status = try sender.client.get("/v1/status").json as? [String: Any]
+        let projects = (status?["sync"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "project" }
+        return projects.count == Self.projects && projects.allSatisfy { project in
+            (project["peers"] as? [[String: Any]] ?? []).contains { $0["peer"] as? String == peer && $0["behind"] as? Int == 0 }
+        }
+    }
+
+    /// a with a folder of projects of a few strokes each.
+    private func seeded() async throws -> StartedDaemon {
+        let a = try await StartedDaemon.start(name: "a")
+        _ = try a.client.post("/v1/library/folders", json: #"{"name":"Show"}"#)
+        let points = (0..<40).map { "\(0.1 + Double($0) / 100), 0.5, 1" }.joined(separator: ",")
+        for index in 0..<Self.projects {
+            let created = try a.client.post("/v1/projects", json: #"{"name":"Board \#(index)","folder":"Show"}"#)
+            let id = try #require((created.json as? [String: Any])?["id"] as? String)
+            let edit = try a.client.post(
+                "/v1/projects/\(id)/edits",
+                json: #"{"ops":[{"op":"scene.add"},{"op":"shot.add","scene":"$0"},{"op":"layer.add","shot":"$1"},{"op":"stroke.add","layer":"$2","points":[\#(points)]}]}"#)
+            #expect(edit.status == 200)
+        }
+        return a
+    }
+
+    @Test(arguments: ["receiver", "sender"])
+    func aCatchUpCutBySIGKILLResumesAndCompletes(killed side: String) async throws {
+        var a = try await seeded()
+        defer { a.stop() }
+        var b = try await StartedDaemon.start(name: "b")
+        defer { b.stop() }
+        let (aID, bID) = (try a.peerID(), try b.peerID())
+        #expect(try a.cli("peers", "add", bID, "--address", "127.0.0.1:\(try b.port())", "--name", "b").status == 0)
+        #expect(try b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())", "--name", "a").status == 0)
+        #expect(try a.cli("share", "Show", "b").status == 0)
+        try await eventually("part of the library reached b", timeout: .seconds(60)) { try projectCount(b) > 10 }
+        if side == "receiver" {
+            b.daemon.kill()
+            let partial = try await storedProjects(in: b.home)
+            #expect(partial < Self.projects, "cut in the middle (\(partial) of \(Self.projects))")
+            b = try await StartedDaemon.start(in: b.home, name: "b")
+            #expect(try b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())").status == 0)
+        } else {
+            a.daemon.kill()
+            #expect(try projectCount(b) < Self.projects, "cut in the middle")
+            a = try await StartedDaemon.start(in: a.home, name: "a")
+            #expect(try a.cli("peers", "add", bID, "--address", "127.0.0.1:\(try b.port())").status == 0)
+        }
+        // Every project's changes, the shares (one signed change each) among them.
+        let total = try changes(a)
+        #expect(total >= 3 * Self.projects)
+        try await eventually("b holds all of it", timeout: .seconds(120)) { try changes(b) == total && projectCount(b) == Self.projects }
+        try await eventually("a heard b acknowledge all of it", timeout: .seconds(60)) { try acknowledgedEverything(a, by: bID) }
+        // Nothing doubled: each project has its one stroke on b.
+        let strokes = try #require(try b.client.get("/v1/projects").json as? [[String: Any]]).prefix(20).map { project -> Int in
+            let body = (try? b.client.get("/v1/projects/\(project["id"] as? String ?? "")").json) as? [String: Any]
+            let shots = (body?["scenes"] as? [[String: Any]] ?? []).flatMap { $0["shots"] as? [[String: Any]] ?? [] }
+            return shots.flatMap { $0["layers"] as? [[String: Any]] ?? [] }.reduce(0) { $0 + (($1["strokes"] as? [Any])?.count ?? 0) }
+        }
+        #expect(strokes.allSatisfy { $0 == 1 }, "\(strokes)")
+    }
+
+    /// Projects stored in a stopped daemon's database.
+    private func storedProjects(in home: TemporaryDirectory) async throws -> Int {
+        let store = try Store(path: home.path + "/storyteller.sqlite", identity: try TestIdentities.signing(in: home.path + "/identity"))
+        return try await store.documents().filter { $0.kind == .project }.count
     }
 }

@@ -54,15 +54,20 @@ import Testing
         let port = try await boundPort(of: started.daemon)
         // Read second: other tests in this process may add families to the one registry meanwhile, never remove them.
         let control = try await started.get("/v1/metrics")
-        let scraped = try get(port: port, path: "/metrics")
+        // Blocking reads of an in-process daemon run on their own thread: on the
+        // cooperative pool (two threads here) they could starve the daemon itself
+        // while another test blocks the other thread.
+        let scraped = try await offThePool { try get(port: port, path: "/metrics") }
         #expect(scraped.status == 200)
         #expect(scraped.headers["content-type"] == "text/plain; version=0.0.4")
         #expect(scraped.body.contains("storyteller_build_info{version="))
         let controlFamilies = families(String(decoding: control.body, as: UTF8.self))
         #expect(controlFamilies.count > 5 && controlFamilies.isSubset(of: families(scraped.body)), "one registry, one text")
-        #expect(try get(port: port, path: "/v1/status").status == 404, "nothing but /metrics")
+        #expect(try await offThePool { try get(port: port, path: "/v1/status") }.status == 404, "nothing but /metrics")
         try await started.stop()
-        #expect(throws: (any Error).self, "the listener closes with the daemon") { try get(port: port, path: "/metrics") }
+        await #expect(throws: (any Error).self, "the listener closes with the daemon") {
+            try await offThePool { try get(port: port, path: "/metrics") }
+        }
     }
 
     @Test func withoutTheSettingThereIsNoListener() async throws {
