@@ -29,6 +29,16 @@ extension Store {
         publish(.accessChanged(id))
     }
 
+    /// For each document: its record (nil if not here), this daemon's role and
+    /// whether it was made before signed authorship; one call for a folder's worth.
+    public func shareability(of ids: [DocumentID]) throws -> [(id: DocumentID, record: DocumentRecord?, role: Role, isLegacy: Bool)] {
+        try ids.map { id in
+            guard let record = try database.document(id), !record.isDeleted else { return (id, nil, .none, false) }
+            let document = try loadedDocument(id)
+            return (id, record, document.localRole, document.isLegacy)
+        }
+    }
+
     /// The members of one document or of all, as the access lists say.
     public func members(of document: DocumentID? = nil) throws -> [MemberRecord] { try database.members(of: document) }
 

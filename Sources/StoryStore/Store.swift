@@ -22,7 +22,7 @@ public struct StoreOptions: Sendable {
     /// are dropped (and load again from the database when next used), so a
     /// library of thousands of projects does not live in memory. Documents
     /// holding changes back for missing dependencies are kept.
-    public var loadedDocumentLimit = 256
+    public var loadedDocumentLimit = 1024
 
     public init() {}
 }

@@ -4,7 +4,7 @@ import StoryClient
 
 /// `storyteller-bench library`: a studio's library reaching a new machine.
 /// Daemon a holds N projects of S strokes filed in one folder; daemon b is
-/// new. Times sharing the folder (the command), b holding every project
+/// new. Times sharing the folder (`storyteller share Show b`: the command), b holding every project
 /// with every change and a hearing b acknowledge them all, the answers of
 /// `status`, `tree`, `projects list` and `projects show` on b with the
 /// whole library, and b's memory after a restart and a full sync.
@@ -73,7 +73,8 @@ struct LibraryCommand: ParsableCommand {
 
         // Share: the command's own time, then until b holds everything and a knows it.
         let shareStart = DispatchTime.now()
-        let share = try a.client.request("PUT", "/v1/library/shares/\(b.peerID)", body: Data(#"{"mode":"read-write"}"#.utf8), timeoutSeconds: 0)
+        // The folder is shared (the folder becomes a shared folder and takes its projects with it).
+        let share = try a.client.request("PUT", "/v1/library/nodes/Show/shares/\(b.peerID)", body: Data(#"{"mode":"read-write"}"#.utf8), timeoutSeconds: 0)
         guard share.status == 200 else { throw ValidationError("share refused: \(share.errorMessage ?? "\(share.status)")") }
         result["share_command_s"] = seconds(since: shareStart)
         var heldAt: Double?

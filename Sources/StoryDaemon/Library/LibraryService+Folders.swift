@@ -123,14 +123,12 @@ extension LibraryService {
         var refused: [String] = []
         let contents = place.node == .root && place.library != set.main
             ? set.listed(in: place.library) : Self.listed(under: place, in: set)
-        for document in contents {
-            guard let record = try await store.documentIfPresent(document), !record.isDeleted else { continue }
-            let role = try await store.localRole(of: document)
-            let legacy = record.kind == .project ? try await store.project(document).isLegacy : false
+        for (document, record, localRole, legacy) in try await store.shareability(of: contents) {
+            guard let record else { continue }
             if legacy {
                 refused.append("\(record.name ?? document.description) (made before signed authorship: share a copy)")
-            } else if role < .editor {
-                refused.append("\(record.name ?? document.description) (this machine is a \(role) of it)")
+            } else if localRole < .editor {
+                refused.append("\(record.name ?? document.description) (this machine is a \(localRole) of it)")
             }
         }
         guard refused.isEmpty else {
