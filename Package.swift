@@ -124,8 +124,11 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(
-            name: "StoryTestSupport", dependencies: ["StoryCore", "StoryIdentity"], path: "Tests/StoryTestSupport",
-            swiftSettings: strictSettings),
+            name: "StoryTestSupport",
+            dependencies: [
+                "StoryCore", "StoryIdentity", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Tests/StoryTestSupport", swiftSettings: strictSettings),
         .testTarget(name: "StoryAPITests", dependencies: ["StoryAPI", "StoryCore"], swiftSettings: strictSettings),
         .testTarget(name: "StoryCoreTests", dependencies: ["StoryCore", "StoryTestSupport"], swiftSettings: strictSettings),
         .executableTarget(
@@ -157,7 +160,7 @@ let package = Package(
             name: "StorytellerdTests",
             dependencies: [
                 "StoryCore", "StoryStore", "StoryIdentity", "StoryTLS", "StoryClient", "StoryAPI", "StoryDaemon", "StoryTestSupport", "storytellerd",
-                "storyteller",
+                "storyteller", .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strictSettings),
     ]

@@ -138,6 +138,14 @@ enum Schema {
                     peer TEXT NOT NULL,
                     PRIMARY KEY (doc, peer)
                 ) WITHOUT ROWID;
+                -- A peer whose rights were taken while it was away: the version
+                -- that says so, sent to it when it next advertises the document.
+                CREATE TABLE farewells (
+                    doc BLOB NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                    peer TEXT NOT NULL,
+                    version_vector BLOB NOT NULL,
+                    PRIMARY KEY (doc, peer)
+                ) WITHOUT ROWID;
                 """),
     ]
 

@@ -25,9 +25,23 @@ extension Store {
                 }
             }
         }
+        // A peer that loses its rights is told when it next advertises the
+        // document (it may be away now): the version that says so is kept.
+        let previous = current.members.first { $0.peer == peer }?.role ?? .none
+        if role == .none, previous > .none {
+            try database.setFarewell(try loadedDocument(id).versionVector, of: id, to: peer)
+        } else if role > .none {
+            try database.setFarewell(nil, of: id, to: peer)
+        }
         noteChanges(1, in: id)
         publish(.accessChanged(id))
     }
+
+    /// The version that took `peer`'s rights to a document while it may not
+    /// have heard, if any; `forget` once it has it.
+    public func farewell(of document: DocumentID, to peer: PeerID) throws -> VersionVector? { try database.farewell(of: document, to: peer) }
+
+    public func forgetFarewell(of document: DocumentID, to peer: PeerID) throws { try database.setFarewell(nil, of: document, to: peer) }
 
     /// For each document: its record (nil if not here), this daemon's role and
     /// whether it was made before signed authorship; one call for a folder's worth.

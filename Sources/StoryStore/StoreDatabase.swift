@@ -485,6 +485,23 @@ final class StoreDatabase {
         }
     }
 
+    func setFarewell(_ version: VersionVector?, of document: DocumentID, to peer: PeerID) throws {
+        if let version {
+            try connection.run(
+                "INSERT OR REPLACE INTO farewells (doc, peer, version_vector) VALUES (?, ?, ?)",
+                [document.blob, .text(peer.description), .blob(version.encoded())])
+        } else {
+            try connection.run("DELETE FROM farewells WHERE doc = ? AND peer = ?", [document.blob, .text(peer.description)])
+        }
+    }
+
+    func farewell(of document: DocumentID, to peer: PeerID) throws -> VersionVector? {
+        guard let bytes = try connection.scalar(
+            "SELECT version_vector FROM farewells WHERE doc = ? AND peer = ?", [document.blob, .text(peer.description)])?.blob
+        else { return nil }
+        return try? VersionVector(decoding: bytes[...])
+    }
+
     func directShares() throws -> [(document: DocumentID, peer: PeerID)] {
         try connection.query("SELECT doc, peer FROM direct_shares", []) { ($0.bytes(0), $0.text(1) ?? "") }.compactMap { doc, text in
             guard let id = DocumentID(blob: doc), let peer = PeerID(text) else { return nil }

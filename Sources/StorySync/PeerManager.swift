@@ -583,7 +583,8 @@ public actor PeerManager {
     /// advertising one (or having been unshared) obtains nothing.
     private func take(_ offers: [Message.Advertisement], from peer: PeerID) async -> [SyncSessionStateMachine.SharedDocument?] {
         enum Decision: Sendable {
-            case invalid, existing(DocumentKind), declined, taken(DocumentKind), kept(DocumentKind), failed(String)
+            case invalid, existing(DocumentKind), farewell(DocumentKind, VersionVector), declined, taken(DocumentKind), kept(DocumentKind)
+            case failed(String)
         }
         // A peer's [[peer]] auto-accept in the config, else what `peers set` stored, else accept-shares.
         let declared = configuration.acceptsOffers[peer]
@@ -597,7 +598,15 @@ public actor PeerManager {
                 return offers.map { offer in
                     guard let kind = DocumentKind(rawValue: Int64(offer.kind)) else { return .invalid }
                     do {
-                        if let existing = try store.documentIfPresent(offer.document) { return .existing(existing.kind) }
+                        if let existing = try store.documentIfPresent(offer.document) {
+                            // Rights taken while it was away: it learns so now, unless it already has.
+                            guard let cap = try store.farewell(of: offer.document, to: peer) else { return .existing(existing.kind) }
+                            if cap.isCovered(by: offer.version) {
+                                try store.forgetFarewell(of: offer.document, to: peer)
+                                return .existing(existing.kind)
+                            }
+                            return .farewell(existing.kind, cap)
+                        }
                         if try store.isDeclined(offer.document, from: peer) { return .declined }
                         if accepting {
                             try store.receiveDocument(offer.document, kind: kind, name: offer.name, from: peer, at: now)
@@ -618,6 +627,10 @@ public actor PeerManager {
         for (offer, decision) in zip(offers, decisions) {
             switch decision {
             case .invalid:
+                result.append(nil)
+            case .farewell(let kind, let cap):
+                logger.info("\(peer.short) advertised \(kind) \(offer.document), which it lost its rights to while away; telling it")
+                sessions[peer]?.farewell(offer.document, kind: offer.kind, theirs: offer.version, upTo: cap)
                 result.append(nil)
             case .declined:
                 logger.debug("\(peer.short) offers \(offer.document) again, which a user declined")

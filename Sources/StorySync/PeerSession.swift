@@ -139,6 +139,13 @@ final class PeerSession: Sendable {
         await perform(machine.withLock { $0.addDocument(document) })
     }
 
+    /// The peer advertised a document it lost its rights to while away: send
+    /// it what it lacks up to `version` (the revocation), then stop.
+    func farewell(_ id: DocumentID, kind: UInt8, theirs: VersionVector, upTo version: VersionVector) {
+        machine.withLock { $0.bidFarewell(id, kind: kind, theirs: theirs) }
+        outbox.yield(.farewell(id, upTo: version))
+    }
+
     /// The peer left a document's access list (its version now is `version`).
     func unshare(_ id: DocumentID, at version: VersionVector) {
         outbox.yield(.farewell(id, upTo: version))

@@ -89,6 +89,9 @@ public struct SyncSessionStateMachine: Sendable {
         /// Sends not yet acknowledged, oldest first: what each sent up to, and when.
         var timedSends: [(version: VersionVector, at: ContinuousClock.Instant)] = []
         var theyAdvertised = false
+        /// The peer left it while away: it is told so (sent what it lacks up
+        /// to its revocation) and nothing it sends of it is taken.
+        var isLeaving = false
     }
 
     public let configuration: Configuration
@@ -193,7 +196,7 @@ public struct SyncSessionStateMachine: Sendable {
     }
 
     private func refusal(_ id: DocumentID) -> [Action]? {
-        guard documents[id] != nil else {
+        guard let document = documents[id], !document.isLeaving else {
             return [.send(.error(code: SyncError.Code.notShared.rawValue, message: "\(id) is not shared with you")),
                     .log("refused changes to \(id): not shared with this peer")]
         }
@@ -270,6 +273,17 @@ public struct SyncSessionStateMachine: Sendable {
         if document.theyAdvertised && shared.peerRole >= .reader { actions.append(.sync(shared.id)) }
         documents[shared.id] = document
         return state == .established ? [.advertise(shared.id)] + actions : []
+    }
+
+    /// The peer advertised a document it lost its rights to while away: keep
+    /// what it has (to send it what it lacks up to the revocation) without
+    /// syncing the document with it.
+    public mutating func bidFarewell(_ id: DocumentID, kind: UInt8, theirs: VersionVector) {
+        var document = DocumentState(shared: SharedDocument(id: id, kind: kind, peerRole: .none))
+        document.theirs = theirs
+        document.isLeaving = true
+        documents[id] = document
+        offers[id] = nil
     }
 
     /// A document is no longer shared with this peer.

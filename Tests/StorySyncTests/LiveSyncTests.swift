@@ -5,6 +5,7 @@ import NIOPosix
 import StoryCore
 import StoryStore
 import StoryTLS
+import StoryTestSupport
 import Synchronization
 import Testing
 

@@ -2,13 +2,14 @@ import NIOCore
 import NIOPosix
 import Synchronization
 
-/// A TCP proxy on 127.0.0.1 in front of a node's listener that cuts its
+/// A TCP proxy on 127.0.0.1 in front of a node's listener that cuts (or,
+/// with `stall`, holds: nothing more passes, the connection stays open) its
 /// first connection after a given number of bytes from the target (the
 /// middle of a TLS record, of a frame, of a batch), then refuses
 /// connections until `open()`, then passes everything through. A cut at a
 /// byte count, not at a moment, so a test of "cut mid-history" cuts in the
 /// middle however fast the machine is.
-final class CuttingProxy: Sendable {
+public final class CuttingProxy: Sendable {
     private struct State {
         var forwarded = 0
         var isCut = false
@@ -18,13 +19,15 @@ final class CuttingProxy: Sendable {
 
     private let state = Mutex(State())
     private let cutAfter: Int
+    private let stalls: Bool
     private let server: any Channel
 
     /// The port to dial instead of the target's.
-    let port: Int
+    public let port: Int
 
-    init(to targetPort: Int, cutAfter bytes: Int, group: any EventLoopGroup) async throws {
+    public init(to targetPort: Int, cutAfter bytes: Int, stall: Bool = false, group: any EventLoopGroup) async throws {
         cutAfter = bytes
+        stalls = stall
         let box = Box()
         server = try await ServerBootstrap(group: group)
             .childChannelInitializer { inbound in
@@ -37,12 +40,12 @@ final class CuttingProxy: Sendable {
     }
 
     /// Whether the first connection was cut.
-    var isCut: Bool { state.withLock { $0.isCut } }
+    public var isCut: Bool { state.withLock { $0.isCut } }
 
     /// Passes connections through from now on.
-    func open() { state.withLock { $0.isOpen = true } }
+    public func open() { state.withLock { $0.isOpen = true } }
 
-    func close() async {
+    public func close() async {
         let channels = state.withLock { $0.channels }
         for channel in channels { try? await channel.close() }
         try? await server.close()
@@ -53,8 +56,8 @@ final class CuttingProxy: Sendable {
         guard !refuse else { return inbound.close() }
         return ClientBootstrap(group: group).connect(host: "127.0.0.1", port: port).flatMap { outbound in
             self.state.withLock { $0.channels += [inbound, outbound] }
-            let towardsTarget = Forwarder(to: outbound, count: nil)
-            let towardsClient = Forwarder(to: inbound, count: { [self] bytes in self.forward(bytes) })
+            let towardsTarget = Forwarder(to: outbound, stalls: false, count: nil)
+            let towardsClient = Forwarder(to: inbound, stalls: self.stalls, count: { [self] bytes in self.forward(bytes) })
             // Both handlers are in place before the inbound channel is
             // registered (this runs in its initializer), so nothing it reads is missed.
             return outbound.pipeline.addHandler(towardsClient).flatMap {
@@ -89,16 +92,20 @@ private final class Forwarder: ChannelInboundHandler, Sendable {
     typealias InboundIn = ByteBuffer
 
     private let partner: any Channel
+    private let stalls: Bool
     private let count: (@Sendable (Int) -> Bool)?
 
-    init(to partner: any Channel, count: (@Sendable (Int) -> Bool)?) {
+    init(to partner: any Channel, stalls: Bool, count: (@Sendable (Int) -> Bool)?) {
         self.partner = partner
+        self.stalls = stalls
         self.count = count
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
         if let count, !count(buffer.readableBytes) {
+            // Stalled: nothing more passes, the connection stays open.
+            guard !stalls else { return }
             context.close(promise: nil)
             partner.close(promise: nil)
             return
