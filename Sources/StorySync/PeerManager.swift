@@ -238,7 +238,7 @@ public actor PeerManager {
                     await loadPaused()
                 case .accessChanged(let id):
                     for peer in Array(sessions.keys) { await refreshShare(of: id, with: peer) }
-                case .documentCreated, .peerPending:
+                case .documentCreated, .peerPending, .trashChanged:
                     break
                 }
             }
@@ -583,7 +583,7 @@ public actor PeerManager {
     /// advertising one (or having been unshared) obtains nothing.
     private func take(_ offers: [Message.Advertisement], from peer: PeerID) async -> [SyncSessionStateMachine.SharedDocument?] {
         enum Decision: Sendable {
-            case invalid, existing(DocumentKind), taken(DocumentKind), kept(DocumentKind), failed(String)
+            case invalid, existing(DocumentKind), purged(PurgedRecord), taken(DocumentKind), kept(DocumentKind), failed(String)
         }
         let accepting = configuration.acceptsOfferedDocuments(from: peer)
         let now = clock.milliseconds
@@ -595,6 +595,10 @@ public actor PeerManager {
                     guard let kind = DocumentKind(rawValue: Int64(offer.kind)) else { return .invalid }
                     do {
                         if let existing = try store.documentIfPresent(offer.document) { return .existing(existing.kind) }
+                        // Purged here after the trash: not taken back unless the peer has changes made since.
+                        if let purged = try store.purgedDocument(offer.document), offer.version.isCovered(by: purged.version) {
+                            return .purged(purged)
+                        }
                         if accepting {
                             try store.receiveDocument(offer.document, kind: kind, name: offer.name, from: peer, at: now)
                             return .taken(kind)
@@ -618,6 +622,10 @@ public actor PeerManager {
             case .existing(let kind):
                 logger.notice("\(peer.short) advertised \(kind) \(offer.document), which is not shared with it here; ignored")
                 result.append(nil)
+            case .purged(let purged):
+                logger.info(
+                    "\(peer.short) offers \(purged.kind) \(offer.document) (\(offer.name)), purged here with nothing new since; not taken")
+                result.append(nil)
             case .kept(let kind):
                 broadcaster.publish(.offered(offer.document, by: peer))
                 logger.info("\(peer.short) offers \(kind) \(offer.document) (\(offer.name)); kept for a user to accept")
@@ -640,9 +648,13 @@ public actor PeerManager {
     private func refreshShare(of id: DocumentID, with peer: PeerID) async {
         guard let session = sessions[peer] else { return }
         do {
-            let record = try await store.documentIfPresent(id)
+            guard let record = try await store.documentIfPresent(id) else {
+                session.forget(id)  // purged here: nothing of it is left to send
+                return
+            }
             let member = try await store.members(of: id).first { $0.peer == peer }
-            guard let record, !record.isDeleted, member != nil || record.origin == peer.description else {
+            // A project in the trash still syncs: a restore made elsewhere must arrive.
+            guard member != nil || record.origin == peer.description else {
                 if session.documentIDs.contains(id) { session.unshare(id, at: try await store.version(of: id)) }
                 return
             }
