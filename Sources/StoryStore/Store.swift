@@ -131,8 +131,12 @@ public actor Store {
     /// Records a document a peer offered and this daemon took: empty until
     /// its founding change arrives, synced with `peer` meanwhile.
     /// A project purged here comes back hidden if it was hidden, and in the
-    /// trash once its changes say it is still deleted (see `purge`).
+    /// trash once its changes say it is still deleted (see `purge`). If this
+    /// replica had made changes to it, the store first takes a new replica
+    /// id: the purge forgot them, and taking them back under the same replica
+    /// would look like a copy of this database (`replicaReused`).
     public func receiveDocument(_ id: DocumentID, kind: DocumentKind, name: String?, from peer: PeerID, at time: Int64) throws {
+        if let purged = try database.purgedDocument(id), purged.version[author.replica] > 0 { _ = try mintReplicaID() }
         try database.connection.transaction {
             let purged = try database.purgedDocument(id)
             try database.createDocument(id, kind: kind, name: name, created: time, origin: peer.description)
