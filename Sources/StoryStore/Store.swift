@@ -136,9 +136,9 @@ public actor Store {
     /// id: the purge forgot them, and taking them back under the same replica
     /// would look like a copy of this database (`replicaReused`).
     public func receiveDocument(_ id: DocumentID, kind: DocumentKind, name: String?, from peer: PeerID, at time: Int64) throws {
-        if let purged = try database.purgedDocument(id), purged.version[author.replica] > 0 { _ = try mintReplicaID() }
+        let purged = try database.purgedDocument(id)
+        if let purged, purged.version[author.replica] > 0 { _ = try mintReplicaID() }
         try database.connection.transaction {
-            let purged = try database.purgedDocument(id)
             try database.createDocument(id, kind: kind, name: name, created: time, origin: peer.description)
             try database.removeOffers(of: id)
             if let purged {
@@ -155,6 +155,8 @@ public actor Store {
         loaded[id] = document
         if batchEvents != nil { batchTouched.insert(id) }
         publish(.documentCreated(id, kind: kind))
+        // Out of the purged state: its library entries follow it again.
+        if purged != nil { publish(.trashChanged(id)) }
     }
 
     /// A new project owned by this daemon with the content of `source` (any
