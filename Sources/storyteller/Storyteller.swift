@@ -609,6 +609,9 @@ struct Projects: ParsableCommand {
             guard !options.json else { return }
             var notes: [String] = []
             if body.legacy { notes.append("legacy: made before signed authorship, not synced; `projects copy` it to share") }
+            if let trash = body.trash {
+                notes.append(trash.isForEveryone ? "in the trash: deleted for everyone" : "in the trash: hidden on this machine")
+            }
             switch body.role {
             case "reader": notes.append("read-only")
             case "none": notes.append("read-only: no longer shared with this machine")

@@ -35,10 +35,14 @@ extension API.EditOperation {
                 try editor.move(try resolve(object), to: to, in: try container.map { reference throws(DocumentError) in try resolve(reference) })
                 created.append(nil)
             case .delete(let object):
-                try editor.delete(try resolve(object))
+                let id = try resolve(object)
+                try checkNotTheProject(id, "delete")
+                try editor.delete(id)
                 created.append(nil)
             case .restore(let object):
-                try editor.restore(try resolve(object))
+                let id = try resolve(object)
+                try checkNotTheProject(id, "restore")
+                try editor.restore(id)
                 created.append(nil)
             case .set(let object, let key, let value):
                 try editor.set(key, to: value, on: try resolve(object))
@@ -73,6 +77,15 @@ extension API.EditOperation {
             }
         }
         return created
+    }
+
+    /// The project itself is deleted and restored by its own routes (for
+    /// everyone, or hidden here), never by an edit of an object.
+    static func checkNotTheProject(_ object: OpID, _ verb: String) throws(APIError) {
+        guard object == .root else { return }
+        throw APIError(
+            .badRequest,
+            "'object' names the project itself: \(verb) it with \(verb == "delete" ? "DELETE /v1/projects/{id}" : "POST /v1/projects/{id}/restore")")
     }
 
     /// Refuses a stroke edit on a locked layer. The lock is advisory: it is
