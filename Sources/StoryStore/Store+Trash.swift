@@ -82,7 +82,7 @@ extension Store {
     /// are never purged by time: they are alive for the others.
     public func expiredProjects(retention: Int64, now: Int64) throws -> [(record: DocumentRecord, awaiting: [PeerID])] {
         var result: [(DocumentRecord, [PeerID])] = []
-        for record in try database.documents() where record.kind == .project {
+        for record in try database.documents(inTrash: true) where record.kind == .project {
             guard let start = record.retentionStart, now - start >= retention else { continue }
             result.append((record, try peersAwaitingDeletion(of: record.id)))
         }
@@ -111,6 +111,12 @@ extension Store {
         // Sessions drop it (it is no longer shared with anyone here).
         publish(.accessChanged(id))
         return PurgedRecord(id: id, kind: record.kind, name: record.name, version: version, wasHidden: record.isHidden, purged: time)
+    }
+
+    /// The projects in the trash here (deleted for everyone, or hidden),
+    /// without the others. O(documents in the trash).
+    public func projectsInTrash() throws -> [DocumentRecord] {
+        try database.documents(inTrash: true).filter { $0.kind == .project }
     }
 
     /// What is remembered of a document purged here (nil: never purged, or

@@ -178,7 +178,7 @@ final class StoreDatabase {
     /// Hides a document on this machine only, or shows it again.
     /// Returns whether that changed anything.
     func setDocument(_ id: DocumentID, hidden: Bool, at time: Int64) throws -> Bool {
-        guard try connection.scalar("SELECT 1 FROM documents WHERE id = ?", [id.blob]) != nil else {
+        guard try hasDocument(id) else {
             throw StoreError(.notFound, "no document \(id)", path: path)
         }
         try connection.run(
@@ -252,18 +252,25 @@ final class StoreDatabase {
         try connection.run("DELETE FROM documents WHERE id = ?", [id.blob])
     }
 
-    /// Every document, without loading any. O(documents).
-    func documents() throws -> [DocumentRecord] {
+    /// Every document, without loading any (only those in the trash here
+    /// with `inTrash`). O(documents).
+    func documents(inTrash: Bool = false) throws -> [DocumentRecord] {
         try connection.query(
             """
             SELECT d.id, d.kind, d.name, d.created, d.deleted,
                    (SELECT count(*) FROM changes c WHERE c.doc = d.id), s.version_vector, d.origin_peer,
                    d.deleted_by, d.deleted_time, d.deleted_seen, d.hidden, d.hidden_at
-            FROM documents d LEFT JOIN snapshots s ON s.doc = d.id ORDER BY d.created, d.id
+            FROM documents d LEFT JOIN snapshots s ON s.doc = d.id\(inTrash ? " WHERE d.deleted = 1 OR d.hidden = 1" : "")
+            ORDER BY d.created, d.id
             """
         ) { row throws(StoreError) in
             try record(row)
         }
+    }
+
+    /// Whether a document is stored (one indexed lookup).
+    func hasDocument(_ id: DocumentID) throws -> Bool {
+        try connection.scalar("SELECT 1 FROM documents WHERE id = ?", [id.blob]) != nil
     }
 
     func document(_ id: DocumentID) throws -> DocumentRecord? {

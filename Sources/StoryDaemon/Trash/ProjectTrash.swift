@@ -108,11 +108,16 @@ struct ProjectTrash: Sendable {
                         "project \(record.id) is due for purging but waits until \(awaiting.map(\.short).joined(separator: ", ")) has the delete")
                     continue
                 }
-                try await store.purge(record.id, at: now)
-                logger.notice("purged project \(record.id) (\(record.name ?? "untitled")): deleted for everyone more than \(retention) ago")
+                do {
+                    try await store.purge(record.id, at: now)
+                    logger.notice("purged project \(record.id) (\(record.name ?? "untitled")): deleted for everyone more than \(retention) ago")
+                } catch {
+                    // Restored meanwhile, or the disk failed: the others go on, the next pass looks again.
+                    logger.error("cannot purge project \(record.id): \(error)")
+                }
             }
         } catch {
-            logger.error("purging expired projects failed: \(error)")
+            logger.error("cannot find the projects due for purging: \(error)")
         }
         do {
             let count = try await purgeExpiredLibraryNodes(retention: retention, now: now)
@@ -132,9 +137,11 @@ struct ProjectTrash: Sendable {
     func purgeExpiredLibraryNodes(retention: TrashRetention, now: Int64) async throws -> Int {
         let libraryID = try await library.id()
         let view = try await store.library(libraryID).view
+        let expired = view.children(of: .trash).filter { now - $0.updatedAt >= retention.milliseconds }
+        guard !expired.isEmpty else { return 0 }
         var children: [OpID: [LibraryNodeView]] = [:]
         for node in view.nodes { children[node.parent, default: []].append(node) }
-        let waiting = Set(try await store.documents().filter { $0.kind == .project && $0.isDeleted }.map(\.id))
+        let waiting = Set(try await store.projectsInTrash().map(\.id))
         func holdsWaitingProject(_ node: LibraryNodeView) -> Bool {
             var stack = [node]
             while let next = stack.popLast() {
@@ -143,7 +150,7 @@ struct ProjectTrash: Sendable {
             }
             return false
         }
-        let due = view.children(of: .trash).filter { now - $0.updatedAt >= retention.milliseconds && !holdsWaitingProject($0) }.map(\.id)
+        let due = expired.filter { !holdsWaitingProject($0) }.map(\.id)
         guard !due.isEmpty else { return 0 }
         _ = try await store.editLibrary(libraryID, at: now) { editor in
             for node in due where editor.isInTrash(node) == true { try editor.purge(node) }
