@@ -161,9 +161,17 @@ struct ProjectTrash: Sendable {
     // MARK: - The library follows the trash
 
     /// Follows the store's trash events (local deletes, and deletes and
-    /// restores arriving from peers) until the stream ends.
+    /// restores arriving from peers) until the stream ends. First, the
+    /// projects in the trash take their entries along, in case the daemon
+    /// stopped between a delete and its library edit.
     func run() async {
-        for await event in await store.events(lossless: true) {
+        let events = await store.events(lossless: true)
+        do {
+            for record in try await store.projectsInTrash() { await followInLibrary(record.id) }
+        } catch {
+            logger.error("cannot list the projects in the trash: \(error)")
+        }
+        for await event in events {
             if case .trashChanged(let id) = event { await followInLibrary(id) }
         }
     }
