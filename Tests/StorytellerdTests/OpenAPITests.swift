@@ -76,7 +76,8 @@ import Testing
         for check in trashChecks {
             let schema = try #require(validator.responseSchema(path: check.path, method: "get", status: 200))
             let body = try #require(try daemon.client.get(check.target).json)
-            #expect(validator.problems(of: body, against: schema, at: check.target).isEmpty, "\(validator.problems(of: body, against: schema, at: check.target))")
+            let problems = validator.problems(of: body, against: schema, at: check.target)
+            #expect(problems.isEmpty, "\(problems)")
             #expect("\(body)".contains(check.shows), "\(check.target) shows the trash")
         }
         let refused = try daemon.client.request("POST", "/v1/projects/\(project)/purge", body: nil)

@@ -57,8 +57,11 @@ struct ProjectTrash: Sendable {
             }
         }
         let now = clock.milliseconds
-        if record.isDeletedForEveryone { try await store.setDeletedForEveryone(false, project: id, at: now) }
-        if record.isHidden { try await store.setHidden(false, of: id, at: now) }
+        // Both flags in one transaction: restored and shown, or neither.
+        try await store.batch { store in
+            if record.isDeletedForEveryone { try store.setDeletedForEveryone(false, project: id, at: now) }
+            if record.isHidden { try store.setHidden(false, of: id, at: now) }
+        }
         await followInLibrary(id)
     }
 
@@ -88,7 +91,8 @@ struct ProjectTrash: Sendable {
                     + "purged now, it would keep the project and could offer it back: wait until it has (storyteller status), or purge with force")
         }
         let purged = try await store.purge(id, at: clock.milliseconds)
-        logger.notice("purged project \(id) (\(record.name ?? "untitled")) from the trash\(force && !awaiting.isEmpty ? " before \(awaiting.map(\.short).joined(separator: ", ")) had the delete" : "")")
+        let early = awaiting.isEmpty ? "" : " before \(awaiting.map(\.short).joined(separator: ", ")) had the delete"
+        logger.notice("purged project \(id) (\(record.name ?? "untitled")) from the trash\(early)")
         return Purged(record: purged, awaiting: awaiting)
     }
 
