@@ -14,6 +14,8 @@ public struct APIError: Error, Codable, Sendable, CustomStringConvertible {
         public static let methodNotAllowed = Code(rawValue: "method_not_allowed")
         /// The request contradicts the current state (409).
         public static let conflict = Code(rawValue: "conflict")
+        /// A stroke edit on a layer that is locked (409): unlock it first.
+        public static let layerLocked = Code(rawValue: "layer_locked")
         /// The request body is too large (413).
         public static let tooLarge = Code(rawValue: "too_large")
         /// This caller may not do that (403).
@@ -35,7 +37,7 @@ public struct APIError: Error, Codable, Sendable, CustomStringConvertible {
             case .badRequest: 400
             case .notFound: 404
             case .methodNotAllowed: 405
-            case .conflict: 409
+            case .conflict, .layerLocked: 409
             case .tooLarge: 413
             case .forbidden, .readOnly: 403
             case .insufficientStorage: 507

@@ -282,8 +282,8 @@ extension API.EditOperation: Codable {
         case "shot.duplicate": self = .duplicateShot(try fields.reference("shot"), at: try fields.index("at"))
         case "set":
             let keyName = try fields.requiredString("field")
-            guard let key = FieldKey(name: keyName) else {
-                throw fields.invalid("field", "must be one of \(FieldKey.allCases.map(\.description).joined(separator: ", ")) ('\(keyName)' is not)")
+            guard let key = FieldKey(name: keyName), FieldKey.editable.contains(key) else {
+                throw fields.invalid("field", "must be one of \(FieldKey.editable.map(\.description).joined(separator: ", ")) ('\(keyName)' is not)")
             }
             self = .set(try fields.optionalReference("object") ?? .id(.root), key, try fields.value(for: key))
         case "stroke.add":
@@ -532,6 +532,9 @@ private struct OperationFields {
                 throw invalid("value", "of 'group' takes a layer group id or null")
             }
             return .id(id)
+        case .deletedAt:
+            // Not editable (`FieldKey.editable`): only deleting a project writes it.
+            throw invalid("field", "'deletedAt' is set by deleting the project (DELETE /v1/projects/{id})")
         }
     }
 

@@ -212,13 +212,17 @@ extension API {
         public let name: String?
         /// Changes known here (the sum of the version vector).
         public let changes: UInt64
+        /// True for a project in the trash here (it still syncs, so a restore
+        /// made anywhere arrives); absent otherwise.
+        public let deleted: Bool?
         public let peers: [PeerSync]
 
-        public init(id: String, kind: String, name: String?, changes: UInt64, peers: [PeerSync]) {
+        public init(id: String, kind: String, name: String?, changes: UInt64, deleted: Bool? = nil, peers: [PeerSync]) {
             self.id = id
             self.kind = kind
             self.name = name
             self.changes = changes
+            self.deleted = deleted
             self.peers = peers
         }
     }

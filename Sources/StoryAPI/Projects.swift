@@ -8,15 +8,71 @@ extension API {
         /// When it was created (milliseconds since 1970), and as ISO 8601 in `createdAt`.
         public let created: Int64
         public let createdAt: String
+        /// In the trash on this machine (deleted for everyone, or hidden here).
         public let deleted: Bool
+        /// How it is in the trash, by whom and since when; absent when it is not.
+        public let trash: Trash?
 
-        public init(id: String, name: String?, created: Int64, deleted: Bool) {
+        public init(id: String, name: String?, created: Int64, deleted: Bool, trash: Trash? = nil) {
             self.id = id
             self.kind = "project"
             self.name = name
             self.created = created
             self.createdAt = API.isoTime(milliseconds: created)
             self.deleted = deleted
+            self.trash = trash
+        }
+    }
+
+    /// A project in the trash: deleted for everyone who shares it (a synced
+    /// change, restorable by any owner or editor), or hidden on this machine
+    /// only (a reader's delete).
+    public struct Trash: Codable, Sendable, Equatable {
+        /// `everyone` or `this-machine`.
+        public let scope: String
+        /// The peer id of who deleted it (for `this-machine`, this daemon).
+        public let by: String?
+        /// When (milliseconds since 1970; for `everyone`, on the deleting
+        /// author's clock), and the same as ISO 8601 in `at`.
+        public let time: Int64?
+        public let at: String?
+        /// When this machine purges it (`trash-retention` after it learned of
+        /// the delete, once every peer it is shared with has the delete);
+        /// absent when it never will (retention 0, or hidden here only).
+        public let purgeTime: Int64?
+        public let purgeAt: String?
+
+        /// The scope of a project deleted for everyone.
+        public static let everyone = "everyone"
+        /// The scope of a project hidden on this machine only.
+        public static let thisMachine = "this-machine"
+
+        public init(scope: String, by: String?, time: Int64?, purgeTime: Int64?) {
+            self.scope = scope
+            self.by = by
+            self.time = time
+            self.at = time.map { API.isoTime(milliseconds: $0) }
+            self.purgeTime = purgeTime
+            self.purgeAt = purgeTime.map { API.isoTime(milliseconds: $0) }
+        }
+
+        /// Whether it was deleted for everyone (not only hidden here).
+        public var isForEveryone: Bool { scope == Self.everyone }
+    }
+
+    /// `POST /v1/projects/{id}/purge`: what was purged here.
+    public struct PurgeResult: Codable, Sendable {
+        /// The project's id.
+        public let purged: String
+        public let name: String?
+        /// Configured peers it is shared with that had not received the
+        /// delete (only with `force=true`): they keep the project.
+        public let awaiting: [String]
+
+        public init(purged: String, name: String?, awaiting: [String]) {
+            self.purged = purged
+            self.name = name
+            self.awaiting = awaiting
         }
     }
 
@@ -53,7 +109,10 @@ extension API {
         public let aspectRatio: Double
         public let createdAt: Int64?
         public let updatedAt: Int64?
+        /// In the trash on this machine (deleted for everyone, or hidden here).
         public let deleted: Bool
+        /// How it is in the trash, by whom and since when; absent when it is not.
+        public let trash: Trash?
         /// This daemon's role: owner, editor, reader, or none (not a member).
         public let role: String
         /// Whether this daemon's edits are refused (it is a reader or not a member).
@@ -66,7 +125,7 @@ extension API {
 
         public init(
             id: String, name: String?, title: String?, description: String?, aspectRatio: Double, createdAt: Int64?, updatedAt: Int64?,
-            deleted: Bool, role: String, readOnly: Bool, owner: String?, legacy: Bool, scenes: [Scene]
+            deleted: Bool, trash: Trash? = nil, role: String, readOnly: Bool, owner: String?, legacy: Bool, scenes: [Scene]
         ) {
             self.id = id
             self.name = name
@@ -76,6 +135,7 @@ extension API {
             self.createdAt = createdAt
             self.updatedAt = updatedAt
             self.deleted = deleted
+            self.trash = trash
             self.role = role
             self.readOnly = readOnly
             self.owner = owner

@@ -35,7 +35,7 @@ enum EditSummary {
                 phrases.append(.deleted(object, isDeleted: isDeleted))
             case .moved(let object, let from) where !created.contains(object) && seenMoves.insert(object).inserted:
                 phrases.append(.moved(object, from: from))
-            case .field(let object, let key, _) where !created.contains(object):
+            case .field(let object, let key, _) where !created.contains(object) && key != .deletedAt:
                 if var keys = fieldKeys[object] {
                     if !keys.contains(key) { keys.append(key) }
                     fieldKeys[object] = keys

@@ -71,6 +71,11 @@ public enum FieldKey: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     case opacity = 11
     case transform = 12
     case group = 13
+    /// When the project was last deleted for everyone (milliseconds since
+    /// 1970 on the deleting author's clock), written with the root's deleted
+    /// flag by `ProjectEditor.deleteProject`; informational (docs/crdt.md,
+    /// "Deleting a project"). Not settable through the control API.
+    case deletedAt = 14
 
     /// The camelCase name used in JSON and on the command line.
     public var description: String {
@@ -88,8 +93,13 @@ public enum FieldKey: UInt8, CaseIterable, Sendable, CustomStringConvertible {
         case .opacity: "opacity"
         case .transform: "transform"
         case .group: "group"
+        case .deletedAt: "deletedAt"
         }
     }
+
+    /// The keys a client may set with an edit: all but `deletedAt`, which
+    /// only a project's deletion writes.
+    public static let editable = allCases.filter { $0 != .deletedAt }
 
     /// The key with that name.
     public init?(name: String) {
@@ -113,6 +123,7 @@ public enum FieldKey: UInt8, CaseIterable, Sendable, CustomStringConvertible {
         case (.visible, .bool), (.locked, .bool): return true
         case (.transform, .transform(let t)): return t.isFinite
         case (.group, .id): return true
+        case (.deletedAt, .number(let n)): return n.isFinite
         default: return false
         }
     }
@@ -144,7 +155,7 @@ public enum ObjectKind: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     /// The fields an object of this kind has.
     public var fieldKeys: Set<FieldKey> {
         switch self {
-        case .project: [.title, .description, .aspectRatio]
+        case .project: [.title, .description, .aspectRatio, .deletedAt]
         case .scene: [.title, .description]
         case .shot: [.background, .caption, .notes, .duration, .aspectRatio]
         case .layer: [.name, .visible, .locked, .opacity, .transform, .group]

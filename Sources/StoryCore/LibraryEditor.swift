@@ -26,6 +26,17 @@ public struct LibraryEditor: ChangeBuilder {
     /// A node's name.
     public func name(of node: OpID) -> String? { state.node(node)?.field(.name).string }
 
+    /// Where a node is as this edit sees it: in the library (false), or in
+    /// the trash (true, also inside a deleted folder); nil when it is
+    /// unknown or purged.
+    public func isInTrash(_ node: OpID) -> Bool? {
+        switch state.location(of: node) {
+        case .library: false
+        case .trash: true
+        case .purged, nil: nil
+        }
+    }
+
     // MARK: - Edits
 
     /// Creates a folder (at the end of `parent` unless `index` is given).

@@ -188,6 +188,10 @@ public struct ProjectDocument: Sendable {
     /// Whether an object is deleted (nil if it does not exist).
     public func isDeleted(_ id: OpID) -> Bool? { state.object(id)?.deleted.value }
 
+    /// Set while the project itself is deleted for everyone (in the trash),
+    /// with who deleted it and when. O(1).
+    public var deletion: ProjectDeletion? { state.deletion }
+
     /// The scenes shown, in order.
     public var scenes: [OpID] { state.children(of: .root) }
 

@@ -88,14 +88,43 @@ public struct ProjectEditor: ChangeBuilder {
     }
 
     /// Deletes a scene, shot or layer. Reversible: its contents stay.
+    /// - Throws: `DocumentError(.invalidOperation)` for the project itself (`deleteProject`).
     public mutating func delete(_ object: OpID) throws(DocumentError) {
+        guard object != .root else { throw DocumentError(.invalidOperation, "the project itself is deleted with deleteProject") }
         try perform(.setDeleted(object: object, isDeleted: true))
     }
 
     /// Restores a deleted scene, shot or layer, with everything inside it.
+    /// - Throws: `DocumentError(.invalidOperation)` for the project itself (`restoreProject`).
     public mutating func restore(_ object: OpID) throws(DocumentError) {
+        guard object != .root else { throw DocumentError(.invalidOperation, "the project itself is restored with restoreProject") }
         try perform(.setDeleted(object: object, isDeleted: false))
     }
+
+    // MARK: - The project's trash
+
+    /// Whether the project is deleted for everyone (in the trash).
+    public var isProjectDeleted: Bool { state.deletion != nil }
+
+    /// Deletes the project for everyone who shares it: its root's deleted
+    /// flag, and the edit's time as `deletedAt` (retention counts from it).
+    /// Nothing inside is touched; `restoreProject` brings it all back.
+    /// Deleting a deleted project does nothing.
+    public mutating func deleteProject() throws(DocumentError) {
+        guard !isProjectDeleted else { return }
+        try perform(.setDeleted(object: .root, isDeleted: true))
+        try perform(.setField(object: .root, key: .deletedAt, value: .number(Double(core.time))))
+    }
+
+    /// Takes the project out of the trash for everyone. Restoring a project
+    /// that is not deleted does nothing.
+    public mutating func restoreProject() throws(DocumentError) {
+        guard isProjectDeleted else { return }
+        try perform(.setDeleted(object: .root, isDeleted: false))
+    }
+
+    /// The label a shot shows now ("1-2"; "?" parts when it is not shown).
+    public func label(ofShot shot: OpID) -> String { EditSummary.label(of: shot, in: state) }
 
     /// Duplicates a shot right after it (or at `index`): a new shot with the same
     /// fields and new layers whose strokes reference the source strokes. No

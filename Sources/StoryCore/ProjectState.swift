@@ -131,8 +131,10 @@ struct ProjectState: Sendable {
             }
 
         case .setDeleted(let objectID, let isDeleted):
+            // On `.root` it deletes the project itself for everyone who shares
+            // it (the trash; docs/crdt.md, "Deleting a project"). Its contents
+            // stay visible in the state: the flag hides nothing inside.
             let object = try existing(objectID)
-            guard object.kind != .project else { throw DocumentError(.invalidOperation, "the project cannot be deleted here") }
             if id > object.deleted.stamp {
                 journal.append(.deleted(object: objectID, previous: object.deleted))
                 objects[objectID]!.deleted = Register(value: isDeleted, stamp: id)
@@ -281,7 +283,16 @@ struct ProjectState: Sendable {
         }
     }
 
+    /// The project's deletion for everyone, if it is deleted: the operation
+    /// that wrote the flag, and the time it gave (`deletedAt`). O(1).
+    var deletion: ProjectDeletion? {
+        guard let root = objects[.root], root.deleted.value else { return nil }
+        let time = root.field(.deletedAt).number.flatMap { Int64(exactly: $0.rounded()) }
+        return ProjectDeletion(operation: root.deleted.stamp, time: time)
+    }
+
     /// Whether an object is shown: not deleted, and its container is shown.
+    /// The project's own deleted flag (the trash) hides nothing inside it.
     func isVisible(_ id: OpID) -> Bool {
         var current = id
         // Depth is at most three (layer → shot → scene → project).

@@ -8,6 +8,9 @@ public struct ProjectView: Hashable, Sendable {
     public var aspectRatio: Double
     public var createdAt: Int64?
     public var updatedAt: Int64?
+    /// Set while the project is deleted for everyone (in the trash); its
+    /// scenes are still all here, shown as they were.
+    public var deletion: ProjectDeletion?
     public var scenes: [SceneView]
 
     /// The default aspect ratio of a new project.
@@ -21,6 +24,7 @@ public struct ProjectView: Hashable, Sendable {
         aspectRatio = aspect
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        deletion = state.deletion
         scenes = state.children(of: .root).enumerated().map { index, scene in
             SceneView(state: state, id: scene, number: index + 1, projectAspect: aspect)
         }

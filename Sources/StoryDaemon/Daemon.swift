@@ -78,7 +78,9 @@ public final class Daemon: Sendable {
         let identity: Identity
         do {
             identity = try Identity.loadOrCreate(in: paths.identityDirectory)
-            store = try Store(path: paths.databasePath, identity: try identity.signingIdentity, options: settings.storeOptions)
+            var options = settings.storeOptions
+            options.clock = clock
+            store = try Store(path: paths.databasePath, identity: try identity.signingIdentity, options: options)
         } catch {
             throw Failure(description: "cannot open the state in \(paths.dataDirectory): \(error)")
         }
@@ -126,11 +128,13 @@ public final class Daemon: Sendable {
             await library.fileIncoming(document, kind: kind, name: name, from: peer)
         }
 
+        let trash = ProjectTrash(store: store, library: library, clock: clock, retention: settings.trashRetention, logger: logger)
+
         let metrics = DaemonMetrics()
         let started = ContinuousClock.now
         let api = ControlAPI(
-            store: store, identity: identity, manager: manager, discovery: discovery, library: library, name: name, started: started,
-            clock: clock, metrics: metrics, temporaryDirectory: paths.temporaryDirectory, logger: logger)
+            store: store, identity: identity, manager: manager, discovery: discovery, library: library, trash: trash, name: name,
+            started: started, clock: clock, metrics: metrics, temporaryDirectory: paths.temporaryDirectory, logger: logger)
         let (router, table) = api.makeRouter(access: settings.socketAccess)
         routeTable.withLock { $0 = table }
         do {
@@ -170,6 +174,7 @@ public final class Daemon: Sendable {
                     service: DiscoveryService(discovery: discovery, manager: manager, listenHost: settings.listen.host),
                     successTerminationBehavior: .ignore))
         }
+        services.append(.init(service: TrashService(trash: trash)))
         services.append(.init(service: ControlService(application: control, path: socketPath, readiness: readiness)))
         if let address = settings.metricsListen {
             let metricsService = MetricsService(
@@ -179,7 +184,8 @@ public final class Daemon: Sendable {
             services.append(.init(service: metricsService))
         }
         services += [
-            .init(service: MaintenanceService(store: store, interval: settings.maintenanceInterval, clock: clock, logger: logger)),
+            .init(
+                service: MaintenanceService(store: store, trash: trash, interval: settings.maintenanceInterval, clock: clock, logger: logger)),
             .init(service: ReadinessService(manager: manager, readiness: readiness, logger: logger)),
         ]
         var configuration = ServiceGroupConfiguration(

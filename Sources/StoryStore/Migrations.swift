@@ -147,6 +147,32 @@ enum Schema {
                     PRIMARY KEY (doc, peer)
                 ) WITHOUT ROWID;
                 """),
+        Migration(
+            id: "2026-11-30-project-trash",
+            sql: """
+                -- Deleting a project is document state (docs/crdt.md, "Deleting a
+                -- project"): `deleted` now mirrors the project's own flag, with who
+                -- deleted it, when (their clock) and when this machine saw it.
+                -- `hidden` is the local-only flag (a reader's delete); what
+                -- `deleted` meant before was that, so it moves there.
+                ALTER TABLE documents ADD COLUMN deleted_by TEXT;
+                ALTER TABLE documents ADD COLUMN deleted_time INTEGER;
+                ALTER TABLE documents ADD COLUMN deleted_seen INTEGER;
+                ALTER TABLE documents ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0 CHECK (hidden IN (0, 1));
+                ALTER TABLE documents ADD COLUMN hidden_at INTEGER;
+                UPDATE documents SET hidden = deleted, hidden_at = CASE WHEN deleted = 1 THEN strftime('%s', 'now') * 1000 END;
+                UPDATE documents SET deleted = 0;
+                -- Projects purged here after the trash retention (or by hand): what
+                -- they held, so an offer of one with nothing new is not taken back.
+                CREATE TABLE purged_documents (
+                    doc BLOB PRIMARY KEY CHECK (length(doc) = 16),
+                    kind INTEGER NOT NULL CHECK (kind IN (1, 2)),
+                    name TEXT,
+                    version_vector BLOB NOT NULL,
+                    hidden INTEGER NOT NULL CHECK (hidden IN (0, 1)),
+                    purged INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                """),
     ]
 
     /// Applies the migrations the database lacks, each in its own transaction.

@@ -15,13 +15,58 @@ public struct DocumentRecord: Hashable, Sendable {
     public var name: String?
     /// Milliseconds since 1970.
     public var created: Int64
-    public var isDeleted: Bool
+    /// In the trash on this machine: deleted for everyone, or hidden here.
+    public var isDeleted: Bool { isDeletedForEveryone || isHidden }
+    /// Deleted for everyone who shares it: the project document's own flag
+    /// (docs/crdt.md, "Deleting a project"), mirrored here whenever changes
+    /// apply, so listings need not load the document.
+    public var isDeletedForEveryone: Bool
+    /// Who deleted it for everyone (the identity that signed the change), when known.
+    public var deletedBy: PeerID?
+    /// When it was deleted for everyone, on the deleting author's clock
+    /// (milliseconds since 1970, the document's `deletedAt`).
+    public var deletedTime: Int64?
+    /// When this machine learned it was deleted for everyone (its own clock).
+    public var deletedSeen: Int64?
+    /// Hidden on this machine only: a reader's `projects delete`, or a
+    /// library put aside by an upgrade. Never synced.
+    public var isHidden: Bool
+    /// When it was hidden here.
+    public var hiddenAt: Int64?
     /// Changes stored, and the version vector of the stored snapshot (if any).
     public var changeCount: Int
     public var snapshotVersion: VersionVector?
     /// The peer this document was taken from, while its founding change has
     /// not arrived yet (it is synced with that peer until then).
     public var origin: String?
+}
+
+extension DocumentRecord {
+    /// When the retention of a project deleted for everyone starts: the
+    /// later of the delete's own time and when this machine learned of it,
+    /// so neither a clock ahead elsewhere nor a long time offline shortens
+    /// the time a person here has to notice it. Nil when not deleted for everyone.
+    public var retentionStart: Int64? {
+        guard isDeletedForEveryone else { return nil }
+        let times = [deletedTime, deletedSeen].compactMap { $0 }
+        return times.max()
+    }
+}
+
+/// What this machine remembers of a project it purged: enough to tell an
+/// offer of the same project that has nothing new (ignored) from one that
+/// has changes made since (taken back, into the trash if it is still
+/// deleted there).
+public struct PurgedRecord: Hashable, Sendable {
+    public var id: DocumentID
+    public var kind: DocumentKind
+    public var name: String?
+    /// What it held when it was purged.
+    public var version: VersionVector
+    /// It was hidden here (it stays hidden if it comes back).
+    public var wasHidden: Bool
+    /// Milliseconds since 1970.
+    public var purged: Int64
 }
 
 /// A configured peer, or one that tried to connect and awaits acceptance.

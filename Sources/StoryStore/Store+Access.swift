@@ -60,17 +60,19 @@ extension Store {
     public func localRole(of id: DocumentID) throws -> Role { try loadedDocument(id).localRole }
 
     /// The documents to sync with a peer: those it is a member of, and those
-    /// taken from it whose founding change has not arrived yet. Never a
-    /// deleted or legacy one.
+    /// taken from it whose founding change has not arrived yet. Projects in
+    /// the trash too: deleted for everyone, a project still syncs, so a
+    /// restore (or an edit) made anywhere arrives; hidden here, it still
+    /// follows the others. (A legacy document has no member but this daemon.)
     public func sharedDocuments(with peer: PeerID) throws -> [(record: DocumentRecord, role: Role)] {
         var result: [(DocumentRecord, Role)] = []
         var seen: Set<DocumentID> = []
         for member in try database.documents(sharedWith: peer) {
-            guard let record = try database.document(member.document), !record.isDeleted else { continue }
+            guard let record = try database.document(member.document) else { continue }
             seen.insert(record.id)
             result.append((record, member.role))
         }
-        for record in try database.documents() where record.origin == peer.description && !seen.contains(record.id) && !record.isDeleted {
+        for record in try database.documents() where record.origin == peer.description && !seen.contains(record.id) {
             result.append((record, .none))
         }
         return result

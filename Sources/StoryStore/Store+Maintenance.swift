@@ -42,6 +42,8 @@ extension Store {
         defer { snapshotsInFlight.remove(id) }
         let counted = unsnapshotted[id]?.count ?? 0
         let (bytes, version) = await Self.encode(try loadedDocument(id))
+        // Purged from the trash while it was encoded: nothing is left to snapshot.
+        guard try database.hasDocument(id) else { return }
         try database.connection.transaction { try database.saveSnapshot(bytes, version: version, of: id, created: time) }
         if let state = unsnapshotted[id] {
             let left = state.count - counted

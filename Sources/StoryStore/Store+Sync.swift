@@ -32,7 +32,7 @@ extension Store {
         }
         let report: ApplyReport
         do {
-            report = try mutate(id) { try $0.apply(changes, origin: origin, limits: limits, beforeCommit: commit) }
+            report = try changingDocument(id) { try mutate(id) { try $0.apply(changes, origin: origin, limits: limits, beforeCommit: commit) } }
         } catch let error as DocumentError where error.code == .replicaReused {
             let fresh = try mintReplicaID()
             throw DocumentError(.replicaReused, "\(error.message); this database is now replica \(fresh)")
@@ -164,12 +164,14 @@ extension Store {
         let members = doc.members
         // The saved snapshot covers what the merge brought, including held-back
         // changes it made applicable (those were never in the change log).
-        try database.connection.transaction {
+        let trashChanged = try database.connection.transaction {
             try database.saveSnapshot(doc.snapshot(), version: doc.versionVector, of: id, created: time)
             try database.setMembers(members, of: id)
             try database.clearOrigin(of: id)
+            return try mirrorDeletion(of: id, in: doc)
         }
         loaded[id] = doc
+        if trashChanged { publish(.trashChanged(id)) }
         if batchEvents != nil { batchTouched.insert(id) }
         unsnapshotted[id] = nil
         publish(.documentChanged(id, origin: .snapshot, changes: 0))

@@ -23,6 +23,9 @@ public struct StoreOptions: Sendable {
     /// library of thousands of projects does not live in memory. Documents
     /// holding changes back for missing dependencies are kept.
     public var loadedDocumentLimit = 1024
+    /// The time of day: when this machine learned a project was deleted
+    /// (the trash's retention counts from it). The daemon gives its own.
+    public var clock = WallClock.system
 
     public init() {}
 }
@@ -127,10 +130,21 @@ public actor Store {
 
     /// Records a document a peer offered and this daemon took: empty until
     /// its founding change arrives, synced with `peer` meanwhile.
+    /// A project purged here comes back hidden if it was hidden, and in the
+    /// trash once its changes say it is still deleted (see `purge`). If this
+    /// replica had made changes to it, the store first takes a new replica
+    /// id: the purge forgot them, and taking them back under the same replica
+    /// would look like a copy of this database (`replicaReused`).
     public func receiveDocument(_ id: DocumentID, kind: DocumentKind, name: String?, from peer: PeerID, at time: Int64) throws {
+        let purged = try database.purgedDocument(id)
+        if let purged, purged.version[author.replica] > 0 { _ = try mintReplicaID() }
         try database.connection.transaction {
             try database.createDocument(id, kind: kind, name: name, created: time, origin: peer.description)
             try database.removeOffers(of: id)
+            if let purged {
+                if purged.wasHidden { _ = try database.setDocument(id, hidden: true, at: time) }
+                try database.forgetPurged(id)
+            }
         }
         var document: any StoredDocument
         switch kind {
@@ -141,6 +155,8 @@ public actor Store {
         loaded[id] = document
         if batchEvents != nil { batchTouched.insert(id) }
         publish(.documentCreated(id, kind: kind))
+        // Out of the purged state: its library entries follow it again.
+        if purged != nil { publish(.trashChanged(id)) }
     }
 
     /// A new project owned by this daemon with the content of `source` (any
@@ -151,6 +167,10 @@ public actor Store {
         let copy = try copy(try project(source), kind: .project, name: title, at: time) { copy, id in
             if let name {
                 try copy.edit(at: time, { try $0.set(.title, to: .string(name)) }, beforeCommit: { try self.database.append([$0], to: id) })
+            }
+            // A copy is a new project: a copy of one in the trash is not in the trash.
+            if copy.deletion != nil {
+                try copy.edit(at: time, { try $0.restoreProject() }, beforeCommit: { try self.database.append([$0], to: id) })
             }
         }
         return copy.id
@@ -186,9 +206,6 @@ public actor Store {
     /// Sets the name kept with a document's record (the library holds the
     /// name users see; this is for listings and logs).
     public func setName(_ name: String?, of id: DocumentID) throws { try database.setDocument(id, name: name) }
-
-    /// Marks a document deleted or not (its data stays until removed).
-    public func setDeleted(_ deleted: Bool, of id: DocumentID) throws { try database.setDocument(id, deleted: deleted) }
 
     /// The project, loaded on first use from its snapshot and later changes.
     public func project(_ id: DocumentID) throws -> ProjectDocument { try document(id, as: ProjectDocument.self) }
@@ -324,9 +341,11 @@ public actor Store {
         _ id: DocumentID, as type: Document.Type,
         _ body: (inout Document, _ commit: (EncodedChange) throws -> Void) throws -> EditResult<Value>
     ) throws -> EditResult<Value> {
-        let (result, undoChanges) = try withDocument(id, as: type) { document in
-            let result = try body(&document) { change in try self.commitLocal(change, to: id) }
-            return (result, document.takeUndoStorageChanges())
+        let (result, undoChanges) = try changingDocument(id) {
+            try withDocument(id, as: type) { document in
+                let result = try body(&document) { change in try self.commitLocal(change, to: id) }
+                return (result, document.takeUndoStorageChanges())
+            }
         }
         saveUndoHistory(undoChanges, of: id)
         noteChanges(result.change == nil ? 0 : 1, in: id)
@@ -347,9 +366,11 @@ public actor Store {
     private func replay(
         _ id: DocumentID, _ body: (inout any StoredDocument, _ commit: (EncodedChange) throws -> Void) throws -> UndoOutcome
     ) throws -> UndoOutcome {
-        let (outcome, undoChanges) = try mutate(id) { document in
-            let outcome = try body(&document) { try self.commitLocal($0, to: id) }
-            return (outcome, document.takeUndoStorageChanges())
+        let (outcome, undoChanges) = try changingDocument(id) {
+            try mutate(id) { document in
+                let outcome = try body(&document) { try self.commitLocal($0, to: id) }
+                return (outcome, document.takeUndoStorageChanges())
+            }
         }
         saveUndoHistory(undoChanges, of: id)
         noteChanges(outcome.change == nil ? 0 : 1, in: id)

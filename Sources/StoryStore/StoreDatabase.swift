@@ -175,9 +175,76 @@ final class StoreDatabase {
         guard connection.changes == 1 else { throw StoreError(.notFound, "no document \(id)", path: path) }
     }
 
-    func setDocument(_ id: DocumentID, deleted: Bool) throws {
-        try connection.run("UPDATE documents SET deleted = ? WHERE id = ?", [.integer(deleted ? 1 : 0), id.blob])
-        guard connection.changes == 1 else { throw StoreError(.notFound, "no document \(id)", path: path) }
+    /// Hides a document on this machine only, or shows it again.
+    /// Returns whether that changed anything.
+    func setDocument(_ id: DocumentID, hidden: Bool, at time: Int64) throws -> Bool {
+        guard try hasDocument(id) else {
+            throw StoreError(.notFound, "no document \(id)", path: path)
+        }
+        try connection.run(
+            "UPDATE documents SET hidden = ?, hidden_at = ? WHERE id = ? AND hidden != ?",
+            [.integer(hidden ? 1 : 0), hidden ? .integer(time) : .null, id.blob, .integer(hidden ? 1 : 0)])
+        return connection.changes == 1
+    }
+
+    /// Mirrors a project's deleted flag (nil: not deleted) into its record,
+    /// noting when this machine first saw it deleted. One statement that
+    /// writes only when something differs. Returns whether it wrote.
+    func mirrorDeletion(_ deletion: (by: PeerID?, time: Int64?)?, of id: DocumentID, seenAt now: Int64) throws -> Bool {
+        let deleted: SQLValue = .integer(deletion == nil ? 0 : 1)
+        let by: SQLValue = deletion?.by.map { .text($0.description) } ?? .null
+        let time: SQLValue = deletion?.time.map(SQLValue.integer) ?? .null
+        try connection.run(
+            """
+            UPDATE documents SET deleted = ?1, deleted_by = ?2, deleted_time = ?3,
+                deleted_seen = CASE WHEN ?1 = 0 THEN NULL WHEN deleted = 1 THEN deleted_seen ELSE ?4 END
+            WHERE id = ?5 AND (deleted IS NOT ?1 OR deleted_by IS NOT ?2 OR deleted_time IS NOT ?3)
+            """, [deleted, by, time, .integer(now), id.blob])
+        return connection.changes == 1
+    }
+
+    /// The sequence number of the stored change of `replica` that holds the
+    /// operation `counter` (nil: not stored, e.g. compacted away).
+    func storedChangeSeq(of document: DocumentID, replica: ReplicaID, holding counter: UInt64) throws -> UInt64? {
+        try connection.scalar(
+            "SELECT seq FROM changes WHERE doc = ? AND replica = ? AND counter <= ? ORDER BY counter DESC LIMIT 1",
+            [document.blob, replica.sql, .integer(Int64(counter))]
+        )?.integer.map { UInt64($0) }
+    }
+
+    // MARK: - Purged documents
+
+    /// Forgets a document here, keeping what an offer of it is checked
+    /// against: every row of it goes (its changes, snapshot, members,
+    /// acknowledgements and undo records with it), and its record becomes a
+    /// purged one. Call inside a transaction.
+    func purgeDocument(_ record: DocumentRecord, version: VersionVector, at time: Int64) throws {
+        try connection.run(
+            """
+            INSERT INTO purged_documents (doc, kind, name, version_vector, hidden, purged) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (doc) DO UPDATE SET kind = excluded.kind, name = excluded.name,
+                version_vector = excluded.version_vector, hidden = excluded.hidden, purged = excluded.purged
+            """,
+            [record.id.blob, .integer(record.kind.rawValue), record.name.map(SQLValue.text) ?? .null, .blob(version.encoded()),
+             .integer(record.isHidden ? 1 : 0), .integer(time)])
+        try connection.run("DELETE FROM documents WHERE id = ?", [record.id.blob])
+        try connection.run("DELETE FROM offers WHERE doc = ?", [record.id.blob])
+    }
+
+    /// What is remembered of a purged document, if it was purged here.
+    func purgedDocument(_ id: DocumentID) throws -> PurgedRecord? {
+        try connection.query(
+            "SELECT kind, name, version_vector, hidden, purged FROM purged_documents WHERE doc = ?", [id.blob]
+        ) { row throws(StoreError) in
+            guard let kind = DocumentKind(rawValue: row.int64(0)), let version = try? VersionVector(decoding: row.bytes(2)[...]) else {
+                throw StoreError(.invalidData, "a purged document's row is damaged", path: path)
+            }
+            return PurgedRecord(id: id, kind: kind, name: row.text(1), version: version, wasHidden: row.int64(3) != 0, purged: row.int64(4))
+        }.first
+    }
+
+    func forgetPurged(_ id: DocumentID) throws {
+        try connection.run("DELETE FROM purged_documents WHERE doc = ?", [id.blob])
     }
 
     /// Removes a document and everything stored for it.
@@ -185,24 +252,33 @@ final class StoreDatabase {
         try connection.run("DELETE FROM documents WHERE id = ?", [id.blob])
     }
 
-    /// Every document, without loading any. O(documents).
-    func documents() throws -> [DocumentRecord] {
+    /// Every document, without loading any (only those in the trash here
+    /// with `inTrash`). O(documents).
+    func documents(inTrash: Bool = false) throws -> [DocumentRecord] {
         try connection.query(
             """
             SELECT d.id, d.kind, d.name, d.created, d.deleted,
-                   (SELECT count(*) FROM changes c WHERE c.doc = d.id), s.version_vector, d.origin_peer
-            FROM documents d LEFT JOIN snapshots s ON s.doc = d.id ORDER BY d.created, d.id
+                   (SELECT count(*) FROM changes c WHERE c.doc = d.id), s.version_vector, d.origin_peer,
+                   d.deleted_by, d.deleted_time, d.deleted_seen, d.hidden, d.hidden_at
+            FROM documents d LEFT JOIN snapshots s ON s.doc = d.id\(inTrash ? " WHERE d.deleted = 1 OR d.hidden = 1" : "")
+            ORDER BY d.created, d.id
             """
         ) { row throws(StoreError) in
             try record(row)
         }
     }
 
+    /// Whether a document is stored (one indexed lookup).
+    func hasDocument(_ id: DocumentID) throws -> Bool {
+        try connection.scalar("SELECT 1 FROM documents WHERE id = ?", [id.blob]) != nil
+    }
+
     func document(_ id: DocumentID) throws -> DocumentRecord? {
         try connection.query(
             """
             SELECT d.id, d.kind, d.name, d.created, d.deleted,
-                   (SELECT count(*) FROM changes c WHERE c.doc = d.id), s.version_vector, d.origin_peer
+                   (SELECT count(*) FROM changes c WHERE c.doc = d.id), s.version_vector, d.origin_peer,
+                   d.deleted_by, d.deleted_time, d.deleted_seen, d.hidden, d.hidden_at
             FROM documents d LEFT JOIN snapshots s ON s.doc = d.id WHERE d.id = ?
             """, [id.blob]
         ) { row throws(StoreError) in
@@ -216,8 +292,10 @@ final class StoreDatabase {
         }
         let vector = row.value(6).blob.flatMap { try? VersionVector(decoding: $0[...]) }
         return DocumentRecord(
-            id: id, kind: kind, name: row.text(2), created: row.int64(3), isDeleted: row.int64(4) != 0,
-            changeCount: Int(row.int64(5)), snapshotVersion: vector, origin: row.text(7))
+            id: id, kind: kind, name: row.text(2), created: row.int64(3), isDeletedForEveryone: row.int64(4) != 0,
+            deletedBy: row.text(8).flatMap { PeerID($0) }, deletedTime: row.value(9).integer, deletedSeen: row.value(10).integer,
+            isHidden: row.int64(11) != 0, hiddenAt: row.value(12).integer, changeCount: Int(row.int64(5)), snapshotVersion: vector,
+            origin: row.text(7))
     }
 
     // MARK: - Changes

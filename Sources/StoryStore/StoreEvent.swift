@@ -18,4 +18,8 @@ public enum StoreEvent: Sendable, Hashable {
     /// A document's access list changed (shared, unshared, founded): who it
     /// syncs with may have changed.
     case accessChanged(DocumentID)
+    /// A project went into the trash here or came out of it (deleted or
+    /// restored for everyone, by an edit here or a peer's change; hidden or
+    /// shown here), or was purged: listings and the library follow.
+    case trashChanged(DocumentID)
 }

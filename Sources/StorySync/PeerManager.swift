@@ -238,7 +238,7 @@ public actor PeerManager {
                     await loadPaused()
                 case .accessChanged(let id):
                     for peer in Array(sessions.keys) { await refreshShare(of: id, with: peer) }
-                case .documentCreated, .peerPending:
+                case .documentCreated, .peerPending, .trashChanged:
                     break
                 }
             }
@@ -583,8 +583,8 @@ public actor PeerManager {
     /// advertising one (or having been unshared) obtains nothing.
     private func take(_ offers: [Message.Advertisement], from peer: PeerID) async -> [SyncSessionStateMachine.SharedDocument?] {
         enum Decision: Sendable {
-            case invalid, existing(DocumentKind), farewell(DocumentKind, VersionVector), declined, taken(DocumentKind), kept(DocumentKind)
-            case failed(String)
+            case invalid, existing(DocumentKind), farewell(DocumentKind, VersionVector), purged(PurgedRecord), declined, taken(DocumentKind)
+            case kept(DocumentKind), failed(String)
         }
         // A peer's [[peer]] auto-accept in the config, else what `peers set` stored, else accept-shares.
         let declared = configuration.acceptsOffers[peer]
@@ -606,6 +606,10 @@ public actor PeerManager {
                                 return .existing(existing.kind)
                             }
                             return .farewell(existing.kind, cap)
+                        }
+                        // Purged here after the trash: not taken back unless the peer has changes made since.
+                        if let purged = try store.purgedDocument(offer.document), offer.version.isCovered(by: purged.version) {
+                            return .purged(purged)
                         }
                         if try store.isDeclined(offer.document, from: peer) { return .declined }
                         if accepting {
@@ -637,6 +641,10 @@ public actor PeerManager {
                 result.append(nil)
             case .existing(let kind):
                 logger.notice("\(peer.short) advertised \(kind) \(offer.document), which is not shared with it here; ignored")
+                result.append(nil)
+            case .purged(let purged):
+                logger.info(
+                    "\(peer.short) offers \(purged.kind) \(offer.document) (\(offer.name)), purged here with nothing new since; not taken")
                 result.append(nil)
             case .kept(let kind):
                 broadcaster.publish(.offered(offer.document, by: peer))
@@ -688,9 +696,13 @@ public actor PeerManager {
     private func refreshShare(of id: DocumentID, with peer: PeerID) async {
         guard let session = sessions[peer] else { return }
         do {
-            let record = try await store.documentIfPresent(id)
+            guard let record = try await store.documentIfPresent(id) else {
+                session.forget(id)  // purged here: nothing of it is left to send
+                return
+            }
             let member = try await store.members(of: id).first { $0.peer == peer }
-            guard let record, !record.isDeleted, member != nil || record.origin == peer.description else {
+            // A project in the trash still syncs: a restore made elsewhere must arrive.
+            guard member != nil || record.origin == peer.description else {
                 if session.documentIDs.contains(id) { session.unshare(id, at: try await store.version(of: id)) }
                 return
             }

@@ -151,6 +151,11 @@ final class PeerSession: Sendable {
         outbox.yield(.farewell(id, upTo: version))
     }
 
+    /// Stops syncing a document that is gone here (purged), sending nothing.
+    func forget(_ id: DocumentID) {
+        machine.withLock { $0.removeDocument(id) }
+    }
+
     /// Says Goodbye and closes.
     func close(reason: String) {
         for action in machine.withLock({ $0.close(reason: reason) }) { enqueue(action) }

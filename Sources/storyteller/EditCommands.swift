@@ -18,6 +18,9 @@ protocol EditCommand: ParsableCommand {
     func operations(_ names: Names, in project: String) throws -> [API.EditOperation]
     /// What to print (without `--json`), given what the operations created.
     func report(created: [String?], names: Names, in project: String) throws -> String
+    /// The command's own words for a refusal of the daemon (its error code
+    /// and message), or nil to print the daemon's.
+    func reworded(code: String, message: String) -> String?
 }
 
 extension EditCommand {
@@ -33,11 +36,36 @@ extension EditCommand {
             throw ExitCode(64)
         }
         let request = API.EditRequest(ops: operations, session: editOptions.session)
-        let response = try options.raw("POST", "/v1/projects/\(segment(project))/edits", body: try API.encoder.encode(request))
+        let response = try options.raw(
+            "POST", "/v1/projects/\(segment(project))/edits", body: try API.encoder.encode(request), reword: reworded(code:message:))
         if options.json { print(String(decoding: response.body, as: UTF8.self)) }
         let result = try? API.decoder.decode(API.EditResult.self, from: response.body)
         if !options.json { print(try report(created: result?.created ?? [], names: names, in: project)) }
     }
+}
+
+extension EditCommand {
+    func reworded(code: String, message: String) -> String? { nil }
+}
+
+/// A stroke edit refused because the layer is locked, with the command that
+/// unlocks it: "layer ink in shot 1-2 is locked; unlock it with storyteller
+/// layers set "Night Train" 1-2/ink --locked false".
+func lockedLayerAdvice(code: String, message: String, project: String?, layer: String?) -> String? {
+    guard code == APIError.Code.layerLocked.rawValue else { return nil }
+    let what = message.split(separator: ";", maxSplits: 1).first.map(String.init) ?? message
+    let arguments = [project, layer].compactMap { $0 }.map(shellWord).joined(separator: " ")
+    return "\(what); unlock it with storyteller layers set \(arguments) --locked false"
+}
+
+/// A word as a shell reads it back: quoted when it holds anything but
+/// letters, digits and `-_./@:+`.
+func shellWord(_ text: String) -> String {
+    let plain = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_./@:+"))
+    guard !text.isEmpty, text.unicodeScalars.allSatisfy(plain.contains) else {
+        return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+    return text
 }
 
 /// What an `add` command prints: the new id alone when the output is read by

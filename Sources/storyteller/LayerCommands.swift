@@ -244,6 +244,9 @@ struct Strokes: ParsableCommand {
             return [.addStroke(layer: try names.layer(layer!, in: project), brush: stroke, points: try API.EditOperation.points(flat: flat))]
         }
         func report(created: [String?], names: Names, in project: String) -> String { reportCreated(created, names: names, in: project) }
+        func reworded(code: String, message: String) -> String? {
+            lockedLayerAdvice(code: code, message: message, project: project, layer: layer)
+        }
     }
 
     struct Erase: EditCommand {
@@ -261,6 +264,9 @@ struct Strokes: ParsableCommand {
             return [.eraseStroke(layer: layer, stroke: try names.stroke(stroke!, layer: layer, in: project))]
         }
         func report(created: [String?], names: Names, in project: String) -> String { "erased stroke \(stroke!) of layer \(layer!)" }
+        func reworded(code: String, message: String) -> String? {
+            lockedLayerAdvice(code: code, message: message, project: project, layer: layer)
+        }
     }
 
     struct Replace: EditCommand {
@@ -300,5 +306,8 @@ struct Strokes: ParsableCommand {
                 transform: transform)]
         }
         func report(created: [String?], names: Names, in project: String) -> String { "replaced stroke \(stroke!) of layer \(layer!)" }
+        func reworded(code: String, message: String) -> String? {
+            lockedLayerAdvice(code: code, message: message, project: project, layer: layer)
+        }
     }
 }

@@ -255,6 +255,13 @@ struct Watch: ParsableCommand {
         case "peer.caughtUp": return ["\(peerName) has everything of \(projectName)"]
         case "peers.changed": return ["the peer list changed"]
         case "shares.changed": return ["who shares \(projectName) changed"]
+        case "trash.changed":
+            guard let document = event.document,
+                let summary = try? names.projectSummaries(deleted: true).first(where: { $0.id == document })
+            else { return ["\(projectName) was purged from this machine"] }
+            guard let trash = summary.trash else { return ["\(projectName) is out of the trash"] }
+            guard trash.isForEveryone else { return ["\(projectName) is hidden on this machine"] }
+            return ["\(names.who(trash.by, local: false, me: me)) deleted \(projectName) (storyteller projects restore brings it back)"]
         default: return [event.type]
         }
     }

@@ -108,8 +108,13 @@ struct ClientOptions: ParsableArguments {
         try raw(method, target, body: try body.map { try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }, timeoutSeconds: timeoutSeconds)
     }
 
-    /// Sends a request with an encoded body (the API's types); the successful response, or exits with a clear message.
-    func raw(_ method: String, _ target: String, body data: Data?, timeoutSeconds: Int = 10) throws -> ControlClientResponse {
+    /// Sends a request with an encoded body (the API's types); the successful
+    /// response, or exits with a clear message (`reword` may give the
+    /// command's own words for an error code).
+    func raw(
+        _ method: String, _ target: String, body data: Data?, timeoutSeconds: Int = 10,
+        reword: (_ code: String, _ message: String) -> String? = { _, _ in nil }
+    ) throws -> ControlClientResponse {
         let response: ControlClient.Response
         do {
             response = try client.request(method, target, body: data, timeoutSeconds: timeoutSeconds)
@@ -118,7 +123,11 @@ struct ClientOptions: ParsableArguments {
             throw ExitCode(69)
         }
         guard (200..<300).contains(response.status) else {
-            printError(response.errorMessage.map(UserWords.translate) ?? "the daemon answered \(response.status)")
+            if let code = response.errorCode, let message = response.errorMessage, let words = reword(code, message) {
+                printError(words)
+            } else {
+                printError(response.errorMessage.map(UserWords.translate) ?? "the daemon answered \(response.status)")
+            }
             throw ExitCode(1)
         }
         return response
@@ -235,7 +244,8 @@ struct Status: ParsableCommand {
                     let state = parts.isEmpty ? "in sync" : parts.joined(separator: ", ")
                     return "\(names.who(peer.peer, local: false, me: status.peerID)) \(state)\(peer.connected ? "" : " (offline)")"
                 }
-                return [text(document.name), "\(document.changes)", peers.isEmpty ? "not shared" : peers.joined(separator: ", "), short[document.id] ?? document.id]
+                let name = text(document.name) + (document.deleted == true ? " (in the trash)" : "")
+                return [name, "\(document.changes)", peers.isEmpty ? "not shared" : peers.joined(separator: ", "), short[document.id] ?? document.id]
             })
     }
 }
@@ -574,31 +584,41 @@ struct Unshare: ParsableCommand {
 struct Projects: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Storyboard projects.",
-        subcommands: [List.self, Create.self, Show.self, Copy.self, Rename.self, Describe.self, Delete.self, Restore.self],
+        subcommands: [List.self, Create.self, Show.self, Copy.self, Rename.self, Describe.self, Delete.self, Restore.self, Purge.self],
         defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "The projects on this machine: name, place in the library, short id (* marks the current one).",
-            discussion: "Examples:\n  storyteller projects\n  storyteller projects list --deleted")
-        @Flag(help: "Include deleted projects.") var deleted = false
+            discussion: """
+                With --deleted, the projects in the trash too: deleted for everyone (by whom, when, and when this \
+                machine purges it) or hidden on this machine only.
+
+                Examples:
+                  storyteller projects
+                  storyteller projects list --deleted
+                """)
+        @Flag(help: "Include deleted projects (the trash).") var deleted = false
         @OptionGroup var options: ClientOptions
 
         func run() throws {
             let projects = try options.call([API.ProjectSummary].self, "GET", "/v1/projects" + (deleted ? "?deleted=true" : ""))
             guard !options.json else { return }
-            let library = try? Names(options).libraryTree()
+            let names = Names(options)
+            let library = try? names.libraryTree()
             let paths = library.map(API.projectPaths) ?? [:]
             let short = API.shortIDs(projects.map(\.id))
             let current = CurrentProject.chosen().map(\.0)
+            let me = deleted ? try? names.quietIdentity() : nil
             printTable(
-                deleted ? ["NAME", "IN LIBRARY", "DELETED", "ID"] : ["NAME", "IN LIBRARY", "ID"],
+                deleted ? ["NAME", "IN LIBRARY", "DELETED", "PURGED", "ID"] : ["NAME", "IN LIBRARY", "ID"],
                 projects.map { project in
                     let marker = current == project.id ? "* " : ""
                     let name = marker + (project.name ?? "(untitled)")
                     let path = paths[project.id]?.first.map { "/" + $0 } ?? ""
                     let id = short[project.id] ?? project.id
-                    return deleted ? [name, path, project.deleted ? "yes" : "no", id] : [name, path, id]
+                    guard deleted else { return [name, path, id] }
+                    return [name, path, trashWords(project.trash, names: names, me: me), purgeWords(project.trash), id]
                 })
         }
     }
@@ -629,6 +649,9 @@ struct Projects: ParsableCommand {
             guard !options.json else { return }
             var notes: [String] = []
             if body.legacy { notes.append("legacy: made before signed authorship, not synced; `projects copy` it to share") }
+            if let trash = body.trash {
+                notes.append(trash.isForEveryone ? "in the trash: deleted for everyone" : "in the trash: hidden on this machine")
+            }
             switch body.role {
             case "reader": notes.append("read-only")
             case "none": notes.append("read-only: no longer shared with this machine")
@@ -707,30 +730,97 @@ struct Projects: ParsableCommand {
 
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Delete a project (kept; `projects restore` brings it back).",
-            discussion: "Example:\n  storyteller projects delete \"Night Train\"")
+            abstract: "Delete a project: to the trash on every machine it is shared with (`projects restore` brings it back).",
+            discussion: """
+                Owners and editors delete a project for everyone it is shared with; anyone of them can restore it. \
+                On a machine that may only read the project, it is hidden on this machine only (the others keep it). \
+                Projects deleted for everyone are purged after the daemon's trash-retention (30 days by default).
+
+                Example:
+                  storyteller projects delete "Night Train"
+                """)
         @Argument(help: Help.project) var project: String
         @OptionGroup var options: ClientOptions
 
         func run() throws {
             let id = try Names(options).project(project)
-            _ = try options.call(API.Project.self, "DELETE", "/v1/projects/\(segment(id))")
-            if !options.json { print("deleted \(project)") }
+            let body = try options.call(API.Project.self, "DELETE", "/v1/projects/\(segment(id))")
+            guard !options.json else { return }
+            if body.trash?.isForEveryone == true {
+                print("deleted \(project) for everyone it is shared with (storyteller projects restore brings it back)")
+            } else {
+                print("hid \(project) on this machine only: this machine may only read it, so it is not deleted for the others")
+            }
         }
     }
 
     struct Restore: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Restore a deleted project.", discussion: "Example:\n  storyteller projects restore \"Night Train\"")
+            abstract: "Restore a deleted project, on every machine it is shared with.",
+            discussion: "Example:\n  storyteller projects restore \"Night Train\"")
         @Argument(help: "The deleted project: name, id or id prefix (`projects list --deleted`).") var project: String
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            let id = try Names(options).project(project, deleted: true)
+            let names = Names(options)
+            let id = try names.project(project, deleted: true)
+            let before = try names.projectSummaries(deleted: true).first { $0.id == id }?.trash
             _ = try options.call(API.Project.self, "POST", "/v1/projects/\(segment(id))/restore")
-            if !options.json { print("restored \(project)") }
+            guard !options.json else { return }
+            print(before?.isForEveryone == true ? "restored \(project) for everyone it is shared with" : "restored \(project)")
         }
     }
+
+    struct Purge: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Purge a project in the trash from this machine now, for good (other machines keep their copies).",
+            discussion: """
+                The daemon purges projects deleted for everyone by itself after its trash-retention; this does it now. \
+                A peer that has not received the delete yet would keep the project and could offer it back: \
+                the daemon refuses then, unless --force.
+
+                Example:
+                  storyteller projects purge "Night Train" --yes
+                """)
+        @Argument(help: "The project in the trash: name, id or id prefix (`projects list --deleted`).") var project: String
+        @Flag(help: "Confirm: the project's data on this machine is removed and cannot be restored from here.") var yes = false
+        @Flag(help: "Purge even if a peer it is shared with has not received the delete yet.") var force = false
+        @OptionGroup var options: ClientOptions
+
+        func run() throws {
+            let id = try Names(options).project(project, deleted: true)
+            guard yes else {
+                printError("purging removes \(project) from this machine for good; run again with --yes to confirm")
+                throw ExitCode(64)
+            }
+            let result = try options.call(
+                API.PurgeResult.self, "POST", "/v1/projects/\(segment(id))/purge" + (force ? "?force=true" : ""))
+            guard !options.json else { return }
+            print("purged \(project) from this machine")
+            if !result.awaiting.isEmpty {
+                let names = Names(options)
+                let who = result.awaiting.map { names.who($0, local: false, me: nil) }.joined(separator: ", ")
+                print("note: \(who) had not received the delete; it keeps the project")
+            }
+        }
+    }
+}
+
+/// "for everyone by b, 3 h ago", "here only, 2 min ago", "no".
+func trashWords(_ trash: API.Trash?, names: Names, me: String?) -> String {
+    guard let trash else { return "no" }
+    let when = trash.time.map { " " + ago(Date(timeIntervalSince1970: Double($0) / 1000)) } ?? ""
+    guard trash.isForEveryone else { return "here only," + when }
+    return "for everyone by \(names.who(trash.by, local: false, me: me)),\(when)"
+}
+
+/// When the daemon purges a project in the trash: "in 29 d", "due", "never".
+func purgeWords(_ trash: API.Trash?) -> String {
+    guard let trash else { return "" }
+    guard let time = trash.purgeTime else { return "never" }
+    let seconds = Int(Double(time) / 1000 - Date().timeIntervalSince1970)
+    guard seconds > 0 else { return "due" }
+    return "in " + duration(seconds)
 }
 
 /// "3 h ago", "2 min ago", "just now", "4 d ago".

@@ -43,6 +43,28 @@ import Testing
         #expect(throws: DocumentError.self) { try library.edit(at: 4) { try $0.restore(child) } }
     }
 
+    /// A folder deleted on one replica of a shared library is in the trash
+    /// on every replica, and restored from any of them it comes back, with
+    /// what it held, where it was, on all of them.
+    @Test func aFolderDeletedOnOneReplicaIsRestoredFromAnotherOnEveryReplica() throws {
+        var replicas = (1...3).map { LibraryDocument(id: Self.id, replica: ReplicaID(UInt64($0))) }
+        let (films, shorts, entry) = try replicas[0].edit(at: 1) { editor in
+            let films = try editor.createFolder(named: "Films")
+            let shorts = try editor.createFolder(named: "Shorts", in: films)
+            return (films, shorts, try editor.createProjectEntry(named: "Night Train", document: DocumentID(high: 9, low: 9), in: shorts))
+        }.value
+        try WireSync.syncAll(&replicas)
+        try replicas[1].edit(at: 2) { try $0.delete(shorts) }
+        try WireSync.syncAll(&replicas)
+        for library in replicas { #expect(library.isInTrash(shorts) == true && library.isInTrash(entry) == true) }
+        try replicas[2].edit(at: 3) { try $0.restore(shorts) }
+        try WireSync.syncAll(&replicas)
+        for library in replicas {
+            #expect(library.view == replicas[0].view)
+            #expect(library.isInTrash(shorts) == false && library.parent(of: shorts) == films && library.parent(of: entry) == shorts)
+        }
+    }
+
     @Test func purgeRemovesATrashedSubtreeForGood() throws {
         var library = LibraryDocument(id: Self.id, replica: ReplicaID(1))
         let (folder, child) = try library.edit(at: 1) { editor in

@@ -122,7 +122,7 @@ struct ProjectScenario {
         let session = "session-\(r)"
         let change = try docs[r].edit(session: session, at: time) { editor in
             for _ in 0..<random.int(1...3) {
-                switch random.int(0...21) {
+                switch random.int(0...22) {
                 case 0, 1:
                     let scene = try editor.insertScene(at: random.int(0...editor.scenes.count))
                     try editor.set(.title, to: .string("Scene \(random.int(1...99))"), on: scene)
@@ -184,6 +184,9 @@ struct ProjectScenario {
                 case 20:
                     guard let layer = random.pick(layers), editor.isVisible(layer), let shot = editor.container(of: layer) else { continue }
                     if random.chance(0.5) { try editor.groupLayers(editor.layers(in: shot)) } else { try editor.ungroupLayers([layer]) }
+                case 21:
+                    // The project itself to the trash and back: a flag that hides nothing inside.
+                    if random.chance(0.5) { try editor.deleteProject() } else { try editor.restoreProject() }
                 default:
                     try editor.set(.title, to: .string("Board \(random.int(0...9))"))
                     if let layer = random.pick(layers) { try editor.set(.opacity, to: .number(Double(random.int(0...10)) / 10), on: layer) }

@@ -51,7 +51,8 @@ import Testing
         let id = DocumentID(high: 7, low: 7)
         try database.createDocument(id, kind: .project, name: "Night Train", created: 10)
         try database.setDocument(id, name: "Night Train v2")
-        try database.setDocument(id, deleted: true)
+        #expect(try database.setDocument(id, hidden: true, at: 15))
+        #expect(try !database.setDocument(id, hidden: true, at: 16), "already hidden: nothing changes")
         var doc = ProjectDocument(id: id, replica: ReplicaID(5))
         var changes: [EncodedChange] = []
         for index in 0..<5 {
@@ -67,6 +68,7 @@ import Testing
         #expect(try database.snapshot(of: id)?.version == doc.versionVector)
         let record = try #require(try database.document(id))
         #expect(record.name == "Night Train v2" && record.isDeleted && record.changeCount == 5)
+        #expect(record.isHidden && record.hiddenAt == 15 && !record.isDeletedForEveryone)
         #expect(record.snapshotVersion == doc.versionVector)
         #expect(try database.dropChanges(of: id, coveredBy: VersionVector([ReplicaID(5): 2])) == 2)
         #expect(try database.firstStoredSeq(of: id) == [ReplicaID(5): 3])

@@ -66,6 +66,27 @@ import Testing
             body: Data(#"{"ops":[{"op":"scene.add","title":"Two"},{"op":"shot.add","scene":"$0"}],"session":"s"}"#.utf8))
         let editSchema = try #require(validator.responseSchema(path: "/v1/projects/{project}/edits", method: "post", status: 200))
         #expect(validator.problems(of: try #require(edit.json), against: editSchema, at: "edits").isEmpty)
+        // A project in the trash, listed, shown, in the status, and purged (the
+        // peer it is shared with never had the delete: refused, then forced).
+        #expect(try daemon.cli("projects", "delete", project).status == 0)
+        let trashChecks: [(path: String, target: String, shows: String)] = [
+            ("/v1/projects", "/v1/projects?deleted=true", "everyone"), ("/v1/projects/{project}", "/v1/projects/\(project)", "everyone"),
+            ("/v1/status", "/v1/status", "deleted"),
+        ]
+        for check in trashChecks {
+            let schema = try #require(validator.responseSchema(path: check.path, method: "get", status: 200))
+            let body = try #require(try daemon.client.get(check.target).json)
+            let problems = validator.problems(of: body, against: schema, at: check.target)
+            #expect(problems.isEmpty, "\(problems)")
+            #expect("\(body)".contains(check.shows), "\(check.target) shows the trash")
+        }
+        let refused = try daemon.client.request("POST", "/v1/projects/\(project)/purge", body: nil)
+        #expect(refused.status == 409 && refused.errorCode == "conflict")
+        let purged = try daemon.client.request("POST", "/v1/projects/\(project)/purge?force=true", body: nil)
+        let purgeSchema = try #require(validator.responseSchema(path: "/v1/projects/{project}/purge", method: "post", status: 200))
+        let purgeAnswer = try #require(purged.json)
+        #expect(purged.status == 200 && validator.problems(of: purgeAnswer, against: purgeSchema, at: "purge").isEmpty)
+        #expect((purged.json as? [String: Any])?["awaiting"] as? [String] == [CLITests.otherPeer])
         // The validator itself catches a wrong answer.
         let statusSchema = try #require(validator.responseSchema(path: "/v1/status", method: "get", status: 200))
         #expect(!validator.problems(of: ["peerID": 7], against: statusSchema, at: "fake").isEmpty)

@@ -12,19 +12,19 @@ import Testing
 /// batch, and `storyteller demo`.
 @Suite(.serialized) struct TwoDaemonTests {
     /// Pairs two daemons through the CLI (each trusts the other and dials it).
-    private func pair(_ a: StartedDaemon, _ b: StartedDaemon) throws -> (aID: String, bID: String) {
+    func pair(_ a: StartedDaemon, _ b: StartedDaemon) throws -> (aID: String, bID: String) {
         let (aID, bID) = (try a.peerID(), try b.peerID())
         #expect(try a.cli("peers", "add", bID, "--address", "127.0.0.1:\(try b.port())", "--name", "b").status == 0)
         #expect(try b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())", "--name", "a").status == 0)
         return (aID, bID)
     }
 
-    private func connected(_ daemon: StartedDaemon) throws -> Int {
+    func connected(_ daemon: StartedDaemon) throws -> Int {
         (try daemon.client.get("/v1/status").json as? [String: Any])?["peersConnected"] as? Int ?? -1
     }
 
     /// A project as a daemon shows it, less what differs by machine (its own role).
-    private func projectBody(_ id: String, on daemon: StartedDaemon) throws -> Data? {
+    func projectBody(_ id: String, on daemon: StartedDaemon) throws -> Data? {
         let response = try daemon.client.get("/v1/projects/\(id)")
         guard response.status == 200, var body = response.json as? [String: Any] else { return nil }
         body["role"] = nil

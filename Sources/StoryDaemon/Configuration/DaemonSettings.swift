@@ -29,6 +29,9 @@ public struct DaemonSettings: Equatable, Sendable {
     public var discovery = true
     /// The UDP port of local discovery.
     public var discoveryPort = DiscoveryConfiguration.defaultPort
+    /// How long a project deleted for everyone stays in the trash here before
+    /// maintenance purges it (and library nodes in the trash); nil: never.
+    public var trashRetention: TrashRetention? = .default
     /// Bounds on changes held back waiting for changes they depend on.
     var heldBackChanges = 20_000
     var heldBackBytes = 16 << 20
@@ -46,8 +49,8 @@ public struct DaemonSettings: Equatable, Sendable {
     /// `STORYTELLER_` + the key upper-cased with `_` for `-`.
     public static let keys = [
         "data-dir", "socket", "socket-group", "listen", "name", "log-level", "log-format", "metrics-listen",
-        "maintenance-interval", "accept-shares", "discovery", "discovery-port", "held-back-changes", "held-back-bytes",
-        "held-back-bytes-per-peer", "held-back-bytes-total",
+        "maintenance-interval", "accept-shares", "discovery", "discovery-port", "trash-retention", "held-back-changes",
+        "held-back-bytes", "held-back-bytes-per-peer", "held-back-bytes-total",
     ]
 
     /// The tables of the config file (arrays of tables, `[[peer]]`); only the file sets them.
@@ -144,6 +147,12 @@ public struct DaemonSettings: Equatable, Sendable {
                 throw ConfigError(source: source, key: key, problem: "'\(text)' is not a UDP port in 1...65535")
             }
             discoveryPort = port
+        case "trash-retention":
+            do {
+                trashRetention = try TrashRetention(parsing: text)
+            } catch {
+                throw ConfigError(source: source, key: key, problem: error.description)
+            }
         case "held-back-changes":
             guard let count = Int(text), (1...10_000_000).contains(count) else {
                 throw ConfigError(source: source, key: key, problem: "'\(text)' is not a number of changes in 1...10000000")
@@ -253,6 +262,7 @@ public struct DaemonSettings: Equatable, Sendable {
             ("log-format", quoted(logFormat.rawValue)), ("metrics-listen", quoted(metricsListen.map(\.description) ?? "")),
             ("maintenance-interval", "\(maintenanceInterval)"), ("accept-shares", "\(acceptShares)"),
             ("discovery", "\(discovery)"), ("discovery-port", "\(discoveryPort)"),
+            ("trash-retention", quoted(trashRetention?.description ?? "0")),
             ("held-back-changes", "\(heldBackChanges)"), ("held-back-bytes", "\(heldBackBytes)"),
             ("held-back-bytes-per-peer", "\(heldBackBytesPerPeer)"), ("held-back-bytes-total", "\(heldBackBytesTotal)"),
         ]

@@ -7,12 +7,30 @@ import StoryStore
 
 extension API.Project {
     /// The project without its scenes (`ProjectJSONStream` adds them a piece at a time).
-    init(record: DocumentRecord, document: ProjectDocument, scenes: [API.Scene]) {
+    init(record: DocumentRecord, document: ProjectDocument, trash: API.Trash?, scenes: [API.Scene]) {
         let view = document.view
         self.init(
             id: record.id.description, name: record.name, title: view.title, description: view.description, aspectRatio: view.aspectRatio,
-            createdAt: view.createdAt, updatedAt: view.updatedAt, deleted: record.isDeleted, role: document.localRole.description,
-            readOnly: !document.localRole.canWrite, owner: document.owner?.description, legacy: document.isLegacy, scenes: scenes)
+            createdAt: view.createdAt, updatedAt: view.updatedAt, deleted: record.isDeleted, trash: trash,
+            role: document.localRole.description, readOnly: !document.localRole.canWrite, owner: document.owner?.description,
+            legacy: document.isLegacy, scenes: scenes)
+    }
+}
+
+extension API.Trash {
+    /// How a project is in the trash here (nil: it is not). Deleted for
+    /// everyone wins over hidden here; `purgeTime` is when the retention
+    /// (nil: never) ends, counted as `DocumentRecord.retentionStart` says.
+    init?(_ record: DocumentRecord, retention: TrashRetention?, localPeer: PeerID) {
+        if record.isDeletedForEveryone {
+            self.init(
+                scope: Self.everyone, by: record.deletedBy?.description, time: record.deletedTime ?? record.deletedSeen,
+                purgeTime: retention.flatMap { retention in record.retentionStart.map { $0 + retention.milliseconds } })
+        } else if record.isHidden {
+            self.init(scope: Self.thisMachine, by: localPeer.description, time: record.hiddenAt, purgeTime: nil)
+        } else {
+            return nil
+        }
     }
 }
 

@@ -27,6 +27,7 @@ enum ChangeSummary {
                 note("added", "\(objectKind)")
             case .insertProjectEntry: note("added", "project entry")
             case .move(let object, _, _), .reorder(let object, _, _): note("moved", kind(object), object)
+            case .setDeleted(.root, let isDeleted): extra.append(isDeleted ? "deleted the project" : "restored the project")
             case .setDeleted(let object, let isDeleted): note(isDeleted ? "deleted" : "restored", kind(object), object)
             case .addStroke: note("drew", "stroke")
             case .putStroke(_, let key, _): note("changed", "stroke", key)
@@ -37,7 +38,8 @@ enum ChangeSummary {
                 extra.append(role == .none ? "took \(peer.short)'s rights" : "made \(peer.short) \(role == .editor ? "an editor" : "a reader")")
             case .setField(let object, let key, _):
                 // Fields set on what the same change added are part of adding it.
-                if inserted[object] == nil, !fields.contains("\(key)") { fields.append("\(key)") }
+                // `deletedAt` goes with "deleted the project".
+                if inserted[object] == nil, key != .deletedAt, !fields.contains("\(key)") { fields.append("\(key)") }
             }
         }
         var parts = order.map { key -> String in

@@ -3,7 +3,7 @@ import StoryAPI
 import StoryCore
 import StoryStore
 
-/// `projects`: list, create, copy, show, rename, delete, restore.
+/// `projects`: list, create, copy, show, rename, delete, restore, purge.
 extension ControlAPI {
     func addProjectRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("projects") { request, _ in
@@ -31,19 +31,29 @@ extension ControlAPI {
         }
         routes.delete("projects/:project") { _, context in
             let id = try await existingProject(try context.parameter("project"))
-            try await setDeleted(true, id)
+            _ = try await trash.delete(id)
             return try await project(id)
         }
         routes.post("projects/:project/restore") { _, context in
             let id = try await existingProject(try context.parameter("project"))
-            try await setDeleted(false, id)
+            try await trash.restore(id)
             return try await project(id)
+        }
+        routes.post("projects/:project/purge") { request, context in
+            let force = request.query["force"]
+            guard [nil, "true", "false"].contains(force) else { throw APIError(.badRequest, "force must be true or false") }
+            let id = try await existingProject(try context.parameter("project"))
+            let purged = try await trash.purge(id, force: force == "true")
+            return .json(
+                API.PurgeResult(purged: id.description, name: purged.record.name, awaiting: purged.awaiting.map(\.description)))
         }
     }
 
     func projects(includingDeleted: Bool) async throws -> [API.ProjectSummary] {
         try await store.documents().filter { $0.kind == .project && (!$0.isDeleted || includingDeleted) }.map {
-            API.ProjectSummary(id: $0.id.description, name: $0.name, created: $0.created, deleted: $0.isDeleted)
+            API.ProjectSummary(
+                id: $0.id.description, name: $0.name, created: $0.created, deleted: $0.isDeleted,
+                trash: API.Trash($0, retention: trash.retention, localPeer: identity.peerID))
         }
     }
 
@@ -91,25 +101,12 @@ extension ControlAPI {
         }
     }
 
-    /// Deletes (to the trash) or restores a project and its library entries.
-    func setDeleted(_ deleted: Bool, _ id: DocumentID) async throws {
-        try await store.setDeleted(deleted, of: id)
-        let set = try await library.set()
-        for (libraryID, view) in set.views {
-            let entries = view.nodes.filter {
-                $0.document == id && $0.isInTrash != deleted && !(!deleted && $0.parent != .trash)
-            }.map(\.id)
-            guard !entries.isEmpty, (try? await store.localRole(of: libraryID)) ?? .none >= .editor else { continue }
-            try await library.edit(in: libraryID) { editor in
-                for entry in entries { if deleted { try editor.delete(entry) } else { try editor.restore(entry) } }
-            }
-        }
-    }
-
     /// The project as an answer, streamed (bounded memory for any size).
     func project(_ id: DocumentID, status: HTTPResponse.Status = .ok, withPoints: Bool = true) async throws -> Response {
         let record = try await projectRecord(id)
-        let stream = try ProjectJSONStream(record: record, document: try await store.project(id), withPoints: withPoints)
+        let stream = try ProjectJSONStream(
+            record: record, document: try await store.project(id),
+            trash: API.Trash(record, retention: trash.retention, localPeer: identity.peerID), withPoints: withPoints)
         return .streaming(stream.stream, contentType: "application/json", status: status)
     }
 }

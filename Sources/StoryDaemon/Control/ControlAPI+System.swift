@@ -31,7 +31,9 @@ extension ControlAPI {
         var members: [DocumentID: [MemberRecord]] = [:]
         for member in try await store.members() where member.peer != identity.peerID { members[member.document, default: []].append(member) }
         var sync: [API.DocumentSync] = []
-        for (record, version, acknowledged) in states where !record.isDeleted {
+        // Projects in the trash are listed too: they still sync (a restore made anywhere must arrive).
+        // A document only hidden here that is not a project (a library an upgrade put aside) is not.
+        for (record, version, acknowledged) in states where !record.isDeleted || record.kind == .project {
             let peers = (members[record.id] ?? []).map { member in
                 API.PeerSync(
                     peer: member.peer.description, mode: (ShareMode(role: member.role) ?? .readOnly).rawValue, role: member.role.description,
@@ -44,7 +46,9 @@ extension ControlAPI {
                     })
             }
             sync.append(
-                API.DocumentSync(id: record.id.description, kind: record.kind.description, name: record.name, changes: version.totalChanges, peers: peers))
+                API.DocumentSync(
+                    id: record.id.description, kind: record.kind.description, name: record.name, changes: version.totalChanges,
+                    deleted: record.isDeleted ? true : nil, peers: peers))
         }
         return API.Status(
             peerID: identity.peerID.description, name: name, uptimeSeconds: uptimeSeconds, documents: states.count,

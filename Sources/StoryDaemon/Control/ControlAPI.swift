@@ -18,6 +18,8 @@ struct ControlAPI: Sendable {
     /// Local discovery (nil when it is off).
     let discovery: LocalDiscovery?
     let library: LibraryService
+    /// Deleting, restoring and purging projects.
+    let trash: ProjectTrash
     /// The name told to peers.
     let name: String
     /// When the daemon started (for uptime).

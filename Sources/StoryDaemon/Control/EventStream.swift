@@ -78,6 +78,8 @@ enum EventStream {
             return API.Event(type: "peers.changed", time: now)
         case .accessChanged(let id):
             return API.Event(type: "shares.changed", time: now, document: id.description)
+        case .trashChanged(let id):
+            return API.Event(type: "trash.changed", time: now, document: id.description)
         }
     }
 }

@@ -23,7 +23,7 @@ final class ProjectJSONStream: Sendable {
     private let cursor = Mutex(0)
     static let chunkBytes = 64 << 10
 
-    init(record: DocumentRecord, document: ProjectDocument, withPoints: Bool = true) throws {
+    init(record: DocumentRecord, document: ProjectDocument, trash: API.Trash? = nil, withPoints: Bool = true) throws {
         self.withPoints = withPoints
         let encoder = API.encoder
         let view = document.view
@@ -44,7 +44,7 @@ final class ProjectJSONStream: Sendable {
                 try add(item)
             }
         }
-        let (head, tail) = try around(API.Project(record: record, document: document, scenes: []), list: "scenes")
+        let (head, tail) = try around(API.Project(record: record, document: document, trash: trash, scenes: []), list: "scenes")
         pieces.append(.bytes(head))
         try list(view.scenes) { scene in
             let (head, tail) = try around(API.Scene(scene, shots: []), list: "shots")

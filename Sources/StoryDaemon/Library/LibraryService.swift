@@ -52,7 +52,7 @@ actor LibraryService {
         if try await store.library(id).isLegacy {
             let legacy = id
             id = try await store.copyLibrary(legacy, at: now)
-            try await store.setDeleted(true, of: legacy)
+            try await store.setHidden(true, of: legacy, at: now)
             logger.notice("upgraded the library to signed authorship (\(legacy) is now \(id))")
         }
         libraryID = id

@@ -77,9 +77,11 @@ struct ControlService: Service, CustomStringConvertible {
     }
 }
 
-/// Periodic snapshots and compaction.
+/// Periodic snapshots and compaction, and purging what has been in the
+/// trash longer than `trash-retention`.
 struct MaintenanceService: Service, CustomStringConvertible {
     let store: Store
+    let trash: ProjectTrash
     let interval: Int
     let clock: WallClock
     let logger: Logger
@@ -90,7 +92,19 @@ struct MaintenanceService: Service, CustomStringConvertible {
             // Ends the sleep early (with an error) on shutdown.
             guard (try? await cancelWhenGracefulShutdown({ try await Task.sleep(for: .seconds(interval)) })) != nil else { return }
             await snapshotDueDocuments(of: store, now: .now, clock: clock, logger: logger)
+            await trash.purgeExpired()
         }
+    }
+}
+
+/// The library follows the trash: a project deleted or restored (here or by
+/// a peer) takes its entries in this daemon's library with it.
+struct TrashService: Service, CustomStringConvertible {
+    let trash: ProjectTrash
+    var description: String { "trash" }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await trash.run() }
     }
 }
 
