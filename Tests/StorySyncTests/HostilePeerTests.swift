@@ -191,6 +191,42 @@ import Testing
         await b.stop()
     }
 
+    /// A reader of a shared folder (a library document of its own) that
+    /// writes to it anyway, through an editor that relays: refused there, and
+    /// never reaches the owner; the folder's project is read-only to it too.
+    @Test func aReaderOfASharedFolderChangesNothingThroughAnEditor() async throws {
+        let (a, b, hostile, project, layer) = try await Self.setUp()
+        defer { a.remove(); b.remove() }
+        let folder = try await a.store.createDocument(kind: .library, name: "Films", at: 7)
+        _ = try await a.store.editLibrary(folder, at: 8) { _ = try $0.createProjectEntry(named: "Night Train", document: project) }
+        try await a.store.share(folder, with: b.identity.peerID, role: .editor, at: 9)
+        try await eventually("b has the folder") { await inSync(a, b, folder) }
+        // b, an editor of the folder, makes the hostile identity a reader of it and of its project.
+        try await b.store.addPeer(hostile.peerID, name: "hostile", at: 10)
+        try await b.store.share(folder, with: hostile.peerID, role: .reader, at: 11)
+        try await b.store.share(project, with: hostile.peerID, role: .reader, at: 11)
+        try await eventually("a learns the reader") { try await a.store.library(folder).role(of: hostile.peerID) == .reader }
+        var mine = LibraryDocument(id: folder, author: LocalAuthor(identity: try hostile.signingIdentity, nonce: 1)!)
+        try WireSync.send(from: try await b.store.library(folder), to: &mine)
+        mine.pretendToBeAnEditor()
+        let change = try mine.edit(at: 12) { try $0.createFolder(named: "Hijacked") }.change!
+        try await HostilePeer.session(to: b.port, as: hostile) { peer in
+            try await peer.send([change], of: folder)
+            try await peer.expectRefusal(.forbidden)
+        }
+        try await Self.honestPeersKeepSyncing(a, b, project, layer)
+        _ = try await b.store.editLibrary(folder, at: 13) { _ = try $0.createFolder(named: "Honest") }
+        try await eventually("the folder syncs on between honest peers") {
+            (try? await a.store.library(folder).view.nodes.contains { $0.name == "Honest" }) == true
+        }
+        for node in [a, b] {
+            #expect(try await node.store.library(folder).view.nodes.allSatisfy { $0.name != "Hijacked" })
+            #expect(try await node.store.version(of: folder)[mine.replica] == 0)
+        }
+        await a.stop()
+        await b.stop()
+    }
+
     @Test func heldBackChangesBeyondTheBoundsCloseTheConnectionAndAreDropped() async throws {
         var options = StoreOptions()
         options.heldBackPerDocument = HeldBackLimits(changes: 30, bytes: 1 << 20)

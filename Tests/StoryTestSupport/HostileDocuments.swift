@@ -39,6 +39,19 @@ extension ProjectDocument {
     }
 }
 
+extension LibraryDocument {
+    /// Makes this copy of a library (a shared folder) believe its identity is
+    /// an editor (see `ProjectDocument.pretendToBeAnEditor`).
+    public mutating func pretendToBeAnEditor() {
+        guard let author = replicaState.core.author else { return }
+        if replicaState.core.access.owner == nil { replicaState.core.access.owner = PeerID(digest: [UInt8](repeating: 0, count: 32)) }
+        replicaState.core.access.add(
+            AccessGrant(
+                id: OpID(counter: 1 << 60, replica: author.replica), seq: 1, author: author.identity.peer,
+                target: author.identity.peer, role: .editor))
+    }
+}
+
 extension SigningIdentity {
     /// Signs like the identity's daemon would (for forged changes in tests).
     public func signForTest(_ message: [UInt8]) -> [UInt8] { sign(message) }

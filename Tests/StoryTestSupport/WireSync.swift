@@ -31,6 +31,16 @@ public enum WireSync {
 
     /// Sends what `target` lacks: changes, or a snapshot when the source's log
     /// no longer reaches back far enough (as the sync protocol does).
+    /// Brings `target` (a copy of the same library) up to `source`.
+    public static func send(from source: LibraryDocument, to target: inout LibraryDocument) throws {
+        switch source.changes(since: try VersionVector(decoding: target.versionVector.encoded()[...])) {
+        case .changes(let changes):
+            if !changes.isEmpty { try target.apply(batch: ChangeBatch.encode(changes)[...]) }
+        case .snapshotRequired:
+            try target.merge(snapshot: source.snapshot())
+        }
+    }
+
     public static func send(from source: ProjectDocument, to target: inout ProjectDocument) throws {
         switch source.changes(since: try VersionVector(decoding: target.versionVector.encoded()[...])) {
         case .changes(let changes):
