@@ -66,7 +66,11 @@ extension API {
         public let role: String
         public let nodes: [LibraryNode]
 
-        public init(id: String, owner: String?, role: String, nodes: [LibraryNode], name: String? = nil) {
+        /// When it was deleted for everyone who shares it (it is in the trash), or null.
+        public let deletedAt: Int64?
+
+        public init(id: String, owner: String?, role: String, nodes: [LibraryNode], name: String? = nil, deletedAt: Int64? = nil) {
+            self.deletedAt = deletedAt
             self.name = name
             self.id = id
             self.owner = owner

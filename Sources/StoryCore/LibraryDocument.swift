@@ -146,6 +146,10 @@ public struct LibraryDocument: Sendable {
     /// A node's field.
     public func field(_ key: FieldKey, of node: OpID) -> FieldValue { state.node(node)?.field(key) ?? .null }
 
+    /// When this library document (a shared folder) was deleted for everyone
+    /// who shares it (milliseconds since 1970), or nil: it is not.
+    public var deletedAt: Int64? { state.node(.root)?.field(.deletedAt).number.map { Int64($0) } }
+
     /// The project document of an entry.
     public func document(of node: OpID) -> DocumentID? { state.node(node)?.document }
 
@@ -286,6 +290,8 @@ extension LibraryDocument {
             let updatedAt = try section.readSigned()
             let fields = try section.readFields(replicas: replicas)
             for (key, register) in fields where !key.accepts(register.value, on: kind) {
+                // The root of a shared folder carries when it was deleted (`LibraryState.apply`).
+                if id == .root, key == .deletedAt, FieldKey.deletedAt.accepts(register.value, on: .project) { continue }
                 throw CodecError(.invalidValue, "library node \(id) has a bad \(key) field")
             }
             guard nodes[id] == nil else { throw CodecError(.invalidValue, "library node \(id) repeated") }

@@ -58,6 +58,12 @@ public struct LibraryEditor: ChangeBuilder {
     }
 
     /// Renames a folder or project entry.
+    /// Deletes this library document (a shared folder) for everyone who
+    /// shares it, or restores it: its root's `deletedAt`, last writer wins.
+    public mutating func setDeleted(_ deleted: Bool) throws(DocumentError) {
+        try perform(.setField(object: .root, key: .deletedAt, value: deleted ? .number(Double(core.time)) : .null))
+    }
+
     public mutating func rename(_ node: OpID, to name: String) throws(DocumentError) {
         try perform(.setField(object: node, key: .name, value: .string(name)))
     }

@@ -86,8 +86,16 @@ struct LibraryState: Sendable {
             }
             touch(node, time: time, journal: &journal)
         case .setField(let node, let key, let value):
-            try checkMovable(node)
-            guard key.accepts(value, on: nodes[node]!.kind) else {
+            // The root of a shared folder (a library document) carries one field:
+            // when it was deleted for everyone (null: it is not).
+            if node == .root && key == .deletedAt {
+                guard nodes[node] != nil, value == .null || FieldKey.deletedAt.accepts(value, on: .project) else {
+                    throw DocumentError(.invalidValue, "a library's deletedAt is a time or null")
+                }
+            } else {
+                try checkMovable(node)
+            }
+            guard node == .root || key.accepts(value, on: nodes[node]!.kind) else {
                 throw DocumentError(.invalidValue, "library \(nodes[node]!.kind) has no \(key) field of that type")
             }
             let previous = nodes[node]!.fields[key]
@@ -354,6 +362,8 @@ struct LibraryState: Sendable {
     ) throws(DocumentError) {
         self.init()
         for (id, node) in nodes where !LibraryState.wellKnown.contains(id) { self.nodes[id] = node }
+        // The root keeps its one field: when a shared folder was deleted.
+        if let deleted = nodes[.root]?.fields[.deletedAt] { self.nodes[.root]?.fields[.deletedAt] = deleted }
         for (id, tree) in containers { self.containers[id] = tree }
         guard self.containers[.root]?.entries[.incoming]?.object == .incoming else {
             throw DocumentError(.invalidSnapshot, "the root list lacks the Incoming folder")

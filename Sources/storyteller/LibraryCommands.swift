@@ -19,12 +19,14 @@ struct Tree: ParsableCommand {
         if shown.isEmpty && library.shared.isEmpty { print("(the library is empty: storyteller projects create NAME)") }
         for node in shown { print(Self.line(node, short: short)) }
         let trashed = library.nodes.filter(\.inTrash)
-        if trash && !trashed.isEmpty {
+        let deletedShared = library.shared.filter { $0.deletedAt != nil }
+        if trash && !(trashed.isEmpty && deletedShared.isEmpty) {
             print("Trash")
             for node in trashed { print("  " + Self.line(node, short: short)) }
+            for shared in deletedShared { print("  \(shared.name ?? "Library")/  (a shared folder, deleted for everyone)") }
         }
         let names = Names(options)
-        for shared in library.shared {
+        for shared in library.shared where shared.deletedAt == nil {
             print("")
             let owner = shared.owner.map { "\(names.who($0, local: false, me: nil)) (\($0.prefix(7)))" } ?? "a peer"
             let rights = shared.role == "editor" ? "you may edit" : shared.role == "owner" ? "yours" : "read-only for you"

@@ -65,6 +65,29 @@ import Testing
         }
     }
 
+    /// A shared folder (a library document) deleted for everyone: its root's
+    /// deletedAt, last writer wins, kept in snapshots; other nodes refuse it.
+    @Test func aSharedFoldersDeletionIsItsRootsLastWriterWinsField() throws {
+        var replicas = (1...2).map { LibraryDocument(id: Self.id, replica: ReplicaID(UInt64($0))) }
+        let folder = try replicas[0].edit(at: 1) { try $0.createFolder(named: "Shorts") }.value
+        try WireSync.syncAll(&replicas)
+        try replicas[0].edit(at: 5) { try $0.setDeleted(true) }
+        try replicas[1].edit(at: 6) { try $0.rename(folder, to: "Short films") }
+        try WireSync.syncAll(&replicas)
+        #expect(replicas.allSatisfy { $0.deletedAt == 5 }, "an edit concurrent with the delete does not undo it")
+        let loaded = try LibraryDocument(snapshot: replicas[1].snapshot(), replica: ReplicaID(3))
+        #expect(loaded.deletedAt == 5)
+        // Concurrent restore and delete: the later one wins everywhere.
+        try replicas[1].edit(at: 7) { try $0.setDeleted(false) }
+        try replicas[0].edit(at: 8) { for _ in 0..<3 { try $0.describe(folder, as: "bump the clock") } }
+        try replicas[0].edit(at: 9) { try $0.setDeleted(true) }
+        try WireSync.syncAll(&replicas)
+        #expect(replicas[0].deletedAt == 9 && replicas[1].deletedAt == 9)
+        #expect(throws: DocumentError.self) {
+            try replicas[0].edit(at: 10) { try $0.perform(.setField(object: folder, key: .deletedAt, value: .number(1))) }
+        }
+    }
+
     @Test func purgeRemovesATrashedSubtreeForGood() throws {
         var library = LibraryDocument(id: Self.id, replica: ReplicaID(1))
         let (folder, child) = try library.edit(at: 1) { editor in

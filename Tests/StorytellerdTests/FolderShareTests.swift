@@ -163,6 +163,33 @@ import Testing
         #expect((body["scenes"] as? [Any])?.isEmpty == true, "b's edit made after its rights were taken never lands on a")
     }
 
+    @Test func aSharedFolderDeletedGoesToEveryonesTrashAndComesBackForAll() async throws {
+        let a = try await StartedDaemon.start(name: "a")
+        defer { a.stop() }
+        let b = try await StartedDaemon.start(name: "b")
+        defer { b.stop() }
+        try pair(a, "a", b, "b")
+        try ok(a, "folders", "create", "Films")
+        let project = try ok(a, "projects", "create", "Night Train", "--folder", "Films")
+        try ok(a, "share", "Films", "b")
+        try await eventually("b has the folder") { try sharedTree(b)["Films"] != nil }
+        func deleted(_ daemon: StartedDaemon) throws -> Bool? {
+            let library = try #require(try daemon.json("tree") as? [String: Any])
+            guard let folder = (library["shared"] as? [[String: Any]] ?? []).first(where: { $0["name"] as? String == "Films" }) else { return nil }
+            return folder["deletedAt"] != nil
+        }
+        try ok(a, "folders", "delete", "Films")
+        try await eventually("b sees it in the trash") { try deleted(b) == true }
+        #expect(!(try ok(b, "tree").contains("Films/")))
+        #expect(try ok(b, "tree", "--trash").contains("Films/  (a shared folder, deleted for everyone)"))
+        #expect(try ok(a, "tree", "--trash").contains("Trash\n  Films/"))
+        #expect(try role(of: project, on: b) == "editor", "the projects in it are not gone")
+        // b, an editor, brings it back for everyone; a's entry follows out of the trash.
+        try ok(b, "folders", "restore", "Films")
+        try await eventually("a's entry is back") { try ok(a, "tree").hasPrefix("Films/  (shared folder)") }
+        #expect(try deleted(b) == false)
+    }
+
     @Test func aReadOnlyFolderShareMakesEveryProjectInItReadOnlyThere() async throws {
         let a = try await StartedDaemon.start(name: "a")
         defer { a.stop() }

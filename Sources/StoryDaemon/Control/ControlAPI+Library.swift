@@ -39,13 +39,22 @@ extension ControlAPI {
         }
         routes.delete("library/nodes/:node") { _, context in
             let set = try await library.set()
-            let place = try editable(try set.resolve(try context.parameter("node")), in: set)
+            let resolved = try set.resolve(try context.parameter("node"))
+            if resolved.node == .root && resolved.library != set.main {
+                try await library.delete(folder: resolved.library, in: set)
+                return .json(try await node(resolved))
+            }
+            let place = try editable(resolved, in: set)
             try await library.edit(in: place.library) { try $0.delete(place.node) }
             return .json(try await node(place))
         }
         routes.post("library/nodes/:node/restore") { _, context in
             let set = try await library.set()
             let place = try set.resolve(try context.parameter("node"), inTrash: true)
+            if place.node == .root && place.library != set.main {
+                try await library.restore(folder: place.library, in: set)
+                return .json(try await node(place))
+            }
             try await library.edit(in: place.library) { try $0.restore(place.node) }
             return .json(try await node(place))
         }
@@ -174,12 +183,12 @@ extension ControlAPI {
             nodes.insert(contentsOf: incoming, at: insertion)
         }
         var shared: [API.SharedLibrary] = []
-        for folder in set.topLevelFolders {
+        for folder in set.topLevelFolders + set.deletedTopLevelFolders {
             let info = set.folders[folder]
             shared.append(
                 API.SharedLibrary(
                     id: folder.description, owner: info?.owner?.description, role: info?.role.description ?? "none",
-                    nodes: expanded(folder, in: set, depth: 0, documents: documents), name: info?.name))
+                    nodes: expanded(folder, in: set, depth: 0, documents: documents), name: info?.name, deletedAt: info?.deletedAt))
         }
         return API.Library(id: set.main.description, nodes: nodes, shared: shared)
     }

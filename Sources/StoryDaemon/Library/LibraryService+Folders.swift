@@ -241,4 +241,51 @@ extension LibraryService {
         try await revoke(moved, from: leaving, leaving: [place.library])
         return LibraryPlace(library: target.library, node: created)
     }
+
+    /// Deletes a shared folder: for everyone who shares it (its document says
+    /// so; they see it in their trash) when this daemon may edit it, and its
+    /// entry here goes to the trash.
+    /// - Throws: `APIError(.readOnly)` when this daemon may only read it and no library here lists it.
+    func delete(folder: DocumentID, in set: LibrarySet) async throws {
+        let role = try await store.localRole(of: folder)
+        let entry = set.mounts[folder]
+        var entryEditable = false
+        if let entry { entryEditable = try await store.localRole(of: entry.library) >= .editor }
+        guard role >= .editor || entryEditable else {
+            throw APIError(.readOnly, "\(set.folders[folder]?.name ?? "that folder") was shared with this machine read-only; it cannot delete it for the others")
+        }
+        if role >= .editor { try await edit(in: folder) { try $0.setDeleted(true) } }
+        if let entry, entryEditable, set.node(entry)?.isInTrash == false { try await edit(in: entry.library) { try $0.delete(entry.node) } }
+    }
+
+    /// Restores a deleted shared folder for everyone (and its entry here).
+    func restore(folder: DocumentID, in set: LibrarySet) async throws {
+        let role = try await store.localRole(of: folder)
+        guard role >= .editor else {
+            throw APIError(.readOnly, "\(set.folders[folder]?.name ?? "that folder") was shared with this machine read-only; it cannot restore it")
+        }
+        try await edit(in: folder) { try $0.setDeleted(false) }
+        if let entry = set.mounts[folder], set.node(entry)?.isInTrash == true, try await store.localRole(of: entry.library) >= .editor {
+            try await edit(in: entry.library) { _ = try $0.restore(entry.node) }
+        }
+    }
+
+    /// A shared folder deleted or restored elsewhere: its entries in the
+    /// libraries here this daemon may edit follow it into or out of the trash.
+    func followFolderTrash(_ folder: DocumentID) async {
+        do {
+            guard folder != (try id()), let record = try await store.documentIfPresent(folder), record.kind == .library else { return }
+            let deleted = try await store.library(folder).deletedAt != nil
+            let set = try await set()
+            for (libraryID, view) in set.views where libraryID != folder {
+                let entries = view.nodes.filter { $0.document == folder && $0.isInTrash != deleted && (deleted || $0.parent == .trash) }
+                guard !entries.isEmpty, try await store.localRole(of: libraryID) >= .editor else { continue }
+                try await edit(in: libraryID) { editor in
+                    for entry in entries { if deleted { try editor.delete(entry.id) } else { _ = try editor.restore(entry.id) } }
+                }
+            }
+        } catch {
+            logger.error("cannot move the entries of shared folder \(folder) with it to or from the trash: \(error)")
+        }
+    }
 }

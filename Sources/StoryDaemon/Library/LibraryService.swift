@@ -184,7 +184,8 @@ actor LibraryService {
             let document = try await store.library(record.id)
             guard !document.isLegacy else { continue }
             views[record.id] = document.view
-            folders[record.id] = LibrarySet.Folder(name: record.name ?? "Shared folder", owner: document.owner, role: document.localRole)
+            folders[record.id] = LibrarySet.Folder(
+                name: record.name ?? "Shared folder", owner: document.owner, role: document.localRole, deletedAt: document.deletedAt)
         }
         return LibrarySet(main: main, views: views, folders: folders)
     }

@@ -31,6 +31,8 @@ struct LibrarySet: Sendable {
         var name: String
         var owner: PeerID?
         var role: Role
+        /// When it was deleted for everyone (it is in the trash), or nil.
+        var deletedAt: Int64? = nil
     }
 
     /// Where each folder document is listed (its first live entry), if anywhere.
@@ -41,8 +43,9 @@ struct LibrarySet: Sendable {
         self.views = views
         self.folders = folders
         var mounts: [DocumentID: LibraryPlace] = [:]
+        // An entry in the trash still lists its folder (a deleted shared folder is mounted where its entry is).
         for (library, view) in views.sorted(by: { $0.key == main ? true : $1.key == main ? false : $0.key < $1.key }) {
-            for node in view.nodes where !node.isInTrash {
+            for node in view.nodes.sorted(by: { !$0.isInTrash && $1.isInTrash }) {
                 guard let document = node.document, folders[document] != nil, document != library, mounts[document] == nil else { continue }
                 mounts[document] = LibraryPlace(library: library, node: node.id)
             }
@@ -50,9 +53,14 @@ struct LibrarySet: Sendable {
         self.mounts = mounts
     }
 
-    /// Folder documents listed nowhere here: shown at the top under their name.
+    /// Folder documents listed nowhere here and not deleted: shown at the top under their name.
     var topLevelFolders: [DocumentID] {
-        folders.keys.filter { mounts[$0] == nil }.sorted { (folders[$0]!.name, $0) < (folders[$1]!.name, $1) }
+        folders.keys.filter { mounts[$0] == nil && folders[$0]!.deletedAt == nil }.sorted { (folders[$0]!.name, $0) < (folders[$1]!.name, $1) }
+    }
+
+    /// Folder documents listed nowhere here and deleted for everyone: shown in the trash.
+    var deletedTopLevelFolders: [DocumentID] {
+        folders.keys.filter { mounts[$0] == nil && folders[$0]!.deletedAt != nil }.sorted { (folders[$0]!.name, $0) < (folders[$1]!.name, $1) }
     }
 
     /// Whether a document is a shared folder here.
@@ -125,9 +133,8 @@ struct LibrarySet: Sendable {
         for (index, name) in names.enumerated() {
             if index == 0 {
                 candidates = children(of: LibraryPlace(library: main, node: inTrash ? .trash : .root), inTrash: inTrash, named: name)
-                if !inTrash {
-                    candidates += topLevelFolders.filter { folders[$0]?.name == name }.map { LibraryPlace(library: $0, node: .root) }
-                }
+                candidates += (inTrash ? deletedTopLevelFolders : topLevelFolders).filter { folders[$0]?.name == name }
+                    .map { LibraryPlace(library: $0, node: .root) }
             } else {
                 candidates = candidates.flatMap { children(of: $0, inTrash: false, named: name) }
             }

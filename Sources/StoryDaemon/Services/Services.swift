@@ -32,10 +32,15 @@ struct PeerService: Service, CustomStringConvertible {
     var description: String { "peers" }
 
     func run() async throws {
-        try await withGracefulShutdownHandler {
-            try await manager.run(host: address.host, port: address.port)
-        } onGracefulShutdown: {
-            Task { await manager.shutdown(timeout: .seconds(5)) }
+        do {
+            try await withGracefulShutdownHandler {
+                try await manager.run(host: address.host, port: address.port)
+            } onGracefulShutdown: {
+                Task { await manager.shutdown(timeout: .seconds(5)) }
+            }
+        } catch is CancellationError {
+            // Cancelled after its graceful shutdown (its event loop was still
+            // waiting for the store's next event): a clean stop, not a failure.
         }
     }
 }

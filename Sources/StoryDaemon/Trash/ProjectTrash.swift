@@ -176,7 +176,12 @@ struct ProjectTrash: Sendable {
             logger.error("cannot list the projects in the trash: \(error)")
         }
         for await event in events {
-            if case .trashChanged(let id) = event { await followInLibrary(id) }
+            switch event {
+            case .trashChanged(let id): await followInLibrary(id)
+            // A shared folder deleted or restored (here or by a peer): its entries follow.
+            case .documentChanged(let id, _, _): await library.followFolderTrash(id)
+            default: continue
+            }
         }
     }
 
