@@ -55,8 +55,12 @@ func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
             }
             let own = await discovery.addresses(of: discovery.peerID)
             #expect(own.isEmpty, "its own announcements are not listed")
+            // Its own first announcement may still be on its way under load: the others may have heard it from a reply.
+            try await eventually("daemon \(index) counts its announcements", timeout: .seconds(30)) {
+                await discovery.status().statistics.announcementsSent >= 1
+            }
             let status = await discovery.status()
-            #expect(status.isRunning && status.problem == nil && status.statistics.announcementsSent >= 1)
+            #expect(status.isRunning && status.problem == nil)
         }
         for run in runs { run.cancel() }
         for run in runs { await run.value }
