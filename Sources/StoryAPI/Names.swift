@@ -181,6 +181,22 @@ extension API {
         }
     }
 
+    /// The names from the top down to `node` (its own last), walking parents
+    /// through `byID` (at most 256 steps), with the name of a shared folder
+    /// at the top when the walk ends at one of `tops`.
+    static func names(of node: LibraryNode, byID: [String: LibraryNode], tops: [String: String] = [:]) -> [String] {
+        var names = [node.name ?? ""]
+        var parent = node.parent
+        var steps = 0
+        while let folder = byID[parent], steps < 256 {
+            names.append(folder.name ?? "")
+            parent = folder.parent
+            steps += 1
+        }
+        if let top = tops[parent] { names.append(top) }
+        return names.reversed()
+    }
+
     /// Folders of the library (shared folders too, and those peers share with
     /// this daemon): by path (`Films/Shorts`) or node id.
     public static func folderCandidates(_ library: Library) -> [Candidate] {
@@ -189,16 +205,7 @@ extension API {
             var byID: [String: LibraryNode] = [:]
             for node in nodes { byID[node.id] = node }
             for node in nodes where node.kind == "folder" && !node.inTrash && node.id != "incoming" {
-                var names = [node.name ?? ""]
-                var parent = node.parent
-                var steps = 0
-                while let folder = byID[parent], steps < 256 {
-                    names.append(folder.name ?? "")
-                    parent = folder.parent
-                    steps += 1
-                }
-                if let top { names.append(top) }
-                let path = names.reversed().joined(separator: "/")
+                let path = ((top.map { [$0] } ?? []) + Self.names(of: node, byID: byID)).joined(separator: "/")
                 result.append(Candidate(id: node.id, names: [path], display: "folder \(path)\(node.folder != nil ? " (shared)" : "")"))
             }
         }
@@ -221,16 +228,7 @@ extension API {
         var paths: [String: [String]] = [:]
         for node in everything where node.kind == "project" && !node.inTrash {
             guard let project = node.project else { continue }
-            var names = [node.name ?? ""]
-            var parent = node.parent
-            var steps = 0
-            while let folder = byID[parent], steps < 256 {
-                names.append(folder.name ?? "")
-                parent = folder.parent
-                steps += 1
-            }
-            if let top = tops[parent] { names.append(top) }
-            paths[project, default: []].append(names.reversed().joined(separator: "/"))
+            paths[project, default: []].append(Self.names(of: node, byID: byID, tops: tops).joined(separator: "/"))
         }
         return paths
     }

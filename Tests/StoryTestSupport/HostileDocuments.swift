@@ -24,14 +24,7 @@ extension ProjectDocument {
 
     /// Makes this copy believe its identity is an editor, so its editor makes
     /// (signed) edits the identity has no right to.
-    public mutating func pretendToBeAnEditor() {
-        guard let author = replicaState.core.author else { return }
-        if replicaState.core.access.owner == nil { replicaState.core.access.owner = PeerID(digest: [UInt8](repeating: 0, count: 32)) }
-        replicaState.core.access.add(
-            AccessGrant(
-                id: OpID(counter: 1 << 60, replica: author.replica), seq: 1, author: author.identity.peer,
-                target: author.identity.peer, role: .editor))
-    }
+    public mutating func pretendToBeAnEditor() { replicaState.core.pretendToBeAnEditor() }
 
     /// The next sequence number and first counter a change of `replica` would have here.
     public func nextHeader(of replica: ReplicaID) -> (seq: UInt64, counter: UInt64) {
@@ -42,10 +35,16 @@ extension ProjectDocument {
 extension LibraryDocument {
     /// Makes this copy of a library (a shared folder) believe its identity is
     /// an editor (see `ProjectDocument.pretendToBeAnEditor`).
-    public mutating func pretendToBeAnEditor() {
-        guard let author = replicaState.core.author else { return }
-        if replicaState.core.access.owner == nil { replicaState.core.access.owner = PeerID(digest: [UInt8](repeating: 0, count: 32)) }
-        replicaState.core.access.add(
+    public mutating func pretendToBeAnEditor() { replicaState.core.pretendToBeAnEditor() }
+}
+
+extension ReplicaCore {
+    /// Grants this replica's identity the editor role in its own access list,
+    /// with no change that says so (what a modified daemon would do).
+    mutating func pretendToBeAnEditor() {
+        guard let author else { return }
+        if access.owner == nil { access.owner = PeerID(digest: [UInt8](repeating: 0, count: 32)) }
+        access.add(
             AccessGrant(
                 id: OpID(counter: 1 << 60, replica: author.replica), seq: 1, author: author.identity.peer,
                 target: author.identity.peer, role: .editor))

@@ -24,6 +24,21 @@ import Testing
         try ok(b, "peers", "add", try a.peerID(), "--address", "127.0.0.1:\(try a.port())", "--name", aName)
     }
 
+    /// Two daemons, a and b, paired both ways.
+    private func startedPair() async throws -> (StartedDaemon, StartedDaemon) {
+        let a = try await StartedDaemon.start(name: "a")
+        var b: StartedDaemon?
+        do {
+            b = try await StartedDaemon.start(name: "b")
+            try pair(a, "a", b!, "b")
+            return (a, b!)
+        } catch {
+            a.stop()
+            b?.stop()
+            throw error
+        }
+    }
+
     /// This daemon's role in a project (`none` when it does not have it).
     private func role(of project: String, on daemon: StartedDaemon) throws -> String {
         let response = try daemon.client.get("/v1/projects/\(project)?points=false")
@@ -43,11 +58,8 @@ import Testing
     }
 
     @Test func aSharedFolderTakesInWhatGoesInAndLetsGoWhatLeaves() async throws {
-        let a = try await StartedDaemon.start(name: "a")
-        defer { a.stop() }
-        let b = try await StartedDaemon.start(name: "b")
-        defer { b.stop() }
-        try pair(a, "a", b, "b")
+        let (a, b) = try await startedPair()
+        defer { a.stop(); b.stop() }
 
         try ok(a, "folders", "create", "Films")
         try ok(a, "folders", "create", "Shorts", "--in", "Films")
@@ -120,11 +132,8 @@ import Testing
     }
 
     @Test func concurrentMovesInASharedFolderEndInOnePlaceOnBoth() async throws {
-        let a = try await StartedDaemon.start(name: "a")
-        defer { a.stop() }
-        let b = try await StartedDaemon.start(name: "b")
-        defer { b.stop() }
-        try pair(a, "a", b, "b")
+        let (a, b) = try await startedPair()
+        defer { a.stop(); b.stop() }
         try ok(a, "folders", "create", "Films")
         for name in ["Left", "Right"] { try ok(a, "folders", "create", name, "--in", "Films") }
         let project = try ok(a, "projects", "create", "Wanderer", "--folder", "Films")
@@ -142,11 +151,8 @@ import Testing
     }
 
     @Test func anUnshareMadeWhileThePeerIsAwayHoldsWhenItComesBack() async throws {
-        let a = try await StartedDaemon.start(name: "a")
-        defer { a.stop() }
-        let b = try await StartedDaemon.start(name: "b")
-        defer { b.stop() }
-        try pair(a, "a", b, "b")
+        let (a, b) = try await startedPair()
+        defer { a.stop(); b.stop() }
         try ok(a, "folders", "create", "Films")
         let project = try ok(a, "projects", "create", "Night Train", "--folder", "Films")
         try ok(a, "share", "Films", "b")
@@ -164,11 +170,8 @@ import Testing
     }
 
     @Test func aSharedFolderDeletedGoesToEveryonesTrashAndComesBackForAll() async throws {
-        let a = try await StartedDaemon.start(name: "a")
-        defer { a.stop() }
-        let b = try await StartedDaemon.start(name: "b")
-        defer { b.stop() }
-        try pair(a, "a", b, "b")
+        let (a, b) = try await startedPair()
+        defer { a.stop(); b.stop() }
         try ok(a, "folders", "create", "Films")
         let project = try ok(a, "projects", "create", "Night Train", "--folder", "Films")
         try ok(a, "share", "Films", "b")
@@ -211,11 +214,8 @@ import Testing
     }
 
     @Test func offersWaitForAUserWhenThePeerIsNotTrustedToShareFreely() async throws {
-        let a = try await StartedDaemon.start(name: "a")
-        defer { a.stop() }
-        let b = try await StartedDaemon.start(name: "b")
-        defer { b.stop() }
-        try pair(a, "a", b, "b")
+        let (a, b) = try await startedPair()
+        defer { a.stop(); b.stop() }
         #expect(try ok(b, "peers", "set", "a", "--auto-accept", "off").contains("wait in `storyteller shares pending`"))
         let peers = try #require(try b.json("peers") as? [[String: Any]])
         #expect(peers.first?["autoAccept"] as? Bool == false)

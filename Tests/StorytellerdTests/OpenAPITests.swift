@@ -29,6 +29,48 @@ import Testing
         #expect(documented == served, "in the file only: \(documented.subtracting(served)); served only: \(served.subtracting(documented))")
     }
 
+    /// Tools (schemathesis, generators) find operations by id: each id names
+    /// one operation, and every link names an operation and its parameters.
+    @Test func operationIdsAreUniqueAndLinksNameRealParameters() throws {
+        let document = try Self.document()
+        let paths = try #require(document["paths"] as? [String: [String: Any]])
+        let components = document["components"] as? [String: Any]
+        let declared = components?["parameters"] as? [String: [String: Any]] ?? [:]
+        func names(_ list: Any?) -> [String] {
+            (list as? [[String: Any]] ?? []).compactMap { parameter in
+                if let reference = parameter["$ref"] as? String {
+                    return declared[String(reference.split(separator: "/").last ?? "")]?["name"] as? String
+                }
+                return parameter["name"] as? String
+            }
+        }
+        var parameters: [String: Set<String>] = [:]
+        var links: [(from: String, target: String, parameter: String)] = []
+        for (path, item) in paths {
+            let shared = names(item["parameters"])
+            for (method, value) in item {
+                guard let operation = value as? [String: Any], let id = operation["operationId"] as? String else { continue }
+                #expect(parameters[id] == nil, "operationId \(id) is used twice (again on \(method.uppercased()) \(path))")
+                let own = names(operation["parameters"])
+                parameters[id] = Set(shared + own)
+                for (status, response) in operation["responses"] as? [String: [String: Any]] ?? [:] {
+                    for (_, link) in response["links"] as? [String: [String: Any]] ?? [:] {
+                        let target = link["operationId"] as? String ?? "?"
+                        for name in (link["parameters"] as? [String: Any] ?? [:]).keys {
+                            links.append(("\(method.uppercased()) \(path) \(status)", target, name))
+                        }
+                    }
+                }
+            }
+        }
+        #expect(!links.isEmpty)
+        for link in links {
+            let known = parameters[link.target]
+            #expect(known != nil, "\(link.from) links to \(link.target), which is no operation")
+            #expect(known?.contains(link.parameter) ?? true, "\(link.from) gives \(link.target) a parameter \(link.parameter) it does not have")
+        }
+    }
+
     @Test func answersOfARunningDaemonMatchTheirSchemas() async throws {
         let document = try Self.document()
         let validator = SchemaValidator(document: document)
