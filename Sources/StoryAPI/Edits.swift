@@ -343,6 +343,7 @@ extension API.EditOperation: Codable {
             case .color(let color): try put("value", color.hexRGBA)
             case .transform(let affine): try put("value", affine.components)
             case .id(let id): try put("value", id.description)
+            case .media(let media): try put("value", API.Media(media))
             }
         case .duplicateShot(let shot, let at):
             try put("shot", shot)
@@ -496,7 +497,7 @@ private struct OperationFields {
         guard container.contains(AnyKey("value")) else { throw missing("value") }
         let isNull = try container.decodeNil(forKey: AnyKey("value"))
         switch key {
-        case .title, .description, .caption, .notes, .name:
+        case .title, .description, .caption, .notes, .name, .dialogue, .action:
             if isNull { return .null }
             do { return .string(try container.decode(String.self, forKey: AnyKey("value"))) } catch {
                 throw invalid("value", "of '\(key)' takes a string")
@@ -532,6 +533,26 @@ private struct OperationFields {
                 throw invalid("value", "of 'group' takes a layer group id or null")
             }
             return .id(id)
+        case .fit:
+            if isNull { return .null }
+            guard let text = try? container.decode(String.self, forKey: AnyKey("value")), FieldKey.fitModes.contains(text) else {
+                throw invalid("value", "of 'fit' takes \(FieldKey.fitModes.map { "\"\($0)\"" }.joined(separator: ", ")) or null")
+            }
+            return .string(text)
+        case .image, .sound:
+            if isNull { return .null }
+            let media: API.Media
+            do { media = try container.decode(API.Media.self, forKey: AnyKey("value")) } catch {
+                throw invalid("value", "of '\(key)' takes a media object {\"blob\": SHA-256 hex, \"type\", \"bytes\" …} or null")
+            }
+            switch media.reference() {
+            case .success(let reference):
+                guard key == .image ? reference.type.isImage : reference.type.isSound else {
+                    throw invalid("value", "of '\(key)' takes \(key == .image ? "an image" : "a sound"), not a \(reference.type)")
+                }
+                return .media(reference)
+            case .failure(let error): throw invalid("value", error.message)
+            }
         case .deletedAt:
             // Not editable (`FieldKey.editable`): only deleting a project writes it.
             throw invalid("field", "'deletedAt' is set by deleting the project (DELETE /v1/projects/{id})")

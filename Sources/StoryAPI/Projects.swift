@@ -1,3 +1,5 @@
+import StoryCore
+
 extension API {
     /// A project as `GET /v1/projects` lists it.
     public struct ProjectSummary: Codable, Sendable {
@@ -242,6 +244,55 @@ extension API {
             self.width = width
             self.cap = cap
             self.join = join
+        }
+    }
+}
+
+extension API {
+    /// An image or a sound as answers show it (and as `set` takes it): the
+    /// blob's SHA-256 in hex, its MIME type and size, the picture's pixel size
+    /// or the sound's duration and start offset, and whether this daemon holds
+    /// the bytes yet.
+    public struct Media: Codable, Sendable, Equatable {
+        /// SHA-256 of the bytes, 64 hex digits.
+        public var blob: String
+        /// MIME type, e.g. `image/png`.
+        public var type: String
+        public var bytes: UInt64
+        public var width: UInt32?
+        public var height: UInt32?
+        /// Seconds (sound).
+        public var duration: Double?
+        /// Seconds into the shot at which the sound starts.
+        public var offset: Double?
+        /// `complete`, `partial` or `missing` on this daemon (answers only).
+        public var state: String?
+
+        public init(_ media: MediaReference, state: String? = nil) {
+            blob = media.hash.description
+            type = media.type.mimeType
+            bytes = media.byteCount
+            width = media.type.isImage ? media.pixelWidth : nil
+            height = media.type.isImage ? media.pixelHeight : nil
+            duration = media.type.isSound ? media.duration : nil
+            offset = media.type.isSound ? media.offset : nil
+            self.state = state
+        }
+
+        /// The reference it describes, or a sentence saying what is wrong.
+        public func reference() -> Result<MediaReference, APIError> {
+            guard let hash = BlobHash(hex: blob) else {
+                return .failure(APIError(.badRequest, "'blob' must be a SHA-256 in 64 hex digits"))
+            }
+            guard let mediaType = MediaType(mimeType: type) else {
+                let known = MediaType.allCases.map(\.mimeType).joined(separator: ", ")
+                return .failure(APIError(.badRequest, "'type' is '\(type)', not a media type Storyteller takes (\(known))"))
+            }
+            let media = MediaReference(
+                hash: hash, type: mediaType, byteCount: bytes, pixelWidth: width ?? 0, pixelHeight: height ?? 0,
+                duration: duration ?? 0, offset: offset ?? 0)
+            guard media.isWellFormed else { return .failure(APIError(.badRequest, "the media's size, pixels or duration are out of range")) }
+            return .success(media)
         }
     }
 }

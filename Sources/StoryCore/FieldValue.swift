@@ -10,6 +10,8 @@ public enum FieldValue: Hashable, Sendable {
     case transform(Affine)
     /// A reference, e.g. a layer's group id.
     case id(OpID)
+    /// An image or a sound: the blob's hash and what it is (`MediaReference`).
+    case media(MediaReference)
 
     /// The string, if this is one.
     public var string: String? {
@@ -47,6 +49,12 @@ public enum FieldValue: Hashable, Sendable {
         return nil
     }
 
+    /// The media reference, if this is one.
+    public var media: MediaReference? {
+        if case .media(let value) = self { return value }
+        return nil
+    }
+
     var isNull: Bool { self == .null }
 
     /// The longest string a field may hold, in UTF-8 bytes.
@@ -76,6 +84,18 @@ public enum FieldKey: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     /// flag by `ProjectEditor.deleteProject`; informational (docs/crdt.md,
     /// "Deleting a project"). Not settable through the control API.
     case deletedAt = 14
+    /// A shot's line of dialogue, and what happens in it (storyboard sheets
+    /// print both beside the caption).
+    case dialogue = 15
+    case action = 16
+    /// An image layer's picture (`.media`, an image type): a layer with an
+    /// image holds no strokes.
+    case image = 17
+    /// How an image layer's picture fits the frame before its transform:
+    /// "contain" (default), "cover" or "stretch".
+    case fit = 18
+    /// A shot's sound (`.media`, a sound type, with its start offset).
+    case sound = 19
 
     /// The camelCase name used in JSON and on the command line.
     public var description: String {
@@ -94,8 +114,16 @@ public enum FieldKey: UInt8, CaseIterable, Sendable, CustomStringConvertible {
         case .transform: "transform"
         case .group: "group"
         case .deletedAt: "deletedAt"
+        case .dialogue: "dialogue"
+        case .action: "action"
+        case .image: "image"
+        case .fit: "fit"
+        case .sound: "sound"
         }
     }
+
+    /// How an image may fit its frame (`fit`).
+    public static let fitModes = ["contain", "cover", "stretch"]
 
     /// The keys a client may set with an edit: all but `deletedAt`, which
     /// only a project's deletion writes.
@@ -114,7 +142,7 @@ public enum FieldKey: UInt8, CaseIterable, Sendable, CustomStringConvertible {
         switch (self, value) {
         case (_, .null): return true
         case (.title, .string(let s)), (.description, .string(let s)), (.caption, .string(let s)),
-            (.notes, .string(let s)), (.name, .string(let s)):
+            (.notes, .string(let s)), (.name, .string(let s)), (.dialogue, .string(let s)), (.action, .string(let s)):
             return s.utf8.count <= FieldValue.maximumStringBytes
         case (.aspectRatio, .number(let n)): return n.isFinite && n > 0 && n <= 100
         case (.duration, .number(let n)): return n.isFinite && n >= 0 && n <= 86_400
@@ -124,6 +152,9 @@ public enum FieldKey: UInt8, CaseIterable, Sendable, CustomStringConvertible {
         case (.transform, .transform(let t)): return t.isFinite
         case (.group, .id): return true
         case (.deletedAt, .number(let n)): return n.isFinite
+        case (.image, .media(let media)): return media.type.isImage && media.isWellFormed && media.offset == 0
+        case (.sound, .media(let media)): return media.type.isSound && media.isWellFormed
+        case (.fit, .string(let s)): return Self.fitModes.contains(s)
         default: return false
         }
     }
@@ -157,8 +188,8 @@ public enum ObjectKind: UInt8, CaseIterable, Sendable, CustomStringConvertible {
         switch self {
         case .project: [.title, .description, .aspectRatio, .deletedAt]
         case .scene: [.title, .description]
-        case .shot: [.background, .caption, .notes, .duration, .aspectRatio]
-        case .layer: [.name, .visible, .locked, .opacity, .transform, .group]
+        case .shot: [.background, .caption, .notes, .duration, .aspectRatio, .dialogue, .action, .sound]
+        case .layer: [.name, .visible, .locked, .opacity, .transform, .group, .image, .fit]
         case .folder, .projectEntry: [.name, .description]
         }
     }
@@ -197,6 +228,9 @@ extension ByteWriter {
             write(byte: 7)
             write(varint: id.counter)
             write(fixed64: id.replica.rawValue)
+        case .media(let media):
+            write(byte: 8)
+            write(media: media)
         }
     }
 }
@@ -218,6 +252,7 @@ extension ByteReader {
         case 5: return .color(Color(rgba: try readFixed32()))
         case 6: return .transform(try readAffine())
         case 7: return .id(OpID(counter: try readVarint(), replica: ReplicaID(try readFixed64())))
+        case 8: return .media(try readMedia())
         case let tag: throw CodecError(.invalidValue, "unknown field value tag \(tag)", offset: start)
         }
     }
