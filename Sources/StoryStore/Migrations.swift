@@ -176,24 +176,27 @@ enum Schema {
     ]
 
     /// Applies the migrations the database lacks, each in its own transaction.
+    /// `list` is the store's schema unless another database (the blob store's)
+    /// keeps its own.
     /// - Throws: `StoreError(.newerSchema)` if the database knows migrations this build does not.
-    static func migrate(_ connection: Connection, upTo count: Int = migrations.count) throws {
+    static func migrate(_ connection: Connection, _ list: [Migration] = migrations, upTo count: Int? = nil) throws {
+        let count = count ?? list.count
         try connection.execute("CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied INTEGER NOT NULL)")
         let applied = Set(try connection.query("SELECT id FROM schema_migrations") { $0.text(0) ?? "" })
-        let known = Set(migrations.map(\.id))
+        let known = Set(list.map(\.id))
         if let unknown = applied.subtracting(known).sorted().first {
             throw StoreError(
                 .newerSchema, "the database was written by a newer Storyteller (migration \(unknown)); upgrade to open it",
                 path: connection.path)
         }
-        for migration in migrations.prefix(count) where !applied.contains(migration.id) {
+        for migration in list.prefix(count) where !applied.contains(migration.id) {
             try connection.transaction {
                 try connection.execute(migration.sql)
                 try connection.run(
                     "INSERT INTO schema_migrations (id, applied) VALUES (?, strftime('%s','now'))", [.text(migration.id)])
             }
         }
-        try connection.execute("PRAGMA user_version = \(min(count, migrations.count))")
+        try connection.execute("PRAGMA user_version = \(min(count, list.count))")
     }
 
     /// The ids of the migrations a database has applied, in order of application.

@@ -1,0 +1,39 @@
+import StoryCore
+
+/// What the blob store holds of one blob.
+public struct BlobRecord: Hashable, Sendable {
+    /// Whether all of the bytes are here.
+    public enum State: Hashable, Sendable {
+        /// Every byte, checked against the hash.
+        case complete
+        /// Being received from peers: `heldChunks` of `totalChunks` are here.
+        case partial(heldChunks: Int, totalChunks: Int)
+    }
+
+    /// The SHA-256 of the bytes (the blob's name).
+    public var hash: BlobHash
+    /// The blob's length.
+    public var byteCount: UInt64
+    public var type: MediaType
+    public var state: State
+    /// The length of every chunk but the last (which may be shorter).
+    public var chunkSize: Int
+
+    public init(hash: BlobHash, byteCount: UInt64, type: MediaType, state: State, chunkSize: Int) {
+        self.hash = hash
+        self.byteCount = byteCount
+        self.type = type
+        self.state = state
+        self.chunkSize = chunkSize
+    }
+
+    /// How many chunks the blob has: ceil(byteCount / chunkSize) (0 for no bytes).
+    public var chunkCount: Int { Self.chunkCount(byteCount: byteCount, chunkSize: chunkSize) }
+
+    /// Whether all of the bytes are here.
+    public var isComplete: Bool { state == .complete }
+
+    static func chunkCount(byteCount: UInt64, chunkSize: Int) -> Int {
+        Int((byteCount + UInt64(chunkSize) - 1) / UInt64(chunkSize))
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import StoryCore
+
+/// A blob being received from a local client: its bytes go to a temporary
+/// file in the store's `tmp/` as they come, hashed on the way, never whole in
+/// memory. `finish()` it, look at `temporaryPath` if need be, then hand it
+/// to `BlobStore.commit(_:type:)` — or `discard()` it.
+///
+/// Used by one task at a time (hence `@unchecked Sendable`: it may move
+/// between tasks, never be shared by two at once). An upload neither
+/// committed nor discarded is discarded when it is released.
+public final class BlobUpload: @unchecked Sendable {
+    private enum State {
+        case writing
+        case finished(hash: BlobHash, byteCount: UInt64)
+        case committed
+        case discarded
+    }
+
+    /// Where the bytes are until they are committed (or discarded).
+    public let temporaryPath: String
+    private let maximumBytes: UInt64
+    private var file: BlobFile?
+    private let hasher = SHA256Stream()
+    private var state = State.writing
+    /// Bytes written so far.
+    public private(set) var byteCount: UInt64 = 0
+
+    /// Opens a new temporary file in `directory` (mode 0600).
+    init(directory: String, maximumBytes: UInt64) throws(BlobError) {
+        var random = SystemRandomNumberGenerator()
+        let name = (0..<2).map { _ in String(random.next() as UInt64, radix: 16) }.joined(separator: "-")
+        temporaryPath = directory + "/upload-" + name
+        self.maximumBytes = maximumBytes
+        file = try BlobFile.openForWriting(temporaryPath, exclusive: true)
+    }
+
+    deinit {
+        discard()
+    }
+
+    /// Appends bytes.
+    /// - Throws: `BlobError(.tooLarge)` as soon as the total passes the
+    ///   store's limit (the upload is discarded then); `.io` if the disk
+    ///   fails; `.invalid` once the upload is finished or discarded.
+    public func write(_ bytes: some Collection<UInt8>) throws(BlobError) {
+        guard case .writing = state, let file else {
+            throw BlobError(.invalid, "the upload was already \(stateWord); nothing more can be written to it", path: temporaryPath)
+        }
+        let count = UInt64(bytes.count)
+        guard count <= maximumBytes - byteCount else {
+            discard()
+            throw BlobError(
+                .tooLarge,
+                "the file is larger than \(ByteCountText.text(maximumBytes)), the limit (blob-max-bytes); nothing was kept")
+        }
+        do {
+            try file.write(contentsOf: bytes, at: byteCount)
+        } catch {
+            discard()
+            throw error
+        }
+        hasher.update(contentsOf: bytes)
+        byteCount += count
+    }
+
+    /// Puts the bytes on disk; the blob's hash and length. Again is the same answer.
+    /// - Throws: `BlobError(.io)` if the file cannot be flushed (the upload is
+    ///   discarded then), `.invalid` once discarded or committed.
+    @discardableResult
+    public func finish() throws(BlobError) -> (hash: BlobHash, byteCount: UInt64) {
+        switch state {
+        case .finished(let hash, let byteCount): return (hash, byteCount)
+        case .committed, .discarded:
+            throw BlobError(.invalid, "the upload was already \(stateWord)", path: temporaryPath)
+        case .writing: break
+        }
+        do {
+            try file?.sync()
+        } catch {
+            discard()
+            throw error
+        }
+        file?.close()
+        file = nil
+        let hash = hasher.finalize()
+        state = .finished(hash: hash, byteCount: byteCount)
+        return (hash, byteCount)
+    }
+
+    /// Deletes the temporary file. Again, or after a commit, does nothing.
+    public func discard() {
+        switch state {
+        case .committed, .discarded: return
+        case .writing, .finished: break
+        }
+        file?.close()
+        file = nil
+        try? FileSystem.remove(temporaryPath)
+        state = .discarded
+    }
+
+    /// The store took the file (renamed it, or deleted it as a duplicate).
+    func markCommitted() {
+        state = .committed
+    }
+
+    private var stateWord: String {
+        switch state {
+        case .writing: "open"
+        case .finished: "finished"
+        case .committed: "committed"
+        case .discarded: "discarded"
+        }
+    }
+}
