@@ -130,7 +130,9 @@ let package = Package(
             ],
             path: "Tests/StoryTestSupport", swiftSettings: strictSettings),
         .testTarget(name: "StoryAPITests", dependencies: ["StoryAPI", "StoryCore"], swiftSettings: strictSettings),
-        .testTarget(name: "StoryCoreTests", dependencies: ["StoryCore", "StoryTestSupport"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "StoryCoreTests", dependencies: ["StoryCore", "StoryTestSupport"], exclude: ["Fixtures"],
+            swiftSettings: strictSettings),
         .executableTarget(
             name: "StoreCrashHelper", dependencies: ["StoryCore", "StoryStore", "StoryIdentity"], path: "Tests/StoreCrashHelper",
             swiftSettings: strictSettings),
