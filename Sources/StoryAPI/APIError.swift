@@ -18,6 +18,9 @@ public struct APIError: Error, Codable, Sendable, CustomStringConvertible {
         public static let layerLocked = Code(rawValue: "layer_locked")
         /// The request body is too large (413).
         public static let tooLarge = Code(rawValue: "too_large")
+        /// An upload that is not an image or sound Storyteller takes, or not
+        /// the kind the route wants (415).
+        public static let unsupportedMedia = Code(rawValue: "unsupported_media")
         /// This caller may not do that (403).
         public static let forbidden = Code(rawValue: "forbidden")
         /// A change to a document this daemon may only read (403).
@@ -39,6 +42,7 @@ public struct APIError: Error, Codable, Sendable, CustomStringConvertible {
             case .methodNotAllowed: 405
             case .conflict, .layerLocked: 409
             case .tooLarge: 413
+            case .unsupportedMedia: 415
             case .forbidden, .readOnly: 403
             case .insufficientStorage: 507
             default: 500

@@ -170,21 +170,29 @@ extension API {
         public let background: String?
         public let caption: String?
         public let notes: String?
+        /// The line spoken in the shot, and what happens in it.
+        public let dialogue: String?
+        public let action: String?
         /// Seconds.
         public let duration: Double?
+        /// The shot's sound, when it has one.
+        public var sound: Media?
         public let aspectRatio: Double
         public var layers: [Layer]
 
         public init(
-            id: String, label: String, background: String?, caption: String?, notes: String?, duration: Double?, aspectRatio: Double,
-            layers: [Layer]
+            id: String, label: String, background: String?, caption: String?, notes: String?, dialogue: String? = nil, action: String? = nil,
+            duration: Double?, sound: Media? = nil, aspectRatio: Double, layers: [Layer]
         ) {
             self.id = id
             self.label = label
             self.background = background
             self.caption = caption
             self.notes = notes
+            self.dialogue = dialogue
+            self.action = action
             self.duration = duration
+            self.sound = sound
             self.aspectRatio = aspectRatio
             self.layers = layers
         }
@@ -199,11 +207,20 @@ extension API {
         /// `[a, b, c, d, tx, ty]`.
         public let transform: [Double]
         public let group: String?
+        /// `strokes` or `image`.
+        public let kind: String
+        /// An image layer's picture, and how it fits the frame (`contain`, `cover`, `stretch`).
+        public var image: Media?
+        public let fit: String?
         public var strokes: [Stroke]
 
         public init(
-            id: String, name: String?, visible: Bool, locked: Bool, opacity: Double, transform: [Double], group: String?, strokes: [Stroke]
+            id: String, name: String?, visible: Bool, locked: Bool, opacity: Double, transform: [Double], group: String?,
+            image: Media? = nil, fit: String? = nil, strokes: [Stroke]
         ) {
+            self.kind = image == nil ? "strokes" : "image"
+            self.image = image
+            self.fit = image == nil ? nil : fit
             self.id = id
             self.name = name
             self.visible = visible

@@ -188,6 +188,50 @@ public struct ControlClient: Sendable {
         return Response(status: head.status, headers: head.headers, body: Data())
     }
 
+    /// Sends a file as the request body, read and sent in 1 MiB pieces (a
+    /// large image or sound never sits whole in memory); `progress` gets the
+    /// bytes sent so far and the total. The daemon may answer before it has
+    /// read everything (a refusal): its answer is returned all the same.
+    /// - Throws: `Failure` when the file cannot be read or the daemon reached.
+    public func upload(
+        _ method: String, _ target: String, file path: String, timeoutSeconds: Int = 0,
+        progress: (_ bytes: Int, _ total: Int) -> Void = { _, _ in }
+    ) throws -> Response {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw Failure(description: "cannot read \(path): \(String(cString: strerror(errno)))", isUnreachable: false)
+        }
+        defer { try? handle.close() }
+        let total: Int
+        do { total = Int(try handle.seekToEnd()); try handle.seek(toOffset: 0) } catch {
+            throw Failure(description: "cannot read \(path): \(error)", isUnreachable: false)
+        }
+        let fd = try connectAndSend(
+            method, target, body: nil,
+            extraHeaders: ["Content-Type: application/octet-stream", "Content-Length: \(total)"], timeoutSeconds: timeoutSeconds)
+        defer { close(fd) }
+        var sent = 0
+        progress(0, total)
+        sending: while sent < total {
+            let piece: Data
+            do { piece = try handle.read(upToCount: 1 << 20) ?? Data() } catch {
+                throw Failure(description: "cannot read \(path): \(error)", isUnreachable: false)
+            }
+            if piece.isEmpty { break }
+            var offset = 0
+            while offset < piece.count {
+                let n = piece[piece.startIndex + offset ..< piece.endIndex].withUnsafeBytes {
+                    send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
+                // The daemon answered (a refusal) and closed: read its answer.
+                if n <= 0 { break sending }
+                offset += n
+            }
+            sent += piece.count
+            progress(sent, total)
+        }
+        return try Self.parse(Self.readToEnd(fd))
+    }
+
     /// Takes the complete chunks off the front of `bytes` and returns their data.
     private static func dechunk(_ bytes: inout [UInt8]) -> [UInt8] {
         var data: [UInt8] = []

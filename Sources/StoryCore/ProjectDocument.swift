@@ -171,6 +171,13 @@ public struct ProjectDocument: Sendable {
     // MARK: - Reading
 
     /// The visible storyboard: what a user sees, in order, with labels. O(size).
+    /// Every image and sound the project's fields hold, deleted shots and
+    /// layers included (they can be restored): what its blobs are.
+    public var mediaReferences: [MediaReference] { state.mediaReferences }
+
+    /// Grows whenever a media value is written in this process (see `mediaReferences`).
+    public var mediaWrites: Int { state.mediaWrites }
+
     public var view: ProjectView { ProjectView(state: state, createdAt: core.createdAt, updatedAt: core.updatedAt) }
 
     /// Whether an object exists and is shown.

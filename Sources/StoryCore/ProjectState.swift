@@ -78,6 +78,9 @@ struct ProjectState: Sendable {
     private(set) var strokes: [OpID: [OpID: StrokeEntry]] = [:]
     /// Point blobs by the id of the operation that added them.
     private(set) var contents: [OpID: PointsBlob] = [:]
+    /// Media values written so far in this process (`FieldValue.media`): a
+    /// change counter telling the store when to look for new references.
+    private(set) var mediaWrites = 0
 
     init() {
         let root = StoryObject(
@@ -103,6 +106,7 @@ struct ProjectState: Sendable {
             if previous.map({ id > $0.stamp }) ?? true {
                 journal.append(.field(object: objectID, key: key, previous: previous))
                 objects[objectID]!.fields[key] = Register(value: value, stamp: id)
+                if case .media = value { mediaWrites &+= 1 }
             }
 
         case .insert(let kind, let container, let anchor):
@@ -234,6 +238,19 @@ struct ProjectState: Sendable {
 
     func object(_ id: OpID) -> StoryObject? { objects[id] }
 
+    /// Every image and sound a field holds now, deleted objects included
+    /// (they can be restored), each hash once.
+    var mediaReferences: [MediaReference] {
+        var seen: Set<BlobHash> = []
+        var result: [MediaReference] = []
+        for object in objects.values {
+            for key in [FieldKey.image, .sound] {
+                if let media = object.fields[key]?.value.media, seen.insert(media.hash).inserted { result.append(media) }
+            }
+        }
+        return result.sorted { $0.hash.description < $1.hash.description }
+    }
+
     func content(_ id: OpID) -> PointsBlob? { contents[id] }
 
     func strokeMap(of layer: OpID) -> [OpID: StrokeEntry] { strokes[layer] ?? [:] }
@@ -324,6 +341,7 @@ struct ProjectState: Sendable {
     /// strokes and contents take the union. Commutative, associative, idempotent.
     /// - Precondition: `other` is internally consistent (a validated snapshot).
     mutating func merge(_ other: ProjectState) {
+        mediaWrites &+= 1
         for (id, theirs) in other.objects {
             guard var mine = objects[id] else {
                 objects[id] = theirs

@@ -30,6 +30,19 @@ public struct ProjectView: Hashable, Sendable {
         }
     }
 
+    /// Every image and sound the shown shots reference, each once, in board order.
+    public var media: [MediaReference] {
+        var seen: Set<BlobHash> = []
+        var result: [MediaReference] = []
+        for shot in shots {
+            for layer in shot.layers {
+                if let image = layer.image, seen.insert(image.hash).inserted { result.append(image) }
+            }
+            if let sound = shot.sound, seen.insert(sound.hash).inserted { result.append(sound) }
+        }
+        return result
+    }
+
     /// Every shot, in board order.
     public var shots: [ShotView] { scenes.flatMap(\.shots) }
 
@@ -87,8 +100,13 @@ public struct ShotView: Hashable, Sendable {
     public var background: Color?
     public var caption: String?
     public var notes: String?
+    /// The line spoken, and what happens (storyboard sheets print both).
+    public var dialogue: String?
+    public var action: String?
     /// Seconds.
     public var duration: Double?
+    /// Its sound (at most one), with where it starts.
+    public var sound: MediaReference?
     /// Its own aspect ratio, or the project's.
     public var aspectRatio: Double
     public var createdAt: Int64
@@ -105,7 +123,10 @@ public struct ShotView: Hashable, Sendable {
         background = object.field(.background).color
         caption = object.field(.caption).string
         notes = object.field(.notes).string
+        dialogue = object.field(.dialogue).string
+        action = object.field(.action).string
         duration = object.field(.duration).number
+        sound = object.field(.sound).media
         aspectRatio = object.field(.aspectRatio).number ?? projectAspect
         createdAt = object.createdAt
         layers = state.children(of: id).map { LayerView(state: state, id: $0) }
@@ -121,6 +142,10 @@ public struct LayerView: Hashable, Sendable {
     public var opacity: Double
     public var transform: Affine
     public var group: OpID?
+    /// An image layer's picture (such a layer holds no strokes), and how it
+    /// fits the frame before the transform.
+    public var image: MediaReference?
+    public var fit: String
     /// In z-order (creation order): later strokes draw on top.
     public var strokes: [StrokeView]
 
@@ -133,6 +158,8 @@ public struct LayerView: Hashable, Sendable {
         opacity = object.field(.opacity).number ?? 1
         transform = object.field(.transform).transform ?? .identity
         group = object.field(.group).id
+        image = object.field(.image).media
+        fit = object.field(.fit).string ?? "contain"
         strokes = state.strokeMap(of: id).compactMap { key, entry in
             entry.visibleValue.map { value in
                 StrokeView(id: key, content: value.content, brush: value.brush, transform: value.transform,
@@ -192,6 +219,8 @@ extension ProjectView {
                 let shotLabel = "\(sceneLabel) › Shot \(shot.label)"
                 check(shot.caption, .caption, [scene.id, shot.id], shotLabel)
                 check(shot.notes, .notes, [scene.id, shot.id], shotLabel)
+                check(shot.dialogue, .dialogue, [scene.id, shot.id], shotLabel)
+                check(shot.action, .action, [scene.id, shot.id], shotLabel)
                 for layer in shot.layers {
                     check(layer.name, .name, [scene.id, shot.id, layer.id], "\(shotLabel) › Layer \(layer.name ?? "")")
                 }

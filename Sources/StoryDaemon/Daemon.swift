@@ -76,11 +76,15 @@ public final class Daemon: Sendable {
         }
         let store: Store
         let identity: Identity
+        let blobs: BlobStore
         do {
             identity = try Identity.loadOrCreate(in: paths.identityDirectory)
             var options = settings.storeOptions
             options.clock = clock
             store = try Store(path: paths.databasePath, identity: try identity.signingIdentity, options: options)
+            var blobOptions = settings.blobOptions
+            blobOptions.clock = clock
+            blobs = try BlobStore(directory: paths.blobDirectory, options: blobOptions)
         } catch {
             throw Failure(description: "cannot open the state in \(paths.dataDirectory): \(error)")
         }
@@ -111,10 +115,11 @@ public final class Daemon: Sendable {
                 logger: logger)
         }
         let manager: PeerManager
+        let exchange = BlobExchange(blobs: blobs, store: store, configuration: settings.blobExchange, logger: logger)
         do {
             manager = try PeerManager(
                 store: store, identity: identity, configuration: syncConfiguration, group: MultiThreadedEventLoopGroup.singleton,
-                clock: clock, discovery: discovery, logger: logger)
+                clock: clock, discovery: discovery, blobExchange: exchange, logger: logger)
         } catch {
             throw Failure(description: "cannot set up TLS: \(error)")
         }
@@ -134,7 +139,8 @@ public final class Daemon: Sendable {
         let started = ContinuousClock.now
         let api = ControlAPI(
             store: store, identity: identity, manager: manager, discovery: discovery, library: library, trash: trash, name: name,
-            started: started, clock: clock, metrics: metrics, temporaryDirectory: paths.temporaryDirectory, logger: logger)
+            started: started, clock: clock, metrics: metrics, temporaryDirectory: paths.temporaryDirectory, blobs: blobs,
+            logger: logger)
         let (router, table) = api.makeRouter(access: settings.socketAccess)
         routeTable.withLock { $0 = table }
         do {
@@ -185,7 +191,9 @@ public final class Daemon: Sendable {
         }
         services += [
             .init(
-                service: MaintenanceService(store: store, trash: trash, interval: settings.maintenanceInterval, clock: clock, logger: logger)),
+                service: MaintenanceService(
+                    store: store, trash: trash, blobs: blobs, interval: settings.maintenanceInterval, clock: clock, logger: logger)),
+            .init(service: BlobService(exchange: exchange, store: store)),
             .init(service: ReadinessService(manager: manager, readiness: readiness, logger: logger)),
         ]
         var configuration = ServiceGroupConfiguration(

@@ -173,6 +173,23 @@ enum Schema {
                     purged INTEGER NOT NULL
                 ) WITHOUT ROWID;
                 """),
+        Migration(
+            id: "2026-12-01-blob-references",
+            sql: """
+                -- Which blobs (images, sounds) each project's fields have held
+                -- (docs/architecture.md, "Media"): what this daemon fetches, what a
+                -- peer sharing the project may fetch from it, and what garbage
+                -- collection keeps. Rows are added in the transaction of the change
+                -- that wrote the reference and go when the project is purged.
+                CREATE TABLE blob_refs (
+                    doc BLOB NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                    hash BLOB NOT NULL CHECK (length(hash) = 32),
+                    type INTEGER NOT NULL,
+                    size INTEGER NOT NULL,
+                    PRIMARY KEY (doc, hash)
+                ) WITHOUT ROWID;
+                CREATE INDEX blob_refs_by_hash ON blob_refs (hash);
+                """),
     ]
 
     /// Applies the migrations the database lacks, each in its own transaction.

@@ -18,6 +18,7 @@ extension Store {
                 let value = try body()
                 changed = true
                 guard let document = loaded[id] else { return (value, false) }
+                try recordMediaReferences(of: id, in: document)
                 return (value, try mirrorDeletion(of: id, in: document))
             }
         } catch {

@@ -63,6 +63,8 @@ public actor Store {
     /// the documents it touched (reloaded if the commit fails).
     var batchEvents: [StoreEvent]?
     var batchTouched: Set<DocumentID> = []
+    /// Each loaded project's `mediaWrites` when its references were last recorded.
+    var recordedMediaWrites: [DocumentID: Int] = [:]
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -241,6 +243,7 @@ public actor Store {
         defer { evictLeastRecentlyUsed(keeping: id) }
         if let document = loaded[id] { return document }
         evictedVersions[id] = nil
+        recordedMediaWrites[id] = nil
         let record = try document(id)
         let document: any StoredDocument
         switch record.kind {

@@ -22,4 +22,8 @@ public enum StoreEvent: Sendable, Hashable {
     /// restored for everyone, by an edit here or a peer's change; hidden or
     /// shown here), or was purged: listings and the library follow.
     case trashChanged(DocumentID)
+    /// A project now references blobs it did not before (an image or a
+    /// sound was added here or arrived from a peer): the blob exchange
+    /// fetches what this daemon lacks.
+    case blobsReferenced(DocumentID)
 }

@@ -18,6 +18,62 @@ public enum Message: Hashable, Sendable {
     case error(code: UInt64, message: String)
     /// The sender is closing the connection on purpose.
     case goodbye(reason: String)
+    /// The sender holds these blobs (complete) that `document` references.
+    case blobHave(document: DocumentID, hashes: [BlobHash])
+    /// Asks for a blob `document` references: its manifest (`manifest`)
+    /// and/or chunks by index.
+    case blobRequest(BlobRequest)
+    /// A blob's size, type, chunk size and the SHA-256 of each chunk.
+    case blobManifest(BlobManifest)
+    /// One chunk of a blob.
+    case blobChunk(hash: BlobHash, index: UInt32, bytes: ArraySlice<UInt8>)
+    /// The sender will not (or cannot) send that blob: it lacks it, or the
+    /// receiver has no right to it.
+    case blobUnavailable(hash: BlobHash, reason: String)
+
+    /// A request for (part of) a blob.
+    public struct BlobRequest: Hashable, Sendable {
+        /// A document shared with the sender that references the blob.
+        public var document: DocumentID
+        public var hash: BlobHash
+        public var manifest: Bool
+        public var chunks: [UInt32]
+
+        public init(document: DocumentID, hash: BlobHash, manifest: Bool, chunks: [UInt32]) {
+            self.document = document
+            self.hash = hash
+            self.manifest = manifest
+            self.chunks = chunks
+        }
+
+        /// Most chunks one request may ask for.
+        public static let maximumChunks = 256
+    }
+
+    /// What a blob is made of.
+    public struct BlobManifest: Hashable, Sendable {
+        public var hash: BlobHash
+        public var byteCount: UInt64
+        public var type: MediaType
+        public var chunkSize: UInt32
+        public var chunks: [BlobHash]
+
+        public init(hash: BlobHash, byteCount: UInt64, type: MediaType, chunkSize: UInt32, chunks: [BlobHash]) {
+            self.hash = hash
+            self.byteCount = byteCount
+            self.type = type
+            self.chunkSize = chunkSize
+            self.chunks = chunks
+        }
+
+        /// Chunk sizes a manifest may use (16 KiB to 4 MiB).
+        public static let chunkSizes: ClosedRange<UInt32> = (16 << 10)...(4 << 20)
+        /// Most chunks a manifest may list (8 MiB of hashes).
+        public static let maximumChunks = 1 << 18
+    }
+
+    /// Most hashes one BlobHave may carry.
+    public static let maximumHaveHashes = 4096
 
     /// A document offered to the peer.
     public struct Advertisement: Hashable, Sendable {
@@ -39,8 +95,9 @@ public enum Message: Hashable, Sendable {
         }
     }
 
-    /// The protocol version this build speaks (2: signed changes, access lists).
-    public static let protocolVersion: UInt64 = 2
+    /// The protocol version this build speaks (2: signed changes, access
+    /// lists; 3: media values in changes, blob messages).
+    public static let protocolVersion: UInt64 = 3
 
     /// Longest document name an Advertise, or daemon name a Hello, may carry
     /// (the control API's limit).
@@ -49,6 +106,7 @@ public enum Message: Hashable, Sendable {
     /// Frame type bytes.
     enum Kind: UInt8 {
         case hello = 1, advertise, changes, snapshot, ack, ping, pong, error, goodbye
+        case blobHave, blobRequest, blobManifest, blobChunk, blobUnavailable
     }
 
     var kind: Kind {
@@ -62,6 +120,11 @@ public enum Message: Hashable, Sendable {
         case .pong: .pong
         case .error: .error
         case .goodbye: .goodbye
+        case .blobHave: .blobHave
+        case .blobRequest: .blobRequest
+        case .blobManifest: .blobManifest
+        case .blobChunk: .blobChunk
+        case .blobUnavailable: .blobUnavailable
         }
     }
 
@@ -96,6 +159,30 @@ public enum Message: Hashable, Sendable {
             writer.write(varint: code)
             writer.write(string: message)
         case .goodbye(let reason):
+            writer.write(string: reason)
+        case .blobHave(let document, let hashes):
+            writer.write(document: document)
+            writer.write(count: hashes.count)
+            for hash in hashes { writer.write(raw: hash.bytes) }
+        case .blobRequest(let request):
+            writer.write(document: request.document)
+            writer.write(raw: request.hash.bytes)
+            writer.write(bool: request.manifest)
+            writer.write(count: request.chunks.count)
+            for index in request.chunks { writer.write(varint: UInt64(index)) }
+        case .blobManifest(let manifest):
+            writer.write(raw: manifest.hash.bytes)
+            writer.write(varint: manifest.byteCount)
+            writer.write(byte: manifest.type.rawValue)
+            writer.write(varint: UInt64(manifest.chunkSize))
+            writer.write(count: manifest.chunks.count)
+            for chunk in manifest.chunks { writer.write(raw: chunk.bytes) }
+        case .blobChunk(let hash, let index, let bytes):
+            writer.write(raw: hash.bytes)
+            writer.write(varint: UInt64(index))
+            writer.write(raw: bytes)
+        case .blobUnavailable(let hash, let reason):
+            writer.write(raw: hash.bytes)
             writer.write(string: reason)
         }
         return writer.bytes
@@ -147,6 +234,49 @@ public enum Message: Hashable, Sendable {
             case .pong: self = .pong(try reader.readVarint())
             case .error: self = .error(code: try reader.readVarint(), message: try reader.readString("message"))
             case .goodbye: self = .goodbye(reason: try reader.readString("reason"))
+            case .blobHave:
+                let document = try reader.readDocument()
+                let count = try reader.readCount("blob hashes", minimumElementSize: 32)
+                guard count <= Message.maximumHaveHashes else { throw CodecError(.overflow, "\(count) blob hashes (at most \(Message.maximumHaveHashes))") }
+                var hashes: [BlobHash] = []
+                for _ in 0..<count { hashes.append(try reader.readHash()) }
+                self = .blobHave(document: document, hashes: hashes)
+            case .blobRequest:
+                let document = try reader.readDocument()
+                let hash = try reader.readHash()
+                let manifest = try reader.readBool("manifest")
+                let count = try reader.readCount("chunk indices")
+                guard count <= BlobRequest.maximumChunks else {
+                    throw CodecError(.overflow, "\(count) chunks in one request (at most \(BlobRequest.maximumChunks))")
+                }
+                var chunks: [UInt32] = []
+                for _ in 0..<count { chunks.append(UInt32(try reader.readVarint(max: UInt64(UInt32.max), "chunk index"))) }
+                self = .blobRequest(BlobRequest(document: document, hash: hash, manifest: manifest, chunks: chunks))
+            case .blobManifest:
+                let hash = try reader.readHash()
+                let byteCount = try reader.readVarint()
+                let typeByte = try reader.readByte()
+                guard let type = MediaType(rawValue: typeByte) else { throw CodecError(.invalidValue, "unknown media type \(typeByte)") }
+                let chunkSize = try reader.readVarint(max: UInt64(BlobManifest.chunkSizes.upperBound), "chunk size")
+                guard BlobManifest.chunkSizes.contains(UInt32(chunkSize)) else { throw CodecError(.invalidValue, "a chunk size of \(chunkSize) bytes") }
+                let count = try reader.readCount("chunk hashes", minimumElementSize: 32)
+                guard byteCount > 0, count <= BlobManifest.maximumChunks,
+                    UInt64(count) == (byteCount + chunkSize - 1) / chunkSize
+                else { throw CodecError(.invalidValue, "\(count) chunks for \(byteCount) bytes in chunks of \(chunkSize)") }
+                var chunks: [BlobHash] = []
+                chunks.reserveCapacity(count)
+                for _ in 0..<count { chunks.append(try reader.readHash()) }
+                self = .blobManifest(BlobManifest(hash: hash, byteCount: byteCount, type: type, chunkSize: UInt32(chunkSize), chunks: chunks))
+            case .blobChunk:
+                let hash = try reader.readHash()
+                let index = UInt32(try reader.readVarint(max: UInt64(UInt32.max), "chunk index"))
+                let bytes = try reader.readSlice(count: reader.remaining)
+                guard !bytes.isEmpty, bytes.count <= Int(BlobManifest.chunkSizes.upperBound) else {
+                    throw CodecError(.invalidValue, "a chunk of \(bytes.count) bytes")
+                }
+                self = .blobChunk(hash: hash, index: index, bytes: bytes)
+            case .blobUnavailable:
+                self = .blobUnavailable(hash: try reader.readHash(), reason: try reader.readString("reason"))
             }
             try reader.expectEnd("the \(kind) message")
         } catch {
@@ -166,6 +296,12 @@ public enum Message: Hashable, Sendable {
         case .pong(let nonce): "pong \(nonce)"
         case .error(let code, let message): "error \(SyncError.Code(rawValue: code)): \(message)"
         case .goodbye(let reason): "goodbye: \(reason)"
+        case .blobHave(let document, let hashes): "blob-have \(document) (\(hashes.count))"
+        case .blobRequest(let request):
+            "blob-request \(request.hash)\(request.manifest ? " manifest" : "") (\(request.chunks.count) chunks)"
+        case .blobManifest(let manifest): "blob-manifest \(manifest.hash) (\(manifest.chunks.count) chunks)"
+        case .blobChunk(let hash, let index, let bytes): "blob-chunk \(hash) #\(index) (\(bytes.count) bytes)"
+        case .blobUnavailable(let hash, let reason): "blob-unavailable \(hash): \(reason)"
         }
     }
 }
@@ -178,6 +314,10 @@ extension ByteWriter {
 }
 
 extension ByteReader {
+    mutating func readHash() throws(CodecError) -> BlobHash {
+        BlobHash(try readSlice(count: 32))!
+    }
+
     mutating func readDocument() throws(CodecError) -> DocumentID {
         DocumentID(high: try readFixed64(), low: try readFixed64())
     }

@@ -96,14 +96,19 @@ public actor PeerManager {
     /// Called for a document a configured peer offered and we took: the
     /// daemon may show it to its users.
     private var incoming: (@Sendable (DocumentID, DocumentKind, String, PeerID) async -> Void)?
+    /// Moves images and sounds (nil: this daemon syncs documents only).
+    public nonisolated let blobExchange: BlobExchange?
+    private let blobSendLimiter: RateLimiter?
 
     /// - Parameter discovery: local discovery, whose addresses are tried after
     ///   the configured ones (it runs on its own; nil when it is off).
     public init(
         store: Store, identity: Identity, configuration: SyncConfiguration, group: any EventLoopGroup, clock: WallClock = .system,
-        discovery: LocalDiscovery? = nil, logger: Logger
+        discovery: LocalDiscovery? = nil, blobExchange: BlobExchange? = nil, logger: Logger
     ) throws {
         self.store = store
+        self.blobExchange = blobExchange
+        blobSendLimiter = blobExchange?.configuration.maximumSendRate.map { RateLimiter(bytesPerSecond: $0) }
         self.discovery = discovery
         self.clock = clock
         self.identity = identity
@@ -238,7 +243,7 @@ public actor PeerManager {
                     await loadPaused()
                 case .accessChanged(let id):
                     for peer in Array(sessions.keys) { await refreshShare(of: id, with: peer) }
-                case .documentCreated, .peerPending, .trashChanged:
+                case .documentCreated, .peerPending, .trashChanged, .blobsReferenced:
                     break
                 }
             }
@@ -543,6 +548,8 @@ public actor PeerManager {
         let session = PeerSession(
             peer: peer, dialed: dialedByUs, address: connection.remote, bytes: connection.bytes, documents: documents,
             store: store, configuration: configuration, clock: clock, logger: logger,
+            blobExchange: blobExchange, sendLimiter: blobSendLimiter,
+            maximumQueuedChunks: blobExchange?.configuration.maximumQueuedChunksPerPeer ?? 0,
             onAcknowledged: { [weak self] document, version in await self?.acknowledged(document, version, by: peer) }
         ) { [weak self] offers, from in
             await self?.take(offers, from: from) ?? offers.map { _ in nil }
@@ -556,7 +563,9 @@ public actor PeerManager {
             logger.warning("cannot note that \(peer.short) connected: \(error)")
         }
         logger.info("connected to \(peer.short) (\(connection.remote))")
+        await blobExchange?.attach(session)
         await session.run(connection.channel)
+        if let blobExchange, sessions[peer] === session { await blobExchange.detach(peer) }
         totals.add(sent: connection.bytes.sent, received: connection.bytes.received)
         if sessions[peer] === session {
             sessions[peer] = nil

@@ -15,7 +15,7 @@ import Synchronization
 /// waits on the socket for writing, so two peers sending large batches at
 /// each other cannot deadlock. A writer task sends what is queued, one bounded
 /// batch at a time, waiting whenever the channel is not writable.
-final class PeerSession: Sendable {
+final class PeerSession: BlobLink, Sendable {
     let peer: PeerID
     /// Whether we dialed (true) or accepted (false) this connection.
     let dialed: Bool
@@ -35,6 +35,13 @@ final class PeerSession: Sendable {
     /// This peer's round trips (metrics).
     private let pingRoundTrip: Metrics.Timer
     private let acknowledgementTime: Metrics.Timer
+    /// Where blob messages go, and chunks come from (nil: this session moves no blobs).
+    private let blobExchange: BlobExchange?
+    private let sendLimiter: RateLimiter?
+    /// Chunks the peer asked for, sent when nothing else waits; and whether
+    /// a `.blobWork` item is in the outbox for them.
+    private let chunkQueue = Mutex<(chunks: [(hash: BlobHash, index: UInt32)], head: Int, scheduled: Bool)>(([], 0, false))
+    private let maximumQueuedChunks: Int
 
     enum Outgoing: Sendable {
         case message(Message)
@@ -43,6 +50,9 @@ final class PeerSession: Sendable {
         /// The peer left the document's access list: send it what it lacks up
         /// to `version` (the revocation, so it learns it), then stop syncing.
         case farewell(DocumentID, upTo: VersionVector)
+        /// Send one queued blob chunk (then, if more wait, queue this again
+        /// behind whatever arrived meanwhile: changes go first).
+        case blobWork
         case close(SyncError?)
     }
 
@@ -50,6 +60,7 @@ final class PeerSession: Sendable {
         peer: PeerID, dialed: Bool, address: String, bytes: ByteCounts, documents: [SyncSessionStateMachine.SharedDocument],
         store: Store,
         configuration: SyncConfiguration, clock: WallClock, logger: Logger,
+        blobExchange: BlobExchange? = nil, sendLimiter: RateLimiter? = nil, maximumQueuedChunks: Int = 512,
         onAcknowledged: @escaping @Sendable (DocumentID, VersionVector) async -> Void = { _, _ in },
         onOffers: @escaping @Sendable ([Message.Advertisement], PeerID) async -> [SyncSessionStateMachine.SharedDocument?]
     ) {
@@ -65,6 +76,9 @@ final class PeerSession: Sendable {
         self.logger = logger
         self.onOffers = onOffers
         self.onAcknowledged = onAcknowledged
+        self.blobExchange = blobExchange
+        self.sendLimiter = sendLimiter
+        self.maximumQueuedChunks = maximumQueuedChunks
         pingRoundTrip = SyncMetrics.pingRoundTrip(peer)
         acknowledgementTime = SyncMetrics.acknowledgement(peer)
         machine = Mutex(
@@ -161,6 +175,61 @@ final class PeerSession: Sendable {
         for action in machine.withLock({ $0.close(reason: reason) }) { enqueue(action) }
     }
 
+    // MARK: - Blobs
+
+    func sendBlobMessage(_ message: Message) {
+        outbox.yield(.message(message))
+    }
+
+    func queueChunks(_ hash: BlobHash, _ indices: [UInt32]) -> Bool {
+        let schedule: Bool? = chunkQueue.withLock { queue in
+            guard queue.chunks.count - queue.head + indices.count <= maximumQueuedChunks else { return nil }
+            queue.chunks.append(contentsOf: indices.map { (hash, $0) })
+            defer { queue.scheduled = true }
+            return !queue.scheduled
+        }
+        guard let schedule else { return false }
+        if schedule { outbox.yield(.blobWork) }
+        return true
+    }
+
+    /// The next queued chunk, or nil (and no longer scheduled).
+    private func nextChunk() -> (hash: BlobHash, index: UInt32)? {
+        chunkQueue.withLock { queue in
+            guard queue.head < queue.chunks.count else {
+                queue.scheduled = false
+                queue.chunks.removeAll(keepingCapacity: true)
+                queue.head = 0
+                return nil
+            }
+            defer {
+                queue.head += 1
+                if queue.head > 256 {
+                    queue.chunks.removeFirst(queue.head)
+                    queue.head = 0
+                }
+            }
+            return queue.chunks[queue.head]
+        }
+    }
+
+    private func sendChunk(_ outbound: NIOAsyncChannelOutboundWriter<Message>) async throws {
+        guard let (hash, index) = nextChunk() else { return }
+        // More wait: come back after whatever was queued meanwhile.
+        defer { outbox.yield(.blobWork) }
+        guard let blobs = blobExchange?.blobs else { return }
+        let bytes: [UInt8]
+        do {
+            bytes = try await blobs.readChunk(hash, index: Int(index))
+        } catch {
+            logger.warning("cannot read chunk \(index) of blob \(hash): \(error)")
+            try await outbound.write(.blobUnavailable(hash: hash, reason: "this daemon cannot read it now"))
+            return
+        }
+        if let sendLimiter { await sendLimiter.take(bytes.count) }
+        try await outbound.write(.blobChunk(hash: hash, index: index, bytes: bytes[...]))
+    }
+
     // MARK: - Carrying out actions
 
     private func enqueue(_ action: SyncSessionStateMachine.Action) {
@@ -172,8 +241,8 @@ final class PeerSession: Sendable {
         case .log(let text): logger.notice("\(text)")
         case .measured(.ping, let duration): pingRoundTrip.record(duration: duration)
         case .measured(.acknowledgement, let duration): acknowledgementTime.record(duration: duration)
-        case .apply, .mergeSnapshot, .recordAcknowledged, .offered:
-            preconditionFailure("store actions run in the reader")
+        case .apply, .mergeSnapshot, .recordAcknowledged, .offered, .blob:
+            preconditionFailure("store and blob actions run in the reader")
         }
     }
 
@@ -191,6 +260,7 @@ final class PeerSession: Sendable {
             case .apply(let id, let batch): pending.applies.append((id, batch))
             case .recordAcknowledged(let id, let version): pending.acknowledgements.append((id, version))
             case .offered(let advertisement): pending.offers.append(advertisement)
+            case .blob(let message): await blobExchange?.receive(message, from: peer)
             case .mergeSnapshot(let id, _, let bytes):
                 await flush(&pending)
                 await merge(id, snapshot: bytes)
@@ -361,7 +431,9 @@ final class PeerSession: Sendable {
             if Task.isCancelled { return }
             var pending = Pending()
             for message in messages {
+                let wasEstablished = machine.withLock { $0.isEstablished }
                 await perform(machine.withLock { $0.receive(message, now: .now) }, collecting: &pending)
+                if !wasEstablished, machine.withLock({ $0.isEstablished }) { await blobExchange?.established(peer) }
                 if machine.withLock({ $0.isClosed }) {
                     await flush(&pending)
                     return
@@ -405,6 +477,8 @@ final class PeerSession: Sendable {
             case .farewell(let id, let version):
                 try await sendMissing(id, outbound, upTo: version)
                 machine.withLock { $0.removeDocument(id) }
+            case .blobWork:
+                try await sendChunk(outbound)
             case .close(let error):
                 if let error { logger.notice("closing: \(error)") }
                 return

@@ -25,6 +25,7 @@ package final class ProtocolClient: Sendable {
     /// and runs `body`; the connection is closed when it returns.
     package static func session<T: Sendable>(
         to port: Int, as identity: Identity, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        helloVersion: UInt64 = Message.protocolVersion,
         _ body: @Sendable (ProtocolClient) async throws -> T
     ) async throws -> T {
         let context = try TLSContext(identity: identity)
@@ -48,7 +49,7 @@ package final class ProtocolClient: Sendable {
                     client.received.withLock { $0.closed = true }
                     return nil
                 }
-                try await client.send(.hello(version: Message.protocolVersion, name: "protocol client", capabilities: []))
+                try await client.send(.hello(version: helloVersion, name: "protocol client", capabilities: []))
                 try await client.expect("the daemon's hello") { if case .hello = $0 { true } else { false } }
                 let result = try await body(client)
                 group.cancelAll()

@@ -55,6 +55,8 @@ public struct SyncSessionStateMachine: Sendable {
         case recordAcknowledged(DocumentID, VersionVector)
         /// The peer offers a document we do not have; call `addDocument` to take it.
         case offered(Message.Advertisement)
+        /// A blob message for the daemon's blob exchange (`BlobExchange`).
+        case blob(Message)
         /// Something worth a log line.
         case log(String)
         /// A round trip with the peer took this long (for metrics).
@@ -186,6 +188,9 @@ public struct SyncSessionStateMachine: Sendable {
             let covered = documents[id]!.timedSends.filter { $0.version.isCovered(by: version) }
             documents[id]!.timedSends.removeAll { $0.version.isCovered(by: version) }
             return [.recordAcknowledged(id, version)] + covered.map { .measured(.acknowledgement, now - $0.at) }
+        case (.established, .blobHave), (.established, .blobRequest), (.established, .blobManifest),
+            (.established, .blobChunk), (.established, .blobUnavailable):
+            return [.blob(message)]
         case (.established, .ping(let nonce)):
             return [.send(.pong(nonce))]
         case (.established, .pong(let nonce)):

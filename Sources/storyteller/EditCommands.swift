@@ -208,6 +208,8 @@ struct ShotFields: ParsableArguments {
     @Option(help: "Background colour, #rrggbb.") var background: String?
     @Option(help: "The caption under the panel.") var caption: String?
     @Option(help: "Notes for the crew.") var notes: String?
+    @Option(help: "The line spoken in the shot.") var dialogue: String?
+    @Option(help: "What happens in the shot (the action line of a sheet).") var action: String?
     @Option(parsing: .unconditional, help: "How long the shot runs in the animatic: seconds, 0 to 86400.") var duration: Double?
     @Option(name: .customLong("aspect-ratio"), parsing: .unconditional, help: "Frame width / height, above 0 and at most 100, e.g. 1.78.")
     var aspectRatio: Double?
@@ -222,7 +224,7 @@ struct ShotFields: ParsableArguments {
         return fieldOperations(
             on: object,
             [(.background, background), (.caption, caption.map(FieldValue.string)), (.notes, notes.map(FieldValue.string)),
-             (.duration, duration.map(FieldValue.number)), (.aspectRatio, aspectRatio.map(FieldValue.number))])
+             (.dialogue, dialogue.map(FieldValue.string)), (.action, action.map(FieldValue.string)), (.duration, duration.map(FieldValue.number)), (.aspectRatio, aspectRatio.map(FieldValue.number))])
     }
 }
 
@@ -264,7 +266,7 @@ struct Shots: ParsableCommand {
 
     struct SetFields: EditCommand {
         static let configuration = CommandConfiguration(
-            commandName: "set", abstract: "Set a shot's background, caption, notes, duration or frame aspect ratio.",
+            commandName: "set", abstract: "Set a shot's background, caption, notes, dialogue, action, duration or frame aspect ratio.",
             discussion: "Example:\n  storyteller shots set \"Night Train\" 1-2 --caption \"She runs\" --duration 2.5")
         @Argument(help: Help.project) var project: String?
         @Argument(help: Help.shot) var shot: String?
@@ -275,7 +277,7 @@ struct Shots: ParsableCommand {
         mutating func validate() throws { (project, shot) = try shiftedForCurrentProject(project, shot, "SHOT") }
         func operations(_ names: Names, in project: String) throws -> [API.EditOperation] {
             let ops = try fields.operations(on: try names.shot(shot!, in: project))
-            guard !ops.isEmpty else { throw ValidationError("give at least one of --background, --caption, --notes, --duration, --aspect-ratio") }
+            guard !ops.isEmpty else { throw ValidationError("give at least one of --background, --caption, --notes, --dialogue, --action, --duration, --aspect-ratio") }
             return ops
         }
         func report(created: [String?], names: Names, in project: String) -> String { "set shot \(shot!)" }

@@ -19,6 +19,14 @@ import Testing
             .setField(object: layer, key: .visible, value: .bool(false)),
             .setField(object: OpID(counter: 5, replica: bob), key: .background, value: .color(Color(rgba: 0x1122_33FF))),
             .setField(object: OpID(counter: 5, replica: bob), key: .notes, value: .null),
+            .setField(object: OpID(counter: 5, replica: bob), key: .dialogue, value: .string("Last call!")),
+            .setField(
+                object: OpID(counter: 5, replica: bob), key: .sound,
+                value: .media(MediaReference(hash: BlobHash(Array(repeating: 7, count: 32))!, type: .wav, byteCount: 48_044, duration: 3, offset: 0.5))),
+            .setField(
+                object: layer, key: .image,
+                value: .media(MediaReference(hash: BlobHash(Array(0..<32))!, type: .jpeg, byteCount: 123_456, pixelWidth: 1920, pixelHeight: 1080))),
+            .setField(object: layer, key: .fit, value: .string("cover")),
             .insert(kind: .scene, container: .root, anchor: .root),
             .insert(kind: .shot, container: OpID(counter: 2, replica: bob), anchor: Anchor(parent: OpID(counter: 3, replica: bob), side: .left)),
             .move(object: OpID(counter: 5, replica: bob), container: OpID(counter: 2, replica: alice), anchor: .root),

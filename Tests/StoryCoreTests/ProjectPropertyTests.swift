@@ -172,10 +172,23 @@ struct ProjectScenario {
                     try editor.restore(target)
                 case 18:
                     guard let shot = random.pick(shots), editor.isVisible(shot) else { continue }
-                    switch random.int(0...3) {
+                    switch random.int(0...6) {
                     case 0: try editor.set(.caption, to: .string("caption \(random.int(0...9))"), on: shot)
                     case 1: try editor.set(.duration, to: .number(Double(random.int(1...80)) / 10), on: shot)
                     case 2: try editor.set(.background, to: .color(Color(rgba: UInt32.random(in: 0...UInt32.max, using: &random))), on: shot)
+                    case 3: try editor.set(.dialogue, to: .string("line \(random.int(0...9))"), on: shot)
+                    case 4:
+                        // A shot's sound: set (replacing), or cleared.
+                        let sound = MediaReference(
+                            hash: Self.blobHash(random.int(0...3)), type: .wav, byteCount: 1000, duration: Double(random.int(1...9)),
+                            offset: Double(random.int(0...2)))
+                        try editor.set(.sound, to: random.chance(0.7) ? .media(sound) : .null, on: shot)
+                    case 5:
+                        // An image layer, as `images add` makes one.
+                        let layer = try editor.insertLayer(in: shot, at: 0)
+                        let image = MediaReference(hash: Self.blobHash(random.int(0...3)), type: .png, byteCount: 2000, pixelWidth: 64, pixelHeight: 36)
+                        try editor.set(.image, to: .media(image), on: layer)
+                        try editor.set(.fit, to: .string(random.pick(FieldKey.fitModes)!), on: layer)
                     default: try editor.set(.notes, to: .null, on: shot)
                     }
                 case 19:
@@ -194,6 +207,11 @@ struct ProjectScenario {
             }
         }.change
         try record(change)
+    }
+
+    /// One of a few made-up blob hashes (media values only reference blobs).
+    static func blobHash(_ index: Int) -> BlobHash {
+        BlobHash(Array(repeating: UInt8(index + 1), count: 32))!
     }
 
     /// The adversarial cases on purpose: two replicas move one shot to

@@ -12,9 +12,10 @@ typealias HostilePeer = ProtocolClient
 
 extension ProtocolClient {
     static func session<T: Sendable>(
-        to port: Int, as identity: Identity, _ body: @Sendable (ProtocolClient) async throws -> T
+        to port: Int, as identity: Identity, helloVersion: UInt64 = Message.protocolVersion,
+        _ body: @Sendable (ProtocolClient) async throws -> T
     ) async throws -> T {
-        try await session(to: port, as: identity, group: SyncNode.group, body)
+        try await session(to: port, as: identity, group: SyncNode.group, helloVersion: helloVersion, body)
     }
 
     /// Waits for an Error with `code`, then for the daemon to close the connection.

@@ -20,6 +20,9 @@ final class SyncNode: @unchecked Sendable {
     let directory: String
     let identity: Identity
     let store: Store
+    /// Images' and sounds' bytes, moved by the manager's blob exchange.
+    let blobs: BlobStore
+    private let exchangeConfiguration: BlobExchangeConfiguration
     private(set) var manager: PeerManager
     /// Local discovery on loopback, when the node was made with a discovery port.
     let discovery: LocalDiscovery?
@@ -30,6 +33,7 @@ final class SyncNode: @unchecked Sendable {
     /// - Parameter discoveryPort: runs local discovery on this UDP port (on loopback).
     init(
         _ name: String, storeOptions: StoreOptions = StoreOptions(), discoveryPort: Int? = nil,
+        blobExchange: BlobExchangeConfiguration = BlobExchangeConfiguration(),
         configure: (inout SyncConfiguration) -> Void = { _ in }
     ) async throws {
         self.name = name
@@ -37,6 +41,8 @@ final class SyncNode: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         identity = try Identity.loadOrCreate(in: directory + "/identity")
         store = try Store(path: directory + "/store.db", identity: try identity.signingIdentity, options: storeOptions)
+        blobs = try BlobStore(directory: directory + "/blobs")
+        exchangeConfiguration = blobExchange
         var configuration = SyncConfiguration(name: name)
         configuration.backoffBase = .milliseconds(50)
         configuration.backoffMaximum = .milliseconds(400)
@@ -49,8 +55,18 @@ final class SyncNode: @unchecked Sendable {
             return LocalDiscovery(peerID: peerID, configuration: settings, group: SyncNode.group, logger: SyncNode.logger(name))
         }
         manager = try PeerManager(
-            store: store, identity: identity, configuration: configuration, group: Self.group, discovery: discovery, logger: Self.logger(name))
+            store: store, identity: identity, configuration: configuration, group: Self.group, discovery: discovery,
+            blobExchange: BlobExchange(blobs: blobs, store: store, configuration: blobExchange, logger: Self.logger(name)),
+            logger: Self.logger(name))
+        blobEvents = Task { [store, manager] in
+            for await event in await store.events(lossless: true) {
+                if case .blobsReferenced = event { await manager.blobExchange?.documentsChanged() }
+            }
+        }
     }
+
+    /// Tells the blob exchange when documents reference new blobs (the daemon's `BlobService`).
+    private var blobEvents: Task<Void, Never>?
 
     private let configuration: SyncConfiguration
 
@@ -94,7 +110,15 @@ final class SyncNode: @unchecked Sendable {
         if !gracefully { await manager.shutdown(timeout: .zero) }
         // A new manager for a later start (a stopped one does not restart).
         manager = try! PeerManager(
-            store: store, identity: identity, configuration: configuration, group: Self.group, discovery: discovery, logger: Self.logger(name))
+            store: store, identity: identity, configuration: configuration, group: Self.group, discovery: discovery,
+            blobExchange: BlobExchange(blobs: blobs, store: store, configuration: exchangeConfiguration, logger: Self.logger(name)),
+            logger: Self.logger(name))
+        blobEvents?.cancel()
+        blobEvents = Task { [store, manager] in
+            for await event in await store.events(lossless: true) {
+                if case .blobsReferenced = event { await manager.blobExchange?.documentsChanged() }
+            }
+        }
     }
 
     /// Makes `other` a configured peer that this node dials.
@@ -103,6 +127,7 @@ final class SyncNode: @unchecked Sendable {
     }
 
     func remove() {
+        blobEvents?.cancel()
         try? FileManager.default.removeItem(atPath: directory)
     }
 }

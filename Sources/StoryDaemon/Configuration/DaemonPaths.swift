@@ -13,6 +13,8 @@ public struct DaemonPaths: Sendable {
     /// system unit (its /tmp is private and may be small), and on the same
     /// disk as the database it copies. Emptied at start.
     public var temporaryDirectory: String { dataDirectory + "/tmp" }
+    /// Images' and sounds' bytes, by SHA-256, with their own index (`blobs.sqlite3`).
+    public var blobDirectory: String { dataDirectory + "/blobs" }
     /// The socket given, else `control.sock` beside a data directory given
     /// (a daemon of its own: two such never share a socket), else the default
     /// `$XDG_RUNTIME_DIR/storyteller/control.sock` or one in the default state directory.

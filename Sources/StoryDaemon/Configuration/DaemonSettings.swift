@@ -37,6 +37,14 @@ public struct DaemonSettings: Equatable, Sendable {
     var heldBackBytes = 16 << 20
     var heldBackBytesPerPeer = 16 << 20
     var heldBackBytesTotal = 48 << 20
+    /// Largest image or sound taken (uploaded or fetched), in bytes.
+    public var blobMaximumBytes: UInt64 = 1 << 30
+    /// Days a blob no project references is kept before it is deleted.
+    public var blobGarbageGraceDays = 7
+    /// Blob chunks sent and received per second over all peers, in kilobits
+    /// (Syncthing's maxSendKbps/maxRecvKbps); 0: unlimited.
+    public var maximumSendKbps = 0
+    public var maximumReceiveKbps = 0
     /// Peers declared in the config file (`[[peer]]` tables), merged into the
     /// store at start.
     public private(set) var peers: [DeclaredPeer] = []
@@ -50,7 +58,8 @@ public struct DaemonSettings: Equatable, Sendable {
     public static let keys = [
         "data-dir", "socket", "socket-group", "listen", "name", "log-level", "log-format", "metrics-listen",
         "maintenance-interval", "accept-shares", "discovery", "discovery-port", "trash-retention", "held-back-changes",
-        "held-back-bytes", "held-back-bytes-per-peer", "held-back-bytes-total",
+        "held-back-bytes", "held-back-bytes-per-peer", "held-back-bytes-total", "blob-max-bytes", "blob-gc-grace-days",
+        "max-send-kbps", "max-recv-kbps",
     ]
 
     /// The tables of the config file (arrays of tables, `[[peer]]`); only the file sets them.
@@ -66,6 +75,22 @@ public struct DaemonSettings: Equatable, Sendable {
         options.heldBackBytesPerPeer = heldBackBytesPerPeer
         options.heldBackBytesTotal = heldBackBytesTotal
         return options
+    }
+
+    /// The blob store's options these settings give.
+    var blobOptions: BlobStoreOptions {
+        var options = BlobStoreOptions()
+        options.maximumBlobBytes = blobMaximumBytes
+        options.garbageGrace = .seconds(blobGarbageGraceDays * 86_400)
+        return options
+    }
+
+    /// How blobs move, from these settings.
+    var blobExchange: BlobExchangeConfiguration {
+        var configuration = BlobExchangeConfiguration()
+        configuration.maximumSendRate = maximumSendKbps > 0 ? maximumSendKbps * 1000 / 8 : nil
+        configuration.maximumReceiveRate = maximumReceiveKbps > 0 ? maximumReceiveKbps * 1000 / 8 : nil
+        return configuration
     }
 
     public static func environmentName(of key: String) -> String {
@@ -132,6 +157,21 @@ public struct DaemonSettings: Equatable, Sendable {
                 throw ConfigError(source: source, key: key, problem: "'\(text)' is not a number of seconds in 1...86400")
             }
             maintenanceInterval = seconds
+        case "blob-max-bytes":
+            guard let bytes = UInt64(text), bytes >= 1024, bytes <= MediaReference.maximumByteCount else {
+                throw ConfigError(source: source, key: key, problem: "'\(text)' is not a number of bytes from 1024 to 2^40")
+            }
+            blobMaximumBytes = bytes
+        case "blob-gc-grace-days":
+            guard let days = Int(text), (0...3650).contains(days) else {
+                throw ConfigError(source: source, key: key, problem: "'\(text)' is not a number of days in 0...3650")
+            }
+            blobGarbageGraceDays = days
+        case "max-send-kbps", "max-recv-kbps":
+            guard let kbps = Int(text), (0...100_000_000).contains(kbps) else {
+                throw ConfigError(source: source, key: key, problem: "'\(text)' is not kilobits per second in 0...100000000 (0: unlimited)")
+            }
+            if key == "max-send-kbps" { maximumSendKbps = kbps } else { maximumReceiveKbps = kbps }
         case "accept-shares":
             guard let flag = ["true": true, "false": false][text] else {
                 throw ConfigError(source: source, key: key, problem: "'\(text)' is not true or false")
@@ -265,6 +305,8 @@ public struct DaemonSettings: Equatable, Sendable {
             ("trash-retention", quoted(trashRetention?.description ?? "0")),
             ("held-back-changes", "\(heldBackChanges)"), ("held-back-bytes", "\(heldBackBytes)"),
             ("held-back-bytes-per-peer", "\(heldBackBytesPerPeer)"), ("held-back-bytes-total", "\(heldBackBytesTotal)"),
+            ("blob-max-bytes", "\(blobMaximumBytes)"), ("blob-gc-grace-days", "\(blobGarbageGraceDays)"),
+            ("max-send-kbps", "\(maximumSendKbps)"), ("max-recv-kbps", "\(maximumReceiveKbps)"),
         ]
         var text = values.map { key, value in "\(key) = \(value)  # \(sources[key] ?? "default")" }.joined(separator: "\n") + "\n"
         // Tables come after every top-level key, as TOML wants.

@@ -44,7 +44,8 @@ extension API.Shot {
     init(_ shot: ShotView, layers: [API.Layer]) {
         self.init(
             id: shot.id.description, label: shot.label, background: shot.background.map(\.hexRGBA), caption: shot.caption, notes: shot.notes,
-            duration: shot.duration, aspectRatio: shot.aspectRatio, layers: layers)
+            dialogue: shot.dialogue, action: shot.action, duration: shot.duration, sound: shot.sound.map { API.Media($0) },
+            aspectRatio: shot.aspectRatio, layers: layers)
     }
 }
 
@@ -52,7 +53,8 @@ extension API.Layer {
     init(_ layer: LayerView, strokes: [API.Stroke]) {
         self.init(
             id: layer.id.description, name: layer.name, visible: layer.isVisible, locked: layer.isLocked, opacity: layer.opacity,
-            transform: layer.transform.components, group: layer.group?.description, strokes: strokes)
+            transform: layer.transform.components, group: layer.group?.description,
+            image: layer.image.map { API.Media($0) }, fit: layer.fit, strokes: strokes)
     }
 }
 

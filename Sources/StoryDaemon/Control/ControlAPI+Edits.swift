@@ -45,6 +45,7 @@ extension ControlAPI {
     func edit(_ id: DocumentID, _ request: API.EditRequest) async throws -> API.EditResult {
         let started = ContinuousClock.now
         let operations = request.ops
+        try await checkMediaIsHeld(operations)
         let result: EditResult<[OpID?]>
         do {
             result = try await store.editProject(id, session: request.session ?? Self.defaultSession, at: clock.milliseconds) { editor in

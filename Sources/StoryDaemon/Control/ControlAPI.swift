@@ -28,6 +28,8 @@ struct ControlAPI: Sendable {
     let metrics: DaemonMetrics
     /// The daemon's scratch directory (backup copies on their way out).
     let temporaryDirectory: String
+    /// Images' and sounds' bytes.
+    let blobs: BlobStore
     let logger: Logger
 
     /// Request bodies are at most 1 MiB (a stroke of 100,000 points fits).
@@ -53,6 +55,7 @@ struct ControlAPI: Sendable {
         addRenderRoutes(to: &builder)
         addLibraryRoutes(to: &builder)
         addEventRoutes(to: &builder)
+        addMediaRoutes(to: &builder)
         addMetricsRoutes(to: &builder)
         table.set(builder.table)
         return (router, builder.table)

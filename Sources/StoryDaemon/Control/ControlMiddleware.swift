@@ -42,6 +42,14 @@ struct ControlMiddleware: RouterMiddleware {
             return error
         case let error as DocumentError:
             return Self.apiError(for: error)
+        case let error as BlobError:
+            switch error.kind {
+            case .tooLarge: return APIError(.tooLarge, "\(error.message); nothing was stored")
+            case .notFound: return APIError(.notFound, error.message)
+            default:
+                logger.error("blob store failure on \(target): \(error)")
+                return APIError(.storeFailure, "the blob store failed: \(error.message)")
+            }
         case let error as StoreError:
             // A failure of the disk or database, never a missing object: logged with its details.
             logger.error("store failure on \(target): \(error)")

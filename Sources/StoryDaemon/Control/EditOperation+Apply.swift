@@ -95,9 +95,13 @@ extension API.EditOperation {
     /// (docs/crdt.md, "Locked layers").
     /// - Throws: `APIError(.layerLocked)` naming the layer and its shot.
     static func checkUnlocked(_ layer: OpID, in editor: ProjectEditor) throws(APIError) {
-        guard editor.kind(of: layer) == .layer, editor.field(.locked, of: layer) == .bool(true) else { return }
+        guard editor.kind(of: layer) == .layer else { return }
         let name = editor.field(.name, of: layer).string.map { "layer \($0)" } ?? "layer \(layer)"
         let shot = editor.container(of: layer).map { "shot \(editor.label(ofShot: $0))" } ?? "its shot"
+        if editor.field(.image, of: layer).media != nil {
+            throw APIError(.conflict, "\(name) in \(shot) is an image layer: draw strokes on another layer above or below it")
+        }
+        guard editor.field(.locked, of: layer) == .bool(true) else { return }
         throw APIError(.layerLocked, "\(name) in \(shot) is locked; unlock it (set 'locked' to false) to change its strokes")
     }
 }

@@ -80,6 +80,8 @@ enum EventStream {
             return API.Event(type: "shares.changed", time: now, document: id.description)
         case .trashChanged(let id):
             return API.Event(type: "trash.changed", time: now, document: id.description)
+        case .blobsReferenced:
+            return nil
         }
     }
 }

@@ -87,6 +87,7 @@ struct ControlService: Service, CustomStringConvertible {
 struct MaintenanceService: Service, CustomStringConvertible {
     let store: Store
     let trash: ProjectTrash
+    let blobs: BlobStore
     let interval: Int
     let clock: WallClock
     let logger: Logger
@@ -98,6 +99,40 @@ struct MaintenanceService: Service, CustomStringConvertible {
             guard (try? await cancelWhenGracefulShutdown({ try await Task.sleep(for: .seconds(interval)) })) != nil else { return }
             await snapshotDueDocuments(of: store, now: .now, clock: clock, logger: logger)
             await trash.purgeExpired()
+            await collectBlobGarbage(blobs, store: store, logger: logger)
+        }
+    }
+}
+
+/// Deletes blobs no document references any more, once the grace period
+/// has passed (`BlobStore.collectGarbage`); failures are logged.
+func collectBlobGarbage(_ blobs: BlobStore, store: Store, logger: Logger) async {
+    do {
+        let referenced = Set(try await store.referencedBlobs().keys)
+        let deleted = try await blobs.collectGarbage(referenced: referenced)
+        if !deleted.isEmpty { logger.info("deleted \(deleted.count) blob(s) no project references") }
+    } catch {
+        logger.error("blob garbage collection failed: \(error)")
+    }
+}
+
+/// The blob exchange follows the store: a project that references a new
+/// blob makes it look for what this daemon lacks.
+struct BlobService: Service, CustomStringConvertible {
+    let exchange: BlobExchange
+    let store: Store
+    var description: String { "blobs" }
+
+    func run() async throws {
+        let events = await store.events(lossless: true)
+        await exchange.documentsChanged()
+        await cancelWhenGracefulShutdown {
+            for await event in events {
+                switch event {
+                case .blobsReferenced, .accessChanged: await exchange.documentsChanged()
+                default: continue
+                }
+            }
         }
     }
 }

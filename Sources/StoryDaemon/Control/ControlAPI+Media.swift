@@ -1,0 +1,284 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import StoryAPI
+import StoryCore
+import StoryStore
+import StorySync
+
+/// Images and sounds: `projects/{id}/shots/{shot}/images`,
+/// `projects/{id}/shots/{shot}/sound`, `projects/{id}/media[/{blob}]` and
+/// `media/transfers`. Uploads are streamed request bodies (any size up to
+/// `blob-max-bytes`, never held whole in memory), checked from their bytes
+/// before anything is stored.
+extension ControlAPI {
+    func addMediaRoutes(to routes: inout ControlRouteBuilder) {
+        routes.post("projects/:project/shots/:shot/images") { request, context in
+            let id = try await existingProject(try context.parameter("project"))
+            let shot = try objectID(try context.parameter("shot"), "shot")
+            let query = request.query
+            let fit = query["fit"] ?? "contain"
+            guard FieldKey.fitModes.contains(fit) else {
+                throw APIError(.badRequest, "'fit' is '\(fit)'; it takes \(FieldKey.fitModes.joined(separator: ", "))")
+            }
+            let name = try query["name"].map { try layerName($0) }
+            let media = try await receiveMedia(request, wanting: .image)
+            let result = try await edit(
+                id,
+                API.EditRequest(
+                    ops: [.addLayer(shot: .id(shot), at: nil, name: name ?? "Image"), .set(.created(0), .image, .media(media)),
+                          .set(.created(0), .fit, .string(fit))],
+                    session: query["session"]))
+            await manager.blobExchange?.announce(media.hash)
+            guard let text = result.created.first.flatMap({ $0 }), let layer = OpID(text) else {
+                throw APIError(.internal, "the image layer was not created")
+            }
+            return try await layerAnswer(layer, shot: shot, in: id, status: .created)
+        }
+        routes.put("projects/:project/shots/:shot/sound") { request, context in
+            let id = try await existingProject(try context.parameter("project"))
+            let shot = try objectID(try context.parameter("shot"), "shot")
+            let query = request.query
+            var offset = 0.0
+            if let text = query["offset"] {
+                guard let value = Double(text), value.isFinite, (0...86_400).contains(value) else {
+                    throw APIError(.badRequest, "'offset' is '\(text)'; it takes seconds from 0 to 86400")
+                }
+                offset = value
+            }
+            var media = try await receiveMedia(request, wanting: .sound)
+            media.offset = offset
+            _ = try await edit(id, API.EditRequest(ops: [.set(.id(shot), .sound, .media(media))], session: query["session"]))
+            await manager.blobExchange?.announce(media.hash)
+            return .json(API.Media(media, state: "complete"))
+        }
+        routes.delete("projects/:project/shots/:shot/sound") { request, context in
+            let id = try await existingProject(try context.parameter("project"))
+            let shot = try objectID(try context.parameter("shot"), "shot")
+            let result = try await edit(id, API.EditRequest(ops: [.set(.id(shot), .sound, .null)], session: request.query["session"]))
+            return .json(result)
+        }
+        routes.get("projects/:project/media") { _, context in
+            let id = try await existingProject(try context.parameter("project"))
+            return .json(try await mediaEntries(of: id))
+        }
+        routes.get("projects/:project/media/:blob") { _, context in
+            let id = try await existingProject(try context.parameter("project"))
+            let text = try context.parameter("blob")
+            guard let hash = BlobHash(hex: text) else { throw APIError(.badRequest, "'\(text)' is not a SHA-256 (64 hex digits)") }
+            guard try await store.blobReferences(of: id).contains(where: { $0.hash == hash }) else {
+                throw APIError(.notFound, "project \(id) references no blob \(hash)")
+            }
+            guard let record = await blobs.record(hash), case .complete = record.state else {
+                throw APIError(.notFound, "blob \(hash) is not on this machine yet (see `storyteller media status`)")
+            }
+            return try fileResponse(blobs.completePath(hash), bytes: record.byteCount, contentType: record.type.mimeType)
+        }
+        routes.get("media/transfers") { _, _ in
+            .json(try await mediaStatus())
+        }
+    }
+
+    /// An object id in a path (a shot's or a layer's).
+    func objectID(_ text: String, _ what: String) throws(APIError) -> OpID {
+        guard let id = OpID(text) else { throw APIError(.badRequest, "'\(text)' is not a \(what) id") }
+        return id
+    }
+
+    /// A layer name given in a query: at most 200 bytes, no control characters.
+    func layerName(_ text: String) throws(APIError) -> String {
+        guard !text.isEmpty, text.utf8.count <= 200, !Self.hasControlCharacters(text) else {
+            throw APIError(.badRequest, "'name' must be 1 to 200 bytes without control characters")
+        }
+        return text
+    }
+
+    enum MediaKind { case image, sound }
+
+    /// Streams the request body into the blob store, checks what it is from
+    /// its bytes, and keeps it only if it is the kind wanted: the reference
+    /// to put in the document. Anything refused leaves nothing behind.
+    func receiveMedia(_ request: Request, wanting kind: MediaKind) async throws -> MediaReference {
+        let upload = try blobs.beginUpload()
+        var refusal: (any Error)?
+        do {
+            for try await chunk in request.body {
+                // Over the limit, the rest is read and dropped: the client, still
+                // sending, gets the answer instead of a reset connection.
+                guard refusal == nil else { continue }
+                do { try chunk.withUnsafeReadableBytes { try upload.write($0) } } catch { refusal = error }
+            }
+        } catch {
+            upload.discard()
+            logger.notice("an upload ended before its last byte: \(error)")
+            throw APIError(.badRequest, "the upload ended before its last byte; nothing was stored")
+        }
+        if let refusal {
+            upload.discard()
+            throw refusal
+        }
+        let hash: BlobHash
+        let size: UInt64
+        do {
+            (hash, size) = try upload.finish()
+        } catch {
+            upload.discard()
+            throw error
+        }
+        guard size > 0 else {
+            upload.discard()
+            throw APIError(.badRequest, "the upload is empty; send the file's bytes as the request body")
+        }
+        let info: MediaInfo
+        do {
+            let source = try FileMediaSource(path: upload.temporaryPath)
+            info = try MediaProbe.probe(source)
+        } catch {
+            upload.discard()
+            logger.notice("refused an upload: \(error.message)")
+            throw APIError(.unsupportedMedia, error.message)
+        }
+        let isWanted = kind == .image ? info.type.isImage : info.type.isSound
+        guard isWanted else {
+            upload.discard()
+            let wanted = kind == .image ? "an image (PNG, JPEG or WebP)" : "a sound (WAV, MP3, M4A, Ogg or FLAC)"
+            throw APIError(.unsupportedMedia, "the file is a \(info.type), not \(wanted)")
+        }
+        _ = try await blobs.commit(upload, type: info.type)
+        return MediaReference(
+            hash: hash, type: info.type, byteCount: size, pixelWidth: info.pixelWidth, pixelHeight: info.pixelHeight,
+            duration: info.type.isSound ? info.duration : 0)
+    }
+
+    /// Checks that the media an edit sets is a blob this daemon holds, as the
+    /// reference describes it: a client cannot point a document at bytes
+    /// nobody has.
+    func checkMediaIsHeld(_ operations: [API.EditOperation]) async throws {
+        for case .set(_, let key, .media(let media)) in operations {
+            guard let record = await blobs.record(media.hash), case .complete = record.state else {
+                throw APIError(.notFound, "'\(key)' names blob \(media.hash), which this machine does not hold; upload the file instead")
+            }
+            guard record.byteCount == media.byteCount, record.type == media.type else {
+                throw APIError(.badRequest, "'\(key)': blob \(media.hash) is a \(record.type) of \(record.byteCount) bytes, not what the value says")
+            }
+        }
+    }
+
+    /// A layer of a shot as `projects show` shows it.
+    func layerAnswer(_ layer: OpID, shot: OpID, in id: DocumentID, status: HTTPResponse.Status) async throws -> Response {
+        let document = try await store.project(id)
+        guard let shotView = document.view.shot(shot), let view = shotView.layers.first(where: { $0.id == layer }) else {
+            throw APIError(.notFound, "no layer \(layer) in shot \(shot)")
+        }
+        var answer = API.Layer(view, strokes: [])
+        answer.image = view.image.map { API.Media($0, state: "complete") }
+        return .json(answer, status: status)
+    }
+
+    /// What a project references, with where, how much is here, and who has it.
+    func mediaEntries(of id: DocumentID) async throws -> [API.MediaEntry] {
+        let view = try await store.project(id).view
+        var usedBy: [BlobHash: [String]] = [:]
+        for shot in view.shots {
+            for layer in shot.layers {
+                if let image = layer.image { usedBy[image.hash, default: []].append("\(shot.label) layer \(layer.name ?? "image")") }
+            }
+            if let sound = shot.sound { usedBy[sound.hash, default: []].append("\(shot.label) sound") }
+        }
+        var entries: [API.MediaEntry] = []
+        for media in try await store.blobReferences(of: id) {
+            let (state, held) = await blobState(media)
+            let peers = await manager.blobExchange?.holders(of: media.hash) ?? []
+            entries.append(
+                API.MediaEntry(
+                    blob: media.hash.description, type: media.type.mimeType, bytes: media.byteCount, state: state, heldBytes: held,
+                    usedBy: usedBy[media.hash] ?? [], peers: peers.map(\.description).sorted()))
+        }
+        // Shown first what the board shows, then what only history holds.
+        return entries.sorted { ($0.usedBy.isEmpty ? 1 : 0, $0.blob) < ($1.usedBy.isEmpty ? 1 : 0, $1.blob) }
+    }
+
+    /// `complete`, `partial` or `missing`, and the bytes held.
+    func blobState(_ media: MediaReference) async -> (String, UInt64) {
+        switch await blobs.record(media.hash)?.state {
+        case .complete?: return ("complete", media.byteCount)
+        case .partial(let held, let total)?:
+            let bytes = total == 0 ? 0 : UInt64(Double(media.byteCount) * Double(held) / Double(total))
+            return ("partial", bytes)
+        case nil: return ("missing", 0)
+        }
+    }
+
+    func mediaStatus() async throws -> API.MediaStatus {
+        let transfers = await manager.blobExchange?.status() ?? []
+        var missing = 0
+        var missingBytes: UInt64 = 0
+        for (_, reference) in try await store.referencedBlobs() {
+            if case .complete? = await blobs.record(reference.media.hash)?.state { continue }
+            missing += 1
+            missingBytes += reference.media.byteCount
+        }
+        let records = await blobs.records().filter { if case .complete = $0.state { true } else { false } }
+        return API.MediaStatus(
+            transfers: transfers.map {
+                API.MediaTransfer(
+                    blob: $0.hash.description, type: $0.type.mimeType, peer: $0.peer?.description, bytes: $0.totalBytes,
+                    heldBytes: $0.heldBytes, rate: $0.rate, projects: $0.documents.map(\.description))
+            },
+            missing: missing, missingBytes: missingBytes, stored: records.count, storedBytes: records.reduce(0) { $0 + $1.byteCount })
+    }
+
+    /// A file's bytes as the answer, read and sent 1 MiB at a time.
+    func fileResponse(_ path: String, bytes: UInt64, contentType: String) throws -> Response {
+        guard let handle = FileHandle(forReadingAtPath: path) else { throw APIError(.internal, "cannot open the stored blob \(path)") }
+        return Response(
+            status: .ok, headers: [.contentType: contentType, .contentLength: String(bytes)],
+            body: ResponseBody { writer in
+                defer { try? handle.close() }
+                while true {
+                    let data = try handle.read(upToCount: 1 << 20) ?? Data()
+                    if data.isEmpty { break }
+                    try await writer.write(ByteBuffer(bytes: data))
+                }
+                try await writer.finish(nil)
+            })
+    }
+}
+
+/// A file read for `MediaProbe` with `pread`, never whole.
+struct FileMediaSource: MediaSource {
+    let descriptor: FileDescriptorBox
+    let byteCount: UInt64
+
+    final class FileDescriptorBox: @unchecked Sendable {
+        let fd: Int32
+        init(_ fd: Int32) { self.fd = fd }
+        deinit { close(fd) }
+    }
+
+    init(path: String) throws(MediaError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw MediaError(.unreadable, "the file cannot be read: \(String(cString: strerror(errno)))") }
+        descriptor = FileDescriptorBox(fd)
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw MediaError(.unreadable, "the file cannot be read: \(String(cString: strerror(errno)))") }
+        byteCount = UInt64(info.st_size)
+    }
+
+    func read(at offset: UInt64, count: Int) throws(MediaError) -> [UInt8] {
+        guard count > 0, offset < byteCount else { return [] }
+        let wanted = Int(min(UInt64(count), byteCount - offset))
+        var bytes = [UInt8](repeating: 0, count: wanted)
+        var done = 0
+        while done < wanted {
+            let n = bytes.withUnsafeMutableBytes { pread(descriptor.fd, $0.baseAddress! + done, wanted - done, off_t(offset) + off_t(done)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                if n == 0 { break }
+                throw MediaError(.unreadable, "the file cannot be read: \(String(cString: strerror(errno)))")
+            }
+            done += n
+        }
+        return done == wanted ? bytes : Array(bytes.prefix(done))
+    }
+}

@@ -1,0 +1,73 @@
+import StoryCore
+
+/// Which blobs documents reference (the `blob_refs` table): kept in the
+/// transaction of the change that wrote a reference, never dropped while the
+/// project exists (undo and history can bring an old image back), gone with
+/// the project when it is purged.
+extension Store {
+    /// Adds the references a project holds now to `blob_refs`, when a media
+    /// value was written since it was last looked at. Runs inside the
+    /// transaction of the change (`changingDocument`).
+    func recordMediaReferences(of id: DocumentID, in document: any StoredDocument) throws {
+        guard let project = document as? ProjectDocument, project.mediaWrites != recordedMediaWrites[id] else { return }
+        let known = Set(try database.blobReferences(of: id).map(\.hash))
+        let added = project.mediaReferences.filter { !known.contains($0.hash) }
+        if !added.isEmpty {
+            try database.addBlobReferences(added, of: id)
+            publish(.blobsReferenced(id))
+        }
+        recordedMediaWrites[id] = project.mediaWrites
+    }
+
+    /// Every blob any document references, with the documents referencing it.
+    public func referencedBlobs() throws -> [BlobHash: (media: MediaReference, documents: Set<DocumentID>)] {
+        try database.blobReferences()
+    }
+
+    /// The blobs one document references.
+    public func blobReferences(of id: DocumentID) throws -> [MediaReference] {
+        try database.blobReferences(of: id)
+    }
+
+    /// The documents referencing a blob.
+    public func documents(referencing hash: BlobHash) throws -> Set<DocumentID> {
+        try database.documents(referencing: hash)
+    }
+}
+
+extension StoreDatabase {
+    func addBlobReferences(_ references: [MediaReference], of document: DocumentID) throws {
+        let statement = try connection.prepare("INSERT OR IGNORE INTO blob_refs (doc, hash, type, size) VALUES (?, ?, ?, ?)")
+        for media in references {
+            try statement.bind([
+                document.blob, .blob(media.hash.bytes), .integer(Int64(media.type.rawValue)), .integer(Int64(media.byteCount)),
+            ])
+            while try statement.step() {}
+        }
+    }
+
+    func blobReferences() throws -> [BlobHash: (media: MediaReference, documents: Set<DocumentID>)] {
+        var result: [BlobHash: (media: MediaReference, documents: Set<DocumentID>)] = [:]
+        let rows = try connection.query("SELECT doc, hash, type, size FROM blob_refs") { row in
+            (DocumentID(blob: row.bytes(0)), BlobHash(row.bytes(1)), MediaType(rawValue: UInt8(clamping: row.int64(2))), row.int64(3))
+        }
+        for (document, hash, type, size) in rows {
+            guard let document, let hash, let type, size > 0 else { continue }
+            result[hash, default: (MediaReference(hash: hash, type: type, byteCount: UInt64(size)), [])].documents.insert(document)
+        }
+        return result
+    }
+
+    func blobReferences(of document: DocumentID) throws -> [MediaReference] {
+        try connection.query("SELECT hash, type, size FROM blob_refs WHERE doc = ? ORDER BY hash", [document.blob]) { row in
+            (BlobHash(row.bytes(0)), MediaType(rawValue: UInt8(clamping: row.int64(1))), row.int64(2))
+        }.compactMap { hash, type, size in
+            guard let hash, let type, size > 0 else { return nil }
+            return MediaReference(hash: hash, type: type, byteCount: UInt64(size))
+        }
+    }
+
+    func documents(referencing hash: BlobHash) throws -> Set<DocumentID> {
+        Set(try connection.query("SELECT doc FROM blob_refs WHERE hash = ?", [.blob(hash.bytes)]) { DocumentID(blob: $0.bytes(0)) }.compactMap { $0 })
+    }
+}

@@ -1,0 +1,444 @@
+import Logging
+import StoryCore
+import StoryStore
+
+/// How blobs move between daemons.
+public struct BlobExchangeConfiguration: Sendable {
+    /// Chunks asked for and not yet received, per transfer: enough to keep a
+    /// fast link busy (16 × 256 KiB = 4 MiB in flight), few enough that the
+    /// receiver's memory stays small.
+    public var window = 16
+    /// Chunk requests one peer may have queued here; more are refused.
+    public var maximumQueuedChunksPerPeer = 512
+    /// Bytes per second sent or received as blob chunks, over all peers;
+    /// nil: unlimited (`max-send-kbps`, `max-recv-kbps`).
+    public var maximumSendRate: Int?
+    public var maximumReceiveRate: Int?
+    /// A peer that failed to give a blob is not asked for it again for this long
+    /// (unless it says it has it).
+    public var retryAfter: Duration = .seconds(30)
+    /// A chunk asked for and not received in this long is asked for again.
+    public var chunkTimeout: Duration = .seconds(20)
+    /// Chunks whose bytes do not match their hash, per transfer and peer,
+    /// before that peer is given up for the blob.
+    public var maximumBadChunks = 4
+
+    public init() {}
+}
+
+/// Something a blob transfer did (for the control API's events).
+public enum BlobEvent: Sendable, Hashable {
+    case started(BlobHash, from: PeerID, bytes: UInt64)
+    /// Every 10 % or so.
+    case progressed(BlobHash, from: PeerID, held: UInt64, total: UInt64)
+    case completed(BlobHash, from: PeerID, bytes: UInt64)
+    case failed(BlobHash, from: PeerID, reason: String)
+}
+
+/// A transfer as `media status` shows it.
+public struct BlobTransferStatus: Sendable, Hashable {
+    public var hash: BlobHash
+    public var type: MediaType
+    public var peer: PeerID?
+    public var totalBytes: UInt64
+    public var heldBytes: UInt64
+    /// Bytes per second since the transfer started.
+    public var rate: Double
+    public var documents: [DocumentID]
+}
+
+/// What a blob exchange needs of a connection: sending, in two priorities.
+protocol BlobLink: AnyObject, Sendable {
+    var peer: PeerID { get }
+    /// Both Hellos were said: blob messages may be sent.
+    var isEstablished: Bool { get }
+    /// Documents synced with this peer.
+    var documentIDs: [DocumentID] { get }
+    /// Sends a message before any queued chunk.
+    func sendBlobMessage(_ message: Message)
+    /// Queues chunks to send when nothing else waits; false when too many are queued.
+    func queueChunks(_ hash: BlobHash, _ indices: [UInt32]) -> Bool
+}
+
+/// Moves images and sounds between this daemon and its peers
+/// (docs/protocol.md, "Blobs"): fetches every blob a document here references
+/// and this daemon lacks, in chunks checked against the sender's manifest,
+/// several in flight, resuming from the chunks already held after a
+/// disconnect or a restart; serves the blobs of documents shared with a peer,
+/// and nothing else, at a lower priority than changes.
+public actor BlobExchange {
+    let blobs: BlobStore
+    let store: Store
+    let configuration: BlobExchangeConfiguration
+    let logger: Logger
+    let broadcaster = EventBroadcaster<BlobEvent>()
+
+    private var links: [PeerID: any BlobLink] = [:]
+    /// Peers known to hold a blob (they said so, or served its manifest).
+    private var holders: [BlobHash: Set<PeerID>] = [:]
+    /// Peers that failed a blob, and when: not asked again until `retryAfter`.
+    private var failures: [BlobHash: [PeerID: ContinuousClock.Instant]] = [:]
+    private var transfers: [BlobHash: Transfer] = [:]
+    private var pumpScheduled = false
+    private let receiveLimiter: RateLimiter?
+
+    private struct Transfer {
+        var media: MediaReference
+        var documents: Set<DocumentID>
+        var source: PeerID
+        var document: DocumentID
+        var manifest: [BlobHash]?
+        var chunkSize = 0
+        var missing: [UInt32] = []
+        var outstanding: [UInt32: ContinuousClock.Instant] = [:]
+        var badChunks = 0
+        var heldBytes: UInt64 = 0
+        var received: UInt64 = 0
+        let started = ContinuousClock.now
+        var lastReported: UInt64 = 0
+    }
+
+    public init(blobs: BlobStore, store: Store, configuration: BlobExchangeConfiguration = .init(), logger: Logger) {
+        self.blobs = blobs
+        self.store = store
+        self.configuration = configuration
+        self.logger = logger
+        receiveLimiter = configuration.maximumReceiveRate.map { RateLimiter(bytesPerSecond: $0) }
+    }
+
+    /// Transfer events as they happen.
+    public nonisolated func events() -> AsyncStream<BlobEvent> { broadcaster.subscribe() }
+
+    /// Transfers in progress.
+    public func status() -> [BlobTransferStatus] {
+        transfers.values.map { transfer in
+            let seconds = Double((ContinuousClock.now - transfer.started).components.attoseconds) / 1e18
+                + Double((ContinuousClock.now - transfer.started).components.seconds)
+            return BlobTransferStatus(
+                hash: transfer.media.hash, type: transfer.media.type, peer: transfer.source, totalBytes: transfer.media.byteCount,
+                heldBytes: transfer.heldBytes, rate: seconds > 0 ? Double(transfer.received) / seconds : 0,
+                documents: transfer.documents.sorted())
+        }.sorted { $0.hash.description < $1.hash.description }
+    }
+
+    /// Peers known to hold a blob.
+    public func holders(of hash: BlobHash) -> Set<PeerID> { holders[hash] ?? [] }
+
+    // MARK: - Connections
+
+    func attach(_ link: any BlobLink) {
+        links[link.peer] = link
+        schedulePump()
+    }
+
+    /// A connection said its Hello: what it may have can now be asked for.
+    func established(_ peer: PeerID) { schedulePump() }
+
+    func detach(_ peer: PeerID) {
+        links[peer] = nil
+        for (hash, transfer) in transfers where transfer.source == peer {
+            transfers[hash] = nil
+            broadcaster.publish(.failed(hash, from: peer, reason: "the peer disconnected; the transfer resumes from another peer or when it is back"))
+        }
+        schedulePump()
+    }
+
+    /// Something may need fetching (a document referenced a new blob, a peer connected).
+    public func documentsChanged() { schedulePump() }
+
+    /// A blob became complete here (uploaded, or fetched): tell the peers
+    /// sharing a document that references it, so those waiting ask.
+    public func announce(_ hash: BlobHash) async {
+        guard let documents = try? await store.documents(referencing: hash) else { return }
+        for link in links.values where link.isEstablished {
+            for document in link.documentIDs where documents.contains(document) {
+                link.sendBlobMessage(.blobHave(document: document, hashes: [hash]))
+            }
+        }
+    }
+
+    // MARK: - Messages from peers
+
+    func receive(_ message: Message, from peer: PeerID) async {
+        switch message {
+        case .blobHave(let document, let hashes):
+            guard links[peer]?.documentIDs.contains(document) == true else { return }
+            for hash in hashes {
+                holders[hash, default: []].insert(peer)
+                failures[hash]?[peer] = nil
+            }
+            schedulePump()
+        case .blobRequest(let request):
+            await serve(request, to: peer)
+        case .blobManifest(let manifest):
+            await received(manifest, from: peer)
+        case .blobChunk(let hash, let index, let bytes):
+            await received(chunk: bytes, index: index, of: hash, from: peer)
+        case .blobUnavailable(let hash, let reason):
+            logger.info("peer cannot send blob \(hash): \(reason)", metadata: ["peer": "\(peer.short)"])
+            holders[hash]?.remove(peer)
+            giveUp(hash, on: peer, reason: "the peer does not have it (\(reason))")
+        default:
+            return
+        }
+    }
+
+    /// Serves a request when the peer may have the blob: the document is
+    /// shared with it, references the blob, and the blob is complete here.
+    private func serve(_ request: Message.BlobRequest, to peer: PeerID) async {
+        guard let link = links[peer] else { return }
+        let refusal: String?
+        do {
+            let referencing = try await store.documents(referencing: request.hash)
+            let members = try await store.members(of: request.document)
+            if !referencing.contains(request.document) || !link.documentIDs.contains(request.document) {
+                refusal = "no document shared with you references it"
+            } else if !members.contains(where: { $0.peer == peer && $0.role >= .reader }) {
+                refusal = "no document shared with you references it"
+            } else if case .complete? = await blobs.record(request.hash)?.state {
+                refusal = nil
+            } else {
+                refusal = "this daemon does not hold it (yet)"
+            }
+        } catch {
+            logger.warning("cannot check a blob request: \(error)")
+            refusal = "this daemon cannot read it now"
+        }
+        if let refusal {
+            if refusal.hasPrefix("no document") {
+                logger.notice("refused blob \(request.hash) to a peer: \(refusal)", metadata: ["peer": "\(peer.short)"])
+            }
+            link.sendBlobMessage(.blobUnavailable(hash: request.hash, reason: refusal))
+            return
+        }
+        if request.manifest {
+            do {
+                let record = await blobs.record(request.hash)!
+                let chunks = try await blobs.manifest(request.hash)
+                link.sendBlobMessage(
+                    .blobManifest(
+                        Message.BlobManifest(
+                            hash: request.hash, byteCount: record.byteCount, type: record.type, chunkSize: UInt32(record.chunkSize),
+                            chunks: chunks)))
+            } catch {
+                link.sendBlobMessage(.blobUnavailable(hash: request.hash, reason: "this daemon cannot read it now"))
+                return
+            }
+        }
+        if !request.chunks.isEmpty, !link.queueChunks(request.hash, request.chunks) {
+            link.sendBlobMessage(.blobUnavailable(hash: request.hash, reason: "too many chunks asked for at once"))
+        }
+    }
+
+    private func received(_ manifest: Message.BlobManifest, from peer: PeerID) async {
+        guard var transfer = transfers[manifest.hash], transfer.source == peer, transfer.manifest == nil else { return }
+        guard manifest.byteCount == transfer.media.byteCount, manifest.type == transfer.media.type else {
+            giveUp(manifest.hash, on: peer, reason: "its manifest does not match the reference (size or type)")
+            return
+        }
+        do {
+            _ = try await blobs.beginPartial(manifest.hash, byteCount: manifest.byteCount, type: manifest.type, manifest: manifest.chunks)
+        } catch {
+            giveUp(manifest.hash, on: peer, reason: "\(error)")
+            return
+        }
+        holders[manifest.hash, default: []].insert(peer)
+        let missing = await blobs.missingChunks(manifest.hash)
+        transfer.manifest = manifest.chunks
+        transfer.chunkSize = Int(manifest.chunkSize)
+        transfer.missing = missing.map(UInt32.init).reversed()
+        transfer.heldBytes = manifest.byteCount - missingBytes(missing, chunkSize: Int(manifest.chunkSize), total: manifest.byteCount)
+        transfers[manifest.hash] = transfer
+        if missing.isEmpty {
+            await complete(manifest.hash)
+        } else {
+            await requestMore(manifest.hash)
+        }
+    }
+
+    private func missingBytes(_ missing: [Int], chunkSize: Int, total: UInt64) -> UInt64 {
+        missing.reduce(0) { sum, index in
+            sum + min(UInt64(chunkSize), total - UInt64(index) * UInt64(chunkSize))
+        }
+    }
+
+    private func received(chunk bytes: ArraySlice<UInt8>, index: UInt32, of hash: BlobHash, from peer: PeerID) async {
+        guard var transfer = transfers[hash], transfer.source == peer, transfer.outstanding.removeValue(forKey: index) != nil else { return }
+        transfer.received += UInt64(bytes.count)
+        transfers[hash] = transfer
+        let done: Bool
+        do {
+            done = try await blobs.writeChunk(hash, index: Int(index), bytes: bytes)
+        } catch where error.kind == .chunkMismatch {
+            logger.warning("chunk \(index) of blob \(hash) does not match its hash; asking again", metadata: ["peer": "\(peer.short)"])
+            guard var again = transfers[hash] else { return }
+            again.badChunks += 1
+            if again.badChunks > configuration.maximumBadChunks {
+                giveUp(hash, on: peer, reason: "\(again.badChunks) chunks did not match their hashes")
+                return
+            }
+            again.missing.append(index)
+            transfers[hash] = again
+            await requestMore(hash)
+            return
+        } catch {
+            logger.error("cannot store a chunk of blob \(hash): \(error)")
+            giveUp(hash, on: peer, reason: "\(error)")
+            return
+        }
+        guard var current = transfers[hash] else { return }
+        current.heldBytes += UInt64(bytes.count)
+        let total = current.media.byteCount
+        if current.heldBytes - current.lastReported >= max(total / 10, 1), !done {
+            current.lastReported = current.heldBytes
+            broadcaster.publish(.progressed(hash, from: peer, held: current.heldBytes, total: total))
+        }
+        transfers[hash] = current
+        if done {
+            await complete(hash)
+        } else {
+            await requestMore(hash)
+        }
+    }
+
+    /// Every chunk is held: check the whole blob against its hash.
+    private func complete(_ hash: BlobHash) async {
+        guard let transfer = transfers[hash] else { return }
+        do {
+            _ = try await blobs.completePartial(hash)
+        } catch where error.kind == .hashMismatch {
+            logger.warning("blob \(hash) from a peer does not match its hash; fetching it again", metadata: ["peer": "\(transfer.source.short)"])
+            giveUp(hash, on: transfer.source, reason: "the bytes do not match the blob's hash")
+            return
+        } catch {
+            // Chunks found bad on the final check were cleared: ask for them again.
+            transfers[hash]!.missing = await blobs.missingChunks(hash).map(UInt32.init).reversed()
+            if transfers[hash]!.missing.isEmpty {
+                giveUp(hash, on: transfer.source, reason: "\(error)")
+            } else {
+                await requestMore(hash)
+            }
+            return
+        }
+        transfers[hash] = nil
+        logger.info("received blob \(hash) (\(transfer.media.byteCount) bytes)", metadata: ["peer": "\(transfer.source.short)"])
+        broadcaster.publish(.completed(hash, from: transfer.source, bytes: transfer.media.byteCount))
+        await announce(hash)
+        schedulePump()
+    }
+
+    /// Keeps `window` chunks of a transfer asked for.
+    private func requestMore(_ hash: BlobHash) async {
+        guard var transfer = transfers[hash], let link = links[transfer.source] else { return }
+        var chunks: [UInt32] = []
+        let now = ContinuousClock.now
+        while transfer.outstanding.count < configuration.window, let next = transfer.missing.popLast() {
+            transfer.outstanding[next] = now
+            chunks.append(next)
+        }
+        transfers[hash] = transfer
+        guard !chunks.isEmpty else { return }
+        if let receiveLimiter { await receiveLimiter.take(chunks.count * transfer.chunkSize) }
+        link.sendBlobMessage(.blobRequest(Message.BlobRequest(document: transfer.document, hash: hash, manifest: false, chunks: chunks)))
+    }
+
+    /// Stops fetching a blob from a peer; another (or the same, later) is tried.
+    private func giveUp(_ hash: BlobHash, on peer: PeerID, reason: String) {
+        failures[hash, default: [:]][peer] = .now
+        if let transfer = transfers[hash], transfer.source == peer {
+            transfers[hash] = nil
+            broadcaster.publish(.failed(hash, from: peer, reason: reason))
+        }
+        schedulePump()
+    }
+
+    // MARK: - Deciding what to fetch
+
+    private func schedulePump() {
+        guard !pumpScheduled else { return }
+        pumpScheduled = true
+        Task {
+            try? await Task.sleep(for: .milliseconds(20))
+            await self.pump()
+        }
+    }
+
+    /// Starts a transfer for every referenced blob this daemon lacks that a
+    /// connected peer sharing a referencing document may have, and asks
+    /// again for chunks that timed out.
+    func pump() async {
+        pumpScheduled = false
+        let now = ContinuousClock.now
+        for (hash, byPeer) in failures {
+            let kept = byPeer.filter { now - $0.value < configuration.retryAfter }
+            failures[hash] = kept.isEmpty ? nil : kept
+        }
+        let wanted: [BlobHash: (media: MediaReference, documents: Set<DocumentID>)]
+        do { wanted = try await store.referencedBlobs() } catch {
+            logger.warning("cannot read which blobs documents reference: \(error)")
+            return
+        }
+        for (hash, transfer) in transfers {
+            let late = transfer.outstanding.filter { now - $0.value > configuration.chunkTimeout }.map(\.key)
+            guard !late.isEmpty else { continue }
+            for index in late { transfers[hash]!.outstanding[index] = nil }
+            transfers[hash]!.missing.append(contentsOf: late)
+            await requestMore(hash)
+        }
+        for (hash, want) in wanted.sorted(by: { $0.key.description < $1.key.description }) where transfers[hash] == nil {
+            if case .complete? = await blobs.record(hash)?.state { continue }
+            guard let (source, document) = chooseSource(hash, documents: want.documents, now: now) else { continue }
+            transfers[hash] = Transfer(media: want.media, documents: want.documents, source: source, document: document)
+            broadcaster.publish(.started(hash, from: source, bytes: want.media.byteCount))
+            links[source]!.sendBlobMessage(.blobRequest(Message.BlobRequest(document: document, hash: hash, manifest: true, chunks: [])))
+        }
+        if transfers.values.contains(where: { !$0.outstanding.isEmpty }) || !failures.isEmpty {
+            // Look again later: timeouts, and peers whose failure has aged.
+            Task {
+                try? await Task.sleep(for: min(configuration.chunkTimeout, configuration.retryAfter))
+                self.schedulePumpFromTimer()
+            }
+        }
+    }
+
+    private func schedulePumpFromTimer() { schedulePump() }
+
+    /// A connected peer that shares a referencing document, preferring one
+    /// known to hold the blob, skipping those that failed it lately.
+    private func chooseSource(_ hash: BlobHash, documents: Set<DocumentID>, now: ContinuousClock.Instant) -> (PeerID, DocumentID)? {
+        var candidates: [(peer: PeerID, document: DocumentID, holds: Bool)] = []
+        for (peer, link) in links where link.isEstablished {
+            if let failed = failures[hash]?[peer], now - failed < configuration.retryAfter { continue }
+            guard let document = link.documentIDs.first(where: documents.contains) else { continue }
+            candidates.append((peer, document, holders[hash]?.contains(peer) == true))
+        }
+        guard let best = candidates.max(by: { ($0.holds ? 1 : 0, $1.peer.description) < ($1.holds ? 1 : 0, $0.peer.description) })
+        else { return nil }
+        return (best.peer, best.document)
+    }
+}
+
+/// A token bucket: `take` waits until that many bytes may pass.
+actor RateLimiter {
+    let bytesPerSecond: Int
+    private var available: Double
+    private var last = ContinuousClock.now
+
+    init(bytesPerSecond: Int) {
+        self.bytesPerSecond = max(bytesPerSecond, 1024)
+        available = Double(self.bytesPerSecond)
+    }
+
+    func take(_ bytes: Int) async {
+        let now = ContinuousClock.now
+        let elapsed = now - last
+        last = now
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        available = min(Double(bytesPerSecond), available + seconds * Double(bytesPerSecond))
+        available -= Double(bytes)
+        if available < 0 {
+            let wait = -available / Double(bytesPerSecond)
+            try? await Task.sleep(for: .milliseconds(Int((wait * 1000).rounded(.up))))
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import StoryCore
+import StoryIdentity
+import StoryStore
+import StoryTestSupport
+import Testing
+
+@testable import StorySync
+
+/// Images and sounds between real sync stacks over TLS on 127.0.0.1: a blob
+/// a shared project references reaches the peers that share it, byte for
+/// byte; a bad copy on one peer is fetched again from another; nobody gets a
+/// blob of a project not shared with it; an old peer is refused cleanly.
+@Suite(.serialized) struct BlobSyncTests {
+    /// Stores `bytes` on `node` as `images add` does, and puts it in a new image layer of `shot`.
+    static func addImage(_ bytes: [UInt8], to project: DocumentID, shot: OpID, on node: SyncNode, at time: Int64 = 10) async throws -> MediaReference {
+        let file = node.directory + "/upload-\(UUID())"
+        _ = FileManager.default.createFile(atPath: file, contents: Data(bytes))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let info = try MediaProbe.probe(BytesMediaSource(bytes))
+        let record = try await node.blobs.importFile(atPath: file, type: info.type)
+        let media = MediaReference(
+            hash: record.hash, type: info.type, byteCount: record.byteCount, pixelWidth: info.pixelWidth, pixelHeight: info.pixelHeight)
+        _ = try await node.store.editProject(project, at: time) { editor in
+            let layer = try editor.insertLayer(in: shot, at: 0)
+            try editor.set(.image, to: .media(media), on: layer)
+        }
+        return media
+    }
+
+    /// The bytes of a complete blob on a node, or nil.
+    static func bytes(of hash: BlobHash, on node: SyncNode) async -> [UInt8]? {
+        guard case .complete? = await node.blobs.record(hash)?.state else { return nil }
+        return FileManager.default.contents(atPath: node.blobs.completePath(hash)).map { Array($0) }
+    }
+
+    static func shot(of project: DocumentID, on node: SyncNode) async throws -> OpID {
+        try #require(try await node.store.project(project).view.shots.first?.id)
+    }
+
+    @Test func anImageReachesThePeerThatSharesItsProjectByteForByte() async throws {
+        let a = try await SyncNode("a"), b = try await SyncNode("b")
+        defer { a.remove(); b.remove() }
+        try await a.start()
+        try await b.start()
+        try await a.pair(with: b)
+        try await b.pair(with: a)
+        let (project, _) = try await makeSharedProject(on: a, with: [b])
+        try await eventually("b has the project") { await inSync(a, b, project) }
+        // Several chunks (256 KiB each), not a multiple of the chunk size.
+        let picture = TestMedia.png(width: 700, height: 500, seed: 3)
+        let media = try await Self.addImage(picture, to: project, shot: try await Self.shot(of: project, on: a), on: a)
+        try await eventually("b holds the image", timeout: .seconds(30)) { await Self.bytes(of: media.hash, on: b) == picture }
+        #expect(try await b.store.project(project).view.media == [media])
+        // Added again elsewhere, it is stored once and not fetched again.
+        let second = try await Self.addImage(picture, to: project, shot: try await Self.shot(of: project, on: a), on: a, at: 20)
+        #expect(second.hash == media.hash)
+        try await eventually("b has both layers") { await inSync(a, b, project) }
+        #expect(await b.blobs.records().count == 1)
+        await a.stop()
+        await b.stop()
+    }
+
+    @Test func aBadCopyOnOnePeerIsFetchedAgainFromAnother() async throws {
+        let a = try await SyncNode("a"), b = try await SyncNode("b"), c = try await SyncNode("c")
+        defer { a.remove(); b.remove(); c.remove() }
+        for node in [a, b, c] { try await node.start() }
+        for (x, y) in [(a, b), (b, a), (a, c), (c, a), (b, c), (c, b)] { try await x.pair(with: y) }
+        let (project, _) = try await makeSharedProject(on: a, with: [b, c])
+        try await eventually("b and c have the project") {
+            let bHas = await inSync(a, b, project)
+            let cHas = await inSync(a, c, project)
+            return bHas && cHas
+        }
+        let picture = TestMedia.png(width: 600, height: 400, seed: 5)
+        let media = try await Self.addImage(picture, to: project, shot: try await Self.shot(of: project, on: a), on: a)
+        try await eventually("b holds the image", timeout: .seconds(30)) { await Self.bytes(of: media.hash, on: b) == picture }
+        try await eventually("c holds the image", timeout: .seconds(30)) { await Self.bytes(of: media.hash, on: c) == picture }
+        // c goes away; b's copy goes bad on disk (a flipped byte in its second
+        // chunk). A newcomer d, reaching only b and c, asks b first.
+        await c.stop()
+        let path = b.blobs.completePath(media.hash)
+        var damaged = Array(FileManager.default.contents(atPath: path)!)
+        damaged[300_000] ^= 0xFF
+        try Data(damaged).write(to: URL(fileURLWithPath: path))
+        let d = try await SyncNode("d")
+        defer { d.remove() }
+        try await d.start()
+        let failures = d.manager.blobExchange!.events()
+        let failedOnB = Task {
+            for await event in failures {
+                if case .failed(media.hash, let peer, _) = event, peer == b.identity.peerID { return true }
+            }
+            return false
+        }
+        for (x, y) in [(b, d), (d, b), (c, d), (d, c)] { try await x.pair(with: y) }
+        try await a.store.share(project, with: d.identity.peerID, role: .reader, at: 30)
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(60))
+            failedOnB.cancel()
+        }
+        #expect(await failedOnB.value, "d gave b's bad copy up")
+        deadline.cancel()
+        #expect(await Self.bytes(of: media.hash, on: d) == nil, "nothing unverified is kept")
+        // c is back: d fetches the good bytes from it.
+        try await c.start()
+        try await eventually("d holds the image, good bytes only", timeout: .seconds(60)) { await Self.bytes(of: media.hash, on: d) == picture }
+        for node in [a, b, c, d] { await node.stop() }
+    }
+
+    @Test func nobodyGetsABlobOfAProjectNotSharedWithThem() async throws {
+        let (a, b, hostile, project, _) = try await HostilePeerTests.setUp()
+        defer { a.remove(); b.remove() }
+        let picture = TestMedia.png(width: 64, height: 64, seed: 7)
+        let media = try await Self.addImage(picture, to: project, shot: try await Self.shot(of: project, on: a), on: a)
+        // A project of the hostile peer's own, shared with a: a name it can put in a request.
+        try await HostilePeer.session(to: a.port, as: hostile) { peer in
+            // It knows the project's id and the blob's hash, and asks.
+            try await peer.send(.blobRequest(.init(document: project, hash: media.hash, manifest: true, chunks: [0])))
+            try await peer.expect("a refusal") {
+                if case .blobUnavailable(media.hash, _) = $0 { true } else { false }
+            }
+            #expect(!peer.messages.contains { if case .blobManifest = $0 { true } else if case .blobChunk = $0 { true } else { false } })
+            // A hash no document references: the same answer, nothing learned.
+            let unknown = BlobHash(Array(repeating: 0xAB, count: 32))!
+            try await peer.send(.blobRequest(.init(document: project, hash: unknown, manifest: true, chunks: [])))
+            try await peer.expect("a refusal of the unknown hash") {
+                if case .blobUnavailable(unknown, _) = $0 { true } else { false }
+            }
+        }
+        try await eventually("b, which shares it, still gets it", timeout: .seconds(30)) { await Self.bytes(of: media.hash, on: b) == picture }
+        await a.stop()
+        await b.stop()
+    }
+
+    @Test func aPeerOfTheProtocolBeforeMediaIsRefusedCleanly() async throws {
+        let (a, b, hostile, _, _) = try await HostilePeerTests.setUp()
+        defer { a.remove(); b.remove() }
+        try await HostilePeer.session(to: a.port, as: hostile, helloVersion: 2) { peer in
+            try await peer.expectRefusal(.protocolVersion)
+        }
+        await a.stop()
+        await b.stop()
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import StoryClient
+import StoryIdentity
+import StoryTestSupport
+import Testing
+
+/// Images and sounds through real daemons and the CLI: added offline and
+/// fetched after a reconnect, byte for byte; bad uploads refused with nothing
+/// stored; a transfer cut by SIGKILL resuming from the chunks it held.
+@Suite(.serialized) struct MediaDaemonTests {
+    /// a and b trust and dial each other.
+    func pair(_ a: StartedDaemon, _ b: StartedDaemon) throws -> (aID: String, bID: String) {
+        let (aID, bID) = (try a.peerID(), try b.peerID())
+        #expect(try a.cli("peers", "add", bID, "--address", "127.0.0.1:\(try b.port())", "--name", "b").status == 0)
+        #expect(try b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())", "--name", "a").status == 0)
+        return (aID, bID)
+    }
+
+    /// A project with one scene and shot (1-1) on `daemon`.
+    func boardWithAShot(on daemon: StartedDaemon, _ name: String) throws -> String {
+        let project = try daemon.cli("projects", "create", name).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try daemon.cli("scenes", "add", project).status == 0)
+        #expect(try daemon.cli("shots", "add", project, "1").status == 0)
+        return project
+    }
+
+    func write(_ bytes: [UInt8], named name: String, in directory: TemporaryDirectory) -> String {
+        let path = directory.path + "/" + name
+        _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        return path
+    }
+
+    func sha256(_ bytes: [UInt8]) -> String { OpenSSLCrypto.shared.sha256(nil, bytes[...]).description }
+
+    /// `media list --json` of a project on a daemon.
+    func media(_ project: String, on daemon: StartedDaemon) throws -> [[String: Any]] {
+        try daemon.json("media", "list", project) as? [[String: Any]] ?? []
+    }
+
+    @Test func anImageAndASoundAddedOfflineArriveAfterTheReconnectByteForByte() async throws {
+        let files = try TemporaryDirectory()
+        defer { files.remove() }
+        let a = try await StartedDaemon.start(name: "a")
+        defer { a.stop() }
+        var b = try await StartedDaemon.start(name: "b")
+        defer { b.stop() }
+        let (_, bID) = try pair(a, b)
+        let project = try boardWithAShot(on: a, "Night Train")
+        #expect(try a.cli("share", project, bID).status == 0)
+        try await eventually("b has the project") { try b.client.get("/v1/projects/\(project)").status == 200 }
+        // b goes offline; a adds a photo (over a megabyte: several chunks), a sound and dialogue.
+        b.daemon.kill()
+        let picture = TestMedia.png(width: 800, height: 600, seed: 11)
+        let sound = TestMedia.wav(seconds: 1.5, seed: 2)
+        let added = try a.json("images", "add", project, "1-1", write(picture, named: "platform.png", in: files), "--name", "Plate", "--fit", "cover")
+        let layer = try #require(added as? [String: Any])
+        #expect(layer["kind"] as? String == "image" && layer["name"] as? String == "Plate" && layer["fit"] as? String == "cover")
+        let image = try #require(layer["image"] as? [String: Any])
+        #expect(image["blob"] as? String == sha256(picture))
+        #expect(image["type"] as? String == "image/png" && image["width"] as? Int == 800 && image["height"] as? Int == 600)
+        let set = try a.cli("sound", "set", project, "1-1", write(sound, named: "whistle.wav", in: files), "--offset", "0.5")
+        #expect(set.status == 0, "\(set.errors)")
+        #expect(set.output.contains("1.50 s") && set.output.contains(sha256(sound)), "\(set.output)")
+        #expect(try a.cli("shots", "set", project, "1-1", "--dialogue", "Tickets, please.", "--action", "She runs.").status == 0)
+        // Drawing on the image layer is refused: strokes go on other layers.
+        let drawn = try a.cli("strokes", "add", project, "1-1/Plate", "--points", "[0.1,0.1,0.5,0.2,0.2,0.5]")
+        #expect(drawn.status != 0 && drawn.errors.contains("image layer"), "\(drawn.errors) \(drawn.output)")
+
+        b = try await StartedDaemon.start(in: b.home, name: "b")
+        try await eventually("b holds both", timeout: .seconds(60)) {
+            let entries = try media(project, on: b)
+            return entries.count == 2 && entries.allSatisfy { $0["state"] as? String == "complete" }
+        }
+        let got = files.path + "/got.png"
+        let fetched = try b.cli("media", "get", project, String(sha256(picture).prefix(10)), "--out", got)
+        #expect(fetched.status == 0, "\(fetched.errors)")
+        #expect(FileManager.default.contents(atPath: got).map { Array($0) } == picture)
+        let shot = try #require(((b.json("shots", "list", project) as? [[String: Any]]) ?? []).first)
+        #expect(shot["dialogue"] as? String == "Tickets, please." && shot["action"] as? String == "She runs.")
+        let onB = try #require(shot["sound"] as? [String: Any])
+        #expect(onB["blob"] as? String == sha256(sound) && onB["offset"] as? Double == 0.5)
+        #expect(abs((onB["duration"] as? Double ?? 0) - 1.5) < 0.01)
+        // The sound cleared on b reaches a.
+        #expect(try b.cli("sound", "clear", project, "1-1").status == 0)
+        try await eventually("a has no sound on 1-1") {
+            let shots = try a.json("shots", "list", project) as? [[String: Any]] ?? []
+            return shots.first.map { $0["sound"] == nil } ?? false
+        }
+    }
+
+    @Test func badUploadsAreRefusedAndNothingIsStored() async throws {
+        let files = try TemporaryDirectory()
+        defer { files.remove() }
+        let daemon = try await StartedDaemon.start(environment: ["STORYTELLER_BLOB_MAX_BYTES": "1048576"])
+        defer { daemon.stop() }
+        let project = try boardWithAShot(on: daemon, "Refusals")
+        let picture = TestMedia.png(width: 100, height: 80, seed: 1)
+        let cases: [(String, [UInt8], [String], String)] = [
+            ("notes.png", Array("hello, this is text\n".utf8), ["images", "add"], "not an image"),
+            ("cut.png", Array(picture.prefix(picture.count / 2)), ["images", "add"], "PNG"),
+            ("sound.png", TestMedia.wav(seconds: 0.5), ["images", "add"], "not an image"),
+            ("picture.wav", picture, ["sound", "set"], "not a sound"),
+            ("huge.png", TestMedia.png(width: 700, height: 700, seed: 2), ["images", "add"], "limit"),
+            ("empty.png", [], ["images", "add"], "empty"),
+        ]
+        for (name, bytes, command, words) in cases {
+            let result = try storyteller(command + [project, "1-1", write(bytes, named: name, in: files), "--socket", daemon.socket])
+            #expect(result.status == 1, "\(name) was taken")
+            #expect(result.errors.lowercased().contains(words.lowercased()), "\(name): \(result.errors)")
+        }
+        // An upload cut in the middle of its body.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, byte) in daemon.socket.utf8.enumerated() { raw[i] = byte } }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        #expect(connected == 0)
+        let shotID = try #require((try daemon.json("shots", "list", project) as? [[String: Any]])?.first?["id"] as? String)
+        let head = "POST /v1/projects/\(project)/shots/\(shotID)/images HTTP/1.1\r\nHost: x\r\nContent-Length: 500000\r\n\r\n"
+        let partial = Array(head.utf8) + Array(picture.prefix(20_000))
+        _ = partial.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        close(fd)
+        try await Task.sleep(for: .milliseconds(300))
+        // Nothing of any of them is kept, nothing is half-applied, and the daemon is fine.
+        let status = try daemon.json("media", "status") as? [String: Any] ?? [:]
+        #expect(status["stored"] as? Int == 0)
+        let blobs = daemon.home.path + "/blobs"
+        let kept = (FileManager.default.enumerator(atPath: blobs + "/complete")?.allObjects as? [String] ?? []).filter { $0.count == 64 }
+        #expect(kept.isEmpty, "\(kept)")
+        try await eventually("no upload is left in the blob store's scratch directory") {
+            (try FileManager.default.contentsOfDirectory(atPath: blobs + "/tmp")).isEmpty
+        }
+        let layers = try daemon.json("layers", "list", project, "1-1") as? [[String: Any]] ?? []
+        #expect(layers.isEmpty, "a refused upload added a layer: \(layers)")
+        #expect(try daemon.cli("images", "add", project, "1-1", write(picture, named: "good.png", in: files)).status == 0)
+    }
+
+    @Test func aTransferCutBySIGKILLResumesFromTheChunksItHeld() async throws {
+        let files = try TemporaryDirectory()
+        defer { files.remove() }
+        // a sends slowly (4 MB/s), so the kill lands in the middle.
+        let a = try await StartedDaemon.start(name: "a", environment: ["STORYTELLER_MAX_SEND_KBPS": "32000"])
+        defer { a.stop() }
+        var b = try await StartedDaemon.start(name: "b")
+        defer { b.stop() }
+        let (_, bID) = try pair(a, b)
+        let project = try boardWithAShot(on: a, "Resume")
+        #expect(try a.cli("share", project, bID).status == 0)
+        try await eventually("b has the project") { try b.client.get("/v1/projects/\(project)").status == 200 }
+        let picture = TestMedia.png(ofAbout: 12 << 20, seed: 21)
+        #expect(try a.cli("images", "add", project, "1-1", write(picture, named: "big.png", in: files)).status == 0)
+        var heldBeforeKill = 0
+        try await eventually("b holds a third of it", timeout: .seconds(60)) {
+            heldBeforeKill = (try media(project, on: b).first?["heldBytes"] as? Int) ?? 0
+            return heldBeforeKill > picture.count / 3
+        }
+        b.daemon.kill()
+        b = try await StartedDaemon.start(in: b.home, name: "b")
+        let heldAfterRestart = (try media(project, on: b).first?["heldBytes"] as? Int) ?? 0
+        #expect(heldAfterRestart >= heldBeforeKill * 9 / 10, "the chunks held before the kill were kept (\(heldAfterRestart) of \(heldBeforeKill))")
+        try await eventually("b holds all of it", timeout: .seconds(60)) {
+            try media(project, on: b).first?["state"] as? String == "complete"
+        }
+        let got = files.path + "/got.png"
+        #expect(try b.cli("media", "get", project, sha256(picture), "--out", got).status == 0)
+        #expect(FileManager.default.contents(atPath: got).map { Array($0) } == picture)
+    }
+}
