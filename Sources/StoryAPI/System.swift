@@ -22,7 +22,8 @@ extension API {
     /// One line of the event stream (`GET /v1/events`).
     public struct Event: Codable, Sendable {
         /// `hello`, `document.changed`, `library.changed`, `document.created`,
-        /// `peer.connected`, `peer.disconnected`, `peer.pending`, `peers.changed`, `shares.changed`.
+        /// `peer.connected`, `peer.disconnected`, `peer.pending`, `peers.changed`, `shares.changed`,
+        /// `media.started`, `media.progressed`, `media.completed`, `media.failed`.
         public let type: String
         public let time: Int64
         public var document: String? = nil
@@ -34,6 +35,13 @@ extension API {
         public var address: String? = nil
         /// `time` as ISO 8601 (UTC).
         public var at: String?
+        /// Media transfers (`media.started`, `media.progressed`,
+        /// `media.completed`, `media.failed`): the blob's SHA-256, its size,
+        /// the bytes held so far, and why a transfer failed.
+        public var blob: String? = nil
+        public var bytes: UInt64? = nil
+        public var heldBytes: UInt64? = nil
+        public var reason: String? = nil
 
         public init(
             type: String, time: Int64, document: String? = nil, kind: String? = nil, origin: String? = nil, peer: String? = nil,

@@ -256,6 +256,17 @@ struct Watch: ParsableCommand {
         case "peer.discovered": return ["\(peerName) heard on the LAN at \(event.address ?? "?")"]
         case "peer.caughtUp": return ["\(peerName) has everything of \(projectName)"]
         case "peers.changed": return ["the peer list changed"]
+        case "media.started", "media.progressed", "media.completed", "media.failed":
+            let blob = String((event.blob ?? "?").prefix(12))
+            let size = TransferProgress.size(Int(event.bytes ?? 0))
+            switch event.type {
+            case "media.started": return ["receiving \(blob) (\(size)) from \(peerName)"]
+            case "media.progressed":
+                let percent = (event.bytes ?? 0) > 0 ? (event.heldBytes ?? 0) * 100 / (event.bytes ?? 1) : 0
+                return ["receiving \(blob) from \(peerName): \(percent) %"]
+            case "media.completed": return ["received \(blob) (\(size)) from \(peerName)"]
+            default: return ["could not get \(blob) from \(peerName): \(event.reason ?? "?")"]
+            }
         case "shares.changed": return ["who shares \(projectName) changed"]
         case "trash.changed":
             guard let document = event.document,

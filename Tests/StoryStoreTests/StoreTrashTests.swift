@@ -164,7 +164,9 @@ import Testing
         let path = directory.file("store.db")
         let id = DocumentID(high: 1, low: 1)
         do {
-            let old = try StoreDatabase.open(path: path, migrations: Schema.migrations.count - 1)
+            // The schema just before the trash migration.
+            let trash = try #require(Schema.migrations.firstIndex { $0.id == "2026-11-30-project-trash" })
+            let old = try StoreDatabase.open(path: path, migrations: trash)
             try old.createDocument(id, kind: .project, name: "Gone", created: 1)
             try old.connection.run("UPDATE documents SET deleted = 1 WHERE id = ?", [id.blob])
         }

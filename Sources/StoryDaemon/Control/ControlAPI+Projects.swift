@@ -104,9 +104,13 @@ extension ControlAPI {
     /// The project as an answer, streamed (bounded memory for any size).
     func project(_ id: DocumentID, status: HTTPResponse.Status = .ok, withPoints: Bool = true) async throws -> Response {
         let record = try await projectRecord(id)
+        let document = try await store.project(id)
+        var mediaStates: [BlobHash: String] = [:]
+        for media in document.view.media { mediaStates[media.hash] = await blobState(media).0 }
         let stream = try ProjectJSONStream(
-            record: record, document: try await store.project(id),
-            trash: API.Trash(record, retention: trash.retention, localPeer: identity.peerID), withPoints: withPoints)
+            record: record, document: document,
+            trash: API.Trash(record, retention: trash.retention, localPeer: identity.peerID), withPoints: withPoints,
+            mediaStates: mediaStates)
         return .streaming(stream.stream, contentType: "application/json", status: status)
     }
 }

@@ -18,7 +18,16 @@ extension ControlAPI {
             }
             let view = try await store.project(id).view
             guard let shot = view.shot(shotID) else { throw APIError(.notFound, "no visible shot \(shotID) in \(id)") }
-            return .bytes(Data(ShotRenderer.svg(of: shot, in: view, onion: onion).utf8), contentType: "image/svg+xml")
+            // Pictures inlined as data: URIs (up to 32 MiB each; larger ones are outlined).
+            var images: [BlobHash: String] = [:]
+            let drawn = ([shot] + (onion > 0 ? view.shots : [])).flatMap(\.layers).compactMap(\.image)
+            for image in drawn where images[image.hash] == nil && image.byteCount <= 32 << 20 {
+                guard case .complete? = await blobs.record(image.hash)?.state,
+                    let data = FileManager.default.contents(atPath: blobs.completePath(image.hash))
+                else { continue }
+                images[image.hash] = "data:\(image.type.mimeType);base64,\(data.base64EncodedString())"
+            }
+            return .bytes(Data(ShotRenderer.svg(of: shot, in: view, onion: onion, images: images).utf8), contentType: "image/svg+xml")
         }
     }
 }

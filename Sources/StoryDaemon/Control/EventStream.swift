@@ -51,9 +51,46 @@ enum EventStream {
                 }
             }
         }
+        // Blobs on their way here (images and sounds): on a project's stream,
+        // those the project references.
+        let transfers = manager.blobExchange?.events()
+        let forwardMedia = Task {
+            guard let transfers else { return }
+            for await event in transfers {
+                var body: API.Event
+                let hash: BlobHash
+                switch event {
+                case .started(let blob, let peer, let bytes):
+                    hash = blob
+                    body = API.Event(type: "media.started", time: clock.milliseconds, peer: peer.description)
+                    body.bytes = bytes
+                case .progressed(let blob, let peer, let held, let total):
+                    hash = blob
+                    body = API.Event(type: "media.progressed", time: clock.milliseconds, peer: peer.description)
+                    body.bytes = total
+                    body.heldBytes = held
+                case .completed(let blob, let peer, let bytes):
+                    hash = blob
+                    body = API.Event(type: "media.completed", time: clock.milliseconds, peer: peer.description)
+                    body.bytes = bytes
+                    body.heldBytes = bytes
+                case .failed(let blob, let peer, let reason):
+                    hash = blob
+                    body = API.Event(type: "media.failed", time: clock.milliseconds, peer: peer.description)
+                    body.reason = reason
+                }
+                body.blob = hash.description
+                if let project {
+                    guard (try? await store.blobReferences(of: project))?.contains(where: { $0.hash == hash }) == true else { continue }
+                    body.document = project.description
+                }
+                send(body)
+            }
+        }
         continuation.onTermination = { _ in
             forwardChanges.cancel()
             forwardPeers.cancel()
+            forwardMedia.cancel()
         }
         return (stream, { continuation.finish() })
     }

@@ -23,7 +23,11 @@ final class ProjectJSONStream: Sendable {
     private let cursor = Mutex(0)
     static let chunkBytes = 64 << 10
 
-    init(record: DocumentRecord, document: ProjectDocument, trash: API.Trash? = nil, withPoints: Bool = true) throws {
+    /// - Parameter mediaStates: `complete`, `partial` or `missing` for each blob the project shows.
+    init(
+        record: DocumentRecord, document: ProjectDocument, trash: API.Trash? = nil, withPoints: Bool = true,
+        mediaStates: [BlobHash: String] = [:]
+    ) throws {
         self.withPoints = withPoints
         let encoder = API.encoder
         let view = document.view
@@ -50,10 +54,14 @@ final class ProjectJSONStream: Sendable {
             let (head, tail) = try around(API.Scene(scene, shots: []), list: "shots")
             pieces.append(.bytes(head))
             try list(scene.shots) { shot in
-                let (head, tail) = try around(API.Shot(shot, layers: []), list: "layers")
+                var shotAnswer = API.Shot(shot, layers: [])
+                shotAnswer.sound?.state = shot.sound.map { mediaStates[$0.hash] ?? "missing" }
+                let (head, tail) = try around(shotAnswer, list: "layers")
                 pieces.append(.bytes(head))
                 try list(shot.layers) { layer in
-                    let (head, tail) = try around(API.Layer(layer, strokes: []), list: "strokes")
+                    var layerAnswer = API.Layer(layer, strokes: [])
+                    layerAnswer.image?.state = layer.image.map { mediaStates[$0.hash] ?? "missing" }
+                    let (head, tail) = try around(layerAnswer, list: "strokes")
                     pieces.append(.bytes(head))
                     list(layer.strokes) { pieces.append(.stroke($0)) }
                     pieces.append(.bytes(tail))

@@ -4,7 +4,12 @@ import StoryCore
 /// (layer opacity and transform applied), each stroke a polyline in its brush
 /// colour and width; `onion` previous and next shots are drawn faded beneath.
 enum ShotRenderer {
-    static func svg(of shot: ShotView, in project: ProjectView, onion: Int = 0, width: Double = 1600) -> String {
+    /// - Parameter images: each image layer's picture as a `data:` URI, by
+    ///   blob hash; an image not given (not on this machine yet, or too large
+    ///   to inline) is drawn as a labelled outline where it goes.
+    static func svg(
+        of shot: ShotView, in project: ProjectView, onion: Int = 0, width: Double = 1600, images: [BlobHash: String] = [:]
+    ) -> String {
         let height = (width / max(shot.aspectRatio, 0.01)).rounded()
         var out = """
             <?xml version="1.0" encoding="UTF-8"?>
@@ -23,21 +28,24 @@ enum ShotRenderer {
                 for (neighbour, distance) in neighbours {
                     let fade = 0.3 / Double(distance)
                     out += "<g class=\"onion\" data-shot=\"\(escape(neighbour.label))\" opacity=\"\(number(fade, decimals: 2))\">\n"
-                    out += layers(of: neighbour, width: width, height: height, background: background)
+                    out += layers(of: neighbour, width: width, height: height, background: background, images: images)
                     out += "</g>\n"
                 }
             }
         }
-        out += layers(of: shot, width: width, height: height, background: background)
+        out += layers(of: shot, width: width, height: height, background: background, images: images)
         out += "</svg>\n"
         return out
     }
 
-    private static func layers(of shot: ShotView, width: Double, height: Double, background: Color) -> String {
+    private static func layers(of shot: ShotView, width: Double, height: Double, background: Color, images: [BlobHash: String]) -> String {
         var out = ""
         for layer in shot.layers where layer.isVisible {
             out += "<g data-layer=\"\(escape(layer.name ?? layer.id.description))\" opacity=\"\(number(layer.opacity, decimals: 2))\">\n"
             let t = layer.transform
+            if let image = layer.image {
+                out += picture(image, fit: layer.fit, transform: t, width: width, height: height, uri: images[image.hash])
+            }
             for stroke in layer.strokes {
                 let points = stroke.transformedPoints()
                 guard !points.isEmpty else { continue }
@@ -57,6 +65,29 @@ enum ShotRenderer {
             out += "</g>\n"
         }
         return out
+    }
+
+    /// An image layer's picture: fitted to the frame (`contain`, `cover`,
+    /// `stretch`), then moved by the layer's transform (in frame units).
+    private static func picture(_ image: MediaReference, fit: String, transform t: Affine, width: Double, height: Double, uri: String?) -> String {
+        let (pw, ph) = (Double(max(image.pixelWidth, 1)), Double(max(image.pixelHeight, 1)))
+        var (w, h) = (width, height)
+        if fit != "stretch" {
+            let scale = fit == "cover" ? max(width / pw, height / ph) : min(width / pw, height / ph)
+            (w, h) = (pw * scale, ph * scale)
+        }
+        let (x, y) = ((width - w) / 2, (height - h) / 2)
+        let matrix = [t.a, t.b * height / width, t.c * width / height, t.d, t.tx * width, t.ty * height].map { number($0, decimals: 4) }
+        var out = "<g transform=\"matrix(\(matrix.joined(separator: " ")))\">"
+        let box = "x=\"\(number(x))\" y=\"\(number(y))\" width=\"\(number(w))\" height=\"\(number(h))\""
+        if let uri {
+            out += "<image \(box) preserveAspectRatio=\"none\" href=\"\(uri)\"/>"
+        } else {
+            out += "<rect \(box) fill=\"none\" stroke=\"#888888\" stroke-dasharray=\"8 6\"/>"
+            out += "<text x=\"\(number(x + w / 2))\" y=\"\(number(y + h / 2))\" text-anchor=\"middle\" fill=\"#888888\" font-family=\"sans-serif\" "
+            out += "font-size=\"\(number(max(12, height / 30)))\">image \(String(image.hash.description.prefix(12))) not on this machine yet</text>"
+        }
+        return out + "</g>\n"
     }
 
     private static func hex(_ colour: Color) -> String {
