@@ -140,6 +140,7 @@ public final class Daemon: Sendable {
         let api = ControlAPI(
             store: store, identity: identity, manager: manager, discovery: discovery, library: library, trash: trash, name: name,
             started: started, clock: clock, metrics: metrics, temporaryDirectory: paths.temporaryDirectory, blobs: blobs,
+            acceptedMediaTypes: settings.mediaTypes,
             logger: logger)
         let (router, table) = api.makeRouter(access: settings.socketAccess)
         routeTable.withLock { $0 = table }

@@ -22,6 +22,8 @@ public struct BlobExchangeConfiguration: Sendable {
     /// Chunks whose bytes do not match their hash, per transfer and peer,
     /// before that peer is given up for the blob.
     public var maximumBadChunks = 4
+    /// The media this daemon takes: blobs of other types are neither fetched nor served.
+    public var acceptedTypes = Set(MediaType.allCases)
 
     public init() {}
 }
@@ -385,7 +387,8 @@ public actor BlobExchange {
             transfers[hash]!.missing.append(contentsOf: late)
             await requestMore(hash)
         }
-        for (hash, want) in wanted.sorted(by: { $0.key.description < $1.key.description }) where transfers[hash] == nil {
+        for (hash, want) in wanted.sorted(by: { $0.key.description < $1.key.description })
+        where transfers[hash] == nil && configuration.acceptedTypes.contains(want.media.type) {
             if case .complete? = await blobs.record(hash)?.state { continue }
             guard let (source, document) = chooseSource(hash, documents: want.documents, now: now) else { continue }
             transfers[hash] = Transfer(media: want.media, documents: want.documents, source: source, document: document)

@@ -91,14 +91,16 @@ import Testing
     @Test func badUploadsAreRefusedAndNothingIsStored() async throws {
         let files = try TemporaryDirectory()
         defer { files.remove() }
-        let daemon = try await StartedDaemon.start(environment: ["STORYTELLER_BLOB_MAX_BYTES": "1048576"])
+        // At most 1 MiB, and only PNG images (media-types).
+        let daemon = try await StartedDaemon.start(environment: ["STORYTELLER_BLOB_MAX_BYTES": "1048576", "STORYTELLER_MEDIA_TYPES": "png"])
         defer { daemon.stop() }
         let project = try boardWithAShot(on: daemon, "Refusals")
         let picture = TestMedia.png(width: 100, height: 80, seed: 1)
         let cases: [(String, [UInt8], [String], String)] = [
             ("notes.png", Array("hello, this is text\n".utf8), ["images", "add"], "not an image"),
             ("cut.png", Array(picture.prefix(picture.count / 2)), ["images", "add"], "PNG"),
-            ("sound.png", TestMedia.wav(seconds: 0.5), ["images", "add"], "not an image"),
+            ("sound.png", TestMedia.wav(seconds: 0.5), ["images", "add"], "WAV sound"),
+            ("line.wav", TestMedia.wav(seconds: 0.5), ["sound", "set"], "does not take"),
             ("picture.wav", picture, ["sound", "set"], "not a sound"),
             ("huge.png", TestMedia.png(width: 700, height: 700, seed: 2), ["images", "add"], "limit"),
             ("empty.png", [], ["images", "add"], "empty"),
@@ -135,6 +137,27 @@ import Testing
         let layers = try daemon.json("layers", "list", project, "1-1") as? [[String: Any]] ?? []
         #expect(layers.isEmpty, "a refused upload added a layer: \(layers)")
         #expect(try daemon.cli("images", "add", project, "1-1", write(picture, named: "good.png", in: files)).status == 0)
+    }
+
+    @Test func aReaderCannotAddMediaToTheProjectItWasShownAndGetsItsMedia() async throws {
+        let files = try TemporaryDirectory()
+        defer { files.remove() }
+        let a = try await StartedDaemon.start(name: "a")
+        defer { a.stop() }
+        let b = try await StartedDaemon.start(name: "b")
+        defer { b.stop() }
+        let (_, bID) = try pair(a, b)
+        let project = try boardWithAShot(on: a, "Look only")
+        let picture = TestMedia.png(width: 300, height: 200, seed: 4)
+        #expect(try a.cli("images", "add", project, "1-1", write(picture, named: "ref.png", in: files)).status == 0)
+        #expect(try a.cli("share", project, bID, "--read-only").status == 0)
+        try await eventually("b holds the project and its image") {
+            try media(project, on: b).first?["state"] as? String == "complete"
+        }
+        let refused = try b.cli("images", "add", project, "1-1", write(TestMedia.png(width: 10, height: 10, seed: 9), named: "mine.png", in: files))
+        #expect(refused.status == 1 && refused.errors.contains("read-only"), "\(refused.errors)")
+        let stored = try b.json("media", "status") as? [String: Any] ?? [:]
+        #expect(stored["stored"] as? Int == 1, "the reader stored only what it was shown")
     }
 
     @Test func aTransferCutBySIGKILLResumesFromTheChunksItHeld() async throws {

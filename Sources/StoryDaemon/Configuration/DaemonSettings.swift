@@ -43,6 +43,8 @@ public struct DaemonSettings: Equatable, Sendable {
     public var blobGarbageGraceDays = 7
     /// Blob chunks sent and received per second over all peers, in kilobits
     /// (Syncthing's maxSendKbps/maxRecvKbps); 0: unlimited.
+    /// The media uploads and fetches may be (all by default).
+    public var mediaTypes = Set(MediaType.allCases)
     public var maximumSendKbps = 0
     public var maximumReceiveKbps = 0
     /// Peers declared in the config file (`[[peer]]` tables), merged into the
@@ -58,7 +60,7 @@ public struct DaemonSettings: Equatable, Sendable {
     public static let keys = [
         "data-dir", "socket", "socket-group", "listen", "name", "log-level", "log-format", "metrics-listen",
         "maintenance-interval", "accept-shares", "discovery", "discovery-port", "trash-retention", "held-back-changes",
-        "held-back-bytes", "held-back-bytes-per-peer", "held-back-bytes-total", "blob-max-bytes", "blob-gc-grace-days",
+        "held-back-bytes", "held-back-bytes-per-peer", "held-back-bytes-total", "blob-max-bytes", "blob-gc-grace-days", "media-types",
         "max-send-kbps", "max-recv-kbps",
     ]
 
@@ -90,6 +92,7 @@ public struct DaemonSettings: Equatable, Sendable {
         var configuration = BlobExchangeConfiguration()
         configuration.maximumSendRate = maximumSendKbps > 0 ? maximumSendKbps * 1000 / 8 : nil
         configuration.maximumReceiveRate = maximumReceiveKbps > 0 ? maximumReceiveKbps * 1000 / 8 : nil
+        configuration.acceptedTypes = mediaTypes
         return configuration
     }
 
@@ -167,6 +170,17 @@ public struct DaemonSettings: Equatable, Sendable {
                 throw ConfigError(source: source, key: key, problem: "'\(text)' is not a number of days in 0...3650")
             }
             blobGarbageGraceDays = days
+        case "media-types":
+            let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+            var types: Set<MediaType> = []
+            for name in names {
+                guard let type = MediaType.allCases.first(where: { $0.fileExtension == name || ($0 == .jpeg && name == "jpeg") }) else {
+                    let known = MediaType.allCases.map(\.fileExtension).joined(separator: ", ")
+                    throw ConfigError(source: source, key: key, problem: "'\(name)' is not a media type Storyteller takes (\(known))")
+                }
+                types.insert(type)
+            }
+            mediaTypes = types
         case "max-send-kbps", "max-recv-kbps":
             guard let kbps = Int(text), (0...100_000_000).contains(kbps) else {
                 throw ConfigError(source: source, key: key, problem: "'\(text)' is not kilobits per second in 0...100000000 (0: unlimited)")
@@ -306,6 +320,7 @@ public struct DaemonSettings: Equatable, Sendable {
             ("held-back-changes", "\(heldBackChanges)"), ("held-back-bytes", "\(heldBackBytes)"),
             ("held-back-bytes-per-peer", "\(heldBackBytesPerPeer)"), ("held-back-bytes-total", "\(heldBackBytesTotal)"),
             ("blob-max-bytes", "\(blobMaximumBytes)"), ("blob-gc-grace-days", "\(blobGarbageGraceDays)"),
+            ("media-types", quoted(MediaType.allCases.filter { mediaTypes.contains($0) }.map(\.fileExtension).joined(separator: ","))),
             ("max-send-kbps", "\(maximumSendKbps)"), ("max-recv-kbps", "\(maximumReceiveKbps)"),
         ]
         var text = values.map { key, value in "\(key) = \(value)  # \(sources[key] ?? "default")" }.joined(separator: "\n") + "\n"

@@ -22,6 +22,7 @@ extension ControlAPI {
                 throw APIError(.badRequest, "'fit' is '\(fit)'; it takes \(FieldKey.fitModes.joined(separator: ", "))")
             }
             let name = try query["name"].map { try layerName($0) }
+            try await checkWritable(id)
             let media = try await receiveMedia(request, wanting: .image)
             let result = try await edit(
                 id,
@@ -46,6 +47,7 @@ extension ControlAPI {
                 }
                 offset = value
             }
+            try await checkWritable(id)
             var media = try await receiveMedia(request, wanting: .sound)
             media.offset = offset
             _ = try await edit(id, API.EditRequest(ops: [.set(.id(shot), .sound, .media(media))], session: query["session"]))
@@ -95,6 +97,14 @@ extension ControlAPI {
 
     enum MediaKind { case image, sound }
 
+    /// A reader's upload is refused before a byte of it is stored.
+    func checkWritable(_ id: DocumentID) async throws {
+        let document = try await store.project(id)
+        guard document.localRole.canWrite else {
+            throw APIError(.readOnly, "read-only: this project was shared with this machine to look at, not to change; media cannot be added")
+        }
+    }
+
     /// Streams the request body into the blob store, checks what it is from
     /// its bytes, and keeps it only if it is the kind wanted: the reference
     /// to put in the document. Anything refused leaves nothing behind.
@@ -137,6 +147,11 @@ extension ControlAPI {
             upload.discard()
             logger.notice("refused an upload: \(error.message)")
             throw APIError(.unsupportedMedia, error.message)
+        }
+        guard acceptedMediaTypes.contains(info.type) else {
+            upload.discard()
+            let accepted = MediaType.allCases.filter { acceptedMediaTypes.contains($0) }.map(\.fileExtension).joined(separator: ", ")
+            throw APIError(.unsupportedMedia, "the file is a \(info.type), which this daemon does not take (media-types: \(accepted))")
         }
         let isWanted = kind == .image ? info.type.isImage : info.type.isSound
         guard isWanted else {

@@ -30,6 +30,8 @@ struct ControlAPI: Sendable {
     let temporaryDirectory: String
     /// Images' and sounds' bytes.
     let blobs: BlobStore
+    /// The media uploads may be (`media-types`).
+    let acceptedMediaTypes: Set<StoryCore.MediaType>
     let logger: Logger
 
     /// Request bodies are at most 1 MiB (a stroke of 100,000 points fits).
