@@ -31,9 +31,10 @@ struct Layers: ParsableCommand {
             }
             let short = API.shortIDs(found.layers.map(\.id))
             printTable(
-                ["#", "NAME", "STROKES", "VISIBLE", "LOCKED", "OPACITY", "ID"],
+                ["#", "NAME", "CONTENT", "VISIBLE", "LOCKED", "OPACITY", "ID"],
                 found.layers.enumerated().map { index, layer in
-                    ["\(index)", layer.name ?? "", "\(layer.strokes.count)", layer.visible ? "yes" : "no", layer.locked ? "yes" : "no",
+                    let content = layer.image.map { "image \($0.width ?? 0)×\($0.height ?? 0) \($0.blob.prefix(8))" } ?? "\(layer.strokes.count) stroke\(layer.strokes.count == 1 ? "" : "s")"
+                    return ["\(index)", layer.name ?? "", content, layer.visible ? "yes" : "no", layer.locked ? "yes" : "no",
                      String(format: "%g", layer.opacity), short[layer.id] ?? layer.id]
                 })
         }

@@ -134,6 +134,15 @@ struct ClientOptions: ParsableArguments {
     }
 }
 
+/// ", not here yet" for media this machine does not hold completely.
+func mediaState(_ media: API.Media) -> String {
+    switch media.state {
+    case "partial"?: ", arriving"
+    case "missing"?: ", not here yet"
+    default: ""
+    }
+}
+
 typealias ControlClientResponse = ControlClient.Response
 typealias ControlClientFailure = ControlClient.Failure
 
@@ -665,11 +674,19 @@ struct Projects: ParsableCommand {
                 for shot in scene.shots {
                     let details = [shot.caption, shot.duration.map(seconds)].compactMap { $0 }.joined(separator: ", ")
                     print("    shot \(shot.label)\(details.isEmpty ? "" : "  \(details)")  [\(short[shot.id] ?? shot.id)]")
+                    if let dialogue = shot.dialogue { print("      dialogue: \(dialogue)") }
+                    if let action = shot.action { print("      action: \(action)") }
+                    if let sound = shot.sound {
+                        let start = (sound.offset ?? 0) > 0 ? " from \(seconds(sound.offset ?? 0))" : ""
+                        print("      sound: \(sound.type), \(seconds(sound.duration ?? 0))\(start)  \(sound.blob.prefix(12))\(mediaState(sound))")
+                    }
                     for layer in shot.layers {
                         let hidden = layer.visible ? "" : ", hidden"
                         let locked = layer.locked ? ", locked" : ""
                         let count = layer.strokes.count
-                        print("      layer \(text(layer.name)): \(count) stroke\(count == 1 ? "" : "s")\(hidden)\(locked)  [\(short[layer.id] ?? layer.id)]")
+                        let content = layer.image.map { "image \($0.width ?? 0)×\($0.height ?? 0) \($0.blob.prefix(12))\(mediaState($0))" }
+                            ?? "\(count) stroke\(count == 1 ? "" : "s")"
+                        print("      layer \(text(layer.name)): \(content)\(hidden)\(locked)  [\(short[layer.id] ?? layer.id)]")
                     }
                 }
             }

@@ -80,6 +80,10 @@ import Testing
         let onB = try #require(shot["sound"] as? [String: Any])
         #expect(onB["blob"] as? String == sha256(sound) && onB["offset"] as? Double == 0.5)
         #expect(abs((onB["duration"] as? Double ?? 0) - 1.5) < 0.01)
+        // b draws the picture where it goes, from its own copy.
+        let shotID = try #require(shot["id"] as? String)
+        let svg = String(decoding: try b.client.get("/v1/projects/\(project)/shots/\(shotID)/render").body, as: UTF8.self)
+        #expect(svg.contains("href=\"data:image/png;base64,\(Data(picture).base64EncodedString())\""))
         // The sound cleared on b reaches a.
         #expect(try b.cli("sound", "clear", project, "1-1").status == 0)
         try await eventually("a has no sound on 1-1") {
