@@ -219,10 +219,15 @@ public struct ControlClient: Sendable {
             if piece.isEmpty { break }
             var offset = 0
             while offset < piece.count {
+                // The daemon may answer before it has read everything (a refusal,
+                // e.g. a file over its limit) and stop reading: then stop sending
+                // and read its answer, rather than wait on a full socket forever.
+                var ready = pollfd(fd: fd, events: Int16(POLLIN | POLLOUT), revents: 0)
+                guard poll(&ready, 1, 60_000) > 0, ready.revents & Int16(POLLIN | POLLHUP | POLLERR) == 0 else { break sending }
                 let n = piece[piece.startIndex + offset ..< piece.endIndex].withUnsafeBytes {
-                    send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                    send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
                 }
-                // The daemon answered (a refusal) and closed: read its answer.
+                if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { continue }
                 if n <= 0 { break sending }
                 offset += n
             }

@@ -114,6 +114,16 @@ import Testing
             #expect(result.status == 1, "\(name) was taken")
             #expect(result.errors.lowercased().contains(words.lowercased()), "\(name): \(result.errors)")
         }
+        // A 2 GiB file (sparse: it takes no disk) is refused at once, from its announced length.
+        let huge = files.path + "/huge.png"
+        _ = FileManager.default.createFile(atPath: huge, contents: Data(picture))
+        let handle = try #require(FileHandle(forWritingAtPath: huge))
+        try handle.truncate(atOffset: 2 << 30)
+        try handle.close()
+        let started = ContinuousClock.now
+        let refused = try storyteller(["images", "add", project, "1-1", huge, "--socket", daemon.socket])
+        #expect(refused.status == 1 && refused.errors.contains("2 GiB, over the limit"), "\(refused.errors)")
+        #expect(ContinuousClock.now - started < .seconds(20), "the CLI stopped sending once refused")
         // An upload cut in the middle of its body.
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_un()

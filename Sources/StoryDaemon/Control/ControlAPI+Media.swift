@@ -109,6 +109,12 @@ extension ControlAPI {
     /// its bytes, and keeps it only if it is the kind wanted: the reference
     /// to put in the document. Anything refused leaves nothing behind.
     func receiveMedia(_ request: Request, wanting kind: MediaKind) async throws -> MediaReference {
+        // A file announced larger than the limit is refused before a byte of it is read.
+        let limit = blobs.options.maximumBlobBytes
+        if let length = request.headers[.contentLength].flatMap({ UInt64($0) }), length > limit {
+            throw APIError(
+                .tooLarge, "the file is \(Self.bytesText(length)), over the limit of \(Self.bytesText(limit)) (blob-max-bytes); nothing was stored")
+        }
         let upload = try blobs.beginUpload()
         var refusal: (any Error)?
         do {
@@ -241,6 +247,15 @@ extension ControlAPI {
                     heldBytes: $0.heldBytes, rate: $0.rate, projects: $0.documents.map(\.description))
             },
             missing: missing, missingBytes: missingBytes, stored: records.count, storedBytes: records.reduce(0) { $0 + $1.byteCount })
+    }
+
+    /// "2.1 GB", "1 GiB" as people read sizes.
+    static func bytesText(_ bytes: UInt64) -> String {
+        if bytes >= 1 << 30, bytes % (1 << 30) == 0 { return "\(bytes >> 30) GiB" }
+        if bytes >= 1 << 20, bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
+        if bytes >= 1_000_000_000 { return String(format: "%.1f GB", Double(bytes) / 1e9) }
+        if bytes >= 1_000_000 { return String(format: "%.1f MB", Double(bytes) / 1e6) }
+        return "\(bytes) bytes"
     }
 
     /// A file's bytes as the answer, read and sent 1 MiB at a time.

@@ -44,7 +44,7 @@ struct ControlMiddleware: RouterMiddleware {
             return Self.apiError(for: error)
         case let error as BlobError:
             switch error.kind {
-            case .tooLarge: return APIError(.tooLarge, "\(error.message); nothing was stored")
+            case .tooLarge: return APIError(.tooLarge, error.message)
             case .notFound: return APIError(.notFound, error.message)
             default:
                 logger.error("blob store failure on \(target): \(error)")
