@@ -1,4 +1,5 @@
 import Logging
+import Synchronization
 import StoryCore
 import StoryStore
 
@@ -83,6 +84,16 @@ public actor BlobExchange {
     private var transfers: [BlobHash: Transfer] = [:]
     private var pumpScheduled = false
     private let receiveLimiter: RateLimiter?
+    /// Chunks as they arrive, stored by a task of their own (`storeChunks`):
+    /// a session's reader hands a chunk over and goes on to the next message,
+    /// so a change behind a chunk never waits for a disk write.
+    private nonisolated let arrivals: AsyncStream<(Message, PeerID)>.Continuation
+    /// Bytes handed over and not yet stored; beyond `maximumPendingBytes` a
+    /// reader stores the chunk itself (and so reads no further meanwhile).
+    private nonisolated let pendingBytes = Mutex(0)
+    static let maximumPendingBytes = 32 << 20
+    private let arrivalStream: AsyncStream<(Message, PeerID)>
+    private var storing: Task<Void, Never>?
 
     private struct Transfer {
         var media: MediaReference
@@ -106,6 +117,46 @@ public actor BlobExchange {
         self.configuration = configuration
         self.logger = logger
         receiveLimiter = configuration.maximumReceiveRate.map { RateLimiter(bytesPerSecond: $0) }
+        // Unbounded in type, bounded in fact: only chunks this daemon asked
+        // for are taken (`window` per transfer), the rest are dropped unread.
+        (arrivalStream, arrivals) = AsyncStream.makeStream()
+    }
+
+    isolated deinit {
+        arrivals.finish()
+        storing?.cancel()
+    }
+
+    /// Takes a message from a session's reader without waiting: chunks are
+    /// stored in arrival order by their own task, the rest handled at once.
+    /// - Returns: false when too much is waiting already: the caller
+    ///   `receive`s the message itself, which holds its reader back.
+    nonisolated func hand(_ message: Message, from peer: PeerID) -> Bool {
+        let size = Self.size(of: message)
+        let taken = pendingBytes.withLock { pending in
+            guard pending + size <= Self.maximumPendingBytes else { return false }
+            pending += size
+            return true
+        }
+        if taken { arrivals.yield((message, peer)) }
+        return taken
+    }
+
+    private static func size(of message: Message) -> Int {
+        if case .blobChunk(_, _, let bytes) = message { return bytes.count + 64 }
+        return 64
+    }
+
+    private func storeArrivals() {
+        guard storing == nil else { return }
+        let stream = arrivalStream
+        storing = Task { [weak self] in
+            for await (message, peer) in stream {
+                guard let self else { return }
+                await self.receive(message, from: peer)
+                self.pendingBytes.withLock { $0 -= Self.size(of: message) }
+            }
+        }
     }
 
     /// Transfer events as they happen.
@@ -129,6 +180,7 @@ public actor BlobExchange {
     // MARK: - Connections
 
     func attach(_ link: any BlobLink) {
+        storeArrivals()
         links[link.peer] = link
         schedulePump()
     }

@@ -260,7 +260,8 @@ final class PeerSession: BlobLink, Sendable {
             case .apply(let id, let batch): pending.applies.append((id, batch))
             case .recordAcknowledged(let id, let version): pending.acknowledgements.append((id, version))
             case .offered(let advertisement): pending.offers.append(advertisement)
-            case .blob(let message): await blobExchange?.receive(message, from: peer)
+            case .blob(let message):
+                if let blobExchange, !blobExchange.hand(message, from: peer) { await blobExchange.receive(message, from: peer) }
             case .mergeSnapshot(let id, _, let bytes):
                 await flush(&pending)
                 await merge(id, snapshot: bytes)
