@@ -49,8 +49,28 @@ import Testing
         try await eventually("b has the project") { await inSync(a, b, project) }
         // Several chunks (256 KiB each), not a multiple of the chunk size.
         let picture = TestMedia.png(width: 700, height: 500, seed: 3)
+        let events = b.manager.blobExchange!.events()
+        let seen = Task {
+            var seen: [BlobEvent] = []
+            for await event in events {
+                seen.append(event)
+                if case .completed = event { break }
+            }
+            return seen
+        }
+        let deadline = Task {
+            try? await Task.sleep(for: .seconds(30))
+            seen.cancel()
+        }
         let media = try await Self.addImage(picture, to: project, shot: try await Self.shot(of: project, on: a), on: a)
         try await eventually("b holds the image", timeout: .seconds(30)) { await Self.bytes(of: media.hash, on: b) == picture }
+        // What `watch` and the event stream report: started, progress, completed.
+        let reported = await seen.value
+        deadline.cancel()
+        let from = a.identity.peerID
+        #expect(reported.first == .started(media.hash, from: from, bytes: UInt64(picture.count)))
+        #expect(reported.last == .completed(media.hash, from: from, bytes: UInt64(picture.count)))
+        #expect(reported.contains { if case .progressed(media.hash, from, _, UInt64(picture.count)) = $0 { true } else { false } })
         #expect(try await b.store.project(project).view.media == [media])
         // Added again elsewhere, it is stored once and not fetched again.
         let second = try await Self.addImage(picture, to: project, shot: try await Self.shot(of: project, on: a), on: a, at: 20)
