@@ -44,7 +44,8 @@ struct ControlMiddleware: RouterMiddleware {
             return Self.apiError(for: error)
         case let error as BlobError:
             switch error.kind {
-            case .tooLarge: return APIError(.tooLarge, "\(error.message); nothing was stored")
+            // The blob store's message says that nothing was kept.
+            case .tooLarge: return APIError(.tooLarge, error.message)
             case .notFound: return APIError(.notFound, error.message)
             default:
                 logger.error("blob store failure on \(target): \(error)")
