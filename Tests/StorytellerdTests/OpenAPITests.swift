@@ -2,6 +2,7 @@ import StoryCore
 import StoryIdentity
 import Foundation
 import StoryClient
+import StoryTestSupport
 import Testing
 
 
@@ -85,6 +86,35 @@ import Testing
         #expect(try daemon.cli("peers", "add", CLITests.otherPeer, "--address", "127.0.0.1:9").status == 0)
         #expect(try daemon.cli("share", project, CLITests.otherPeer).status == 0)
         #expect(try daemon.cli("share", "library", CLITests.otherPeer, "--read-only").status == 0)
+        // Media: an image layer and a sound (shown by the project below too),
+        // the answers of the upload routes, a file's bytes, and a refusal.
+        let picture = Data(TestMedia.png(width: 40, height: 30))
+        let mediaChecks: [(path: String, method: String, target: String, body: Data, status: Int)] = [
+            ("/v1/projects/{project}/shots/{shot}/images", "post", "/v1/projects/\(project)/shots/\(shot)/images?name=Plate&fit=cover", picture, 201),
+            ("/v1/projects/{project}/shots/{shot}/sound", "put", "/v1/projects/\(project)/shots/\(shot)/sound?offset=0.5",
+             Data(TestMedia.wav(seconds: 0.5)), 200),
+            ("/v1/projects/{project}/shots/{shot}/images", "post", "/v1/projects/\(project)/shots/\(shot)/images",
+             Data(TestMedia.wav(seconds: 0.5)), 415),
+            ("/v1/projects/{project}/shots/{shot}/images", "post", "/v1/projects/\(project)/shots/\(shot)/images", Data(), 400),
+            ("/v1/projects/{project}/shots/{shot}/sound", "put", "/v1/projects/\(project)/shots/\(shot)/sound?session=", picture, 400),
+        ]
+        for check in mediaChecks {
+            let response = try daemon.client.request(check.method.uppercased(), check.target, body: check.body)
+            #expect(response.status == check.status, "\(check.target): \(response.status)")
+            let schema = try #require(validator.responseSchema(path: check.path, method: check.method, status: check.status), "\(check.path)")
+            let problems = validator.problems(of: try #require(response.json, "\(check.target) answers JSON"), against: schema, at: check.target)
+            #expect(problems.isEmpty, "\(problems)")
+        }
+        let media = try #require(try daemon.client.get("/v1/projects/\(project)/media").json as? [[String: Any]])
+        let blob = try #require(media.first { $0["type"] as? String == "image/png" }?["blob"] as? String)
+        let file = try daemon.client.get("/v1/projects/\(project)/media/\(blob)")
+        #expect(file.status == 200 && file.body == picture && file.headers["content-type"] == "image/png")
+        let content = (validator.document["paths"] as? [String: Any]).flatMap { $0["/v1/projects/{project}/media/{blob}"] as? [String: Any] }
+            .flatMap { $0["get"] as? [String: Any] }.flatMap { $0["responses"] as? [String: Any] }.flatMap { $0["200"] as? [String: Any] }
+            .flatMap { $0["content"] as? [String: Any] }
+        #expect(content?["image/png"] != nil && content?["audio/wav"] != nil, "the media's content types are documented")
+        let shown = String(decoding: try daemon.client.get("/v1/projects/\(project)").body, as: UTF8.self)
+        #expect(shown.contains(#""kind":"image""#) && shown.contains(#""sound":{"#), "the project checked below shows the media")
 
         let checks: [(path: String, target: String, status: Int)] = [
             ("/v1/status", "/v1/status", 200), ("/v1/identity", "/v1/identity", 200), ("/v1/peers", "/v1/peers", 200),
@@ -93,6 +123,8 @@ import Testing
             ("/v1/projects/{project}/shares", "/v1/projects/\(project)/shares", 200), ("/v1/library", "/v1/library", 200),
             ("/v1/search", "/v1/search?q=harbour", 200), ("/v1/library/shares", "/v1/library/shares", 200), ("/v1/library/nodes/{node}", "/v1/library/nodes/Boards", 200),
             ("/v1/projects/{project}", "/v1/projects/00000000000000000000000000000000", 404),
+            ("/v1/projects/{project}/media", "/v1/projects/\(project)/media", 200), ("/v1/media/transfers", "/v1/media/transfers", 200),
+            ("/v1/projects/{project}/media/{blob}", "/v1/projects/\(project)/media/\(String(repeating: "0", count: 64))", 404),
         ]
         for check in checks {
             let response = try daemon.client.get(check.target)

@@ -22,6 +22,7 @@ extension ControlAPI {
                 throw APIError(.badRequest, "'fit' is '\(fit)'; it takes \(FieldKey.fitModes.joined(separator: ", "))")
             }
             let name = try query["name"].map { try layerName($0) }
+            let session = try sessionName(query["session"])
             try await checkWritable(id)
             let media = try await receiveMedia(request, wanting: .image)
             let result = try await edit(
@@ -29,7 +30,7 @@ extension ControlAPI {
                 API.EditRequest(
                     ops: [.addLayer(shot: .id(shot), at: nil, name: name ?? "Image"), .set(.created(0), .image, .media(media)),
                           .set(.created(0), .fit, .string(fit))],
-                    session: query["session"]))
+                    session: session))
             await manager.blobExchange?.announce(media.hash)
             guard let text = result.created.first.flatMap({ $0 }), let layer = OpID(text) else {
                 throw APIError(.internal, "the image layer was not created")
@@ -47,17 +48,19 @@ extension ControlAPI {
                 }
                 offset = value
             }
+            let session = try sessionName(query["session"])
             try await checkWritable(id)
             var media = try await receiveMedia(request, wanting: .sound)
             media.offset = offset
-            _ = try await edit(id, API.EditRequest(ops: [.set(.id(shot), .sound, .media(media))], session: query["session"]))
+            _ = try await edit(id, API.EditRequest(ops: [.set(.id(shot), .sound, .media(media))], session: session))
             await manager.blobExchange?.announce(media.hash)
             return .json(API.Media(media, state: "complete"))
         }
         routes.delete("projects/:project/shots/:shot/sound") { request, context in
             let id = try await existingProject(try context.parameter("project"))
             let shot = try objectID(try context.parameter("shot"), "shot")
-            let result = try await edit(id, API.EditRequest(ops: [.set(.id(shot), .sound, .null)], session: request.query["session"]))
+            let session = try sessionName(request.query["session"])
+            let result = try await edit(id, API.EditRequest(ops: [.set(.id(shot), .sound, .null)], session: session))
             return .json(result)
         }
         routes.get("projects/:project/media") { _, context in
@@ -92,6 +95,13 @@ extension ControlAPI {
         guard !text.isEmpty, text.utf8.count <= 200, !Self.hasControlCharacters(text) else {
             throw APIError(.badRequest, "'name' must be 1 to 200 bytes without control characters")
         }
+        return text
+    }
+
+    /// An undo session given in a query: 1 to 64 bytes, as in an edit's body.
+    func sessionName(_ text: String?) throws(APIError) -> String? {
+        guard let text else { return nil }
+        guard !text.isEmpty, text.utf8.count <= 64 else { throw APIError(.badRequest, "'session' must be 1 to 64 bytes") }
         return text
     }
 

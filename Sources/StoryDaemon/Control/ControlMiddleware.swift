@@ -44,6 +44,7 @@ struct ControlMiddleware: RouterMiddleware {
             return Self.apiError(for: error)
         case let error as BlobError:
             switch error.kind {
+            // The blob store's message says that nothing was kept.
             case .tooLarge: return APIError(.tooLarge, error.message)
             case .notFound: return APIError(.notFound, error.message)
             default:
