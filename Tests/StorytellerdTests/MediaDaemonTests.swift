@@ -114,6 +114,16 @@ import Testing
             #expect(result.status == 1, "\(name) was taken")
             #expect(result.errors.lowercased().contains(words.lowercased()), "\(name): \(result.errors)")
         }
+        // A shot the project does not have, an offset that is not decimal seconds,
+        // a sound cleared that was never set: refused or a no-op, nothing stored.
+        let png = write(picture, named: "ok.png", in: files)
+        let missingShot = try daemon.client.upload("POST", "/v1/projects/\(project)/shots/99@00000000000000aa/images", file: png)
+        #expect(missingShot.status == 404)
+        let shotIDText = try #require((try daemon.json("shots", "list", project) as? [[String: Any]])?.first?["id"] as? String)
+        let hexOffset = try daemon.client.upload("PUT", "/v1/projects/\(project)/shots/\(shotIDText)/sound?offset=0x10", file: png)
+        #expect(hexOffset.status == 400)
+        let cleared = try daemon.cli("sound", "clear", project, "1-1")
+        #expect(cleared.status == 0 && cleared.output.contains("had no sound"), "\(cleared.output)")
         // A 2 GiB file (sparse: it takes no disk) is refused at once, from its announced length.
         let huge = files.path + "/huge.png"
         _ = FileManager.default.createFile(atPath: huge, contents: Data(picture))

@@ -41,10 +41,10 @@ public struct DaemonSettings: Equatable, Sendable {
     public var blobMaximumBytes: UInt64 = 1 << 30
     /// Days a blob no project references is kept before it is deleted.
     public var blobGarbageGraceDays = 7
-    /// Blob chunks sent and received per second over all peers, in kilobits
-    /// (Syncthing's maxSendKbps/maxRecvKbps); 0: unlimited.
     /// The media uploads and fetches may be (all by default).
     public var mediaTypes = Set(MediaType.allCases)
+    /// Blob chunks sent and received per second over all peers, in kilobits
+    /// (Syncthing's maxSendKbps/maxRecvKbps); 0: unlimited.
     public var maximumSendKbps = 0
     public var maximumReceiveKbps = 0
     /// Peers declared in the config file (`[[peer]]` tables), merged into the

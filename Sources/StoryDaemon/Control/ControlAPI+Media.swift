@@ -23,7 +23,7 @@ extension ControlAPI {
             }
             let name = try query["name"].map { try layerName($0) }
             let session = try sessionName(query["session"])
-            try await checkWritable(id)
+            try await checkWritable(id, shot: shot)
             let media = try await receiveMedia(request, wanting: .image)
             let result = try await edit(
                 id,
@@ -43,13 +43,16 @@ extension ControlAPI {
             let query = request.query
             var offset = 0.0
             if let text = query["offset"] {
-                guard let value = Double(text), value.isFinite, (0...86_400).contains(value) else {
+                // Decimal seconds only ("0x10" would parse as sixteen).
+                guard text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let value = Double(text), value.isFinite,
+                    (0...86_400).contains(value)
+                else {
                     throw APIError(.badRequest, "'offset' is '\(text)'; it takes seconds from 0 to 86400")
                 }
                 offset = value
             }
             let session = try sessionName(query["session"])
-            try await checkWritable(id)
+            try await checkWritable(id, shot: shot)
             var media = try await receiveMedia(request, wanting: .sound)
             media.offset = offset
             _ = try await edit(id, API.EditRequest(ops: [.set(.id(shot), .sound, .media(media))], session: session))
@@ -60,6 +63,11 @@ extension ControlAPI {
             let id = try await existingProject(try context.parameter("project"))
             let shot = try objectID(try context.parameter("shot"), "shot")
             let session = try sessionName(request.query["session"])
+            // Clearing what is not there changes nothing (and says so).
+            guard try await store.project(id).field(.sound, of: shot) != .null else {
+                try await checkWritable(id, shot: shot)
+                return .json(API.EditResult(created: [nil], changed: false))
+            }
             let result = try await edit(id, API.EditRequest(ops: [.set(.id(shot), .sound, .null)], session: session))
             return .json(result)
         }
@@ -107,9 +115,13 @@ extension ControlAPI {
 
     enum MediaKind { case image, sound }
 
-    /// A reader's upload is refused before a byte of it is stored.
-    func checkWritable(_ id: DocumentID) async throws {
+    /// A reader's upload, or one to a shot the project does not show, is
+    /// refused before a byte of it is stored.
+    func checkWritable(_ id: DocumentID, shot: OpID) async throws {
         let document = try await store.project(id)
+        guard document.kind(of: shot) == .shot, document.isVisible(shot) else {
+            throw APIError(.notFound, "refused, nothing applied: project \(id) shows no shot \(shot)")
+        }
         guard document.localRole.canWrite else {
             throw APIError(.readOnly, "read-only: this project was shared with this machine to look at, not to change; media cannot be added")
         }
