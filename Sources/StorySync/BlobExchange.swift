@@ -8,7 +8,7 @@ public struct BlobExchangeConfiguration: Sendable {
     /// Chunks asked for and not yet received, per transfer: enough to keep a
     /// fast link busy (16 × 256 KiB = 4 MiB in flight), few enough that the
     /// receiver's memory stays small.
-    public var window = 16
+    public var window = 4
     /// Chunk requests one peer may have queued here; more are refused.
     public var maximumQueuedChunksPerPeer = 512
     /// Bytes per second sent or received as blob chunks, over all peers;

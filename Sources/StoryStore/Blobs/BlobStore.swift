@@ -53,7 +53,7 @@ public actor BlobStore {
     public nonisolated let directory: String
     public nonisolated let options: BlobStoreOptions
     let database: BlobDatabase
-    let executor: StoreExecutor
+    let executor: BackgroundThreadExecutor
     /// Every blob, as its row says (the database is the truth; this mirrors
     /// it after each commit).
     var entries: [BlobHash: Entry]
@@ -64,6 +64,8 @@ public actor BlobStore {
 
     /// Partial blobs kept open at once.
     static let openPartialLimit = 16
+
+    deinit { executor.stop() }
 
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
@@ -109,7 +111,8 @@ public actor BlobStore {
         }
         database = try BlobDatabase.open(path: directory + "/blobs.sqlite3")
         entries = try Self.mend(database, in: directory)
-        executor = StoreExecutor(label: "storyteller.blobs")
+        // Hashing and writing blobs yields the CPU to changes (niceness 10).
+        executor = BackgroundThreadExecutor(label: "storyteller.blobs", niceness: 10)
     }
 
     /// Loads the rows and makes them agree with the files (see `init`).
