@@ -174,7 +174,7 @@ let package = Package(
         .testTarget(
             name: "StorytellerdTests",
             dependencies: [
-                "StoryCore", "StoryStore", "StoryIdentity", "StoryTLS", "StoryClient", "StoryAPI", "StoryDaemon", "StoryTestSupport", "storytellerd",
+                "StoryCore", "StoryStore", "StoryIdentity", "StoryTLS", "StoryClient", "StoryAPI", "StoryDaemon", "StoryRender", "StoryTestSupport", "storytellerd",
                 "storyteller", .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strictSettings),

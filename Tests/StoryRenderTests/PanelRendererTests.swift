@@ -52,20 +52,20 @@ import Testing
         let pdf = try PanelRenderer.render(try board.shot(shot), in: board.view, as: .pdf, pictureFiles: pictures)
         #expect(pdf.starts(with: Array("%PDF-".utf8)))
         let file = try scratch.write(pdf, named: "panel.pdf")
-        let info = try runTool("pdfinfo", [file])
+        let info = try ExternalProgram.run("pdfinfo", [file])
         #expect(info.status == 0, "\(info.output)")
         #expect(info.output.contains(/Pages:\s+1\n/), "\(info.output)")
         // 1600×900 CSS pixels = 1200×675 pt: 16:9.
         #expect(info.output.contains(/Page size:\s+1200 x 675 pts/), "\(info.output)")
         #expect(info.output.contains(/Title:\s+Shot 1-1/), "\(info.output)")
-        let raster = try runTool("pdftoppm", ["-png", "-r", "72", "-singlefile", file, scratch.path + "/pdf"])
+        let raster = try ExternalProgram.run("pdftoppm", ["-png", "-r", "72", "-singlefile", file, scratch.path + "/pdf"])
         #expect(raster.status == 0, "\(raster.output)")
         let image = try RasterImage(png: Array(try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/pdf.png"))))
         #expect(image.width == 1200 && image.height == 675)
         Self.expectStrokeAndPicture(image, "pdf")
         // The strokes are vectors: at four times the resolution the edge of the line stays sharp, so the page
         // has ink (not a bitmap's blur) in far more pixels; a vector PDF also holds no image but the picture.
-        let images = try runTool("pdfimages", ["-list", file])
+        let images = try ExternalProgram.run("pdfimages", ["-list", file])
         #expect(images.status == 0)
         #expect(images.output.split(separator: "\n").count == 3, "one image (the picture) in the PDF: \(images.output)")
     }
@@ -79,7 +79,7 @@ import Testing
         // The picture is embedded as the PNG it is.
         #expect(svg.contains("data:image/png;base64,"))
         let file = try scratch.write(Array(svg.utf8), named: "panel.svg")
-        let converted = try runTool("rsvg-convert", ["-o", scratch.path + "/svg.png", file])
+        let converted = try ExternalProgram.run("rsvg-convert", ["-o", scratch.path + "/svg.png", file])
         #expect(converted.status == 0, "rsvg-convert parses it: \(converted.output)")
         let image = try RasterImage(png: Array(try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/svg.png"))))
         #expect(image.width == 1600 && image.height == 900)
@@ -202,7 +202,7 @@ import Testing
         let pdf = try PanelRenderer.render(try board.shot(shots[0]), in: board.view, as: .pdf, width: 800)
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
-        let info = try runTool("pdfinfo", [try scratch.write(pdf, named: "wide.pdf")])
+        let info = try ExternalProgram.run("pdfinfo", [try scratch.write(pdf, named: "wide.pdf")])
         #expect(info.output.contains(/Page size:\s+600 x 251(\.\d+)? pts/), "\(info.output)")
     }
 
@@ -243,11 +243,11 @@ import Testing
             case .png: raster = try RasterImage(png: bytes)
             case .pdf:
                 let file = try scratch.write(bytes, named: "p.pdf")
-                #expect(try runTool("pdftoppm", ["-png", "-r", "72", "-singlefile", file, scratch.path + "/p"]).status == 0)
+                #expect(try ExternalProgram.run("pdftoppm", ["-png", "-r", "72", "-singlefile", file, scratch.path + "/p"]).status == 0)
                 raster = try RasterImage(png: Array(try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/p.png"))))
             case .svg:
                 let file = try scratch.write(bytes, named: "p.svg")
-                #expect(try runTool("rsvg-convert", ["-o", scratch.path + "/s.png", file]).status == 0)
+                #expect(try ExternalProgram.run("rsvg-convert", ["-o", scratch.path + "/s.png", file]).status == 0)
                 raster = try RasterImage(png: Array(try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/s.png"))))
             }
             let (top, bottom) = (raster.pixel(atFraction: 0.5, 0.2), raster.pixel(atFraction: 0.5, 0.8))
@@ -299,7 +299,7 @@ import Testing
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         let pdf = try PanelRenderer.render(try board.shot(shot), in: board.view, as: .pdf, pictureFiles: [image.hash: try fixture("bands-large.jpg")])
-        let listed = try runTool("pdfimages", ["-list", try scratch.write(pdf, named: "jpeg.pdf")])
+        let listed = try ExternalProgram.run("pdfimages", ["-list", try scratch.write(pdf, named: "jpeg.pdf")])
         let rows = listed.output.split(separator: "\n").dropFirst(2).map { $0.split(separator: " ", omittingEmptySubsequences: true) }
         #expect(rows.count == 1, "\(listed.output)")
         // page num type width height color comp bpc enc …

@@ -83,20 +83,6 @@ struct ScratchDirectory {
     func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
 
-/// Runs a program found on PATH (poppler's pdfinfo, librsvg's rsvg-convert …) and returns its exit status and output.
-func runTool(_ tool: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [tool] + arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-}
-
 /// The bytes of a file in Fixtures/.
 func fixture(_ name: String) throws -> String {
     let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/" + name).path
