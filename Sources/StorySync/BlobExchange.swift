@@ -122,7 +122,7 @@ public actor BlobExchange {
         (arrivalStream, arrivals) = AsyncStream.makeStream()
     }
 
-    isolated deinit {
+    deinit {
         arrivals.finish()
         storing?.cancel()
     }
