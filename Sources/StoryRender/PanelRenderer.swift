@@ -138,10 +138,14 @@ private struct PanelPainter {
     private func draw(_ layer: LayerView, asOnionSkin: Bool) {
         let opacity = min(1, max(0, layer.opacity))
         guard layer.isVisible, opacity > 0 else { return }
+        let transform = pixelTransform(layer.transform)
+        // A transform that flattens the layer to a line or a point shows nothing (and cairo refuses
+        // a matrix it cannot invert, which would fail the whole panel).
+        let determinant = transform.a * transform.d - transform.b * transform.c
+        guard transform.isFinite, abs(determinant) > 1e-9 else { return }
         let grouped = opacity < 1
         if grouped { canvas.beginGroup() }
         canvas.save()
-        let transform = pixelTransform(layer.transform)
         canvas.transform(by: transform)
         if let image = layer.image, !asOnionSkin { draw(image, fit: layer.fit, enlargedBy: transform) }
         for stroke in layer.strokes { draw(stroke, asOnionSkin: asOnionSkin) }

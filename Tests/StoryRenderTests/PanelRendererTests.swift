@@ -190,6 +190,21 @@ import Testing
         #expect(image.pixel(atFraction: 0.4, 0.85).isDark, "to a quarter of the width further right")
     }
 
+    @Test func aLayerFlattenedByItsTransformShowsNothingAndTheRestIsDrawn() throws {
+        var board = TestBoard()
+        let shot = try board.scene(shots: 1)[0]
+        let thick = Brush(width: 0.02)
+        try board.layer(on: shot, strokes: [(thick, line((0.1, 0.5), (0.9, 0.5)))], [.transform: .transform(.scale(x: 0, y: 0))])
+        try board.layer(on: shot, strokes: [(thick, line((0.1, 0.3), (0.9, 0.3)))], [.transform: .transform(.scale(x: 1, y: 0))])
+        try board.layer(on: shot, strokes: [(thick, line((0.1, 0.7), (0.9, 0.7)))])
+        for format in PanelFormat.allCases {
+            #expect(try !PanelRenderer.render(try board.shot(shot), in: board.view, as: format).isEmpty, "\(format)")
+        }
+        let image = try board.png(shot)
+        #expect(image.pixel(atFraction: 0.5, 0.7).isDark, "the other layer")
+        #expect(image.pixel(atFraction: 0.5, 0.5).isWhite && image.pixel(atFraction: 0.5, 0.3).isWhite && image.pixel(atFraction: 0.1, 0.02).isWhite)
+    }
+
     @Test func thePanelHasTheAspectRatio() throws {
         var board = TestBoard()
         let shots = try board.scene(shots: 2)

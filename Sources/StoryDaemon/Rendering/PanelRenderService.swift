@@ -9,9 +9,13 @@ import StoryRender
 /// a time also bounds the memory renders take, whatever arrives at once
 /// (the largest surface is 8192 pixels wide, 4 bytes a pixel).
 actor PanelRenderService {
-    private nonisolated let executor = RenderExecutor()
+    nonisolated let executor: RenderExecutor
 
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    init() {
+        executor = RenderExecutor(label: "storyteller.render")
+    }
 
     /// `PanelRenderer.render` on the render thread.
     /// - Throws: `RenderError` as the renderer throws it.
@@ -23,8 +27,12 @@ actor PanelRenderService {
 }
 
 /// A serial executor on a dedicated dispatch queue.
-private final class RenderExecutor: SerialExecutor {
-    private let queue = DispatchQueue(label: "storyteller.render", qos: .utility)
+final class RenderExecutor: SerialExecutor {
+    private let queue: DispatchQueue
+
+    init(label: String) {
+        queue = DispatchQueue(label: label, qos: .utility)
+    }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
