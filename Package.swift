@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "StoryTLS", targets: ["StoryTLS"]),
         .library(name: "StorySync", targets: ["StorySync"]),
         .library(name: "StoryAPI", targets: ["StoryAPI"]),
+        .library(name: "StoryRender", targets: ["StoryRender"]),
         .library(name: "StoryDaemon", targets: ["StoryDaemon"]),
         .executable(name: "storytellerd", targets: ["storytellerd"]),
         .executable(name: "storyteller", targets: ["storyteller"]),
@@ -82,6 +83,13 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(name: "StoryAPI", dependencies: ["StoryCore"], swiftSettings: strictSettings),
+        // cairo for the surfaces (PNG, SVG, PDF), libjpeg-turbo and libwebp for the pictures cairo does not read.
+        .systemLibrary(
+            name: "CCairo",
+            pkgConfig: "cairo",
+            providers: [.apt(["libcairo2-dev", "libjpeg-dev", "libwebp-dev"])]
+        ),
+        .target(name: "StoryRender", dependencies: ["StoryCore", "CCairo"], swiftSettings: strictSettings),
         .target(
             name: "StoryDaemon",
             dependencies: [
@@ -90,6 +98,7 @@ let package = Package(
                 "StoryIdentity",
                 "StorySync",
                 "StoryAPI",
+                "StoryRender",
                 "StoryClient",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -126,10 +135,14 @@ let package = Package(
         .target(
             name: "StoryTestSupport",
             dependencies: [
-                "StoryCore", "StoryIdentity", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                "StoryCore", "StoryIdentity", "CCairo", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/StoryTestSupport", swiftSettings: strictSettings),
         .testTarget(name: "StoryAPITests", dependencies: ["StoryAPI", "StoryCore"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "StoryRenderTests", dependencies: ["StoryRender", "StoryCore", "CCairo", "StoryTestSupport"], exclude: ["Fixtures"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "StoryCoreTests", dependencies: ["StoryCore", "StoryTestSupport"], exclude: ["Fixtures"],
             swiftSettings: strictSettings),
@@ -161,7 +174,7 @@ let package = Package(
         .testTarget(
             name: "StorytellerdTests",
             dependencies: [
-                "StoryCore", "StoryStore", "StoryIdentity", "StoryTLS", "StoryClient", "StoryAPI", "StoryDaemon", "StoryTestSupport", "storytellerd",
+                "StoryCore", "StoryStore", "StoryIdentity", "StoryTLS", "StoryClient", "StoryAPI", "StoryDaemon", "StoryRender", "StoryTestSupport", "storytellerd",
                 "storyteller", .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strictSettings),

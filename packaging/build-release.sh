@@ -5,7 +5,8 @@
 # is written. What they still need at run time is the system's glibc (libc,
 # libm, the loader, and libgcc_s, which glibc itself loads to unwind a thread
 # at pthread_exit, so every glibc system has it), libsqlite3 and OpenSSL 3
-# (libssl, libcrypto); the script checks the result with readelf and fails
+# (libssl, libcrypto); the daemon also cairo, libjpeg-turbo and libwebp (its
+# renderer), the CLI not. The script checks the result with readelf and fails
 # otherwise.
 #
 #   bash packaging/build-release.sh [SCRATCH]     (default SCRATCH: .build-static)
@@ -51,9 +52,14 @@ done
 bin=$(swift build "${flags[@]}" --show-bin-path)
 
 # What the binaries may ask the dynamic loader for; anything else means a
-# dependency the package does not declare (or a toolchain library).
-allowed='^(libc\.so\.6|libm\.so\.6|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1|libgcc_s\.so\.1|libssl\.so\.3|libcrypto\.so\.3|libsqlite3\.so\.0)$'
+# dependency the package does not declare (or a toolchain library). The
+# renderer's libraries (cairo; libjpeg-turbo and libwebp for pictures) are
+# the daemon's only: the CLI draws nothing.
+common='libc\.so\.6|libm\.so\.6|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1|libgcc_s\.so\.1|libssl\.so\.3|libcrypto\.so\.3|libsqlite3\.so\.0'
+renderer='libcairo\.so\.2|libjpeg\.so\.62|libwebp\.so\.7'
 for product in storytellerd storyteller; do
+    allowed="^($common)\$"
+    [ "$product" = storytellerd ] && allowed="^($common|$renderer)\$"
     dynamic=$(readelf -d "$bin/$product")
     needed=$(printf '%s\n' "$dynamic" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
     unexpected=$(printf '%s\n' "$needed" | grep -Ev "$allowed" || true)

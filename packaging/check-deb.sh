@@ -2,7 +2,8 @@
 # Checks a Storyteller Debian package (packaging/build-deb.sh makes it):
 #
 #   1. its control data (dpkg-deb --info): name, version, architecture,
-#      dependencies (glibc, libsqlite3, OpenSSL 3 and nothing else), conffile,
+#      dependencies (glibc, libsqlite3, OpenSSL 3, the renderer's cairo,
+#      libjpeg-turbo and libwebp, and nothing else), conffile,
 #      maintainer scripts;
 #   2. its contents (dpkg-deb --contents): every expected path with its mode,
 #      owned by root, nothing elsewhere; the units are the repository's;
@@ -13,12 +14,13 @@
 #      installed binaries need only the allowed libraries (ldd, readelf),
 #      answer --version and --help, read the installed config file, report a
 #      bad one (toml++'s C++ exceptions in the static binary), and the daemon
-#      starts, serves the CLI and stops cleanly on SIGTERM; the man pages
+#      starts, serves the CLI, renders a panel to PNG and PDF and stops
+#      cleanly on SIGTERM; the man pages
 #      render without warnings (man, and mandoc -T lint when installed); the
 #      completion scripts parse; an upgrade keeps an edited conffile; a purge
 #      removes the files and keeps the state directory;
 #   5. as root: a root holding only the package and the libraries ldd names,
-#      where the binaries run and the daemon serves the CLI (chroot).
+#      where the binaries run and the daemon serves the CLI and renders (chroot).
 #
 #   bash packaging/check-deb.sh [DEB]     (default: the newest dist/storyteller_*.deb)
 set -euo pipefail
@@ -54,8 +56,8 @@ changelog_version=$(dpkg-parsechangelog -l packaging/debian/changelog -S Version
 [[ "$(field Installed-Size)" =~ ^[0-9]+$ ]] && pass "Installed-Size: $(field Installed-Size) KiB" || fail "Installed-Size is '$(field Installed-Size)'"
 depends=$(field Depends)
 depended=$(printf '%s\n' "$depends" | tr ',' '\n' | sed -e 's/(.*)//' -e 's/[[:space:]]//g' | sort | tr '\n' ' ')
-[ "$depended" = "libc6 libgcc-s1 libsqlite3-0 libssl3 " ] && pass "Depends: $depends" ||
-    fail "Depends is '$depends'; expected libc6, libgcc-s1 (which libc6 needs too), libsqlite3-0 and libssl3 only"
+[ "$depended" = "libc6 libcairo2 libgcc-s1 libjpeg62-turbo libsqlite3-0 libssl3 libwebp7 " ] && pass "Depends: $depends" ||
+    fail "Depends is '$depends'; expected libc6, libgcc-s1 (which libc6 needs too), libsqlite3-0, libssl3 and the renderer's libcairo2, libjpeg62-turbo and libwebp7 only"
 dpkg-deb --control "$deb" "$work/control"
 [ "$(cat "$work/control/conffiles")" = /etc/storyteller/storytellerd.toml ] && pass "conffile /etc/storyteller/storytellerd.toml" ||
     fail "conffiles is '$(cat "$work/control/conffiles")'"
@@ -143,14 +145,25 @@ if command -v systemd-tmpfiles >/dev/null && [ "$(id -u)" -eq 0 ]; then
 fi
 
 upstream=${changelog_version%-*}
-# glibc's (with libgcc_s, which glibc loads itself), libsqlite3's, OpenSSL's.
-allowed='^(linux-vdso\.so\.1|libc\.so\.6|libm\.so\.6|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1|libgcc_s\.so\.1|libssl\.so\.3|libcrypto\.so\.3|libsqlite3\.so\.0)$'
+# glibc's (with libgcc_s, which glibc loads itself), libsqlite3's, OpenSSL's;
+# for the daemon also its renderer's: cairo, libjpeg-turbo and libwebp, and
+# what Debian's cairo 1.16 links (pixman, libpng and zlib; fontconfig,
+# freetype, expat and brotli for text; the X11/XCB libraries of its xlib and
+# xcb surfaces, unused here, with libbsd and libmd under libXdmcp).
+common='linux-vdso\.so\.1|libc\.so\.6|libm\.so\.6|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1|libgcc_s\.so\.1|libssl\.so\.3|libcrypto\.so\.3|libsqlite3\.so\.0'
+renderer='libcairo\.so\.2|libjpeg\.so\.62|libwebp\.so\.7|libpixman-1\.so\.0|libpng16\.so\.16|libz\.so\.1|libfontconfig\.so\.1|libfreetype\.so\.6|libexpat\.so\.1|libbrotlidec\.so\.1|libbrotlicommon\.so\.1|libX11\.so\.6|libXext\.so\.6|libXrender\.so\.1|libxcb\.so\.1|libxcb-render\.so\.0|libxcb-shm\.so\.0|libXau\.so\.6|libXdmcp\.so\.6|libbsd\.so\.0|libmd\.so\.0'
 for product in storytellerd storyteller; do
     binary="$target/usr/bin/$product"
+    allowed="^($common)\$"
+    what="glibc (and libgcc_s), libsqlite3 and OpenSSL"
+    if [ "$product" = storytellerd ]; then
+        allowed="^($common|$renderer)\$"
+        what="$what, and cairo's, libjpeg's and libwebp's"
+    fi
     libraries=$(ldd "$binary" | awk '{ print $1 }' | sed 's#.*/##')
     echo "check-deb: ldd $product: $(echo $libraries)"
     unexpected=$(printf '%s\n' "$libraries" | grep -Ev "$allowed" || true)
-    [ -z "$unexpected" ] && pass "$product needs nothing beyond glibc (and libgcc_s), libsqlite3 and OpenSSL" || fail "$product needs $(echo $unexpected)"
+    [ -z "$unexpected" ] && pass "$product needs nothing beyond $what" || fail "$product needs $(echo $unexpected)"
     ! ldd "$binary" | grep -q 'not found' || fail "$product: a library is not found"
     readelf -d "$binary" | grep -Eq '\((RPATH|RUNPATH)\)' && fail "$product has an RPATH/RUNPATH" || pass "$product has no RPATH/RUNPATH"
     readelf -d "$binary" | grep -q 'BIND_NOW' && pass "$product is linked with -z now" || fail "$product lacks BIND_NOW"
@@ -182,6 +195,23 @@ code=0
 [ "$code" = 78 ] && grep -q 'bad.toml:2' "$work/bad.out" && pass "a bad config file: exit 78, its line named" ||
     fail "a bad config file: exit $code, $(cat "$work/bad.out")"
 
+# Draws a shot through the CLI and renders it to OUT/panel.png and OUT/panel.pdf
+# (OUT as the CLI sees it); the rest of the arguments run the CLI.
+render_panel() {
+    local out=$1
+    shift
+    local project scene shot layer
+    project=$("$@" projects create "Render check") && scene=$("$@" scenes add "$project") &&
+        shot=$("$@" shots add "$project" "$scene") && layer=$("$@" layers add "$project" "$shot") &&
+        "$@" strokes add "$project" "$layer" --points "[0.1,0.1,0.2,0.9,0.9,1]" > /dev/null &&
+        "$@" render "$project" "$shot" --out "$out/panel.png" > /dev/null &&
+        "$@" render "$project" "$shot" --out "$out/panel.pdf" --onion 1 > /dev/null
+}
+# Whether DIR/panel.png and DIR/panel.pdf begin as a PNG and a PDF do.
+rendered_files() {
+    [ "$(head -c 8 "$1/panel.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] && [ "$(head -c 5 "$1/panel.pdf")" = "%PDF-" ]
+}
+
 # The installed daemon starts, the installed CLI talks to it, SIGTERM stops it.
 "$target/usr/bin/storytellerd" --data-dir "$work/state" --socket "$work/control.sock" --listen 127.0.0.1:0 \
     --log-level warning > "$work/daemon.log" 2>&1 &
@@ -191,6 +221,13 @@ if "$target/usr/bin/storyteller" --socket "$work/control.sock" version > "$work/
     pass "the installed daemon runs and the CLI reaches it: $(tr '\n' ' ' < "$work/version")"
 else
     fail "storyteller version against the installed daemon: $(cat "$work/version") / daemon: $(cat "$work/daemon.log")"
+fi
+mkdir -p "$work/panels"
+if render_panel "$work/panels" "$target/usr/bin/storyteller" --socket "$work/control.sock" > "$work/render" 2>&1 &&
+    rendered_files "$work/panels"; then
+    pass "the installed daemon renders a panel to PNG and PDF"
+else
+    fail "rendering with the installed daemon: $(cat "$work/render") / daemon: $(cat "$work/daemon.log")"
 fi
 kill -TERM "$daemon_pid"
 code=0
@@ -223,6 +260,10 @@ if [ "$(id -u)" -eq 0 ] && command -v chroot >/dev/null; then
             chroot "$bare" /usr/bin/storyteller --socket /tmp/control.sock projects >> "$work/bare-cli" 2>&1 &&
             grep -q "Night Train" "$work/bare-cli" && pass "in that root the daemon serves the CLI (a project made and listed)" ||
             fail "in that root: $(cat "$work/bare-cli") / daemon: $(cat "$work/bare-daemon.log")"
+        # cairo, libjpeg and libwebp load nothing by name either (no fonts are drawn, so none are needed).
+        render_panel /tmp chroot "$bare" /usr/bin/storyteller --socket /tmp/control.sock > "$work/bare-render" 2>&1 &&
+            rendered_files "$bare/tmp" && pass "in that root the daemon renders a panel to PNG and PDF" ||
+            fail "rendering in that root: $(cat "$work/bare-render") / daemon: $(cat "$work/bare-daemon.log")"
         kill -TERM "$daemon_pid"
         code=0
         wait "$daemon_pid" || code=$?

@@ -4,21 +4,51 @@ import StoryAPI
 
 struct Render: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Draw a shot to an SVG file.", discussion: "Example:\n  storyteller render \"Night Train\" 1-2 --out 1-2.svg --onion 1")
+        abstract: "Draw a shot to a PNG, SVG or PDF file.",
+        discussion: """
+            The format is the extension of --out. The panel has the shot's aspect ratio; --width sets its width \
+            in pixels (a PDF page is that many CSS pixels wide, 0.75 pt each). With --onion N the N shots before \
+            (red) and after (green) it in its scene are drawn faintly beneath it.
+
+            Examples:
+              storyteller render "Night Train" 1-2 --out 1-2.png
+              storyteller render "Night Train" 1-2 --out 1-2.pdf --width 1200 --onion 1
+            """)
     @Argument(help: Help.project) var project: String?
     @Argument(help: Help.shot) var shot: String?
-    @Option(help: "The SVG file to write.") var out: String
-    @Option(help: "Also draw N previous and next shots, faded (onion skin; 0 to 10).") var onion = 0
+    @Option(help: "The file to write: .png, .svg or .pdf (the format is taken from the extension).") var out: String
+    @Option(help: "The panel's width in pixels (16 to 8192; default 1600).") var width: Int?
+    @Option(help: "Also draw N previous and next shots of the scene, faded (onion skin; 0 to 10).") var onion = 0
     @OptionGroup var options: ClientOptions
 
-    mutating func validate() throws { (project, shot) = try shiftedForCurrentProject(project, shot, "SHOT") }
+    mutating func validate() throws {
+        (project, shot) = try shiftedForCurrentProject(project, shot, "SHOT")
+        guard API.RenderFormat(fileName: out) != nil else {
+            throw ValidationError("--out must name a .png, .svg or .pdf file (the format is taken from its extension), not '\(out)'")
+        }
+        let directory = URL(fileURLWithPath: out).deletingLastPathComponent().path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ValidationError("the directory of --out does not exist: \(directory)")
+        }
+        if let width, !API.RenderFormat.widths.contains(width) {
+            throw ValidationError("--width must be \(API.RenderFormat.widths.lowerBound) to \(API.RenderFormat.widths.upperBound) pixels, not \(width)")
+        }
+        guard API.RenderFormat.onionCounts.contains(onion) else {
+            throw ValidationError("--onion must be \(API.RenderFormat.onionCounts.lowerBound) to \(API.RenderFormat.onionCounts.upperBound), not \(onion)")
+        }
+    }
 
     func run() throws {
+        let format = API.RenderFormat(fileName: out)!
         let names = Names(options)
         let id = try names.project(project)
         let shotID = try names.shot(shot!, in: id).description
+        var query = "format=\(format.rawValue)&onion=\(onion)"
+        if let width { query += "&width=\(width)" }
+        // A large panel takes a while to draw.
         let response: ControlClientResponse = try options.raw(
-            "GET", "/v1/projects/\(segment(id))/shots/\(segment(shotID))/render?onion=\(onion)")
+            "GET", "/v1/projects/\(segment(id))/shots/\(segment(shotID))/render?\(query)", body: nil as Data?, timeoutSeconds: 120)
         do {
             try response.body.write(to: URL(fileURLWithPath: out))
         } catch {
@@ -26,9 +56,10 @@ struct Render: ParsableCommand {
             throw ExitCode(1)
         }
         if options.json {
-            print(#"{"bytes":\#(response.body.count),"out":"\#(out)"}"#)
+            let answer: [String: Any] = ["bytes": response.body.count, "out": out, "format": format.rawValue]
+            print(String(decoding: try JSONSerialization.data(withJSONObject: answer, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
         } else {
-            print("wrote \(out) (\(response.body.count) bytes)")
+            print("wrote \(out) (\(format.rawValue.uppercased()), \(response.body.count) bytes)")
         }
     }
 }

@@ -31,6 +31,23 @@ public enum TestMedia {
         return png
     }
 
+    /// A `width`×`height` RGB PNG whose pixel at (x, y) is `colour(x, y)`:
+    /// a picture whose placement a test can check by sampling a render.
+    public static func png(width: Int, height: Int, colour: (_ x: Int, _ y: Int) -> (UInt8, UInt8, UInt8)) -> [UInt8] {
+        var raw: [UInt8] = []
+        raw.reserveCapacity((width * 3 + 1) * height)
+        for y in 0..<height {
+            raw.append(0)  // filter: none
+            for x in 0..<width {
+                let (red, green, blue) = colour(x, y)
+                raw += [red, green, blue]
+            }
+        }
+        var header: [UInt8] = bigEndian(UInt32(width)) + bigEndian(UInt32(height))
+        header += [8, 2, 0, 0, 0]  // 8-bit, RGB, deflate, no filter method, no interlace
+        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header) + chunk("IDAT", zlibStored(raw)) + chunk("IEND", [])
+    }
+
     /// A PNG of about `bytes` bytes (a square image).
     public static func png(ofAbout bytes: Int, seed: UInt64 = 1) -> [UInt8] {
         let side = max(1, Int(Double(bytes / 3).squareRoot()))

@@ -242,24 +242,59 @@ func storyteller(
         let created = try #require((edit.json as? [String: Any])?["created"] as? [Any])
         let shot = try #require(created[4] as? String)
 
-        let out = started.home.path + "/shot.svg"
-        let rendered = try storyteller(["render", project, shot, "--out", out, "--socket", socket])
+        // PNG: pixels where the layers put them (a render of its own is tested in StoryRenderTests).
+        let png = started.home.path + "/shot.png"
+        let rendered = try storyteller(["render", project, shot, "--out", png, "--socket", socket])
         #expect(rendered.status == 0, "\(rendered.errors)")
-        let svg = try String(contentsOfFile: out, encoding: .utf8)
-        #expect(svg.hasPrefix("<?xml") && svg.contains("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1600\" height=\"900\""))
-        #expect(svg.contains("fill=\"#102030\""), "the shot's background colour")
-        #expect(svg.components(separatedBy: "<path").count - 1 == 2, "the two visible strokes; the hidden layer is skipped")
-        #expect(svg.contains("data-layer=\"ink\" opacity=\"0.5\""))
-        #expect(svg.contains("stroke=\"#ff0000\"") && svg.contains("stroke-width=\"16\""))
-        #expect(svg.contains("M800 450 L960 540"), "points scaled to the frame")
-        #expect(!svg.contains("class=\"onion\""))
+        #expect(rendered.output.contains("wrote \(png) (PNG, "), "\(rendered.output)")
+        let image = try RasterImage(png: Array(try Data(contentsOf: URL(fileURLWithPath: png))))
+        #expect(image.width == 1600 && image.height == 900)
+        let background = RasterImage.Pixel(red: 0x10, green: 0x20, blue: 0x30)
+        #expect(image.pixel(atFraction: 0.05, 0.9).isClose(to: background, tolerance: 2), "the shot's background colour")
+        #expect(image.pixel(atFraction: 0.55, 0.55).isClose(to: .init(red: 136, green: 16, blue: 24), tolerance: 6), "red on the ink layer at 50 %")
+        #expect(image.pixel(atFraction: 0.425, 0.425).isClose(to: background, tolerance: 2), "the hidden layer is skipped")
+        #expect(image.pixel(atFraction: 0.8, 0.8).isClose(to: background, tolerance: 2), "no onion skin asked for")
+        // Onion skin: the previous shot's diagonal, tinted red.
+        let onion = try storyteller(["render", project, shot, "--out", png, "--onion", "1", "--socket", socket])
+        #expect(onion.status == 0, "\(onion.errors)")
+        let onionImage = try RasterImage(png: Array(try Data(contentsOf: URL(fileURLWithPath: png))))
+        #expect(onionImage.pixel(atFraction: 0.8, 0.8).isReddish, "the previous shot, red: \(onionImage.pixel(atFraction: 0.8, 0.8))")
 
-        let onion = try storyteller(["render", project, shot, "--out", out, "--onion", "1", "--socket", socket])
-        #expect(onion.status == 0)
-        let onionSVG = try String(contentsOfFile: out, encoding: .utf8)
-        #expect(onionSVG.contains("class=\"onion\" data-shot=\"1-1\""), "the previous shot, faded")
-        #expect(onionSVG.components(separatedBy: "<path").count - 1 == 3)
+        // SVG and PDF, a width of 800, and --json.
+        let svg = started.home.path + "/shot.SVG"
+        let vector = try storyteller(["render", project, shot, "--out", svg, "--width", "800", "--json", "--socket", socket])
+        #expect(vector.status == 0, "\(vector.errors)")
+        let said = try #require(try JSONSerialization.jsonObject(with: Data(vector.output.utf8)) as? [String: Any])
+        #expect(said["format"] as? String == "svg" && said["out"] as? String == svg && (said["bytes"] as? Int ?? 0) > 0)
+        let svgText = try String(contentsOfFile: svg, encoding: .utf8)
+        #expect(svgText.hasPrefix("<?xml") && svgText.contains(#"width="800" height="450""#), "\(svgText.prefix(300))")
+        let pdf = started.home.path + "/shot.pdf"
+        #expect(try storyteller(["render", project, shot, "--out", pdf, "--socket", socket]).status == 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: pdf)).starts(with: Data("%PDF-".utf8)))
+        let info = try ExternalProgram.run("pdfinfo", [pdf]).output
+        #expect(info.contains(/Pages:\s+1\n/) && info.contains(/Page size:\s+1200 x 675 pts/), "\(info)")
 
+        // The API says what it sends, and refuses what it cannot draw.
+        let target = "/v1/projects/\(project)/shots/\(shot)/render"
+        for (query, type) in [("", "image/svg+xml"), ("?format=png&width=64", "image/png"), ("?format=PDF", "application/pdf")] {
+            let response = try client.get(target + query)
+            #expect(response.status == 200 && response.headers["content-type"] == type, "\(query): \(response.status) \(response.headers)")
+        }
+        for (query, words) in [
+            ("?format=gif", "format must be png, svg or pdf"), ("?width=15", "width must be a whole number from 16 to 8192"),
+            ("?width=wide", "not 'wide'"), ("?onion=11", "onion must be a whole number from 0 to 10"),
+        ] {
+            let response = try client.get(target + query)
+            #expect(response.status == 400 && (response.errorMessage ?? "").contains(words), "\(query): \(response.errorMessage ?? "")")
+        }
+        // The CLI refuses a file it cannot write in a format it knows before asking the daemon.
+        let badExtension = try storyteller(["render", project, shot, "--out", started.home.path + "/shot.jpg", "--socket", socket])
+        #expect(badExtension.status == 64 && badExtension.errors.contains(".png, .svg or .pdf"), "\(badExtension.errors)")
+        let noDirectory = try storyteller(["render", project, shot, "--out", started.home.path + "/missing/shot.png", "--socket", socket])
+        #expect(noDirectory.status == 64 && noDirectory.errors.contains("does not exist: \(started.home.path)/missing"), "\(noDirectory.errors)")
+        let tooWide = try storyteller(["render", project, shot, "--out", png, "--width", "9000", "--socket", socket])
+        #expect(tooWide.status == 64 && tooWide.errors.contains("--width must be 16 to 8192"), "\(tooWide.errors)")
+        let out = png
         let missing = try storyteller(["render", project, "77@00000000000000aa", "--out", out, "--socket", socket])
         #expect(missing.status == 1 && missing.errors.contains("no visible shot"))
 

@@ -83,7 +83,11 @@ import Testing
         // b draws the picture where it goes, from its own copy.
         let shotID = try #require(shot["id"] as? String)
         let svg = String(decoding: try b.client.get("/v1/projects/\(project)/shots/\(shotID)/render").body, as: UTF8.self)
-        #expect(svg.contains("href=\"data:image/png;base64,\(Data(picture).base64EncodedString())\""))
+        #expect(svg.contains("data:image/png;base64,\(Data(picture).base64EncodedString())"), "the PNG embedded as it is")
+        // Cover-fitted, the noise of the picture fills the panel (an outline would leave it white and grey).
+        let panel = try RasterImage(png: Array(try b.client.get("/v1/projects/\(project)/shots/\(shotID)/render?format=png&width=400").body))
+        let colours = Set((0..<400).map { panel[$0, 112] })
+        #expect(colours.count > 150, "the picture's pixels across the panel: \(colours.count) colours")
         // The sound cleared on b reaches a.
         #expect(try b.cli("sound", "clear", project, "1-1").status == 0)
         try await eventually("a has no sound on 1-1") {

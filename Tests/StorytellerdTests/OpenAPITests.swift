@@ -1,7 +1,9 @@
 import StoryCore
 import StoryIdentity
 import Foundation
+import StoryAPI
 import StoryClient
+import StoryRender
 import StoryTestSupport
 import Testing
 
@@ -113,6 +115,27 @@ import Testing
             .flatMap { $0["get"] as? [String: Any] }.flatMap { $0["responses"] as? [String: Any] }.flatMap { $0["200"] as? [String: Any] }
             .flatMap { $0["content"] as? [String: Any] }
         #expect(content?["image/png"] != nil && content?["audio/wav"] != nil, "the media's content types are documented")
+        // A render in each format: the Content-Type sent is the one documented, and the documented
+        // parameters are the API's and the renderer's limits.
+        let render = (validator.document["paths"] as? [String: Any]).flatMap { $0["/v1/projects/{project}/shots/{shot}/render"] as? [String: Any] }
+            .flatMap { $0["get"] as? [String: Any] }
+        let renderTypes = (render?["responses"] as? [String: Any]).flatMap { $0["200"] as? [String: Any] }.flatMap { $0["content"] as? [String: Any] }
+        for format in API.RenderFormat.allCases {
+            let answer = try daemon.client.get("/v1/projects/\(project)/shots/\(shot)/render?format=\(format.rawValue)&width=64")
+            #expect(answer.status == 200 && answer.headers["content-type"] == format.contentType, "\(format): \(answer.headers)")
+            #expect(renderTypes?[format.contentType] != nil, "\(format.contentType) is documented")
+        }
+        let renderParameters = (render?["parameters"] as? [[String: Any]] ?? []).reduce(into: [String: [String: Any]]()) { found, parameter in
+            if let name = parameter["name"] as? String { found[name] = parameter["schema"] as? [String: Any] }
+        }
+        #expect(renderParameters["format"]?["enum"] as? [String] == API.RenderFormat.allCases.map(\.rawValue))
+        #expect(renderParameters["format"]?["default"] as? String == API.RenderFormat.default.rawValue)
+        let widths = renderParameters["width"]
+        #expect(widths?["minimum"] as? Int == API.RenderFormat.widths.lowerBound && widths?["maximum"] as? Int == API.RenderFormat.widths.upperBound)
+        #expect(widths?["default"] as? Int == API.RenderFormat.defaultWidth && API.RenderFormat.defaultWidth == PanelRenderer.defaultWidth)
+        #expect(API.RenderFormat.widths == PanelRenderer.widths && API.RenderFormat.onionCounts == PanelRenderer.onionRange)
+        #expect(renderParameters["onion"]?["maximum"] as? Int == API.RenderFormat.onionCounts.upperBound)
+        #expect(API.RenderFormat.allCases.map(\.contentType) == PanelFormat.allCases.map(\.contentType))
         let shown = String(decoding: try daemon.client.get("/v1/projects/\(project)").body, as: UTF8.self)
         #expect(shown.contains(#""kind":"image""#) && shown.contains(#""sound":{"#), "the project checked below shows the media")
 

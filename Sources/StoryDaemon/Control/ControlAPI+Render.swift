@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import StoryAPI
 import StoryCore
+import StoryRender
 import StoryStore
 
 /// `projects/{id}/shots/{shot}/render`.
@@ -11,23 +12,55 @@ extension ControlAPI {
             let id = try await existingProject(try context.parameter("project"))
             let shotText = try context.parameter("shot")
             guard let shotID = OpID(shotText) else { throw APIError(.badRequest, "'\(shotText)' is not a shot id") }
-            var onion = 0
-            if let text = request.query["onion"] {
-                guard let value = Int(text), (0...10).contains(value) else { throw APIError(.badRequest, "onion must be 0...10") }
-                onion = value
+            var format = API.RenderFormat.default
+            if let text = request.query["format"] {
+                guard let named = API.RenderFormat(rawValue: text.lowercased()) else {
+                    throw APIError(.badRequest, "format must be png, svg or pdf, not '\(text)'")
+                }
+                format = named
             }
+            let width = try integer("width", in: request, API.RenderFormat.widths, default: API.RenderFormat.defaultWidth, unit: " pixels")
+            let onion = try integer("onion", in: request, API.RenderFormat.onionCounts, default: 0)
             let view = try await store.project(id).view
             guard let shot = view.shot(shotID) else { throw APIError(.notFound, "no visible shot \(shotID) in \(id)") }
-            // Pictures inlined as data: URIs (up to 32 MiB each; larger ones are outlined).
-            var images: [BlobHash: String] = [:]
-            let drawn = ([shot] + (onion > 0 ? view.shots : [])).flatMap(\.layers).compactMap(\.image)
-            for image in drawn where images[image.hash] == nil && image.byteCount <= 32 << 20 {
-                guard case .complete? = await blobs.record(image.hash)?.state,
-                    let data = FileManager.default.contents(atPath: blobs.completePath(image.hash))
-                else { continue }
-                images[image.hash] = "data:\(image.type.mimeType);base64,\(data.base64EncodedString())"
+            // Only the pictures this panel draws, and only those held whole here (the rest are outlined).
+            var files: [BlobHash: String] = [:]
+            for picture in PanelRenderer.pictures(drawnIn: shot) {
+                guard case .complete? = await blobs.record(picture.hash)?.state else { continue }
+                files[picture.hash] = blobs.completePath(picture.hash)
             }
-            return .bytes(Data(ShotRenderer.svg(of: shot, in: view, onion: onion, images: images).utf8), contentType: "image/svg+xml")
+            let bytes: [UInt8]
+            do {
+                bytes = try await renderer.render(
+                    shot, in: view, as: PanelFormat(format), width: width, onion: onion, pictureFiles: files)
+            } catch let error as RenderError where error.code == .outOfRange {
+                throw APIError(.badRequest, error.message)
+            } catch {
+                throw APIError(.internal, "cannot render shot \(shot.label): \(error)")
+            }
+            return .bytes(Data(bytes), contentType: format.contentType)
+        }
+    }
+
+    /// A whole number query parameter within `range` (absent: `fallback`).
+    private func integer(
+        _ name: String, in request: Request, _ range: ClosedRange<Int>, default fallback: Int, unit: String = ""
+    ) throws(APIError) -> Int {
+        guard let text = request.query[name] else { return fallback }
+        guard let value = Int(text), range.contains(value) else {
+            throw APIError(.badRequest, "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)\(unit), not '\(text)'")
+        }
+        return value
+    }
+}
+
+extension PanelFormat {
+    /// The renderer's format for the API's.
+    init(_ format: API.RenderFormat) {
+        switch format {
+        case .png: self = .png
+        case .svg: self = .svg
+        case .pdf: self = .pdf
         }
     }
 }

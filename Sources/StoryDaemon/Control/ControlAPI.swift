@@ -33,6 +33,8 @@ struct ControlAPI: Sendable {
     /// The media uploads may be (`media-types`).
     let acceptedMediaTypes: Set<StoryCore.MediaType>
     let logger: Logger
+    /// Draws panels on a thread of its own, one at a time.
+    let renderer = PanelRenderService()
 
     /// Request bodies are at most 1 MiB (a stroke of 100,000 points fits).
     static let maximumBodyBytes = 1 << 20
