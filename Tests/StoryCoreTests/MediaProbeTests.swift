@@ -382,6 +382,32 @@ import Testing
         pieces.update(Array(check.dropFirst(4)))
         #expect(pieces.checksum == 0xCBF4_3926)
     }
+
+    /// The eight-bytes-a-step CRC-32 equals the plain one-byte-a-step
+    /// definition for every length and every split into pieces.
+    @Test func crc32EightBytesAStepMatchesTheBytewiseDefinition() {
+        func bytewise(_ bytes: [UInt8]) -> UInt32 {
+            var crc: UInt32 = 0xFFFF_FFFF
+            for byte in bytes {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 == 1 ? 0xEDB8_8320 ^ (crc >> 1) : crc >> 1 }
+            }
+            return ~crc
+        }
+        var generator = SeededGenerator(seed: 14)
+        let data = (0..<4_099).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+        for length in Array(0...40) + [63, 64, 65, 1_000, 4_099] {
+            let bytes = Array(data.prefix(length))
+            #expect(CRC32.checksum(bytes) == bytewise(bytes), "length \(length)")
+        }
+        let expected = bytewise(data)
+        for split in [1, 3, 7, 8, 9, 1_001, 4_098] {
+            var pieces = CRC32()
+            pieces.update(Array(data.prefix(split)))
+            pieces.update(Array(data.dropFirst(split)))
+            #expect(pieces.checksum == expected, "split at \(split)")
+        }
+    }
 }
 
 // MARK: - Helpers
