@@ -366,9 +366,12 @@ public actor BlobExchange {
             giveUp(hash, on: transfer.source, reason: "the bytes do not match the blob's hash")
             return
         } catch {
-            // Chunks found bad on the final check were cleared: ask for them again.
-            transfers[hash]!.missing = await blobs.missingChunks(hash).map(UInt32.init).reversed()
-            if transfers[hash]!.missing.isEmpty {
+            // Chunks found bad on the final check were cleared: ask for them
+            // again (unless the transfer ended meanwhile: its peer left).
+            let missing = await blobs.missingChunks(hash).map(UInt32.init)
+            guard transfers[hash] != nil else { return }
+            transfers[hash]!.missing = missing.reversed()
+            if missing.isEmpty {
                 giveUp(hash, on: transfer.source, reason: "\(error)")
             } else {
                 await requestMore(hash)
@@ -435,7 +438,8 @@ public actor BlobExchange {
         }
         for (hash, transfer) in transfers {
             let late = transfer.outstanding.filter { now - $0.value > configuration.chunkTimeout }.map(\.key)
-            guard !late.isEmpty else { continue }
+            // An earlier one's request may have let a peer leave meanwhile.
+            guard !late.isEmpty, transfers[hash] != nil else { continue }
             for index in late { transfers[hash]!.outstanding[index] = nil }
             transfers[hash]!.missing.append(contentsOf: late)
             await requestMore(hash)
