@@ -4,7 +4,7 @@
 /// bytes, so eight lookups fold in eight bytes at once; about five times
 /// the one-table-lookup-a-byte loop, which made checking a large PNG's
 /// chunks most of an upload's time).
-struct CRC32 {
+public struct CRC32: Sendable {
     /// Eight tables of 256 entries, one after the other.
     private static let tables: [UInt32] = {
         var tables = [UInt32](repeating: 0, count: 8 * 256)
@@ -24,13 +24,15 @@ struct CRC32 {
 
     private var state: UInt32 = 0xFFFF_FFFF
 
+    public init() {}
+
     /// Adds bytes. Cost: O(count).
-    mutating func update(_ bytes: [UInt8]) {
+    public mutating func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }
 
     /// Adds bytes. Cost: O(count).
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         var crc = state
         Self.tables.withUnsafeBufferPointer { t in
             let count = bytes.count
@@ -53,10 +55,10 @@ struct CRC32 {
     }
 
     /// The checksum of the bytes added so far.
-    var checksum: UInt32 { ~state }
+    public var checksum: UInt32 { ~state }
 
     /// The checksum of `bytes`.
-    static func checksum(_ bytes: [UInt8]) -> UInt32 {
+    public static func checksum(_ bytes: [UInt8]) -> UInt32 {
         var crc = CRC32()
         crc.update(bytes)
         return crc.checksum

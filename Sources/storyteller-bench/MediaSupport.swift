@@ -2,6 +2,7 @@ import COpenSSL
 import Foundation
 import NIOCore
 import StoryClient
+import StoryCore
 import StoryIdentity
 import StoryTLS
 
@@ -17,7 +18,7 @@ func megabytesPerSecond(_ bytes: Int, _ seconds: Double) -> Double {
     seconds > 0 ? rounded(Double(bytes) / seconds / 1e6, 1) : 0
 }
 
-// MARK: - SHA-256 and CRC-32
+// MARK: - SHA-256
 
 /// SHA-256 fed piece by piece (OpenSSL EVP, as the daemon hashes).
 final class SHA256Hasher {
@@ -44,52 +45,6 @@ final class SHA256Hasher {
         EVP_DigestFinal_ex(context, &digest, &length)
         return digest.map { String(format: "%02x", $0) }.joined()
     }
-}
-
-/// CRC-32 (PNG's), eight bytes a step (slicing-by-8): a gigabyte in about a second.
-struct SlicedCRC32 {
-    private static let tables: [UInt32] = {
-        var tables = [UInt32](repeating: 0, count: 8 * 256)
-        for index in 0..<256 {
-            var value = UInt32(index)
-            for _ in 0..<8 { value = value & 1 == 1 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
-            tables[index] = value
-        }
-        for slice in 1..<8 {
-            for index in 0..<256 {
-                let previous = tables[(slice - 1) * 256 + index]
-                tables[slice * 256 + index] = (previous >> 8) ^ tables[Int(previous & 0xFF)]
-            }
-        }
-        return tables
-    }()
-
-    private(set) var state: UInt32 = 0xFFFF_FFFF
-
-    var checksum: UInt32 { ~state }
-
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        var crc = state
-        Self.tables.withUnsafeBufferPointer { t in
-            var offset = 0
-            let count = bytes.count
-            while offset + 8 <= count {
-                let one = bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian ^ crc
-                let two = bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self).littleEndian
-                crc = t[7 * 256 + Int(one & 0xFF)] ^ t[6 * 256 + Int((one >> 8) & 0xFF)] ^ t[5 * 256 + Int((one >> 16) & 0xFF)]
-                    ^ t[4 * 256 + Int(one >> 24)] ^ t[3 * 256 + Int(two & 0xFF)] ^ t[2 * 256 + Int((two >> 8) & 0xFF)]
-                    ^ t[256 + Int((two >> 16) & 0xFF)] ^ t[Int(two >> 24)]
-                offset += 8
-            }
-            while offset < count {
-                crc = t[Int(UInt8(truncatingIfNeeded: crc) ^ bytes[offset])] ^ (crc >> 8)
-                offset += 1
-            }
-        }
-        state = crc
-    }
-
-    mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { update($0) } }
 }
 
 // MARK: - Large PNG files
@@ -125,7 +80,7 @@ enum LargePNG {
 
         // IDAT: zlib of stored deflate blocks of the rows (filter byte 0, then random RGB).
         output.emit(bigEndian(UInt32(idatLength)))
-        var crc = SlicedCRC32()
+        var crc = CRC32()
         let idat = Array("IDAT".utf8) + [0x78, 0x01]
         crc.update(idat)
         output.emit(idat)
@@ -228,7 +183,7 @@ enum LargePNG {
         func chunk(_ type: String, _ data: [UInt8]) {
             emit(LargePNG.bigEndian(UInt32(data.count)))
             let typed = Array(type.utf8) + data
-            var crc = SlicedCRC32()
+            var crc = CRC32()
             crc.update(typed)
             emit(typed)
             emit(LargePNG.bigEndian(crc.checksum))
