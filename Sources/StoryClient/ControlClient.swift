@@ -76,19 +76,26 @@ public struct ControlClient: Sendable {
 
     /// `timeoutSeconds` bounds each wait for the answer (0: no bound, for long work like a backup).
     public func request(
-        _ method: String, _ target: String, body: Data? = nil, extraHeaders: [String] = [], timeoutSeconds: Int = 10
+        _ method: String, _ target: String, body: Data? = nil, extraHeaders: [String] = [], timeoutSeconds: Int = 30
     ) throws -> Response {
         let fd = try connectAndSend(method, target, body: body, extraHeaders: extraHeaders, timeoutSeconds: timeoutSeconds)
         defer { close(fd) }
-        return try Self.parse(Self.readToEnd(fd))
+        return try Self.parse(Self.readToEnd(fd, timeoutSeconds: timeoutSeconds, what: "\(method) \(target)"))
     }
 
-    /// Everything the daemon sends until it closes the connection.
-    private static func readToEnd(_ fd: Int32) -> [UInt8] {
+    /// Everything the daemon sends until it closes the connection; a wait
+    /// longer than the receive timeout is an error that says so (not an
+    /// empty answer).
+    private static func readToEnd(_ fd: Int32, timeoutSeconds: Int, what: String) throws -> [UInt8] {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                throw Failure(
+                    description: "the daemon did not answer \(what) within \(timeoutSeconds) s (it is running but busy or stuck; "
+                        + "its log says more)", isUnreachable: false)
+            }
             if n <= 0 { break }
             received += buffer[..<n]
         }
@@ -120,7 +127,7 @@ public struct ControlClient: Sendable {
                 pending.removeFirst(end + 4)
                 chunked = parsed.headers["transfer-encoding"]?.lowercased().contains("chunked") ?? false
                 guard parsed.status == 200 else {
-                    pending += Self.readToEnd(fd)
+                    pending += try Self.readToEnd(fd, timeoutSeconds: 0, what: "GET \(target)")
                     let body = chunked ? Self.dechunk(&pending) : pending
                     return Response(status: parsed.status, headers: parsed.headers, body: Data(body))
                 }
@@ -167,7 +174,7 @@ public struct ControlClient: Sendable {
                 chunked = parsed.headers["transfer-encoding"]?.lowercased().contains("chunked") ?? false
                 total = chunked ? nil : parsed.headers["content-length"].flatMap { Int($0) }
                 guard parsed.status == 200 else {
-                    pending += Self.readToEnd(fd)
+                    pending += try Self.readToEnd(fd, timeoutSeconds: timeoutSeconds, what: "GET \(target)")
                     return Response(status: parsed.status, headers: parsed.headers, body: Data(chunked ? Self.dechunk(&pending) : pending))
                 }
                 progress(0, total)
@@ -234,7 +241,7 @@ public struct ControlClient: Sendable {
             sent += piece.count
             progress(sent, total)
         }
-        return try Self.parse(Self.readToEnd(fd))
+        return try Self.parse(Self.readToEnd(fd, timeoutSeconds: timeoutSeconds, what: "\(method) \(target)"))
     }
 
     /// Takes the complete chunks off the front of `bytes` and returns their data.

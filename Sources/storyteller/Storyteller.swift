@@ -74,7 +74,7 @@ struct ClientOptions: ParsableArguments {
     }
 
     /// Sends a request and returns the JSON answer, or exits with a clear message.
-    func call(_ method: String, _ target: String, body: [String: Any]? = nil, timeoutSeconds: Int = 10) throws -> Any {
+    func call(_ method: String, _ target: String, body: [String: Any]? = nil, timeoutSeconds: Int = 30) throws -> Any {
         let response = try raw(method, target, body: body, timeoutSeconds: timeoutSeconds)
         if json { print(String(decoding: response.body, as: UTF8.self)) }
         return response.json ?? [:]
@@ -82,13 +82,13 @@ struct ClientOptions: ParsableArguments {
 
     /// Sends a request and decodes the answer as one of the API's types
     /// (printing the JSON as it came with `--json`).
-    func call<Answer: Decodable>(_ answer: Answer.Type, _ method: String, _ target: String, timeoutSeconds: Int = 10) throws -> Answer {
+    func call<Answer: Decodable>(_ answer: Answer.Type, _ method: String, _ target: String, timeoutSeconds: Int = 30) throws -> Answer {
         try decoded(answer, raw(method, target, body: nil as Data?, timeoutSeconds: timeoutSeconds), target)
     }
 
     /// Sends one of the API's request types and decodes the answer.
     func call<Answer: Decodable, Body: Encodable>(
-        _ answer: Answer.Type, _ method: String, _ target: String, body: Body, timeoutSeconds: Int = 10
+        _ answer: Answer.Type, _ method: String, _ target: String, body: Body, timeoutSeconds: Int = 30
     ) throws -> Answer {
         try decoded(answer, raw(method, target, body: try API.encoder.encode(body), timeoutSeconds: timeoutSeconds), target)
     }
@@ -104,7 +104,7 @@ struct ClientOptions: ParsableArguments {
     }
 
     /// Sends a request; the successful response, or exits with a clear message.
-    func raw(_ method: String, _ target: String, body: [String: Any]? = nil, timeoutSeconds: Int = 10) throws -> ControlClientResponse {
+    func raw(_ method: String, _ target: String, body: [String: Any]? = nil, timeoutSeconds: Int = 30) throws -> ControlClientResponse {
         try raw(method, target, body: try body.map { try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }, timeoutSeconds: timeoutSeconds)
     }
 
@@ -112,7 +112,7 @@ struct ClientOptions: ParsableArguments {
     /// response, or exits with a clear message (`reword` may give the
     /// command's own words for an error code).
     func raw(
-        _ method: String, _ target: String, body data: Data?, timeoutSeconds: Int = 10,
+        _ method: String, _ target: String, body data: Data?, timeoutSeconds: Int = 30,
         reword: (_ code: String, _ message: String) -> String? = { _, _ in nil }
     ) throws -> ControlClientResponse {
         let response: ControlClient.Response

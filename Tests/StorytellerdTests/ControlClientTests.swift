@@ -1,0 +1,70 @@
+import Foundation
+import Synchronization
+import StoryClient
+import Testing
+
+/// What the CLI's client says when a daemon is there but does not answer as
+/// it should: a wait that runs out and a connection closed without an answer
+/// are different failures, each said in words.
+@Suite struct ControlClientTests {
+    /// A Unix socket that accepts connections and then does what `serve` does with them.
+    private final class SilentServer: Sendable {
+        let path: String
+        private let fd: Int32
+        private let accepted = Mutex<[Int32]>([])
+
+        init() throws {
+            path = FileManager.default.temporaryDirectory.appendingPathComponent("cc-\(UUID().uuidString.prefix(8)).sock").path
+            fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+            }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            guard bound == 0, listen(fd, 4) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        }
+
+        /// Accepts one connection on a thread; closes it at once when `closeAtOnce`, else holds it.
+        func acceptOne(closeAtOnce: Bool) {
+            let listening = fd
+            Thread {
+                let connection = accept(listening, nil, nil)
+                if closeAtOnce { close(connection) } else { self.hold(connection) }
+            }.start()
+        }
+
+        private func hold(_ connection: Int32) { accepted.withLock { $0.append(connection) } }
+
+        func stop() {
+            for connection in accepted.withLock({ $0 }) { close(connection) }
+            close(fd)
+            unlink(path)
+        }
+    }
+
+    @Test func aDaemonThatDoesNotAnswerInTimeIsSaidToBeBusyNotSilent() throws {
+        let server = try SilentServer()
+        defer { server.stop() }
+        server.acceptOne(closeAtOnce: false)
+        let started = ContinuousClock.now
+        let error = #expect(throws: ControlClient.Failure.self) {
+            try ControlClient(path: server.path).request("GET", "/v1/status", timeoutSeconds: 1)
+        }
+        #expect(error?.description.contains("did not answer GET /v1/status within 1 s") == true, "\(String(describing: error))")
+        #expect(error?.isUnreachable == false, "it is there: a busy daemon is not an unreachable one")
+        #expect(ContinuousClock.now - started < .seconds(10), "the timeout bounds the wait")
+    }
+
+    @Test func aConnectionClosedWithoutAnAnswerIsSaidSo() throws {
+        let server = try SilentServer()
+        defer { server.stop() }
+        server.acceptOne(closeAtOnce: true)
+        let error = #expect(throws: ControlClient.Failure.self) {
+            try ControlClient(path: server.path).request("GET", "/v1/status", timeoutSeconds: 5)
+        }
+        #expect(error?.description.contains("no HTTP response from the daemon") == true, "\(String(describing: error))")
+    }
+}
