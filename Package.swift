@@ -83,11 +83,12 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .target(name: "StoryAPI", dependencies: ["StoryCore"], swiftSettings: strictSettings),
-        // cairo for the surfaces (PNG, SVG, PDF), libjpeg-turbo and libwebp for the pictures cairo does not read.
+        // cairo for the surfaces (PNG, SVG, PDF), pango for shaped and wrapped text on them,
+        // libjpeg-turbo and libwebp for the pictures cairo does not read.
         .systemLibrary(
             name: "CCairo",
             pkgConfig: "cairo",
-            providers: [.apt(["libcairo2-dev", "libjpeg-dev", "libwebp-dev"])]
+            providers: [.apt(["libcairo2-dev", "libpango1.0-dev", "libjpeg-dev", "libwebp-dev"])]
         ),
         .target(name: "StoryRender", dependencies: ["StoryCore", "CCairo"], swiftSettings: strictSettings),
         .target(

@@ -4,7 +4,7 @@
 #
 #   bash packaging/build-deb.sh [OUTDIR]
 #
-# Needs what building needs (Swift, libsqlite3-dev, libssl-dev, libcairo2-dev,
+# Needs what building needs (Swift, libsqlite3-dev, libssl-dev, libcairo2-dev, libpango1.0-dev,
 # libjpeg-dev, libwebp-dev) and dpkg-dev;
 # packages must already be resolvable from SwiftPM's cache (a `swift build`
 # has run once), as nothing is fetched. Builds the release binaries

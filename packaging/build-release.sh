@@ -53,10 +53,11 @@ bin=$(swift build "${flags[@]}" --show-bin-path)
 
 # What the binaries may ask the dynamic loader for; anything else means a
 # dependency the package does not declare (or a toolchain library). The
-# renderer's libraries (cairo; libjpeg-turbo and libwebp for pictures) are
+# renderer's libraries (cairo; pango with glib for text; libjpeg-turbo and
+# libwebp for pictures) are
 # the daemon's only: the CLI draws nothing.
 common='libc\.so\.6|libm\.so\.6|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1|libgcc_s\.so\.1|libssl\.so\.3|libcrypto\.so\.3|libsqlite3\.so\.0'
-renderer='libcairo\.so\.2|libjpeg\.so\.62|libwebp\.so\.7'
+renderer='libcairo\.so\.2|libpangocairo-1\.0\.so\.0|libpango-1\.0\.so\.0|libgobject-2\.0\.so\.0|libglib-2\.0\.so\.0|libjpeg\.so\.62|libwebp\.so\.7'
 for product in storytellerd storyteller; do
     allowed="^($common)\$"
     [ "$product" = storytellerd ] && allowed="^($common|$renderer)\$"

@@ -56,8 +56,8 @@ changelog_version=$(dpkg-parsechangelog -l packaging/debian/changelog -S Version
 [[ "$(field Installed-Size)" =~ ^[0-9]+$ ]] && pass "Installed-Size: $(field Installed-Size) KiB" || fail "Installed-Size is '$(field Installed-Size)'"
 depends=$(field Depends)
 depended=$(printf '%s\n' "$depends" | tr ',' '\n' | sed -e 's/(.*)//' -e 's/[[:space:]]//g' | sort | tr '\n' ' ')
-[ "$depended" = "libc6 libcairo2 libgcc-s1 libjpeg62-turbo libsqlite3-0 libssl3 libwebp7 " ] && pass "Depends: $depends" ||
-    fail "Depends is '$depends'; expected libc6, libgcc-s1 (which libc6 needs too), libsqlite3-0, libssl3 and the renderer's libcairo2, libjpeg62-turbo and libwebp7 only"
+[ "$depended" = "libc6 libcairo2 libgcc-s1 libglib2.0-0 libjpeg62-turbo libpango-1.0-0 libpangocairo-1.0-0 libsqlite3-0 libssl3 libwebp7 " ] && pass "Depends: $depends" ||
+    fail "Depends is '$depends'; expected libc6, libgcc-s1 (which libc6 needs too), libsqlite3-0, libssl3 and the renderer's libcairo2, libpango-1.0-0, libpangocairo-1.0-0, libglib2.0-0, libjpeg62-turbo and libwebp7 only"
 dpkg-deb --control "$deb" "$work/control"
 [ "$(cat "$work/control/conffiles")" = /etc/storyteller/storytellerd.toml ] && pass "conffile /etc/storyteller/storytellerd.toml" ||
     fail "conffiles is '$(cat "$work/control/conffiles")'"
@@ -149,9 +149,10 @@ upstream=${changelog_version%-*}
 # for the daemon also its renderer's: cairo, libjpeg-turbo and libwebp, and
 # what Debian's cairo 1.16 links (pixman, libpng and zlib; fontconfig,
 # freetype, expat and brotli for text; the X11/XCB libraries of its xlib and
-# xcb surfaces, unused here, with libbsd and libmd under libXdmcp).
+# xcb surfaces, unused here, with libbsd and libmd under libXdmcp); pango
+# and what it links (glib, gio, harfbuzz, fribidi, libthai).
 common='linux-vdso\.so\.1|libc\.so\.6|libm\.so\.6|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1|libgcc_s\.so\.1|libssl\.so\.3|libcrypto\.so\.3|libsqlite3\.so\.0'
-renderer='libcairo\.so\.2|libjpeg\.so\.62|libwebp\.so\.7|libpixman-1\.so\.0|libpng16\.so\.16|libz\.so\.1|libfontconfig\.so\.1|libfreetype\.so\.6|libexpat\.so\.1|libbrotlidec\.so\.1|libbrotlicommon\.so\.1|libX11\.so\.6|libXext\.so\.6|libXrender\.so\.1|libxcb\.so\.1|libxcb-render\.so\.0|libxcb-shm\.so\.0|libXau\.so\.6|libXdmcp\.so\.6|libbsd\.so\.0|libmd\.so\.0'
+renderer='libcairo\.so\.2|libjpeg\.so\.62|libwebp\.so\.7|libpixman-1\.so\.0|libpng16\.so\.16|libz\.so\.1|libfontconfig\.so\.1|libfreetype\.so\.6|libexpat\.so\.1|libbrotlidec\.so\.1|libbrotlicommon\.so\.1|libX11\.so\.6|libXext\.so\.6|libXrender\.so\.1|libxcb\.so\.1|libxcb-render\.so\.0|libxcb-shm\.so\.0|libXau\.so\.6|libXdmcp\.so\.6|libbsd\.so\.0|libmd\.so\.0|libpangocairo-1\.0\.so\.0|libpango-1\.0\.so\.0|libpangoft2-1\.0\.so\.0|libgobject-2\.0\.so\.0|libglib-2\.0\.so\.0|libgio-2\.0\.so\.0|libgmodule-2\.0\.so\.0|libharfbuzz\.so\.0|libgraphite2\.so\.3|libfribidi\.so\.0|libthai\.so\.0|libdatrie\.so\.1|libffi\.so\.8|libpcre2-8\.so\.0|libmount\.so\.1|libblkid\.so\.1|libselinux\.so\.1'
 for product in storytellerd storyteller; do
     binary="$target/usr/bin/$product"
     allowed="^($common)\$"

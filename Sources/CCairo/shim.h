@@ -1,7 +1,8 @@
 #ifndef STORYTELLER_CCAIRO_SHIM_H
 #define STORYTELLER_CCAIRO_SHIM_H
 
-/* cairo (PNG, SVG and PDF surfaces) and the two decoders of the pictures it
+/* cairo (PNG, SVG and PDF surfaces), pango (text shaped, wrapped and with
+   font fallback, drawn through cairo) and the two decoders of the pictures it
    does not read itself: libjpeg(-turbo) and libwebp. The decoders are
    wrapped here, in C, because libjpeg reports errors by longjmp (which Swift
    cannot take) and libwebp's configuration setup is a macro-versioned inline
@@ -21,6 +22,51 @@
 #include <string.h>
 #include <jpeglib.h>
 #include <webp/decode.h>
+
+/* Pango, through the part of its stable C API (pango 1.x, pangocairo) that
+   StoryRender uses, declared here rather than by including <pango/pangocairo.h>:
+   those headers need glib's, harfbuzz's and pango's include directories, which
+   only pkg-config knows, and pango's pkg-config entry carries `-pthread`, a
+   flag SwiftPM refuses (with a warning on every build). The types stay opaque;
+   the module map links the libraries. */
+typedef struct _PangoLayout st_PangoLayout;
+typedef struct _PangoLayoutIter st_PangoLayoutIter;
+typedef struct _PangoFontDescription st_PangoFontDescription;
+typedef struct {
+    int x, y, width, height;
+} st_PangoRectangle;
+enum { ST_PANGO_SCALE = 1024 };
+enum { ST_PANGO_WRAP_WORD = 0, ST_PANGO_WRAP_CHAR = 1, ST_PANGO_WRAP_WORD_CHAR = 2 };
+enum { ST_PANGO_ALIGN_LEFT = 0, ST_PANGO_ALIGN_CENTER = 1, ST_PANGO_ALIGN_RIGHT = 2 };
+enum { ST_PANGO_WEIGHT_NORMAL = 400, ST_PANGO_WEIGHT_BOLD = 700 };
+enum { ST_PANGO_STYLE_NORMAL = 0, ST_PANGO_STYLE_ITALIC = 2 };
+enum { ST_PANGO_ELLIPSIZE_NONE = 0, ST_PANGO_ELLIPSIZE_END = 3 };
+
+extern st_PangoLayout *pango_cairo_create_layout(cairo_t *cr);
+extern void pango_cairo_show_layout(cairo_t *cr, st_PangoLayout *layout);
+extern void pango_cairo_update_layout(cairo_t *cr, st_PangoLayout *layout);
+extern void g_object_unref(void *object);
+extern st_PangoFontDescription *pango_font_description_from_string(const char *text);
+extern void pango_font_description_set_absolute_size(st_PangoFontDescription *description, double size);
+extern void pango_font_description_set_weight(st_PangoFontDescription *description, int weight);
+extern void pango_font_description_set_style(st_PangoFontDescription *description, int style);
+extern void pango_font_description_free(st_PangoFontDescription *description);
+extern void pango_layout_set_font_description(st_PangoLayout *layout, const st_PangoFontDescription *description);
+extern void pango_layout_set_width(st_PangoLayout *layout, int width);
+extern void pango_layout_set_height(st_PangoLayout *layout, int height);
+extern void pango_layout_set_wrap(st_PangoLayout *layout, int wrap);
+extern void pango_layout_set_ellipsize(st_PangoLayout *layout, int ellipsize);
+extern void pango_layout_set_alignment(st_PangoLayout *layout, int alignment);
+extern void pango_layout_set_text(st_PangoLayout *layout, const char *text, int length);
+extern const char *pango_layout_get_text(st_PangoLayout *layout);
+extern void pango_layout_get_extents(st_PangoLayout *layout, st_PangoRectangle *ink, st_PangoRectangle *logical);
+extern int pango_layout_get_line_count(st_PangoLayout *layout);
+extern int pango_layout_get_unknown_glyphs_count(st_PangoLayout *layout);
+extern st_PangoLayoutIter *pango_layout_get_iter(st_PangoLayout *layout);
+extern void pango_layout_iter_free(st_PangoLayoutIter *iter);
+extern int pango_layout_iter_next_line(st_PangoLayoutIter *iter);
+extern int pango_layout_iter_get_index(st_PangoLayoutIter *iter);
+extern void pango_layout_iter_get_line_yrange(st_PangoLayoutIter *iter, int *y0, int *y1);
 
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define ST_JCS_CAIRO_RGB24 JCS_EXT_XRGB
