@@ -78,6 +78,7 @@ extension BlobStore {
         }
         if held[index] { return held.isFull }
         try partial.file.write(contentsOf: bytes, at: offset)
+        partial.file.startWriteback(offset: offset, count: count)
         held[index] = true
         try database.setHeld(held.bytes, of: hash)
         entries[hash]?.held = held
