@@ -270,6 +270,7 @@ public actor BlobExchange {
             do {
                 let record = await blobs.record(request.hash)!
                 let chunks = try await blobs.manifest(request.hash)
+                logger.debug("sending blob \(request.hash)'s manifest", metadata: ["peer": "\(peer.short)"])
                 link.sendBlobMessage(
                     .blobManifest(
                         Message.BlobManifest(
@@ -299,6 +300,8 @@ public actor BlobExchange {
         }
         holders[manifest.hash, default: []].insert(peer)
         let missing = await blobs.missingChunks(manifest.hash)
+        logger.debug(
+            "blob \(manifest.hash): manifest of \(manifest.chunks.count) chunks, \(missing.count) missing", metadata: ["peer": "\(peer.short)"])
         transfer.manifest = manifest.chunks
         transfer.chunkSize = Int(manifest.chunkSize)
         transfer.missing = missing.map(UInt32.init).reversed()
@@ -450,6 +453,7 @@ public actor BlobExchange {
             guard let (source, document) = chooseSource(hash, documents: want.documents, now: now) else { continue }
             transfers[hash] = Transfer(media: want.media, documents: want.documents, source: source, document: document)
             broadcaster.publish(.started(hash, from: source, bytes: want.media.byteCount))
+            logger.debug("asking for blob \(hash)'s manifest", metadata: ["peer": "\(source.short)"])
             links[source]!.sendBlobMessage(.blobRequest(Message.BlobRequest(document: document, hash: hash, manifest: true, chunks: [])))
         }
         if transfers.values.contains(where: { !$0.outstanding.isEmpty }) || !failures.isEmpty {

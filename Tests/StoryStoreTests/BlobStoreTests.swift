@@ -276,6 +276,19 @@ import Testing
         #expect(try BlobFiles.contents(store.completePath(hash)) == bytes)
     }
 
+    @Test func anUploadsManifestIsReadyWhenItIsCommitted() async throws {
+        // Peers ask for the manifest first: it is hashed as the bytes pass
+        // (pieces that straddle chunk boundaries), not by reading the file then.
+        let directory = try TemporaryDirectory()
+        let store = try BlobStore(directory: directory.path, options: BlobStoreOptions(chunkSize: 1000))
+        let bytes = BlobBytes.random(count: 3500, seed: 18)
+        let upload = try store.beginUpload()
+        for start in stride(from: 0, to: bytes.count, by: 333) { try upload.write(bytes[start..<min(bytes.count, start + 333)]) }
+        let record = try await store.commit(upload, type: .png)
+        try FileManager.default.removeItem(atPath: store.completePath(record.hash))
+        #expect(try await store.manifest(record.hash) == BlobBytes.manifest(of: bytes, chunkSize: 1000))
+    }
+
     @Test func aBlobReceivedOutOfOrderIsCheckedWholeAndAcrossARestart() async throws {
         // The whole blob's hash is fed as chunks come; chunks that come early,
         // or were held before a restart, are read back in order.

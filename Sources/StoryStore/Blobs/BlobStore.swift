@@ -214,7 +214,7 @@ public actor BlobStore {
     /// A new upload: its bytes go to a temporary file as they are written.
     /// - Throws: `BlobError(.io)` if the file cannot be made.
     public nonisolated func beginUpload() throws(BlobError) -> BlobUpload {
-        try BlobUpload(directory: directory + "/tmp", maximumBytes: options.maximumBlobBytes)
+        try BlobUpload(directory: directory + "/tmp", maximumBytes: options.maximumBlobBytes, chunkSize: options.chunkSize)
     }
 
     /// Keeps an upload's bytes as a complete blob of `type` (finishing the
@@ -237,10 +237,11 @@ public actor BlobStore {
         }
         let wasPartial = entries[hash] != nil
         let destination = completePath(hash)
+        let manifest = upload.manifest.count == BlobRecord.chunkCount(byteCount: byteCount, chunkSize: options.chunkSize) ? upload.manifest : nil
         do {
             try database.durably { () throws(BlobError) in
                 try database.putComplete(
-                    hash, size: byteCount, type: type, chunkSize: options.chunkSize, manifest: nil, clearingUnreferenced: true,
+                    hash, size: byteCount, type: type, chunkSize: options.chunkSize, manifest: manifest, clearingUnreferenced: true,
                     at: options.clock.milliseconds)
                 try place(upload.temporaryPath, at: destination)
             }

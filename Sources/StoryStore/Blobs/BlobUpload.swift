@@ -22,6 +22,13 @@ public final class BlobUpload: @unchecked Sendable {
     private let maximumBytes: UInt64
     private var file: BlobFile?
     private let hasher = SHA256Stream()
+    /// Each chunk's SHA-256 as the bytes pass (the manifest peers ask for
+    /// first: ready at once, not computed by reading the file again then).
+    private let chunkHasher = SHA256Stream()
+    private let chunkSize: Int
+    private var chunkFill = 0
+    /// The hashes of the chunks written so far (the last one once finished).
+    private(set) var manifest: [BlobHash] = []
     private var state = State.writing
     /// Bytes written so far.
     public private(set) var byteCount: UInt64 = 0
@@ -31,7 +38,8 @@ public final class BlobUpload: @unchecked Sendable {
     private static let writebackStep: UInt64 = 8 << 20
 
     /// Opens a new temporary file in `directory` (mode 0600).
-    init(directory: String, maximumBytes: UInt64) throws(BlobError) {
+    init(directory: String, maximumBytes: UInt64, chunkSize: Int) throws(BlobError) {
+        self.chunkSize = chunkSize
         var random = SystemRandomNumberGenerator()
         let name = (0..<2).map { _ in String(random.next() as UInt64, radix: 16) }.joined(separator: "-")
         temporaryPath = directory + "/upload-" + name
@@ -65,10 +73,27 @@ public final class BlobUpload: @unchecked Sendable {
             throw error
         }
         hasher.update(contentsOf: bytes)
+        let fed: Void? = bytes.withContiguousStorageIfAvailable { feedChunks(UnsafeRawBufferPointer($0)) }
+        if fed == nil { Array(bytes).withUnsafeBytes { feedChunks($0) } }
         byteCount += count
         if byteCount - writtenBack >= Self.writebackStep {
             file.startWriteback(offset: writtenBack, count: Int(byteCount - writtenBack))
             writtenBack = byteCount
+        }
+    }
+
+    /// Feeds the chunk hashes, closing a chunk at each chunk boundary.
+    private func feedChunks(_ buffer: UnsafeRawBufferPointer) {
+        var offset = 0
+        while offset < buffer.count {
+            let take = min(chunkSize - chunkFill, buffer.count - offset)
+            chunkHasher.update(UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + take)]))
+            chunkFill += take
+            offset += take
+            if chunkFill == chunkSize {
+                manifest.append(chunkHasher.finalize())
+                chunkFill = 0
+            }
         }
     }
 
@@ -91,6 +116,10 @@ public final class BlobUpload: @unchecked Sendable {
         }
         file?.close()
         file = nil
+        if chunkFill > 0 {
+            manifest.append(chunkHasher.finalize())
+            chunkFill = 0
+        }
         let hash = hasher.finalize()
         state = .finished(hash: hash, byteCount: byteCount)
         return (hash, byteCount)
