@@ -70,28 +70,31 @@ extension API {
 
         /// The options a request's query asks for (`paper`, `orientation`,
         /// `per-page`, `grid`, `text`, `fields`, `pages`); absent ones keep their defaults.
+        /// `name` spells a parameter in messages (the CLI's `--paper`).
         /// - Throws: `APIError.badRequest` naming the parameter and what it may be.
-        public init(query: (String) -> String?) throws(APIError) {
+        public init(query: (String) -> String?, naming name: (String) -> String = { $0 }) throws(APIError) {
             if let text = query("paper") {
                 guard let paper = Paper(named: text) else {
-                    throw APIError(.badRequest, "paper must be one of \(Self.list(Paper.allCases.map(\.rawValue))), not '\(text)'")
+                    throw APIError(.badRequest, "\(name("paper")) must be one of \(Self.list(Paper.allCases.map(\.rawValue))), not '\(text)'")
                 }
                 self.paper = paper
             }
             if let text = query("orientation") {
                 guard let orientation = Orientation(rawValue: text.lowercased()) else {
-                    throw APIError(.badRequest, "orientation must be portrait or landscape, not '\(text)'")
+                    throw APIError(.badRequest, "\(name("orientation")) must be portrait or landscape, not '\(text)'")
                 }
                 self.orientation = orientation
             }
             if let text = query("grid") {
-                guard query("per-page") == nil else { throw APIError(.badRequest, "ask for per-page or grid, not both") }
-                (rows, columns) = try Self.grid(text)
+                guard query("per-page") == nil else {
+                    throw APIError(.badRequest, "ask for \(name("per-page")) or \(name("grid")), not both")
+                }
+                (rows, columns) = try Self.grid(text, named: name("grid"))
             } else if let text = query("per-page") {
                 guard let count = Int(text), let grid = Self.grid(perPage: count, orientation: orientation) else {
                     throw APIError(
                         .badRequest,
-                        "per-page must be one of \(Self.list(Self.perPageChoices.map(String.init))) (or ask for a grid such as 2x3), not '\(text)'")
+                        "\(name("per-page")) must be one of \(Self.list(Self.perPageChoices.map(String.init))) (or ask for a \(name("grid")) such as 2x3), not '\(text)'")
                 }
                 (rows, columns) = grid
             } else {
@@ -99,52 +102,52 @@ extension API {
             }
             if let text = query("text") {
                 guard let placement = TextPlacement(rawValue: text.lowercased()) else {
-                    throw APIError(.badRequest, "text must be below or beside, not '\(text)'")
+                    throw APIError(.badRequest, "\(name("text")) must be below or beside, not '\(text)'")
                 }
                 self.text = placement
             }
-            if let text = query("fields") { fields = try Self.fields(text) }
-            if let text = query("pages") { pages = try Self.pages(text) }
+            if let text = query("fields") { fields = try Self.fields(text, named: name("fields")) }
+            if let text = query("pages") { pages = try Self.pages(text, named: name("pages")) }
         }
 
         /// `ROWSxCOLS` (`2x3`).
         /// - Throws: `APIError.badRequest` when it is not two numbers in `gridRange`.
-        public static func grid(_ text: String) throws(APIError) -> (rows: Int, columns: Int) {
+        public static func grid(_ text: String, named name: String = "grid") throws(APIError) -> (rows: Int, columns: Int) {
             let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
             guard parts.count == 2, let rows = Int(parts[0]), let columns = Int(parts[1]), gridRange.contains(rows),
                 gridRange.contains(columns)
             else {
                 throw APIError(
                     .badRequest,
-                    "grid must be ROWSxCOLUMNS with \(gridRange.lowerBound) to \(gridRange.upperBound) of each (such as 2x3), not '\(text)'")
+                    "\(name) must be ROWSxCOLUMNS with \(gridRange.lowerBound) to \(gridRange.upperBound) of each (such as 2x3), not '\(text)'")
             }
             return (rows, columns)
         }
 
         /// A comma-separated list of fields, each once (`label,caption`).
         /// - Throws: `APIError.badRequest` naming an unknown or repeated field.
-        public static func fields(_ text: String) throws(APIError) -> [Field] {
+        public static func fields(_ text: String, named name: String = "fields") throws(APIError) -> [Field] {
             var fields: [Field] = []
             guard !text.isEmpty else { return fields }
-            for name in text.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces) }) {
-                guard let field = Field(rawValue: name.lowercased()) else {
-                    throw APIError(.badRequest, "fields are \(Self.list(Field.allCases.map(\.rawValue))) separated by commas; '\(name)' is not one")
+            for field in text.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                guard let value = Field(rawValue: field.lowercased()) else {
+                    throw APIError(.badRequest, "\(name) takes \(Self.list(Field.allCases.map(\.rawValue))), separated by commas; '\(field)' is not one of them")
                 }
-                guard !fields.contains(field) else { throw APIError(.badRequest, "fields names \(name) twice") }
-                fields.append(field)
+                guard !fields.contains(value) else { throw APIError(.badRequest, "\(name) names \(field) twice") }
+                fields.append(value)
             }
             return fields
         }
 
         /// `FROM-TO` (`2-5`), `N` (one page) or `FROM-` (to the end), pages counted from 1.
         /// - Throws: `APIError.badRequest` when it is none of those or runs backwards.
-        public static func pages(_ text: String) throws(APIError) -> ClosedRange<Int> {
+        public static func pages(_ text: String, named name: String = "pages") throws(APIError) -> ClosedRange<Int> {
             let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map {
                 $0.trimmingCharacters(in: .whitespaces)
             }
             let last = parts.count == 2 ? (parts[1].isEmpty ? Int.max : Int(parts[1])) : Int(parts[0])
             guard let first = Int(parts[0]), let last, first >= 1, last >= first else {
-                throw APIError(.badRequest, "pages must be FROM-TO with 1 ≤ FROM ≤ TO (such as 2-5, 3 or 4-), not '\(text)'")
+                throw APIError(.badRequest, "\(name) must be FROM-TO with 1 ≤ FROM ≤ TO (such as 2-5, 3 or 4-), not '\(text)'")
             }
             return first...last
         }
