@@ -214,7 +214,9 @@ public final class PrintSheet {
         }
         guard first == last else { return "Scenes \(first)–\(last)" }
         let title = scenes.first { $0.number == first }?.title?.trimmed ?? ""
-        return title.isEmpty ? "Scene \(first)" : "Scene \(first): \(title)"
+        // A scene titled "Scene 2" is not "Scene 2: Scene 2".
+        guard !title.isEmpty, title.lowercased() != "scene \(first)" else { return "Scene \(first)" }
+        return "Scene \(first): \(title)"
     }
 
     private func drawPanel(_ index: Int, text: String, continues: Bool, x: Double, y: Double) {
