@@ -44,6 +44,8 @@ public final class PrintSheet {
     static let ruleColour = Color(red: 0x99, green: 0x99, blue: 0x99)
     /// What ends a cell whose text goes on in the next one.
     static let continuedMark = "continued →"
+    /// The characters of a title a header prints (a header is not where a long text flows on).
+    static let longestTitle = 200
 
     /// Plans the sheet of `scenes` (all of the project's, or one).
     ///
@@ -61,7 +63,7 @@ public final class PrintSheet {
         let layout = try layout.validated()
         self.layout = layout
         self.scenes = scenes
-        self.title = title
+        self.title = Self.shortened(title, to: Self.longestTitle)
         self.date = date
         self.pictureFiles = pictureFiles
         shots = scenes.flatMap(\.shots)
@@ -75,7 +77,7 @@ public final class PrintSheet {
         let shotWord = shots.count == 1 ? "shot" : "shots"
         summary = "\(shots.count) \(shotWord) · running time \(Self.timecode(time)) · \(Self.aspectText(project.aspectRatio))"
         canvas = try CairoCanvas(pdfPageWidth: layout.pageWidth, pageHeight: layout.pageHeight, title: title)
-        geometry = Geometry(layout: layout, aspectRatio: Self.aspect(project.aspectRatio), canvas: canvas, title: title)
+        geometry = Geometry(layout: layout, aspectRatio: Self.aspect(project.aspectRatio), canvas: canvas, title: self.title)
         cells = Self.plan(shots, fields: layout.fields, geometry: geometry, canvas: canvas)
         let perPage = layout.rows * layout.columns
         pageCount = max(1, (cells.count + perPage - 1) / perPage)
@@ -213,7 +215,7 @@ public final class PrintSheet {
             return scenes.count == 1 ? "Scene \(scenes[0].label)" : ""
         }
         guard first == last else { return "Scenes \(first)–\(last)" }
-        let title = scenes.first { $0.number == first }?.title?.trimmed ?? ""
+        let title = Self.shortened(scenes.first { $0.number == first }?.title?.trimmed ?? "", to: Self.longestTitle / 2)
         // A scene titled "Scene 2" is not "Scene 2: Scene 2".
         guard !title.isEmpty, title.lowercased() != "scene \(first)" else { return "Scene \(first)" }
         return "Scene \(first): \(title)"
@@ -269,6 +271,11 @@ public final class PrintSheet {
     }
 
     // MARK: - Words and numbers
+
+    /// `text` cut to `limit` characters, with an ellipsis where it was cut.
+    static func shortened(_ text: String, to limit: Int) -> String {
+        text.count <= limit ? text : String(text.prefix(limit - 1)) + "…"
+    }
 
     /// A shot's seconds in the running time (none when it has no duration).
     static func seconds(of shot: ShotView) -> Double {
@@ -402,14 +409,21 @@ extension PrintSheet {
 
         /// As much of `text` as fits `height` (whole lines) and the rest; room
         /// is kept for the "continued" mark when some is left.
+        ///
+        /// Only a prefix of a long text is laid out: more characters than
+        /// the box could show however narrow they are (an advance of a fifth
+        /// of the size, a line of the size), so a caption of a megabyte
+        /// costs a few kilobytes' layout a cell, not a megabyte's.
         func fit(_ text: String, width: Double, height: Double, atLeastOneLine: Bool, on canvas: CairoCanvas) -> (head: String, rest: String) {
             guard !text.isEmpty else { return ("", "") }
-            let block = canvas.textBlock(text, size: textSize, width: width)
-            if block.height <= height { return (text, "") }
+            let most = Int(min(1e6, max(1, width) * max(1, height) / (textSize * textSize * 0.2))) + 256
+            let (laidOut, beyond) = text.count > most ? (String(text.prefix(most)), String(text.dropFirst(most))) : (text, "")
+            let block = canvas.textBlock(laidOut, size: textSize, width: width)
+            if beyond.isEmpty, block.height <= height { return (text, "") }
             var lines = block.linesFitting(height: height - smallSize * 1.5)
             if lines == 0, atLeastOneLine { lines = 1 }
             let (head, rest) = block.split(atLine: lines)
-            return (head.trimmed, rest.trimmed)
+            return (head.trimmed, (rest + beyond).trimmed)
         }
     }
 }

@@ -178,3 +178,34 @@ import Testing
         #expect(throws: RenderError.self) { try ContactSheet.render(board.view.scenes, of: board.view, title: "", width: 100) }
     }
 }
+
+extension PrintSheetTests {
+    @Test func aHugeCaptionFlowsOverPagesQuicklyAndAnEmptyProjectSaysSo() throws {
+        var (board, shots) = try Self.board(shots: 2)
+        // 10,000 words (59 KB of the 64 KiB a field may hold): many pages, laid out a cell at a time.
+        let words = (1...10_000).map { "w\($0)" }
+        try board.set(.caption, to: .string(words.joined(separator: " ")), on: shots[0])
+        let start = ContinuousClock.now
+        let title = String(repeating: "Night Train ", count: 100)
+        let sheet = try PrintSheet(scenes: board.view.scenes, of: board.view, title: title, date: "", layout: Self.a4Landscape)
+        #expect(ContinuousClock.now - start < .seconds(5), "planning took \(ContinuousClock.now - start)")
+        #expect(sheet.pageCount > 10, "\(sheet.pageCount) pages")
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        let whole = try Self.text(of: try Self.info(try sheet.render(), in: scratch).file)
+        let printed = Set(whole.split(whereSeparator: { $0.isWhitespace }).map(String.init))
+        #expect(words.filter { !printed.contains($0) }.isEmpty, "every word of the caption is on the sheet")
+        var layout = Self.a4Landscape
+        layout.pages = sheet.pageCount...sheet.pageCount
+        let last = try PrintSheet(scenes: board.view.scenes, of: board.view, title: title, date: "", layout: layout).render()
+        let text = try Self.text(of: try Self.info(last, in: scratch).file)
+        #expect(text.contains("w10000") && text.contains("Caption of shot 2"), "the last page ends the caption, then the next panel: \(text)")
+        #expect(text.contains("Night Train Night Train") && text.contains("…") && !text.contains(title), "a long title is shortened in the header")
+
+        let empty = TestBoard()
+        let (file, pages, _) = try Self.info(
+            try PrintSheet(scenes: empty.view.scenes, of: empty.view, title: "Nothing yet", date: "", layout: Self.a4Landscape).render(), in: scratch)
+        #expect(pages == 1)
+        #expect(try Self.text(of: file).contains("No shots to print."))
+    }
+}
