@@ -152,9 +152,10 @@ final class CairoCanvas {
 
     /// `text` laid out by Pango for this canvas (see `TextBlock`), wrapped at `width`.
     func textBlock(
-        _ text: String, size: Double, bold: Bool = false, italic: Bool = false, width: Double, alignment: TextBlock.Alignment = .left
+        _ text: String, size: Double, bold: Bool = false, italic: Bool = false, width: Double, alignment: TextBlock.Alignment = .left,
+        boldPrefixes: [String] = []
     ) -> TextBlock {
-        TextBlock(text, size: size, bold: bold, italic: italic, width: width, alignment: alignment, on: context)
+        TextBlock(text, size: size, bold: bold, italic: italic, width: width, alignment: alignment, boldPrefixes: boldPrefixes, on: context)
     }
 
     /// Draws a text block with its top left corner at (x, y).

@@ -44,6 +44,8 @@ public final class PrintSheet {
     static let ruleColour = Color(red: 0x99, green: 0x99, blue: 0x99)
     /// What ends a cell whose text goes on in the next one.
     static let continuedMark = "continued →"
+    /// What starts a paragraph of dialogue, action or notes (set in bold).
+    static let fieldNames = ["Dialogue: ", "Action: ", "Notes: "]
     /// The characters of a title a header prints (a header is not where a long text flows on).
     static let longestTitle = 200
 
@@ -154,9 +156,9 @@ public final class PrintSheet {
         for field in fields {
             switch field {
             case .caption: add("", shot.caption)
-            case .dialogue: add("Dialogue: ", shot.dialogue)
-            case .action: add("Action: ", shot.action)
-            case .notes: add("Notes: ", shot.notes)
+            case .dialogue: add(fieldNames[0], shot.dialogue)
+            case .action: add(fieldNames[1], shot.action)
+            case .notes: add(fieldNames[2], shot.notes)
             case .label, .duration: continue
             }
         }
@@ -262,7 +264,7 @@ public final class PrintSheet {
     private func drawText(_ text: String, continues: Bool, x: Double, y: Double, width: Double, height: Double) {
         let g = geometry
         if !text.isEmpty {
-            canvas.draw(canvas.textBlock(text, size: g.textSize, width: width), x: x, y: y, colour: Self.textColour)
+            canvas.draw(canvas.textBlock(text, size: g.textSize, width: width, boldPrefixes: Self.fieldNames), x: x, y: y, colour: Self.textColour)
         }
         if continues {
             let mark = canvas.textBlock(Self.continuedMark, size: g.smallSize, italic: true, width: width, alignment: .right)
@@ -418,7 +420,7 @@ extension PrintSheet {
             guard !text.isEmpty else { return ("", "") }
             let most = Int(min(1e6, max(1, width) * max(1, height) / (textSize * textSize * 0.2))) + 256
             let (laidOut, beyond) = text.count > most ? (String(text.prefix(most)), String(text.dropFirst(most))) : (text, "")
-            let block = canvas.textBlock(laidOut, size: textSize, width: width)
+            let block = canvas.textBlock(laidOut, size: textSize, width: width, boldPrefixes: PrintSheet.fieldNames)
             if beyond.isEmpty, block.height <= height { return (text, "") }
             var lines = block.linesFitting(height: height - smallSize * 1.5)
             if lines == 0, atLeastOneLine { lines = 1 }

@@ -209,3 +209,14 @@ extension PrintSheetTests {
         #expect(try Self.text(of: file).contains("No shots to print."))
     }
 }
+
+extension PrintSheetTests {
+    @Test func fieldNamesAreBoldAndTheTextIsUnchanged() throws {
+        #expect(TextBlock.markup("Dialogue: a<b\nx & y", boldPrefixes: ["Dialogue: "]) == "<b>Dialogue: </b>a&lt;b\nx &amp; y")
+        #expect(TextBlock.markup("no field <here>", boldPrefixes: ["Dialogue: "]) == nil)
+        let canvas = try CairoCanvas(pdfPageWidth: 600, pageHeight: 400, title: "")
+        let text = "Caption with <angle> & ampersand\nNotes: dolly in </b> slowly"
+        let block = canvas.textBlock(text, size: 10, width: 300, boldPrefixes: PrintSheet.fieldNames)
+        #expect(block.split(atLine: 0).rest == text, "the laid-out text is the text, markup and all characters kept")
+    }
+}

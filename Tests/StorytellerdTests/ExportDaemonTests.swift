@@ -102,7 +102,7 @@ import Testing
             #expect(refused.errorCode == (status == 400 ? "bad_request" : "not_found"))
         }
         let noProject = try client.get("/v1/projects/0123456789abcdef0123456789abcdef/exports/pdf")
-        #expect(noProject.status == 404 || noProject.status == 400, "\(noProject.status)")
+        #expect(noProject.status == 404 && noProject.errorCode == "not_found", "\(noProject.status)")
         #expect(try await started.daemon.terminate() == 0)
     }
 
