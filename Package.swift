@@ -47,7 +47,7 @@ let package = Package(
             name: "CSQLite",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        .target(name: "StoryStore", dependencies: ["StoryCore", "CSQLite", "COpenSSL"], swiftSettings: strictSettings),
+        .target(name: "StoryStore", dependencies: ["StoryCore", "CSQLite", "COpenSSL", "CMalloc"], swiftSettings: strictSettings),
         .target(name: "StoryIdentity", dependencies: ["StoryCore", "COpenSSL"], swiftSettings: strictSettings),
         .target(
             name: "StoryTLS",

@@ -29,6 +29,9 @@ public struct APIError: Error, Codable, Sendable, CustomStringConvertible {
         public static let `internal` = Code(rawValue: "internal")
         /// The store (disk or database) failed (500).
         public static let storeFailure = Code(rawValue: "store_failure")
+        /// The daemon has as much of this work under way as it takes at once (503,
+        /// with `Retry-After`); ask again shortly.
+        public static let busy = Code(rawValue: "busy")
         /// The disk is full (507).
         public static let insufficientStorage = Code(rawValue: "insufficient_storage")
 
@@ -44,6 +47,7 @@ public struct APIError: Error, Codable, Sendable, CustomStringConvertible {
             case .tooLarge: 413
             case .unsupportedMedia: 415
             case .forbidden, .readOnly: 403
+            case .busy: 503
             case .insufficientStorage: 507
             default: 500
             }

@@ -142,6 +142,6 @@ struct LibraryCommand: ParsableCommand {
     }
 }
 
-private func seconds(since start: DispatchTime) -> Double {
+func seconds(since start: DispatchTime) -> Double {
     (Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9 * 1000).rounded() / 1000
 }

@@ -253,20 +253,44 @@ import Testing
 
     @Test func chunksLostOnDiskAreDroppedAndFetchedAgain() async throws {
         // What a crash between a chunk's write and its reaching the disk leaves:
-        // held in the bitmap, other bytes in the file.
+        // held in the bitmap, other bytes in the file; the store starts again.
         let directory = try TemporaryDirectory()
-        let store = try BlobStore(directory: directory.path, options: BlobStoreOptions(chunkSize: 1000))
         let bytes = BlobBytes.random(count: 3500, seed: 16)
         let hash = BlobBytes.sha256(bytes)
-        _ = try await store.beginPartial(hash, byteCount: 3500, type: .png, manifest: BlobBytes.manifest(of: bytes, chunkSize: 1000))
-        for index in 0..<4 { _ = try await store.writeChunk(hash, index: index, bytes: BlobBytes.chunk(index, of: bytes, size: 1000)) }
+        do {
+            let before = try BlobStore(directory: directory.path, options: BlobStoreOptions(chunkSize: 1000))
+            _ = try await before.beginPartial(hash, byteCount: 3500, type: .png, manifest: BlobBytes.manifest(of: bytes, chunkSize: 1000))
+            for index in 0..<4 { _ = try await before.writeChunk(hash, index: index, bytes: BlobBytes.chunk(index, of: bytes, size: 1000)) }
+        }
         let file = try #require(FileHandle(forWritingAtPath: directory.path + "/partial/" + hash.description))
         try file.seek(toOffset: 1500)
         try file.write(contentsOf: [0, 0, 0])
         try file.close()
+        let store = try BlobStore(directory: directory.path, options: BlobStoreOptions(chunkSize: 1000))
+        #expect(await store.missingChunks(hash) == [], "all four chunks are marked held")
         let error = await #expect(throws: BlobError.self) { try await store.completePartial(hash) }
         #expect(error?.kind == .chunkMismatch)
         #expect(await store.missingChunks(hash) == [1])
+        #expect(try await store.writeChunk(hash, index: 1, bytes: BlobBytes.chunk(1, of: bytes, size: 1000)))
+        #expect(try await store.completePartial(hash).state == .complete)
+        #expect(try BlobFiles.contents(store.completePath(hash)) == bytes)
+    }
+
+    @Test func aBlobReceivedOutOfOrderIsCheckedWholeAndAcrossARestart() async throws {
+        // The whole blob's hash is fed as chunks come; chunks that come early,
+        // or were held before a restart, are read back in order.
+        let directory = try TemporaryDirectory()
+        let bytes = BlobBytes.random(count: 5500, seed: 17)
+        let hash = BlobBytes.sha256(bytes)
+        let manifest = BlobBytes.manifest(of: bytes, chunkSize: 1000)
+        do {
+            let before = try BlobStore(directory: directory.path, options: BlobStoreOptions(chunkSize: 1000))
+            _ = try await before.beginPartial(hash, byteCount: 5500, type: .png, manifest: manifest)
+            for index in [3, 0, 5] { _ = try await before.writeChunk(hash, index: index, bytes: BlobBytes.chunk(index, of: bytes, size: 1000)) }
+        }
+        let store = try BlobStore(directory: directory.path, options: BlobStoreOptions(chunkSize: 1000))
+        #expect(await store.missingChunks(hash) == [1, 2, 4])
+        for index in [2, 4] { #expect(try await store.writeChunk(hash, index: index, bytes: BlobBytes.chunk(index, of: bytes, size: 1000)) == false) }
         #expect(try await store.writeChunk(hash, index: 1, bytes: BlobBytes.chunk(1, of: bytes, size: 1000)))
         #expect(try await store.completePartial(hash).state == .complete)
         #expect(try BlobFiles.contents(store.completePath(hash)) == bytes)

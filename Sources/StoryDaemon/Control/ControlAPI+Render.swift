@@ -29,14 +29,19 @@ extension ControlAPI {
                 guard case .complete? = await blobs.record(picture.hash)?.state else { continue }
                 files[picture.hash] = blobs.completePath(picture.hash)
             }
-            let bytes: [UInt8]
+            let rendered: [UInt8]?
             do {
-                bytes = try await renderer.render(
-                    shot, in: view, as: PanelFormat(format), width: width, onion: onion, pictureFiles: files)
+                rendered = try await renderer.panels.ifAdmitted {
+                    try await renderer.render(shot, in: view, as: PanelFormat(format), width: width, onion: onion, pictureFiles: files)
+                }
             } catch let error as RenderError where error.code == .outOfRange {
                 throw APIError(.badRequest, error.message)
             } catch {
                 throw APIError(.internal, "cannot render shot \(shot.label): \(error)")
+            }
+            guard let bytes = rendered else {
+                throw APIError(
+                    .busy, "the daemon is already drawing \(renderer.panels.capacity) panels; ask again in a moment")
             }
             return .bytes(Data(bytes), contentType: format.contentType)
         }

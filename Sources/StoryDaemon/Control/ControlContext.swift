@@ -118,11 +118,12 @@ extension Response {
 }
 
 extension APIError {
-    /// The error as an answer, with `Allow` on a 405.
+    /// The error as an answer, with `Allow` on a 405 and `Retry-After` on a 503 (busy).
     var response: Response {
         let data = (try? API.encoder.encode(self)) ?? Data(#"{"error":{"code":"internal","message":"unencodable error"}}"#.utf8)
         var headers: HTTPFields = [.contentType: "application/json"]
         if !allowed.isEmpty { headers[.allow] = allowed.joined(separator: ", ") }
+        if error.code == .busy { headers[.retryAfter] = "1" }
         return Response(
             status: HTTPResponse.Status(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }

@@ -12,6 +12,9 @@ actor PanelRenderService {
     nonisolated let executor: RenderExecutor
 
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    /// Renders of single panels asked for and not answered yet: more than this
+    /// at once are refused (busy) rather than queued without end.
+    nonisolated let panels = AdmissionGate(capacity: 16)
 
     init() {
         executor = RenderExecutor(label: "storyteller.render")

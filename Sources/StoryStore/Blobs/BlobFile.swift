@@ -1,3 +1,4 @@
+import CMalloc
 import Foundation
 
 /// One open file of the blob store: owns its descriptor and closes it in
@@ -61,6 +62,17 @@ final class BlobFile {
     /// Flushes the file's bytes to the disk.
     func sync() throws(BlobError) {
         guard fsync(descriptor) == 0 else { throw FileSystem.error(errno, "cannot flush the file to disk", path: path) }
+    }
+
+    /// Asks the kernel to start writing a range to the disk now, without
+    /// waiting for it (Linux `sync_file_range(SYNC_FILE_RANGE_WRITE)`). Not
+    /// a flush: `sync()` is still what makes bytes durable. A large blob
+    /// written this way never piles up hundreds of MiB of dirty pages, so the
+    /// final `fsync` has little left to do and does not hold up the disk (and
+    /// the store's own commits, which wait on it) for a second or more.
+    /// A file system that cannot do it is simply not asked.
+    func startWriteback(offset: UInt64, count: Int) {
+        _ = sync_file_range(descriptor, Int(offset), count, UInt32(ST_SYNC_FILE_RANGE_WRITE))
     }
 
     /// Writes all of `bytes` at `offset`.

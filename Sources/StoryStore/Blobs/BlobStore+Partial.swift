@@ -78,14 +78,36 @@ extension BlobStore {
         }
         if held[index] { return held.isFull }
         try partial.file.write(contentsOf: bytes, at: offset)
+        partial.file.startWriteback(offset: offset, count: count)
         held[index] = true
         try database.setHeld(held.bytes, of: hash)
         entries[hash]?.held = held
+        try feedPrefix(partial, entry, held, written: index, bytes: bytes)
         return held.isFull
     }
 
+    /// Feeds the whole blob's hash with the chunks now held from the front,
+    /// in order: the one just written from memory, any that came early
+    /// (or were held before a restart) read back from the file.
+    private func feedPrefix(
+        _ partial: OpenPartial, _ entry: Entry, _ held: ChunkBitmap, written: Int, bytes: some Collection<UInt8>
+    ) throws(BlobError) {
+        let prefix = partial.prefix
+        while prefix.chunks < held.count, held[prefix.chunks] {
+            if prefix.chunks == written {
+                prefix.stream.update(contentsOf: bytes)
+            } else {
+                let (offset, length) = chunkRange(entry, prefix.chunks)
+                prefix.stream.update(contentsOf: try partial.file.read(count: length, at: offset))
+            }
+            prefix.chunks += 1
+        }
+    }
+
     /// Makes a partial blob whose chunks are all here complete, after
-    /// hashing the whole file (in 1 MiB pieces): flushed, moved to
+    /// checking the whole file's hash (fed chunk by chunk as they came; read
+    /// again in 1 MiB pieces only when they did not come in order from the
+    /// front since the file was opened): flushed, moved to
     /// `complete/`, on disk when this returns. A complete blob is returned as it is.
     ///
     /// When the bytes do not hash to the blob's name, each chunk is checked
@@ -102,9 +124,16 @@ extension BlobStore {
             throw BlobError(.invalid, "blob \(hash) still misses \(held.count - held.heldCount) of its \(held.count) chunks")
         }
         let partial = try openPartial(hash)
-        hasher.reset()
-        try partial.file.forEachPiece(length: entry.byteCount) { hasher.update($0) }
-        let whole = hasher.finalize()
+        let whole: BlobHash
+        if partial.prefix.chunks == held.count {
+            whole = partial.prefix.stream.finalize()
+        } else {
+            hasher.reset()
+            try partial.file.forEachPiece(length: entry.byteCount) { hasher.update($0) }
+            whole = hasher.finalize()
+        }
+        // Whatever follows, the prefix hash is spent: a partial blob kept is reopened with a new one.
+        openPartials[hash] = nil
         guard whole == hash else {
             let bad = try chunksNotMatching(partial, entry)
             if bad.isEmpty {

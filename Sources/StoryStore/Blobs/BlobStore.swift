@@ -88,6 +88,16 @@ public actor BlobStore {
         let file: BlobFile
         let manifest: [BlobHash]
         var lastUse: UInt64
+        /// The whole blob's SHA-256 over the chunks held from the front, fed
+        /// as they arrive (they mostly come in order), so that completing a
+        /// blob need not read it all again.
+        let prefix = PrefixHash()
+    }
+
+    /// A SHA-256 stream and how many chunks from the front it has been fed.
+    final class PrefixHash {
+        let stream = SHA256Stream()
+        var chunks = 0
     }
 
     /// Opens the store in `directory`, creating it if need be, and mends what

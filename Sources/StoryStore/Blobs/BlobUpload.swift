@@ -25,6 +25,10 @@ public final class BlobUpload: @unchecked Sendable {
     private var state = State.writing
     /// Bytes written so far.
     public private(set) var byteCount: UInt64 = 0
+    /// The bytes before this offset have been handed to the disk (`startWriteback`).
+    private var writtenBack: UInt64 = 0
+    /// How much is written before the kernel is asked to start writing it out.
+    private static let writebackStep: UInt64 = 8 << 20
 
     /// Opens a new temporary file in `directory` (mode 0600).
     init(directory: String, maximumBytes: UInt64) throws(BlobError) {
@@ -62,6 +66,10 @@ public final class BlobUpload: @unchecked Sendable {
         }
         hasher.update(contentsOf: bytes)
         byteCount += count
+        if byteCount - writtenBack >= Self.writebackStep {
+            file.startWriteback(offset: writtenBack, count: Int(byteCount - writtenBack))
+            writtenBack = byteCount
+        }
     }
 
     /// Puts the bytes on disk; the blob's hash and length. Again is the same answer.
