@@ -1,7 +1,11 @@
 import Foundation
 import StoryClient
+import StoryCore
+import StoryRender
 import StoryTestSupport
 import Testing
+
+@testable import StoryDaemon
 
 /// `storyteller export pdf` and `export images` against a real daemon, and
 /// the routes behind them; the files checked with poppler and cairo's PNG reader.
@@ -135,5 +139,25 @@ import Testing
         let narrow = try started.client.get("/v1/projects/\(project)/exports/contact-sheet?width=100")
         #expect(narrow.status == 400 && (narrow.errorMessage ?? "").contains("width must be a whole number from 320 to 4096"))
         #expect(try await started.daemon.terminate() == 0)
+    }
+
+    @Test func atMostFourSheetsAreSentAtOnceAndAFinishedOneFreesItsPlace() async throws {
+        let renderer = PanelRenderService()
+        let view = ProjectDocument(id: DocumentID(high: 1, low: 2), replica: ReplicaID(1)).view
+        let layout = PrintSheetLayout(pageWidth: 595.276, pageHeight: 841.89, rows: 3, columns: 2)
+        func open() async throws -> Int? {
+            try await renderer.openSheet(scenes: view.scenes, of: view, title: "Busy", date: "", layout: layout, pictureFiles: [:])?.sheet
+        }
+        var sheets: [Int] = []
+        for _ in 0..<PanelRenderService.maximumOpenSheets { sheets.append(try #require(try await open())) }
+        #expect(try await open() == nil, "a fifth is refused while four are open")
+        var bytes = 0
+        while let chunk = try await renderer.nextChunk(ofSheet: sheets[0]) { bytes += chunk.count }
+        #expect(bytes > 0)
+        let again = try #require(try await open(), "a finished sheet frees its place")
+        await renderer.closeSheet(sheets[1])
+        #expect(try await open() != nil, "so does an abandoned one")
+        #expect(try await renderer.nextChunk(ofSheet: sheets[1]) == nil, "an abandoned sheet is forgotten")
+        #expect(again != sheets[0])
     }
 }

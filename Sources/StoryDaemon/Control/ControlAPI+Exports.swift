@@ -22,14 +22,18 @@ extension ControlAPI {
                 isTextBeside: options.text == .beside, fields: options.fields.compactMap { PrintSheetLayout.Field(rawValue: $0.rawValue) },
                 pages: options.pages)
             let files = await pictureFiles(drawnIn: scenes)
-            let opened: (sheet: Int, pageCount: Int, first: [UInt8])
+            let admitted: (sheet: Int, pageCount: Int, first: [UInt8])?
             do {
-                opened = try await renderer.openSheet(
+                admitted = try await renderer.openSheet(
                     scenes: scenes, of: view, title: title, date: Self.today(clock), layout: layout, pictureFiles: files)
             } catch let error as RenderError where error.code == .outOfRange {
                 throw APIError(.badRequest, error.message)
             } catch {
                 throw APIError(.internal, "cannot print \(title): \(error)")
+            }
+            guard let opened = admitted else {
+                throw APIError(
+                    .busy, "the daemon is already sending \(PanelRenderService.maximumOpenSheets) print sheets; ask again in a moment")
             }
             let renderer = self.renderer
             let logger = self.logger
@@ -68,13 +72,19 @@ extension ControlAPI {
             }
             let (view, scenes, title) = try await exported(id, scene: request.query["scene"])
             let files = await pictureFiles(drawnIn: scenes)
-            let bytes: [UInt8]
+            let drawn: [UInt8]?
             do {
-                bytes = try await renderer.contactSheet(scenes, of: view, title: title, width: width, pictureFiles: files)
+                // One render among the panels' (the same bound: a contact sheet is no larger than a big panel).
+                drawn = try await renderer.panels.ifAdmitted {
+                    try await renderer.contactSheet(scenes, of: view, title: title, width: width, pictureFiles: files)
+                }
             } catch let error as RenderError where error.code == .outOfRange {
                 throw APIError(.badRequest, error.message)
             } catch {
                 throw APIError(.internal, "cannot draw the contact sheet of \(title): \(error)")
+            }
+            guard let bytes = drawn else {
+                throw APIError(.busy, "the daemon is already drawing \(renderer.panels.capacity) panels; ask again in a moment")
             }
             var response = Response.bytes(Data(bytes), contentType: "image/png")
             response.headers[.contentDisposition] = Self.attachment(title + " contact sheet", extension: "png")

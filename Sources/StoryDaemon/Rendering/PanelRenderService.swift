@@ -34,14 +34,18 @@ actor PanelRenderService {
     /// here, on the render thread, between the pages its answer asks for.
     private var sheets: [Int: PrintSheet] = [:]
     private var lastSheet = 0
+    /// The most print sheets sent at once (each holds a PDF surface: its fonts, a page).
+    static let maximumOpenSheets = 4
 
     /// Plans a print sheet and draws its first page (so that a failure is
     /// still an error answer, not a cut-off file).
-    /// - Returns: the sheet's number for `nextChunk(ofSheet:)`, its page count and the first bytes.
+    /// - Returns: the sheet's number for `nextChunk(ofSheet:)`, its page count and the first bytes;
+    ///   nil when `maximumOpenSheets` are being sent already (busy).
     /// - Throws: `RenderError.outOfRange` for pages the sheet does not have; `.cairo` if drawing fails.
     func openSheet(
         scenes: [SceneView], of project: ProjectView, title: String, date: String, layout: PrintSheetLayout, pictureFiles: [BlobHash: String]
-    ) throws(RenderError) -> (sheet: Int, pageCount: Int, first: [UInt8]) {
+    ) throws(RenderError) -> (sheet: Int, pageCount: Int, first: [UInt8])? {
+        guard sheets.count < Self.maximumOpenSheets else { return nil }
         let sheet = try PrintSheet(scenes: scenes, of: project, title: title, date: date, layout: layout, pictureFiles: pictureFiles)
         let first = try sheet.nextChunk() ?? []
         lastSheet += 1
