@@ -7,7 +7,11 @@ extension API {
     public struct PrintSheetOptions: Hashable, Sendable {
         /// The paper sizes, in PDF points (1/72 inch) portrait.
         public enum Paper: String, CaseIterable, Sendable {
-            case a4 = "A4", a3 = "A3", letter = "Letter", legal = "Legal", tabloid = "Tabloid"
+            case a4 = "A4"
+            case a3 = "A3"
+            case letter = "Letter"
+            case legal = "Legal"
+            case tabloid = "Tabloid"
 
             /// Width and height in points, portrait (ISO 216 sizes rounded as PDF writers round them).
             public var portraitSize: (width: Double, height: Double) {
@@ -22,7 +26,9 @@ extension API {
 
             /// The paper a name means, in any case (`a4`, `LETTER`).
             public init?(named text: String) {
-                guard let paper = Self.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) else { return nil }
+                guard let paper = Self.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) else {
+                    return nil
+                }
                 self = paper
             }
         }
@@ -63,7 +69,9 @@ extension API {
 
         /// The rows and columns of `count` panels a page, wider than high on landscape paper.
         public static func grid(perPage count: Int, orientation: Orientation) -> (rows: Int, columns: Int)? {
-            let across: [Int: (Int, Int)] = [1: (1, 1), 2: (1, 2), 3: (1, 3), 4: (2, 2), 6: (2, 3), 8: (2, 4), 9: (3, 3), 12: (3, 4)]
+            let across: [Int: (Int, Int)] = [
+                1: (1, 1), 2: (1, 2), 3: (1, 3), 4: (2, 2), 6: (2, 3), 8: (2, 4), 9: (3, 3), 12: (3, 4),
+            ]
             guard let (rows, columns) = across[count] else { return nil }
             return orientation == .landscape ? (rows, columns) : (columns, rows)
         }
@@ -75,7 +83,9 @@ extension API {
         public init(query: (String) -> String?, naming name: (String) -> String = { $0 }) throws(APIError) {
             if let text = query("paper") {
                 guard let paper = Paper(named: text) else {
-                    throw APIError(.badRequest, "\(name("paper")) must be one of \(Self.list(Paper.allCases.map(\.rawValue))), not '\(text)'")
+                    throw APIError(
+                        .badRequest,
+                        "\(name("paper")) must be one of \(Self.list(Paper.allCases.map(\.rawValue))), not '\(text)'")
                 }
                 self.paper = paper
             }
@@ -94,7 +104,8 @@ extension API {
                 guard let count = Int(text), let grid = Self.grid(perPage: count, orientation: orientation) else {
                     throw APIError(
                         .badRequest,
-                        "\(name("per-page")) must be one of \(Self.list(Self.perPageChoices.map(String.init))) (or ask for a \(name("grid")) such as 2x3), not '\(text)'")
+                        "\(name("per-page")) must be one of \(Self.list(Self.perPageChoices.map(String.init))) (or ask for a \(name("grid")) such as 2x3), not '\(text)'"
+                    )
                 }
                 (rows, columns) = grid
             } else {
@@ -112,14 +123,17 @@ extension API {
 
         /// `ROWSxCOLS` (`2x3`).
         /// - Throws: `APIError.badRequest` when it is not two numbers in `gridRange`.
-        public static func grid(_ text: String, named name: String = "grid") throws(APIError) -> (rows: Int, columns: Int) {
+        public static func grid(_ text: String, named name: String = "grid") throws(APIError) -> (
+            rows: Int, columns: Int
+        ) {
             let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
             guard parts.count == 2, let rows = Int(parts[0]), let columns = Int(parts[1]), gridRange.contains(rows),
                 gridRange.contains(columns)
             else {
                 throw APIError(
                     .badRequest,
-                    "\(name) must be ROWSxCOLUMNS with \(gridRange.lowerBound) to \(gridRange.upperBound) of each (such as 2x3), not '\(text)'")
+                    "\(name) must be ROWSxCOLUMNS with \(gridRange.lowerBound) to \(gridRange.upperBound) of each (such as 2x3), not '\(text)'"
+                )
             }
             return (rows, columns)
         }
@@ -129,9 +143,14 @@ extension API {
         public static func fields(_ text: String, named name: String = "fields") throws(APIError) -> [Field] {
             var fields: [Field] = []
             guard !text.isEmpty else { return fields }
-            for field in text.split(separator: ",", omittingEmptySubsequences: false).map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            for field in text.split(separator: ",", omittingEmptySubsequences: false).map({
+                $0.trimmingCharacters(in: .whitespaces)
+            }) {
                 guard let value = Field(rawValue: field.lowercased()) else {
-                    throw APIError(.badRequest, "\(name) takes \(Self.list(Field.allCases.map(\.rawValue))), separated by commas; '\(field)' is not one of them")
+                    throw APIError(
+                        .badRequest,
+                        "\(name) takes \(Self.list(Field.allCases.map(\.rawValue))), separated by commas; '\(field)' is not one of them"
+                    )
                 }
                 guard !fields.contains(value) else { throw APIError(.badRequest, "\(name) names \(field) twice") }
                 fields.append(value)
@@ -147,16 +166,22 @@ extension API {
             }
             let last = parts.count == 2 ? (parts[1].isEmpty ? Int.max : Int(parts[1])) : Int(parts[0])
             guard let first = Int(parts[0]), let last, first >= 1, last >= first else {
-                throw APIError(.badRequest, "\(name) must be FROM-TO with 1 ≤ FROM ≤ TO (such as 2-5, 3 or 4-), not '\(text)'")
+                throw APIError(
+                    .badRequest, "\(name) must be FROM-TO with 1 ≤ FROM ≤ TO (such as 2-5, 3 or 4-), not '\(text)'")
             }
             return first...last
         }
 
         /// The options as a query (what the CLI sends).
         public var query: String {
-            var items = ["paper=\(paper.rawValue)", "orientation=\(orientation.rawValue)", "grid=\(rows)x\(columns)", "text=\(text.rawValue)"]
+            var items = [
+                "paper=\(paper.rawValue)", "orientation=\(orientation.rawValue)", "grid=\(rows)x\(columns)",
+                "text=\(text.rawValue)",
+            ]
             items.append("fields=" + fields.map(\.rawValue).joined(separator: ","))
-            if let pages { items.append("pages=\(pages.lowerBound)-" + (pages.upperBound == Int.max ? "" : "\(pages.upperBound)")) }
+            if let pages {
+                items.append("pages=\(pages.lowerBound)-" + (pages.upperBound == Int.max ? "" : "\(pages.upperBound)"))
+            }
             return items.joined(separator: "&")
         }
 

@@ -20,10 +20,12 @@ public enum ContactSheet {
     ///   many shots that their panels would be specks; `.cairo` if drawing fails.
     /// - Complexity: draws every shot once.
     public static func render(
-        _ scenes: [SceneView], of project: ProjectView, title: String, width: Int, pictureFiles: [BlobHash: String] = [:]
+        _ scenes: [SceneView], of project: ProjectView, title: String, width: Int,
+        pictureFiles: [BlobHash: String] = [:]
     ) throws(RenderError) -> [UInt8] {
         guard widths.contains(width) else {
-            throw RenderError(.outOfRange, "width must be \(widths.lowerBound) to \(widths.upperBound) pixels, not \(width)")
+            throw RenderError(
+                .outOfRange, "width must be \(widths.lowerBound) to \(widths.upperBound) pixels, not \(width)")
         }
         let shots = scenes.flatMap(\.shots)
         let aspect = PrintSheet.aspect(project.aspectRatio)
@@ -45,7 +47,8 @@ public enum ContactSheet {
         while sizes.height * width > maximumPixels {
             guard columns < shots.count, (contentWidth - gutter * Double(columns)) / Double(columns + 1) >= 24 else {
                 throw RenderError(
-                    .outOfRange, "\(shots.count) shots do not fit a contact sheet \(width) pixels wide; ask for a wider one")
+                    .outOfRange,
+                    "\(shots.count) shots do not fit a contact sheet \(width) pixels wide; ask for a wider one")
             }
             columns += 1
             sizes = grid(columns)
@@ -55,9 +58,11 @@ public enum ContactSheet {
         let time = shots.reduce(0) { $0 + PrintSheet.seconds(of: $1) }
         let heading = canvas.textBlock(title, size: titleSize, bold: true, width: contentWidth * 0.65)
         canvas.draw(heading, x: margin, y: margin, colour: PrintSheet.ink)
-        let stats = "\(shots.count) \(shots.count == 1 ? "shot" : "shots") · running time \(PrintSheet.timecode(time)) · \(PrintSheet.aspectText(project.aspectRatio))"
+        let stats =
+            "\(shots.count) \(shots.count == 1 ? "shot" : "shots") · running time \(PrintSheet.timecode(time)) · \(PrintSheet.aspectText(project.aspectRatio))"
         canvas.draw(
-            canvas.textBlock(stats, size: titleSize * 0.55, width: contentWidth * 0.35, alignment: .right), x: margin + contentWidth * 0.65,
+            canvas.textBlock(stats, size: titleSize * 0.55, width: contentWidth * 0.35, alignment: .right),
+            x: margin + contentWidth * 0.65,
             y: margin + titleSize * 0.35, colour: PrintSheet.textColour)
         for (index, shot) in shots.enumerated() {
             let (row, column) = (index / columns, index % columns)
@@ -70,14 +75,21 @@ public enum ContactSheet {
             canvas.save()
             canvas.translate(x: panelX, y: panelY)
             canvas.clip(x: 0, y: 0, width: w.rounded(), height: h.rounded())
-            PanelPainter(canvas: canvas, width: w.rounded(), height: h.rounded(), background: shot.background ?? .white, pictureFiles: pictureFiles)
-                .paint(shot, onionSkins: [])
+            PanelPainter(
+                canvas: canvas, width: w.rounded(), height: h.rounded(), background: shot.background ?? .white,
+                pictureFiles: pictureFiles
+            )
+            .paint(shot, onionSkins: [])
             canvas.restore()
             let labelY = y + sizes.cell / aspect + sizes.label * 0.3
-            canvas.draw(canvas.textBlock(shot.label, size: sizes.label, bold: true, width: sizes.cell), x: x, y: labelY, colour: PrintSheet.ink)
+            canvas.draw(
+                canvas.textBlock(shot.label, size: sizes.label, bold: true, width: sizes.cell), x: x, y: labelY,
+                colour: PrintSheet.ink)
             if let duration = shot.duration {
                 canvas.draw(
-                    canvas.textBlock(PrintSheet.durationText(duration), size: sizes.label * 0.85, width: sizes.cell, alignment: .right),
+                    canvas.textBlock(
+                        PrintSheet.durationText(duration), size: sizes.label * 0.85, width: sizes.cell,
+                        alignment: .right),
                     x: x, y: labelY + sizes.label * 0.1, colour: PrintSheet.quietColour)
             }
         }

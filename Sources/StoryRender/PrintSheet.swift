@@ -77,9 +77,11 @@ public final class PrintSheet {
         }
         self.starts = starts
         let shotWord = shots.count == 1 ? "shot" : "shots"
-        summary = "\(shots.count) \(shotWord) · running time \(Self.timecode(time)) · \(Self.aspectText(project.aspectRatio))"
+        summary =
+            "\(shots.count) \(shotWord) · running time \(Self.timecode(time)) · \(Self.aspectText(project.aspectRatio))"
         canvas = try CairoCanvas(pdfPageWidth: layout.pageWidth, pageHeight: layout.pageHeight, title: title)
-        geometry = Geometry(layout: layout, aspectRatio: Self.aspect(project.aspectRatio), canvas: canvas, title: self.title)
+        geometry = Geometry(
+            layout: layout, aspectRatio: Self.aspect(project.aspectRatio), canvas: canvas, title: self.title)
         cells = Self.plan(shots, fields: layout.fields, geometry: geometry, canvas: canvas)
         let perPage = layout.rows * layout.columns
         pageCount = max(1, (cells.count + perPage - 1) / perPage)
@@ -87,7 +89,8 @@ public final class PrintSheet {
         guard wanted.lowerBound <= pageCount else {
             let pagesWord = pageCount == 1 ? "page" : "pages"
             throw RenderError(
-                .outOfRange, "the sheet has \(pageCount) \(pagesWord); pages from \(wanted.lowerBound) cannot be printed")
+                .outOfRange,
+                "the sheet has \(pageCount) \(pagesWord); pages from \(wanted.lowerBound) cannot be printed")
         }
         pages = wanted.lowerBound...min(wanted.upperBound, pageCount)
         nextPage = pages.lowerBound
@@ -127,16 +130,21 @@ public final class PrintSheet {
     }
 
     /// Every cell in reading order: each panel, then as many continuation cells as its text needs.
-    static func plan(_ shots: [ShotView], fields: [PrintSheetLayout.Field], geometry: Geometry, canvas: CairoCanvas) -> [Cell] {
+    static func plan(_ shots: [ShotView], fields: [PrintSheetLayout.Field], geometry: Geometry, canvas: CairoCanvas)
+        -> [Cell]
+    {
         var cells: [Cell] = []
         for (index, shot) in shots.enumerated() {
             let text = Self.text(of: shot, fields: fields)
-            let (head, first) = geometry.fit(text, width: geometry.panelTextWidth, height: geometry.panelTextHeight, atLeastOneLine: false, on: canvas)
+            let (head, first) = geometry.fit(
+                text, width: geometry.panelTextWidth, height: geometry.panelTextHeight, atLeastOneLine: false,
+                on: canvas)
             cells.append(.panel(shot: index, text: head, continues: !first.isEmpty))
             var rest = first
             while !rest.isEmpty {
                 let (more, left) = geometry.fit(
-                    rest, width: geometry.continuationWidth, height: geometry.continuationHeight, atLeastOneLine: true, on: canvas)
+                    rest, width: geometry.continuationWidth, height: geometry.continuationHeight, atLeastOneLine: true,
+                    on: canvas)
                 cells.append(.continuation(shot: index, text: more, continues: !left.isEmpty))
                 // A cell always takes at least a line, so this ends; `left` is shorter than `rest`.
                 guard left.utf8.count < rest.utf8.count else { break }
@@ -179,8 +187,10 @@ public final class PrintSheet {
         for (slot, cell) in onPage.enumerated() {
             let (x, y) = geometry.cellOrigin(slot)
             switch cell {
-            case .panel(let index, let text, let continues): drawPanel(index, text: text, continues: continues, x: x, y: y)
-            case .continuation(let index, let text, let continues): drawContinuation(index, text: text, continues: continues, x: x, y: y)
+            case .panel(let index, let text, let continues):
+                drawPanel(index, text: text, continues: continues, x: x, y: y)
+            case .continuation(let index, let text, let continues):
+                drawContinuation(index, text: text, continues: continues, x: x, y: y)
             }
         }
     }
@@ -191,25 +201,32 @@ public final class PrintSheet {
         canvas.draw(titleBlock, x: g.margin, y: g.margin, colour: Self.ink)
         let below = g.margin + titleBlock.height + 2
         let sceneLine = [sceneText(of: cells), summary].filter { !$0.isEmpty }.joined(separator: "   ·   ")
-        canvas.draw(canvas.textBlock(sceneLine, size: g.smallSize, width: g.titleWidth), x: g.margin, y: below, colour: Self.textColour)
+        canvas.draw(
+            canvas.textBlock(sceneLine, size: g.smallSize, width: g.titleWidth), x: g.margin, y: below,
+            colour: Self.textColour)
         let right = g.margin + g.contentWidth - g.sideWidth
         canvas.draw(
-            canvas.textBlock("page \(page) of \(pageCount)", size: g.smallSize + 1, bold: true, width: g.sideWidth, alignment: .right),
+            canvas.textBlock(
+                "page \(page) of \(pageCount)", size: g.smallSize + 1, bold: true, width: g.sideWidth, alignment: .right
+            ),
             x: right, y: g.margin + 2, colour: Self.ink)
         canvas.draw(
-            canvas.textBlock(date, size: g.smallSize, width: g.sideWidth, alignment: .right), x: right, y: below, colour: Self.textColour)
+            canvas.textBlock(date, size: g.smallSize, width: g.sideWidth, alignment: .right), x: right, y: below,
+            colour: Self.textColour)
         let rule = g.contentTop - g.headerGap / 2
         canvas.line(
-            from: CanvasPoint(x: g.margin, y: rule), to: CanvasPoint(x: g.margin + g.contentWidth, y: rule), width: 0.6, colour: Self.ruleColour)
+            from: CanvasPoint(x: g.margin, y: rule), to: CanvasPoint(x: g.margin + g.contentWidth, y: rule), width: 0.6,
+            colour: Self.ruleColour)
     }
 
     /// "Scene 2: The platform" when the page holds one scene's shots, "Scenes 1–3" when several.
     private func sceneText(of cells: [Cell]) -> String {
         var numbers: [Int] = []
         for cell in cells {
-            let index = switch cell {
-            case .panel(let shot, _, _), .continuation(let shot, _, _): shot
-            }
+            let index =
+                switch cell {
+                case .panel(let shot, _, _), .continuation(let shot, _, _): shot
+                }
             let number = shots[index].sceneNumber
             if numbers.last != number { numbers.append(number) }
         }
@@ -235,19 +252,25 @@ public final class PrintSheet {
         canvas.save()
         canvas.translate(x: panelX, y: panelY)
         canvas.clip(x: 0, y: 0, width: width, height: height)
-        PanelPainter(canvas: canvas, width: width, height: height, background: shot.background ?? .white, pictureFiles: pictureFiles)
-            .paint(shot, onionSkins: [])
+        PanelPainter(
+            canvas: canvas, width: width, height: height, background: shot.background ?? .white,
+            pictureFiles: pictureFiles
+        )
+        .paint(shot, onionSkins: [])
         canvas.restore()
         // Under the panel: its label on the left, its duration and start on the right.
         let labelY = box.y + box.height + g.labelGap
         if layout.fields.contains(.label) {
-            canvas.draw(canvas.textBlock(shot.label, size: g.labelSize, bold: true, width: box.width), x: box.x, y: labelY, colour: Self.ink)
+            canvas.draw(
+                canvas.textBlock(shot.label, size: g.labelSize, bold: true, width: box.width), x: box.x, y: labelY,
+                colour: Self.ink)
         }
         if layout.fields.contains(.duration) {
             let start = "at " + Self.timecode(starts[index])
             let timing = shot.duration.map { Self.durationText($0) + "  ·  " + start } ?? start
             canvas.draw(
-                canvas.textBlock(timing, size: g.smallSize, width: box.width, alignment: .right), x: box.x, y: labelY + g.labelSize - g.smallSize,
+                canvas.textBlock(timing, size: g.smallSize, width: box.width, alignment: .right), x: box.x,
+                y: labelY + g.labelSize - g.smallSize,
                 colour: Self.textColour)
         }
         let area = g.panelTextOrigin(x: x, y: y)
@@ -256,18 +279,24 @@ public final class PrintSheet {
 
     private func drawContinuation(_ index: Int, text: String, continues: Bool, x: Double, y: Double) {
         let g = geometry
-        let heading = canvas.textBlock("\(shots[index].label) (continued)", size: g.labelSize, bold: true, italic: true, width: g.cellWidth)
+        let heading = canvas.textBlock(
+            "\(shots[index].label) (continued)", size: g.labelSize, bold: true, italic: true, width: g.cellWidth)
         canvas.draw(heading, x: x, y: y, colour: Self.quietColour)
-        drawText(text, continues: continues, x: x, y: y + g.labelHeight, width: g.continuationWidth, height: g.continuationHeight)
+        drawText(
+            text, continues: continues, x: x, y: y + g.labelHeight, width: g.continuationWidth,
+            height: g.continuationHeight)
     }
 
     private func drawText(_ text: String, continues: Bool, x: Double, y: Double, width: Double, height: Double) {
         let g = geometry
         if !text.isEmpty {
-            canvas.draw(canvas.textBlock(text, size: g.textSize, width: width, boldPrefixes: Self.fieldNames), x: x, y: y, colour: Self.textColour)
+            canvas.draw(
+                canvas.textBlock(text, size: g.textSize, width: width, boldPrefixes: Self.fieldNames), x: x, y: y,
+                colour: Self.textColour)
         }
         if continues {
-            let mark = canvas.textBlock(Self.continuedMark, size: g.smallSize, italic: true, width: width, alignment: .right)
+            let mark = canvas.textBlock(
+                Self.continuedMark, size: g.smallSize, italic: true, width: width, alignment: .right)
             canvas.draw(mark, x: x, y: y + height - mark.height, colour: Self.quietColour)
         }
     }
@@ -400,13 +429,15 @@ extension PrintSheet {
 
         /// The panel's box in the cell at (x, y): centred over its text, or on the left with text beside it.
         func panelBox(x: Double, y: Double) -> (x: Double, y: Double, width: Double, height: Double) {
-            isTextBeside ? (x, y, panelWidth, panelHeight) : (x + (cellWidth - panelWidth) / 2, y, panelWidth, panelHeight)
+            isTextBeside
+                ? (x, y, panelWidth, panelHeight) : (x + (cellWidth - panelWidth) / 2, y, panelWidth, panelHeight)
         }
 
         /// Where the text of the panel's cell at (x, y) starts.
         func panelTextOrigin(x: Double, y: Double) -> (x: Double, y: Double) {
             isTextBeside
-                ? (x + panelWidth + 10, y) : (x + (cellWidth - panelWidth) / 2, y + panelHeight + labelGap + labelHeight + textGap)
+                ? (x + panelWidth + 10, y)
+                : (x + (cellWidth - panelWidth) / 2, y + panelHeight + labelGap + labelHeight + textGap)
         }
 
         /// As much of `text` as fits `height` (whole lines) and the rest; room
@@ -416,10 +447,13 @@ extension PrintSheet {
         /// the box could show however narrow they are (an advance of a fifth
         /// of the size, a line of the size), so a caption of a megabyte
         /// costs a few kilobytes' layout a cell, not a megabyte's.
-        func fit(_ text: String, width: Double, height: Double, atLeastOneLine: Bool, on canvas: CairoCanvas) -> (head: String, rest: String) {
+        func fit(_ text: String, width: Double, height: Double, atLeastOneLine: Bool, on canvas: CairoCanvas) -> (
+            head: String, rest: String
+        ) {
             guard !text.isEmpty else { return ("", "") }
             let most = Int(min(1e6, max(1, width) * max(1, height) / (textSize * textSize * 0.2))) + 256
-            let (laidOut, beyond) = text.count > most ? (String(text.prefix(most)), String(text.dropFirst(most))) : (text, "")
+            let (laidOut, beyond) =
+                text.count > most ? (String(text.prefix(most)), String(text.dropFirst(most))) : (text, "")
             let block = canvas.textBlock(laidOut, size: textSize, width: width, boldPrefixes: PrintSheet.fieldNames)
             if beyond.isEmpty, block.height <= height { return (text, "") }
             var lines = block.linesFitting(height: height - smallSize * 1.5)

@@ -44,11 +44,15 @@ public struct PrintSheetLayout: Hashable, Sendable {
     /// - Throws: `RenderError.outOfRange` for a page or grid out of range.
     func validated() throws(RenderError) -> Self {
         guard Self.pageSides.contains(pageWidth), Self.pageSides.contains(pageHeight) else {
-            throw RenderError(.outOfRange, "a page must be \(Int(Self.pageSides.lowerBound)) to \(Int(Self.pageSides.upperBound)) pt a side")
+            throw RenderError(
+                .outOfRange,
+                "a page must be \(Int(Self.pageSides.lowerBound)) to \(Int(Self.pageSides.upperBound)) pt a side")
         }
         guard Self.gridRange.contains(rows), Self.gridRange.contains(columns) else {
             throw RenderError(
-                .outOfRange, "a grid must have \(Self.gridRange.lowerBound) to \(Self.gridRange.upperBound) rows and columns, not \(rows)x\(columns)")
+                .outOfRange,
+                "a grid must have \(Self.gridRange.lowerBound) to \(Self.gridRange.upperBound) rows and columns, not \(rows)x\(columns)"
+            )
         }
         if let pages, pages.lowerBound < 1 { throw RenderError(.outOfRange, "pages are counted from 1") }
         return self

@@ -24,9 +24,14 @@ final class ExportFile {
             throw Problem(description: "\(path) is a directory; give the name of the file to write")
         }
         let directory = (path as NSString).deletingLastPathComponent
-        partial = (directory.isEmpty ? "." : directory) + "/." + (path as NSString).lastPathComponent + ".partial-\(getpid())"
-        guard FileManager.default.createFile(atPath: partial, contents: nil), let handle = FileHandle(forWritingAtPath: partial) else {
-            throw Problem(description: "cannot write \(path): \(directory.isEmpty ? "the current directory" : directory) is not writable")
+        partial =
+            (directory.isEmpty ? "." : directory) + "/." + (path as NSString).lastPathComponent + ".partial-\(getpid())"
+        guard FileManager.default.createFile(atPath: partial, contents: nil),
+            let handle = FileHandle(forWritingAtPath: partial)
+        else {
+            throw Problem(
+                description:
+                    "cannot write \(path): \(directory.isEmpty ? "the current directory" : directory) is not writable")
         }
         self.handle = handle
     }
@@ -75,6 +80,9 @@ final class ExportFile {
     static func directoryExists(of path: String) -> (exists: Bool, directory: String) {
         let directory = (absolute(path) as NSString).deletingLastPathComponent
         var isDirectory: ObjCBool = false
-        return (FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) && isDirectory.boolValue, directory)
+        return (
+            FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) && isDirectory.boolValue,
+            directory
+        )
     }
 }

@@ -21,26 +21,35 @@ extension Export {
         @Option(help: "Only this scene: its number (2), title, or id prefix.") var scene: String?
         @Option(help: "The directory to write the files in.") var out: String
         @Option(help: "Each panel's width in pixels (16 to 8192; default 1600).") var width: Int?
-        @Option(name: .customLong("contact-width"), help: "The contact sheet's width in pixels (320 to 4096; default 1600).")
+        @Option(
+            name: .customLong("contact-width"), help: "The contact sheet's width in pixels (320 to 4096; default 1600)."
+        )
         var contactWidth: Int?
         @OptionGroup var options: ClientOptions
 
         mutating func validate() throws {
             if let width, !API.RenderFormat.widths.contains(width) {
                 let widths = API.RenderFormat.widths
-                throw ValidationError("--width must be \(widths.lowerBound) to \(widths.upperBound) pixels, not \(width)")
+                throw ValidationError(
+                    "--width must be \(widths.lowerBound) to \(widths.upperBound) pixels, not \(width)")
             }
             if let contactWidth, !API.ContactSheet.widths.contains(contactWidth) {
                 let widths = API.ContactSheet.widths
-                throw ValidationError("--contact-width must be \(widths.lowerBound) to \(widths.upperBound) pixels, not \(contactWidth)")
+                throw ValidationError(
+                    "--contact-width must be \(widths.lowerBound) to \(widths.upperBound) pixels, not \(contactWidth)")
             }
             let directory = ExportFile.absolute(out)
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
-                guard isDirectory.boolValue else { throw ValidationError("--out must be a directory; \(out) is a file") }
+                guard isDirectory.boolValue else {
+                    throw ValidationError("--out must be a directory; \(out) is a file")
+                }
             } else {
-                let (exists, parent) = ExportFile.directoryExists(of: directory.hasSuffix("/") ? String(directory.dropLast()) : directory)
-                guard exists else { throw ValidationError("the directory --out is to be made in does not exist: \(parent)") }
+                let (exists, parent) = ExportFile.directoryExists(
+                    of: directory.hasSuffix("/") ? String(directory.dropLast()) : directory)
+                guard exists else {
+                    throw ValidationError("the directory --out is to be made in does not exist: \(parent)")
+                }
             }
         }
 
@@ -62,7 +71,9 @@ extension Export {
                 // Already there: the files go in it.
             } catch {
                 var isDirectory: ObjCBool = false
-                if !(FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) && isDirectory.boolValue) {
+                if !(FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory)
+                    && isDirectory.boolValue)
+                {
                     printError("cannot make the directory \(out): \(error.localizedDescription)")
                     throw ExitCode(1)
                 }
@@ -77,7 +88,8 @@ extension Export {
                 let response: ControlClientResponse
                 do {
                     response = try options.raw(
-                        "GET", "/v1/projects/\(segment(id))/shots/\(segment(shot.id))/render?format=png\(widthQuery)", body: nil as Data?,
+                        "GET", "/v1/projects/\(segment(id))/shots/\(segment(shot.id))/render?format=png\(widthQuery)",
+                        body: nil as Data?,
                         timeoutSeconds: 120)
                 } catch {
                     progress?.end()
@@ -92,7 +104,8 @@ extension Export {
             let sheet: ControlClientResponse
             do {
                 sheet = try options.raw(
-                    "GET", "/v1/projects/\(segment(id))/exports/contact-sheet?\(contactQuery)\(sceneQuery)", body: nil as Data?,
+                    "GET", "/v1/projects/\(segment(id))/exports/contact-sheet?\(contactQuery)\(sceneQuery)",
+                    body: nil as Data?,
                     timeoutSeconds: 120)
             } catch {
                 progress?.end()
@@ -104,7 +117,10 @@ extension Export {
             progress?.end()
             if options.json {
                 let answer: [String: Any] = ["out": directory, "shots": written, "contactSheet": contact]
-                print(String(decoding: try JSONSerialization.data(withJSONObject: answer, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
+                print(
+                    String(
+                        decoding: try JSONSerialization.data(
+                            withJSONObject: answer, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
             } else {
                 print("wrote \(shots.count) \(shots.count == 1 ? "shot" : "shots") and contact-sheet.png to \(out)")
             }

@@ -27,17 +27,25 @@ extension Export {
         @Option(help: "The PDF file to write (replaced when the export is complete).") var out: String
         @Option(help: "A4, A3, Letter, Legal or Tabloid.") var paper: String?
         @Option(help: "portrait or landscape (default landscape).") var orientation: String?
-        @Option(name: .customLong("per-page"), help: "Panels a page: 1, 2, 3, 4, 6, 8, 9 or 12 (default 6).") var perPage: String?
-        @Option(help: ArgumentHelp("Panels down and across a page, such as 2x3 (instead of --per-page).", valueName: "rowsxcols"))
+        @Option(name: .customLong("per-page"), help: "Panels a page: 1, 2, 3, 4, 6, 8, 9 or 12 (default 6).")
+        var perPage: String?
+        @Option(
+            help: ArgumentHelp(
+                "Panels down and across a page, such as 2x3 (instead of --per-page).", valueName: "rowsxcols"))
         var grid: String?
         @Option(help: "Where each panel's text goes: below or beside.") var text: String?
-        @Option(help: "What is printed with each panel, in order: label, caption, dialogue, action, notes, duration.") var fields: String?
-        @Option(help: ArgumentHelp("Only these pages, such as 2-5, 3 or 4- (numbered as in the whole sheet).", valueName: "from-to"))
+        @Option(help: "What is printed with each panel, in order: label, caption, dialogue, action, notes, duration.")
+        var fields: String?
+        @Option(
+            help: ArgumentHelp(
+                "Only these pages, such as 2-5, 3 or 4- (numbered as in the whole sheet).", valueName: "from-to"))
         var pages: String?
         @OptionGroup var options: ClientOptions
 
         mutating func validate() throws {
-            guard out.lowercased().hasSuffix(".pdf") else { throw ValidationError("--out must name a .pdf file, not '\(out)'") }
+            guard out.lowercased().hasSuffix(".pdf") else {
+                throw ValidationError("--out must name a .pdf file, not '\(out)'")
+            }
             let (exists, directory) = ExportFile.directoryExists(of: out)
             guard exists else { throw ValidationError("the directory of --out does not exist: \(directory)") }
             _ = try sheetOptions()
@@ -46,7 +54,8 @@ extension Export {
         /// The options checked as the daemon checks them, in the command line's words.
         func sheetOptions() throws -> API.PrintSheetOptions {
             let given: [String: String?] = [
-                "paper": paper ?? Self.localPaper, "orientation": orientation, "per-page": perPage, "grid": grid, "text": text,
+                "paper": paper ?? Self.localPaper, "orientation": orientation, "per-page": perPage, "grid": grid,
+                "text": text,
                 "fields": fields, "pages": pages,
             ]
             do {
@@ -90,7 +99,8 @@ extension Export {
             } catch let failure as ControlClientFailure {
                 progress?.end()
                 file.discard()
-                printError(failure.isUnreachable ? "\(failure.description) (is storytellerd running?)" : failure.description)
+                printError(
+                    failure.isUnreachable ? "\(failure.description) (is storytellerd running?)" : failure.description)
                 throw ExitCode(69)
             } catch {
                 progress?.end()
@@ -120,7 +130,10 @@ extension Export {
             if options.json {
                 var answer: [String: Any] = ["out": out, "bytes": file.written]
                 if let pageCount { answer["pages"] = pageCount }
-                print(String(decoding: try JSONSerialization.data(withJSONObject: answer, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
+                print(
+                    String(
+                        decoding: try JSONSerialization.data(
+                            withJSONObject: answer, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
             } else {
                 let pagesText = pageCount.map { $0 == 1 ? "1 page, " : "\($0) pages, " } ?? ""
                 print("wrote \(out) (\(pagesText)\(TransferProgress.size(file.written)))")

@@ -22,12 +22,16 @@ import Testing
             try board.set(.caption, to: .string("Caption of shot \(index + 1)"), on: shot)
             try board.set(.duration, to: .number(2.5), on: shot)
         }
-        if let first = ids.first { try board.layer(on: first, strokes: [(Brush(width: 0.04), line((0.1, 0.1), (0.9, 0.9)))]) }
+        if let first = ids.first {
+            try board.layer(on: first, strokes: [(Brush(width: 0.04), line((0.1, 0.1), (0.9, 0.9)))])
+        }
         return (board, ids)
     }
 
     static func sheet(_ board: TestBoard, _ layout: PrintSheetLayout = a4Landscape) throws -> [UInt8] {
-        try PrintSheet(scenes: board.view.scenes, of: board.view, title: "Night Train", date: "2026-11-25", layout: layout).render()
+        try PrintSheet(
+            scenes: board.view.scenes, of: board.view, title: "Night Train", date: "2026-11-25", layout: layout
+        ).render()
     }
 
     /// The PDF written to a scratch file, and what `pdfinfo` says of it.
@@ -54,7 +58,10 @@ import Testing
         #expect(pages == 2, "8 panels at 6 a page")
         #expect(size == "841.89 x 595.276", "A4 landscape")
         let text = try Self.text(of: file)
-        for expected in ["Night Train", "page 1 of 2", "page 2 of 2", "2026-11-25", "8 shots", "running time 0:20", "16:9", "Scene 1"] {
+        for expected in [
+            "Night Train", "page 1 of 2", "page 2 of 2", "2026-11-25", "8 shots", "running time 0:20", "16:9",
+            "Scene 1",
+        ] {
             #expect(text.contains(expected), "'\(expected)' in: \(text)")
         }
         for shot in 1...8 {
@@ -67,7 +74,8 @@ import Testing
         #expect(images.status == 0)
         #expect(images.output.split(separator: "\n").count == 2, "no images: \(images.output)")
         // The first panel (top left cell) has the diagonal's ink in its middle, and none in its corner.
-        let raster = try ExternalProgram.run("pdftoppm", ["-png", "-r", "72", "-f", "1", "-l", "1", "-singlefile", file, scratch.path + "/page"])
+        let raster = try ExternalProgram.run(
+            "pdftoppm", ["-png", "-r", "72", "-f", "1", "-l", "1", "-singlefile", file, scratch.path + "/page"])
         #expect(raster.status == 0, "\(raster.output)")
         let page = try RasterImage(png: Array(try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/page.png"))))
         #expect(page.width == 842 && (595...596).contains(page.height))
@@ -83,7 +91,8 @@ import Testing
     /// The first panel's rectangle on page 1, in points.
     static func firstPanel(_ board: TestBoard) throws -> (x: Double, y: Double, width: Double, height: Double)? {
         let canvas = try CairoCanvas(pdfPageWidth: a4Landscape.pageWidth, pageHeight: a4Landscape.pageHeight, title: "")
-        let geometry = PrintSheet.Geometry(layout: a4Landscape, aspectRatio: 16.0 / 9, canvas: canvas, title: "Night Train")
+        let geometry = PrintSheet.Geometry(
+            layout: a4Landscape, aspectRatio: 16.0 / 9, canvas: canvas, title: "Night Train")
         let origin = geometry.cellOrigin(0)
         let box = geometry.panelBox(x: origin.x, y: origin.y)
         return (box.x, box.y, box.width, box.height)
@@ -128,11 +137,14 @@ import Testing
         #expect(fonts.status == 0)
         let cjk = ["WenQuanYi", "Droid", "Noto", "Source Han", "AR PL"]
         #expect(cjk.contains { fonts.output.contains($0) }, "a CJK font embedded: \(fonts.output)")
-        #expect(fonts.output.split(separator: "\n").dropFirst(2).allSatisfy { $0.contains(" yes ") }, "every font embedded: \(fonts.output)")
+        #expect(
+            fonts.output.split(separator: "\n").dropFirst(2).allSatisfy { $0.contains(" yes ") },
+            "every font embedded: \(fonts.output)")
     }
 
     @Test(arguments: [
-        (rows: 1, columns: 1, pages: 13), (rows: 2, columns: 2, pages: 4), (rows: 3, columns: 4, pages: 2), (rows: 1, columns: 2, pages: 7),
+        (rows: 1, columns: 1, pages: 13), (rows: 2, columns: 2, pages: 4), (rows: 3, columns: 4, pages: 2),
+        (rows: 1, columns: 2, pages: 7),
     ])
     func theGridSetsThePageCount(rows: Int, columns: Int, pages: Int) throws {
         let (board, _) = try Self.board(shots: 13)
@@ -156,7 +168,8 @@ import Testing
         #expect(pages == 2)
         #expect(size == "612 x 792", "Letter portrait")
         let text = try Self.text(of: file)
-        #expect(text.contains("page 2 of 4") && text.contains("page 3 of 4") && !text.contains("page 1 of 4"), "\(text)")
+        #expect(
+            text.contains("page 2 of 4") && text.contains("page 3 of 4") && !text.contains("page 1 of 4"), "\(text)")
         #expect(text.contains("Caption of shot 5") && !text.contains("Caption of shot 4"), "\(text)")
         layout.pages = 5...9
         #expect(throws: RenderError.self) { try Self.sheet(board, layout) }
@@ -174,8 +187,11 @@ import Testing
         let cell = (1600.0 - 48 - 16 * 4) / 5
         let top = 24 + (26 * 2.4).rounded()
         #expect(image[Int(24 + cell / 2), Int(top + cell / 16 * 9 / 2)].isDark, "the stroke in the first panel")
-        #expect(image[Int(24 + cell + 16 + cell / 2), Int(top + cell / 16 * 9 / 2)].isWhite, "the second panel is empty")
-        #expect(throws: RenderError.self) { try ContactSheet.render(board.view.scenes, of: board.view, title: "", width: 100) }
+        #expect(
+            image[Int(24 + cell + 16 + cell / 2), Int(top + cell / 16 * 9 / 2)].isWhite, "the second panel is empty")
+        #expect(throws: RenderError.self) {
+            try ContactSheet.render(board.view.scenes, of: board.view, title: "", width: 100)
+        }
     }
 }
 
@@ -187,7 +203,8 @@ extension PrintSheetTests {
         try board.set(.caption, to: .string(words.joined(separator: " ")), on: shots[0])
         let start = ContinuousClock.now
         let title = String(repeating: "Night Train ", count: 100)
-        let sheet = try PrintSheet(scenes: board.view.scenes, of: board.view, title: title, date: "", layout: Self.a4Landscape)
+        let sheet = try PrintSheet(
+            scenes: board.view.scenes, of: board.view, title: title, date: "", layout: Self.a4Landscape)
         #expect(ContinuousClock.now - start < .seconds(5), "planning took \(ContinuousClock.now - start)")
         #expect(sheet.pageCount > 10, "\(sheet.pageCount) pages")
         let scratch = try ScratchDirectory()
@@ -197,14 +214,21 @@ extension PrintSheetTests {
         #expect(words.filter { !printed.contains($0) }.isEmpty, "every word of the caption is on the sheet")
         var layout = Self.a4Landscape
         layout.pages = sheet.pageCount...sheet.pageCount
-        let last = try PrintSheet(scenes: board.view.scenes, of: board.view, title: title, date: "", layout: layout).render()
+        let last = try PrintSheet(scenes: board.view.scenes, of: board.view, title: title, date: "", layout: layout)
+            .render()
         let text = try Self.text(of: try Self.info(last, in: scratch).file)
-        #expect(text.contains("w10000") && text.contains("Caption of shot 2"), "the last page ends the caption, then the next panel: \(text)")
-        #expect(text.contains("Night Train Night Train") && text.contains("…") && !text.contains(title), "a long title is shortened in the header")
+        #expect(
+            text.contains("w10000") && text.contains("Caption of shot 2"),
+            "the last page ends the caption, then the next panel: \(text)")
+        #expect(
+            text.contains("Night Train Night Train") && text.contains("…") && !text.contains(title),
+            "a long title is shortened in the header")
 
         let empty = TestBoard()
         let (file, pages, _) = try Self.info(
-            try PrintSheet(scenes: empty.view.scenes, of: empty.view, title: "Nothing yet", date: "", layout: Self.a4Landscape).render(), in: scratch)
+            try PrintSheet(
+                scenes: empty.view.scenes, of: empty.view, title: "Nothing yet", date: "", layout: Self.a4Landscape
+            ).render(), in: scratch)
         #expect(pages == 1)
         #expect(try Self.text(of: file).contains("No shots to print."))
     }
@@ -212,7 +236,9 @@ extension PrintSheetTests {
 
 extension PrintSheetTests {
     @Test func fieldNamesAreBoldAndTheTextIsUnchanged() throws {
-        #expect(TextBlock.markup("Dialogue: a<b\nx & y", boldPrefixes: ["Dialogue: "]) == "<b>Dialogue: </b>a&lt;b\nx &amp; y")
+        #expect(
+            TextBlock.markup("Dialogue: a<b\nx & y", boldPrefixes: ["Dialogue: "])
+                == "<b>Dialogue: </b>a&lt;b\nx &amp; y")
         #expect(TextBlock.markup("no field <here>", boldPrefixes: ["Dialogue: "]) == nil)
         let canvas = try CairoCanvas(pdfPageWidth: 600, pageHeight: 400, title: "")
         let text = "Caption with <angle> & ampersand\nNotes: dolly in </b> slowly"

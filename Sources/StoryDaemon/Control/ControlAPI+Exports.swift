@@ -19,13 +19,15 @@ extension ControlAPI {
             let size = options.pageSize
             let layout = PrintSheetLayout(
                 pageWidth: size.width, pageHeight: size.height, rows: options.rows, columns: options.columns,
-                isTextBeside: options.text == .beside, fields: options.fields.compactMap { PrintSheetLayout.Field(rawValue: $0.rawValue) },
+                isTextBeside: options.text == .beside,
+                fields: options.fields.compactMap { PrintSheetLayout.Field(rawValue: $0.rawValue) },
                 pages: options.pages)
             let files = await pictureFiles(drawnIn: scenes)
             let admitted: (sheet: Int, pageCount: Int, first: [UInt8])?
             do {
                 admitted = try await renderer.openSheet(
-                    scenes: scenes, of: view, title: title, date: Self.today(clock), layout: layout, pictureFiles: files)
+                    scenes: scenes, of: view, title: title, date: Self.today(clock), layout: layout, pictureFiles: files
+                )
             } catch let error as RenderError where error.code == .outOfRange {
                 throw APIError(.badRequest, error.message)
             } catch {
@@ -33,7 +35,9 @@ extension ControlAPI {
             }
             guard let opened = admitted else {
                 throw APIError(
-                    .busy, "the daemon is already sending \(PanelRenderService.maximumOpenSheets) print sheets; ask again in a moment")
+                    .busy,
+                    "the daemon is already sending \(PanelRenderService.maximumOpenSheets) print sheets; ask again in a moment"
+                )
             }
             let renderer = self.renderer
             let logger = self.logger
@@ -66,7 +70,9 @@ extension ControlAPI {
                 guard let value = Int(text), API.ContactSheet.widths.contains(value) else {
                     let widths = API.ContactSheet.widths
                     throw APIError(
-                        .badRequest, "width must be a whole number from \(widths.lowerBound) to \(widths.upperBound) pixels, not '\(text)'")
+                        .badRequest,
+                        "width must be a whole number from \(widths.lowerBound) to \(widths.upperBound) pixels, not '\(text)'"
+                    )
                 }
                 width = value
             }
@@ -84,7 +90,8 @@ extension ControlAPI {
                 throw APIError(.internal, "cannot draw the contact sheet of \(title): \(error)")
             }
             guard let bytes = drawn else {
-                throw APIError(.busy, "the daemon is already drawing \(renderer.panels.capacity) panels; ask again in a moment")
+                throw APIError(
+                    .busy, "the daemon is already drawing \(renderer.panels.capacity) panels; ask again in a moment")
             }
             var response = Response.bytes(Data(bytes), contentType: "image/png")
             response.headers[.contentDisposition] = Self.attachment(title + " contact sheet", extension: "png")
@@ -96,7 +103,9 @@ extension ControlAPI {
     private func exported(_ id: DocumentID, scene: String?) async throws -> (ProjectView, [SceneView], String) {
         let view = try await store.project(id).view
         let name = try await projectRecord(id).name
-        let title = [view.title, name].compactMap { $0?.trimmingCharacters(in: .whitespacesAndNewlines) }.first { !$0.isEmpty } ?? "Untitled"
+        let title =
+            [view.title, name].compactMap { $0?.trimmingCharacters(in: .whitespacesAndNewlines) }.first { !$0.isEmpty }
+            ?? "Untitled"
         guard let scene else { return (view, view.scenes, title) }
         guard let sceneID = OpID(scene) else { throw APIError(.badRequest, "'\(scene)' is not a scene id") }
         guard let chosen = view.scenes.first(where: { $0.id == sceneID }) else {
@@ -120,10 +129,14 @@ extension ControlAPI {
     /// `attachment; filename="Night-Train.pdf"` (ASCII letters, digits, `.`, `_` and `-`; the
     /// title in UTF-8 as `filename*` too, for clients that read it).
     static func attachment(_ title: String, extension fileExtension: String) -> String {
-        let safe = String(String.UnicodeScalarView(title.unicodeScalars.map { scalar in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "._-".unicodeScalars.contains(scalar))
-                ? scalar : "-"
-        }))
+        let safe = String(
+            String.UnicodeScalarView(
+                title.unicodeScalars.map { scalar in
+                    scalar.isASCII
+                        && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                            || "._-".unicodeScalars.contains(scalar))
+                        ? scalar : "-"
+                }))
         let squeezed = safe.split(separator: "-", omittingEmptySubsequences: true).joined(separator: "-")
         let name = (squeezed.isEmpty ? "storyboard" : String(squeezed.prefix(100))) + "." + fileExtension
         let encoded = (title + "." + fileExtension).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name
