@@ -57,6 +57,9 @@ import Testing
         let info = try ExternalProgram.run("pdfinfo", [pdf]).output
         #expect(info.contains(/Pages:\s+1\n/) && info.contains(/Page size:\s+841.89 x 595.276 pts \(A4\)/), "\(info)")
         let text = try ExternalProgram.run("pdftotext", ["-layout", pdf, "-"]).output
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd"
+        #expect(text.contains(formatter.string(from: Date())), "today's date in the header: \(text)")
         for words in [
             "Night Train", "page 1 of 1", "Scenes 1–2", "5 shots", "1-1", "2-2", "The train pulls in",
             "Dialogue: Mind the gap.", "3 s",

@@ -143,11 +143,13 @@ extension ControlAPI {
         return "attachment; filename=\"\(name)\"; filename*=UTF-8''\(encoded)"
     }
 
-    /// Today's date where the daemon runs, as the sheet's header prints it (`2026-11-25`).
+    /// Today's date in the daemon's time zone (`TZ`), as the sheet's header prints it (`2026-11-25`):
+    /// the C library's calendar, which needs no locale data (the package's bare root has none).
     static func today(_ clock: WallClock) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateFormat = "yyyy-MM-dd"
-        return formatter.string(from: Date(timeIntervalSince1970: Double(clock.milliseconds) / 1000))
+        var seconds = time_t(clock.milliseconds / 1000)
+        var parts = tm()
+        guard localtime_r(&seconds, &parts) != nil else { return "" }
+        let (year, month, day) = (Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday))
+        return "\(year)-\(month < 10 ? "0" : "")\(month)-\(day < 10 ? "0" : "")\(day)"
     }
 }
