@@ -14,7 +14,7 @@
 #      installed binaries need only the allowed libraries (ldd, readelf),
 #      answer --version and --help, read the installed config file, report a
 #      bad one (toml++'s C++ exceptions in the static binary), and the daemon
-#      starts, serves the CLI, renders a panel to PNG and PDF and stops
+#      starts, serves the CLI, renders a panel to PNG and PDF and a print sheet, and stops
 #      cleanly on SIGTERM; the man pages
 #      render without warnings (man, and mandoc -T lint when installed); the
 #      completion scripts parse; an upgrade keeps an edited conffile; a purge
@@ -58,6 +58,11 @@ depends=$(field Depends)
 depended=$(printf '%s\n' "$depends" | tr ',' '\n' | sed -e 's/(.*)//' -e 's/[[:space:]]//g' | sort | tr '\n' ' ')
 [ "$depended" = "libc6 libcairo2 libgcc-s1 libglib2.0-0 libjpeg62-turbo libpango-1.0-0 libpangocairo-1.0-0 libsqlite3-0 libssl3 libwebp7 " ] && pass "Depends: $depends" ||
     fail "Depends is '$depends'; expected libc6, libgcc-s1 (which libc6 needs too), libsqlite3-0, libssl3 and the renderer's libcairo2, libpango-1.0-0, libpangocairo-1.0-0, libglib2.0-0, libjpeg62-turbo and libwebp7 only"
+# Fonts are recommended, not depended on: without them the sheets' text is boxes, nothing fails.
+# DejaVu is the text's font; a CJK one is the fallback for Chinese, Japanese and Korean.
+recommends=$(field Recommends)
+[ "$recommends" = "fonts-dejavu-core, fonts-wqy-microhei | fonts-noto-cjk | fonts-droid-fallback" ] && pass "Recommends: $recommends" ||
+    fail "Recommends is '$recommends'; expected fonts-dejavu-core and a CJK font (fonts-wqy-microhei | fonts-noto-cjk | fonts-droid-fallback)"
 dpkg-deb --control "$deb" "$work/control"
 [ "$(cat "$work/control/conffiles")" = /etc/storyteller/storytellerd.toml ] && pass "conffile /etc/storyteller/storytellerd.toml" ||
     fail "conffiles is '$(cat "$work/control/conffiles")'"
@@ -206,11 +211,13 @@ render_panel() {
         shot=$("$@" shots add "$project" "$scene") && layer=$("$@" layers add "$project" "$shot") &&
         "$@" strokes add "$project" "$layer" --points "[0.1,0.1,0.2,0.9,0.9,1]" > /dev/null &&
         "$@" render "$project" "$shot" --out "$out/panel.png" > /dev/null &&
-        "$@" render "$project" "$shot" --out "$out/panel.pdf" --onion 1 > /dev/null
+        "$@" render "$project" "$shot" --out "$out/panel.pdf" --onion 1 > /dev/null &&
+        "$@" export pdf "$project" --out "$out/sheet.pdf" > /dev/null
 }
-# Whether DIR/panel.png and DIR/panel.pdf begin as a PNG and a PDF do.
+# Whether DIR/panel.png, DIR/panel.pdf and DIR/sheet.pdf begin as a PNG and a PDF do.
 rendered_files() {
-    [ "$(head -c 8 "$1/panel.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] && [ "$(head -c 5 "$1/panel.pdf")" = "%PDF-" ]
+    [ "$(head -c 8 "$1/panel.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] && [ "$(head -c 5 "$1/panel.pdf")" = "%PDF-" ] &&
+        [ "$(head -c 5 "$1/sheet.pdf")" = "%PDF-" ]
 }
 
 # The installed daemon starts, the installed CLI talks to it, SIGTERM stops it.
@@ -226,7 +233,7 @@ fi
 mkdir -p "$work/panels"
 if render_panel "$work/panels" "$target/usr/bin/storyteller" --socket "$work/control.sock" > "$work/render" 2>&1 &&
     rendered_files "$work/panels"; then
-    pass "the installed daemon renders a panel to PNG and PDF"
+    pass "the installed daemon renders a panel to PNG and PDF, and a print sheet"
 else
     fail "rendering with the installed daemon: $(cat "$work/render") / daemon: $(cat "$work/daemon.log")"
 fi
@@ -263,7 +270,7 @@ if [ "$(id -u)" -eq 0 ] && command -v chroot >/dev/null; then
             fail "in that root: $(cat "$work/bare-cli") / daemon: $(cat "$work/bare-daemon.log")"
         # cairo, libjpeg and libwebp load nothing by name either (no fonts are drawn, so none are needed).
         render_panel /tmp chroot "$bare" /usr/bin/storyteller --socket /tmp/control.sock > "$work/bare-render" 2>&1 &&
-            rendered_files "$bare/tmp" && pass "in that root the daemon renders a panel to PNG and PDF" ||
+            rendered_files "$bare/tmp" && pass "in that root the daemon renders a panel to PNG and PDF, and a print sheet" ||
             fail "rendering in that root: $(cat "$work/bare-render") / daemon: $(cat "$work/bare-daemon.log")"
         kill -TERM "$daemon_pid"
         code=0

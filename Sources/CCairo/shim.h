@@ -58,6 +58,7 @@ extern void pango_layout_set_wrap(st_PangoLayout *layout, int wrap);
 extern void pango_layout_set_ellipsize(st_PangoLayout *layout, int ellipsize);
 extern void pango_layout_set_alignment(st_PangoLayout *layout, int alignment);
 extern void pango_layout_set_text(st_PangoLayout *layout, const char *text, int length);
+extern void pango_layout_set_markup(st_PangoLayout *layout, const char *markup, int length);
 extern const char *pango_layout_get_text(st_PangoLayout *layout);
 extern void pango_layout_get_extents(st_PangoLayout *layout, st_PangoRectangle *ink, st_PangoRectangle *logical);
 extern int pango_layout_get_line_count(st_PangoLayout *layout);

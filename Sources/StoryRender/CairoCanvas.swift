@@ -57,6 +57,35 @@ final class CairoCanvas {
         if format == .pdf { cairo_scale(context, Self.pdfPointsPerPixel, Self.pdfPointsPerPixel) }
     }
 
+    /// A PDF of pages `pageWidth`×`pageHeight` points, drawn in points (a
+    /// print sheet): pages end with `endPage()`, and `takeWritten()` hands
+    /// over what cairo has written so far, so a long document goes out page
+    /// by page rather than whole at the end.
+    /// - Throws: `RenderError.cairo` if cairo cannot make the surface.
+    init(pdfPageWidth pageWidth: Double, pageHeight: Double, title: String) throws(RenderError) {
+        format = .pdf
+        width = Int(pageWidth.rounded())
+        height = Int(pageHeight.rounded())
+        let closure = Unmanaged.passUnretained(sink).toOpaque()
+        let made = cairo_pdf_surface_create_for_stream(
+            { closure, data, length in
+                guard let closure else { return CAIRO_STATUS_WRITE_ERROR }
+                let sink = Unmanaged<ByteSink>.fromOpaque(closure).takeUnretainedValue()
+                if let data, length > 0 { sink.bytes.append(contentsOf: UnsafeBufferPointer(start: data, count: Int(length))) }
+                return CAIRO_STATUS_SUCCESS
+            }, closure, pageWidth, pageHeight)
+        guard let made else { throw RenderError(.cairo, "cairo made no surface") }
+        let status = cairo_surface_status(made)
+        guard status == CAIRO_STATUS_SUCCESS else {
+            cairo_surface_destroy(made)
+            throw RenderError(.cairo, "cannot make a \(pageWidth)×\(pageHeight) pt PDF surface: \(Self.text(status))")
+        }
+        cairo_pdf_surface_set_metadata(made, CAIRO_PDF_METADATA_TITLE, title)
+        cairo_pdf_surface_set_metadata(made, CAIRO_PDF_METADATA_CREATOR, "Storyteller")
+        surface = made
+        context = cairo_create(made)
+    }
+
     deinit {
         cairo_destroy(context)
         cairo_surface_destroy(surface)
@@ -90,7 +119,51 @@ final class CairoCanvas {
         cairo_pattern_destroy(group)
     }
 
+    /// Moves the origin to (x, y) for what is drawn next (inside `save`/`restore`).
+    func translate(x: Double, y: Double) { cairo_translate(context, x, y) }
+
+    /// Limits what is drawn next to a rectangle (inside `save`/`restore`).
+    func clip(x: Double, y: Double, width: Double, height: Double) {
+        cairo_new_path(context)
+        cairo_rectangle(context, x, y, width, height)
+        cairo_clip(context)
+    }
+
     // MARK: - Drawing
+
+    /// Fills a rectangle.
+    func fillRectangle(x: Double, y: Double, width: Double, height: Double, colour: Color) {
+        cairo_new_path(context)
+        cairo_rectangle(context, x, y, width, height)
+        setSource(colour)
+        cairo_fill(context)
+    }
+
+    /// A straight line.
+    func line(from start: CanvasPoint, to end: CanvasPoint, width lineWidth: Double, colour: Color) {
+        cairo_new_path(context)
+        cairo_move_to(context, start.x, start.y)
+        cairo_line_to(context, end.x, end.y)
+        cairo_set_line_width(context, lineWidth)
+        cairo_set_line_cap(context, CAIRO_LINE_CAP_BUTT)
+        setSource(colour)
+        cairo_stroke(context)
+    }
+
+    /// `text` laid out by Pango for this canvas (see `TextBlock`), wrapped at `width`.
+    func textBlock(
+        _ text: String, size: Double, bold: Bool = false, italic: Bool = false, width: Double, alignment: TextBlock.Alignment = .left,
+        boldPrefixes: [String] = []
+    ) -> TextBlock {
+        TextBlock(text, size: size, bold: bold, italic: italic, width: width, alignment: alignment, boldPrefixes: boldPrefixes, on: context)
+    }
+
+    /// Draws a text block with its top left corner at (x, y).
+    func draw(_ block: TextBlock, x: Double, y: Double, colour: Color) {
+        block.draw(
+            on: context, x: x, y: y, red: Double(colour.red) / 255, green: Double(colour.green) / 255, blue: Double(colour.blue) / 255,
+            alpha: Double(colour.alpha) / 255)
+    }
 
     /// Fills the whole canvas.
     func paint(_ colour: Color) {
@@ -180,6 +253,19 @@ final class CairoCanvas {
     }
 
     // MARK: - The file
+
+    /// Ends the page (a PDF's next drawing starts a new one).
+    func endPage() { cairo_show_page(context) }
+
+    /// What cairo has written of the file so far, handed over (not kept).
+    /// - Throws: `RenderError.cairo` if drawing or writing failed.
+    func takeWritten() throws(RenderError) -> [UInt8] {
+        let drawing = cairo_status(context)
+        guard drawing == CAIRO_STATUS_SUCCESS else { throw RenderError(.cairo, "drawing failed: \(Self.text(drawing))") }
+        let bytes = sink.bytes
+        sink.bytes = []
+        return bytes
+    }
 
     /// Ends drawing and returns the file's bytes.
     /// - Throws: `RenderError.cairo` if anything drawn or written failed.

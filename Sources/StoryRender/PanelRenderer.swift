@@ -82,7 +82,8 @@ public enum PanelRenderer {
                     + "\(maximumHeight); ask for at most \(widest) pixels")
         }
         let canvas = try CairoCanvas(format: format, width: width, height: height, title: "Shot \(shot.label)")
-        let painter = PanelPainter(canvas: canvas, background: shot.background ?? .white, pictureFiles: pictureFiles)
+        let painter = PanelPainter(
+            canvas: canvas, width: Double(width), height: Double(height), background: shot.background ?? .white, pictureFiles: pictureFiles)
         painter.paint(shot, onionSkins: onionSkins(of: shot, in: project, count: onion))
         return try canvas.finish()
     }
@@ -112,13 +113,14 @@ struct OnionSkin {
     let opacity: Double
 }
 
-/// The drawing of one panel on a canvas.
-private struct PanelPainter {
+/// The drawing of one panel on a canvas, `width`×`height` from the
+/// canvas's origin (a whole canvas, or a panel of a sheet moved in place).
+struct PanelPainter {
     let canvas: CairoCanvas
+    let width: Double
+    let height: Double
     let background: Color
     let pictureFiles: [BlobHash: String]
-    var width: Double { Double(canvas.width) }
-    var height: Double { Double(canvas.height) }
 
     func paint(_ shot: ShotView, onionSkins: [OnionSkin]) {
         canvas.paint(background)

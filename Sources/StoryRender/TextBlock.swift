@@ -18,9 +18,11 @@ final class TextBlock {
 
     /// Lays out `text` for `context` in `family` (a font family, fontconfig
     /// picks the nearest and falls back per character) at `size`, wrapped at `width`.
+    /// `boldPrefixes` are set in bold where a paragraph starts with one
+    /// ("Dialogue: "); the text is the same (what `split` returns has no markup).
     init(
         _ text: String, family: String = "DejaVu Sans", size: Double, bold: Bool = false, italic: Bool = false, width: Double,
-        alignment: Alignment = .left, on context: OpaquePointer
+        alignment: Alignment = .left, boldPrefixes: [String] = [], on context: OpaquePointer
     ) {
         layout = pango_cairo_create_layout(context)
         self.width = width
@@ -39,6 +41,35 @@ final class TextBlock {
         }
         pango_layout_set_alignment(layout, Int32(aligned))
         pango_layout_set_text(layout, text, -1)
+        if let markup = Self.markup(text, boldPrefixes: boldPrefixes) {
+            pango_layout_set_markup(layout, markup, -1)
+            // Markup pango could not parse leaves no text: then the text stays plain, never lost.
+            if pango_layout_get_text(layout).map({ String(cString: $0) }) != text { pango_layout_set_text(layout, text, -1) }
+        }
+    }
+
+    /// Pango markup of `text` with the prefixes that start its paragraphs in bold; nil when none does.
+    static func markup(_ text: String, boldPrefixes: [String]) -> String? {
+        guard !boldPrefixes.isEmpty else { return nil }
+        func escaped(_ text: Substring) -> String {
+            var result = ""
+            for character in text {
+                switch character {
+                case "&": result += "&amp;"
+                case "<": result += "&lt;"
+                case ">": result += "&gt;"
+                default: result.append(character)
+                }
+            }
+            return result
+        }
+        var isMarked = false
+        let paragraphs = text.split(separator: "\n", omittingEmptySubsequences: false).map { paragraph in
+            guard let prefix = boldPrefixes.first(where: { paragraph.hasPrefix($0) }) else { return escaped(paragraph) }
+            isMarked = true
+            return "<b>" + escaped(paragraph.prefix(prefix.count)) + "</b>" + escaped(paragraph.dropFirst(prefix.count))
+        }
+        return isMarked ? paragraphs.joined(separator: "\n") : nil
     }
 
     deinit { g_object_unref(UnsafeMutableRawPointer(layout)) }

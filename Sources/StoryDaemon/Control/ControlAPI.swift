@@ -57,6 +57,7 @@ struct ControlAPI: Sendable {
         addEditRoutes(to: &builder)
         addHistoryRoutes(to: &builder)
         addRenderRoutes(to: &builder)
+        addExportRoutes(to: &builder)
         addLibraryRoutes(to: &builder)
         addEventRoutes(to: &builder)
         addMediaRoutes(to: &builder)

@@ -27,6 +27,61 @@ actor PanelRenderService {
     ) throws(RenderError) -> [UInt8] {
         try PanelRenderer.render(shot, in: project, as: format, width: width, onion: onion, pictureFiles: pictureFiles)
     }
+
+    // MARK: - Print sheets, a page at a time
+
+    /// The print sheets being sent, by number: each keeps its PDF surface
+    /// here, on the render thread, between the pages its answer asks for.
+    private var sheets: [Int: PrintSheet] = [:]
+    private var lastSheet = 0
+    /// The most print sheets sent at once (each holds a PDF surface: its fonts, a page).
+    static let maximumOpenSheets = 4
+
+    /// Plans a print sheet and draws its first page (so that a failure is
+    /// still an error answer, not a cut-off file).
+    /// - Returns: the sheet's number for `nextChunk(ofSheet:)`, its page count and the first bytes;
+    ///   nil when `maximumOpenSheets` are being sent already (busy).
+    /// - Throws: `RenderError.outOfRange` for pages the sheet does not have; `.cairo` if drawing fails.
+    func openSheet(
+        scenes: [SceneView], of project: ProjectView, title: String, date: String, layout: PrintSheetLayout, pictureFiles: [BlobHash: String]
+    ) throws(RenderError) -> (sheet: Int, pageCount: Int, first: [UInt8])? {
+        guard sheets.count < Self.maximumOpenSheets else { return nil }
+        let sheet = try PrintSheet(scenes: scenes, of: project, title: title, date: date, layout: layout, pictureFiles: pictureFiles)
+        let first = try sheet.nextChunk() ?? []
+        lastSheet += 1
+        sheets[lastSheet] = sheet
+        return (lastSheet, sheet.pageCount, first)
+    }
+
+    /// The next page's bytes (the file's end after the last page); nil once
+    /// the file is complete, when the sheet is forgotten.
+    /// - Throws: `RenderError.cairo` if drawing fails (the sheet is forgotten).
+    func nextChunk(ofSheet number: Int) throws(RenderError) -> [UInt8]? {
+        guard let sheet = sheets[number] else { return nil }
+        do {
+            guard let chunk = try sheet.nextChunk() else {
+                sheets[number] = nil
+                return nil
+            }
+            return chunk
+        } catch {
+            sheets[number] = nil
+            throw error
+        }
+    }
+
+    /// Forgets a sheet whose answer was abandoned (the client left).
+    func closeSheet(_ number: Int) {
+        sheets[number] = nil
+    }
+
+    /// `ContactSheet.render` on the render thread.
+    /// - Throws: `RenderError` as the renderer throws it.
+    func contactSheet(
+        _ scenes: [SceneView], of project: ProjectView, title: String, width: Int, pictureFiles: [BlobHash: String]
+    ) throws(RenderError) -> [UInt8] {
+        try ContactSheet.render(scenes, of: project, title: title, width: width, pictureFiles: pictureFiles)
+    }
 }
 
 /// A serial executor on a dedicated dispatch queue.
