@@ -273,11 +273,13 @@ enum PackageReader {
         let allowed = min(limit, entry.uncompressedSize)
         var seen: UInt64 = 0
         do {
-            _ = try archive.extract(entry, bufferSize: chunkBytes, skipCRC32: false) { data in
+            let crc = try archive.extract(entry, bufferSize: chunkBytes, skipCRC32: false) { data in
                 seen += UInt64(data.count)
                 guard seen <= allowed else { throw PackageError(.tampered, "'\(entry.path)' holds more bytes than its header says") }
                 try consumer(data)
             }
+            // `extract` with a consumer computes the CRC-32 but leaves the comparison to us.
+            guard crc == entry.checksum else { throw Archive.ArchiveError.invalidCRC32 }
         } catch let error as PackageError {
             throw error
         } catch Archive.ArchiveError.invalidCRC32 {
