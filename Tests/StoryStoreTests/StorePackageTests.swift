@@ -59,7 +59,10 @@ import Testing
         var changes = try ChangeBatch.decode(content.changes[...])
         let last = changes.count - 1
         #expect(changes[last].0.signature != nil, "the last change of a replica carries its signature")
+        // As a package file would carry it: the batch re-encoded with a signature its author never made.
         changes[last].0 = changes[last].0.withSignature([UInt8](repeating: 7, count: 64))
+        changes = try ChangeBatch.decode(ChangeBatch.encode(changes.map(\.0))[...])
+        #expect(changes[last].1.signature == [UInt8](repeating: 7, count: 64))
         // The snapshot would be taken on the owner's word (a stranger's here), but the log reaches: it is not even used.
         let other = try Store(path: directory.file("other.db"), identity: TestIdentities.signing(1))
         await #expect(throws: DocumentError.self) {
