@@ -11,7 +11,7 @@ import StoryStore
 /// streamed out) and `imports` (one streamed in: added or merged).
 extension ControlAPI {
     /// Thumbnails are this many pixels wide.
-    static let thumbnailWidth = 480
+    static let thumbnailWidth = 320
 
     func addPackageRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("projects/:project/exports/package") { _, context in
@@ -27,20 +27,19 @@ extension ControlAPI {
     /// (unlinked once open, as a backup is): its size is the Content-Length,
     /// a full disk a 507 before the first byte.
     func exportPackage(_ id: DocumentID) async throws -> Response {
+        let started = ContinuousClock.now
         let record = try await projectRecord(id)
         let content = try await store.packageContent(of: id)
+        let read = ContinuousClock.now
         let view = content.view
-        var thumbnails: [(shot: ShotView, png: [UInt8]?)] = []
-        for shot in view.shots {
-            var files: [BlobHash: String] = [:]
-            for picture in PanelRenderer.pictures(drawnIn: shot) {
-                guard case .complete? = await blobs.record(picture.hash)?.state else { continue }
-                files[picture.hash] = blobs.completePath(picture.hash)
-            }
-            // A shot that does not render still travels (in the project); only its picture is left out.
-            let png = try? await renderer.render(shot, in: view, as: .png, width: Self.thumbnailWidth, onion: 0, pictureFiles: files)
-            thumbnails.append((shot, png))
+        let shots = view.shots
+        var files: [BlobHash: String] = [:]
+        for picture in shots.flatMap(PanelRenderer.pictures(drawnIn:)) where files[picture.hash] == nil {
+            guard case .complete? = await blobs.record(picture.hash)?.state else { continue }
+            files[picture.hash] = blobs.completePath(picture.hash)
         }
+        let thumbnails = await Self.thumbnails(of: shots, in: view, pictureFiles: files)
+        let rendered = ContinuousClock.now
         var held: [(media: MediaReference, path: String)] = []
         var missing: [BlobHash] = []
         for media in content.media {
@@ -69,7 +68,8 @@ extension ControlAPI {
         let file = OpenBackup(path: path)
         unlink(path)
         guard let file else { throw APIError(.storeFailure, "the package could not be made: cannot open \(path)") }
-        logger.info("exporting \(id) as a package (\(file.size) bytes, \(content.changeCount) changes, \(held.count) blobs)")
+        logger.info(
+            "exporting \(id) as a package (\(file.size) bytes, \(content.changeCount) changes, \(held.count) blobs): read \(read - started), \(thumbnails.count) thumbnails \(rendered - read), written \(ContinuousClock.now - rendered)")
         return Response(
             status: .ok,
             headers: [
@@ -87,6 +87,34 @@ extension ControlAPI {
                 }
                 try await writer.finish(nil)
             })
+    }
+
+    /// A PNG per shot, `thumbnailWidth` wide, in board order; nil for a shot
+    /// that does not render (it still travels in the project). Drawn by a
+    /// renderer per core (at most two), each on a thread of its own as
+    /// `PanelRenderService` draws: never on the event loops or the
+    /// cooperative pool, and a thumbnail's surface is small (320×180×4 bytes).
+    static func thumbnails(
+        of shots: [ShotView], in view: ProjectView, pictureFiles files: [BlobHash: String]
+    ) async -> [(shot: ShotView, png: [UInt8]?)] {
+        let count = max(1, min(2, ProcessInfo.processInfo.activeProcessorCount, shots.count))
+        var pngs = [[UInt8]?](repeating: nil, count: shots.count)
+        await withTaskGroup(of: [(Int, [UInt8]?)].self) { group in
+            for lane in 0..<count {
+                group.addTask {
+                    let renderer = PanelRenderService()
+                    var done: [(Int, [UInt8]?)] = []
+                    for index in stride(from: lane, to: shots.count, by: count) {
+                        let png = try? await renderer.render(
+                            shots[index], in: view, as: .png, width: thumbnailWidth, onion: 0, pictureFiles: files)
+                        done.append((index, png))
+                    }
+                    return done
+                }
+            }
+            for await lane in group { for (index, png) in lane { pngs[index] = png } }
+        }
+        return zip(shots, pngs).map { ($0, $1) }
     }
 
     /// Receives a package into the scratch directory, checks all of it, then
