@@ -133,8 +133,8 @@ final class BackupProgress {
 
     init(path: String) { self.path = path }
 
-    func waiting() {
-        draw("the daemon is making a consistent copy of the database…")
+    func waiting(_ text: String = "the daemon is making a consistent copy of the database…") {
+        draw(text)
     }
 
     func show(_ bytes: Int, of total: Int?) {

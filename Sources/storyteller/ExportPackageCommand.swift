@@ -37,6 +37,7 @@ struct ExportPackage: ParsableCommand {
             throw ExitCode(1)
         }
         let progress = isatty(STDERR_FILENO) == 1 ? BackupProgress(path: path) : nil
+        progress?.waiting("the daemon is making the package (drawing a thumbnail of every shot)…")
         let response: ControlClientResponse
         do {
             response = try options.client.download(

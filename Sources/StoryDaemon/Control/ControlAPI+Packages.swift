@@ -179,8 +179,15 @@ extension ControlAPI {
         let document = try await store.project(id)
         let title = document.view.title ?? opened.manifest.title
         if result.isNew {
-            try await library.edit(in: folder.library) { try $0.createProjectEntry(named: title ?? "Untitled", document: id, in: folder.node) }
-            try await shareWithMembers(of: folder.library, id)
+            do {
+                try await library.edit(in: folder.library) { try $0.createProjectEntry(named: title ?? "Untitled", document: id, in: folder.node) }
+                try await shareWithMembers(of: folder.library, id)
+            } catch {
+                // The project is stored (it shows in Incoming); only its filing failed: say both.
+                let reason = (error as? APIError)?.error.message ?? "\(error)"
+                logger.notice("imported \(id), but could not file it in the folder asked for: \(reason)")
+                throw APIError(.conflict, "the project was added (it shows in Incoming), but could not be filed in that folder: \(reason)")
+            }
         }
         logger.info(
             "imported \(id) from a package by \(opened.exporter): \(result.isNew ? "added" : "merged"), \(result.newChanges) new changes, \(added) blobs")
