@@ -77,4 +77,28 @@ import Testing
             from: TestIdentities.signing(2).peer, name: "Board", at: 31)
         #expect(imported.isNew && !imported.usedSnapshot && imported.newChanges == content.version.totalChanges)
     }
+
+    @Test func aPackageShortOfTheVersionItNamesIsRefusedAndNothingIsStored() async throws {
+        let directory = try TemporaryDirectory()
+        let (owner, id) = try await Self.board(directory, compacted: false)
+        let content = try await owner.packageContent(of: id)
+        var changes = try ChangeBatch.decode(content.changes[...])
+        changes.removeLast()
+        let other = try Store(path: directory.file("other.db"), identity: TestIdentities.signing(1))
+        // The log falls short, so the snapshot is used, on the word of someone who may not vouch for it.
+        await #expect(throws: DocumentError.self) {
+            try await other.importPackage(
+                id, snapshot: content.snapshot, version: content.version, changes: changes, from: TestIdentities.signing(2).peer,
+                name: "Board", at: 30)
+        }
+        // A version beyond what the package holds, vouched for by the owner: incomplete.
+        var claimed = content.version
+        claimed[ReplicaID(7)] = 3
+        await #expect(throws: DocumentError.self) {
+            try await other.importPackage(
+                id, snapshot: content.snapshot, version: claimed, changes: try ChangeBatch.decode(content.changes[...]),
+                from: owner.peerID, name: "Board", at: 31)
+        }
+        #expect(try await other.documents().isEmpty)
+    }
 }
