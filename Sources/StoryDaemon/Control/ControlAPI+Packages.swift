@@ -159,14 +159,16 @@ extension ControlAPI {
         } catch let error as CodecError {
             throw APIError(.invalidPackage, "refused, nothing stored: the project in the package does not decode: \(error.message)")
         }
-        // Only what the project references is kept; the rest goes with `discard`.
-        let referenced = Set(try await store.blobReferences(of: id).map(\.hash))
+        // Only what the project references, as it references it (type and size:
+        // the document's word, as for a blob from a peer), is kept; the rest goes with `discard`.
+        var referenced: [BlobHash: MediaReference] = [:]
+        for media in try await store.blobReferences(of: id) { referenced[media.hash] = media }
         var added = 0
         var addedBytes: UInt64 = 0
-        for (upload, type) in opened.staged {
-            guard let (hash, size) = try? upload.finish(), referenced.contains(hash) else { continue }
+        for (upload, _) in opened.staged {
+            guard let (hash, size) = try? upload.finish(), let media = referenced[hash], media.byteCount == size else { continue }
             do {
-                _ = try await blobs.commit(upload, type: type)
+                _ = try await blobs.commit(upload, type: media.type)
             } catch {
                 // The project is stored; a blob not kept is fetched from peers like any missing one.
                 logger.error("imported \(id), but could not keep blob \(hash): \(error)")
