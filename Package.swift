@@ -35,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
     ],
     targets: [
         .target(name: "StoryCore", swiftSettings: strictSettings),
@@ -114,6 +115,7 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             swiftSettings: strictSettings
         ),
@@ -177,6 +179,7 @@ let package = Package(
             dependencies: [
                 "StoryCore", "StoryStore", "StoryIdentity", "StoryTLS", "StoryClient", "StoryAPI", "StoryDaemon", "StoryRender", "StoryTestSupport", "storytellerd",
                 "storyteller", .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             swiftSettings: strictSettings),
     ]

@@ -57,7 +57,8 @@ bin=$(swift build "${flags[@]}" --show-bin-path)
 # libwebp for pictures) are
 # the daemon's only: the CLI draws nothing.
 common='libc\.so\.6|libm\.so\.6|ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1|libgcc_s\.so\.1|libssl\.so\.3|libcrypto\.so\.3|libsqlite3\.so\.0'
-renderer='libcairo\.so\.2|libpangocairo-1\.0\.so\.0|libpango-1\.0\.so\.0|libgobject-2\.0\.so\.0|libglib-2\.0\.so\.0|libjpeg\.so\.62|libwebp\.so\.7'
+# zlib: ZIPFoundation's deflate, for project packages (the daemon writes and reads them).
+renderer='libz\.so\.1|libcairo\.so\.2|libpangocairo-1\.0\.so\.0|libpango-1\.0\.so\.0|libgobject-2\.0\.so\.0|libglib-2\.0\.so\.0|libjpeg\.so\.62|libwebp\.so\.7'
 for product in storytellerd storyteller; do
     allowed="^($common)\$"
     [ "$product" = storytellerd ] && allowed="^($common|$renderer)\$"

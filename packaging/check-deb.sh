@@ -56,8 +56,8 @@ changelog_version=$(dpkg-parsechangelog -l packaging/debian/changelog -S Version
 [[ "$(field Installed-Size)" =~ ^[0-9]+$ ]] && pass "Installed-Size: $(field Installed-Size) KiB" || fail "Installed-Size is '$(field Installed-Size)'"
 depends=$(field Depends)
 depended=$(printf '%s\n' "$depends" | tr ',' '\n' | sed -e 's/(.*)//' -e 's/[[:space:]]//g' | sort | tr '\n' ' ')
-[ "$depended" = "libc6 libcairo2 libgcc-s1 libglib2.0-0 libjpeg62-turbo libpango-1.0-0 libpangocairo-1.0-0 libsqlite3-0 libssl3 libwebp7 " ] && pass "Depends: $depends" ||
-    fail "Depends is '$depends'; expected libc6, libgcc-s1 (which libc6 needs too), libsqlite3-0, libssl3 and the renderer's libcairo2, libpango-1.0-0, libpangocairo-1.0-0, libglib2.0-0, libjpeg62-turbo and libwebp7 only"
+[ "$depended" = "libc6 libcairo2 libgcc-s1 libglib2.0-0 libjpeg62-turbo libpango-1.0-0 libpangocairo-1.0-0 libsqlite3-0 libssl3 libwebp7 zlib1g " ] && pass "Depends: $depends" ||
+    fail "Depends is '$depends'; expected libc6, libgcc-s1 (which libc6 needs too), libsqlite3-0, libssl3 and the renderer's libcairo2, libpango-1.0-0, libpangocairo-1.0-0, libglib2.0-0, libjpeg62-turbo and libwebp7, and zlib1g (project packages are zip files) only"
 # Fonts are recommended, not depended on: without them the sheets' text is boxes, nothing fails.
 # DejaVu is the text's font; a CJK one is the fallback for Chinese, Japanese and Korean.
 recommends=$(field Recommends)

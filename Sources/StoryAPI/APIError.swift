@@ -34,6 +34,9 @@ public struct APIError: Error, Codable, Sendable, CustomStringConvertible {
         public static let busy = Code(rawValue: "busy")
         /// The disk is full (507).
         public static let insufficientStorage = Code(rawValue: "insufficient_storage")
+        /// A project package that is cut off, altered, foreign or of a newer
+        /// format, or whose content does not check out (422); nothing was stored.
+        public static let invalidPackage = Code(rawValue: "invalid_package")
 
         public var description: String { rawValue }
 
@@ -49,6 +52,7 @@ public struct APIError: Error, Codable, Sendable, CustomStringConvertible {
             case .forbidden, .readOnly: 403
             case .busy: 503
             case .insufficientStorage: 507
+            case .invalidPackage: 422
             default: 500
             }
         }

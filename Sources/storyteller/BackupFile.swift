@@ -11,6 +11,8 @@ final class BackupFile {
     }
 
     let path: String
+    /// What the file is, in messages ("backup", "package").
+    private let what: String
     private let partial: String
     private let descriptor: Int32
     private var written = 0
@@ -18,14 +20,15 @@ final class BackupFile {
     /// Checks the destination and opens the partial file.
     /// - Throws: `Problem` when the destination exists, is a directory, or its
     ///   directory does not exist or is not writable by this user.
-    init(path: String) throws {
+    init(path: String, what: String = "backup") throws {
         self.path = path
+        self.what = what
         var info = stat()
         if stat(path, &info) == 0 {
             if (info.st_mode & S_IFMT) == S_IFDIR {
                 throw Problem(description: "\(path) is a directory; give the name of the file to write in it (\(path)/storyteller.sqlite)")
             }
-            throw Problem(description: "\(path) already exists; a backup never replaces a file, give a new name")
+            throw Problem(description: "\(path) already exists; a \(what) never replaces a file, give a new name")
         }
         let directory = (path as NSString).deletingLastPathComponent
         partial = directory + "/." + (path as NSString).lastPathComponent + ".partial-\(getpid())"
@@ -74,11 +77,11 @@ final class BackupFile {
             unlink(partial)
         } else if errno == EEXIST {
             discard()
-            throw Problem(description: "\(path) appeared while the backup was written; the backup was not kept, give a new name")
+            throw Problem(description: "\(path) appeared while the \(what) was written; the \(what) was not kept, give a new name")
         } else if rename(partial, path) != 0 {
             let code = errno
             discard()
-            throw Problem(description: "cannot name the backup \(path): \(String(cString: strerror(code)))")
+            throw Problem(description: "cannot name the \(what) \(path): \(String(cString: strerror(code)))")
         }
         BackupFile.removeOnInterrupt(nil)
         return written
@@ -130,8 +133,8 @@ final class BackupProgress {
 
     init(path: String) { self.path = path }
 
-    func waiting() {
-        draw("the daemon is making a consistent copy of the database…")
+    func waiting(_ text: String = "the daemon is making a consistent copy of the database…") {
+        draw(text)
     }
 
     func show(_ bytes: Int, of total: Int?) {

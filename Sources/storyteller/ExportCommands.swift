@@ -8,5 +8,6 @@ struct Export: ParsableCommand {
         subcommands: [
             PDF.self,
             Images.self,
+            ExportPackage.self,
         ])
 }

@@ -79,7 +79,7 @@ extension ControlAPI {
     }
 
     /// The folder a new project is filed in (a shared folder's too); the root by default.
-    private func folderForNewProject(_ reference: String?) async throws -> LibraryPlace {
+    func folderForNewProject(_ reference: String?) async throws -> LibraryPlace {
         let set = try await library.set()
         let place = try set.resolve(reference ?? "root")
         guard place.node == .root || place.node == .incoming || set.node(place)?.kind == .folder else {

@@ -61,6 +61,7 @@ struct ControlAPI: Sendable {
         addLibraryRoutes(to: &builder)
         addEventRoutes(to: &builder)
         addMediaRoutes(to: &builder)
+        addPackageRoutes(to: &builder)
         addMetricsRoutes(to: &builder)
         table.set(builder.table)
         return (router, builder.table)

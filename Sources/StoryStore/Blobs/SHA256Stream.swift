@@ -4,11 +4,11 @@ import StoryCore
 /// SHA-256 fed piece by piece, over the system OpenSSL (EVP). Owns its
 /// `EVP_MD_CTX` and frees it in `deinit`; the pointer never leaves this type.
 /// Not thread-safe: one user at a time (an upload, or the blob store's actor).
-final class SHA256Stream {
+package final class SHA256Stream {
     private let context: OpaquePointer
 
     /// A stream ready for its first bytes.
-    init() {
+    package init() {
         guard let context = EVP_MD_CTX_new() else { preconditionFailure("OpenSSL cannot allocate a digest context") }
         self.context = context
         reset()
@@ -30,13 +30,13 @@ final class SHA256Stream {
     }
 
     /// Feeds bytes of any collection (without a copy when it is contiguous).
-    func update(contentsOf bytes: some Collection<UInt8>) {
+    package func update(contentsOf bytes: some Collection<UInt8>) {
         let done: Void? = bytes.withContiguousStorageIfAvailable { update(UnsafeRawBufferPointer($0)) }
         if done == nil { Array(bytes).withUnsafeBytes { update($0) } }
     }
 
     /// The digest of everything fed since the last reset; the stream is reset.
-    func finalize() -> BlobHash {
+    package func finalize() -> BlobHash {
         var output: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         withUnsafeMutableBytes(of: &output) { digest in
             var length: UInt32 = 0
@@ -49,7 +49,7 @@ final class SHA256Stream {
     }
 
     /// The digest of `bytes` (the stream is left reset).
-    func digest(of bytes: some Collection<UInt8>) -> BlobHash {
+    package func digest(of bytes: some Collection<UInt8>) -> BlobHash {
         reset()
         update(contentsOf: bytes)
         return finalize()
