@@ -83,14 +83,21 @@ import ZIPFoundation
         #expect(tested == 0 && testOutput.contains("No errors detected"), "\(testOutput)")
         let (_, listing) = try run("/usr/bin/unzip", ["-l", package])
         for name in ["manifest.json", "manifest.sig", "project/snapshot.bin", "project/changes.bin", "thumbnails/001 shot 1-1.png",
-                     "thumbnails/002 shot 1-2.png", "README.txt"] {
+                     "thumbnails/002 shot 1-2.png", "README.txt", "sheets.pdf"] {
             #expect(listing.contains(name), "unzip -l lists \(name): \(listing)")
         }
         let (_, manifestText) = try run("/usr/bin/unzip", ["-p", package, "manifest.json"])
         let manifest = try #require(try JSONSerialization.jsonObject(with: Data(manifestText.utf8)) as? [String: Any])
         #expect(manifest["format"] as? String == "storyteller-project-package" && manifest["formatVersion"] as? Int == 1)
         #expect(manifest["project"] as? String == project && manifest["title"] as? String == "Night Train")
-        #expect((manifest["optional"] as? [String: Any])?["sheets.pdf"] != nil)
+        #expect((manifest["optional"] as? [String: Any])?["sheets.pdf"] == nil, "the print sheet is in, not optional")
+        #expect((manifest["entries"] as? [[String: Any]] ?? []).contains { $0["path"] as? String == "sheets.pdf" && $0["role"] as? String == "sheets" })
+        // The print sheet, read by poppler: the board's title and shot labels are on its page.
+        let sheet = files.path + "/sheets.pdf"
+        let (extracted, _) = try run("/usr/bin/unzip", ["-o", "-q", package, "sheets.pdf", "-d", files.path])
+        #expect(extracted == 0)
+        let (_, sheetText) = try run("/usr/bin/pdftotext", [sheet, "-"])
+        #expect(sheetText.contains("Night Train") && sheetText.contains("1-1") && sheetText.contains("1-2"), "\(sheetText)")
 
         // Imported on a fresh daemon: the same board, its image byte for byte, editable (b was given the right).
         let added = try importing(package, into: b, "--folder", "root")

@@ -50,9 +50,12 @@ extension ControlAPI {
             }
         }
         let title = view.title ?? record.name
+        // The print sheet people without Storyteller open: the defaults of `export pdf`.
+        let sheet = try await printSheetFile(of: view, title: title ?? "Untitled", pictureFiles: files)
+        defer { if let sheet { unlink(sheet) } }
         let contents = PackageWriter.Contents(
             project: id, title: title, content: content, thumbnails: thumbnails, blobs: held, missing: missing,
-            exportedAt: clock.milliseconds, generator: "storytellerd \(API.version)")
+            sheets: sheet, exportedAt: clock.milliseconds, generator: "storytellerd \(API.version)")
         let path = try scratchPath("package", ".storyboard")
         let identity = self.identity
         do {
@@ -87,6 +90,52 @@ extension ControlAPI {
                 }
                 try await writer.finish(nil)
             })
+    }
+
+    /// The whole board as a print sheet (A4 landscape, 6 a page, label,
+    /// caption, dialogue and duration), written page by page into a scratch
+    /// file; nil, logged, when the renderer is busy with other sheets for
+    /// longer than a few seconds or cannot draw it (the package is still
+    /// whole without it: its manifest says so).
+    func printSheetFile(of view: ProjectView, title: String, pictureFiles: [BlobHash: String]) async throws -> String? {
+        let options = API.PrintSheetOptions()
+        let size = options.pageSize
+        let layout = PrintSheetLayout(
+            pageWidth: size.width, pageHeight: size.height, rows: options.rows, columns: options.columns,
+            isTextBeside: options.text == .beside, fields: options.fields.compactMap { PrintSheetLayout.Field(rawValue: $0.rawValue) },
+            pages: nil)
+        var opened: (sheet: Int, pageCount: Int, first: [UInt8])?
+        for attempt in 0..<50 {
+            do {
+                opened = try await renderer.openSheet(
+                    scenes: view.scenes, of: view, title: title, date: Self.today(clock), layout: layout, pictureFiles: pictureFiles)
+            } catch {
+                logger.warning("the package of \(title) goes without its print sheet: \(error)")
+                return nil
+            }
+            if opened != nil { break }
+            if attempt == 49 { logger.warning("the package of \(title) goes without its print sheet: the renderer stayed busy") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        guard let opened else { return nil }
+        let path = try scratchPath("sheets", ".pdf")
+        guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]),
+            let handle = FileHandle(forWritingAtPath: path)
+        else {
+            await renderer.closeSheet(opened.sheet)
+            throw APIError(.storeFailure, "cannot write the package's print sheet in \(temporaryDirectory)")
+        }
+        defer { try? handle.close() }
+        do {
+            try handle.write(contentsOf: opened.first)
+            while let chunk = try await renderer.nextChunk(ofSheet: opened.sheet) { try handle.write(contentsOf: chunk) }
+        } catch {
+            await renderer.closeSheet(opened.sheet)
+            unlink(path)
+            logger.warning("the package of \(title) goes without its print sheet: \(error)")
+            return nil
+        }
+        return path
     }
 
     /// A PNG per shot, `thumbnailWidth` wide, in board order; nil for a shot

@@ -22,9 +22,8 @@ struct PackageManifest: Codable, Sendable {
         static let readme = "README.txt"
         static let snapshot = "project/snapshot.bin"
         static let changes = "project/changes.bin"
-        /// A PDF sheet of every shot, for people without Storyteller. Not written
-        /// by this exporter yet (the PDF sheet exporter adds it); listed in
-        /// `optional` until it is, with role `sheets` once present.
+        /// A PDF print sheet of every shot, for people without Storyteller
+        /// (role `sheets`); listed in `optional` instead when it could not be drawn.
         static let sheets = "sheets.pdf"
         static func media(_ hex: String) -> String { "media/\(hex)" }
     }

@@ -21,6 +21,8 @@ enum PackageWriter {
         var blobs: [(media: MediaReference, path: String)]
         /// Blobs referenced but not held whole here.
         var missing: [BlobHash]
+        /// The board's print sheet (a PDF file), if it could be drawn.
+        var sheets: String?
         var exportedAt: Int64
         var generator: String
     }
@@ -84,6 +86,21 @@ enum PackageWriter {
                     path: name, role: PackageManifest.Role.media, bytes: media.byteCount, sha256: media.hash.description,
                     type: media.type.mimeType))
         }
+        if let sheets = contents.sheets {
+            let size: UInt64
+            let digest: String
+            do {
+                let bytes = try Data(contentsOf: URL(fileURLWithPath: sheets), options: .alwaysMapped)
+                size = UInt64(bytes.count)
+                digest = hasher.digest(of: bytes).description
+            } catch {
+                throw PackageError(.io, "cannot read the print sheet \(sheets): \(error)")
+            }
+            try addFile(sheets, bytes: size, as: PackageManifest.Path.sheets, to: archive, date: date)
+            entries.append(
+                PackageManifest.Entry(
+                    path: PackageManifest.Path.sheets, role: PackageManifest.Role.sheets, bytes: size, sha256: digest, type: "application/pdf"))
+        }
         try add(PackageManifest.Path.certificate, role: "certificate", identity.certificateDER, compressed: false)
         var version: [String: UInt64] = [:]
         for (replica, seq) in contents.content.version.sortedEntries { version[replica.description] = seq }
@@ -92,10 +109,9 @@ enum PackageWriter {
             project: contents.project.description, title: contents.title ?? view.title, exportedBy: identity.peerID.description,
             exportedAt: contents.exportedAt, version: version, changeCount: contents.content.changeCount, entries: entries,
             shots: shots, missingMedia: contents.missing.map(\.description),
-            optional: [
-                PackageManifest.Path.sheets:
-                    "a printable PDF sheet of every shot (role 'sheets'); added by the PDF sheet exporter, not in this package"
-            ])
+            optional: contents.sheets != nil
+                ? [:]
+                : [PackageManifest.Path.sheets: "a printable PDF sheet of every shot (role 'sheets'); it could not be drawn for this package"])
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let manifestBytes: [UInt8]
