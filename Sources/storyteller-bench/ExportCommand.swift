@@ -74,6 +74,38 @@ struct ExportCommand: ParsableCommand {
         result["png_bytes"] = pngBytes
         result["png_rss_peak_mib"] = images.stop()[pid].map { rounded($0, 1) }
 
+        // The print sheet at 6 a page (A4 landscape: export pdf's defaults), to the last byte.
+        let sheets = ResidentSampler([pid])
+        let pdfStart = DispatchTime.now()
+        let pdf = try a.client.request("GET", "/v1/projects/\(project)/exports/pdf?per-page=6", timeoutSeconds: timeout)
+        result["pdf_s"] = seconds(since: pdfStart)
+        guard pdf.status == 200, pdf.body.starts(with: Array("%PDF".utf8)) else {
+            throw ValidationError("pdf: \(pdf.errorMessage ?? "status \(pdf.status)")")
+        }
+        result["pdf_bytes"] = pdf.body.count
+        result["pdf_pages"] = pdf.headers["storyteller-page-count"].flatMap { Int($0) }
+        result["pdf_rss_peak_mib"] = sheets.stop()[pid].map { rounded($0, 1) }
+
+        // The project package (snapshot, change log, thumbnails, print sheet), then imported on a new daemon.
+        let packing = ResidentSampler([pid])
+        let packageStart = DispatchTime.now()
+        let package = try a.client.request("GET", "/v1/projects/\(project)/exports/package", timeoutSeconds: timeout)
+        result["package_export_s"] = seconds(since: packageStart)
+        result["package_rss_peak_mib"] = packing.stop()[pid].map { rounded($0, 1) }
+        guard package.status == 200, package.body.starts(with: [0x50, 0x4B]) else {
+            throw ValidationError("package: \(package.errorMessage ?? "status \(package.status)")")
+        }
+        result["package_bytes"] = package.body.count
+        let packagePath = root + "/board.storyboard"
+        try package.body.write(to: URL(fileURLWithPath: packagePath))
+        let b = try LocalDaemon(binary: daemon, directory: root + "/b", name: "b", extraArguments: ["--log-level", logLevel])
+        defer { b.stop() }
+        let importStart = DispatchTime.now()
+        let imported = try b.client.upload("POST", "/v1/imports", file: packagePath, timeoutSeconds: timeout)
+        result["package_import_s"] = seconds(since: importStart)
+        guard imported.status == 201 else { throw ValidationError("import: \(imported.errorMessage ?? "status \(imported.status)")") }
+        result["rss_after_mib"] = residentMiB(of: pid).map { rounded($0, 1) }
+
         if json {
             print(String(decoding: try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys]), as: UTF8.self))
         } else {
