@@ -31,6 +31,9 @@ public struct APIError: Error, Codable, Sendable, CustomStringConvertible {
         public static let storeFailure = Code(rawValue: "store_failure")
         /// The disk is full (507).
         public static let insufficientStorage = Code(rawValue: "insufficient_storage")
+        /// A program the request needs is not installed where the daemon runs
+        /// (ffmpeg for an animatic); the message says how to install it (503).
+        public static let unavailable = Code(rawValue: "unavailable")
 
         public var description: String { rawValue }
 
@@ -45,6 +48,7 @@ public struct APIError: Error, Codable, Sendable, CustomStringConvertible {
             case .unsupportedMedia: 415
             case .forbidden, .readOnly: 403
             case .insufficientStorage: 507
+            case .unavailable: 503
             default: 500
             }
         }

@@ -113,12 +113,22 @@ struct OnionSkin {
 }
 
 /// The drawing of one panel on a canvas.
-private struct PanelPainter {
+struct PanelPainter {
     let canvas: CairoCanvas
     let background: Color
     let pictureFiles: [BlobHash: String]
-    var width: Double { Double(canvas.width) }
-    var height: Double { Double(canvas.height) }
+    /// The panel's size on the canvas (the whole canvas, or a box within it
+    /// that the caller has moved the origin to: an animatic's letterboxed frame).
+    let width: Double
+    let height: Double
+
+    init(canvas: CairoCanvas, background: Color, pictureFiles: [BlobHash: String], width: Double? = nil, height: Double? = nil) {
+        self.canvas = canvas
+        self.background = background
+        self.pictureFiles = pictureFiles
+        self.width = width ?? Double(canvas.width)
+        self.height = height ?? Double(canvas.height)
+    }
 
     func paint(_ shot: ShotView, onionSkins: [OnionSkin]) {
         canvas.paint(background)

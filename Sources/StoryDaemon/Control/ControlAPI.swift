@@ -35,6 +35,8 @@ struct ControlAPI: Sendable {
     let logger: Logger
     /// Draws panels on a thread of its own, one at a time.
     let renderer = PanelRenderService()
+    /// Long exports (animatics), run one at a time by the export service.
+    let exports: ExportJobs
 
     /// Request bodies are at most 1 MiB (a stroke of 100,000 points fits).
     static let maximumBodyBytes = 1 << 20
@@ -61,6 +63,7 @@ struct ControlAPI: Sendable {
         addEventRoutes(to: &builder)
         addMediaRoutes(to: &builder)
         addMetricsRoutes(to: &builder)
+        addExportRoutes(to: &builder)
         table.set(builder.table)
         return (router, builder.table)
     }

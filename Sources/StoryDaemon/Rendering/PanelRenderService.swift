@@ -24,6 +24,14 @@ actor PanelRenderService {
     ) throws(RenderError) -> [UInt8] {
         try PanelRenderer.render(shot, in: project, as: format, width: width, onion: onion, pictureFiles: pictureFiles)
     }
+
+    /// `AnimaticFrame.render` on the render thread.
+    /// - Throws: `RenderError` as the renderer throws it.
+    func renderFrame(
+        _ shot: ShotView, width: Int, height: Int, caption: String?, pictureFiles: [BlobHash: String]
+    ) throws(RenderError) -> [UInt8] {
+        try AnimaticFrame.render(shot, width: width, height: height, caption: caption, pictureFiles: pictureFiles)
+    }
 }
 
 /// A serial executor on a dedicated dispatch queue.
