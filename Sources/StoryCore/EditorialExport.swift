@@ -68,39 +68,45 @@ public enum EditorialExport {
 
     /// The timeline as an FCPXML 1.9 document: a format of `width`×`height`
     /// at the timeline's rate, an asset per still and sound (its file in
-    /// `mediaURL`, a `file://` URL of a directory ending in `/`), and a
+    /// `mediaDirectory`: an absolute path gives `file://` URLs, a relative one
+    /// relative URLs), and a
     /// project whose spine holds a still per shot, with the shot's sound as a
     /// connected clip below it and its caption or dialogue as a note.
-    public static func fcpxml(_ timeline: Timeline, title: String, width: Int, height: Int, mediaURL: String) -> String {
+    public static func fcpxml(_ timeline: Timeline, title: String, width: Int, height: Int, mediaDirectory: String) -> String {
         let fps = timeline.fps
+        let directory = mediaDirectory.hasSuffix("/") ? mediaDirectory : mediaDirectory + "/"
+        let mediaURL = (directory.hasPrefix("/") ? "file://" : "") + percentEncoded(directory)
         func time(_ frames: Int) -> String { frames == 0 ? "0s" : "\(frames)/\(fps)s" }
         var resources = ["        <format id=\"r1\" frameDuration=\"1/\(fps)s\" width=\"\(width)\" height=\"\(height)\"/>"]
         var spine: [String] = []
         var assetIDs: [String: String] = [:]
-        func asset(named name: String, isSound: Bool) -> String {
+        /// A still (no duration) or a sound (`duration`).
+        func asset(named name: String, duration: String? = nil) -> String {
             if let id = assetIDs[name] { return id }
             let id = "r\(assetIDs.count + 2)"
             assetIDs[name] = id
-            let kind = isSound ? "hasAudio=\"1\" audioSources=\"1\"" : "hasVideo=\"1\" format=\"r1\""
-            resources.append("        <asset id=\"\(id)\" name=\"\(escaped(name))\" start=\"0s\" duration=\"0s\" \(kind)>")
+            let kind = duration == nil ? "duration=\"0s\" hasVideo=\"1\" format=\"r1\"" : "duration=\"\(duration!)\" hasAudio=\"1\" audioSources=\"1\""
+            resources.append("        <asset id=\"\(id)\" name=\"\(escaped(name))\" start=\"0s\" \(kind)>")
             resources.append("            <media-rep kind=\"original-media\" src=\"\(escaped(mediaURL + percentEncoded(name)))\"/>")
             resources.append("        </asset>")
             return id
         }
         let sounds = Dictionary(sounds(in: timeline).map { ($0.shot.id, $0) }, uniquingKeysWith: { first, _ in first })
         for clip in timeline.clips where clip.frameCount > 0 {
-            let still = asset(named: stillName(of: clip.shot), isSound: false)
+            let still = asset(named: stillName(of: clip.shot))
             spine.append(
                 "                        <video ref=\"\(still)\" name=\"\(escaped(clip.shot.label))\" offset=\"\(time(clip.startFrame))\" "
                     + "duration=\"\(time(clip.frameCount))\" start=\"0s\">")
+            // The DTD's order within a clip: its note, then the clips connected to it.
+            if let text = clip.shot.caption ?? clip.shot.dialogue, !text.isEmpty {
+                spine.append("                            <note>\(escaped(text))</note>")
+            }
             if let sound = sounds[clip.shot.id] {
-                let id = asset(named: soundName(of: sound.media), isSound: true)
+                let length = Int((sound.media.duration * Double(fps)).rounded(.up))
+                let id = asset(named: soundName(of: sound.media), duration: time(max(length, sound.frameCount)))
                 spine.append(
                     "                            <asset-clip ref=\"\(id)\" lane=\"-1\" name=\"\(escaped(soundName(of: sound.media)))\" "
                         + "offset=\"\(time(sound.startFrame - clip.startFrame))\" duration=\"\(time(sound.frameCount))\" start=\"0s\"/>")
-            }
-            if let text = clip.shot.caption ?? clip.shot.dialogue, !text.isEmpty {
-                spine.append("                            <note>\(escaped(text))</note>")
             }
             spine.append("                        </video>")
         }

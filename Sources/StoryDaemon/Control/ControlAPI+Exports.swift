@@ -119,8 +119,7 @@ extension ControlAPI {
                 isEDL
                 ? EditorialExport.edl(timeline, title: title)
                 : EditorialExport.fcpxml(
-                    timeline, title: title, width: width, height: height,
-                    mediaURL: "file://" + (mediaDirectory.hasPrefix("/") ? "" : "./") + mediaDirectory + (mediaDirectory.hasSuffix("/") ? "" : "/"))
+                    timeline, title: title, width: width, height: height, mediaDirectory: mediaDirectory)
             return try await exports.submit(
                 kind: body.kind, project: id, fileName: baseName + (isEDL ? ".edl" : ".fcpxml"),
                 contentType: isEDL ? "text/plain; charset=utf-8" : "application/xml"
