@@ -58,6 +58,8 @@ depends=$(field Depends)
 depended=$(printf '%s\n' "$depends" | tr ',' '\n' | sed -e 's/(.*)//' -e 's/[[:space:]]//g' | sort | tr '\n' ' ')
 [ "$depended" = "libc6 libcairo2 libgcc-s1 libglib2.0-0 libjpeg62-turbo libpango-1.0-0 libpangocairo-1.0-0 libsqlite3-0 libssl3 libwebp7 " ] && pass "Depends: $depends" ||
     fail "Depends is '$depends'; expected libc6, libgcc-s1 (which libc6 needs too), libsqlite3-0, libssl3 and the renderer's libcairo2, libpango-1.0-0, libpangocairo-1.0-0, libglib2.0-0, libjpeg62-turbo and libwebp7 only"
+# ffmpeg encodes animatics (a child process, never linked): recommended, not depended on.
+[ "$(field Recommends)" = ffmpeg ] && pass "Recommends: ffmpeg" || fail "Recommends is '$(field Recommends)'; expected ffmpeg (animatics)"
 dpkg-deb --control "$deb" "$work/control"
 [ "$(cat "$work/control/conffiles")" = /etc/storyteller/storytellerd.toml ] && pass "conffile /etc/storyteller/storytellerd.toml" ||
     fail "conffiles is '$(cat "$work/control/conffiles")'"

@@ -27,11 +27,13 @@ public enum EditorialExport {
     public static func sounds(in timeline: Timeline) -> [SoundClip] {
         timeline.clips.compactMap { clip in
             guard let sound = clip.shot.sound else { return nil }
-            let offset = sound.offset.isFinite ? min(max(0, Int((sound.offset * Double(timeline.fps)).rounded())), clip.frameCount) : 0
-            var frames = clip.frameCount - offset
-            if sound.duration > 0 { frames = min(frames, Int((sound.duration * Double(timeline.fps)).rounded(.up))) }
+            // A peer's document may hold any number: clamped before it becomes an Int.
+            let offset = Int((clamped(sound.offset) * Double(timeline.fps)).rounded())
+            let start = min(offset, clip.frameCount)
+            var frames = clip.frameCount - start
+            if sound.duration > 0 { frames = min(frames, Int((clamped(sound.duration) * Double(timeline.fps)).rounded(.up))) }
             guard frames > 0 else { return nil }
-            return SoundClip(media: sound, shot: clip.shot, startFrame: clip.startFrame + offset, frameCount: frames)
+            return SoundClip(media: sound, shot: clip.shot, startFrame: clip.startFrame + start, frameCount: frames)
         }
     }
 
@@ -102,7 +104,7 @@ public enum EditorialExport {
                 spine.append("                            <note>\(escaped(text))</note>")
             }
             if let sound = sounds[clip.shot.id] {
-                let length = Int((sound.media.duration * Double(fps)).rounded(.up))
+                let length = Int((clamped(sound.media.duration) * Double(fps)).rounded(.up))
                 let id = asset(named: soundName(of: sound.media), duration: time(max(length, sound.frameCount)))
                 spine.append(
                     "                            <asset-clip ref=\"\(id)\" lane=\"-1\" name=\"\(escaped(soundName(of: sound.media)))\" "
@@ -132,6 +134,11 @@ public enum EditorialExport {
             </fcpxml>
 
             """
+    }
+
+    /// Seconds within 0 to a day (NaN: 0).
+    public static func clamped(_ seconds: Double) -> Double {
+        seconds.isFinite ? min(max(0, seconds), Timeline.maximumSeconds) : 0
     }
 
     /// Text for an XML attribute or element.

@@ -97,11 +97,17 @@ extension ControlAPI {
             let export = AnimaticExport(
                 timeline: timeline, width: width, height: height, format: format, captions: body.captions ?? false, pictureFiles: pictures,
                 soundFiles: sounds)
-            let renderer = self.renderer
+            let (renderer, logger) = (self.renderer, self.logger)
             return try await exports.submit(
                 kind: body.kind, project: id, fileName: baseName + "." + format.rawValue, contentType: format.contentType
             ) { job throws(ExportError) in
-                try await export.run(in: job.directory, output: job.filePath, ffmpeg: ffmpeg, renderer: renderer) { job.report(progress: $0) }
+                let took = try await export.run(in: job.directory, output: job.filePath, ffmpeg: ffmpeg, renderer: renderer) {
+                    job.report(progress: $0)
+                }
+                let line =
+                    "export \(job.id): \(format.rawValue) animatic of \(export.shownClips.count) shots, \(timeline.frameCount) frames at "
+                    + "\(width)x\(height); frames drawn in \(took.rendering), encoded in \(took.encoding)"
+                logger.info("\(line)")
                 return ExportJob.Outcome(seconds: timeline.seconds, frames: timeline.frameCount, shots: export.shownClips.count)
             }
         default:
