@@ -114,7 +114,7 @@ struct FFmpeg: Sendable {
             out.fileHandleForReading.readabilityHandler = { [self] handle in received(output: handle.availableData) }
             err.fileHandleForReading.readabilityHandler = { [self] handle in received(errors: handle.availableData) }
             let timer = DispatchWorkItem { [self] in stop(reason: .timedOut) }
-            let started: String? = await withCheckedContinuation { continuation in
+            let launchFailure: String? = await withCheckedContinuation { continuation in
                 process.terminationHandler = { _ in continuation.resume(returning: nil) }
                 let failure: String? = state.withLock { state in
                     // Cancelled before it started: it never starts.
@@ -135,7 +135,7 @@ struct FFmpeg: Sendable {
                 }
             }
             timer.cancel()
-            if started == nil {
+            if launchFailure == nil {
                 // The termination handler ran: drain what is left in the pipes.
                 out.fileHandleForReading.readabilityHandler = nil
                 err.fileHandleForReading.readabilityHandler = nil
@@ -145,7 +145,7 @@ struct FFmpeg: Sendable {
             return state.withLock { state in
                 state.hasExited = true
                 if let reason = state.stopReason { return .stopped(reason) }
-                if let started { return .couldNotStart(started) }
+                if let launchFailure { return .couldNotStart(launchFailure) }
                 return .exited(process.terminationStatus)
             }
         }
