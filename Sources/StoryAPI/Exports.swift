@@ -18,10 +18,13 @@ extension API {
         /// Where the stills and sounds an EDL or FCPXML names will be (an absolute
         /// directory: FCPXML wants file URLs); nil: beside the file, as `NAME_media/`.
         public var mediaDirectory: String?
+        /// A sound this daemon holds (its blob, uploaded with `POST /v1/media/sounds`) played
+        /// under the whole animatic from its start (animatic).
+        public var soundtrack: String?
 
         public init(
             kind: String, scene: Int? = nil, width: Int? = nil, height: Int? = nil, fps: Int? = nil, captions: Bool? = nil,
-            format: String? = nil, mediaDirectory: String? = nil
+            format: String? = nil, mediaDirectory: String? = nil, soundtrack: String? = nil
         ) {
             self.kind = kind
             self.scene = scene
@@ -31,6 +34,7 @@ extension API {
             self.captions = captions
             self.format = format
             self.mediaDirectory = mediaDirectory
+            self.soundtrack = soundtrack
         }
 
         /// The kinds there are.

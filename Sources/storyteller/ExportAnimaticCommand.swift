@@ -10,7 +10,8 @@ extension Export {
             discussion: """
                 Each shot is held for its duration (2 s when it has none); cuts fall on whole frames counted from the \
                 shots' cumulative start times, so picture and sound never drift. A shot's sound starts at its shot \
-                (plus the sound's offset) and is cut at the next cut. With --captions each shot's caption (else its \
+                (plus the sound's offset) and is cut at the next cut; --soundtrack adds a sound under the whole \
+                animatic from its start (sent to the daemon first). With --captions each shot's caption (else its \
                 dialogue) is burned into the picture and also written as a subtitle track players can turn off.
 
                 The format is the extension of --out: .mp4 (H.264 + AAC), .webm (VP9 + Opus, also --codec vp9) or \
@@ -22,6 +23,7 @@ extension Export {
                   storyteller export animatic "Night Train" --out night-train.mp4
                   storyteller export animatic "Night Train" --scene 2 --out scene2.mp4 --size 1280x720 --captions
                   storyteller export animatic "Night Train" --codec vp9 --out night-train.webm
+                  storyteller export animatic "Night Train" --soundtrack score.flac --out night-train.mp4
                 """)
         @Argument(help: Help.project) var project: String?
         @Option(help: "Only this scene (its number).") var scene: Int?
@@ -30,6 +32,7 @@ extension Export {
         @Option(help: "Frames a second (1 to 120).") var fps = 24
         @Flag(help: "Burn each shot's caption (else its dialogue) in, and add it as a subtitle track.") var captions = false
         @Option(help: "h264 (an .mp4) or vp9 (a .webm); default from --out's extension.") var codec: String?
+        @Option(help: "A sound file played under the whole animatic from its start (WAV, MP3, M4A, Ogg or FLAC).") var soundtrack: String?
         @OptionGroup var options: ClientOptions
 
         /// The container from the options.
@@ -53,13 +56,18 @@ extension Export {
             }
             guard (1...120).contains(fps) else { throw ValidationError("--fps must be 1 to 120, not \(fps)") }
             try ExportJobClient.checkDirectory(of: out)
+            if let soundtrack {
+                guard format != "gif" else { throw ValidationError("a .gif has no sound; --soundtrack takes an .mp4 or .webm") }
+                guard FileManager.default.isReadableFile(atPath: soundtrack) else { throw ValidationError("cannot read --soundtrack \(soundtrack)") }
+            }
         }
 
         func run() throws {
             let id = try Names(options).project(project)
             let (width, height) = ExportJobClient.size(size)!
-            let request = API.ExportRequest(
+            var request = API.ExportRequest(
                 kind: "animatic", scene: scene, width: width, height: height, fps: fps, captions: captions, format: format)
+            if let soundtrack { request.soundtrack = try ExportJobClient(options: options).uploadSound(soundtrack) }
             let job = try ExportJobClient(options: options).export(request, of: id, to: out)
             if options.json {
                 print(String(decoding: try API.encoder.encode(job), as: UTF8.self))

@@ -45,6 +45,27 @@ struct ExportJobClient {
         return job
     }
 
+    /// Sends a sound file to the daemon's blob store (`POST /v1/media/sounds`),
+    /// with a progress line on a terminal; its blob.
+    func uploadSound(_ file: String) throws -> String {
+        let path = file.hasPrefix("/") ? file : FileManager.default.currentDirectoryPath + "/" + file
+        let progress = isatty(STDERR_FILENO) == 1 ? TransferProgress(verb: "sending", path: file) : nil
+        let response: ControlClientResponse
+        do {
+            response = try options.client.upload("POST", "/v1/media/sounds", file: path) { bytes, total in progress?.show(bytes, of: total) }
+        } catch let failure as ControlClientFailure {
+            progress?.end()
+            printError(failure.isUnreachable ? "\(failure.description) (is storytellerd running?)" : failure.description)
+            throw ExitCode(failure.isUnreachable ? 69 : 1)
+        }
+        progress?.end()
+        guard response.status == 201, let media = try? API.decoder.decode(API.Media.self, from: response.body) else {
+            printError("the soundtrack was refused: " + (response.errorMessage.map(UserWords.translate) ?? "the daemon answered \(response.status)"))
+            throw ExitCode(1)
+        }
+        return media.blob
+    }
+
     /// Downloads `target` into a temporary file beside `out`, then renames it onto `out`.
     func download(_ target: String, to out: String) throws {
         let temporary = URL(fileURLWithPath: out).deletingLastPathComponent().appendingPathComponent(

@@ -124,6 +124,32 @@ import FoundationXML
         #expect(abs(preview.duration - 4.2) <= 0.1, "the preview lasts \(preview.duration) s")
     }
 
+    @Test func aSoundtrackPlaysUnderTheWholeAnimaticAndIsCutAtItsEnd() async throws {
+        let files = try TemporaryDirectory()
+        defer { files.remove() }
+        let daemon = try await StartedDaemon.start()
+        defer { daemon.stop() }
+        let project = try daemon.cli("projects", "create", "Score").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try daemon.cli("scenes", "add", project).status == 0)
+        for _ in 0..<2 { #expect(try daemon.cli("shots", "add", project, "1").status == 0) }
+        for shot in ["1-1", "1-2"] { #expect(try daemon.cli("shots", "set", project, shot, "--duration", "1").status == 0) }
+        // No shot has a sound; the 5 s soundtrack is the only one, cut at 2 s.
+        let soundtrack = files.path + "/score.wav"
+        _ = FileManager.default.createFile(atPath: soundtrack, contents: Data(TestMedia.wav(seconds: 5, seed: 9)))
+        let out = files.path + "/score.mp4"
+        let made = try daemon.cli("export", "animatic", project, "--out", out, "--size", "160x90", "--soundtrack", soundtrack)
+        #expect(made.status == 0, "\(made.errors)")
+        let (streams, duration) = try probe(out)
+        let audio = try #require(streams.first { $0["codec_type"] as? String == "audio" })
+        #expect(audio["codec_name"] as? String == "aac")
+        #expect(abs((Double(audio["duration"] as? String ?? "") ?? 0) - 2) <= 0.05, "\(audio["duration"] ?? "-")")
+        #expect(abs(duration - 2) <= 1.0 / 24 + 0.001)
+        // A soundtrack this daemon does not hold is refused before a job is made.
+        let missing = try daemon.client.request(
+            "POST", "/v1/projects/\(project)/exports", body: Data(#"{"kind":"animatic","soundtrack":"\#(String(repeating: "ab", count: 32))"}"#.utf8))
+        #expect(missing.status == 404, "\(String(decoding: missing.body, as: UTF8.self))")
+    }
+
     @Test func withoutFFmpegTheExportSaysSoAndHowToInstallIt() async throws {
         let files = try TemporaryDirectory()
         defer { files.remove() }

@@ -94,9 +94,18 @@ extension ControlAPI {
                 }
                 if let sound = shot.sound, await isHeld(sound.hash) { sounds[sound.hash] = blobs.completePath(sound.hash) }
             }
-            let export = AnimaticExport(
+            var animatic = AnimaticExport(
                 timeline: timeline, width: width, height: height, format: format, captions: body.captions ?? false, pictureFiles: pictures,
                 soundFiles: sounds)
+            if let text = body.soundtrack, format != .gif {
+                guard let hash = BlobHash(hex: text) else { throw APIError(.badRequest, "'soundtrack' '\(text)' is not a SHA-256 (64 hex digits)") }
+                guard let record = await blobs.record(hash), case .complete = record.state else {
+                    throw APIError(.notFound, "no sound \(hash) on this machine: upload it first (POST /v1/media/sounds)")
+                }
+                guard record.type.isSound else { throw APIError(.badRequest, "'soundtrack' \(hash) is a \(record.type), not a sound") }
+                animatic.soundtrack = blobs.completePath(hash)
+            }
+            let export = animatic
             let (renderer, logger) = (self.renderer, self.logger)
             return try await exports.submit(
                 kind: body.kind, project: id, fileName: baseName + "." + format.rawValue, contentType: format.contentType

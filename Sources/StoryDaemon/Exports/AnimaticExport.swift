@@ -59,6 +59,8 @@ struct AnimaticExport: Sendable {
     let pictureFiles: [BlobHash: String]
     /// Sounds held whole here, by hash (the rest are left out).
     let soundFiles: [BlobHash: String]
+    /// A sound played under the whole animatic from its start (its file), if any.
+    var soundtrack: String?
 
     /// The longest an encode may take before ffmpeg is stopped.
     static let timeLimit: Duration = .seconds(3 * 3600)
@@ -77,9 +79,11 @@ struct AnimaticExport: Sendable {
     }
 
     /// Each shot's sound as it plays: from the shot's start plus the sound's
-    /// offset, for the rest of the shot at most (and the sound's own length).
+    /// offset, for the rest of the shot at most (and the sound's own length);
+    /// then the soundtrack, from the start for the whole animatic at most.
     var sounds: [Sound] {
-        timeline.clips.compactMap { clip -> Sound? in
+        let soundtrack = soundtrack.map { [Sound(path: $0, start: 0, length: timeline.seconds)] } ?? []
+        return timeline.clips.compactMap { clip -> Sound? in
             guard let sound = clip.shot.sound, let path = soundFiles[sound.hash] else { return nil }
             // A peer's document may hold any number: clamped before it becomes milliseconds.
             let offset = EditorialExport.clamped(sound.offset)
@@ -87,7 +91,7 @@ struct AnimaticExport: Sendable {
             if sound.duration > 0 { length = min(length, EditorialExport.clamped(sound.duration)) }
             guard length >= 0.001 else { return nil }
             return Sound(path: path, start: clip.start + offset, length: length)
-        }
+        } + soundtrack
     }
 
     /// Renders the frames and encodes them into `output`, in `directory`;
