@@ -153,11 +153,12 @@ extension ControlAPI {
         return false
     }
 
-    /// A file name from a title: letters, digits, `-` and `_`, at most 80 characters.
+    /// A file name from a title: ASCII letters, digits, `-` and `_` (it goes in a
+    /// `Content-Disposition` header), at most 80 characters.
     static func fileName(from title: String) -> String {
         var name = ""
         for character in title {
-            if character.isLetter || character.isNumber || character == "-" || character == "_" {
+            if character.isASCII && (character.isLetter || character.isNumber || character == "-" || character == "_") {
                 name.append(character)
             } else if !name.hasSuffix("-") {
                 name.append("-")
