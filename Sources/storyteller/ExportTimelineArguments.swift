@@ -3,45 +3,6 @@ import Foundation
 import StoryAPI
 
 extension Export {
-    /// `storyteller export edl`: a CMX3600 EDL of a scene, with its stills and sounds beside it.
-    struct EDL: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "edl",
-            abstract: "Write a CMX3600 EDL of a scene for an editor, with its stills and sounds in a folder beside it.",
-            discussion: """
-                Each shot is a clip (reel AX, its still named in a FROM CLIP NAME comment) held for its frames; each \
-                shot's sound is an audio event from its shot's start plus its offset, cut at the shot's end. Record \
-                timecodes start at 01:00:00:00, non-drop frame, at --fps. The stills (PNG) and sounds are written to \
-                NAME_media/ beside the EDL.
-
-                Example:
-                  storyteller export edl "Night Train" --scene 1 --out scene1.edl --fps 24
-                """)
-        @OptionGroup var arguments: TimelineArguments
-
-        mutating func validate() throws { try arguments.validate() }
-        func run() throws { try arguments.run(kind: "edl") }
-    }
-
-    /// `storyteller export fcpxml`: an FCPXML 1.9 timeline of a scene, with its stills and sounds beside it.
-    struct FCPXML: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "fcpxml",
-            abstract: "Write an FCPXML 1.9 timeline of a scene for Final Cut Pro, with its stills and sounds beside it.",
-            discussion: """
-                A project whose spine holds each shot's still for its frames, the shot's sound as a connected clip \
-                below it, and its caption (else dialogue) as a note. The stills (PNG) and sounds are written to \
-                NAME_media/ beside the file, which names them by absolute file URLs.
-
-                Example:
-                  storyteller export fcpxml "Night Train" --scene 1 --out scene1.fcpxml
-                """)
-        @OptionGroup var arguments: TimelineArguments
-
-        mutating func validate() throws { try arguments.validate() }
-        func run() throws { try arguments.run(kind: "fcpxml") }
-    }
-
     /// What the EDL and FCPXML commands take.
     struct TimelineArguments: ParsableArguments {
         @Argument(help: Help.project) var project: String?
