@@ -60,9 +60,10 @@ depended=$(printf '%s\n' "$depends" | tr ',' '\n' | sed -e 's/(.*)//' -e 's/[[:s
     fail "Depends is '$depends'; expected libc6, libgcc-s1 (which libc6 needs too), libsqlite3-0, libssl3 and the renderer's libcairo2, libpango-1.0-0, libpangocairo-1.0-0, libglib2.0-0, libjpeg62-turbo and libwebp7, and zlib1g (project packages are zip files) only"
 # Fonts are recommended, not depended on: without them the sheets' text is boxes, nothing fails.
 # DejaVu is the text's font; a CJK one is the fallback for Chinese, Japanese and Korean.
+# ffmpeg encodes animatics (a child process, never linked): recommended too.
 recommends=$(field Recommends)
-[ "$recommends" = "fonts-dejavu-core, fonts-wqy-microhei | fonts-noto-cjk | fonts-droid-fallback" ] && pass "Recommends: $recommends" ||
-    fail "Recommends is '$recommends'; expected fonts-dejavu-core and a CJK font (fonts-wqy-microhei | fonts-noto-cjk | fonts-droid-fallback)"
+[ "$recommends" = "fonts-dejavu-core, fonts-wqy-microhei | fonts-noto-cjk | fonts-droid-fallback, ffmpeg" ] && pass "Recommends: $recommends" ||
+    fail "Recommends is '$recommends'; expected fonts-dejavu-core and a CJK font (fonts-wqy-microhei | fonts-noto-cjk | fonts-droid-fallback), and ffmpeg (animatics)"
 dpkg-deb --control "$deb" "$work/control"
 [ "$(cat "$work/control/conffiles")" = /etc/storyteller/storytellerd.toml ] && pass "conffile /etc/storyteller/storytellerd.toml" ||
     fail "conffiles is '$(cat "$work/control/conffiles")'"

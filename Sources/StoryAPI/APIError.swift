@@ -37,6 +37,9 @@ public struct APIError: Error, Codable, Sendable, CustomStringConvertible {
         /// A project package that is cut off, altered, foreign or of a newer
         /// format, or whose content does not check out (422); nothing was stored.
         public static let invalidPackage = Code(rawValue: "invalid_package")
+        /// A program the request needs is not installed where the daemon runs
+        /// (ffmpeg for an animatic); the message says how to install it (503).
+        public static let unavailable = Code(rawValue: "unavailable")
 
         public var description: String { rawValue }
 
@@ -53,6 +56,7 @@ public struct APIError: Error, Codable, Sendable, CustomStringConvertible {
             case .busy: 503
             case .insufficientStorage: 507
             case .invalidPackage: 422
+            case .unavailable: 503
             default: 500
             }
         }

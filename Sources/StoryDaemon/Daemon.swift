@@ -137,11 +137,12 @@ public final class Daemon: Sendable {
 
         let metrics = DaemonMetrics()
         let started = ContinuousClock.now
+        let exports = ExportJobs(directory: paths.temporaryDirectory + "/exports", logger: logger)
         let api = ControlAPI(
             store: store, identity: identity, manager: manager, discovery: discovery, library: library, trash: trash, name: name,
             started: started, clock: clock, metrics: metrics, temporaryDirectory: paths.temporaryDirectory, blobs: blobs,
             acceptedMediaTypes: settings.mediaTypes,
-            logger: logger)
+            logger: logger, exports: exports)
         let (router, table) = api.makeRouter(access: settings.socketAccess)
         routeTable.withLock { $0 = table }
         do {
@@ -182,6 +183,7 @@ public final class Daemon: Sendable {
                     successTerminationBehavior: .ignore))
         }
         services.append(.init(service: TrashService(trash: trash)))
+        services.append(.init(service: ExportService(exports: exports)))
         services.append(.init(service: ControlService(application: control, path: socketPath, readiness: readiness)))
         if let address = settings.metricsListen {
             let metricsService = MetricsService(

@@ -102,6 +102,16 @@ final class CairoCanvas {
         cairo_transform(context, &matrix)
     }
 
+    /// Moves the origin to (x, y) for what is drawn next.
+    func translate(x: Double, y: Double) { cairo_translate(context, x, y) }
+
+    /// Limits what is drawn next to a rectangle (until `restore`).
+    func clip(x: Double, y: Double, width: Double, height: Double) {
+        cairo_new_path(context)
+        cairo_rectangle(context, x, y, width, height)
+        cairo_clip(context)
+    }
+
     /// Starts drawing into an intermediate group (ended by one of the `endGroup` methods).
     func beginGroup() { cairo_push_group(context) }
 
@@ -119,15 +129,6 @@ final class CairoCanvas {
         cairo_pattern_destroy(group)
     }
 
-    /// Moves the origin to (x, y) for what is drawn next (inside `save`/`restore`).
-    func translate(x: Double, y: Double) { cairo_translate(context, x, y) }
-
-    /// Limits what is drawn next to a rectangle (inside `save`/`restore`).
-    func clip(x: Double, y: Double, width: Double, height: Double) {
-        cairo_new_path(context)
-        cairo_rectangle(context, x, y, width, height)
-        cairo_clip(context)
-    }
 
     // MARK: - Drawing
 
@@ -220,6 +221,28 @@ final class CairoCanvas {
         setSource(colour)
         cairo_stroke(context)
         cairo_set_dash(context, nil, 0, 0)
+    }
+
+    /// Fills a rectangle with a colour at `alpha` (0…1).
+    func fillRectangle(x: Double, y: Double, width: Double, height: Double, colour: Color, alpha: Double = 1) {
+        cairo_new_path(context)
+        cairo_rectangle(context, x, y, width, height)
+        cairo_set_source_rgba(context, Double(colour.red) / 255, Double(colour.green) / 255, Double(colour.blue) / 255, alpha)
+        cairo_fill(context)
+    }
+
+    /// A paragraph laid out by Pango for this canvas (see `TextBlock`).
+    func textBlock(
+        _ text: String, size: Double, bold: Bool = false, width: Double, alignment: TextBlock.Alignment = .left
+    ) -> TextBlock {
+        TextBlock(text, size: size, bold: bold, width: width, alignment: alignment, on: context)
+    }
+
+    /// Draws a laid-out paragraph with its top left corner at (x, y).
+    func draw(_ block: TextBlock, x: Double, y: Double, colour: Color, alpha: Double = 1) {
+        block.draw(
+            on: context, x: x, y: y, red: Double(colour.red) / 255, green: Double(colour.green) / 255, blue: Double(colour.blue) / 255,
+            alpha: alpha)
     }
 
     /// One line of text centred on a point (cairo's own text: a label, not typography).

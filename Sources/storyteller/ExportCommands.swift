@@ -8,6 +8,9 @@ struct Export: ParsableCommand {
         subcommands: [
             PDF.self,
             Images.self,
+            Animatic.self,
+            EDL.self,
+            FCPXML.self,
             ExportPackage.self,
         ])
 }

@@ -7,8 +7,8 @@ import StoryStore
 import StorySync
 
 /// Images and sounds: `projects/{id}/shots/{shot}/images`,
-/// `projects/{id}/shots/{shot}/sound`, `projects/{id}/media[/{blob}]` and
-/// `media/transfers`. Uploads are streamed request bodies (any size up to
+/// `projects/{id}/shots/{shot}/sound`, `projects/{id}/media[/{blob}]`,
+/// `media/transfers` and `media/sounds`. Uploads are streamed request bodies (any size up to
 /// `blob-max-bytes`, never held whole in memory), checked from their bytes
 /// before anything is stored.
 extension ControlAPI {
@@ -89,6 +89,11 @@ extension ControlAPI {
         }
         routes.get("media/transfers") { _, _ in
             .json(try await mediaStatus())
+        }
+        // A sound kept in the blob store without a shot (an animatic's soundtrack): nothing
+        // references it, so garbage collection removes it after `blob-gc-grace-days`.
+        routes.post("media/sounds") { request, _ in
+            .json(API.Media(try await receiveMedia(request, wanting: .sound), state: "complete"), status: .created)
         }
     }
 

@@ -35,6 +35,8 @@ struct ControlAPI: Sendable {
     let logger: Logger
     /// Draws panels on a thread of its own, one at a time.
     let renderer = PanelRenderService()
+    /// Long exports (animatics), run one at a time by the export service.
+    let exports: ExportJobs
 
     /// Request bodies are at most 1 MiB (a stroke of 100,000 points fits).
     static let maximumBodyBytes = 1 << 20
@@ -63,6 +65,7 @@ struct ControlAPI: Sendable {
         addMediaRoutes(to: &builder)
         addPackageRoutes(to: &builder)
         addMetricsRoutes(to: &builder)
+        addExportJobRoutes(to: &builder)
         table.set(builder.table)
         return (router, builder.table)
     }

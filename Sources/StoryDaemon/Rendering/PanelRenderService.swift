@@ -82,6 +82,14 @@ actor PanelRenderService {
     ) throws(RenderError) -> [UInt8] {
         try ContactSheet.render(scenes, of: project, title: title, width: width, pictureFiles: pictureFiles)
     }
+
+    /// `AnimaticFrame.render` on the render thread.
+    /// - Throws: `RenderError` as the renderer throws it.
+    func renderFrame(
+        _ shot: ShotView, width: Int, height: Int, caption: String?, pictureFiles: [BlobHash: String]
+    ) throws(RenderError) -> [UInt8] {
+        try AnimaticFrame.render(shot, width: width, height: height, caption: caption, pictureFiles: pictureFiles)
+    }
 }
 
 /// A serial executor on a dedicated dispatch queue.

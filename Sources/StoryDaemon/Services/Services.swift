@@ -148,6 +148,18 @@ struct TrashService: Service, CustomStringConvertible {
     }
 }
 
+/// Export jobs (animatics …), one at a time; the shutdown cancels the one
+/// running (its ffmpeg is killed) and removes every export's files. Started
+/// before the control service, so shut down after it: no job is posted then.
+struct ExportService: Service, CustomStringConvertible {
+    let exports: ExportJobs
+    var description: String { "exports" }
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await exports.run() }
+    }
+}
+
 /// Snapshots (and compacts) the documents due at `now`; failures are logged.
 private func snapshotDueDocuments(of store: Store, now: ContinuousClock.Instant, clock: WallClock, logger: Logger) async {
     do {
