@@ -5,5 +5,5 @@ import ArgumentParser
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write a project out: print sheets, pictures, an animatic, a package for a client.",
-        subcommands: [])
+        subcommands: [HTML.self])
 }

@@ -13,8 +13,9 @@ actor PanelRenderService {
 
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    init() {
-        executor = RenderExecutor(label: "storyteller.render")
+    /// - Parameter label: the thread's (dispatch queue's) name.
+    init(label: String = "storyteller.render") {
+        executor = RenderExecutor(label: label)
     }
 
     /// `PanelRenderer.render` on the render thread.
