@@ -129,8 +129,19 @@ import Testing
         let printed = try preview.waitForOutput(containing: "/\n", timeout: .seconds(10))
         let port = try #require(printed.firstMatch(of: /127\.0\.0\.1:(\d+)\//).flatMap { Int($0.output.1) })
         #expect(LoopbackHTTP.accepts(port: port))
+        // Killed once it holds the preview (before that, the 10 s lease for unheld previews applies).
+        try await eventually("the CLI holds the preview", timeout: .seconds(5)) {
+            String(decoding: try started.client.get("/v1/previews").body, as: UTF8.self).contains(#""held":true"#)
+        }
         preview.kill()
-        try await eventually("the preview port refuses connections", timeout: .seconds(3)) { !LoopbackHTTP.accepts(port: port) }
+        // Noticed at the next heartbeat line or the one after (half a second apart), on a loaded machine later.
+        do {
+            try await eventually("the preview port refuses connections", timeout: .seconds(6)) { !LoopbackHTTP.accepts(port: port) }
+        } catch {
+            let open = String(decoding: try started.client.get("/v1/previews").body, as: UTF8.self)
+            Issue.record("open previews: \(open); the daemon said: \(started.daemon.output.suffix(2_000)) \(started.daemon.errors.suffix(2_000))")
+            throw error
+        }
         // A bad preview id is a 404, never a crash.
         #expect(try started.client.request("DELETE", "/v1/previews/..%2F").status == 404)
         #expect(try started.client.get("/v1/previews/nothing/hold").status == 404)

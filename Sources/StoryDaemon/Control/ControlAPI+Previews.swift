@@ -17,20 +17,28 @@ extension ControlAPI {
         }
         routes.get("previews/:preview/hold") { _, context in
             let id = try context.parameter("preview")
-            let preview = try previews.hold(id)
+            guard let preview = previews.preview(id), preview.port != 0 else { throw APIError(.notFound, "no open preview \(id)") }
+            guard !preview.held else { throw APIError(.conflict, "preview \(id) is held by another client already") }
             let previews = self.previews
-            // One line now, then one a second while the preview is open: a
-            // client that left is noticed at the next line, which cannot be
-            // written, and its preview closes.
+            // Held from when the answer's body runs (a client gone before
+            // that leaves the preview unheld, and the lease closes it). One
+            // line now, then one every half second while the preview is
+            // open: a client that left is noticed at the next line or the one
+            // after (the first may still be taken by the kernel), which
+            // cannot be written, and its preview closes.
             return Response(
                 status: .ok, headers: [.contentType: "application/x-ndjson", .cacheControl: "no-cache"],
                 body: ResponseBody { writer in
+                    guard var current = try? previews.hold(id) else {
+                        try await writer.finish(nil)
+                        return
+                    }
                     defer { previews.close(id) }
-                    var current: API.Preview? = preview
-                    while let line = current {
-                        try await writer.write(ByteBuffer(bytes: try API.encoder.encode(line) + Data("\n".utf8)))
-                        try await Task.sleep(for: .seconds(1))
-                        current = previews.preview(id)
+                    while true {
+                        try await writer.write(ByteBuffer(bytes: try API.encoder.encode(current) + Data("\n".utf8)))
+                        try await Task.sleep(for: .milliseconds(500))
+                        guard let now = previews.preview(id) else { break }
+                        current = now
                     }
                     try await writer.finish(nil)
                 })
