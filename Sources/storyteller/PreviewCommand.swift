@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import StoryAPI
 import StoryClient
+import Synchronization
 
 /// `storyteller preview PROJECT`: a live slideshow in the browser.
 struct Preview: ParsableCommand {
@@ -37,10 +38,12 @@ struct Preview: ParsableCommand {
         // Ctrl-C and SIGTERM close the preview at once; were this process
         // killed outright, the daemon notices the held stream closing.
         var sources: [any DispatchSourceSignal] = []
+        let stopping = StopFlag()
         for number in [SIGINT, SIGTERM, SIGHUP] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
+                stopping.isSet.withLock { $0 = true }
                 _ = try? client.request("DELETE", "/v1/previews/\(preview.id)", timeoutSeconds: 5)
                 print("preview closed")
                 fflush(nil)
@@ -57,10 +60,17 @@ struct Preview: ParsableCommand {
             throw ExitCode(69)
         }
         withExtendedLifetime(sources) {}
+        // Our own DELETE ended the stream: the signal handler says so and exits.
+        while stopping.isSet.withLock({ $0 }) { sleep(1) }
         if let failure {
             printError(failure.errorMessage.map(UserWords.translate) ?? "the daemon answered \(failure.status)")
             throw ExitCode(1)
         }
         print("the daemon closed the preview")
     }
+}
+
+/// Set once a signal asked the preview to stop.
+private final class StopFlag: Sendable {
+    let isSet = Mutex(false)
 }

@@ -46,6 +46,9 @@ import Testing
         let sources = html.matches(of: /\ssrc="([^"]*)"/).map { String($0.output.1) }
         #expect(sources.count == 3 && sources.allSatisfy { $0.hasPrefix("data:image/png;base64,") || $0.hasPrefix("data:audio/wav;base64,") })
         #expect(!html.contains("http://") && !html.contains("https://"))
+        // 1-1 runs its 1 s, 1-2 (no duration) the default 2 s; the timeline marks both.
+        #expect(html.contains(#"id="shot-1" data-shot="#) && html.matches(of: /data-duration="1"/).count == 2)
+        #expect(html.matches(of: /data-duration="2"/).count == 2 && html.contains("0:00 / 0:03"))
 
         let chromium = try Chromium()
         // At load: the first board (its red stroke), not the second (green).

@@ -18,9 +18,10 @@ extension SlideshowPage {
         .panel{display:block;max-width:100%;max-height:calc(100vh - 14rem);width:auto;height:auto;background:#fff;\
         box-shadow:0 3px 18px #000c;border-radius:2px}\
         figcaption{text-align:center;max-width:60rem;max-height:8rem;overflow:auto}\
-        figcaption p{margin:.15rem 0}\
+        figcaption p{margin:.15rem 0;white-space:pre-line}\
         .label{display:inline-block;font-size:.75rem;color:#bbb;border:1px solid #555;border-radius:3px;padding:0 .35rem;\
         font-variant-numeric:tabular-nums}\
+        .duration{font-size:.75rem;color:#888;margin-left:.4rem;font-variant-numeric:tabular-nums}\
         .caption{font-size:1.2rem}\
         .dialogue{font-style:italic;color:#f3d38a}.dialogue::before{content:"“"}.dialogue::after{content:"”"}\
         .note{font-size:.85rem;color:#e99}\
@@ -29,12 +30,13 @@ extension SlideshowPage {
         button{font:inherit;color:#eee;background:#2a2a2a;border:1px solid #474747;border-radius:6px;cursor:pointer}\
         #controls button{min-width:2.6rem;height:2.1rem;padding:0 .6rem;display:inline-flex;align-items:center;justify-content:center}\
         #play .icon-pause,#play.playing .icon-play{display:none}#play.playing .icon-pause{display:inline}\
-        button:hover{background:#383838}button:focus-visible{outline:2px solid #6af;outline-offset:1px}\
+        button:disabled{opacity:.35;cursor:default}button:hover:enabled{background:#383838}button:focus-visible{outline:2px solid #6af;outline-offset:1px}\
         #clock{font-variant-numeric:tabular-nums;color:#ccc;margin-left:.4rem}\
         #keys{margin-left:auto;color:#777;font-size:.8rem}\
         #timeline{position:relative;display:flex;gap:2px;height:1.9rem;margin-top:.5rem}\
         .segment{flex:1 1 0;min-width:3px;padding:0 .3rem;border:0;border-radius:3px;background:#303030;color:#999;\
         font-size:.7rem;text-align:left;overflow:hidden;white-space:nowrap}\
+        .segment.scene-start{margin-left:6px}.segment.scene-start:first-child{margin-left:0}\
         .segment.done{background:#3b4356}.segment.current{background:#52648c;color:#fff}\
         #playhead{position:absolute;top:-4px;bottom:-4px;left:0;width:2px;background:#ff5b5b;pointer-events:none}
         """
@@ -50,9 +52,6 @@ extension SlideshowPage {
           const live = document.body.dataset.live === "true";
           for (const button of document.querySelectorAll("button")) {
             button.addEventListener("mousedown", (event) => event.preventDefault());
-          }
-          if (slides.length === 0) {
-            for (const button of document.querySelectorAll("#controls button")) button.disabled = true;
           }
           const durations = slides.map((slide) => {
             const seconds = parseFloat(slide.dataset.duration);

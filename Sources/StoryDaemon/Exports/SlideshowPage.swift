@@ -17,6 +17,8 @@ struct SlideshowPage: Sendable {
     /// One shot of the slideshow.
     struct Slide: Sendable, Hashable {
         var shot: OpID
+        /// The scene's number (the timeline marks where a scene starts).
+        var scene: Int
         var label: String
         /// Seconds (the shot's duration, or `API.Slideshow.defaultDuration`).
         var duration: Double
@@ -51,7 +53,7 @@ struct SlideshowPage: Sendable {
             let duration = shot.duration.flatMap { $0.isFinite && $0 > 0 ? min($0, 3_600) : nil } ?? API.Slideshow.defaultDuration
             let sound = shot.sound.flatMap { holds($0.hash) ? $0 : nil }
             return Slide(
-                shot: shot.id, label: shot.label, duration: duration, caption: nonEmpty(shot.caption), dialogue: nonEmpty(shot.dialogue),
+                shot: shot.id, scene: shot.sceneNumber, label: shot.label, duration: duration, caption: nonEmpty(shot.caption), dialogue: nonEmpty(shot.dialogue),
                 sound: sound, isSoundMissing: shot.sound != nil && sound == nil, aspectRatio: shot.aspectRatio)
         }
     }
@@ -99,7 +101,7 @@ struct SlideshowPage: Sendable {
             \(index == 0 ? " aria-current=\"true\"" : "")>
             <div class="frame"><img class="panel" src="\(Self.escaped(panel))" data-src="\(Self.escaped(panel))" alt="\(Self.escaped(label))" \
             width="\(Self.panelSize(slide.aspectRatio).width)" height="\(Self.panelSize(slide.aspectRatio).height)"></div>
-            <figcaption><span class="label">\(Self.escaped(slide.label))</span>
+            <figcaption><span class="label">\(Self.escaped(slide.label))</span><span class="duration">\(Self.seconds(slide.duration))</span>
             """
         if let caption = slide.caption { before += "<p class=\"caption\">\(Self.escaped(caption))</p>" }
         if let dialogue = slide.dialogue { before += "<p class=\"dialogue\">\(Self.escaped(dialogue))</p>" }
@@ -114,24 +116,27 @@ struct SlideshowPage: Sendable {
         var segments = ""
         var start = 0.0
         for (index, slide) in slides.enumerated() {
+            // A new scene starts with a wider gap in the timeline.
+            let isSceneStart = index > 0 && slides[index - 1].scene != slide.scene
             segments += """
-                <button class="segment\(index == 0 ? " current" : "")" type="button" data-index="\(index)" data-duration="\(Self.number(slide.duration))" \
+                <button class="segment\(index == 0 ? " current" : "")\(isSceneStart ? " scene-start" : "")" type="button" data-index="\(index)" data-duration="\(Self.number(slide.duration))" \
                 title="\(Self.escaped(slide.label)) at \(Self.clock(start))"><span>\(Self.escaped(slide.label))</span></button>
                 """
             start += slide.duration
         }
+        let disabled = slides.isEmpty ? " disabled" : ""
         return """
             </main>
             <footer>
             <div id="controls">
-            <button id="previous" type="button" title="Previous shot (←)" aria-label="Previous shot">\(Self.icon("M3 2h2v12H3zM14 2v12L6 8z"))</button>
-            <button id="play" type="button" title="Play or pause (space)" aria-label="Play" aria-pressed="false">\
+            <button id="previous" type="button"\(disabled) title="Previous shot (←)" aria-label="Previous shot">\(Self.icon("M3 2h2v12H3zM14 2v12L6 8z"))</button>
+            <button id="play" type="button"\(disabled) title="Play or pause (space)" aria-label="Play" aria-pressed="false">\
             \(Self.icon("M4 2v12l10-6z", class: "icon-play"))\(Self.icon("M3 2h4v12H3zM9 2h4v12H9z", class: "icon-pause"))</button>
-            <button id="next" type="button" title="Next shot (→)" aria-label="Next shot">\(Self.icon("M11 2h2v12h-2zM2 2v12l8-6z"))</button>
+            <button id="next" type="button"\(disabled) title="Next shot (→)" aria-label="Next shot">\(Self.icon("M11 2h2v12h-2zM2 2v12l8-6z"))</button>
             <span id="clock">0:00 / \(Self.clock(totalDuration))</span>
             <span id="keys">← → shots · space play/pause · Home/End</span>
             </div>
-            <div id="timeline" role="group" aria-label="Timeline">\(segments)<div id="playhead"></div></div>
+            <div id="timeline" role="group" aria-label="Timeline">\(segments)\(slides.isEmpty ? "" : "<div id=\"playhead\"></div>")</div>
             </footer>
             <script>\(Self.script)</script>
             </body>
@@ -178,6 +183,12 @@ struct SlideshowPage: Sendable {
     /// Seconds as JavaScript reads them (`2`, `1.5`).
     static func number(_ value: Double) -> String {
         value == value.rounded() ? String(Int(value)) : String(format: "%.3f", value)
+    }
+
+    /// A duration as people read it on a board: `2 s`, `1.5 s`.
+    static func seconds(_ value: Double) -> String {
+        let tenths = (value * 10).rounded() / 10
+        return (tenths == tenths.rounded() ? String(Int(tenths)) : String(format: "%.1f", tenths)) + " s"
     }
 
     /// `m:ss`.
