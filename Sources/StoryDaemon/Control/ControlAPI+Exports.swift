@@ -49,7 +49,7 @@ extension ControlAPI {
             let panel = "panels/\(slide.label).png"
             files.append(
                 API.SlideshowFile(
-                    path: panel, source: "/v1/projects/\(project)/shots/\(Self.pathSegment(slide.shot.description))/render?format=png&width=\(width)"))
+                    path: panel, source: "/v1/projects/\(project)/shots/\(Self.pathSegment(slide.shot.description))/render?format=png&width=\(SlideshowSource.fittingWidth(width, aspectRatio: slide.aspectRatio))"))
             let (before, after) = page.slide(position, panel: panel)
             index += before
             if let sound = slide.sound {

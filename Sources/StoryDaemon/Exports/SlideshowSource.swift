@@ -40,9 +40,15 @@ struct SlideshowSource: Sendable {
         for picture in PanelRenderer.pictures(drawnIn: shot) where await isHeld(picture.hash) {
             files[picture.hash] = blobs.completePath(picture.hash)
         }
-        let ratio = shot.aspectRatio.isFinite && shot.aspectRatio > 0 ? shot.aspectRatio : ProjectView.defaultAspectRatio
-        let fitting = max(16, min(width, Int((8_192 * ratio).rounded(.down))))
-        return try await renderer.render(shot, in: view, as: .png, width: fitting, onion: 0, pictureFiles: files)
+        return try await renderer.render(
+            shot, in: view, as: .png, width: Self.fittingWidth(width, aspectRatio: shot.aspectRatio), onion: 0, pictureFiles: files)
+    }
+
+    /// `width`, or less for a shot so tall that its height would pass the
+    /// renderer's 8192 pixels (a 400 from `render`).
+    static func fittingWidth(_ width: Int, aspectRatio: Double) -> Int {
+        let ratio = aspectRatio.isFinite && aspectRatio > 0 ? aspectRatio : ProjectView.defaultAspectRatio
+        return max(16, min(width, Int((8_192 * ratio).rounded(.down))))
     }
 
     /// The path of a blob held whole here.

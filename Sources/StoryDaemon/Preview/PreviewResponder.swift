@@ -48,7 +48,7 @@ struct PreviewResponder: HTTPResponder {
             case "", "index.html":
                 return try await page()
             case "events":
-                return await events()
+                return events()
             case _ where rest.hasPrefix("panels/") && rest.hasSuffix(".png"):
                 return try await panel(String(rest.dropFirst("panels/".count).dropLast(".png".count)))
             case _ where rest.hasPrefix("sounds/"):
@@ -109,17 +109,23 @@ struct PreviewResponder: HTTPResponder {
 
     /// Server-sent events: `shot` (a panel changed: `{"shot": ID, "version": N}`),
     /// `reload` (shots added, removed, moved or retitled), `closed` (the preview ended).
-    private func events() async -> Response {
-        let (stream, continuation) = AsyncStream<PreviewStreams.Signal>.makeStream(bufferingPolicy: .bufferingNewest(64))
-        guard let key = streams.add(continuation) else { return Self.text(.serviceUnavailable, "this preview is closing") }
-        let changes = await source.store.events()
+    private func events() -> Response {
         let project = project
         let source = source
         let streams = streams
         var response = Response(
             status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"],
             body: ResponseBody { writer in
+                let (stream, continuation) = AsyncStream<PreviewStreams.Signal>.makeStream(bufferingPolicy: .bufferingNewest(64))
+                guard let key = streams.add(continuation) else {
+                    // The preview is closing.
+                    try await writer.write(ByteBuffer(string: "event: closed\ndata: {}\n\n"))
+                    try await writer.finish(nil)
+                    return
+                }
                 defer { streams.remove(key) }
+                // Subscribed before the first page is read, so no change falls between.
+                let changes = await source.store.events()
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask {
                         for await event in changes {
