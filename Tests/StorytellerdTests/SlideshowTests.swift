@@ -120,7 +120,7 @@ import Testing
         #expect(try started.client.get("/v1/previews").body == Data("[]".utf8))
     }
 
-    @Test func aPreviewWhoseCLIIsKilledClosesAndBadIDsAreNotFound() async throws {
+    @Test func aPreviewClosesWhenItsCLIIsKilledOrTheDaemonStops() async throws {
         let files = try TemporaryDirectory()
         defer { files.remove() }
         let started = try await StartedDaemon.start()
@@ -148,6 +148,20 @@ import Testing
         // A bad preview id is a 404, never a crash.
         #expect(try started.client.request("DELETE", "/v1/previews/..%2F").status == 404)
         #expect(try started.client.get("/v1/previews/nothing/hold").status == 404)
+
+        // A daemon stopping with a preview open stops at once (the held stream
+        // ends with the preview), and the CLI says the daemon closed it.
+        let second = try CLIProcess(["preview", project, "--socket", started.socket])
+        defer { second.kill() }
+        _ = try second.waitForOutput(containing: "/\n", timeout: .seconds(10))
+        try await eventually("the CLI holds the preview", timeout: .seconds(5)) {
+            String(decoding: try started.client.get("/v1/previews").body, as: UTF8.self).contains(#""held":true"#)
+        }
+        let stopping = ContinuousClock.now
+        Foundation.kill(started.daemon.pid, SIGTERM)
+        #expect(try await started.daemon.waitForExit(timeout: .seconds(10)) == 0)
+        #expect(ContinuousClock.now - stopping < .seconds(5), "not the 20 s the control server would wait for a held stream")
+        _ = try second.waitForOutput(containing: "the daemon closed the preview", timeout: .seconds(5))
     }
 
     @Test func userTextIsEscapedAndTheTokenComparedWhole() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import ServiceLifecycle
 import StoryAPI
 import StoryCore
 
@@ -34,11 +35,17 @@ extension ControlAPI {
                         return
                     }
                     defer { previews.close(id) }
-                    while true {
-                        try await writer.write(ByteBuffer(bytes: try API.encoder.encode(current) + Data("\n".utf8)))
-                        try await Task.sleep(for: .milliseconds(500))
-                        guard let now = previews.preview(id) else { break }
-                        current = now
+                    // At shutdown the control server waits for its answers to
+                    // end: the preview closes then, and with it this stream.
+                    try await withGracefulShutdownHandler {
+                        while true {
+                            try await writer.write(ByteBuffer(bytes: try API.encoder.encode(current) + Data("\n".utf8)))
+                            try await Task.sleep(for: .milliseconds(500))
+                            guard let now = previews.preview(id) else { break }
+                            current = now
+                        }
+                    } onGracefulShutdown: {
+                        previews.close(id)
                     }
                     try await writer.finish(nil)
                 })
