@@ -24,6 +24,8 @@ final class PreviewRegistry: Service, Sendable {
         let group: ServiceGroup
         /// Ends when the preview is to close.
         let closing: AsyncStream<Void>
+        /// Told the port once bound, or nil if the listener ends without binding.
+        let bound: BoundPort
     }
 
     private struct Entry: Sendable {
@@ -88,6 +90,8 @@ final class PreviewRegistry: Service, Sendable {
             } catch {
                 logger.warning("preview \(launch.id) stopped: \(error)")
             }
+            // A listener that could not bind ends here: `open` hears so at once.
+            launch.bound.resolve(nil)
             tasks.cancelAll()
         }
         state.withLock { _ = $0.entries.removeValue(forKey: launch.id) }
@@ -123,7 +127,9 @@ final class PreviewRegistry: Service, Sendable {
             }
             state.entries[id] = Entry(preview: preview, streams: streams, closer: closer)
         }
-        launcher.yield(Launch(id: id, group: group, closing: closing))
+        if case .terminated = launcher.yield(Launch(id: id, group: group, closing: closing, bound: bound)) {
+            bound.resolve(nil)  // shutting down meanwhile
+        }
         guard let port = await bound.wait(seconds: 5) else {
             close(id)
             throw APIError(.internal, "the preview listener could not be opened on 127.0.0.1")
