@@ -1,5 +1,8 @@
 import Foundation
+import Logging
 import StoryAPI
+import StoryCore
+import StoryStore
 import StoryTestSupport
 import Synchronization
 import Testing
@@ -162,6 +165,26 @@ import Testing
         #expect(try await started.daemon.waitForExit(timeout: .seconds(10)) == 0)
         #expect(ContinuousClock.now - stopping < .seconds(5), "not the 20 s the control server would wait for a held stream")
         _ = try second.waitForOutput(containing: "the daemon closed the preview", timeout: .seconds(5))
+    }
+
+    @Test func aPreviewNobodyHoldsClosesAfterItsLease() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(path: directory.path + "/storyteller.sqlite", identity: TestIdentities.signing())
+        let blobs = try BlobStore(directory: directory.path + "/blobs")
+        let project = try await store.createDocument(kind: .project, name: "Lease", at: 0)
+        let registry = PreviewRegistry(
+            source: SlideshowSource(store: store, blobs: blobs, renderer: PanelRenderService()), unheldLease: .milliseconds(300),
+            logger: Logger(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await registry.run() }
+            let preview = try await registry.open(project)
+            #expect(preview.url == "http://127.0.0.1:\(preview.port)/\(preview.token)/" && !preview.held)
+            #expect(LoopbackHTTP.accepts(port: preview.port) && registry.list() == [preview])
+            try await eventually("the unheld preview closes", timeout: .seconds(5)) { !LoopbackHTTP.accepts(port: preview.port) }
+            #expect(registry.list().isEmpty && registry.close(preview.id) == nil)
+            group.cancelAll()
+        }
     }
 
     @Test func userTextIsEscapedAndTheTokenComparedWhole() throws {

@@ -16,7 +16,7 @@ import Synchronization
 /// A preview lives while a client holds it (`GET /v1/previews/{id}/hold`,
 /// a stream the CLI keeps open): it closes when that connection closes, on
 /// `DELETE /v1/previews/{id}`, when nobody holds it within
-/// `API.PreviewLease.unheldSeconds` of its start, and at shutdown.
+/// `unheldLease` (`API.PreviewLease.unheldSeconds`) of its start, and at shutdown.
 final class PreviewRegistry: Service, Sendable {
     /// A listener to run, handed from `open` to `run`.
     private struct Launch: Sendable {
@@ -40,6 +40,7 @@ final class PreviewRegistry: Service, Sendable {
     }
 
     let source: SlideshowSource
+    let unheldLease: Duration
     let logger: Logger
     private let state = Mutex(State())
     private let launches: AsyncStream<Launch>
@@ -48,8 +49,10 @@ final class PreviewRegistry: Service, Sendable {
     /// - Parameter source: where pages come from; the previews draw on a
     ///   render thread of their own (`source.renderer`), so a preview
     ///   redrawing panels as peers draw never holds up `render` or an export.
-    init(source: SlideshowSource, logger: Logger) {
+    /// - Parameter unheldLease: how long a preview nobody holds stays open.
+    init(source: SlideshowSource, unheldLease: Duration = .seconds(API.PreviewLease.unheldSeconds), logger: Logger) {
         self.source = source
+        self.unheldLease = unheldLease
         self.logger = logger
         (launches, launcher) = AsyncStream<Launch>.makeStream()
     }
@@ -80,7 +83,7 @@ final class PreviewRegistry: Service, Sendable {
                 await launch.group.triggerGracefulShutdown()
             }
             tasks.addTask { [self] in
-                try? await Task.sleep(for: .seconds(API.PreviewLease.unheldSeconds))
+                try? await Task.sleep(for: unheldLease)
                 guard !Task.isCancelled, state.withLock({ $0.entries[launch.id].map { !$0.preview.held } ?? false }) else { return }
                 logger.info("preview \(launch.id) closed: nobody held it open")
                 close(launch.id)
