@@ -31,8 +31,8 @@ extension SlideshowPage {
         #controls button{min-width:2.6rem;height:2.1rem;padding:0 .6rem;display:inline-flex;align-items:center;justify-content:center}\
         #play .icon-pause,#play.playing .icon-play{display:none}#play.playing .icon-pause{display:inline}\
         button:disabled{opacity:.35;cursor:default}button:hover:enabled{background:#383838}button:focus-visible{outline:2px solid #6af;outline-offset:1px}\
-        #clock{font-variant-numeric:tabular-nums;color:#ccc;margin-left:.4rem}\
-        #keys{margin-left:auto;color:#777;font-size:.8rem}\
+        #clock{font-variant-numeric:tabular-nums;color:#ccc;margin-left:.4rem;white-space:nowrap}\
+        #keys{margin-left:auto;color:#777;font-size:.8rem}@media (max-width:640px){#keys{display:none}}\
         #timeline{position:relative;display:flex;gap:2px;height:1.9rem;margin-top:.5rem}\
         .segment{flex:1 1 0;min-width:3px;padding:0 .3rem;border:0;border-radius:3px;background:#303030;color:#999;\
         font-size:.7rem;text-align:left;overflow:hidden;white-space:nowrap}\
