@@ -138,10 +138,12 @@ public final class Daemon: Sendable {
         let metrics = DaemonMetrics()
         let started = ContinuousClock.now
         let exports = ExportJobs(directory: paths.temporaryDirectory + "/exports", logger: logger)
+        let previews = PreviewRegistry(
+            source: SlideshowSource(store: store, blobs: blobs, renderer: PanelRenderService(label: "storyteller.render.preview")), logger: logger)
         let api = ControlAPI(
             store: store, identity: identity, manager: manager, discovery: discovery, library: library, trash: trash, name: name,
             started: started, clock: clock, metrics: metrics, temporaryDirectory: paths.temporaryDirectory, blobs: blobs,
-            acceptedMediaTypes: settings.mediaTypes,
+            acceptedMediaTypes: settings.mediaTypes, previews: previews,
             logger: logger, exports: exports)
         let (router, table) = api.makeRouter(access: settings.socketAccess)
         routeTable.withLock { $0 = table }
@@ -184,6 +186,7 @@ public final class Daemon: Sendable {
         }
         services.append(.init(service: TrashService(trash: trash)))
         services.append(.init(service: ExportService(exports: exports)))
+        services.append(.init(service: previews))
         services.append(.init(service: ControlService(application: control, path: socketPath, readiness: readiness)))
         if let address = settings.metricsListen {
             let metricsService = MetricsService(

@@ -9,7 +9,7 @@ import StoryClient
 /// to the last byte, while the daemon's resident memory is sampled.
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "export", abstract: "Measure exports of a large project: PNG per shot, PDF sheets, animatic, package.")
+        commandName: "export", abstract: "Measure exports of a large project: PNG per shot, PDF sheets, animatic (ffmpeg), package.")
 
     @Option(help: "The storytellerd binary (build it in release mode too).")
     var daemon: String
@@ -85,6 +85,29 @@ struct ExportCommand: ParsableCommand {
         result["pdf_bytes"] = pdf.body.count
         result["pdf_pages"] = pdf.headers["storyteller-page-count"].flatMap { Int($0) }
         result["pdf_rss_peak_mib"] = sheets.stop()[pid].map { rounded($0, 1) }
+
+        // The animatic at 1080p with captions, as a job: posted, followed, downloaded.
+        let encoding = ResidentSampler([pid])
+        let animaticStart = DispatchTime.now()
+        let job = try a.call(
+            "POST", "/v1/projects/\(project)/exports", ["kind": "animatic", "width": 1920, "height": 1080, "fps": 24, "captions": true])
+        guard let jobID = job["id"] as? String else { throw ValidationError("the animatic job has no id: \(job)") }
+        var state = ""
+        let finished = LocalDaemon.poll(every: 0.1, for: Double(timeout)) {
+            let followed = try a.call("GET", "/v1/exports/\(jobID)")
+            state = followed["state"] as? String ?? ""
+            if state == "failed" { throw ValidationError("the animatic failed: \(followed["error"] ?? "")") }
+            return state == "done"
+        }
+        guard finished else { throw ValidationError("the animatic was not done in \(timeout) s (\(state))") }
+        let video = try a.client.request("GET", "/v1/exports/\(jobID)/file", timeoutSeconds: timeout)
+        result["animatic_s"] = seconds(since: animaticStart)
+        guard video.status == 200 else { throw ValidationError("animatic file: \(video.errorMessage ?? "status \(video.status)")") }
+        result["animatic_bytes"] = video.body.count
+        result["animatic_rss_peak_mib"] = encoding.stop()[pid].map { rounded($0, 1) }
+        let videoPath = root + "/animatic.mp4"
+        try video.body.write(to: URL(fileURLWithPath: videoPath))
+        _ = try? a.raw("DELETE", "/v1/exports/\(jobID)")
 
         // The project package (snapshot, change log, thumbnails, print sheet), then imported on a new daemon.
         let packing = ResidentSampler([pid])

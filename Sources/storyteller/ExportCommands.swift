@@ -11,6 +11,7 @@ struct Export: ParsableCommand {
             Animatic.self,
             EDL.self,
             FCPXML.self,
+            HTML.self,
             ExportPackage.self,
         ])
 }

@@ -41,7 +41,7 @@ for _ in $(seq 1 200); do curl -s "http://127.0.0.1:$port/v1/status" >/dev/null 
 status=0
 "$work/venv/bin/schemathesis" run docs/openapi.json --url "http://127.0.0.1:$port" \
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance,unsupported_method \
-    --exclude-path /v1/events --exclude-path /v1/backup \
+    --exclude-path /v1/events --exclude-path /v1/backup --exclude-path '/v1/previews/{preview}/hold' \
     --max-examples "$examples" --seed 20261122 --request-timeout 20 --no-color || status=$?
 if ! kill -0 "${pids[0]}" 2>/dev/null; then
     echo "the daemon died during the fuzzing:" >&2

@@ -32,6 +32,8 @@ struct ControlAPI: Sendable {
     let blobs: BlobStore
     /// The media uploads may be (`media-types`).
     let acceptedMediaTypes: Set<StoryCore.MediaType>
+    /// Live slideshow previews on loopback ports.
+    let previews: PreviewRegistry
     let logger: Logger
     /// Draws panels on a thread of its own, one at a time.
     let renderer = PanelRenderService()
@@ -66,6 +68,8 @@ struct ControlAPI: Sendable {
         addPackageRoutes(to: &builder)
         addMetricsRoutes(to: &builder)
         addExportJobRoutes(to: &builder)
+        addSlideshowRoutes(to: &builder)
+        addPreviewRoutes(to: &builder)
         table.set(builder.table)
         return (router, builder.table)
     }

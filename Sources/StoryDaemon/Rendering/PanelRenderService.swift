@@ -16,8 +16,9 @@ actor PanelRenderService {
     /// at once are refused (busy) rather than queued without end.
     nonisolated let panels = AdmissionGate(capacity: 16)
 
-    init() {
-        executor = RenderExecutor(label: "storyteller.render")
+    /// - Parameter label: the thread's (dispatch queue's) name.
+    init(label: String = "storyteller.render") {
+        executor = RenderExecutor(label: label)
     }
 
     /// `PanelRenderer.render` on the render thread.

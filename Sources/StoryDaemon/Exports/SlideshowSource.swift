@@ -1,0 +1,84 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import StoryAPI
+import StoryCore
+import StoryRender
+import StoryStore
+
+/// What a slideshow is made from: a project's shots, their panels drawn by
+/// the renderer and their sounds from the blob store. Shared by the HTML
+/// export and the live preview.
+struct SlideshowSource: Sendable {
+    let store: Store
+    let blobs: BlobStore
+    let renderer: PanelRenderService
+
+    /// The page of a project as it is now, and the view it was made from.
+    /// - Throws: `StoreError` (the project cannot be read).
+    func page(of id: DocumentID, media: SlideshowPage.Media) async throws -> (page: SlideshowPage, view: ProjectView) {
+        let document = try await store.project(id)
+        let view = document.view
+        var held: Set<BlobHash> = []
+        for sound in view.shots.compactMap(\.sound) where await isHeld(sound.hash) { held.insert(sound.hash) }
+        let name = try await store.document(id).name
+        let title = [view.title, name].compactMap { $0 }.first { !$0.isEmpty } ?? "Untitled"
+        return (SlideshowPage(title: title, slides: SlideshowPage.slides(of: view, holds: held.contains), media: media), view)
+    }
+
+    /// Whether this machine holds a blob whole.
+    func isHeld(_ hash: BlobHash) async -> Bool {
+        if case .complete? = await blobs.record(hash)?.state { return true }
+        return false
+    }
+
+    /// A shot's panel as PNG, at most `width` pixels wide (narrower when the
+    /// shot is so tall that the height would pass the renderer's limit).
+    /// - Throws: `RenderError` when cairo cannot draw it.
+    func panel(_ shot: ShotView, in view: ProjectView, width: Int) async throws -> [UInt8] {
+        var files: [BlobHash: String] = [:]
+        for picture in PanelRenderer.pictures(drawnIn: shot) where await isHeld(picture.hash) {
+            files[picture.hash] = blobs.completePath(picture.hash)
+        }
+        return try await renderer.render(
+            shot, in: view, as: .png, width: Self.fittingWidth(width, aspectRatio: shot.aspectRatio), onion: 0, pictureFiles: files)
+    }
+
+    /// `width`, or less for a shot so tall that its height would pass the
+    /// renderer's 8192 pixels (a 400 from `render`).
+    static func fittingWidth(_ width: Int, aspectRatio: Double) -> Int {
+        let ratio = aspectRatio.isFinite && aspectRatio > 0 ? aspectRatio : ProjectView.defaultAspectRatio
+        return max(16, min(width, Int((8_192 * ratio).rounded(.down))))
+    }
+
+    /// The path of a blob held whole here.
+    func path(of hash: BlobHash) -> String { blobs.completePath(hash) }
+
+    /// A placeholder for a panel that cannot be drawn, as a `data:` URI
+    /// (grey, with the reason), so one bad shot does not end an export.
+    static func placeholder(_ label: String) -> String {
+        let svg = """
+            <svg xmlns="http://www.w3.org/2000/svg" width="1280" height="720"><rect width="1280" height="720" fill="#ddd"/>\
+            <text x="640" y="360" font-size="40" text-anchor="middle" fill="#555">\(SlideshowPage.escaped(label)) cannot be drawn</text></svg>
+            """
+        return "data:image/svg+xml;base64," + Data(svg.utf8).base64EncodedString()
+    }
+
+    /// Writes a file's bytes to `writer` as base64, `chunk` bytes (a multiple
+    /// of 3, so no padding falls mid-stream) at a time: a large sound never sits whole in memory.
+    static func writeBase64(of path: String, to writer: inout any ResponseBodyWriter, chunk: Int = 3 << 16) async throws {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return }
+        defer { try? handle.close() }
+        var carried = Data()
+        while true {
+            let data = try handle.read(upToCount: chunk) ?? Data()
+            carried += data
+            let whole = data.isEmpty ? carried.count : carried.count - carried.count % 3
+            if whole > 0 {
+                try await writer.write(ByteBuffer(string: carried.prefix(whole).base64EncodedString()))
+                carried = Data(carried.dropFirst(whole))
+            }
+            if data.isEmpty { break }
+        }
+    }
+}
