@@ -161,7 +161,7 @@ struct ExportCommand: ParsableCommand {
                     var line: [Double] = []
                     for index in 0..<points {
                         x += 0.4 / Double(points)
-                        y += Double.random(in: -0.01...0.01, using: &generator)
+                        y = min(0.98, max(0.02, y + Double.random(in: -0.01...0.01, using: &generator)))
                         line += [x, y, 0.3 + 0.6 * sin(Double(index) / Double(points) * .pi)]
                     }
                     ops.append(["op": "stroke.add", "layer": "$4", "points": line])
