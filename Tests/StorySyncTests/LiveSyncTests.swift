@@ -31,13 +31,13 @@ import Testing
 
     /// The dialer of a paused peer waits for the resume event, not in a loop
     /// that sleeps and looks again: nothing dials while paused, and the dial
-    /// follows the resume at once, though the backoff is 5 s (so no timer
+    /// follows the resume at once, though the backoff is 30 s (so no timer
     /// can explain it). How soon is measured by `storyteller-bench resume`
     /// (a quiet machine), not here, where other suites load both cores.
     @Test func aPausedPeerIsDialedAsSoonAsItIsResumed() async throws {
         let a = try await SyncNode("a") {
-            $0.backoffBase = .seconds(5)
-            $0.backoffMaximum = .seconds(5)
+            $0.backoffBase = .seconds(30)
+            $0.backoffMaximum = .seconds(30)
         }
         let b = try await SyncNode("b")
         defer { a.remove(); b.remove() }
@@ -63,9 +63,9 @@ import Testing
         #expect(dialedAt.withLock { $0 } == nil, "a dialed b while it was paused")
         let resumed = ContinuousClock.now
         try await a.manager.resume(peer)
-        try await eventually("a dials b", timeout: .seconds(4)) { dialedAt.withLock { $0 } != nil }
+        try await eventually("a dials b", timeout: .seconds(15)) { dialedAt.withLock { $0 } != nil }
         let delay = try #require(dialedAt.withLock { $0 }) - resumed
-        #expect(delay < .seconds(2), "dialed \(delay) after resume: the event, not the 5 s backoff")
+        #expect(delay < .seconds(10), "dialed \(delay) after resume: the event, not the 30 s backoff (loose: other suites load both cores)")
         try await eventually("connected again") { await a.manager.status().contains { $0.peer == peer } }
         await a.stop()
         await b.stop()

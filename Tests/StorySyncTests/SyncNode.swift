@@ -134,7 +134,7 @@ final class SyncNode: @unchecked Sendable {
 
 /// Polls `condition` until it holds or `timeout` passes.
 func eventually(
-    _ what: String, timeout: Duration = .seconds(20), _ condition: () async throws -> Bool
+    _ what: String, timeout: Duration = .seconds(60), _ condition: () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {

@@ -258,7 +258,7 @@ struct StartedDaemon {
 }
 
 /// Polls `condition` every 50 ms for at most `timeout`; records an issue and throws if it never holds.
-func eventually(_ what: String, timeout: Duration = .seconds(30), _ condition: () throws -> Bool) async throws {
+func eventually(_ what: String, timeout: Duration = .seconds(60), _ condition: () throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if (try? condition()) == true { return }

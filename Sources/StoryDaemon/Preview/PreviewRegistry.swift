@@ -119,7 +119,11 @@ final class PreviewRegistry: Service, Sendable {
             logger: quiet)
         var configuration = ServiceGroupConfiguration(services: [application], logger: quiet)
         configuration.maximumGracefulShutdownDuration = .seconds(2)
-        configuration.maximumCancellationDuration = .seconds(1)
+        // No bound on cancelling: swift-service-lifecycle ends the process
+        // (fatalError) when cancellation takes longer than the bound, and a
+        // preview listener slow to stop on a loaded machine must never take
+        // the daemon down with it.
+        configuration.maximumCancellationDuration = nil
         let group = ServiceGroup(configuration: configuration)
         let (closing, closer) = AsyncStream<Void>.makeStream()
         let preview = API.Preview(id: id, project: project.description, url: "", token: token.description, port: 0, held: false)
@@ -137,11 +141,14 @@ final class PreviewRegistry: Service, Sendable {
             close(id)
             throw APIError(.internal, "the preview listener could not be opened on 127.0.0.1")
         }
-        return state.withLock { state in
+        let opened = state.withLock { state -> API.Preview? in
             state.entries[id]?.preview.port = port
             state.entries[id]?.preview.url = "http://127.0.0.1:\(port)/\(token)/"
-            return state.entries[id]?.preview ?? preview
+            return state.entries[id]?.preview
         }
+        // Closed meanwhile (its lease ran out on a machine too busy to start it, or the daemon is stopping).
+        guard let opened else { throw APIError(.conflict, "the preview was closed before its listener was ready; ask again") }
+        return opened
     }
 
     /// The open previews.
