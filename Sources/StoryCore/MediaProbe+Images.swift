@@ -76,6 +76,7 @@ extension MediaProbe {
     static func probeJPEG<Source>(_ reader: inout MediaReader<Source>) throws(MediaError) -> MediaInfo {
         var offset: UInt64 = 2
         var info: MediaInfo?
+        var orientation = 1
         // Each round moves at least one byte forward or ends.
         while true {
             let marker = try reader.bytes(at: offset, count: 4)
@@ -85,7 +86,9 @@ extension MediaProbe {
             case 0xFF:
                 offset += 1  // fill byte before a marker
             case 0xD9:
-                guard let info else { throw .damaged(.jpeg, "it ends before its frame header (SOF)") }
+                guard var info else { throw .damaged(.jpeg, "it ends before its frame header (SOF)") }
+                // The size it is seen at: a photo a phone took sideways says so in EXIF.
+                if JPEGOrientation.swapsSides(orientation) { (info.pixelWidth, info.pixelHeight) = (info.pixelHeight, info.pixelWidth) }
                 return info
             case 0xD8:
                 throw .damaged(.jpeg, "it starts a second picture inside the first")
@@ -99,6 +102,9 @@ extension MediaProbe {
                 }
                 guard 2 + length <= reader.remaining(from: offset) else {
                     throw .cutShort(.jpeg, "it ends inside a segment, before its end marker (EOI)")
+                }
+                if code == 0xE1, orientation == 1, info == nil {
+                    orientation = JPEGOrientation.orientation(inAPP1: try reader.bytes(at: offset + 4, count: Int(min(length - 2, 65_533))))
                 }
                 if isStartOfFrame(code) && info == nil {
                     let frame = try reader.bytes(at: offset + 4, count: Int(min(length - 2, 6)))

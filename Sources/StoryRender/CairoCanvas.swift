@@ -264,7 +264,23 @@ final class CairoCanvas {
     func draw(_ picture: CairoPicture, x: Double, y: Double, width: Double, height: Double) {
         cairo_save(context)
         cairo_translate(context, x, y)
-        cairo_scale(context, width / Double(picture.width), height / Double(picture.height))
+        let (stored, turned) = (Double(picture.width), Double(picture.height))
+        let swaps = JPEGOrientation.swapsSides(picture.orientation)
+        cairo_scale(context, width / (swaps ? turned : stored), height / (swaps ? stored : turned))
+        // EXIF's eight orientations as the matrix from stored pixels to seen ones.
+        let (w, h) = (stored, turned)
+        var upright = cairo_matrix_t()
+        switch picture.orientation {
+        case 2: cairo_matrix_init(&upright, -1, 0, 0, 1, w, 0)
+        case 3: cairo_matrix_init(&upright, -1, 0, 0, -1, w, h)
+        case 4: cairo_matrix_init(&upright, 1, 0, 0, -1, 0, h)
+        case 5: cairo_matrix_init(&upright, 0, 1, 1, 0, 0, 0)
+        case 6: cairo_matrix_init(&upright, 0, 1, -1, 0, h, 0)
+        case 7: cairo_matrix_init(&upright, 0, -1, -1, 0, h, w)
+        case 8: cairo_matrix_init(&upright, 0, -1, 1, 0, 0, w)
+        default: cairo_matrix_init_identity(&upright)
+        }
+        cairo_transform(context, &upright)
         cairo_set_source_surface(context, picture.surface, 0, 0)
         let pattern = cairo_get_source(context)
         cairo_pattern_set_filter(pattern, CAIRO_FILTER_GOOD)

@@ -8,8 +8,11 @@ import Glibc
 /// both reduced while decoding to about the size they are drawn at.
 final class CairoPicture {
     let surface: OpaquePointer
+    /// The decoded pixels' size, as stored (before `orientation`).
     let width: Int
     let height: Int
+    /// How the stored pixels turn to be seen upright (EXIF, JPEG only; 1: as stored).
+    private(set) var orientation = 1
 
     /// Files larger than this are not read (blob-max-bytes bounds them anyway).
     static let maximumFileBytes = 256 << 20
@@ -42,6 +45,9 @@ final class CairoPicture {
         var message = [CChar](repeating: 0, count: 256)
         let made: OpaquePointer?
         var whole: Int32 = 0
+        // A JPEG turned by EXIF is stored the other way round: decode it to the stored sides.
+        let orientation = type == .jpeg ? JPEGOrientation.orientation(ofJPEG: UnsafeRawBufferPointer(start: file.base, count: file.count)) : 1
+        let wanted = JPEGOrientation.swapsSides(orientation) ? (width: wanted.height, height: wanted.width) : wanted
         switch type {
         case .png:
             // The header says the size: refuse before cairo allocates for it.
@@ -70,7 +76,9 @@ final class CairoPicture {
             return .failure(PictureFailure("does not decode: \(CairoCanvas.text(status))"))
         }
         let picture = CairoPicture(adopting: made)
-        if keepingOriginal, whole != 0, type == .jpeg || type == .png {
+        picture.orientation = orientation
+        // A turned JPEG is not embedded as it is: a viewer may or may not honour its EXIF turn as well.
+        if keepingOriginal, whole != 0, orientation == 1, type == .jpeg || type == .png {
             file.attach(to: made, as: type.mimeType)
         }
         return .success(picture)

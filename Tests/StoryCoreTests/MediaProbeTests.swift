@@ -527,3 +527,20 @@ final class GeneratedSource: MediaSource {
         return (offset..<end).map { $0 < UInt64(prefix.count) ? prefix[Int($0)] : filler($0) }
     }
 }
+
+/// EXIF orientation: read where it is, 1 for anything else, never out of bounds.
+@Suite struct JPEGOrientationTests {
+    @Test func onlyAWellFormedOrientationTagCounts() {
+        #expect(JPEGOrientation.orientation(inAPP1: Array("http://ns.adobe.com/xap/1.0/".utf8) + [0]) == 1, "XMP, not EXIF")
+        #expect(JPEGOrientation.orientation(inAPP1: Array("Exif".utf8) + [0, 0, 0x4D]) == 1, "cut short")
+        var random = SeededGenerator(seed: 5)
+        for _ in 0..<2_000 {
+            let tail = (0..<Int.random(in: 0..<40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let value = JPEGOrientation.orientation(inAPP1: Array("Exif".utf8) + [0, 0] + tail)
+            #expect((1...8).contains(value))
+        }
+        let bytes: [UInt8] = [0xFF, 0xD8, 0xFF, 0xD9]
+        #expect(bytes.withUnsafeBytes { JPEGOrientation.orientation(ofJPEG: $0) } == 1, "no APP1 at all")
+        #expect(JPEGOrientation.swapsSides(6) && JPEGOrientation.swapsSides(5) && !JPEGOrientation.swapsSides(3) && !JPEGOrientation.swapsSides(1))
+    }
+}

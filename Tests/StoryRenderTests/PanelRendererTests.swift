@@ -271,6 +271,44 @@ import Testing
         }
     }
 
+    /// A phone's photo taken sideways: its pixels stored the other way, EXIF says how to turn them.
+    @Test(arguments: [(UInt16(6), true), (8, false), (3, true)])
+    func aJPEGIsDrawnTurnedAsItsEXIFSays(orientation: UInt16, bigEndian: Bool) throws {
+        var board = TestBoard()
+        let shot = try board.scene(shots: 1)[0]
+        let scratch = try ScratchDirectory()
+        defer { scratch.remove() }
+        // bands.jpg is 64×48, blue over yellow; turned a quarter it is seen 48×64.
+        let turned = withEXIFOrientation(Array(try Data(contentsOf: URL(fileURLWithPath: try fixture("bands.jpg")))), orientation, bigEndian: bigEndian)
+        let path = try scratch.write(turned, named: "turned.jpg")
+        let probed = try MediaProbe.probe(BytesMediaSource(turned))
+        let quarter = orientation != 3
+        #expect(probed.pixelWidth == (quarter ? 48 : 64) && probed.pixelHeight == (quarter ? 64 : 48), "\(probed)")
+        let image = picture(.jpeg, width: probed.pixelWidth, height: probed.pixelHeight, tag: 11)
+        try board.layer(on: shot, [.image: .media(image), .fit: .string("stretch")])
+        for format in [PanelFormat.png, .pdf] {
+            let bytes = try PanelRenderer.render(try board.shot(shot), in: board.view, as: format, width: 640, pictureFiles: [image.hash: path])
+            let raster: RasterImage
+            if format == .png {
+                raster = try RasterImage(png: bytes)
+            } else {
+                let file = try scratch.write(bytes, named: "p.pdf")
+                #expect(try ExternalProgram.run("pdftoppm", ["-png", "-r", "72", "-singlefile", file, scratch.path + "/p"]).status == 0)
+                raster = try RasterImage(png: Array(try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/p.png"))))
+            }
+            // 6: turned clockwise, the top (blue) is on the right; 8: on the left; 3: upside down, at the bottom.
+            let (blueAt, yellowAt): ((Double, Double), (Double, Double)) =
+                switch orientation {
+                case 6: ((0.8, 0.5), (0.2, 0.5))
+                case 8: ((0.2, 0.5), (0.8, 0.5))
+                default: ((0.5, 0.8), (0.5, 0.2))
+                }
+            let (blue, yellow) = (raster.pixel(atFraction: blueAt.0, blueAt.1), raster.pixel(atFraction: yellowAt.0, yellowAt.1))
+            #expect(blue.isClose(to: .blue, tolerance: 30), "orientation \(orientation) in \(format): \(blue) where blue should be")
+            #expect(yellow.isClose(to: .yellow, tolerance: 30), "orientation \(orientation) in \(format): \(yellow) where yellow should be")
+        }
+    }
+
     @Test func aPictureThatIsNotHereIsOutlinedAndLabelled() throws {
         var board = TestBoard()
         let shot = try board.scene(shots: 1)[0]
