@@ -174,14 +174,14 @@ import Testing
         let blobs = try BlobStore(directory: directory.path + "/blobs")
         let project = try await store.createDocument(kind: .project, name: "Lease", at: 0)
         let registry = PreviewRegistry(
-            source: SlideshowSource(store: store, blobs: blobs, renderer: PanelRenderService()), unheldLease: .seconds(8),
+            source: SlideshowSource(store: store, blobs: blobs, renderer: PanelRenderService()), unheldLease: .seconds(20),
             logger: Logger(label: "test"))
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await registry.run() }
             let preview = try await registry.open(project)
             #expect(preview.url == "http://127.0.0.1:\(preview.port)/\(preview.token)/" && !preview.held)
             #expect(LoopbackHTTP.accepts(port: preview.port) && registry.list() == [preview])
-            try await eventually("the unheld preview closes", timeout: .seconds(30)) { !LoopbackHTTP.accepts(port: preview.port) }
+            try await eventually("the unheld preview closes", timeout: .seconds(60)) { !LoopbackHTTP.accepts(port: preview.port) }
             #expect(registry.list().isEmpty && registry.close(preview.id) == nil)
             group.cancelAll()
         }

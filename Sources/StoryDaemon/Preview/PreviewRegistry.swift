@@ -137,7 +137,7 @@ final class PreviewRegistry: Service, Sendable {
         if case .terminated = launcher.yield(Launch(id: id, group: group, closing: closing, bound: bound)) {
             bound.resolve(nil)  // shutting down meanwhile
         }
-        guard let port = await bound.wait(seconds: 5) else {
+        guard let port = await bound.wait(seconds: 20) else {
             close(id)
             throw APIError(.internal, "the preview listener could not be opened on 127.0.0.1")
         }
