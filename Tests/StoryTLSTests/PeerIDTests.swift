@@ -86,7 +86,8 @@ func run(
     let stdin = Pipe()
     process.standardInput = stdin
     try process.run()
-    if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+    // The throwing write: a program that exits without reading its input is a broken pipe, not a crash.
+    if let input { try? stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8)) }
     try? stdin.fileHandleForWriting.close()
     let deadline = ContinuousClock.now + timeout
     while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }

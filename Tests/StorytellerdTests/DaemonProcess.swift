@@ -98,15 +98,21 @@ final class DaemonProcess: Sendable {
         process.standardOutput = out
         process.standardError = err
         self.process = process
-        out.fileHandleForReading.readabilityHandler = { [collected] handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
-            collected.text.withLock { $0.output += text }
-        }
-        err.fileHandleForReading.readabilityHandler = { [collected] handle in
-            let text = String(decoding: handle.availableData, as: UTF8.self)
-            collected.text.withLock { $0.errors += text }
-        }
         try process.run()
+        // Each pipe read on a thread of its own until its end: not through
+        // dispatch read sources, which fire without end at EOF unless
+        // removed, and whose fds closed under them have crashed the runner.
+        let (output, errors) = (out.fileHandleForReading, err.fileHandleForReading)
+        Thread { [collected] in
+            while case let data = output.availableData, !data.isEmpty {
+                collected.text.withLock { $0.output += String(decoding: data, as: UTF8.self) }
+            }
+        }.start()
+        Thread { [collected] in
+            while case let data = errors.availableData, !data.isEmpty {
+                collected.text.withLock { $0.errors += String(decoding: data, as: UTF8.self) }
+            }
+        }.start()
     }
 
     /// Waits (at most `timeout`) until stdout or stderr contains `text`.
