@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 
 /// The file `storyteller backup` writes: made by this user, mode 0600, as a
@@ -161,5 +162,44 @@ final class BackupProgress {
     static func size(_ bytes: Int) -> String {
         if bytes < 1 << 20 { return "\(bytes / 1024) KiB" }
         return String(format: "%.1f MiB", Double(bytes) / Double(1 << 20))
+    }
+}
+
+extension BackupFile {
+    /// Downloads `target` into this file with a progress bar on a TTY (after
+    /// `waiting`, the text shown until the first byte) and finishes it: the
+    /// bytes written. Anything that fails discards the file and is said in
+    /// the user's words.
+    /// - Throws: `ExitCode(69)` when the daemon cannot be reached, `ExitCode(1)` otherwise.
+    func download(_ target: String, with options: ClientOptions, waiting: String? = nil) throws -> Int {
+        let progress = isatty(STDERR_FILENO) == 1 ? BackupProgress(path: path) : nil
+        if let waiting { progress?.waiting(waiting) } else { progress?.waiting() }
+        let response: ControlClientResponse
+        do {
+            response = try options.client.download(
+                target, into: { try self.write($0) }, progress: { bytes, total in progress?.show(bytes, of: total) })
+        } catch let failure as ControlClientFailure {
+            progress?.end()
+            discard()
+            printError(failure.isUnreachable ? "\(failure.description) (is storytellerd running?)" : failure.description)
+            throw ExitCode(69)
+        } catch {
+            progress?.end()
+            discard()
+            printError("\(error)")
+            throw ExitCode(1)
+        }
+        progress?.end()
+        guard response.status == 200 else {
+            discard()
+            printError(response.errorMessage.map(UserWords.translate) ?? "the daemon answered \(response.status)")
+            throw ExitCode(1)
+        }
+        do {
+            return try finish()
+        } catch {
+            printError("\(error)")
+            throw ExitCode(1)
+        }
     }
 }

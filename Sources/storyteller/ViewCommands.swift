@@ -106,36 +106,7 @@ struct Backup: ParsableCommand {
             printError("\(error)")
             throw ExitCode(1)
         }
-        let progress = isatty(STDERR_FILENO) == 1 ? BackupProgress(path: path) : nil
-        progress?.waiting()
-        let response: ControlClientResponse
-        do {
-            response = try options.client.download(
-                "/v1/backup", into: { try output.write($0) }, progress: { bytes, total in progress?.show(bytes, of: total) })
-        } catch let failure as ControlClientFailure {
-            progress?.end()
-            output.discard()
-            printError(failure.isUnreachable ? "\(failure.description) (is storytellerd running?)" : failure.description)
-            throw ExitCode(69)
-        } catch {
-            progress?.end()
-            output.discard()
-            printError("\(error)")
-            throw ExitCode(1)
-        }
-        progress?.end()
-        guard response.status == 200 else {
-            output.discard()
-            printError(response.errorMessage.map(UserWords.translate) ?? "the daemon answered \(response.status)")
-            throw ExitCode(1)
-        }
-        let bytes: Int
-        do {
-            bytes = try output.finish()
-        } catch {
-            printError("\(error)")
-            throw ExitCode(1)
-        }
+        let bytes = try output.download("/v1/backup", with: options)
         if options.json {
             let answer: [String: Any] = ["path": path, "bytes": bytes]
             print(String(decoding: try JSONSerialization.data(withJSONObject: answer, options: [.sortedKeys]), as: UTF8.self))
