@@ -94,7 +94,7 @@ import Testing
         let token = String(match.output.2)
 
         // Only on loopback: the one listening socket on that port is 127.0.0.1's.
-        let listening = try listeningAddresses(port: port)
+        let listening = try listeningAddresses(port: port, of: started.daemon.pid)
         #expect(!listening.isEmpty && listening.allSatisfy { $0 == "0100007F" }, "\(listening)")
         #expect(try LoopbackHTTP.get(port: port, "/\(token)/").status == 200)
         #expect(try LoopbackHTTP.get(port: port, "/").status == 403)
@@ -199,9 +199,12 @@ import Testing
 }
 
 /// The addresses (hex, as /proc/net/tcp writes them) listening on a TCP port.
-private func listeningAddresses(port: Int) throws -> [String] {
+/// The addresses (hex, as /proc shows them) of the sockets listening on `port`
+/// in the network namespace of process `pid` (the daemon's: not this test
+/// process's, whose view other suites' namespace tests may change).
+private func listeningAddresses(port: Int, of pid: Int32) throws -> [String] {
     var found: [String] = []
-    for file in ["/proc/net/tcp", "/proc/net/tcp6"] {
+    for file in ["/proc/\(pid)/net/tcp", "/proc/\(pid)/net/tcp6"] {
         guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { continue }
         for line in text.split(separator: "\n").dropFirst() {
             let fields = line.split(separator: " ")
