@@ -39,7 +39,7 @@ final class InboundQueue: Sendable {
     static func size(of message: Message) -> Int {
         switch message {
         case .changes(_, let batch): 64 + batch.count
-        case .snapshot(_, _, let bytes): 64 + bytes.count
+        case .snapshot(_, _, let bytes), .snapshotPart(_, _, _, _, let bytes): 64 + bytes.count
         default: 64
         }
     }

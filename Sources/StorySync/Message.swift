@@ -11,6 +11,10 @@ public enum Message: Hashable, Sendable {
     case changes(document: DocumentID, batch: ArraySlice<UInt8>)
     /// A document's snapshot, for a receiver behind the sender's compaction horizon.
     case snapshot(document: DocumentID, kind: UInt8, bytes: ArraySlice<UInt8>)
+    /// Part of a snapshot too large for one frame: `total` bytes in all, this
+    /// part's bytes starting at `offset`. Parts come in order, one snapshot at
+    /// a time; only to a peer whose Hello named `Message.snapshotPartsCapability`.
+    case snapshotPart(document: DocumentID, kind: UInt8, total: UInt64, offset: UInt64, bytes: ArraySlice<UInt8>)
     /// What the sender now has of a document (after applying what it received).
     case ack(document: DocumentID, version: VersionVector)
     case ping(UInt64)
@@ -99,6 +103,9 @@ public enum Message: Hashable, Sendable {
     /// lists; 3: media values in changes, blob messages).
     public static let protocolVersion: UInt64 = 3
 
+    /// The Hello capability of a peer that takes snapshots in parts (`snapshotPart`).
+    public static let snapshotPartsCapability = "snapshot-parts"
+
     /// Longest document name an Advertise, or daemon name a Hello, may carry
     /// (the control API's limit).
     public static let maximumNameBytes = 200
@@ -107,6 +114,7 @@ public enum Message: Hashable, Sendable {
     enum Kind: UInt8 {
         case hello = 1, advertise, changes, snapshot, ack, ping, pong, error, goodbye
         case blobHave, blobRequest, blobManifest, blobChunk, blobUnavailable
+        case snapshotPart
     }
 
     var kind: Kind {
@@ -115,6 +123,7 @@ public enum Message: Hashable, Sendable {
         case .advertise: .advertise
         case .changes: .changes
         case .snapshot: .snapshot
+        case .snapshotPart: .snapshotPart
         case .ack: .ack
         case .ping: .ping
         case .pong: .pong
@@ -149,6 +158,12 @@ public enum Message: Hashable, Sendable {
         case .snapshot(let document, let kind, let bytes):
             writer.write(document: document)
             writer.write(byte: kind)
+            writer.write(raw: bytes)
+        case .snapshotPart(let document, let kind, let total, let offset, let bytes):
+            writer.write(document: document)
+            writer.write(byte: kind)
+            writer.write(varint: total)
+            writer.write(varint: offset)
             writer.write(raw: bytes)
         case .ack(let document, let version):
             writer.write(document: document)
@@ -228,6 +243,16 @@ public enum Message: Hashable, Sendable {
                 let document = try reader.readDocument()
                 let kind = try reader.readByte()
                 self = .snapshot(document: document, kind: kind, bytes: try reader.readSlice(count: reader.remaining))
+            case .snapshotPart:
+                let document = try reader.readDocument()
+                let kind = try reader.readByte()
+                let total = try reader.readVarint()
+                let offset = try reader.readVarint()
+                let bytes = try reader.readSlice(count: reader.remaining)
+                guard !bytes.isEmpty, offset < total, UInt64(bytes.count) <= total - offset else {
+                    throw CodecError(.invalidValue, "a part of \(bytes.count) bytes at \(offset) of a \(total)-byte snapshot")
+                }
+                self = .snapshotPart(document: document, kind: kind, total: total, offset: offset, bytes: bytes)
             case .ack:
                 self = .ack(document: try reader.readDocument(), version: try VersionVector(from: &reader))
             case .ping: self = .ping(try reader.readVarint())
@@ -291,6 +316,8 @@ public enum Message: Hashable, Sendable {
         case .advertise(let ad): "advertise \(ad.document) \(ad.version)"
         case .changes(let document, let batch): "changes \(document) (\(batch.count) bytes)"
         case .snapshot(let document, _, let bytes): "snapshot \(document) (\(bytes.count) bytes)"
+        case .snapshotPart(let document, _, let total, let offset, let bytes):
+            "snapshot part \(document) (\(bytes.count) bytes at \(offset) of \(total))"
         case .ack(let document, let version): "ack \(document) \(version)"
         case .ping(let nonce): "ping \(nonce)"
         case .pong(let nonce): "pong \(nonce)"

@@ -85,7 +85,7 @@ final class PeerSession: BlobLink, Sendable {
             SyncSessionStateMachine(
                 configuration: .init(
                     localName: configuration.name, pingInterval: configuration.pingInterval,
-                    idleTimeout: configuration.idleTimeout),
+                    idleTimeout: configuration.idleTimeout, maximumSnapshotBytes: configuration.maximumSnapshotBytes),
                 documents: documents))
         (outboxStream, outbox) = AsyncStream<Outgoing>.makeStream()
     }
@@ -512,21 +512,52 @@ final class PeerSession: BlobLink, Sendable {
         }
         let ours = try await store.version(of: id)
         guard !ours.isCovered(by: known) else { return }
+        if cap == nil, ours.changeCount(beyond: known) >= configuration.snapshotCatchUpChanges,
+            let (snapshot, version) = try await store.catchUpSnapshot(of: id, for: peer)
+        {
+            // Far behind: the snapshot, then what came after it.
+            try await send(snapshot: snapshot, of: id, outbound)
+            machine.withLock { $0.sent(id, upTo: version, at: .now) }
+            if case .changes(let changes) = try await store.changes(of: id, since: known.union(version)) {
+                try await send(changes, of: id, outbound)
+            }
+            return
+        }
         switch try await store.changes(of: id, since: known) {
         case .changes(var changes):
             if let cap { changes = changes.filter { $0.seq <= cap[$0.replica] } }
-            for batch in ChangeBatch.split(changes, targetBytes: configuration.batchBytes) {
-                try await outbound.write(.changes(document: id, batch: ChangeBatch.encode(batch)[...]))
-                var sent = VersionVector()
-                for change in batch where change.seq > sent[change.replica] { sent[change.replica] = change.seq }
-                machine.withLock { $0.sent(id, upTo: sent, at: .now) }
-            }
+            try await send(changes, of: id, outbound)
         case .snapshotRequired:
             guard cap == nil else { return }
-            let record = try await store.document(id)
-            let snapshot = try await store.snapshot(of: id)
-            try await outbound.write(.snapshot(document: id, kind: UInt8(record.kind.rawValue), bytes: snapshot[...]))
+            try await send(snapshot: try await store.snapshot(of: id), of: id, outbound)
             machine.withLock { $0.sent(id, upTo: ours, at: .now) }
+        }
+    }
+
+    /// Changes in bounded batches.
+    private func send(_ changes: [EncodedChange], of id: DocumentID, _ outbound: NIOAsyncChannelOutboundWriter<Message>) async throws {
+        for batch in ChangeBatch.split(changes, targetBytes: configuration.batchBytes) {
+            try await outbound.write(.changes(document: id, batch: ChangeBatch.encode(batch)[...]))
+            var sent = VersionVector()
+            for change in batch where change.seq > sent[change.replica] { sent[change.replica] = change.seq }
+            machine.withLock { $0.sent(id, upTo: sent, at: .now) }
+        }
+    }
+
+    /// A snapshot: in one frame, or in parts to a peer that takes them.
+    private func send(snapshot: [UInt8], of id: DocumentID, _ outbound: NIOAsyncChannelOutboundWriter<Message>) async throws {
+        let kind = UInt8(try await store.document(id).kind.rawValue)
+        let partBytes = max(1, configuration.snapshotPartBytes)
+        guard snapshot.count > partBytes, machine.withLock({ $0.peerTakesSnapshotParts }) else {
+            try await outbound.write(.snapshot(document: id, kind: kind, bytes: snapshot[...]))
+            return
+        }
+        var offset = 0
+        while offset < snapshot.count {
+            let end = min(offset + partBytes, snapshot.count)
+            try await outbound.write(
+                .snapshotPart(document: id, kind: kind, total: UInt64(snapshot.count), offset: UInt64(offset), bytes: snapshot[offset..<end]))
+            offset = end
         }
     }
 
@@ -539,4 +570,12 @@ final class PeerSession: BlobLink, Sendable {
         }
     }
 
+}
+
+extension VersionVector {
+    /// How many changes this vector holds that `other` lacks (a replica's
+    /// sequence numbers run without gaps).
+    func changeCount(beyond other: VersionVector) -> UInt64 {
+        sortedEntries.reduce(0) { sum, entry in sum + (entry.seq > other[entry.replica] ? entry.seq - other[entry.replica] : 0) }
+    }
 }

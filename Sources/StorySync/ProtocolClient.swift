@@ -98,7 +98,7 @@ package final class ProtocolClient: Sendable {
     package func received(anythingOf document: DocumentID) -> Bool {
         messages.contains {
             switch $0 {
-            case .changes(document, _), .snapshot(document, _, _): true
+            case .changes(document, _), .snapshot(document, _, _), .snapshotPart(document, _, _, _, _): true
             default: false
             }
         }

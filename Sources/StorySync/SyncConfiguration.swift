@@ -8,6 +8,15 @@ public struct SyncConfiguration: Sendable {
     public var maximumFrameBytes = 16 << 20
     /// Changes per Changes message are cut at about this many bytes.
     public var batchBytes = 512 << 10
+    /// A snapshot larger than this goes in parts of this size (to a peer that takes parts).
+    public var snapshotPartBytes = 4 << 20
+    /// Largest snapshot taken from a peer in parts (held whole to be merged).
+    public var maximumSnapshotBytes = 1 << 30
+    /// A peer lacking at least this many changes of a document gets its
+    /// snapshot and the changes after it instead (when this side may send a
+    /// snapshot: an owner or editor), applied at disk speed rather than
+    /// change by change (a new machine, a month offline).
+    public var snapshotCatchUpChanges = 20_000
     /// Bytes queued towards a peer before writes wait (NIO write watermarks).
     public var maximumInFlightBytes = 4 << 20
     public var handshakeTimeout: Duration = .seconds(10)

@@ -17,11 +17,17 @@ public struct SyncSessionStateMachine: Sendable {
         public var localName: String
         public var pingInterval: Duration
         public var idleTimeout: Duration
+        /// Largest snapshot taken in parts (it is held whole to be merged).
+        public var maximumSnapshotBytes: Int
 
-        public init(localName: String, pingInterval: Duration = .seconds(15), idleTimeout: Duration = .seconds(45)) {
+        public init(
+            localName: String, pingInterval: Duration = .seconds(15), idleTimeout: Duration = .seconds(45),
+            maximumSnapshotBytes: Int = 1 << 30
+        ) {
             self.localName = localName
             self.pingInterval = pingInterval
             self.idleTimeout = idleTimeout
+            self.maximumSnapshotBytes = maximumSnapshotBytes
         }
     }
 
@@ -108,6 +114,10 @@ public struct SyncSessionStateMachine: Sendable {
     private var pingSentAt: ContinuousClock.Instant?
     /// The peer's name from its Hello.
     public private(set) var peerName: String?
+    /// Whether the peer's Hello said it takes snapshots in parts.
+    public private(set) var peerTakesSnapshotParts = false
+    /// The snapshot whose parts are arriving (one at a time per connection).
+    private var assembling: (document: DocumentID, kind: UInt8, total: UInt64, bytes: [UInt8])?
 
     public init(configuration: Configuration, documents: [SharedDocument]) {
         self.configuration = configuration
@@ -127,7 +137,7 @@ public struct SyncSessionStateMachine: Sendable {
         state = .awaitingHello
         lastReceived = now
         lastPing = now
-        return [.send(.hello(version: Message.protocolVersion, name: configuration.localName, capabilities: []))]
+        return [.send(.hello(version: Message.protocolVersion, name: configuration.localName, capabilities: [Message.snapshotPartsCapability]))]
     }
 
     /// A message arrived from the peer.
@@ -145,12 +155,13 @@ public struct SyncSessionStateMachine: Sendable {
             if error.code == .readOnly || error.code == .notShared { return [.log("peer refused: \(error)")] }
             state = .closed
             return [.log("peer reported \(error)"), .close(error)]
-        case (.awaitingHello, .hello(let version, let name, _)):
+        case (.awaitingHello, .hello(let version, let name, let capabilities)):
             guard version == Message.protocolVersion else {
                 return fail(SyncError(.protocolVersion, "protocol \(version) is not \(Message.protocolVersion)"))
             }
             state = .established
             peerName = name
+            peerTakesSnapshotParts = capabilities.contains(Message.snapshotPartsCapability)
             return documents.keys.sorted().map(Action.advertise)
         case (.awaitingHello, _):
             return fail(SyncError(.malformed, "expected hello, got \(message.summary)"))
@@ -181,6 +192,8 @@ public struct SyncSessionStateMachine: Sendable {
                 return fail(SyncError(.malformed, "snapshot of \(id) has another kind"))
             }
             return [.mergeSnapshot(id, kind: kind, bytes: bytes)]
+        case (.established, .snapshotPart(let id, let kind, let total, let offset, let bytes)):
+            return receivePart(of: id, kind: kind, total: total, offset: offset, bytes: bytes)
         case (.established, .ack(let id, let version)):
             guard documents[id] != nil else { return [] }
             documents[id]!.theirs.formUnion(version)
@@ -198,6 +211,36 @@ public struct SyncSessionStateMachine: Sendable {
             pingSentAt = nil
             return [.measured(.ping, now - sentAt)]
         }
+    }
+
+    /// A part of a large snapshot: kept until the last part, then merged as
+    /// one. Parts come in order and one snapshot at a time; a snapshot
+    /// larger than `maximumSnapshotBytes` closes the connection before any
+    /// of it is kept.
+    private mutating func receivePart(of id: DocumentID, kind: UInt8, total: UInt64, offset: UInt64, bytes: ArraySlice<UInt8>) -> [Action] {
+        if let refusal = refusal(id) { return refusal }
+        guard documents[id]!.shared.kind == kind else {
+            return fail(SyncError(.malformed, "snapshot of \(id) has another kind"))
+        }
+        guard total <= UInt64(configuration.maximumSnapshotBytes) else {
+            return fail(SyncError(.frameTooLarge, "a snapshot of \(total) bytes exceeds the limit of \(configuration.maximumSnapshotBytes)"))
+        }
+        if offset == 0 {
+            guard assembling == nil else {
+                return fail(SyncError(.malformed, "a snapshot of \(id) began before the one of \(assembling!.document) ended"))
+            }
+            var buffer: [UInt8] = []
+            buffer.reserveCapacity(Int(min(total, 64 << 20)))
+            assembling = (id, kind, total, buffer)
+        }
+        guard let current = assembling, current.document == id, current.total == total, UInt64(current.bytes.count) == offset else {
+            return fail(SyncError(.malformed, "snapshot part of \(id) at \(offset) of \(total) out of order"))
+        }
+        assembling!.bytes += bytes
+        guard UInt64(assembling!.bytes.count) == total else { return [] }
+        let whole = assembling!.bytes
+        assembling = nil
+        return [.mergeSnapshot(id, kind: kind, bytes: whole[...])]
     }
 
     private func refusal(_ id: DocumentID) -> [Action]? {

@@ -23,6 +23,9 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(help: "A trace whose whole document is synced to an empty peer (initial sync).")
     var trace: String?
 
+    @Flag(help: "Catch the empty peer up change by change, not with the snapshot and the changes after it.")
+    var changesOnly = false
+
     @Flag(help: "Print one JSON object.")
     var json = false
 
@@ -79,7 +82,10 @@ struct SyncCommand: AsyncParsableCommand {
         guard try await c.store.project(id).strokes(in: layer).count == edits else { throw ValidationError("c lacks strokes") }
 
         if let trace {
-            let source = try await Node.start("source", group: group)
+            let changesOnly = self.changesOnly
+            let source = try await Node.start("source", group: group) { configuration in
+                if changesOnly { configuration.snapshotCatchUpChanges = .max }
+            }
             let target = try await Node.start("target", group: group)
             defer { source.remove(); target.remove() }
             // Signed by the trace's replicas, with source and target members of the document.
@@ -95,6 +101,9 @@ struct SyncCommand: AsyncParsableCommand {
                 start = end
             }
             let expected = try await source.store.version(of: document)
+            // As the daemon's maintenance does after 1,000 changes: a snapshot on disk (the log is kept,
+            // since the target, a member, has acknowledged nothing).
+            try await source.store.writeSnapshot(of: document, at: 2)
             let before = await source.manager.totalBytes
             let started = ContinuousClock.now
             // Pairing starts the sync: the target is a member, so the source offers it and it takes it.
@@ -104,6 +113,7 @@ struct SyncCommand: AsyncParsableCommand {
             let after = await source.manager.totalBytes
             let wire = after.sent - before.sent
             result["initial_sync_trace"] = replay.header.name
+            result["initial_sync_path"] = changesOnly ? "changes" : "snapshot and changes after it"
             result["initial_sync_changes"] = changes.count
             result["initial_sync_s"] = rounded(seconds, 3)
             result["initial_sync_wire_mb"] = rounded(Double(wire) / 1e6, 2)

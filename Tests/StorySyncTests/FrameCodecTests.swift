@@ -14,6 +14,7 @@ import Testing
                          version: VersionVector([ReplicaID(3): 4, ReplicaID(9): 1]))),
         .changes(document: DocumentID(high: 1, low: 2), batch: [0]),
         .snapshot(document: DocumentID(high: 1, low: 2), kind: 2, bytes: [1, 2, 3]),
+        .snapshotPart(document: DocumentID(high: 1, low: 2), kind: 1, total: 10, offset: 7, bytes: [7, 8, 9]),
         .ack(document: DocumentID(high: 1, low: 2), version: VersionVector([ReplicaID(3): 4])),
         .ping(7), .pong(7), .error(code: 3, message: "read-only"), .goodbye(reason: "bye"),
     ]
@@ -65,6 +66,23 @@ import Testing
             // Some of these are only complete frames once their length is met; either
             // they are refused or nothing is decoded yet, never a wrong message.
             if !caught { #expect(try channel.readInbound(as: Message.self) == nil) }
+            _ = try? channel.finish()
+        }
+    }
+
+    /// A snapshot part must lie inside its snapshot and carry bytes.
+    @Test func snapshotPartsOutsideTheirSnapshotAreRefused() throws {
+        let document = DocumentID(high: 1, low: 2)
+        for message: Message in [
+            .snapshotPart(document: document, kind: 1, total: 10, offset: 8, bytes: [1, 2, 3]),  // past the end
+            .snapshotPart(document: document, kind: 1, total: 10, offset: 10, bytes: [1]),  // starts at the end
+            .snapshotPart(document: document, kind: 1, total: 10, offset: 0, bytes: []),  // empty
+            .snapshotPart(document: document, kind: 1, total: 0, offset: 0, bytes: [1]),  // an empty snapshot
+        ] {
+            let channel = decoder()
+            #expect(throws: SyncError.self, "\(message.summary)") {
+                try channel.writeInbound(ByteBuffer(bytes: message.framed()))
+            }
             _ = try? channel.finish()
         }
     }

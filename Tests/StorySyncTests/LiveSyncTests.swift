@@ -118,6 +118,44 @@ import Testing
         await b.stop()
     }
 
+    /// A peer far behind (here: new) gets the snapshot, in parts when it is
+    /// larger than a frame should be, and the changes after it; it merges the
+    /// snapshot whole, stores it as its own, and later edits flow as changes.
+    @Test func aFarBehindPeerCatchesUpFromTheSnapshotInParts() async throws {
+        let a = try await SyncNode("a") { configuration in
+            configuration.snapshotCatchUpChanges = 20
+            configuration.snapshotPartBytes = 1 << 10
+        }
+        let b = try await SyncNode("b")
+        defer { a.remove(); b.remove() }
+        try await a.start()
+        let (id, layer) = try await makeSharedProject(on: a, with: [b])
+        for index in 0..<40 {
+            _ = try await a.store.editProject(id, at: 4) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(index, count: 80)) }
+        }
+        try await a.store.writeSnapshot(of: id, at: 5)
+        // After the snapshot: these travel as changes.
+        for index in 40..<45 {
+            _ = try await a.store.editProject(id, at: 6) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(index, count: 80)) }
+        }
+        let snapshotBytes = try await a.store.snapshot(of: id).count
+        #expect(snapshotBytes > 3 * (1 << 10), "the snapshot goes in several parts: \(snapshotBytes) bytes")
+        try await b.start()
+        try await a.pair(with: b)
+        try await b.pair(with: a)
+        try await eventually("b caught up") { await inSync(a, b, id) }
+        #expect(try await b.store.project(id).view == (try await a.store.project(id).view))
+        #expect(try await b.store.project(id).strokes(in: layer).count == 45)
+        // b took the snapshot: the 40 strokes before it are not in b's change log, the 5 after it are.
+        let (logged, compacted) = try await b.store.history(of: id, limit: 1_000)
+        #expect(compacted && logged.count == 5, "\(logged.count) changes logged on b")
+        // Later edits flow as changes, both ways.
+        let drawn = try await b.store.editProject(id, at: 7) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(99)) }.value
+        try await eventually("a sees b's stroke") { (try? await a.store.project(id).strokes(in: layer))?.contains(drawn) == true }
+        await a.stop()
+        await b.stop()
+    }
+
     @Test func offlineEditsOnBothSidesMergeAfterReconnecting() async throws {
         let (a, b) = try await startedPair()
         defer { a.remove(); b.remove() }

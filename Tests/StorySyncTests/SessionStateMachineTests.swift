@@ -26,10 +26,50 @@ import Testing
 
     @Test func helloFirstThenAdvertiseEveryDocument() {
         var machine = machine(documents: [doc, DocumentID(high: 2, low: 2)])
-        #expect(machine.start(now: now) == [.send(.hello(version: version, name: "a", capabilities: []))])
+        #expect(machine.start(now: now) == [.send(.hello(version: version, name: "a", capabilities: [Message.snapshotPartsCapability]))])
         let actions = machine.receive(.hello(version: version, name: "b", capabilities: ["x"]), now: now)
         #expect(actions == [.advertise(doc), .advertise(DocumentID(high: 2, low: 2))])
         #expect(machine.isEstablished && machine.peerName == "b")
+    }
+
+    @Test func aSnapshotInPartsIsMergedWholeOnceItsLastPartArrives() {
+        var machine = established()
+        let bytes: [UInt8] = Array(0..<200).map { UInt8($0) }
+        for offset in stride(from: 0, to: 150, by: 50) {
+            let part = machine.receive(.snapshotPart(document: doc, kind: 1, total: 200, offset: UInt64(offset), bytes: bytes[offset..<offset + 50]), now: now)
+            #expect(part.isEmpty, "nothing is merged before the last part")
+        }
+        let last = machine.receive(.snapshotPart(document: doc, kind: 1, total: 200, offset: 150, bytes: bytes[150...]), now: now)
+        #expect(last == [.mergeSnapshot(doc, kind: 1, bytes: bytes[...])])
+        // The next snapshot starts afresh.
+        let again = machine.receive(.snapshotPart(document: doc, kind: 1, total: 2, offset: 0, bytes: [9, 9]), now: now)
+        #expect(again == [.mergeSnapshot(doc, kind: 1, bytes: [9, 9])])
+    }
+
+    @Test func snapshotPartsOutOfOrderTooLargeOrInterleavedCloseTheConnection() {
+        func closes(_ messages: [Message], limit: Int = 1 << 20) -> SyncError? {
+            var machine = Machine(
+                configuration: .init(localName: "a", maximumSnapshotBytes: limit),
+                documents: [doc, DocumentID(high: 2, low: 2)].map { .init(id: $0, kind: 1, peerRole: .editor) })
+            _ = machine.start(now: now)
+            _ = machine.receive(.hello(version: version, name: "b", capabilities: []), now: now)
+            for message in messages {
+                if case .close(let error) = machine.receive(message, now: now).last { return error }
+            }
+            return nil
+        }
+        let other = DocumentID(high: 2, low: 2)
+        #expect(closes([.snapshotPart(document: doc, kind: 1, total: 10, offset: 5, bytes: [1])])?.code == .malformed, "no first part")
+        #expect(closes([.snapshotPart(document: doc, kind: 1, total: 10, offset: 0, bytes: [1]),
+                        .snapshotPart(document: doc, kind: 1, total: 10, offset: 2, bytes: [1])])?.code == .malformed, "a gap")
+        #expect(closes([.snapshotPart(document: doc, kind: 1, total: 10, offset: 0, bytes: [1]),
+                        .snapshotPart(document: doc, kind: 1, total: 11, offset: 1, bytes: [1])])?.code == .malformed, "another total")
+        #expect(closes([.snapshotPart(document: doc, kind: 1, total: 10, offset: 0, bytes: [1]),
+                        .snapshotPart(document: other, kind: 1, total: 10, offset: 0, bytes: [1])])?.code == .malformed, "two at once")
+        #expect(closes([.snapshotPart(document: doc, kind: 2, total: 10, offset: 0, bytes: [1])])?.code == .malformed, "another kind")
+        #expect(closes([.snapshotPart(document: doc, kind: 1, total: 4_096, offset: 0, bytes: [1])], limit: 1_024)?.code == .frameTooLarge)
+        #expect(closes([.snapshotPart(document: doc, kind: 1, total: 2, offset: 0, bytes: [1]),
+                        .snapshotPart(document: doc, kind: 1, total: 2, offset: 1, bytes: [1])]) == nil, "whole and in order")
     }
 
     @Test func anotherProtocolVersionIsRefusedWithAnError() {
