@@ -111,17 +111,19 @@ public struct ReplayTimeline: Sendable {
             time = max(time, change.wallTime)
             for (index, operation) in change.operations.enumerated() {
                 let id = OpID(counter: change.startCounter + UInt64(index), replica: change.replica)
-                let layer: OpID, key: OpID, put: StrokeEntry?
+                // The stroke it touches, and the entry it puts (nil: an erase).
+                let target: (layer: OpID, key: OpID, put: StrokeEntry?)
                 switch operation {
                 case .addStroke(let on, let brush, _) where layers.contains(on):
-                    (layer, key, put) = (on, id, StrokeEntry(value: StrokeValue(content: id, brush: brush), id: id))
+                    target = (on, id, StrokeEntry(value: StrokeValue(content: id, brush: brush), id: id))
                 case .putStroke(let on, let stroke, let value) where layers.contains(on):
-                    (layer, key, put) = (on, stroke, StrokeEntry(value: value, id: id))
+                    target = (on, stroke, StrokeEntry(value: value, id: id))
                 case .eraseStroke(let on, let stroke) where layers.contains(on):
-                    (layer, key, put) = (on, stroke, nil)
+                    target = (on, stroke, nil)
                 default:
                     continue
                 }
+                let (layer, key, put) = target
                 let previous = entries[layer]?[key]
                 var next: StrokeEntry
                 if let put {

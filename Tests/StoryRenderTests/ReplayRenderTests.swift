@@ -115,7 +115,8 @@ import Testing
             #expect(last.applied == timeline.shownEvents.count && last.points == nil, "seed \(seed)")
             #expect(playback.segments.reduce(0) { $0 + $1.frameCount } == playback.frameCount)
             var cursor = timeline.makeCursor()
-            #expect(cursor.shot().layers.allSatisfy(\.strokes.isEmpty), "seed \(seed)")
+            let first = cursor.shot()
+            #expect(first.layers.allSatisfy { $0.strokes.isEmpty }, "seed \(seed)")
             cursor.advance(to: last.applied)
             let width = 96
             let replayed = try PanelRenderer.render(cursor.shot(drawingNext: last.points), in: view, as: .png, width: width)

@@ -122,11 +122,11 @@ import Testing
         let empty = try daemon.cli("replay", project, "1-2", "--out", out)
         #expect(empty.status == 1 && empty.errors.contains("nothing to replay"), "\(empty.errors)")
         for speed in ["0", "-1"] {
-            let refused = try daemon.cli("replay", project, "1-1", "--out", out, "--speed", speed)
+            let refused = try daemon.cli("replay", project, "1-1", "--out", out, "--speed=\(speed)")
             #expect(refused.status != 0 && refused.errors.contains("--speed must be more than 0"), "\(refused.errors)")
         }
-        let pause = try daemon.cli("replay", project, "1-1", "--out", out, "--max-pause", "-2")
-        #expect(pause.status != 0 && pause.errors.contains("--max-pause"), "\(pause.errors)")
+        let pause = try daemon.cli("replay", project, "1-1", "--out", out, "--max-pause=-2")
+        #expect(pause.status != 0 && pause.errors.contains("--max-pause must be 0 to 3600 seconds"), "\(pause.errors)")
         let avi = try daemon.cli("replay", project, "1-1", "--out", files.path + "/replay.avi")
         #expect(avi.status != 0 && avi.errors.contains(".mp4, .gif or .svg"), "\(avi.errors)")
         #expect(!FileManager.default.fileExists(atPath: out))

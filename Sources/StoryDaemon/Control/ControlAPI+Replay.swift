@@ -58,10 +58,11 @@ extension ControlAPI {
             throw APIError(.badRequest, "a \(width)-pixel-wide panel of shot \(shot.label) is \(height) pixels high, over \(PanelRenderer.maximumHeight)")
         }
         let playback = ReplayPlayback(timeline, speed: speed, maxPause: maxPause, fps: fps)
-        var pictures: [BlobHash: String] = [:]
+        var held: [BlobHash: String] = [:]
         for picture in PanelRenderer.pictures(drawnIn: shot) {
-            if case .complete? = await blobs.record(picture.hash)?.state { pictures[picture.hash] = blobs.completePath(picture.hash) }
+            if case .complete? = await blobs.record(picture.hash)?.state { held[picture.hash] = blobs.completePath(picture.hash) }
         }
+        let pictures = held
         let baseName = Self.fileName(from: (view.title ?? "Storyteller") + " " + shot.label + " replay")
         let logger = self.logger
         let strokes = timeline.shownEvents.filter { $0.kind == .drawn }.count
