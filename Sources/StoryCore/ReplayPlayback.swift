@@ -1,6 +1,6 @@
 /// A replay laid out on frames: the drawing shown as it was at the start,
 /// then each event at its turn, with the real pause before it divided by
-/// `speed` and cut to `maxPause`; a drawn stroke grows point by point over
+/// `speed` and cut to `maxPause`; a drawn stroke grows along its length over
 /// `drawingSeconds` (divided by `speed`), at least one frame; events of one
 /// change happen together; the finished drawing is held `closingSeconds`.
 ///
@@ -13,8 +13,9 @@ public struct ReplayPlayback: Hashable, Sendable {
     public struct Segment: Hashable, Sendable {
         /// How many of the timeline's events are applied.
         public var applied: Int
-        /// The first points of the next event's stroke, being drawn (nil: none).
-        public var points: Int?
+        /// How much of the next event's stroke is drawn, of its length (0 to 1;
+        /// nil: none is being drawn).
+        public var progress: Double?
         /// Its first frame (0-based) and how many frames it lasts.
         public var startFrame: Int
         public var frameCount: Int
@@ -22,6 +23,7 @@ public struct ReplayPlayback: Hashable, Sendable {
 
     /// The speeds that can be asked for (a multiplier of the real pace).
     public static let speeds = 0.01...1000.0
+    /// The pace it was drawn at.
     public static let defaultSpeed = 1.0
     /// The longest pause that can be asked for, in seconds.
     public static let maxPauses = 0.0...3600.0
@@ -29,6 +31,7 @@ public struct ReplayPlayback: Hashable, Sendable {
     public static let defaultMaxPause = 0.3
     /// The frame rates a replay may have.
     public static let frameRates = 1...60
+    /// Film's rate, as the animatic's.
     public static let defaultFPS = 24
     /// The drawing as it was before the first event, held this long first.
     public static let openingSeconds = 0.5
@@ -39,7 +42,9 @@ public struct ReplayPlayback: Hashable, Sendable {
     /// … taking from this to that long (before `speed`).
     public static let drawingSeconds = 0.15...0.6
 
+    /// Frames a second.
     public let fps: Int
+    /// What the frames show, in order, end to end from frame 0.
     public let segments: [Segment]
 
     /// The replay's length in frames.
@@ -69,10 +74,10 @@ public struct ReplayPlayback: Hashable, Sendable {
         func frame(_ seconds: Double) -> Int { Int((seconds * Double(fps)).rounded()) }
 
         // (first frame, what it shows); a later moment on the same frame replaces an earlier one.
-        var moments: [(frame: Int, applied: Int, points: Int?)] = [(0, 0, nil)]
-        func show(at frame: Int, applied: Int, points: Int?) {
+        var moments: [(frame: Int, applied: Int, progress: Double?)] = [(0, 0, nil)]
+        func show(at frame: Int, applied: Int, progress: Double?) {
             if moments[moments.count - 1].frame >= frame { moments.removeLast() }
-            moments.append((max(frame, moments.last.map { $0.frame + 1 } ?? 0), applied, points))
+            moments.append((max(frame, moments.last.map { $0.frame + 1 } ?? 0), applied, progress))
         }
         var clock = Self.openingSeconds
         for (index, event) in events.enumerated() {
@@ -81,15 +86,15 @@ public struct ReplayPlayback: Hashable, Sendable {
                 clock += min(real / speed, maxPause)
             }
             guard event.kind == .drawn, let count = event.stroke?.points.count, count > 1 else {
-                show(at: frame(clock), applied: index + 1, points: nil)
+                show(at: frame(clock), applied: index + 1, progress: nil)
                 continue
             }
             // The stroke grows over its frames; its last frame shows it whole.
             let start = frame(clock)
             let frames = max(1, frame(clock + Self.drawingSeconds(points: count) / speed) - start)
             for step in 1...frames {
-                let points = (count * step + frames - 1) / frames
-                show(at: start + step - 1, applied: step == frames ? index + 1 : index, points: step == frames ? nil : points)
+                let progress = Double(step) / Double(frames)
+                show(at: start + step - 1, applied: step == frames ? index + 1 : index, progress: step == frames ? nil : progress)
             }
             clock = max(clock + Self.drawingSeconds(points: count) / speed, Double(start + frames) / Double(fps))
         }
@@ -98,10 +103,11 @@ public struct ReplayPlayback: Hashable, Sendable {
         var segments: [Segment] = []
         for (index, moment) in moments.enumerated() {
             let next = index + 1 < moments.count ? moments[index + 1].frame : end
-            if let last = segments.last, last.applied == moment.applied, last.points == moment.points {
+            if let last = segments.last, last.applied == moment.applied, last.progress == moment.progress {
                 segments[segments.count - 1].frameCount += next - moment.frame
             } else {
-                segments.append(Segment(applied: moment.applied, points: moment.points, startFrame: moment.frame, frameCount: next - moment.frame))
+                segments.append(
+                    Segment(applied: moment.applied, progress: moment.progress, startFrame: moment.frame, frameCount: next - moment.frame))
             }
         }
         self.segments = segments

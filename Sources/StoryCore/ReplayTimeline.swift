@@ -187,13 +187,14 @@ public struct ReplayTimeline: Sendable {
             }
         }
 
-        /// The shot with the strokes shown now, plus, when `points` is given,
-        /// the first `points` points of the next event's stroke (a stroke being drawn).
-        /// O(strokes of the shot).
-        public func shot(drawingNext points: Int? = nil) -> ShotView {
+        /// The shot with the strokes shown now, plus, when `progress` is
+        /// given, that much of the next event's stroke (a stroke being drawn:
+        /// 0.5 is the first half of its length). O(strokes of the shot).
+        public func shot(drawingNext progress: Double? = nil) -> ShotView {
             var shown = strokes
-            if let points, applied < events.count, let stroke = events[applied].stroke {
-                shown[events[applied].layer, default: [:]][events[applied].key] = stroke.prefix(points)
+            if let progress, applied < events.count, let stroke = events[applied].stroke {
+                shown[events[applied].layer, default: [:]][events[applied].key] =
+                    stroke.cut(atFraction: progress, aspectRatio: shot.aspectRatio)
             }
             var shot = self.shot
             for index in shot.layers.indices where shot.layers[index].image == nil {
@@ -208,12 +209,36 @@ public struct ReplayTimeline: Sendable {
 }
 
 extension StrokeView {
-    /// The stroke cut after its first `count` points (at least one): how it
-    /// looks while it is being drawn. O(points).
-    public func prefix(_ count: Int) -> StrokeView {
-        guard count < points.count else { return self }
+    /// The stroke while it is being drawn: its points up to `fraction` of
+    /// its length (measured on a frame of `aspectRatio`, as a render draws
+    /// it), the last one placed between two points, its pressure too. O(points).
+    public func cut(atFraction fraction: Double, aspectRatio: Double) -> StrokeView {
+        let all = points.points()
+        guard fraction < 1, all.count > 1 else { return self }
+        let aspect = aspectRatio.isFinite && aspectRatio > 0 ? aspectRatio : ProjectView.defaultAspectRatio
+        func length(_ a: Point, _ b: Point) -> Double {
+            let (dx, dy) = ((b.x - a.x) * aspect, b.y - a.y)
+            return (dx * dx + dy * dy).squareRoot()
+        }
+        var total = 0.0
+        for index in 1..<all.count { total += length(all[index - 1], all[index]) }
+        var kept = [all[0]]
+        if total > 0 {
+            var rest = max(0, fraction) * total
+            for index in 1..<all.count {
+                let (a, b) = (all[index - 1], all[index])
+                let step = length(a, b)
+                if step >= rest {
+                    let t = step > 0 ? rest / step : 0
+                    kept.append(Point(x: a.x + (b.x - a.x) * t, y: a.y + (b.y - a.y) * t, pressure: a.pressure + (b.pressure - a.pressure) * t))
+                    break
+                }
+                kept.append(b)
+                rest -= step
+            }
+        }
         var cut = self
-        cut.points = PointsBlob(encoding: Array(points.points().prefix(max(1, count))))
+        cut.points = PointsBlob(encoding: kept)
         return cut
     }
 }

@@ -106,7 +106,7 @@ public enum ReplaySVG {
         var applied = 0
         for segment in playback.segments {
             let time = Double(segment.startFrame) / fps
-            if segment.points != nil, segment.applied < events.count, drawingFrom[segment.applied] == nil { drawingFrom[segment.applied] = time }
+            if segment.progress != nil, segment.applied < events.count, drawingFrom[segment.applied] == nil { drawingFrom[segment.applied] = time }
             while applied < min(segment.applied, events.count) {
                 appliedAt[applied] = time
                 applied += 1

@@ -52,7 +52,9 @@ import Testing
         // The cursor shows each step; at the end the shot is as the document shows it.
         var cursor = timeline.makeCursor()
         #expect(cursor.shot().layers[0].strokes.isEmpty)
-        #expect(cursor.shot(drawingNext: 5).layers[0].strokes.map(\.points.count) == [5])
+        // A quarter of the way along a's 24 points: the 6 points up to 0.25 of its length and one between two.
+        let begun = try #require(cursor.shot(drawingNext: 0.25).layers[0].strokes.first)
+        #expect(begun.points.count == 7 && abs(begun.points.points().last!.x - 0.3) < 0.001, "\(begun.points.points())")
         cursor.advance(to: 3)
         #expect(cursor.shot().layers[0].strokes.map(\.id) == [b])
         cursor.advance(to: 5)
@@ -68,11 +70,11 @@ import Testing
         // points: 0.2 s) from frame 23 to 28; erase at round(1.4667 × 24) = 35, restore at 42,
         // move at 50; 1.5 s closing: round(3.5667 × 24) = 86 frames.
         #expect(playback.frameCount == 86, "\(playback.segments)")
-        #expect(playback.segments.first == ReplayPlayback.Segment(applied: 0, points: nil, startFrame: 0, frameCount: 12))
-        let drawingA = playback.segments.filter { $0.applied == 0 && $0.points != nil }
-        #expect(drawingA.map(\.startFrame) == [12, 13, 14] && drawingA.map(\.points) == [6, 12, 18])
+        #expect(playback.segments.first == ReplayPlayback.Segment(applied: 0, progress: nil, startFrame: 0, frameCount: 12))
+        let drawingA = playback.segments.filter { $0.applied == 0 && $0.progress != nil }
+        #expect(drawingA.map(\.startFrame) == [12, 13, 14] && drawingA.map(\.progress) == [0.25, 0.5, 0.75])
         #expect(playback.segments.map(\.startFrame).contains(35) && playback.segments.map(\.startFrame).contains(42))
-        #expect(playback.segments.last?.applied == timeline.events.count && playback.segments.last?.points == nil)
+        #expect(playback.segments.last?.applied == timeline.events.count && playback.segments.last?.progress == nil)
         // Contiguous, and a pause of any length is one segment.
         for (before, after) in zip(playback.segments, playback.segments.dropFirst()) {
             #expect(before.startFrame + before.frameCount == after.startFrame && before != after)

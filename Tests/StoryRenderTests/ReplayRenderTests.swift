@@ -112,14 +112,14 @@ import Testing
             let playback = ReplayPlayback(
                 timeline, speed: Double(random.int(1...400)) / 100, maxPause: Double(random.int(0...10)) / 10, fps: random.int(1...60))
             let last = try #require(playback.segments.last)
-            #expect(last.applied == timeline.shownEvents.count && last.points == nil, "seed \(seed)")
+            #expect(last.applied == timeline.shownEvents.count && last.progress == nil, "seed \(seed)")
             #expect(playback.segments.reduce(0) { $0 + $1.frameCount } == playback.frameCount)
             var cursor = timeline.makeCursor()
             let first = cursor.shot()
             #expect(first.layers.allSatisfy { $0.strokes.isEmpty }, "seed \(seed)")
             cursor.advance(to: last.applied)
             let width = 96
-            let replayed = try PanelRenderer.render(cursor.shot(drawingNext: last.points), in: view, as: .png, width: width)
+            let replayed = try PanelRenderer.render(cursor.shot(drawingNext: last.progress), in: view, as: .png, width: width)
             let rendered = try PanelRenderer.render(panel, in: view, as: .png, width: width)
             #expect(try RasterImage(png: replayed).samePixels(as: RasterImage(png: rendered)), "seed \(seed)")
             checked.scenarios += 1

@@ -4,8 +4,8 @@ import StoryRender
 
 /// A shot drawn stroke by stroke as a video (`storyteller replay`): each
 /// `ReplayPlayback` segment drawn once by `PanelRenderer` (the panel render's
-/// one drawing path, given the strokes shown at that moment and the first
-/// points of the stroke being drawn) to a PNG, held by ffmpeg for its frames
+/// one drawing path, given the strokes shown at that moment and the part
+/// of the stroke being drawn) to a PNG, held by ffmpeg for its frames
 /// as the animatic's shots are (the concat demuxer with each PNG's duration,
 /// the `fps` filter, `-frames:v` the playback's frame count). A pause costs
 /// one picture however long it is held.
@@ -63,7 +63,7 @@ struct ReplayExport: Sendable {
             let bytes: [UInt8]
             do {
                 bytes = try await renderer.render(
-                    cursor.shot(drawingNext: segment.points), in: project, as: .png, width: width, onion: 0, pictureFiles: pictureFiles)
+                    cursor.shot(drawingNext: segment.progress), in: project, as: .png, width: width, onion: 0, pictureFiles: pictureFiles)
             } catch {
                 throw ExportError(.render, "cannot draw shot \(timeline.shot.label): \(error.message)")
             }
