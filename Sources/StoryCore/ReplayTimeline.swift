@@ -61,9 +61,12 @@ public struct ReplayTimeline: Sendable {
 
     /// The events on layers a render draws (visible, not fully transparent, not a picture).
     public var shownEvents: [Event] {
-        let shown = Set(shot.layers.filter { $0.isVisible && $0.opacity > 0 && $0.image == nil }.map(\.id))
+        let shown = shownLayers
         return events.filter { shown.contains($0.layer) }
     }
+
+    /// The layers whose strokes a render draws.
+    var shownLayers: Set<OpID> { Set(shot.layers.filter { $0.isVisible && $0.opacity > 0 && $0.image == nil }.map(\.id)) }
 
     /// Builds the replay of shot `shotID` of `document` from `changes` (its
     /// change log, or the part of it still held; any order, causal order is
@@ -164,9 +167,11 @@ public struct ReplayTimeline: Sendable {
 
     /// A cursor over the replay: the strokes shown after some events, and
     /// the shot to render with them. Advancing is O(events passed).
-    /// It walks the events a render shows (`shownEvents`), as `ReplayPlayback` counts them.
+    /// It walks the events a render shows (`shownEvents`), as `ReplayPlayback`
+    /// counts them; layers a render does not draw keep their strokes as they are now.
     public struct Cursor: Sendable {
         let shot: ShotView
+        let shownLayers: Set<OpID>
         let events: [Event]
         var strokes: [OpID: [OpID: StrokeView]]
         /// How many of the shown events have been applied.
@@ -174,6 +179,7 @@ public struct ReplayTimeline: Sendable {
 
         init(_ timeline: ReplayTimeline) {
             shot = timeline.shot
+            shownLayers = timeline.shownLayers
             events = timeline.shownEvents
             strokes = timeline.initial
         }
@@ -197,7 +203,7 @@ public struct ReplayTimeline: Sendable {
                     stroke.cut(atFraction: progress, aspectRatio: shot.aspectRatio)
             }
             var shot = self.shot
-            for index in shot.layers.indices where shot.layers[index].image == nil {
+            for index in shot.layers.indices where shownLayers.contains(shot.layers[index].id) {
                 shot.layers[index].strokes = (shown[shot.layers[index].id] ?? [:]).values.sorted { $0.id < $1.id }
             }
             return shot
