@@ -10,6 +10,13 @@ import Testing
     /// Frames and pixels are read with the animatic tests' helpers.
     let video = AnimaticDaemonTests()
 
+    /// A daemon whose maintenance does not compact the change log during the
+    /// test (a lone daemon compacts what no peer waits for every 30 s, and a
+    /// replay of a compacted history is a still).
+    static func start() async throws -> StartedDaemon {
+        try await StartedDaemon.start(environment: ["STORYTELLER_MAINTENANCE_INTERVAL": "86400"])
+    }
+
     /// Shot 1-1: stroke A across the top quarter, stroke B across the bottom quarter, then A erased.
     /// Shot 1-2 has no strokes. The stroke ids A and B.
     func board(on daemon: StartedDaemon) throws -> (project: String, a: String, b: String) {
@@ -32,7 +39,7 @@ import Testing
     @Test func anMP4AndAGIFShowTheStrokesAppearAndTheErasedOneGo() async throws {
         let files = try TemporaryDirectory()
         defer { files.remove() }
-        let daemon = try await StartedDaemon.start()
+        let daemon = try await Self.start()
         defer { daemon.stop() }
         let (project, _, _) = try board(on: daemon)
         let out = files.path + "/replay.mp4"
@@ -77,7 +84,7 @@ import Testing
     @Test func theSVGPlaysInABrowser() async throws {
         let files = try TemporaryDirectory()
         defer { files.remove() }
-        let daemon = try await StartedDaemon.start()
+        let daemon = try await Self.start()
         defer { daemon.stop() }
         let (project, _, _) = try board(on: daemon)
         let out = files.path + "/replay.svg"
@@ -112,7 +119,7 @@ import Testing
     @Test func badInputIsRefusedWithAClearError() async throws {
         let files = try TemporaryDirectory()
         defer { files.remove() }
-        let daemon = try await StartedDaemon.start()
+        let daemon = try await Self.start()
         defer { daemon.stop() }
         let (project, _, _) = try board(on: daemon)
         let out = files.path + "/replay.mp4"
