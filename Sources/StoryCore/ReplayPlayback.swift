@@ -60,7 +60,8 @@ public struct ReplayPlayback: Hashable, Sendable {
     /// Lays out the events that a render of `timeline`'s shot shows (`shownEvents`).
     /// Values out of `speeds`, `maxPauses` and `frameRates` are clamped into them. O(events + frames of drawing).
     public init(
-        _ timeline: ReplayTimeline, speed: Double = defaultSpeed, maxPause: Double = defaultMaxPause, fps: Int = defaultFPS
+        _ timeline: ReplayTimeline, speed: Double = defaultSpeed, maxPause: Double = defaultMaxPause,
+        fps: Int = defaultFPS
     ) {
         self.init(events: timeline.shownEvents, speed: speed, maxPause: maxPause, fps: fps)
     }
@@ -69,7 +70,9 @@ public struct ReplayPlayback: Hashable, Sendable {
     init(events: [ReplayTimeline.Event], speed: Double, maxPause: Double, fps: Int) {
         let fps = min(max(fps, Self.frameRates.lowerBound), Self.frameRates.upperBound)
         let speed = speed.isFinite ? min(max(speed, Self.speeds.lowerBound), Self.speeds.upperBound) : Self.defaultSpeed
-        let maxPause = maxPause.isFinite ? min(max(maxPause, Self.maxPauses.lowerBound), Self.maxPauses.upperBound) : Self.defaultMaxPause
+        let maxPause =
+            maxPause.isFinite
+            ? min(max(maxPause, Self.maxPauses.lowerBound), Self.maxPauses.upperBound) : Self.defaultMaxPause
         self.fps = fps
         func frame(_ seconds: Double) -> Int { Int((seconds * Double(fps)).rounded()) }
 
@@ -94,7 +97,9 @@ public struct ReplayPlayback: Hashable, Sendable {
             let frames = max(1, frame(clock + Self.drawingSeconds(points: count) / speed) - start)
             for step in 1...frames {
                 let progress = Double(step) / Double(frames)
-                show(at: start + step - 1, applied: step == frames ? index + 1 : index, progress: step == frames ? nil : progress)
+                show(
+                    at: start + step - 1, applied: step == frames ? index + 1 : index,
+                    progress: step == frames ? nil : progress)
             }
             clock = max(clock + Self.drawingSeconds(points: count) / speed, Double(start + frames) / Double(fps))
         }
@@ -107,7 +112,9 @@ public struct ReplayPlayback: Hashable, Sendable {
                 segments[segments.count - 1].frameCount += next - moment.frame
             } else {
                 segments.append(
-                    Segment(applied: moment.applied, progress: moment.progress, startFrame: moment.frame, frameCount: next - moment.frame))
+                    Segment(
+                        applied: moment.applied, progress: moment.progress, startFrame: moment.frame,
+                        frameCount: next - moment.frame))
             }
         }
         self.segments = segments

@@ -66,7 +66,9 @@ public struct ReplayTimeline: Sendable {
     }
 
     /// The layers whose strokes a render draws.
-    var shownLayers: Set<OpID> { Set(shot.layers.filter { $0.isVisible && $0.opacity > 0 && $0.image == nil }.map(\.id)) }
+    var shownLayers: Set<OpID> {
+        Set(shot.layers.filter { $0.isVisible && $0.opacity > 0 && $0.image == nil }.map(\.id))
+    }
 
     /// Builds the replay of shot `shotID` of `document` from `changes` (its
     /// change log, or the part of it still held; any order, causal order is
@@ -86,8 +88,10 @@ public struct ReplayTimeline: Sendable {
         for change in ordered {
             for (index, operation) in change.operations.enumerated() {
                 switch operation {
-                case .addStroke: loggedDrawings.insert(OpID(counter: change.startCounter + UInt64(index), replica: change.replica))
-                case .eraseStroke(let layer, let key) where layers.contains(layer): loggedErases[layer, default: []].insert(key)
+                case .addStroke:
+                    loggedDrawings.insert(OpID(counter: change.startCounter + UInt64(index), replica: change.replica))
+                case .eraseStroke(let layer, let key) where layers.contains(layer):
+                    loggedErases[layer, default: []].insert(key)
                 default: break
                 }
             }
@@ -103,7 +107,9 @@ public struct ReplayTimeline: Sendable {
                 // Erased before the log begins: never shown.
                 base.isErased = entry.isErased && !(loggedErases[layer]?.contains(key) ?? false)
                 entries[layer, default: [:]][key] = base
-                if !base.isErased, let view = Self.view(of: base.value, key: key, in: state) { initial[layer, default: [:]][key] = view }
+                if !base.isErased, let view = Self.view(of: base.value, key: key, in: state) {
+                    initial[layer, default: [:]][key] = view
+                }
             }
         }
         self.initial = initial
@@ -145,7 +151,11 @@ public struct ReplayTimeline: Sendable {
                 switch (previous?.visibleValue, next.visibleValue) {
                 case (nil, nil): continue
                 case (nil, .some):
-                    if case .addStroke = operation { kind = .drawn } else { kind = previous == nil ? .placed : .restored }
+                    if case .addStroke = operation {
+                        kind = .drawn
+                    } else {
+                        kind = previous == nil ? .placed : .restored
+                    }
                 case (.some, nil): kind = .erased
                 case (.some(let before), .some(let after)):
                     guard before != after else { continue }
@@ -162,7 +172,8 @@ public struct ReplayTimeline: Sendable {
     /// A stroke as a render draws it, if its points are held.
     private static func view(of value: StrokeValue, key: OpID, in state: ProjectState) -> StrokeView? {
         guard let points = state.content(value.content) else { return nil }
-        return StrokeView(id: key, content: value.content, brush: value.brush, transform: value.transform, points: points)
+        return StrokeView(
+            id: key, content: value.content, brush: value.brush, transform: value.transform, points: points)
     }
 
     /// A cursor over the replay: the strokes shown after some events, and
@@ -236,7 +247,10 @@ extension StrokeView {
                 let step = length(a, b)
                 if step >= rest {
                     let t = step > 0 ? rest / step : 0
-                    kept.append(Point(x: a.x + (b.x - a.x) * t, y: a.y + (b.y - a.y) * t, pressure: a.pressure + (b.pressure - a.pressure) * t))
+                    kept.append(
+                        Point(
+                            x: a.x + (b.x - a.x) * t, y: a.y + (b.y - a.y) * t,
+                            pressure: a.pressure + (b.pressure - a.pressure) * t))
                     break
                 }
                 kept.append(b)

@@ -37,13 +37,16 @@ public enum ReplaySVG {
             guard layer.isVisible, opacity > 0 else { continue }
             let t = PanelPainter.pixelTransform(layer.transform, width: w, height: h)
             guard t.isFinite, abs(t.a * t.d - t.b * t.c) > 1e-9 else { continue }
-            svg += "<g transform=\"matrix(\(number(t.a)) \(number(t.b)) \(number(t.c)) \(number(t.d)) \(number(t.tx)) \(number(t.ty)))\""
+            svg +=
+                "<g transform=\"matrix(\(number(t.a)) \(number(t.b)) \(number(t.c)) \(number(t.d)) \(number(t.tx)) \(number(t.ty)))\""
             svg += opacity < 1 ? " opacity=\"\(number(opacity))\">\n" : ">\n"
             if let image = layer.image {
                 let box = PanelPainter.pictureBox(of: image, fit: layer.fit, width: w, height: h)
-                let place = "x=\"\(number(box.x))\" y=\"\(number(box.y))\" width=\"\(number(box.width))\" height=\"\(number(box.height))\""
+                let place =
+                    "x=\"\(number(box.x))\" y=\"\(number(box.y))\" width=\"\(number(box.width))\" height=\"\(number(box.height))\""
                 if let bytes = pictures[image.hash] {
-                    svg += "<image \(place) preserveAspectRatio=\"none\" href=\"data:\(image.type.mimeType);base64,\(base64(bytes))\"/>\n"
+                    svg +=
+                        "<image \(place) preserveAspectRatio=\"none\" href=\"data:\(image.type.mimeType);base64,\(base64(bytes))\"/>\n"
                 } else {
                     svg += "<rect \(place) fill=\"none\" stroke=\"#888888\" stroke-dasharray=\"8 6\"/>\n"
                 }
@@ -51,18 +54,27 @@ public enum ReplaySVG {
             for element in elements[layer.id] ?? [] {
                 guard let geometry = StrokeGeometry(element.stroke, width: w, height: h) else { continue }
                 svg += element.begin > 0 ? "<g visibility=\"hidden\">" : "<g>"
-                if element.begin > 0 { svg += "<set attributeName=\"visibility\" to=\"visible\" begin=\"\(seconds(element.begin))\" fill=\"freeze\"/>" }
-                if let end = element.end { svg += "<set attributeName=\"visibility\" to=\"hidden\" begin=\"\(seconds(end))\" fill=\"freeze\"/>" }
+                if element.begin > 0 {
+                    svg +=
+                        "<set attributeName=\"visibility\" to=\"visible\" begin=\"\(seconds(element.begin))\" fill=\"freeze\"/>"
+                }
+                if let end = element.end {
+                    svg += "<set attributeName=\"visibility\" to=\"hidden\" begin=\"\(seconds(end))\" fill=\"freeze\"/>"
+                }
                 var mask = ""
                 let revealed = element.drawnUntil == nil ? [] : element.stroke.transformedPoints()
                 if let drawn = element.drawnUntil, drawn > element.begin, revealed.count > 1 {
                     maskNumber += 1
                     mask = " mask=\"url(#reveal\(maskNumber))\""
                     let path = "M" + revealed.map { "\(number($0.x * w)) \(number($0.y * h))" }.joined(separator: " L")
-                    svg += "<mask id=\"reveal\(maskNumber)\" maskUnits=\"userSpaceOnUse\" x=\"-100000\" y=\"-100000\" width=\"200000\" height=\"200000\">"
-                    svg += "<path d=\"\(path)\" fill=\"none\" stroke=\"#ffffff\" stroke-width=\"\(number(geometry.maximumWidth + 2))\" "
-                    svg += "stroke-linecap=\"round\" stroke-linejoin=\"round\" pathLength=\"1\" stroke-dasharray=\"1 2\" stroke-dashoffset=\"1\">"
-                    svg += "<animate attributeName=\"stroke-dashoffset\" from=\"1\" to=\"0\" begin=\"\(seconds(element.begin))\" "
+                    svg +=
+                        "<mask id=\"reveal\(maskNumber)\" maskUnits=\"userSpaceOnUse\" x=\"-100000\" y=\"-100000\" width=\"200000\" height=\"200000\">"
+                    svg +=
+                        "<path d=\"\(path)\" fill=\"none\" stroke=\"#ffffff\" stroke-width=\"\(number(geometry.maximumWidth + 2))\" "
+                    svg +=
+                        "stroke-linecap=\"round\" stroke-linejoin=\"round\" pathLength=\"1\" stroke-dasharray=\"1 2\" stroke-dashoffset=\"1\">"
+                    svg +=
+                        "<animate attributeName=\"stroke-dashoffset\" from=\"1\" to=\"0\" begin=\"\(seconds(element.begin))\" "
                     svg += "dur=\"\(seconds(drawn - element.begin))\" fill=\"freeze\"/></path></mask>"
                 }
                 let brush = element.stroke.brush
@@ -70,9 +82,12 @@ public enum ReplaySVG {
                 switch geometry {
                 case .line(let points, let lineWidth):
                     let path = "M" + points.map { "\(number($0.x)) \(number($0.y))" }.joined(separator: " L")
-                    svg += "<path d=\"\(points.count == 1 ? path + " L\(number(points[0].x)) \(number(points[0].y))" : path)\" fill=\"none\" "
-                    svg += "\(paint("stroke", colour)) stroke-width=\"\(number(lineWidth))\" stroke-linecap=\"\(brush.cap.name)\" "
-                    svg += "stroke-linejoin=\"\(brush.join.name)\" stroke-miterlimit=\"\(number(StrokeOutline.miterLimit))\"\(mask)/>"
+                    svg +=
+                        "<path d=\"\(points.count == 1 ? path + " L\(number(points[0].x)) \(number(points[0].y))" : path)\" fill=\"none\" "
+                    svg +=
+                        "\(paint("stroke", colour)) stroke-width=\"\(number(lineWidth))\" stroke-linecap=\"\(brush.cap.name)\" "
+                    svg +=
+                        "stroke-linejoin=\"\(brush.join.name)\" stroke-miterlimit=\"\(number(StrokeOutline.miterLimit))\"\(mask)/>"
                 case .outline(let shapes):
                     svg += "<path d=\"\(outlinePath(shapes))\" \(paint("fill", colour)) fill-rule=\"nonzero\"\(mask)/>"
                 }
@@ -81,8 +96,10 @@ public enum ReplaySVG {
             svg += "</g>\n"
         }
         let line = max(1, w / 800)
-        svg += "<rect x=\"\(number(line / 2))\" y=\"\(number(line / 2))\" width=\"\(number(w - line))\" height=\"\(number(h - line))\" "
-        svg += "fill=\"none\" \(paint("stroke", PanelRenderer.frameColour)) stroke-width=\"\(number(line))\"/>\n</svg>\n"
+        svg +=
+            "<rect x=\"\(number(line / 2))\" y=\"\(number(line / 2))\" width=\"\(number(w - line))\" height=\"\(number(h - line))\" "
+        svg +=
+            "fill=\"none\" \(paint("stroke", PanelRenderer.frameColour)) stroke-width=\"\(number(line))\"/>\n</svg>\n"
         return svg
     }
 
@@ -106,7 +123,9 @@ public enum ReplaySVG {
         var applied = 0
         for segment in playback.segments {
             let time = Double(segment.startFrame) / fps
-            if segment.progress != nil, segment.applied < events.count, drawingFrom[segment.applied] == nil { drawingFrom[segment.applied] = time }
+            if segment.progress != nil, segment.applied < events.count, drawingFrom[segment.applied] == nil {
+                drawingFrom[segment.applied] = time
+            }
             while applied < min(segment.applied, events.count) {
                 appliedAt[applied] = time
                 applied += 1
@@ -130,7 +149,8 @@ public enum ReplaySVG {
             guard let stroke = event.stroke else { continue }
             current[event.layer, default: [:]][event.key] = elements[event.layer, default: []].count
             elements[event.layer, default: []].append(
-                Element(key: event.key, stroke: stroke, begin: begin, drawnUntil: drawingFrom[index] == nil ? nil : time))
+                Element(
+                    key: event.key, stroke: stroke, begin: begin, drawnUntil: drawingFrom[index] == nil ? nil : time))
         }
         return elements.mapValues { list in
             list.sorted { ($0.key, $0.begin) < ($1.key, $1.begin) }
@@ -150,7 +170,8 @@ public enum ReplaySVG {
             case .circle(let center, let radius):
                 // Two half arcs, clockwise on the y-down canvas as cairo_arc draws them.
                 let r = number(radius)
-                d += "M\(number(center.x - radius)) \(number(center.y)) A\(r) \(r) 0 1 1 \(number(center.x + radius)) \(number(center.y))"
+                d +=
+                    "M\(number(center.x - radius)) \(number(center.y)) A\(r) \(r) 0 1 1 \(number(center.x + radius)) \(number(center.y))"
                 d += " A\(r) \(r) 0 1 1 \(number(center.x - radius)) \(number(center.y))Z"
             }
         }
@@ -165,7 +186,9 @@ public enum ReplaySVG {
             rgb.append(digits[Int(channel >> 4)])
             rgb.append(digits[Int(channel & 15)])
         }
-        return colour.alpha == 255 ? "\(attribute)=\"\(rgb)\"" : "\(attribute)=\"\(rgb)\" \(attribute)-opacity=\"\(number(Double(colour.alpha) / 255))\""
+        return colour.alpha == 255
+            ? "\(attribute)=\"\(rgb)\""
+            : "\(attribute)=\"\(rgb)\" \(attribute)-opacity=\"\(number(Double(colour.alpha) / 255))\""
     }
 
     /// A number with at most three decimals, never in exponent notation.

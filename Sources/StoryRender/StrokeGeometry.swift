@@ -16,8 +16,11 @@ enum StrokeGeometry {
         let brush = stroke.brush
         let fullWidth = Double(brush.width) * width
         let samples = points.map { point in
-            (point: CanvasPoint(x: point.x * width, y: point.y * height),
-                radius: max(PanelRenderer.minimumWidth, fullWidth * max(point.pressure, PanelRenderer.minimumPressure)) / 2)
+            (
+                point: CanvasPoint(x: point.x * width, y: point.y * height),
+                radius: max(PanelRenderer.minimumWidth, fullWidth * max(point.pressure, PanelRenderer.minimumPressure))
+                    / 2
+            )
         }
         if samples.allSatisfy({ $0.radius == samples[0].radius }) {
             self = .line(samples.map(\.point), width: samples[0].radius * 2)

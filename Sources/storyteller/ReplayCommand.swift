@@ -26,9 +26,11 @@ struct Replay: ParsableCommand {
     @Argument(help: Help.project) var project: String?
     @Argument(help: Help.shot) var shot: String?
     @Option(help: "The file to write: .mp4, .gif or .svg (the format is taken from its extension).") var out: String
-    @Option(help: "How many times faster than they were made strokes and pauses play (more than 0; default 1).") var speed = 1.0
+    @Option(help: "How many times faster than they were made strokes and pauses play (more than 0; default 1).")
+    var speed = 1.0
     @Option(help: "The longest pause between strokes, in seconds (default 0.3).") var maxPause = 0.3
-    @Option(help: "The panel's width in pixels (16 to 7680; default 1280); the height follows the shot's aspect ratio.") var width = 1280
+    @Option(help: "The panel's width in pixels (16 to 7680; default 1280); the height follows the shot's aspect ratio.")
+    var width = 1280
     @Option(help: "Frames a second (1 to 60; default 24).") var fps = 24
     @OptionGroup var options: ClientOptions
 
@@ -38,9 +40,12 @@ struct Replay: ParsableCommand {
     mutating func validate() throws {
         (project, shot) = try shiftedForCurrentProject(project, shot, "SHOT")
         guard API.ExportRequest.replayFormats.contains(format) else {
-            throw ValidationError("--out must name an .mp4, .gif or .svg file (the format is taken from its extension), not '\(out)'")
+            throw ValidationError(
+                "--out must name an .mp4, .gif or .svg file (the format is taken from its extension), not '\(out)'")
         }
-        guard speed.isFinite, speed > 0 else { throw ValidationError("--speed must be more than 0 (1 plays at the pace it was drawn), not \(speed)") }
+        guard speed.isFinite, speed > 0 else {
+            throw ValidationError("--speed must be more than 0 (1 plays at the pace it was drawn), not \(speed)")
+        }
         guard speed <= 1000 else { throw ValidationError("--speed must be at most 1000, not \(speed)") }
         guard maxPause.isFinite, (0...3600).contains(maxPause) else {
             throw ValidationError("--max-pause must be 0 to 3600 seconds, not \(maxPause)")
@@ -66,7 +71,9 @@ struct Replay: ParsableCommand {
             print(String(decoding: try API.encoder.encode(job), as: UTF8.self))
         } else {
             let seconds = String(format: "%.2f", job.seconds ?? 0)
-            print("wrote \(out) (shot \(shot!), \(seconds) s, \(job.frames ?? 0) frames at \(fps) fps, \(TransferProgress.size(Int(job.bytes ?? 0))))")
+            print(
+                "wrote \(out) (shot \(shot!), \(seconds) s, \(job.frames ?? 0) frames at \(fps) fps, \(TransferProgress.size(Int(job.bytes ?? 0))))"
+            )
         }
     }
 }

@@ -27,20 +27,29 @@ import Testing
         var board = try Board(scenes: 1, shots: 2, layers: 1)
         let shot = board.shots[0][0]
         let layer = board.layers[shot]![0]
-        let a = try board.doc.edit(session: "s", at: 2_000) { try $0.addStroke(to: layer, brush: Self.ink, points: Self.line(24, y: 0.3)) }.value
-        let b = try board.doc.edit(session: "s", at: 5_000) { try $0.addStroke(to: layer, brush: Self.ink, points: Self.line(48, y: 0.6)) }.value
+        let a = try board.doc.edit(session: "s", at: 2_000) {
+            try $0.addStroke(to: layer, brush: Self.ink, points: Self.line(24, y: 0.3))
+        }.value
+        let b = try board.doc.edit(session: "s", at: 5_000) {
+            try $0.addStroke(to: layer, brush: Self.ink, points: Self.line(48, y: 0.6))
+        }.value
         try board.doc.edit(session: "s", at: 9_000) { try $0.eraseStroke(a, in: layer) }
         try board.doc.undo(session: "s", at: 12_000)
-        try board.doc.edit(session: "s", at: 20_000) { try $0.transformStrokes([b], in: layer, by: .translation(x: 0.05, y: 0.1)) }
+        try board.doc.edit(session: "s", at: 20_000) {
+            try $0.transformStrokes([b], in: layer, by: .translation(x: 0.05, y: 0.1))
+        }
         // A stroke on the other shot is not in this shot's replay.
         let other = board.layers[board.shots[0][1]]![0]
-        try board.doc.edit(session: "s", at: 21_000) { _ = try $0.addStroke(to: other, brush: Self.ink, points: Self.line(5, y: 0.5)) }
+        try board.doc.edit(session: "s", at: 21_000) {
+            _ = try $0.addStroke(to: other, brush: Self.ink, points: Self.line(5, y: 0.5))
+        }
         return (board, shot, layer, a, b)
     }
 
     @Test func aScriptedHistoryGivesItsEventsInOrder() throws {
         let (board, shot, layer, a, b) = try scriptedBoard()
-        let timeline = try #require(ReplayTimeline(document: board.doc, shot: shot, changes: Self.changes(of: board.doc).shuffled()))
+        let timeline = try #require(
+            ReplayTimeline(document: board.doc, shot: shot, changes: Self.changes(of: board.doc).shuffled()))
         #expect(timeline.events.map(\.kind) == [.drawn, .drawn, .erased, .restored, .replaced])
         #expect(timeline.events.map(\.key) == [a, b, a, a, b])
         #expect(timeline.events.allSatisfy { $0.layer == layer })
@@ -59,18 +68,22 @@ import Testing
         #expect(cursor.shot().layers[0].strokes.map(\.id) == [b])
         cursor.advance(to: 5)
         #expect(cursor.shot() == board.doc.view.shot(shot))
-        #expect(ReplayTimeline(document: board.doc, shot: OpID(counter: 999_999, replica: ReplicaID(9)), changes: []) == nil)
+        #expect(
+            ReplayTimeline(document: board.doc, shot: OpID(counter: 999_999, replica: ReplicaID(9)), changes: []) == nil
+        )
     }
 
     @Test func thePlaybackCompressesPausesAndDrawsStrokesOverWholeFrames() throws {
         let (board, shot, _, _, _) = try scriptedBoard()
-        let timeline = try #require(ReplayTimeline(document: board.doc, shot: shot, changes: Self.changes(of: board.doc)))
+        let timeline = try #require(
+            ReplayTimeline(document: board.doc, shot: shot, changes: Self.changes(of: board.doc)))
         let playback = ReplayPlayback(timeline, speed: 1, maxPause: 0.3, fps: 24)
         // 0.5 s opening; a (24 points: 0.15 s) from frame 12 to 16; 3 s real → 0.3 s; b (48
         // points: 0.2 s) from frame 23 to 28; erase at round(1.4667 × 24) = 35, restore at 42,
         // move at 50; 1.5 s closing: round(3.5667 × 24) = 86 frames.
         #expect(playback.frameCount == 86, "\(playback.segments)")
-        #expect(playback.segments.first == ReplayPlayback.Segment(applied: 0, progress: nil, startFrame: 0, frameCount: 12))
+        #expect(
+            playback.segments.first == ReplayPlayback.Segment(applied: 0, progress: nil, startFrame: 0, frameCount: 12))
         let drawingA = playback.segments.filter { $0.applied == 0 && $0.progress != nil }
         #expect(drawingA.map(\.startFrame) == [12, 13, 14] && drawingA.map(\.progress) == [0.25, 0.5, 0.75])
         #expect(playback.segments.map(\.startFrame).contains(35) && playback.segments.map(\.startFrame).contains(42))
@@ -82,7 +95,8 @@ import Testing
         // Faster: shorter; no pauses at all: shorter still; the opening and the closing stay.
         let faster = ReplayPlayback(timeline, speed: 4, maxPause: 0.3, fps: 24)
         let unpaused = ReplayPlayback(timeline, speed: 4, maxPause: 0, fps: 24)
-        #expect(faster.frameCount < playback.frameCount && unpaused.frameCount < faster.frameCount && unpaused.seconds >= 2)
+        #expect(
+            faster.frameCount < playback.frameCount && unpaused.frameCount < faster.frameCount && unpaused.seconds >= 2)
     }
 
     @Test func aFiftyStrokeShotPlaysInWellUnderAMinute() throws {
@@ -91,9 +105,12 @@ import Testing
         let layer = board.layers[shot]![0]
         for index in 0..<50 {
             // A minute apart, 200 points each: the slowest case the defaults allow.
-            try board.doc.edit(at: 10_000 + Int64(index) * 60_000) { _ = try $0.addStroke(to: layer, brush: Self.ink, points: Self.line(200, y: 0.5)) }
+            try board.doc.edit(at: 10_000 + Int64(index) * 60_000) {
+                _ = try $0.addStroke(to: layer, brush: Self.ink, points: Self.line(200, y: 0.5))
+            }
         }
-        let timeline = try #require(ReplayTimeline(document: board.doc, shot: shot, changes: Self.changes(of: board.doc)))
+        let timeline = try #require(
+            ReplayTimeline(document: board.doc, shot: shot, changes: Self.changes(of: board.doc)))
         let playback = ReplayPlayback(timeline)
         #expect(timeline.events.count == 50 && playback.seconds < 50 && playback.seconds > 30, "\(playback.seconds) s")
     }
@@ -102,15 +119,25 @@ import Testing
         var board = try Board(scenes: 1, shots: 1, layers: 1)
         let shot = board.shots[0][0]
         let layer = board.layers[shot]![0]
-        let old = try board.doc.edit(at: 2_000) { try $0.addStroke(to: layer, brush: Self.ink, points: Self.line(4, y: 0.2)) }.value
-        let gone = try board.doc.edit(at: 3_000) { try $0.addStroke(to: layer, brush: Self.ink, points: Self.line(4, y: 0.4)) }.value
+        let old = try board.doc.edit(at: 2_000) {
+            try $0.addStroke(to: layer, brush: Self.ink, points: Self.line(4, y: 0.2))
+        }.value
+        let gone = try board.doc.edit(at: 3_000) {
+            try $0.addStroke(to: layer, brush: Self.ink, points: Self.line(4, y: 0.4))
+        }.value
         try board.doc.edit(at: 4_000) { try $0.eraseStroke(gone, in: layer) }
         let before = board.doc.versionVector
-        let drawnLater = try board.doc.edit(at: 5_000) { try $0.addStroke(to: layer, brush: Self.ink, points: Self.line(4, y: 0.6)) }.value
+        let drawnLater = try board.doc.edit(at: 5_000) {
+            try $0.addStroke(to: layer, brush: Self.ink, points: Self.line(4, y: 0.6))
+        }.value
         try board.doc.edit(at: 6_000) { try $0.eraseStroke(old, in: layer) }
         // Only the changes after `before` are still held (the rest went into a snapshot).
-        guard case .changes(let encoded) = board.doc.changes(since: before) else { Issue.record("no log"); return }
-        let timeline = try #require(ReplayTimeline(document: board.doc, shot: shot, changes: try encoded.map { try $0.decoded() }))
+        guard case .changes(let encoded) = board.doc.changes(since: before) else {
+            Issue.record("no log")
+            return
+        }
+        let timeline = try #require(
+            ReplayTimeline(document: board.doc, shot: shot, changes: try encoded.map { try $0.decoded() }))
         #expect(timeline.initialStrokeCount == 1 && timeline.initial[layer]?.keys.first == old)
         #expect(timeline.events.map(\.kind) == [.drawn, .erased] && timeline.events.map(\.key) == [drawnLater, old])
         var cursor = timeline.makeCursor()
@@ -118,7 +145,9 @@ import Testing
         #expect(cursor.shot() == board.doc.view.shot(shot))
         // With no log at all, the drawing is a still of what the document holds.
         let still = try #require(ReplayTimeline(document: board.doc, shot: shot, changes: []))
-        #expect(still.events.isEmpty && still.initialStrokeCount == 1 && still.makeCursor().shot() == board.doc.view.shot(shot))
+        #expect(
+            still.events.isEmpty && still.initialStrokeCount == 1
+                && still.makeCursor().shot() == board.doc.view.shot(shot))
     }
 
     @Test func wallClocksThatGoBackwardsNeverMakeTimeRunBackwards() throws {
@@ -126,9 +155,12 @@ import Testing
         let shot = board.shots[0][0]
         let layer = board.layers[shot]![0]
         for time: Int64 in [50_000, 10_000, 60_000] {
-            try board.doc.edit(at: time) { _ = try $0.addStroke(to: layer, brush: Self.ink, points: Self.line(3, y: 0.5)) }
+            try board.doc.edit(at: time) {
+                _ = try $0.addStroke(to: layer, brush: Self.ink, points: Self.line(3, y: 0.5))
+            }
         }
-        let timeline = try #require(ReplayTimeline(document: board.doc, shot: shot, changes: Self.changes(of: board.doc)))
+        let timeline = try #require(
+            ReplayTimeline(document: board.doc, shot: shot, changes: Self.changes(of: board.doc)))
         #expect(timeline.events.map(\.time) == [50_000, 50_000, 60_000])
     }
 }

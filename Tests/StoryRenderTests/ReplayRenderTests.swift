@@ -31,10 +31,13 @@ import Testing
     }
 
     /// One random history on 2 to 4 replicas; the keys drawn on each layer.
-    static func history(seed: UInt64) throws -> (docs: [ProjectDocument], shot: OpID, layers: [OpID], drawn: [OpID: Set<OpID>]) {
+    static func history(seed: UInt64) throws -> (
+        docs: [ProjectDocument], shot: OpID, layers: [OpID], drawn: [OpID: Set<OpID>]
+    ) {
         var random = SeededGenerator(seed: seed)
         let (first, shot, layers) = try board()
-        var docs = [first] + (2...random.int(2...4)).map { ProjectDocument(id: documentID, replica: ReplicaID(UInt64($0))) }
+        var docs =
+            [first] + (2...random.int(2...4)).map { ProjectDocument(id: documentID, replica: ReplicaID(UInt64($0))) }
         try WireSync.syncAll(&docs)
         var clocks = [Int64](repeating: 2_000, count: docs.count)
         var drawn: [OpID: Set<OpID>] = [:]
@@ -48,13 +51,18 @@ import Testing
             case 0..<45:
                 let layer = random.pick(layers)!
                 let points = (0..<random.int(1...30)).map { _ in
-                    Point(x: Double(random.int(0...1000)) / 1000, y: Double(random.int(0...1000)) / 1000,
+                    Point(
+                        x: Double(random.int(0...1000)) / 1000, y: Double(random.int(0...1000)) / 1000,
                         pressure: random.chance(0.5) ? 1 : Double(random.int(10...100)) / 100)
                 }
                 let brush = Brush(
-                    tool: random.chance(0.1) ? .eraser : .pen, color: Color(rgba: UInt32(random.int(0...0xFFFFFF)) << 8 | 0xFF),
-                    width: Float(random.int(2...30)) / 1000, cap: random.pick(Brush.Cap.allCases)!, join: random.pick(Brush.Join.allCases)!)
-                let key = try docs[r].edit(session: session, at: clocks[r]) { try $0.addStroke(to: layer, brush: brush, points: points) }.value
+                    tool: random.chance(0.1) ? .eraser : .pen,
+                    color: Color(rgba: UInt32(random.int(0...0xFFFFFF)) << 8 | 0xFF),
+                    width: Float(random.int(2...30)) / 1000, cap: random.pick(Brush.Cap.allCases)!,
+                    join: random.pick(Brush.Join.allCases)!)
+                let key = try docs[r].edit(session: session, at: clocks[r]) {
+                    try $0.addStroke(to: layer, brush: brush, points: points)
+                }.value
                 drawn[layer, default: []].insert(key)
             case 45..<60:
                 let strokes = view.shots.flatMap(\.layers).flatMap { layer in layer.strokes.map { (layer.id, $0.id) } }
@@ -65,13 +73,21 @@ import Testing
                 guard let key = random.pick(docs[r].erasedStrokes(in: layer)) else { continue }
                 try docs[r].edit(session: session, at: clocks[r]) { try $0.restoreStroke(key, in: layer) }
             case 68..<78:
-                guard let layer = view.shots.flatMap(\.layers).filter({ !$0.strokes.isEmpty }).randomElement(using: &random) else { continue }
+                guard
+                    let layer = view.shots.flatMap(\.layers).filter({ !$0.strokes.isEmpty }).randomElement(
+                        using: &random)
+                else { continue }
                 let keys = layer.strokes.map(\.id).filter { _ in random.chance(0.6) }
-                let shift = Affine.translation(x: Double(random.int(-50...50)) / 1000, y: Double(random.int(-50...50)) / 1000)
+                let shift = Affine.translation(
+                    x: Double(random.int(-50...50)) / 1000, y: Double(random.int(-50...50)) / 1000)
                 let colour = Color(rgba: UInt32(random.int(0...0xFFFFFF)) << 8 | 0xFF)
                 let move = random.chance(0.5)
                 try docs[r].edit(session: session, at: clocks[r]) { editor in
-                    if move { try editor.transformStrokes(keys, in: layer.id, by: shift) } else { try editor.restyleStrokes(keys, in: layer.id) { $0.color = colour } }
+                    if move {
+                        try editor.transformStrokes(keys, in: layer.id, by: shift)
+                    } else {
+                        try editor.restyleStrokes(keys, in: layer.id) { $0.color = colour }
+                    }
                 }
             case 78..<86:
                 _ = try? docs[r].undo(session: session, at: clocks[r])
@@ -98,7 +114,9 @@ import Testing
             let panel = try #require(view.shot(shot))
 
             // Every stroke drawn on the shot's layers is one drawn event, the other shot's none.
-            let made = drawn.filter { panel.layers.map(\.id).contains($0.key) }.values.reduce(into: Set<OpID>()) { $0.formUnion($1) }
+            let made = drawn.filter { panel.layers.map(\.id).contains($0.key) }.values.reduce(into: Set<OpID>()) {
+                $0.formUnion($1)
+            }
             let events = timeline.events.filter { $0.kind == .drawn }
             #expect(events.count == made.count && Set(events.map(\.key)) == made, "seed \(seed)")
             #expect(!timeline.events.contains { $0.layer == layers[3] }, "seed \(seed)")
@@ -110,7 +128,8 @@ import Testing
 
             // The last frame is the panel render; the first shows no stroke.
             let playback = ReplayPlayback(
-                timeline, speed: Double(random.int(1...400)) / 100, maxPause: Double(random.int(0...10)) / 10, fps: random.int(1...60))
+                timeline, speed: Double(random.int(1...400)) / 100, maxPause: Double(random.int(0...10)) / 10,
+                fps: random.int(1...60))
             let last = try #require(playback.segments.last)
             #expect(last.applied == timeline.shownEvents.count && last.progress == nil, "seed \(seed)")
             #expect(playback.segments.reduce(0) { $0 + $1.frameCount } == playback.frameCount)
@@ -119,7 +138,8 @@ import Testing
             #expect(first.layers.prefix(2).allSatisfy { $0.strokes.isEmpty }, "seed \(seed)")
             cursor.advance(to: last.applied)
             let width = 96
-            let replayed = try PanelRenderer.render(cursor.shot(drawingNext: last.progress), in: view, as: .png, width: width)
+            let replayed = try PanelRenderer.render(
+                cursor.shot(drawingNext: last.progress), in: view, as: .png, width: width)
             let rendered = try PanelRenderer.render(panel, in: view, as: .png, width: width)
             #expect(try RasterImage(png: replayed).samePixels(as: RasterImage(png: rendered)), "seed \(seed)")
             #expect(cursor.shot() == panel, "seed \(seed)")
@@ -129,18 +149,26 @@ import Testing
             await Task.yield()
         }
         // The histories really draw and erase: a property of empty shots proves nothing.
-        if checked.scenarios >= 10 { #expect(checked.drawn > 5 * checked.scenarios && checked.erased > checked.scenarios) }
+        if checked.scenarios >= 10 {
+            #expect(checked.drawn > 5 * checked.scenarios && checked.erased > checked.scenarios)
+        }
     }
 
     @Test func theSVGShowsEachStrokeFromItsTimeAndRevealsItWhileItIsDrawn() throws {
         var (document, shot, layers) = try Self.board()
         let ink = Brush(tool: .pen, color: .black, width: 0.02)
-        let a = try document.edit(at: 2_000) { try $0.addStroke(to: layers[0], brush: ink, points: [Point(x: 0.1, y: 0.2), Point(x: 0.9, y: 0.2)]) }
-            .value
-        let pressed = [Point(x: 0.1, y: 0.7, pressure: 0.2), Point(x: 0.5, y: 0.8, pressure: 1), Point(x: 0.9, y: 0.7, pressure: 0.5)]
+        let a = try document.edit(at: 2_000) {
+            try $0.addStroke(to: layers[0], brush: ink, points: [Point(x: 0.1, y: 0.2), Point(x: 0.9, y: 0.2)])
+        }
+        .value
+        let pressed = [
+            Point(x: 0.1, y: 0.7, pressure: 0.2), Point(x: 0.5, y: 0.8, pressure: 1),
+            Point(x: 0.9, y: 0.7, pressure: 0.5),
+        ]
         try document.edit(at: 4_000) { _ = try $0.addStroke(to: layers[0], brush: ink, points: pressed) }
         try document.edit(at: 6_000) { try $0.eraseStroke(a, in: layers[0]) }
-        let timeline = try #require(ReplayTimeline(document: document, shot: shot, changes: try Self.changes(of: document)))
+        let timeline = try #require(
+            ReplayTimeline(document: document, shot: shot, changes: try Self.changes(of: document)))
         let playback = ReplayPlayback(timeline, speed: 1, maxPause: 0.3, fps: 24)
         let svg = ReplaySVG.make(timeline, playback: playback, width: 320)
         #expect(svg.hasPrefix("<?xml") && svg.contains("viewBox=\"0 0 320 180\""))
@@ -150,6 +178,21 @@ import Testing
         #expect(svg.components(separatedBy: "<mask id=").count == 3 && svg.contains("fill-rule=\"nonzero\""))
         // The half-transparent and the hidden layer: one group at half opacity, none for the hidden one.
         #expect(svg.contains("opacity=\"0.5\"") && svg.components(separatedBy: "<g transform=").count == 3)
+        // Pictures: embedded where their bytes are given, outlined where not (as the render does).
+        let (held, missing) = (BlobHash(Array(repeating: 1, count: 32))!, BlobHash(Array(repeating: 2, count: 32))!)
+        try document.edit(at: 7_000) { editor in
+            for hash in [held, missing] {
+                let layer = try editor.insertLayer(in: shot, at: 0)
+                let picture = MediaReference(hash: hash, type: .png, byteCount: 3, pixelWidth: 64, pixelHeight: 36)
+                try editor.set(.image, to: .media(picture), on: layer)
+            }
+        }
+        let pictured = try #require(
+            ReplayTimeline(document: document, shot: shot, changes: try Self.changes(of: document)))
+        let withPictures = ReplaySVG.make(
+            pictured, playback: ReplayPlayback(pictured), width: 320, pictures: [held: [1, 2, 3]])
+        #expect(withPictures.components(separatedBy: "href=\"data:image/png;base64,AQID\"").count == 2)
+        #expect(withPictures.components(separatedBy: "stroke-dasharray=\"8 6\"").count == 2)
         #expect(ReplaySVG.base64(Array("Many hands make light work.".utf8)) == "TWFueSBoYW5kcyBtYWtlIGxpZ2h0IHdvcmsu")
         #expect(ReplaySVG.base64([0xFF]) == "/w==" && ReplaySVG.base64([0xFF, 0xEE]) == "/+4=")
     }

@@ -20,14 +20,20 @@ import Testing
     /// Shot 1-1: stroke A across the top quarter, stroke B across the bottom quarter, then A erased.
     /// Shot 1-2 has no strokes. The stroke ids A and B.
     func board(on daemon: StartedDaemon) throws -> (project: String, a: String, b: String) {
-        let project = try daemon.cli("projects", "create", "Replay").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let project = try daemon.cli("projects", "create", "Replay").output.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         #expect(try daemon.cli("scenes", "add", project).status == 0)
         for _ in 0..<2 { #expect(try daemon.cli("shots", "add", project, "1").status == 0) }
         #expect(try daemon.cli("layers", "add", project, "1-1", "--name", "ink").status == 0)
-        let a = try daemon.cli("strokes", "add", project, "1-1/ink", "--points", "[0.1,0.25,1, 0.5,0.25,1, 0.9,0.25,1]", "--width", "0.03")
-        let b = try daemon.cli("strokes", "add", project, "1-1/ink", "--points", "[0.1,0.75,1, 0.5,0.75,1, 0.9,0.75,1]", "--width", "0.03")
+        let a = try daemon.cli(
+            "strokes", "add", project, "1-1/ink", "--points", "[0.1,0.25,1, 0.5,0.25,1, 0.9,0.25,1]", "--width", "0.03")
+        let b = try daemon.cli(
+            "strokes", "add", project, "1-1/ink", "--points", "[0.1,0.75,1, 0.5,0.75,1, 0.9,0.75,1]", "--width", "0.03")
         #expect(a.status == 0 && b.status == 0, "\(a.errors) \(b.errors)")
-        let ids = (a.output.trimmingCharacters(in: .whitespacesAndNewlines), b.output.trimmingCharacters(in: .whitespacesAndNewlines))
+        let ids = (
+            a.output.trimmingCharacters(in: .whitespacesAndNewlines),
+            b.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        )
         #expect(try daemon.cli("strokes", "erase", project, "1-1/ink", ids.0).status == 0)
         return (project, ids.0, ids.1)
     }
@@ -50,7 +56,9 @@ import Testing
         let (streams, duration) = try video.probe(out)
         #expect(abs(duration - Double(Self.frames) / 24) <= 1.0 / 24, "the replay lasts \(duration) s")
         let stream = try #require(streams.first { $0["codec_type"] as? String == "video" })
-        #expect(stream["codec_name"] as? String == "h264" && stream["width"] as? Int == 320 && stream["height"] as? Int == 180)
+        #expect(
+            stream["codec_name"] as? String == "h264" && stream["width"] as? Int == 320
+                && stream["height"] as? Int == 180)
         #expect(stream["nb_read_frames"] as? String == String(Self.frames) && streams.count == 1)
 
         func isInk(_ pixel: (Int, Int, Int)) -> Bool { video.isClose(pixel, to: (0, 0, 0), within: 90) }
@@ -64,21 +72,28 @@ import Testing
         #expect(isPaper(video.pixel(drawing, x: 280, y: 135)), "\(video.pixel(drawing, x: 280, y: 135))")
         // The end: A erased, B whole.
         let end = try video.frame(of: out, at: 2.2, in: files)
-        #expect(isPaper(video.pixel(end, x: 160, y: 45)) && isInk(video.pixel(end, x: 280, y: 135)), "\(video.pixel(end, x: 160, y: 45))")
+        #expect(
+            isPaper(video.pixel(end, x: 160, y: 45)) && isInk(video.pixel(end, x: 280, y: 135)),
+            "\(video.pixel(end, x: 160, y: 45))")
 
         // A GIF at 12 fps: 6 + 2 + 2 frames, the erase at frame 10, round(2.333 × 12) = 28 frames.
         let gif = files.path + "/replay.gif"
-        let small = try daemon.cli("replay", project, "1-1", "--out", gif, "--max-pause", "0", "--width", "160", "--fps", "12")
+        let small = try daemon.cli(
+            "replay", project, "1-1", "--out", gif, "--max-pause", "0", "--width", "160", "--fps", "12")
         #expect(small.status == 0, "\(small.errors)")
         let preview = try video.probe(gif)
-        #expect(preview.streams.first?["codec_name"] as? String == "gif" && preview.streams.first?["width"] as? Int == 160)
+        #expect(
+            preview.streams.first?["codec_name"] as? String == "gif" && preview.streams.first?["width"] as? Int == 160)
         #expect(preview.streams.first?["nb_read_frames"] as? String == "28")
         #expect(abs(preview.duration - 28.0 / 12) <= 0.1, "the GIF lasts \(preview.duration) s")
 
         // With the default pauses it is longer, by at most the three pauses.
-        let paused = try #require(try daemon.json("replay", project, "1-1", "--out", files.path + "/paused.gif", "--width", "160") as? [String: Any])
+        let paused = try #require(
+            try daemon.json("replay", project, "1-1", "--out", files.path + "/paused.gif", "--width", "160")
+                as? [String: Any])
         let seconds = try #require(paused["seconds"] as? Double)
-        #expect(seconds >= Double(Self.frames) / 24 && seconds <= Double(Self.frames) / 24 + 3 * 0.3 + 0.1, "\(seconds)")
+        #expect(
+            seconds >= Double(Self.frames) / 24 && seconds <= Double(Self.frames) / 24 + 3 * 0.3 + 0.1, "\(seconds)")
     }
 
     @Test func theSVGPlaysInABrowser() async throws {
@@ -149,13 +164,17 @@ import Testing
         #expect(try post(#"{"kind":"replay","shot":"77@00000000000000aa"}"#).status == 404)
         for body in [
             #"{"kind":"replay","shot":"\#(shot)","speed":0}"#, #"{"kind":"replay","shot":"\#(shot)","speed":-3}"#,
-            #"{"kind":"replay","shot":"\#(shot)","maxPause":-1}"#, #"{"kind":"replay","shot":"\#(shot)","format":"avi"}"#,
+            #"{"kind":"replay","shot":"\#(shot)","maxPause":-1}"#,
+            #"{"kind":"replay","shot":"\#(shot)","format":"avi"}"#,
             #"{"kind":"replay","shot":"\#(shot)","fps":0}"#, #"{"kind":"replay","shot":"\#(shot)","width":9000}"#,
         ] {
             let answer = try post(body)
-            #expect(answer.status == 400 && answer.errorCode == "bad_request", "\(body): \(String(decoding: answer.body, as: UTF8.self))")
+            #expect(
+                answer.status == 400 && answer.errorCode == "bad_request",
+                "\(body): \(String(decoding: answer.body, as: UTF8.self))")
         }
-        let jobs = try daemon.client.request("POST", "/v1/projects/\(project)/exports", body: Data(#"{"kind":"edl"}"#.utf8))
+        let jobs = try daemon.client.request(
+            "POST", "/v1/projects/\(project)/exports", body: Data(#"{"kind":"edl"}"#.utf8))
         #expect(jobs.status == 202, "the refusals left room for jobs")
     }
 }

@@ -51,7 +51,8 @@ struct ReplayExport: Sendable {
     /// - Throws: `ExportError` (`.render`, `.files`, `.ffmpegFailed`, `.cancelled`).
     @discardableResult
     func run(
-        in directory: String, output: String, ffmpeg: FFmpeg, renderer: PanelRenderService, progress: @escaping @Sendable (Double) -> Void
+        in directory: String, output: String, ffmpeg: FFmpeg, renderer: PanelRenderService,
+        progress: @escaping @Sendable (Double) -> Void
     ) async throws(ExportError) -> (rendering: Duration, encoding: Duration) {
         let started = ContinuousClock.now
         var cursor = timeline.makeCursor()
@@ -63,7 +64,8 @@ struct ReplayExport: Sendable {
             let bytes: [UInt8]
             do {
                 bytes = try await renderer.render(
-                    cursor.shot(drawingNext: segment.progress), in: project, as: .png, width: width, onion: 0, pictureFiles: pictureFiles)
+                    cursor.shot(drawingNext: segment.progress), in: project, as: .png, width: width, onion: 0,
+                    pictureFiles: pictureFiles)
             } catch {
                 throw ExportError(.render, "cannot draw shot \(timeline.shot.label): \(error.message)")
             }
@@ -71,7 +73,8 @@ struct ReplayExport: Sendable {
             guard FileManager.default.createFile(atPath: directory + "/" + last, contents: Data(bytes)) else {
                 throw ExportError(.files, "cannot write \(directory)/\(last) (is the disk full?)")
             }
-            list += "file '\(last)'\nduration \(AnimaticExport.seconds(Double(segment.frameCount) / Double(playback.fps)))\n"
+            list +=
+                "file '\(last)'\nduration \(AnimaticExport.seconds(Double(segment.frameCount) / Double(playback.fps)))\n"
             progress(Self.renderShare * Double(index + 1) / Double(playback.segments.count))
         }
         // The concat demuxer gives the last file no duration unless it is named again.
@@ -81,7 +84,9 @@ struct ReplayExport: Sendable {
         }
         let rendered = ContinuousClock.now
         let total = playback.frameCount
-        try await ffmpeg.run(arguments(concatList: directory + "/frames.ffconcat", output: output), timeout: Self.timeLimit) { frame in
+        try await ffmpeg.run(
+            arguments(concatList: directory + "/frames.ffconcat", output: output), timeout: Self.timeLimit
+        ) { frame in
             progress(Self.renderShare + (1 - Self.renderShare) * min(1, Double(frame) / Double(max(1, total))))
         }
         return (rendered - started, .now - rendered)
@@ -97,13 +102,17 @@ struct ReplayExport: Sendable {
         case .mp4:
             filter = "[0:v]pad=ceil(iw/2)*2:ceil(ih/2)*2:0:0:black,format=yuv420p,fps=\(fps):round=near[v]"
         case .gif:
-            filter = "[0:v]fps=\(fps):round=near,split[a][b];[a]palettegen=stats_mode=diff[p];[b][p]paletteuse=dither=bayer:bayer_scale=3[v]"
+            filter =
+                "[0:v]fps=\(fps):round=near,split[a][b];[a]palettegen=stats_mode=diff[p];[b][p]paletteuse=dither=bayer:bayer_scale=3[v]"
         }
-        arguments += ["-filter_complex", filter, "-map", "[v]", "-frames:v", String(playback.frameCount), "-r", String(fps)]
+        arguments += [
+            "-filter_complex", filter, "-map", "[v]", "-frames:v", String(playback.frameCount), "-r", String(fps),
+        ]
         switch format {
         case .mp4:
             arguments += [
-                "-c:v", "libx264", "-preset", "superfast", "-tune", "animation", "-crf", "20", "-g", String(fps * 10), "-movflags", "+faststart",
+                "-c:v", "libx264", "-preset", "superfast", "-tune", "animation", "-crf", "20", "-g", String(fps * 10),
+                "-movflags", "+faststart",
                 "-f", "mp4",
             ]
         case .gif:
