@@ -178,7 +178,7 @@ struct PanelPainter {
         switch geometry {
         case .line(let points, let lineWidth):
             canvas.stroke(points, width: lineWidth, cap: brush.cap, join: brush.join, colour: colour, erasing: erasing)
-        case .outline(let shapes):
+        case .outline(let shapes, _):
             canvas.fill(shapes, colour: colour, erasing: erasing)
         }
     }

@@ -88,7 +88,7 @@ public enum ReplaySVG {
                         "\(paint("stroke", colour)) stroke-width=\"\(number(lineWidth))\" stroke-linecap=\"\(brush.cap.name)\" "
                     svg +=
                         "stroke-linejoin=\"\(brush.join.name)\" stroke-miterlimit=\"\(number(StrokeOutline.miterLimit))\"\(mask)/>"
-                case .outline(let shapes):
+                case .outline(let shapes, _):
                     svg += "<path d=\"\(outlinePath(shapes))\" \(paint("fill", colour)) fill-rule=\"nonzero\"\(mask)/>"
                 }
                 svg += "</g>\n"

@@ -7,7 +7,8 @@ import StoryCore
 /// it on cairo, the animated replay SVG writes the same geometry as paths.
 enum StrokeGeometry {
     case line([CanvasPoint], width: Double)
-    case outline([OutlineShape])
+    /// The pieces, and the widest the stroke is.
+    case outline([OutlineShape], widest: Double)
 
     /// The stroke's geometry (after its own transform, before its layer's); nil for a stroke without points. O(points).
     init?(_ stroke: StrokeView, width: Double, height: Double) {
@@ -25,7 +26,8 @@ enum StrokeGeometry {
         if samples.allSatisfy({ $0.radius == samples[0].radius }) {
             self = .line(samples.map(\.point), width: samples[0].radius * 2)
         } else {
-            self = .outline(StrokeOutline.shapes(through: samples, cap: brush.cap, join: brush.join))
+            let widest = samples.reduce(0) { max($0, $1.radius * 2) }
+            self = .outline(StrokeOutline.shapes(through: samples, cap: brush.cap, join: brush.join), widest: widest)
         }
     }
 
@@ -33,11 +35,7 @@ enum StrokeGeometry {
     var maximumWidth: Double {
         switch self {
         case .line(_, let width): width
-        case .outline(let shapes):
-            shapes.reduce(0) { widest, shape in
-                if case .circle(_, let radius) = shape { return max(widest, radius * 2) }
-                return widest
-            }
+        case .outline(_, let widest): widest
         }
     }
 }

@@ -165,7 +165,8 @@ import Testing
             Point(x: 0.1, y: 0.7, pressure: 0.2), Point(x: 0.5, y: 0.8, pressure: 1),
             Point(x: 0.9, y: 0.7, pressure: 0.5),
         ]
-        try document.edit(at: 4_000) { _ = try $0.addStroke(to: layers[0], brush: ink, points: pressed) }
+        let flat = Brush(tool: .pen, color: .black, width: 0.02, cap: .butt, join: .bevel)
+        try document.edit(at: 4_000) { _ = try $0.addStroke(to: layers[0], brush: flat, points: pressed) }
         try document.edit(at: 6_000) { try $0.eraseStroke(a, in: layers[0]) }
         let timeline = try #require(
             ReplayTimeline(document: document, shot: shot, changes: try Self.changes(of: document)))
@@ -176,6 +177,8 @@ import Testing
         #expect(svg.components(separatedBy: "<set attributeName=\"visibility\" to=\"visible\"").count == 3)
         #expect(svg.components(separatedBy: "to=\"hidden\"").count == 2)
         #expect(svg.components(separatedBy: "<mask id=").count == 3 && svg.contains("fill-rule=\"nonzero\""))
+        // Each mask's dash is wider than its stroke at its widest (6.4 pixels), whatever its caps.
+        #expect(svg.components(separatedBy: "stroke=\"#ffffff\" stroke-width=\"8.4\"").count == 3)
         // The half-transparent and the hidden layer: one group at half opacity, none for the hidden one.
         #expect(svg.contains("opacity=\"0.5\"") && svg.components(separatedBy: "<g transform=").count == 3)
         // Pictures: embedded where their bytes are given, outlined where not (as the render does).
