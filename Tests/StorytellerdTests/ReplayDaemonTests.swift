@@ -126,6 +126,14 @@ import Testing
         #expect(drawing[160, 45].isDark && drawing[280, 135].isWhite, "\(drawing[160, 45]) \(drawing[280, 135])")
         let end = try screenshot(at: 2.2)
         #expect(end[160, 45].isWhite && end[280, 135].isDark && end[40, 135].isDark, "\(end[160, 45]) \(end[280, 135])")
+        // The end looks like the panel render: the same geometry (anti-aliasing aside).
+        let png = files.path + "/1-1.png"
+        #expect(try daemon.cli("render", project, "1-1", "--out", png, "--width", "320").status == 0)
+        let panel = try RasterImage(png: Array(try Data(contentsOf: URL(fileURLWithPath: png))))
+        let differing = (0..<panel.height).reduce(0) { count, y in
+            count + (0..<panel.width).filter { !panel[$0, y].isClose(to: end[$0, y], tolerance: 40) }.count
+        }
+        #expect(differing * 100 < panel.width * panel.height, "\(differing) of \(panel.width * panel.height) pixels differ")
         // Before anything is drawn: paper only.
         let opening = try screenshot(at: 0.2)
         #expect(opening[160, 45].isWhite && opening[160, 135].isWhite)
