@@ -2,11 +2,12 @@ extension API {
     /// What `POST /v1/projects/{id}/exports` is asked to make. Fields a kind
     /// does not use are ignored; absent ones take their defaults.
     public struct ExportRequest: Codable, Sendable {
-        /// `animatic`, `edl` or `fcpxml`.
+        /// `animatic`, `edl`, `fcpxml` or `replay`.
         public var kind: String
         /// Only this scene (its number); nil: the whole project.
         public var scene: Int?
-        /// The frame's size in pixels (animatic; even numbers for the video codecs).
+        /// The frame's size in pixels (animatic; even numbers for the video codecs); a
+        /// replay's panel width (its height follows from the shot's aspect ratio).
         public var width: Int?
         public var height: Int?
         /// Frames a second (1 to 120).
@@ -21,6 +22,12 @@ extension API {
         /// A sound this daemon holds (its blob, uploaded with `POST /v1/media/sounds`) played
         /// under the whole animatic from its start (animatic).
         public var soundtrack: String?
+        /// The shot a replay plays (its id) (replay).
+        public var shot: String?
+        /// How much faster than they were made the strokes and pauses play (more than 0; default 1) (replay).
+        public var speed: Double?
+        /// The longest pause between strokes, in seconds (default 0.3) (replay).
+        public var maxPause: Double?
 
         public init(
             kind: String, scene: Int? = nil, width: Int? = nil, height: Int? = nil, fps: Int? = nil, captions: Bool? = nil,
@@ -38,7 +45,12 @@ extension API {
         }
 
         /// The kinds there are.
-        public static let kinds = ["animatic", "edl", "fcpxml"]
+        public static let kinds = ["animatic", "edl", "fcpxml", "replay"]
+        /// A replay's formats.
+        public static let replayFormats = ["mp4", "gif", "svg"]
+        /// A replay's panel width when none is asked for, and the widths it may have (an animatic's).
+        public static let defaultReplayWidth = 1280
+        public static let replayWidths = 16...7680
         /// The animatic's containers.
         public static let formats = ["mp4", "webm", "gif"]
         public static let defaultWidth = 1920

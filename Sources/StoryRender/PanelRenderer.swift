@@ -162,41 +162,31 @@ struct PanelPainter {
     }
 
     /// A transform of the unit frame as a transform of the panel's pixels.
-    private func pixelTransform(_ t: Affine) -> Affine {
+    private func pixelTransform(_ t: Affine) -> Affine { Self.pixelTransform(t, width: width, height: height) }
+
+    /// A transform of the unit frame as a transform of a `width`×`height` panel's pixels.
+    static func pixelTransform(_ t: Affine, width: Double, height: Double) -> Affine {
         Affine(a: t.a, b: t.b * height / width, c: t.c * width / height, d: t.d, tx: t.tx * width, ty: t.ty * height)
     }
 
     private func draw(_ stroke: StrokeView, asOnionSkin: Bool) {
-        let points = stroke.transformedPoints()
-        guard !points.isEmpty else { return }
+        guard let geometry = StrokeGeometry(stroke, width: width, height: height) else { return }
         let brush = stroke.brush
         let isEraser = brush.tool == .eraser
         let colour = isEraser ? background : brush.color
-        let fullWidth = Double(brush.width) * width
-        let samples = points.map { point in
-            (point: CanvasPoint(x: point.x * width, y: point.y * height),
-                radius: max(PanelRenderer.minimumWidth, fullWidth * max(point.pressure, PanelRenderer.minimumPressure)) / 2)
-        }
         let erasing = asOnionSkin && isEraser
-        if samples.allSatisfy({ $0.radius == samples[0].radius }) {
-            canvas.stroke(samples.map(\.point), width: samples[0].radius * 2, cap: brush.cap, join: brush.join, colour: colour, erasing: erasing)
-        } else {
-            canvas.fill(StrokeOutline.shapes(through: samples, cap: brush.cap, join: brush.join), colour: colour, erasing: erasing)
+        switch geometry {
+        case .line(let points, let lineWidth):
+            canvas.stroke(points, width: lineWidth, cap: brush.cap, join: brush.join, colour: colour, erasing: erasing)
+        case .outline(let shapes, _):
+            canvas.fill(shapes, colour: colour, erasing: erasing)
         }
     }
 
     /// An image layer's picture: fitted to the frame (`contain`, `cover`,
     /// `stretch`), in the layer's transform (already applied to the canvas).
     private func draw(_ image: MediaReference, fit: String, enlargedBy transform: Affine) {
-        let (pictureWidth, pictureHeight) = (Double(max(image.pixelWidth, 1)), Double(max(image.pixelHeight, 1)))
-        var (w, h) = (width, height)
-        if fit != "stretch" {
-            let scale =
-                fit == "cover"
-                ? max(width / pictureWidth, height / pictureHeight) : min(width / pictureWidth, height / pictureHeight)
-            (w, h) = (pictureWidth * scale, pictureHeight * scale)
-        }
-        let (x, y) = ((width - w) / 2, (height - h) / 2)
+        let (x, y, w, h) = Self.pictureBox(of: image, fit: fit, width: width, height: height)
         let name = "image " + String(image.hash.description.prefix(12))
         guard let path = pictureFiles[image.hash] else {
             placeholder(x: x, y: y, width: w, height: h, label: "\(name) not on this machine yet")
@@ -214,6 +204,19 @@ struct PanelPainter {
         case .success(let picture): canvas.draw(picture, x: x, y: y, width: w, height: h)
         case .failure(let failure): placeholder(x: x, y: y, width: w, height: h, label: "\(name): \(failure.reason)")
         }
+    }
+
+    /// Where an image layer's picture goes in a `width`×`height` panel (before the layer's transform).
+    static func pictureBox(of image: MediaReference, fit: String, width: Double, height: Double) -> (x: Double, y: Double, width: Double, height: Double) {
+        let (pictureWidth, pictureHeight) = (Double(max(image.pixelWidth, 1)), Double(max(image.pixelHeight, 1)))
+        var (w, h) = (width, height)
+        if fit != "stretch" {
+            let scale =
+                fit == "cover"
+                ? max(width / pictureWidth, height / pictureHeight) : min(width / pictureWidth, height / pictureHeight)
+            (w, h) = (pictureWidth * scale, pictureHeight * scale)
+        }
+        return ((width - w) / 2, (height - h) / 2, w, h)
     }
 
     /// A dashed outline where a picture goes, saying why it is not drawn.

@@ -51,6 +51,7 @@ extension ControlAPI {
         guard API.ExportRequest.kinds.contains(body.kind) else {
             throw APIError(.badRequest, "'kind' is '\(body.kind)'; it takes \(API.ExportRequest.kinds.joined(separator: ", "))")
         }
+        if body.kind == "replay" { return try await startReplay(body, of: id) }
         let fps = body.fps ?? API.ExportRequest.defaultFPS
         guard Timeline.frameRates.contains(fps) else {
             throw APIError(.badRequest, "'fps' must be \(Timeline.frameRates.lowerBound) to \(Timeline.frameRates.upperBound), not \(fps)")
