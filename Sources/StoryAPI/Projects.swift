@@ -123,11 +123,14 @@ extension API {
         public let owner: String?
         /// Made before signed authorship: kept and editable here, never synced.
         public let legacy: Bool
+        /// The project's tags, sorted case-insensitively.
+        public let tags: [String]
         public var scenes: [Scene]
 
         public init(
             id: String, name: String?, title: String?, description: String?, aspectRatio: Double, createdAt: Int64?, updatedAt: Int64?,
-            deleted: Bool, trash: Trash? = nil, role: String, readOnly: Bool, owner: String?, legacy: Bool, scenes: [Scene]
+            deleted: Bool, trash: Trash? = nil, role: String, readOnly: Bool, owner: String?, legacy: Bool, tags: [String] = [],
+            scenes: [Scene]
         ) {
             self.id = id
             self.name = name
@@ -142,6 +145,7 @@ extension API {
             self.readOnly = readOnly
             self.owner = owner
             self.legacy = legacy
+            self.tags = tags
             self.scenes = scenes
         }
     }
@@ -178,11 +182,13 @@ extension API {
         /// The shot's sound, when it has one.
         public var sound: Media?
         public let aspectRatio: Double
+        /// The shot's tags, sorted case-insensitively.
+        public let tags: [String]
         public var layers: [Layer]
 
         public init(
             id: String, label: String, background: String?, caption: String?, notes: String?, dialogue: String? = nil, action: String? = nil,
-            duration: Double?, sound: Media? = nil, aspectRatio: Double, layers: [Layer]
+            duration: Double?, sound: Media? = nil, aspectRatio: Double, tags: [String] = [], layers: [Layer]
         ) {
             self.id = id
             self.label = label
@@ -194,6 +200,7 @@ extension API {
             self.duration = duration
             self.sound = sound
             self.aspectRatio = aspectRatio
+            self.tags = tags
             self.layers = layers
         }
     }

@@ -11,6 +11,8 @@ public struct ProjectView: Hashable, Sendable {
     /// Set while the project is deleted for everyone (in the trash); its
     /// scenes are still all here, shown as they were.
     public var deletion: ProjectDeletion?
+    /// The project's tags, in their shown spellings, sorted case-insensitively.
+    public var tags: [String]
     public var scenes: [SceneView]
 
     /// The default aspect ratio of a new project.
@@ -25,6 +27,7 @@ public struct ProjectView: Hashable, Sendable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         deletion = state.deletion
+        tags = state.tagNames(of: .root)
         scenes = state.children(of: .root).enumerated().map { index, scene in
             SceneView(state: state, id: scene, number: index + 1, projectAspect: aspect)
         }
@@ -110,10 +113,18 @@ public struct ShotView: Hashable, Sendable {
     /// Its own aspect ratio, or the project's.
     public var aspectRatio: Double
     public var createdAt: Int64
+    /// Its tags, in their shown spellings, sorted case-insensitively.
+    public var tags: [String]
     public var layers: [LayerView]
 
     /// The auto label "scene-shot", e.g. "2-3".
     public var label: String { "\(sceneNumber)-\(number)" }
+
+    /// Whether it carries `tag` (in any case).
+    public func hasTag(_ tag: String) -> Bool {
+        let key = Tag.key(tag)
+        return tags.contains { Tag.key($0) == key }
+    }
 
     init(state: ProjectState, id: OpID, scene: Int, number: Int, projectAspect: Double) {
         let object = state.object(id)!
@@ -129,6 +140,7 @@ public struct ShotView: Hashable, Sendable {
         sound = object.field(.sound).media
         aspectRatio = object.field(.aspectRatio).number ?? projectAspect
         createdAt = object.createdAt
+        tags = state.tagNames(of: id)
         layers = state.children(of: id).map { LayerView(state: state, id: $0) }
     }
 }
