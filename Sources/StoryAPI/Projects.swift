@@ -14,8 +14,10 @@ extension API {
         public let deleted: Bool
         /// How it is in the trash, by whom and since when; absent when it is not.
         public let trash: Trash?
+        /// The project's own tags, sorted case-insensitively.
+        public let tags: [String]
 
-        public init(id: String, name: String?, created: Int64, deleted: Bool, trash: Trash? = nil) {
+        public init(id: String, name: String?, created: Int64, deleted: Bool, trash: Trash? = nil, tags: [String] = []) {
             self.id = id
             self.kind = "project"
             self.name = name
@@ -23,6 +25,7 @@ extension API {
             self.createdAt = API.isoTime(milliseconds: created)
             self.deleted = deleted
             self.trash = trash
+            self.tags = tags
         }
     }
 
