@@ -96,8 +96,9 @@ public enum Message: Hashable, Sendable {
     }
 
     /// The protocol version this build speaks (2: signed changes, access
-    /// lists; 3: media values in changes, blob messages).
-    public static let protocolVersion: UInt64 = 3
+    /// lists; 3: media values in changes, blob messages; 4: tag operations
+    /// in changes and snapshot format 3).
+    public static let protocolVersion: UInt64 = 4
 
     /// Longest document name an Advertise, or daemon name a Hello, may carry
     /// (the control API's limit).
