@@ -17,8 +17,8 @@ struct Tags: ParsableCommand {
         subcommands: [List.self, Add.self, Remove.self], defaultSubcommand: List.self)
 
     static let wordsHelp = ArgumentHelp(
-        "Optionally a shot (its label, 1-2 or 1B, or id prefix), then the tags. The first word is the shot when it names "
-            + "one of the project's shots and tags follow it.",
+        "Optionally a shot (its label, 1-2 or 1B, or an id prefix with its @), then the tags. The first word is the shot "
+            + "when it names one of the project's shots and tags follow it.",
         valueName: "shot-or-tag")
 
     struct Add: ParsableCommand {
@@ -82,6 +82,16 @@ struct Tags: ParsableCommand {
         }
     }
 
+    /// The shot `word` names, if it names one: its label (`1-2`, `1B`, in
+    /// any case) or an id prefix with its `@` (a bare number is a tag, not
+    /// the prefix of an id that happens to start with it).
+    static func shot(named word: String, in project: API.Project) throws -> API.Candidate? {
+        let candidates = API.shotCandidates(project)
+        let folded = word.trimmingCharacters(in: .whitespaces).lowercased()
+        guard folded.contains("@") || candidates.contains(where: { $0.names.contains { $0.lowercased() == folded } }) else { return nil }
+        return try? API.resolve(word, among: candidates, kind: "shot")
+    }
+
     /// Adds or removes the tags in `words` (after an optional shot) as one edit.
     static func edit(_ project: String, _ words: [String], adding: Bool, session: String?, options: ClientOptions) throws {
         let names = Names(options)
@@ -89,7 +99,7 @@ struct Tags: ParsableCommand {
         var tags = words
         var object = API.ObjectReference.id(.root)
         var shotLabel: String?
-        if words.count >= 2, let shot = try? API.resolve(words[0], among: API.shotCandidates(names.structure(of: id)), kind: "shot") {
+        if words.count >= 2, let shot = try Self.shot(named: words[0], in: names.structure(of: id)) {
             object = try names.shot(shot.id, in: id)
             shotLabel = (try? names.shotDetail(object, in: id))?.label ?? words[0]
             tags.removeFirst()
