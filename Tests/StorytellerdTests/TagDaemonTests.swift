@@ -84,7 +84,19 @@ import Testing
 
     @Test func theAPIFiltersProjectsByTagAndRefusesBadTagsNamingTheField() async throws {
         let daemon = try await InProcessDaemon.start()
-        let (project, _) = try ExportDaemonTests.project(daemon.client)
+        do {
+            try await Self.checkFilterAndRefusals(daemon)
+        } catch {
+            try await daemon.stop()
+            throw error
+        }
+        try await daemon.stop()
+    }
+
+    private static func checkFilterAndRefusals(_ daemon: InProcessDaemon) async throws {
+        // The blocking client off the cooperative pool, which the daemon in this process needs.
+        let client = daemon.client
+        let (project, _) = try await offThePool { try ExportDaemonTests.project(client) }
         let other = try #require((try await daemon.post("/v1/projects", json: #"{"name":"Other"}"#).json as? [String: Any])?["id"] as? String)
         let shown = try #require(try await daemon.get("/v1/projects/\(project)?points=false").json as? [String: Any])
         let scenes = try #require(shown["scenes"] as? [[String: Any]])
@@ -130,6 +142,5 @@ import Testing
         }
         let unchanged = try #require(try await daemon.get("/v1/projects/\(project)?points=false").json as? [String: Any])
         #expect(unchanged["tags"] as? [String] == ["Zeta"], "no request above was half applied")
-        try await daemon.stop()
     }
 }
