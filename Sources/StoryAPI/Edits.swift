@@ -234,11 +234,15 @@ extension API {
         case replaceStroke(layer: ObjectReference, stroke: ObjectReference, restore: Bool, brush: BrushPatch?, transform: Affine?)
         case group([ObjectReference])
         case ungroup([ObjectReference])
+        /// Puts a tag (trimmed, 1…64 bytes) on the project (the default object) or a shot.
+        case addTag(ObjectReference, tag: String)
+        /// Takes a tag (in any case) off the project (the default object) or a shot.
+        case removeTag(ObjectReference, tag: String)
 
         /// The `op` names, as the JSON spells them.
         public static let names = [
             "scene.add", "shot.add", "layer.add", "move", "delete", "restore", "set", "shot.duplicate", "stroke.add", "stroke.erase",
-            "stroke.replace", "layers.group", "layers.ungroup",
+            "stroke.replace", "layers.group", "layers.ungroup", "tag.add", "tag.remove",
         ]
 
         /// At most this many points in one stroke.
@@ -259,6 +263,8 @@ extension API {
             case .replaceStroke: "stroke.replace"
             case .group: "layers.group"
             case .ungroup: "layers.ungroup"
+            case .addTag: "tag.add"
+            case .removeTag: "tag.remove"
             }
         }
     }
@@ -304,6 +310,10 @@ extension API.EditOperation: Codable {
         case "layers.group", "layers.ungroup":
             let layers = try fields.references("layers")
             self = name == "layers.group" ? .group(layers) : .ungroup(layers)
+        case "tag.add", "tag.remove":
+            let tag = try fields.tag()
+            let object = try fields.optionalReference("object") ?? .id(.root)
+            self = name == "tag.add" ? .addTag(object, tag: tag) : .removeTag(object, tag: tag)
         default:
             throw fields.invalid("op", "is '\(name)', an unknown op (known: \(Self.names.joined(separator: ", ")))")
         }
@@ -366,6 +376,9 @@ extension API.EditOperation: Codable {
             try put("transform", transform?.components)
         case .group(let layers), .ungroup(let layers):
             try put("layers", layers)
+        case .addTag(let object, let tag), .removeTag(let object, let tag):
+            try put("object", object)
+            try put("tag", tag)
         }
     }
 }
@@ -578,6 +591,17 @@ private struct OperationFields {
         var brush = Brush()
         try brushPatch(allowingEmpty: true)?.apply(to: &brush)
         return brush
+    }
+
+    /// A tag, trimmed and checked (`Tag.normalized`).
+    func tag() throws -> String {
+        let text = try requiredString("tag")
+        do {
+            return try Tag.normalized(text)
+        } catch {
+            // The rule's words, after the field it names.
+            throw invalid("tag", String(error.message.dropFirst("'tag' ".count)))
+        }
     }
 
     func points() throws -> [Point] {

@@ -6,6 +6,8 @@ extension API {
         public var kind: String
         /// Only this scene (its number); nil: the whole project.
         public var scene: Int?
+        /// Only the shots carrying this tag (in any case); nil: every shot.
+        public var tag: String?
         /// The frame's size in pixels (animatic; even numbers for the video codecs); a
         /// replay's panel width (its height follows from the shot's aspect ratio).
         public var width: Int?
@@ -31,10 +33,11 @@ extension API {
 
         public init(
             kind: String, scene: Int? = nil, width: Int? = nil, height: Int? = nil, fps: Int? = nil, captions: Bool? = nil,
-            format: String? = nil, mediaDirectory: String? = nil, soundtrack: String? = nil
+            format: String? = nil, mediaDirectory: String? = nil, soundtrack: String? = nil, tag: String? = nil
         ) {
             self.kind = kind
             self.scene = scene
+            self.tag = tag
             self.width = width
             self.height = height
             self.fps = fps

@@ -14,8 +14,10 @@ extension API {
         public let deleted: Bool
         /// How it is in the trash, by whom and since when; absent when it is not.
         public let trash: Trash?
+        /// The project's own tags, sorted case-insensitively.
+        public let tags: [String]
 
-        public init(id: String, name: String?, created: Int64, deleted: Bool, trash: Trash? = nil) {
+        public init(id: String, name: String?, created: Int64, deleted: Bool, trash: Trash? = nil, tags: [String] = []) {
             self.id = id
             self.kind = "project"
             self.name = name
@@ -23,6 +25,7 @@ extension API {
             self.createdAt = API.isoTime(milliseconds: created)
             self.deleted = deleted
             self.trash = trash
+            self.tags = tags
         }
     }
 
@@ -127,12 +130,14 @@ extension API {
         public let owner: String?
         /// Made before signed authorship: kept and editable here, never synced.
         public let legacy: Bool
+        /// The project's tags, sorted case-insensitively.
+        public let tags: [String]
         public var scenes: [Scene]
 
         public init(
             id: String, name: String?, title: String?, description: String?, aspectRatio: Double, createdAt: Int64?, updatedAt: Int64?,
-            deleted: Bool, trash: Trash? = nil, role: String, readOnly: Bool, owner: String?, legacy: Bool, scenes: [Scene],
-            onionBefore: String? = nil, onionAfter: String? = nil
+            deleted: Bool, trash: Trash? = nil, role: String, readOnly: Bool, owner: String?, legacy: Bool, tags: [String] = [],
+            scenes: [Scene], onionBefore: String? = nil, onionAfter: String? = nil
         ) {
             self.id = id
             self.name = name
@@ -149,6 +154,7 @@ extension API {
             self.readOnly = readOnly
             self.owner = owner
             self.legacy = legacy
+            self.tags = tags
             self.scenes = scenes
         }
     }
@@ -185,11 +191,13 @@ extension API {
         /// The shot's sound, when it has one.
         public var sound: Media?
         public let aspectRatio: Double
+        /// The shot's tags, sorted case-insensitively.
+        public let tags: [String]
         public var layers: [Layer]
 
         public init(
             id: String, label: String, background: String?, caption: String?, notes: String?, dialogue: String? = nil, action: String? = nil,
-            duration: Double?, sound: Media? = nil, aspectRatio: Double, layers: [Layer]
+            duration: Double?, sound: Media? = nil, aspectRatio: Double, tags: [String] = [], layers: [Layer]
         ) {
             self.id = id
             self.label = label
@@ -201,6 +209,7 @@ extension API {
             self.duration = duration
             self.sound = sound
             self.aspectRatio = aspectRatio
+            self.tags = tags
             self.layers = layers
         }
     }

@@ -419,6 +419,10 @@ struct ReplicaTable {
             add(key.replica)
         case .purge(let nodes): for node in nodes { add(node.replica) }
         case .genesis, .setAccess: break
+        case .addTag(let object, _): add(object.replica)
+        case .removeTag(let object, _, let dots):
+            add(object.replica)
+            for dot in dots { add(dot.replica) }
         }
     }
 }
@@ -505,6 +509,16 @@ extension ByteWriter {
             write(byte: OperationTag.setAccess.rawValue)
             write(raw: peer.digest)
             write(byte: role.rawValue)
+        case .addTag(let object, let tag):
+            write(byte: OperationTag.addTag.rawValue)
+            write(object, table: table)
+            write(string: tag)
+        case .removeTag(let object, let tag, let dots):
+            write(byte: OperationTag.removeTag.rawValue)
+            write(object, table: table)
+            write(string: tag)
+            write(count: dots.count)
+            for dot in dots { write(dot, table: table) }
         }
     }
 }
@@ -535,6 +549,14 @@ extension ByteReader {
             throw CodecError(.invalidValue, "the root of a list has no left side", offset: start)
         }
         return Anchor(parent: parent, side: side)
+    }
+
+    /// A tag as stored (trimmed, 1…64 bytes, no control characters).
+    mutating func readTag() throws(CodecError) -> String {
+        let start = offset
+        let tag = try readString("tag")
+        guard Tag.isValid(tag) else { throw CodecError(.invalidValue, "a tag that is empty, too long or not trimmed", offset: start) }
+        return tag
     }
 
     mutating func readOperation(replicas: [ReplicaID]) throws(CodecError) -> Operation {
@@ -605,6 +627,17 @@ extension ByteReader {
                 throw CodecError(.invalidValue, "unknown or ungivable role", offset: offset - 1)
             }
             return .setAccess(peer: peer, role: role)
+        case .addTag:
+            let object = try readOpID(replicas: replicas)
+            return .addTag(object: object, tag: try readTag())
+        case .removeTag:
+            let object = try readOpID(replicas: replicas)
+            let tag = try readTag()
+            let count = try readCount("removed tag dots", minimumElementSize: 2)
+            guard count >= 1 else { throw CodecError(.invalidValue, "a tag removal names no add", offset: start) }
+            var dots: [OpID] = []
+            for _ in 0..<count { dots.append(try readOpID(replicas: replicas)) }
+            return .removeTag(object: object, tag: tag, dots: dots)
         }
     }
 }

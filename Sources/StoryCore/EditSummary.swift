@@ -15,6 +15,8 @@ enum EditSummary {
         case moved(OpID, from: Place)
         case fields(OpID)
         case strokes(layer: OpID)
+        /// "tagged shot 1-2 \"night\"", "untagged the project \"draft\"".
+        case tag(OpID, name: String, isOn: Bool)
     }
 
     static func project(_ journal: [(OpID, ProjectJournalEntry)], in state: ProjectState) -> String {
@@ -54,6 +56,10 @@ enum EditSummary {
                 }
                 if strokeCounts[layer] == nil { phrases.append(.strokes(layer: layer)) }
                 strokeCounts[layer, default: [:]][verb, default: 0] += 1
+            case .tag(let object, let key, let previous):
+                let now = state.tagEntry(of: object, key: key)
+                guard let name = now?.spelling ?? previous?.spelling, now?.spelling != previous?.spelling else { continue }
+                phrases.append(.tag(object, name: name, isOn: now?.isLive ?? false))
             default:
                 continue
             }
@@ -72,6 +78,8 @@ enum EditSummary {
                     counts[verb].map { "\(verb) \($0) stroke\($0 == 1 ? "" : "s")" }
                 }
                 return "\(verbs.joined(separator: " and ")) on \(name(of: layer, in: state))"
+            case .tag(let object, let tag, let isOn):
+                return "\(isOn ? "tagged" : "untagged") \(name(of: object, in: state)) \"\(tag)\""
             }
         }
         let shown = phrases.count > Self.phrases ? Self.phrases - 1 : phrases.count

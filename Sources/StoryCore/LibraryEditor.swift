@@ -219,7 +219,7 @@ public struct LibraryEditor: ChangeBuilder {
         switch target {
         case .field(let node, let key): state.node(node)?.fields[key]?.stamp
         case .place(let node): state.isPurged(node) ? nil : state.position(of: node)?.entry
-        case .deleted, .stroke: nil
+        case .deleted, .stroke, .tag: nil
         }
     }
 }

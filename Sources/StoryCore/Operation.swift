@@ -37,12 +37,20 @@ public enum Operation: Hashable, Sendable {
     /// Gives an identity a role in the document (`Role.none` takes its rights
     /// away). Checked against the access list at the change's causal point.
     case setAccess(peer: PeerID, role: Role)
+    /// Puts a tag on the project (`.root`) or a shot: a new dot (this
+    /// operation's id) of the observed-remove set of that tag (docs/crdt.md,
+    /// "Tags"). `tag` is normalized (`Tag.normalized`).
+    case addTag(object: OpID, tag: String)
+    /// Takes a tag off the project or a shot: removes the dots of the tag its
+    /// author had seen (`dots`, at least one). An add it had not seen stays.
+    case removeTag(object: OpID, tag: String, dots: [OpID])
 }
 
 /// The operation tags of the change encoding (docs/crdt.md, "Changes").
 enum OperationTag: UInt8 {
     case setField = 1, insert, move, setDeleted, addStroke, putStroke, eraseStroke, insertProjectEntry, purge, reorder
     case genesis, setAccess
+    case addTag, removeTag
 }
 
 extension Operation {

@@ -28,6 +28,13 @@ extension ProjectDocument {
             }
         }
         for id in state.allContents.keys { replicas.insert(id.replica) }
+        for (object, map) in state.allTags {
+            replicas.insert(object.replica)
+            for entry in map.values {
+                for dot in entry.adds.keys { replicas.insert(dot.replica) }
+                for remover in entry.removed.values { replicas.insert(remover.replica) }
+            }
+        }
         var writer = SnapshotWriter(header: replicaState.header(kind: .project, document: id), replicas: replicas)
         let table = writer.table
 
@@ -60,6 +67,7 @@ extension ProjectDocument {
             out.write(count: contents.reduce(0) { $0 + $1.value.bytes.count })
             for (_, blob) in contents { out.write(raw: blob.bytes) }
         }
+        writer.section { out in Self.writeTags(state.allTags, table: table, into: &out) }
         return writer.finish()
     }
 
@@ -227,8 +235,65 @@ extension ProjectDocument {
             contents[id] = try PointsBlob(validating: slice)
         }
         try blobs.expectEnd("points")
+        var tags: [OpID: [String: TagEntry]] = [:]
+        if reader.version >= 3 {
+            section = try reader.section("tags")
+            tags = try readTags(&section, replicas: replicas)
+            try section.expectEnd("tags")
+        }
         try reader.expectEnd()
-        return try ProjectState(objects: objects, containers: containers, strokes: strokes, contents: contents)
+        return try ProjectState(objects: objects, containers: containers, strokes: strokes, contents: contents, tags: tags)
+    }
+
+    /// The tags section (format 3): per object ascending, per tag ascending
+    /// by key, every add with its spelling and whether (and by what) it was removed.
+    private static func writeTags(_ tags: [OpID: [String: TagEntry]], table: ReplicaTable, into out: inout ByteWriter) {
+        let objects = tags.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }
+        out.write(count: objects.count)
+        for (object, map) in objects {
+            out.write(object, table: table)
+            out.write(count: map.count)
+            for (_, entry) in map.sorted(by: { $0.key < $1.key }) {
+                out.write(count: entry.adds.count)
+                for (dot, spelling) in entry.adds.sorted(by: { $0.key < $1.key }) {
+                    out.write(dot, table: table)
+                    out.write(string: spelling)
+                    out.write(bool: entry.removed[dot] != nil)
+                    if let remover = entry.removed[dot] { out.write(remover, table: table) }
+                }
+            }
+        }
+    }
+
+    private static func readTags(_ input: inout ByteReader, replicas: [ReplicaID]) throws(CodecError) -> [OpID: [String: TagEntry]] {
+        var result: [OpID: [String: TagEntry]] = [:]
+        var previousObject: OpID?
+        for _ in 0..<(try input.readCount("tagged objects", minimumElementSize: 3)) {
+            let object = try input.readOpID(replicas: replicas)
+            guard previousObject.map({ object > $0 }) ?? true else { throw CodecError(.invalidValue, "tagged objects out of order") }
+            previousObject = object
+            var map: [String: TagEntry] = [:]
+            var previousKey: String?
+            for _ in 0..<(try input.readCount("tags", minimumElementSize: 5)) {
+                var entry = TagEntry()
+                var previousDot: OpID?
+                for _ in 0..<(try input.readCount("tag adds", minimumElementSize: 4)) {
+                    let dot = try input.readOpID(replicas: replicas)
+                    let spelling = try input.readTag()
+                    guard previousDot.map({ dot > $0 }) ?? true else { throw CodecError(.invalidValue, "tag adds out of order") }
+                    previousDot = dot
+                    entry.adds[dot] = spelling
+                    if try input.readBool("removed flag") { entry.removed[dot] = try input.readOpID(replicas: replicas) }
+                }
+                guard let key = entry.adds.values.first.map(Tag.key), previousKey.map({ key > $0 }) ?? true else {
+                    throw CodecError(.invalidValue, "a tag of \(object) is empty or out of order")
+                }
+                previousKey = key
+                map[key] = entry
+            }
+            result[object] = map
+        }
+        return result
     }
 
     private static func readStrokes(_ input: inout ByteReader, replicas: [ReplicaID]) throws(CodecError) -> [OpID: [OpID: StrokeEntry]] {

@@ -195,6 +195,9 @@ public struct ProjectDocument: Sendable {
     /// Whether an object is deleted (nil if it does not exist).
     public func isDeleted(_ id: OpID) -> Bool? { state.object(id)?.deleted.value }
 
+    /// The tags on the project (`.root`) or a shot, in their shown spellings, sorted.
+    public func tags(of object: OpID = .root) -> [String] { state.tagNames(of: object) }
+
     /// Set while the project itself is deleted for everyone (in the trash),
     /// with who deleted it and when. O(1).
     public var deletion: ProjectDeletion? { state.deletion }

@@ -247,6 +247,48 @@ public struct ProjectEditor: ChangeBuilder {
         if entry.isErased { try perform(.putStroke(layer: layer, key: key, value: entry.value)) }
     }
 
+    // MARK: - Tags
+
+    /// The tags on the project (`.root`) or a shot, in their shown spellings, sorted.
+    public func tags(of object: OpID = .root) -> [String] { state.tagNames(of: object) }
+
+    /// Puts a tag on the project (`.root`) or a shot. `text` is trimmed; a
+    /// tag already there in the same spelling is left as it is (another
+    /// spelling of it is respelled).
+    /// - Throws: `DocumentError` for an empty, too long or control-character
+    ///   tag (`invalidValue`, naming the tag), an object that is not the
+    ///   project or a shot, or one tag more than `Tag.maximumPerObject`.
+    public mutating func addTag(_ text: String, to object: OpID = .root) throws(DocumentError) {
+        let tag = try Tag.normalized(text)
+        try requireTaggable(object)
+        let entry = state.tagEntry(of: object, key: Tag.key(tag))
+        if entry?.spelling == tag { return }
+        if !(entry?.isLive ?? false), state.tagNames(of: object).count >= Tag.maximumPerObject {
+            throw DocumentError(.invalidValue, "'tag': \(object == .root ? "the project" : "a shot") carries at most \(Tag.maximumPerObject) tags")
+        }
+        try perform(.addTag(object: object, tag: tag))
+    }
+
+    /// Takes a tag (in any case) off the project (`.root`) or a shot: removes
+    /// every add of it this replica has seen.
+    /// - Throws: `DocumentError(.notFound)` when the object does not carry
+    ///   it; `invalidValue` for a tag that could not be one.
+    public mutating func removeTag(_ text: String, from object: OpID = .root) throws(DocumentError) {
+        let tag = try Tag.normalized(text)
+        try requireTaggable(object)
+        guard let entry = state.tagEntry(of: object, key: Tag.key(tag)), let spelling = entry.spelling else {
+            throw DocumentError(.notFound, "'tag': \(object == .root ? "the project" : "the shot") has no tag \"\(tag)\"")
+        }
+        try perform(.removeTag(object: object, tag: spelling, dots: entry.liveDots))
+    }
+
+    private func requireTaggable(_ id: OpID) throws(DocumentError) {
+        guard let object = state.object(id) else { throw DocumentError(.notFound, "no project or shot \(id)") }
+        guard object.kind == .project || object.kind == .shot else {
+            throw DocumentError(.wrongKind, "\(id) is a \(object.kind); only the project and shots carry tags")
+        }
+    }
+
     // MARK: - Helpers
 
     private func liveStroke(_ key: OpID, in layer: OpID) throws(DocumentError) -> StrokeValue {
@@ -301,6 +343,13 @@ public struct ProjectEditor: ChangeBuilder {
                 if state.object(object)?.deleted.stamp == item.stamp {
                     try perform(.setDeleted(object: object, isDeleted: isDeleted))
                 }
+            case (.tag(let object, let key), .tag(let spelling)):
+                guard let entry = state.tagEntry(of: object, key: key), entry.stamp == item.stamp else { continue }
+                if let spelling {
+                    if entry.spelling != spelling { try perform(.addTag(object: object, tag: spelling)) }
+                } else if let shown = entry.spelling {
+                    try perform(.removeTag(object: object, tag: shown, dots: entry.liveDots))
+                }
             case (.stroke(let layer, let key), .stroke(let value)):
                 guard state.strokeMap(of: layer)[key]?.stamp == item.stamp else { continue }
                 if let value {
@@ -323,6 +372,7 @@ public struct ProjectEditor: ChangeBuilder {
         case .place(let object): state.place(of: object)?.entry
         case .deleted(let object): state.object(object)?.deleted.stamp
         case .stroke(let layer, let key): state.strokeMap(of: layer)[key]?.stamp
+        case .tag(let object, let key): state.tagEntry(of: object, key: key)?.stamp
         }
     }
 
@@ -341,6 +391,8 @@ public struct ProjectEditor: ChangeBuilder {
                 record.add(.deleted(object), previous: .deleted(true), stamp: id, previousStamp: nil)
             case .stroke(let layer, let key, let previous):
                 record.add(.stroke(layer: layer, key: key), previous: .stroke(previous?.visibleValue), stamp: id, previousStamp: previous?.stamp)
+            case .tag(let object, let key, let previous):
+                record.add(.tag(object, key), previous: .tag(previous?.spelling), stamp: id, previousStamp: previous?.stamp)
             case .entry, .content, .container:
                 continue
             }

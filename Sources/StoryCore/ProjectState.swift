@@ -63,6 +63,8 @@ enum ProjectJournalEntry: Sendable {
     case entry(container: OpID, entry: OpID)
     case content(OpID)
     case stroke(layer: OpID, key: OpID, previous: StrokeEntry?)
+    /// A tag's entry before an add or remove (nil: the object never had it).
+    case tag(object: OpID, key: String, previous: TagEntry?)
 }
 
 /// The replicated state of one storyboard project: every object ever created,
@@ -78,6 +80,8 @@ struct ProjectState: Sendable {
     private(set) var strokes: [OpID: [OpID: StrokeEntry]] = [:]
     /// Point blobs by the id of the operation that added them.
     private(set) var contents: [OpID: PointsBlob] = [:]
+    /// Tags of the project (`.root`) and of shots: by object, then by tag key.
+    private(set) var tags: [OpID: [String: TagEntry]] = [:]
     /// Media values written so far in this process (`FieldValue.media`): a
     /// change counter telling the store when to look for new references.
     private(set) var mediaWrites = 0
@@ -183,6 +187,27 @@ struct ProjectState: Sendable {
                 strokes[layer]![key]!.stamp = id
             }
 
+        case .addTag(let objectID, let tag):
+            try checkTaggable(objectID, tag: tag)
+            let key = Tag.key(tag)
+            let previous = tags[objectID]?[key]
+            guard previous?.adds[id] == nil else { throw DocumentError(.invalidOperation, "tag add \(id) already exists") }
+            journal.append(.tag(object: objectID, key: key, previous: previous))
+            tags[objectID, default: [:]][key, default: TagEntry()].adds[id] = tag
+
+        case .removeTag(let objectID, let tag, let dots):
+            try checkTaggable(objectID, tag: tag)
+            let key = Tag.key(tag)
+            // Causal delivery brings every add a remove saw before the remove.
+            guard let previous = tags[objectID]?[key], !dots.isEmpty, dots.allSatisfy({ previous.adds[$0] != nil && $0 < id })
+            else { throw DocumentError(.notFound, "tag \"\(tag)\" of \(objectID) has no such adds to remove") }
+            var entry = previous
+            for dot in dots { entry.removed[dot] = max(entry.removed[dot] ?? id, id) }
+            if entry != previous {
+                journal.append(.tag(object: objectID, key: key, previous: previous))
+                tags[objectID]![key] = entry
+            }
+
         case .insertProjectEntry, .purge:
             throw DocumentError(.invalidOperation, "library operations do not apply to a project")
         case .genesis, .setAccess:
@@ -202,6 +227,9 @@ struct ProjectState: Sendable {
             case .entry(let container, let entry): containers[container]!.remove(entry)
             case .content(let id): contents[id] = nil
             case .stroke(let layer, let key, let previous): strokes[layer]![key] = previous
+            case .tag(let object, let key, let previous):
+                tags[object, default: [:]][key] = previous
+                if tags[object]?.isEmpty ?? false { tags[object] = nil }
             }
         }
     }
@@ -209,6 +237,15 @@ struct ProjectState: Sendable {
     private func existing(_ id: OpID) throws(DocumentError) -> StoryObject {
         guard let object = objects[id] else { throw DocumentError(.notFound, "no object \(id)") }
         return object
+    }
+
+    /// Tags go on the project and on shots; the tag must be as stored.
+    private func checkTaggable(_ id: OpID, tag: String) throws(DocumentError) {
+        guard let object = objects[id] else { throw DocumentError(.notFound, "no project or shot \(id)") }
+        guard object.kind == .project || object.kind == .shot else {
+            throw DocumentError(.wrongKind, "\(id) is a \(object.kind); only the project and shots carry tags")
+        }
+        guard Tag.isValid(tag) else { throw DocumentError(.invalidValue, "tag \"\(tag)\" is empty, too long or not trimmed") }
     }
 
     private func checkLayer(_ id: OpID) throws(DocumentError) {
@@ -252,6 +289,17 @@ struct ProjectState: Sendable {
     }
 
     func content(_ id: OpID) -> PointsBlob? { contents[id] }
+
+    /// The tags on an object, each in its shown spelling, sorted by key. O(tags).
+    func tagNames(of object: OpID) -> [String] {
+        guard let map = tags[object] else { return [] }
+        return map.sorted { $0.key < $1.key }.compactMap { $0.value.spelling }
+    }
+
+    /// The entry of one tag (by key) of an object.
+    func tagEntry(of object: OpID, key: String) -> TagEntry? { tags[object]?[key] }
+
+    var allTags: [OpID: [String: TagEntry]] { tags }
 
     func strokeMap(of layer: OpID) -> [OpID: StrokeEntry] { strokes[layer] ?? [:] }
 
@@ -371,6 +419,11 @@ struct ProjectState: Sendable {
             // In place: a local copy of the map would be copied again on write.
             ProjectState.merge(theirs, into: &strokes[layer]!)
         }
+        for (object, theirs) in other.tags {
+            for (key, entry) in theirs {
+                if tags[object]?[key] == nil { tags[object, default: [:]][key] = entry } else { tags[object]![key]!.merge(entry) }
+            }
+        }
         for (container, theirs) in other.containers {
             var mine = containers[container] ?? PositionTree()
             // Parents before children: an entry's parent always has a smaller id
@@ -397,12 +450,23 @@ struct ProjectState: Sendable {
     /// reference inside it resolves.
     init(
         objects: [OpID: StoryObject], containers: [OpID: PositionTree], strokes: [OpID: [OpID: StrokeEntry]],
-        contents: [OpID: PointsBlob]
+        contents: [OpID: PointsBlob], tags: [OpID: [String: TagEntry]] = [:]
     ) throws(DocumentError) {
         self.objects = objects
         self.containers = containers
         self.strokes = strokes
         self.contents = contents
+        self.tags = tags
+        for (object, map) in tags {
+            guard let kind = objects[object]?.kind, kind == .project || kind == .shot else {
+                throw DocumentError(.invalidSnapshot, "tags of \(object), which is not the project or a shot")
+            }
+            for (key, entry) in map {
+                guard !entry.adds.isEmpty, entry.adds.values.allSatisfy({ Tag.key($0) == key }),
+                    entry.removed.allSatisfy({ entry.adds[$0.key] != nil && $0.key < $0.value })
+                else { throw DocumentError(.invalidSnapshot, "tag \(key) of \(object) is inconsistent") }
+            }
+        }
         guard objects[.root]?.kind == .project else { throw DocumentError(.invalidSnapshot, "the project root is missing") }
         for (id, object) in objects where id != .root {
             let container = object.container.value

@@ -15,6 +15,8 @@ public struct ProjectView: Hashable, Sendable {
     /// Set while the project is deleted for everyone (in the trash); its
     /// scenes are still all here, shown as they were.
     public var deletion: ProjectDeletion?
+    /// The project's tags, in their shown spellings, sorted case-insensitively.
+    public var tags: [String]
     public var scenes: [SceneView]
 
     /// The default aspect ratio of a new project.
@@ -31,6 +33,7 @@ public struct ProjectView: Hashable, Sendable {
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         deletion = state.deletion
+        tags = state.tagNames(of: .root)
         scenes = state.children(of: .root).enumerated().map { index, scene in
             SceneView(state: state, id: scene, number: index + 1, projectAspect: aspect)
         }
@@ -51,6 +54,29 @@ public struct ProjectView: Hashable, Sendable {
 
     /// Every shot, in board order.
     public var shots: [ShotView] { scenes.flatMap(\.shots) }
+
+    /// What an export limited to a tag draws: the scenes (of `scenes`,
+    /// default all) with only their shots carrying `tag` (in any case), scenes
+    /// left with none dropped. Shots keep their numbers and labels. Nil `tag`:
+    /// the scenes as they are. O(shots).
+    public func scenes(_ scenes: [SceneView]? = nil, withShotsTagged tag: String?) -> [SceneView] {
+        let chosen = scenes ?? self.scenes
+        guard let tag else { return chosen }
+        return chosen.compactMap { scene in
+            var kept = scene
+            kept.shots = scene.shots.filter { $0.hasTag(tag) }
+            return kept.shots.isEmpty ? nil : kept
+        }
+    }
+
+    /// The view an export limited to a tag draws (`scenes(withShotsTagged:)`);
+    /// itself for nil.
+    public func limited(toShotsTagged tag: String?) -> ProjectView {
+        guard tag != nil else { return self }
+        var copy = self
+        copy.scenes = scenes(withShotsTagged: tag)
+        return copy
+    }
 
     /// The shot with that id, if shown.
     public func shot(_ id: OpID) -> ShotView? { shots.first { $0.id == id } }
@@ -116,10 +142,18 @@ public struct ShotView: Hashable, Sendable {
     /// Its own aspect ratio, or the project's.
     public var aspectRatio: Double
     public var createdAt: Int64
+    /// Its tags, in their shown spellings, sorted case-insensitively.
+    public var tags: [String]
     public var layers: [LayerView]
 
     /// The auto label "scene-shot", e.g. "2-3".
     public var label: String { "\(sceneNumber)-\(number)" }
+
+    /// Whether it carries `tag` (in any case).
+    public func hasTag(_ tag: String) -> Bool {
+        let key = Tag.key(tag)
+        return tags.contains { Tag.key($0) == key }
+    }
 
     init(state: ProjectState, id: OpID, scene: Int, number: Int, projectAspect: Double) {
         let object = state.object(id)!
@@ -135,6 +169,7 @@ public struct ShotView: Hashable, Sendable {
         sound = object.field(.sound).media
         aspectRatio = object.field(.aspectRatio).number ?? projectAspect
         createdAt = object.createdAt
+        tags = state.tagNames(of: id)
         layers = state.children(of: id).map { LayerView(state: state, id: $0) }
     }
 }
@@ -199,24 +234,30 @@ public struct SearchHit: Hashable, Sendable {
     public var path: [OpID]
     /// A readable path, e.g. "Scene 2 › Shot 2-3".
     public var label: String
-    public var field: FieldKey
+    /// The field that matched; nil when one of the object's tags did.
+    public var field: FieldKey?
     public var text: String
+
+    /// The field's name as the API spells it, `tags` for a tag.
+    public var fieldName: String { field?.description ?? "tags" }
 }
 
 extension ProjectView {
     /// Case-insensitive substring search over the titles, descriptions, notes
-    /// and captions of the project and its shown scenes and shots.
+    /// and captions of the project and its shown scenes and shots, and the
+    /// tags of the project and its shown shots (one hit per matching tag).
     public func search(_ query: String) -> [SearchHit] {
         let needle = query.lowercased()
         guard !needle.isEmpty else { return [] }
         var hits: [SearchHit] = []
-        func check(_ text: String?, _ field: FieldKey, _ path: [OpID], _ label: String) {
+        func check(_ text: String?, _ field: FieldKey?, _ path: [OpID], _ label: String) {
             if let text, text.lowercased().contains(needle) {
                 hits.append(SearchHit(path: path, label: label, field: field, text: text))
             }
         }
         check(title, .title, [], "Project")
         check(description, .description, [], "Project")
+        for tag in tags { check(tag, nil, [], "Project") }
         for scene in scenes {
             let sceneLabel = "Scene \(scene.label)"
             check(scene.title, .title, [scene.id], sceneLabel)
@@ -227,6 +268,7 @@ extension ProjectView {
                 check(shot.notes, .notes, [scene.id, shot.id], shotLabel)
                 check(shot.dialogue, .dialogue, [scene.id, shot.id], shotLabel)
                 check(shot.action, .action, [scene.id, shot.id], shotLabel)
+                for tag in shot.tags { check(tag, nil, [scene.id, shot.id], shotLabel) }
                 for layer in shot.layers {
                     check(layer.name, .name, [scene.id, shot.id, layer.id], "\(shotLabel) › Layer \(layer.name ?? "")")
                 }

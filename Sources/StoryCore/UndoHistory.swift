@@ -5,6 +5,8 @@ enum UndoTarget: Hashable, Sendable {
     case place(OpID)
     case deleted(OpID)
     case stroke(layer: OpID, key: OpID)
+    /// One tag (by key) of the project or a shot.
+    case tag(OpID, String)
 }
 
 /// The value a register had before a change.
@@ -14,6 +16,8 @@ enum UndoValue: Sendable {
     case place(Place?)
     case deleted(Bool)
     case stroke(StrokeValue?)
+    /// The tag's spelling before; nil when it was not on the object.
+    case tag(String?)
 }
 
 /// One register to restore: its earlier value and the id of the change's last
@@ -198,7 +202,7 @@ struct UndoHistory: Sendable {
 // MARK: - Encoding
 
 private enum UndoTag: UInt8 {
-    case field = 1, place = 2, deleted = 3, stroke = 4
+    case field = 1, place = 2, deleted = 3, stroke = 4, tag = 5
 }
 
 extension UndoRecord {
@@ -244,6 +248,12 @@ extension UndoRecord {
                     writer.write(bool: value.transform != nil)
                     if let transform = value.transform { writer.write(affine: transform) }
                 }
+            case (.tag(let object, let key), .tag(let spelling)):
+                writer.write(byte: UndoTag.tag.rawValue)
+                writer.write(undoID: object)
+                writer.write(string: key)
+                writer.write(bool: spelling != nil)
+                if let spelling { writer.write(string: spelling) }
             default:
                 preconditionFailure("an undo item's target and value are always of one kind")
             }
@@ -295,6 +305,9 @@ extension UndoRecord {
                 } else {
                     previous = .stroke(nil)
                 }
+            case .tag:
+                target = .tag(try reader.readUndoID(), try reader.readString("tag key"))
+                previous = .tag(try reader.readBool("tag flag") ? try reader.readString("tag") : nil)
             }
             let stamp = try reader.readUndoID()
             add(target, previous: previous, stamp: stamp, previousStamp: try reader.readBool("stamp flag") ? try reader.readUndoID() : nil)

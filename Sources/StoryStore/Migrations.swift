@@ -190,6 +190,21 @@ enum Schema {
                 ) WITHOUT ROWID;
                 CREATE INDEX blob_refs_by_hash ON blob_refs (hash);
                 """),
+        Migration(
+            id: "2026-12-02-project-tags",
+            sql: """
+                -- A project's own tags (docs/crdt.md, "Tags"), mirrored from the
+                -- document in the transaction of each change, so listing the
+                -- projects with a tag loads no document. `tag` is the key (lower
+                -- case), `name` the spelling shown.
+                CREATE TABLE project_tags (
+                    doc BLOB NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                    tag TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    PRIMARY KEY (doc, tag)
+                ) WITHOUT ROWID;
+                CREATE INDEX project_tags_by_tag ON project_tags (tag);
+                """),
     ]
 
     /// Applies the migrations the database lacks, each in its own transaction.

@@ -100,8 +100,9 @@ public enum Message: Hashable, Sendable {
     }
 
     /// The protocol version this build speaks (2: signed changes, access
-    /// lists; 3: media values in changes, blob messages).
-    public static let protocolVersion: UInt64 = 3
+    /// lists; 3: media values in changes, blob messages; 4: tag operations
+    /// in changes and snapshot format 3).
+    public static let protocolVersion: UInt64 = 4
 
     /// The Hello capability of a peer that takes snapshots in parts (`snapshotPart`).
     public static let snapshotPartsCapability = "snapshot-parts"

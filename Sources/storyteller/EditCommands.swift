@@ -296,11 +296,14 @@ struct Shots: ParsableCommand {
                 return
             }
             let short = API.shortIDs(body.scenes.flatMap { $0.shots.map(\.id) })
+            // A TAGS column when some shot has tags (`storyteller tags add PROJECT SHOT TAG`).
+            let showsTags = scenes.contains { $0.shots.contains { !$0.tags.isEmpty } }
             printTable(
-                ["SHOT", "CAPTION", "DURATION", "LAYERS", "STROKES", "ID"],
+                ["SHOT", "CAPTION", "DURATION", "LAYERS", "STROKES"] + (showsTags ? ["TAGS"] : []) + ["ID"],
                 scenes.flatMap(\.shots).map { shot in
                     [shot.label, shot.caption ?? "", shot.duration.map { seconds($0) } ?? "", "\(shot.layers.count)",
-                     "\(shot.layers.reduce(0) { $0 + $1.strokes.count })", short[shot.id] ?? shot.id]
+                     "\(shot.layers.reduce(0) { $0 + $1.strokes.count })"] + (showsTags ? [shot.tags.joined(separator: ", ")] : [])
+                        + [short[shot.id] ?? shot.id]
                 })
         }
     }

@@ -22,11 +22,13 @@ extension Export {
                 Examples:
                   storyteller export animatic "Night Train" --out night-train.mp4
                   storyteller export animatic "Night Train" --scene 2 --out scene2.mp4 --size 1280x720 --captions
+                  storyteller export animatic "Night Train" --tag vfx --out vfx-shots.mp4
                   storyteller export animatic "Night Train" --codec vp9 --out night-train.webm
                   storyteller export animatic "Night Train" --soundtrack score.flac --out night-train.mp4
                 """)
         @Argument(help: Help.project) var project: String?
         @Option(help: "Only this scene (its number).") var scene: Int?
+        @Option(help: "Only the shots carrying this tag (in any case).") var tag: String?
         @Option(help: "The file to write: .mp4, .webm or .gif.") var out: String
         @Option(help: "The frame's size, WIDTHxHEIGHT (even numbers for video; default 1920x1080).") var size = "1920x1080"
         @Option(help: "Frames a second (1 to 120).") var fps = 24
@@ -66,7 +68,7 @@ extension Export {
             let id = try Names(options).project(project)
             let (width, height) = ExportJobClient.size(size)!
             var request = API.ExportRequest(
-                kind: "animatic", scene: scene, width: width, height: height, fps: fps, captions: captions, format: format)
+                kind: "animatic", scene: scene, width: width, height: height, fps: fps, captions: captions, format: format, tag: tag)
             if let soundtrack { request.soundtrack = try ExportJobClient(options: options).uploadSound(soundtrack) }
             let job = try ExportJobClient(options: options).export(request, of: id, to: out)
             if options.json {

@@ -12,8 +12,9 @@ extension Export {
                 timecodes start at 01:00:00:00, non-drop frame, at --fps. The stills (PNG) and sounds are written to \
                 NAME_media/ beside the EDL.
 
-                Example:
+                Examples:
                   storyteller export edl "Night Train" --scene 1 --out scene1.edl --fps 24
+                  storyteller export edl "Night Train" --scene 1 --tag vfx --out vfx.edl
                 """)
         @OptionGroup var arguments: TimelineArguments
 

@@ -19,10 +19,12 @@ extension Export {
                 Examples:
                   storyteller export html "Night Train" --out night-train.html
                   storyteller export html "Night Train" --out night-train/ --width 1920
+                  storyteller export html "Night Train" --tag "client review" --out review.html
                 """)
         @Argument(help: Help.project) var project: String?
         @Option(help: "A .html file (everything in it) or a directory (index.html and the files beside it).") var out: String
         @Option(help: "The panels' width in pixels (160 to 4096; default 1280).") var width: Int?
+        @Option(help: "Only the shots carrying this tag (in any case).") var tag: String?
         @OptionGroup var options: ClientOptions
 
         /// Whether the page goes in one file.
@@ -48,6 +50,7 @@ extension Export {
             let id = try Names(options).project(project)
             var query = ""
             if let width { query = "&width=\(width)" }
+            if let tag { query += "&tag=" + segment(tag) }
             let target = "/v1/projects/\(segment(id))/exports/html"
             let summary: [String: Any]
             if isSingleFile {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StoryAPI
+import StoryCore
 
 extension Export {
     /// `storyteller export images`: a PNG per shot and a contact sheet.
@@ -16,9 +17,11 @@ extension Export {
                 Examples:
                   storyteller export images "Night Train" --out boards/
                   storyteller export images "Night Train" --scene 2 --width 1920 --out scene2/
+                  storyteller export images "Night Train" --tag night --out night-shots/
                 """)
         @Argument(help: Help.project) var project: String?
         @Option(help: "Only this scene: its number (2), title, or id prefix.") var scene: String?
+        @Option(help: "Only the shots carrying this tag (in any case).") var tag: String?
         @Option(help: "The directory to write the files in.") var out: String
         @Option(help: "Each panel's width in pixels (16 to 8192; default 1600).") var width: Int?
         @Option(
@@ -63,6 +66,20 @@ extension Export {
                 let chosen = try names.scene(scene, in: id).description
                 scenes = scenes.filter { $0.id == chosen }
                 sceneQuery = "&scene=" + segment(chosen)
+            }
+            if let tag {
+                // The daemon's rule (`ProjectView.scenes(withShotsTagged:)`): a shot carries the tag in any case.
+                let key = Tag.key(tag.trimmingCharacters(in: .whitespaces))
+                scenes = scenes.map { scene in
+                    var kept = scene
+                    kept.shots = scene.shots.filter { $0.tags.contains { Tag.key($0) == key } }
+                    return kept
+                }.filter { !$0.shots.isEmpty }
+                guard !scenes.isEmpty else {
+                    printError("no shot to export carries the tag '\(tag)'")
+                    throw ExitCode(1)
+                }
+                sceneQuery += "&tag=" + segment(tag)
             }
             let directory = ExportFile.absolute(out)
             do {

@@ -20,10 +20,12 @@ extension Export {
                 Examples:
                   storyteller export pdf "Night Train" --out boards.pdf
                   storyteller export pdf "Night Train" --scene 2 --paper A3 --per-page 12 --out scene2.pdf
+                  storyteller export pdf "Night Train" --tag "client review" --out review.pdf
                   storyteller export pdf "Night Train" --grid 3x1 --text beside --fields label,caption,notes --out notes.pdf
                 """)
         @Argument(help: Help.project) var project: String?
         @Option(help: "Only this scene: its number (2), title, or id prefix.") var scene: String?
+        @Option(help: "Only the shots carrying this tag (in any case).") var tag: String?
         @Option(help: "The PDF file to write (replaced when the export is complete).") var out: String
         @Option(help: "A4, A3, Letter, Legal or Tabloid.") var paper: String?
         @Option(help: "portrait or landscape (default landscape).") var orientation: String?
@@ -78,6 +80,7 @@ extension Export {
             let id = try names.project(project)
             var query = try sheetOptions().query
             if let scene { query += "&scene=" + segment(try names.scene(scene, in: id).description) }
+            if let tag { query += "&tag=" + segment(tag) }
             let path = ExportFile.absolute(out)
             let file: ExportFile
             do {

@@ -7,6 +7,7 @@ extension Export {
     struct TimelineArguments: ParsableArguments {
         @Argument(help: Help.project) var project: String?
         @Option(help: "The scene (its number).") var scene: Int
+        @Option(help: "Only the shots carrying this tag (in any case).") var tag: String?
         @Option(help: "The file to write.") var out: String
         @Option(help: "Frames a second (1 to 120).") var fps = 24
         @Option(help: "The stills' size and the timeline's format, WIDTHxHEIGHT (default 1920x1080).") var size = "1920x1080"
@@ -30,7 +31,8 @@ extension Export {
             let id = try Names(options).project(project)
             let (width, height) = ExportJobClient.size(size)!
             let client = ExportJobClient(options: options)
-            let request = API.ExportRequest(kind: kind, scene: scene, width: width, height: height, fps: fps, mediaDirectory: mediaDirectory)
+            let request = API.ExportRequest(
+                kind: kind, scene: scene, width: width, height: height, fps: fps, mediaDirectory: mediaDirectory, tag: tag)
             let job = try client.export(request, of: id, to: out)
             let media = job.media ?? []
             do {

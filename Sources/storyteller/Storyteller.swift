@@ -16,7 +16,7 @@ struct Storyteller: ParsableCommand {
         version: "storyteller \(API.version)",
         subcommands: [
             Status.self, Version.self, ID.self, Use.self, Peers.self, Share.self, Unshare.self, Shares.self, Tree.self, Folders.self, Projects.self, Scenes.self, Shots.self,
-            Layers.self, Strokes.self, Images.self, Sound.self, Media.self, Undo.self, Redo.self, Search.self, History.self, Render.self, Replay.self, Export.self, Import.self, Preview.self, Watch.self, Backup.self, Demo.self,
+            Tags.self, Layers.self, Strokes.self, Images.self, Sound.self, Media.self, Undo.self, Redo.self, Search.self, History.self, Render.self, Replay.self, Export.self, Import.self, Preview.self, Watch.self, Backup.self, Demo.self,
         ])
 }
 
@@ -601,17 +601,23 @@ struct Projects: ParsableCommand {
             abstract: "The projects on this machine: name, place in the library, short id (* marks the current one).",
             discussion: """
                 With --deleted, the projects in the trash too: deleted for everyone (by whom, when, and when this \
-                machine purges it) or hidden on this machine only.
+                machine purges it) or hidden on this machine only. With --tag, only the projects carrying that tag \
+                (in any case; `storyteller tags add PROJECT TAG` puts one on). A TAGS column shows when some project has tags.
 
                 Examples:
                   storyteller projects
                   storyteller projects list --deleted
+                  storyteller projects list --tag "client review"
                 """)
         @Flag(help: "Include deleted projects (the trash).") var deleted = false
+        @Option(help: "Only the projects carrying this tag.") var tag: String?
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            let projects = try options.call([API.ProjectSummary].self, "GET", "/v1/projects" + (deleted ? "?deleted=true" : ""))
+            var query: [String] = deleted ? ["deleted=true"] : []
+            if let tag { query.append("tag=" + segment(tag)) }
+            let projects = try options.call(
+                [API.ProjectSummary].self, "GET", "/v1/projects" + (query.isEmpty ? "" : "?" + query.joined(separator: "&")))
             guard !options.json else { return }
             let names = Names(options)
             let library = try? names.libraryTree()
@@ -619,15 +625,19 @@ struct Projects: ParsableCommand {
             let short = API.shortIDs(projects.map(\.id))
             let current = CurrentProject.chosen().map(\.0)
             let me = deleted ? try? names.quietIdentity() : nil
+            let showsTags = projects.contains { !$0.tags.isEmpty }
+            var header = deleted ? ["NAME", "IN LIBRARY", "DELETED", "PURGED", "ID"] : ["NAME", "IN LIBRARY", "ID"]
+            if showsTags { header.insert("TAGS", at: header.count - 1) }
             printTable(
-                deleted ? ["NAME", "IN LIBRARY", "DELETED", "PURGED", "ID"] : ["NAME", "IN LIBRARY", "ID"],
+                header,
                 projects.map { project in
                     let marker = current == project.id ? "* " : ""
                     let name = marker + (project.name ?? "(untitled)")
                     let path = paths[project.id]?.first.map { "/" + $0 } ?? ""
                     let id = short[project.id] ?? project.id
-                    guard deleted else { return [name, path, id] }
-                    return [name, path, trashWords(project.trash, names: names, me: me), purgeWords(project.trash), id]
+                    var row = deleted ? [name, path, trashWords(project.trash, names: names, me: me), purgeWords(project.trash)] : [name, path]
+                    if showsTags { row.append(project.tags.joined(separator: ", ")) }
+                    return row + [id]
                 })
         }
     }
@@ -668,12 +678,14 @@ struct Projects: ParsableCommand {
             default: break
             }
             print("\(text(body.title ?? body.name))  [\(body.id)]" + (notes.isEmpty ? "" : "  (\(notes.joined(separator: "; ")))"))
+            if !body.tags.isEmpty { print("  tags: \(body.tags.joined(separator: ", "))") }
             let short = API.shortIDs(body.scenes.flatMap { scene in [scene.id] + scene.shots.flatMap { [$0.id] + $0.layers.map(\.id) } })
             for scene in body.scenes {
                 print("  scene \(scene.number)\(scene.title.map { " \($0)" } ?? "")  [\(short[scene.id] ?? scene.id)]")
                 for shot in scene.shots {
                     let details = [shot.caption, shot.duration.map(seconds)].compactMap { $0 }.joined(separator: ", ")
                     print("    shot \(shot.label)\(details.isEmpty ? "" : "  \(details)")  [\(short[shot.id] ?? shot.id)]")
+                    if !shot.tags.isEmpty { print("      tags: \(shot.tags.joined(separator: ", "))") }
                     if let dialogue = shot.dialogue { print("      dialogue: \(dialogue)") }
                     if let action = shot.action { print("      action: \(action)") }
                     if let sound = shot.sound {

@@ -48,6 +48,12 @@ import Testing
         (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0]}]}"#, ["ops[0]", "'points'", "multiple of 3"]),
         (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,"x",1]}]}"#, ["ops[0]", "'points'", "numbers"]),
         (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa"}]}"#, ["ops[0]", "missing field 'points'"]),
+        (#"{"ops":[{"op":"tag.add"}]}"#, ["ops[0]", "missing field 'tag'"]),
+        (#"{"ops":[{"op":"tag.add","tag":"  "}]}"#, ["ops[0]", "'tag'", "must not be empty"]),
+        (#"{"ops":[{"op":"tag.remove","tag":"a\nb"}]}"#, ["ops[0]", "'tag'", "control characters"]),
+        (#"{"ops":[{"op":"tag.add","tag":"\#(String(repeating: "x", count: 65))"}]}"#, ["ops[0]", "'tag'", "65 bytes, at most 64"]),
+        (#"{"ops":[{"op":"tag.add","tag":7}]}"#, ["ops[0]", "'tag'", "string"]),
+        (#"{"ops":[{"op":"tag.add","object":"nowhere","tag":"x"}]}"#, ["ops[0]", "'object'", "not an object id"]),
         (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0,1],"brush":{"color":"blue"}}]}"#, ["ops[0]", "'brush.color'", "colour"]),
         (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0,1],"brush":{"width":2}}]}"#, ["ops[0]", "'brush.width'", "0...1"]),
         (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0,1],"brush":{"tool":"crayon"}}]}"#, ["ops[0]", "'brush.tool'", "pencil"]),
@@ -112,6 +118,7 @@ import Testing
                 .eraseStroke(layer: .id(layer), stroke: .id(layer)),
                 .replaceStroke(layer: .id(layer), stroke: .id(layer), restore: false, brush: API.BrushPatch(color: .black), transform: nil),
                 .group([.id(layer)]), .ungroup([.id(layer)]),
+                .addTag(.id(.root), tag: "client review"), .removeTag(.created(1), tag: "Night"),
             ], session: "s")
         let decoded = try API.decode(API.EditRequest.self, from: try API.encoder.encode(request))
         #expect(decoded.ops == request.ops)

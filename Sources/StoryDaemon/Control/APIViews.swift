@@ -13,7 +13,8 @@ extension API.Project {
             id: record.id.description, name: record.name, title: view.title, description: view.description, aspectRatio: view.aspectRatio,
             createdAt: view.createdAt, updatedAt: view.updatedAt, deleted: record.isDeleted, trash: trash,
             role: document.localRole.description, readOnly: !document.localRole.canWrite, owner: document.owner?.description,
-            legacy: document.isLegacy, scenes: scenes, onionBefore: view.onionBefore.map(\.hexRGBA), onionAfter: view.onionAfter.map(\.hexRGBA))
+            legacy: document.isLegacy, tags: view.tags, scenes: scenes, onionBefore: view.onionBefore.map(\.hexRGBA),
+            onionAfter: view.onionAfter.map(\.hexRGBA))
     }
 }
 
@@ -45,7 +46,7 @@ extension API.Shot {
         self.init(
             id: shot.id.description, label: shot.label, background: shot.background.map(\.hexRGBA), caption: shot.caption, notes: shot.notes,
             dialogue: shot.dialogue, action: shot.action, duration: shot.duration, sound: shot.sound.map { API.Media($0) },
-            aspectRatio: shot.aspectRatio, layers: layers)
+            aspectRatio: shot.aspectRatio, tags: shot.tags, layers: layers)
     }
 }
 

@@ -36,6 +36,8 @@ enum ChangeSummary {
             case .genesis: extra.append("founded it")
             case .setAccess(let peer, let role):
                 extra.append(role == .none ? "took \(peer.short)'s rights" : "made \(peer.short) \(role == .editor ? "an editor" : "a reader")")
+            case .addTag(let object, let tag): extra.append("tagged \(kind(object)) \"\(tag)\"")
+            case .removeTag(let object, let tag, _): extra.append("untagged \(kind(object)) \"\(tag)\"")
             case .setField(let object, let key, _):
                 // Fields set on what the same change added are part of adding it.
                 // `deletedAt` goes with "deleted the project".
@@ -74,6 +76,7 @@ extension ChangeSummary {
             case .insert(_, let container, _): note(container); note(change.opID(at: index))
             case .move(let object, let container, _): note(object); note(container)
             case .reorder(let object, _, _), .setDeleted(let object, _), .setField(let object, _, _): note(object)
+            case .addTag(let object, _), .removeTag(let object, _, _): note(object)
             case .addStroke(let layer, _, _), .putStroke(let layer, _, _), .eraseStroke(let layer, _): note(layer)
             case .insertProjectEntry, .purge, .genesis, .setAccess: continue
             }

@@ -65,15 +65,16 @@ extension ControlAPI {
                     + "\(AnimaticFrame.heights.lowerBound) to \(AnimaticFrame.heights.upperBound) high, not \(width)x\(height)")
         }
         let view = try await store.project(id).view
-        var shots = view.shots
+        var scenes = view.scenes
         var title = view.title ?? "Storyteller"
         if let number = body.scene {
             guard let scene = view.scenes.first(where: { $0.number == number }) else {
                 throw APIError(.notFound, "project \(id) has no scene \(number) (it has \(view.scenes.count))")
             }
-            shots = scene.shots
+            scenes = [scene]
             title += " – scene \(number)" + (scene.title.map { ": \($0)" } ?? "")
         }
+        let shots = try Self.shots(of: scenes, in: view, taggedWith: body.tag).flatMap(\.shots)
         guard !shots.isEmpty else { throw APIError(.badRequest, "nothing to export: \(body.scene == nil ? "the project" : "the scene") has no shots") }
         let timeline = Timeline(shots: shots, fps: fps)
         let baseName = Self.fileName(from: title)

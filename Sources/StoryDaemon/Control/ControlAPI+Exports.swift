@@ -15,7 +15,7 @@ extension ControlAPI {
         routes.get("projects/:project/exports/pdf") { request, context in
             let id = try await existingProject(try context.parameter("project"))
             let options = try API.PrintSheetOptions(query: { request.query[$0] })
-            let (view, scenes, title) = try await exported(id, scene: request.query["scene"])
+            let (view, scenes, title) = try await exported(id, scene: request.query["scene"], tag: request.query["tag"])
             let size = options.pageSize
             let layout = PrintSheetLayout(
                 pageWidth: size.width, pageHeight: size.height, rows: options.rows, columns: options.columns,
@@ -76,7 +76,7 @@ extension ControlAPI {
                 }
                 width = value
             }
-            let (view, scenes, title) = try await exported(id, scene: request.query["scene"])
+            let (view, scenes, title) = try await exported(id, scene: request.query["scene"], tag: request.query["tag"])
             let files = await pictureFiles(drawnIn: scenes)
             let drawn: [UInt8]?
             do {
@@ -99,19 +99,36 @@ extension ControlAPI {
         }
     }
 
-    /// The project's view, the scenes exported (all, or the one `scene` names by id) and its title.
-    private func exported(_ id: DocumentID, scene: String?) async throws -> (ProjectView, [SceneView], String) {
+    /// The project's view, the scenes exported (all, or the one `scene` names
+    /// by id; with `tag`, only their shots carrying it) and its title.
+    private func exported(_ id: DocumentID, scene: String?, tag: String?) async throws -> (ProjectView, [SceneView], String) {
         let view = try await store.project(id).view
         let name = try await projectRecord(id).name
         let title =
             [view.title, name].compactMap { $0?.trimmingCharacters(in: .whitespacesAndNewlines) }.first { !$0.isEmpty }
             ?? "Untitled"
-        guard let scene else { return (view, view.scenes, title) }
-        guard let sceneID = OpID(scene) else { throw APIError(.badRequest, "'\(scene)' is not a scene id") }
-        guard let chosen = view.scenes.first(where: { $0.id == sceneID }) else {
-            throw APIError(.notFound, "no visible scene \(sceneID) in \(id)")
+        var scenes = view.scenes
+        if let scene {
+            guard let sceneID = OpID(scene) else { throw APIError(.badRequest, "'\(scene)' is not a scene id") }
+            guard let chosen = view.scenes.first(where: { $0.id == sceneID }) else {
+                throw APIError(.notFound, "no visible scene \(sceneID) in \(id)")
+            }
+            scenes = [chosen]
         }
-        return (view, [chosen], title)
+        return (view, try Self.shots(of: scenes, in: view, taggedWith: tag), title)
+    }
+
+    /// The one filter every export limited to a tag (`?tag=`, `"tag"`) goes
+    /// through: the scenes with only their shots carrying it.
+    /// - Throws: `APIError(.badRequest)` for a tag that could not be one,
+    ///   `.notFound` when no shot exported carries it.
+    static func shots(of scenes: [SceneView], in view: ProjectView, taggedWith text: String?) throws(APIError) -> [SceneView] {
+        guard let text else { return scenes }
+        let tag: String
+        do { tag = try Tag.normalized(text) } catch { throw APIError(.badRequest, error.message) }
+        let kept = view.scenes(scenes, withShotsTagged: tag)
+        guard !kept.isEmpty else { throw APIError(.notFound, "no shot to export carries the tag '\(tag)'") }
+        return kept
     }
 
     /// The files of the pictures the scenes' panels draw that are held whole here (the rest are outlined).

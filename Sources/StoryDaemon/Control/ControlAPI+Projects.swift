@@ -9,7 +9,7 @@ extension ControlAPI {
         routes.get("projects") { request, _ in
             let deleted = request.query["deleted"]
             guard [nil, "true", "false"].contains(deleted) else { throw APIError(.badRequest, "deleted must be true or false") }
-            return .json(try await projects(includingDeleted: deleted == "true"))
+            return .json(try await projects(includingDeleted: deleted == "true", taggedWith: request.query["tag"]))
         }
         routes.post("projects") { request, context in
             try await project(try await createProject(try await request.decode(API.CreateProject.self, context: context)), status: .created)
@@ -49,11 +49,23 @@ extension ControlAPI {
         }
     }
 
-    func projects(includingDeleted: Bool) async throws -> [API.ProjectSummary] {
-        try await store.documents().filter { $0.kind == .project && (!$0.isDeleted || includingDeleted) }.map {
+    /// The projects here, from their records and the store's tag index
+    /// (no document is loaded); with `tag`, only those carrying it.
+    /// - Throws: `APIError(.badRequest)` for a tag that could not be one.
+    func projects(includingDeleted: Bool, taggedWith tag: String? = nil) async throws -> [API.ProjectSummary] {
+        var tagged: Set<DocumentID>?
+        if let tag {
+            let normalized: String
+            do { normalized = try Tag.normalized(tag) } catch { throw APIError(.badRequest, error.message) }
+            tagged = try await store.projects(taggedWith: normalized)
+        }
+        let tags = try await store.projectTags()
+        return try await store.documents().filter {
+            $0.kind == .project && (!$0.isDeleted || includingDeleted) && (tagged?.contains($0.id) ?? true)
+        }.map {
             API.ProjectSummary(
                 id: $0.id.description, name: $0.name, created: $0.created, deleted: $0.isDeleted,
-                trash: API.Trash($0, retention: trash.retention, localPeer: identity.peerID))
+                trash: API.Trash($0, retention: trash.retention, localPeer: identity.peerID), tags: tags[$0.id] ?? [])
         }
     }
 

@@ -31,17 +31,17 @@ extension ControlAPI {
             let source = SlideshowSource(store: store, blobs: blobs, renderer: renderer)
             switch form {
             case .directory:
-                return .json(try await slideshowDirectory(id, source: source, width: width))
+                return .json(try await slideshowDirectory(id, source: source, width: width, tag: query["tag"]))
             case .file:
-                return try await slideshowFile(id, source: source, width: width)
+                return try await slideshowFile(id, source: source, width: width, tag: query["tag"])
             }
         }
     }
 
     /// The page with files beside it: panels as `panels/LABEL.png`, sounds
     /// as `sounds/LABEL.EXT`, each with the route that answers its bytes.
-    func slideshowDirectory(_ id: DocumentID, source: SlideshowSource, width: Int) async throws -> API.SlideshowDirectory {
-        let (page, _) = try await source.page(of: id, media: .files)
+    func slideshowDirectory(_ id: DocumentID, source: SlideshowSource, width: Int, tag: String? = nil) async throws -> API.SlideshowDirectory {
+        let (page, _) = try await source.page(of: id, media: .files, tag: tag)
         var index = page.head()
         var files: [API.SlideshowFile] = []
         let project = Self.pathSegment(id.description)
@@ -64,8 +64,8 @@ extension ControlAPI {
 
     /// The single self-contained page, streamed: each panel is drawn and
     /// sent before the next is drawn, a sound is read and sent in pieces.
-    func slideshowFile(_ id: DocumentID, source: SlideshowSource, width: Int) async throws -> Response {
-        let (page, view) = try await source.page(of: id, media: .inline)
+    func slideshowFile(_ id: DocumentID, source: SlideshowSource, width: Int, tag: String? = nil) async throws -> Response {
+        let (page, view) = try await source.page(of: id, media: .inline, tag: tag)
         let logger = self.logger
         return Response(
             status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],

@@ -63,7 +63,7 @@ extension ControlAPI {
                 hits.append(
                     API.SearchHit(
                         project: record.id.description, projectName: record.name, object: hit.path.last?.description, label: hit.label,
-                        field: hit.field.description, text: hit.text))
+                        field: hit.fieldName, text: hit.text))
             }
         }
         return hits

@@ -74,6 +74,12 @@ extension API.EditOperation {
                 for layer in layers { ids.append(try resolve(layer)) }
                 try editor.ungroupLayers(ids)
                 created.append(nil)
+            case .addTag(let object, let tag):
+                try editor.addTag(tag, to: try resolve(object))
+                created.append(nil)
+            case .removeTag(let object, let tag):
+                try editor.removeTag(tag, from: try resolve(object))
+                created.append(nil)
             }
         }
         return created

@@ -14,11 +14,14 @@ struct SlideshowSource: Sendable {
     let blobs: BlobStore
     let renderer: PanelRenderService
 
-    /// The page of a project as it is now, and the view it was made from.
-    /// - Throws: `StoreError` (the project cannot be read).
-    func page(of id: DocumentID, media: SlideshowPage.Media) async throws -> (page: SlideshowPage, view: ProjectView) {
+    /// The page of a project as it is now (with `tag`, of only the shots
+    /// carrying it), and the view it was made from.
+    /// - Throws: `StoreError` (the project cannot be read), `APIError` for a
+    ///   tag no shot carries.
+    func page(of id: DocumentID, media: SlideshowPage.Media, tag: String? = nil) async throws -> (page: SlideshowPage, view: ProjectView) {
         let document = try await store.project(id)
-        let view = document.view
+        var view = document.view
+        if tag != nil { view.scenes = try ControlAPI.shots(of: view.scenes, in: view, taggedWith: tag) }
         var held: Set<BlobHash> = []
         for sound in view.shots.compactMap(\.sound) where await isHeld(sound.hash) { held.insert(sound.hash) }
         let name = try await store.document(id).name
