@@ -123,6 +123,9 @@ extension API {
         public let owner: String?
         /// Made before signed authorship: kept and editable here, never synced.
         public let legacy: Bool
+        /// Fields whose value overwrote a value written concurrently, still
+        /// open (`storyteller conflicts` lists them); absent when none.
+        public var conflicts: [String]?
         public var scenes: [Scene]
 
         public init(
@@ -151,6 +154,9 @@ extension API {
         public let number: Int
         public let title: String?
         public let description: String?
+        /// Fields whose value overwrote a value written concurrently, still
+        /// open (`storyteller conflicts` lists them); absent when none.
+        public var conflicts: [String]?
         public var shots: [Shot]
 
         public init(id: String, number: Int, title: String?, description: String?, shots: [Shot]) {
@@ -178,6 +184,9 @@ extension API {
         /// The shot's sound, when it has one.
         public var sound: Media?
         public let aspectRatio: Double
+        /// Fields whose value overwrote a value written concurrently, still
+        /// open (`storyteller conflicts` lists them); absent when none.
+        public var conflicts: [String]?
         public var layers: [Layer]
 
         public init(
@@ -212,6 +221,9 @@ extension API {
         /// An image layer's picture, and how it fits the frame (`contain`, `cover`, `stretch`).
         public var image: Media?
         public let fit: String?
+        /// Fields whose value overwrote a value written concurrently, still
+        /// open (`storyteller conflicts` lists them); absent when none.
+        public var conflicts: [String]?
         public var strokes: [Stroke]
 
         public init(

@@ -28,6 +28,14 @@ extension ProjectDocument {
             }
         }
         for id in state.allContents.keys { replicas.insert(id.replica) }
+        for (slot, record) in state.allFieldWrites {
+            replicas.insert(slot.object.replica)
+            if let dot = record.keptBy { replicas.insert(dot.replica) }
+            for write in record.overwritten {
+                replicas.insert(write.stamp.replica)
+                if let dot = write.dot { replicas.insert(dot.replica) }
+            }
+        }
         var writer = SnapshotWriter(header: replicaState.header(kind: .project, document: id), replicas: replicas)
         let table = writer.table
 
@@ -60,6 +68,7 @@ extension ProjectDocument {
             out.write(count: contents.reduce(0) { $0 + $1.value.bytes.count })
             for (_, blob) in contents { out.write(raw: blob.bytes) }
         }
+        writer.section { out in out.write(fieldWrites: state.allFieldWrites, table: table) }
         return writer.finish()
     }
 
@@ -227,8 +236,15 @@ extension ProjectDocument {
             contents[id] = try PointsBlob(validating: slice)
         }
         try blobs.expectEnd("points")
+        var fieldWrites: [FieldSlot: FieldWrites] = [:]
+        if reader.format >= 3 {
+            section = try reader.section("overwritten values")
+            fieldWrites = try section.readFieldWrites(replicas: replicas)
+            try section.expectEnd("overwritten values")
+        }
         try reader.expectEnd()
-        return try ProjectState(objects: objects, containers: containers, strokes: strokes, contents: contents)
+        return try ProjectState(
+            objects: objects, containers: containers, strokes: strokes, contents: contents, fieldWrites: fieldWrites)
     }
 
     private static func readStrokes(_ input: inout ByteReader, replicas: [ReplicaID]) throws(CodecError) -> [OpID: [OpID: StrokeEntry]] {

@@ -341,7 +341,7 @@ public struct ProjectEditor: ChangeBuilder {
                 record.add(.deleted(object), previous: .deleted(true), stamp: id, previousStamp: nil)
             case .stroke(let layer, let key, let previous):
                 record.add(.stroke(layer: layer, key: key), previous: .stroke(previous?.visibleValue), stamp: id, previousStamp: previous?.stamp)
-            case .entry, .content, .container:
+            case .entry, .content, .container, .writes:
                 continue
             }
         }
