@@ -48,7 +48,8 @@ struct Conflicts: ParsableCommand {
                 }
             }
             printTable(["FIELD", "VALUE", "TEXT", "WHO", "WHEN"], rows)
-            print("(`storyteller conflicts keep PROJECT FIELD --value N` makes value N the field's value)")
+            let first = answer.conflicts[0]
+            print("(`storyteller conflicts keep \(project.map(shellWord) ?? "PROJECT") \(first.field) --value 1` makes value 1 of \(first.field) its value)")
         }
     }
 

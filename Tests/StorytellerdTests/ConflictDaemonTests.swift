@@ -48,6 +48,8 @@ import Testing
         try await eventually("they are apart") { try two.connected(a) == 0 && two.connected(b) == 0 }
         _ = try ok(a, "shots", "set", project, "1-1", "--caption", "Ana: the boat at dawn")
         _ = try ok(b, "shots", "set", project, "1-1", "--caption", "Ben: the boat at night")
+        _ = try ok(a, "scenes", "set", project, "1", "--title", "Quay at sunrise")
+        _ = try ok(b, "scenes", "set", project, "1", "--title", "Quay at sunset")
         _ = try ok(a, "peers", "resume", "b")
         try await eventually("they merge") { try two.projectBody(project, on: a) == two.projectBody(project, on: b) }
         try await eventually("a reports the conflict") { seen.withLock { $0.contains { $0.contains("conflict.opened") } } }
@@ -55,11 +57,13 @@ import Testing
 
         // Both machines list both values, the same way.
         let listed = try ok(a, "conflicts", project, "--json")
-        #expect(listed == (try ok(b, "conflicts", project, "--json")))
+        // The same but for `local`, which says whose machine wrote it.
+        func sameEverywhere(_ text: String) -> String { text.replacingOccurrences(of: #""local":true"#, with: #""local":false"#) }
+        #expect(sameEverywhere(listed) == sameEverywhere(try ok(b, "conflicts", project, "--json")))
         let answer = try #require(try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [String: Any])
         let conflicts = try #require(answer["conflicts"] as? [[String: Any]])
-        #expect(conflicts.count == 1)
-        let conflict = try #require(conflicts.first)
+        #expect(conflicts.map { $0["field"] as? String } == ["1.title", "1-1.caption"])
+        let conflict = try #require(conflicts.last)
         #expect(conflict["field"] as? String == "1-1.caption" && conflict["kind"] as? String == "shot" && conflict["key"] as? String == "caption")
         let kept = try #require(conflict["kept"] as? [String: Any])
         let overwritten = try #require((conflict["overwritten"] as? [[String: Any]])?.first)
@@ -69,6 +73,7 @@ import Testing
         #expect(overwritten["index"] as? Int == 1 && kept["index"] == nil && overwritten["at"] is String)
         let keptText = try #require(kept["value"] as? String), lostText = try #require(overwritten["value"] as? String)
 
+        let word = lostText.hasPrefix("Ana") ? "dawn" : "night"
         // In words: field, value number, text, who.
         let table = try ok(a, "conflicts", project)
         #expect(table.contains("1-1.caption") && table.contains("kept") && table.contains("\"\(lostText)\"") && table.contains("you"), "\(table)")
@@ -79,10 +84,21 @@ import Testing
         let shots = (shown["scenes"] as? [[String: Any]])?.first?["shots"] as? [[String: Any]]
         #expect(shots?.first?["conflicts"] as? [String] == ["caption"] && shots?.last?["conflicts"] == nil)
         // search finds the overwritten caption, marked as such.
-        let word = lostText.hasPrefix("Ana") ? "dawn" : "night"
         let hits = try #require(try a.client.get("/v1/search?q=\(word)").json as? [[String: Any]])
         #expect(hits.count == 1 && hits.first?["overwritten"] as? Bool == true && hits.first?["reference"] as? String == "1-1.caption")
         #expect(try ok(a, "search", word).contains("(overwritten: 1-1.caption)"))
+
+        // The answers are those docs/openapi.json describes.
+        let openAPI = try Data(contentsOf: repositoryRoot.appendingPathComponent("docs/openapi.json"))
+        let validator = SchemaValidator(document: try #require(try JSONSerialization.jsonObject(with: openAPI) as? [String: Any]))
+        for (path, target) in [
+            ("/v1/projects/{project}/conflicts", "/v1/projects/\(project)/conflicts"), ("/v1/projects/{project}", "/v1/projects/\(project)"),
+            ("/v1/search", "/v1/search?q=\(word)"),
+        ] {
+            let schema = try #require(validator.responseSchema(path: path, method: "get", status: 200))
+            let problems = validator.problems(of: try #require(try a.client.get(target).json), against: schema, at: target)
+            #expect(problems.isEmpty, "\(problems)")
+        }
 
         // Bad input: clear errors, nothing changed.
         for (arguments, words) in [
@@ -103,6 +119,11 @@ import Testing
         #expect(try ok(a, "conflicts", project, "--json") == listed)
 
         // keep brings the other caption back, as an edit: settled on both machines; undo takes it back.
+        let keptJSON = try ok(a, "conflicts", "keep", project, "1.title", "--value", "1", "--json")
+        let keepSchema = try #require(validator.responseSchema(path: "/v1/projects/{project}/conflicts/keep", method: "post", status: 200))
+        let keepAnswer = try JSONSerialization.jsonObject(with: Data(keptJSON.utf8))
+        #expect(validator.problems(of: keepAnswer, against: keepSchema, at: "keep").isEmpty)
+        #expect((keepAnswer as? [String: Any])?["open"] as? Int == 0)
         let kept1 = try ok(a, "conflicts", "keep", project, "1-1.caption", "--value", "1")
         #expect(kept1.contains("1-1.caption is now \"\(lostText)\""), "\(kept1)")
         #expect(try ok(a, "conflicts", project).hasPrefix("no overwritten values"))
