@@ -126,13 +126,14 @@ struct FieldWrites: Hashable, Sendable {
         let a = open(mine), b = open(theirs)
         let inA = Set(a.map(\.stamp)), inB = Set(b.map(\.stamp))
         let top = max(a.map(\.stamp).max() ?? .root, b.map(\.stamp).max() ?? .root)
-        func survives(_ write: FieldWrite, otherVector: VersionVector) -> Bool {
-            // A write of unknown origin is kept only as the winner.
-            guard let dot = write.dot else { return write.stamp == top }
+        func survives(_ write: FieldWrite, otherVector: VersionVector, otherKnowsField: Bool) -> Bool {
+            // A write of unknown origin (an old snapshot, a copy's baseline) is
+            // kept as the winner, or when the other side never had the field.
+            guard let dot = write.dot else { return write.stamp == top || !otherKnowsField }
             return dot.seq > otherVector[dot.replica]
         }
-        var result = a.filter { inB.contains($0.stamp) || survives($0, otherVector: theirsVector) }
-        result += b.filter { !inA.contains($0.stamp) && survives($0, otherVector: ours) }
+        var result = a.filter { inB.contains($0.stamp) || survives($0, otherVector: theirsVector, otherKnowsField: theirs != nil) }
+        result += b.filter { !inA.contains($0.stamp) && survives($0, otherVector: ours, otherKnowsField: mine != nil) }
         guard let kept = result.max(by: { $0.stamp < $1.stamp }) else { return nil }
         return FieldWrites(keptBy: kept.dot, keptAt: kept.time, overwritten: bounded(result.filter { $0.stamp != kept.stamp }))
     }

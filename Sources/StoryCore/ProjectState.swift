@@ -389,15 +389,20 @@ struct ProjectState: Sendable {
 
     /// Joins another state into this one: registers take the later write, lists,
     /// strokes and contents take the union. Commutative, associative, idempotent.
-    /// Text fields keep the record of the side whose value they keep (a
-    /// baseline taken from another document; replicas merge with vectors).
+    /// Text fields keep the record of the side whose value they keep, its
+    /// changes made unknown: this is a baseline taken from another document
+    /// (`adoptBaseline`), whose changes no write here can name, so its open
+    /// values stay until the field is written again (replicas of one
+    /// document merge with their vectors instead).
     /// - Precondition: `other` is internally consistent (a validated snapshot).
     mutating func merge(_ other: ProjectState) {
         mediaWrites &+= 1
         for (slot, record) in other.fieldWrites {
             let theirs = other.objects[slot.object]?.fields[slot.key]?.stamp
             let mine = objects[slot.object]?.fields[slot.key]?.stamp
-            if let theirs, mine.map({ theirs > $0 }) ?? true { fieldWrites[slot] = record }
+            guard let theirs, mine.map({ theirs > $0 }) ?? true else { continue }
+            fieldWrites[slot] = FieldWrites(
+                keptBy: nil, keptAt: record.keptAt, overwritten: record.overwritten.map { FieldWrite(value: $0.value, stamp: $0.stamp, dot: nil, time: $0.time) })
         }
         for (id, theirs) in other.objects {
             guard var mine = objects[id] else {

@@ -442,6 +442,8 @@ struct ReplicaCore: Sendable {
                 throw error.prefixed("change \(change.seq) of \(change.replica), operation \(index + 1)")
             }
         }
+        // Drop the context's reference to the frontier, which the next change of this replica extends in place.
+        state.begin(.local)
         record(change)
         if let vector, let hash = item.hash {
             frontiers[change.replica] = vector

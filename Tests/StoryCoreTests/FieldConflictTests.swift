@@ -112,6 +112,39 @@ import Testing
         #expect(docs[2].field(.caption, of: shot) == .string("one and two"))
     }
 
+    /// Signed documents as a daemon holds them: the conflict is found the
+    /// same way, and a copy (another document, whose writes cannot name the
+    /// original's changes) keeps it open until its field is written again,
+    /// with no false conflict on the first write of another machine.
+    @Test func signedReplicasAndACopyKeepOverwrittenValuesWithoutFalseOnes() throws {
+        var owner = try ProjectDocument.found(by: TestIdentities.author(0), at: 1).document
+        let (scene, shot) = try owner.edit(at: 2) { editor in
+            let scene = try editor.insertScene(at: nil)
+            return (scene, try editor.insertShot(in: scene, at: nil))
+        }.value
+        try owner.setAccess(.editor, for: AuthorshipTests.peer(1), at: 3)
+        var editor = try AuthorshipTests.replica(1, of: owner)
+        try owner.edit(at: 10) { try $0.set(.caption, to: .string("owner's"), on: shot) }
+        try editor.edit(at: 11) { try $0.set(.caption, to: .string("editor's"), on: shot) }
+        try editor.edit(at: 12) { try $0.set(.title, to: .string("Dock"), on: scene) }
+        try WireSync.send(from: editor, to: &owner)
+        try WireSync.send(from: owner, to: &editor)
+        #expect(owner.fieldConflicts.count == 1 && owner.fieldConflicts == editor.fieldConflicts)
+
+        var copy = try ProjectDocument.found(by: TestIdentities.author(0, nonce: 2), at: 20).document
+        copy.adoptContent(of: owner)
+        try copy.setAccess(.editor, for: AuthorshipTests.peer(1), at: 21)
+        #expect(copy.fieldConflicts.map(\.key) == [.caption])
+        var copyEditor = try AuthorshipTests.replica(1, of: copy, nonce: 3)
+        #expect(copyEditor.fieldConflicts.map(\.key) == [.caption])
+        try copyEditor.edit(at: 22) { try $0.set(.title, to: .string("Quay"), on: scene) }
+        try WireSync.send(from: copyEditor, to: &copy)
+        #expect(copy.fieldConflicts.map(\.key) == [.caption], "no false conflict on the title")
+        try copyEditor.edit(at: 23) { try $0.set(.caption, to: .string("settled"), on: shot) }
+        try WireSync.send(from: copyEditor, to: &copy)
+        #expect(copy.fieldConflicts.isEmpty && copyEditor.fieldConflicts.isEmpty)
+    }
+
     @Test func aSnapshotOfFormat2HasNoOverwrittenValuesAndStillLoads() throws {
         var board = try Board(scenes: 1, shots: 1)
         try board.doc.edit(at: 2000) { try $0.set(.caption, to: .string("hello"), on: board.shots[0][0]) }
