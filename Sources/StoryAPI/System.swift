@@ -33,7 +33,9 @@ extension API {
     public struct Event: Codable, Sendable {
         /// `hello`, `document.changed`, `library.changed`, `document.created`,
         /// `peer.connected`, `peer.disconnected`, `peer.pending`, `peers.changed`, `shares.changed`,
-        /// `media.started`, `media.progressed`, `media.completed`, `media.failed`.
+        /// `media.started`, `media.progressed`, `media.completed`, `media.failed`,
+        /// `conflict.opened` (a text field of `document` kept one value over
+        /// another written concurrently: `GET /v1/projects/{id}/conflicts`).
         public let type: String
         public let time: Int64
         public var document: String? = nil

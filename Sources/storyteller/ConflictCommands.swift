@@ -8,6 +8,16 @@ import StoryAPI
 struct Conflicts: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Text fields two people wrote at once: the value kept, and the values it overwrote.",
+        discussion: """
+            Nothing anybody wrote is lost: when two people change the same caption, dialogue, title or \
+            other text without having seen each other's edit, everyone sees the last writer's value, \
+            `projects show` marks the field, and the other value waits here until it is kept or the \
+            field is set again.
+
+            Examples:
+              storyteller conflicts "Night Train"
+              storyteller conflicts keep "Night Train" 1-2.caption --value 1
+            """,
         subcommands: [List.self, Keep.self],
         defaultSubcommand: List.self)
 
