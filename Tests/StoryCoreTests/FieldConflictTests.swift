@@ -206,6 +206,7 @@ struct FieldWriteScenario {
         var dot: ChangeDot
         /// The writer's version vector once the write was made (itself included).
         var past: VersionVector
+        var time: Int64
     }
 
     var random: SeededGenerator
@@ -245,6 +246,12 @@ struct FieldWriteScenario {
                 docs[r] = try ProjectDocument(snapshot: docs[r].snapshot(), replica: docs[r].replica)
             }
         }
+        // Before they all meet: each replica holds exactly the open writes of what it knows.
+        for doc in docs {
+            let found = doc.fieldConflicts
+            let expected = expectedConflicts(knownTo: doc.versionVector)
+            guard found == expected else { throw Failure("replica \(doc.replica) holds \(found), expected \(expected) from what it knows") }
+        }
         // Full sync, in random pair orders, until nobody learns anything.
         for _ in 0..<docs.count {
             for a in docs.indices.shuffled(using: &random) {
@@ -262,7 +269,7 @@ struct FieldWriteScenario {
         guard let change = try result.change?.decoded() else { throw Failure("a write made no change") }
         writes.append(
             Write(slot: slot, stamp: change.opID(at: 0), value: value, dot: ChangeDot(replica: change.replica, seq: change.seq),
-                  past: docs[r].versionVector))
+                  past: docs[r].versionVector, time: time))
     }
 
     mutating func deliverSome(to r: Int) throws {
@@ -275,28 +282,27 @@ struct FieldWriteScenario {
         try docs[r].apply(batch: ChangeBatch.encode(chosen)[...])
     }
 
-    /// Every replica agrees, and agrees with the writes' causal pasts.
-    func check() throws -> (conflicts: Int, overwritten: Int, resolved: Int) {
-        let expected = slots.compactMap { slot -> FieldConflict? in
-            let mine = writes.filter { $0.slot == slot }
+    /// The conflicts a replica that has applied `known` holds: per field, the
+    /// writes it knows that no other write it knows had seen.
+    func expectedConflicts(knownTo known: VersionVector) -> [FieldConflict] {
+        slots.compactMap { slot -> FieldConflict? in
+            let mine = writes.filter { $0.slot == slot && $0.dot.seq <= known[$0.dot.replica] }
             let open = mine.filter { write in
                 !mine.contains { other in other.stamp != write.stamp && write.dot.seq <= other.past[write.dot.replica] }
             }.sorted { $0.stamp > $1.stamp }
             guard open.count > 1 else { return nil }
-            func written(_ write: Write) -> WrittenValue {
-                WrittenValue(value: write.value, operation: write.stamp, time: docs[0].fieldConflict(slot.key, of: slot.object).flatMap { conflict in
-                    ([conflict.kept] + conflict.overwritten).first { $0.operation == write.stamp }?.time
-                })
-            }
+            func written(_ write: Write) -> WrittenValue { WrittenValue(value: write.value, operation: write.stamp, time: write.time) }
             return FieldConflict(object: slot.object, key: slot.key, kept: written(open[0]), overwritten: open.dropFirst().map(written))
         }.sorted { FieldSlot(object: $0.object, key: $0.key) < FieldSlot(object: $1.object, key: $1.key) }
+    }
+
+    /// Every replica agrees, and agrees with the writes' causal pasts.
+    func check() throws -> (conflicts: Int, overwritten: Int, resolved: Int) {
+        let expected = expectedConflicts(knownTo: docs[0].versionVector)
         for doc in docs {
             guard doc.versionVector == docs[0].versionVector else { throw Failure("replica \(doc.replica) did not catch up") }
             let found = doc.fieldConflicts
-            guard found.map(Self.withoutTimes) == expected.map(Self.withoutTimes) else {
-                throw Failure("replica \(doc.replica) holds \(found), expected \(expected)")
-            }
-            guard found == docs[0].fieldConflicts else { throw Failure("replica \(doc.replica) disagrees on times") }
+            guard found == expected else { throw Failure("replica \(doc.replica) holds \(found), expected \(expected)") }
             for slot in slots {
                 let last = writes.filter { $0.slot == slot }.max { $0.stamp < $1.stamp }
                 if let last, doc.field(slot.key, of: slot.object) != last.value {
@@ -305,13 +311,6 @@ struct FieldWriteScenario {
             }
         }
         return (expected.count, expected.reduce(0) { $0 + $1.overwritten.count }, resolutions)
-    }
-
-    static func withoutTimes(_ conflict: FieldConflict) -> FieldConflict {
-        var copy = conflict
-        copy.kept.time = nil
-        copy.overwritten = copy.overwritten.map { WrittenValue(value: $0.value, operation: $0.operation, time: nil) }
-        return copy
     }
 
     struct Failure: Error, CustomStringConvertible {
