@@ -520,9 +520,10 @@ private struct OperationFields {
             do { return .bool(try container.decode(Bool.self, forKey: AnyKey("value"))) } catch {
                 throw invalid("value", "of '\(key)' takes true or false")
             }
-        case .background:
+        case .background, .onionBefore, .onionAfter:
+            if isNull && key != .background { return .null }
             guard !isNull, let text = try? container.decode(String.self, forKey: AnyKey("value")), let color = Color(hex: text) else {
-                throw invalid("value", "of 'background' takes a colour like \"#1e90ff\"")
+                throw invalid("value", "of '\(key)' takes a colour like \"#1e90ff\"")
             }
             return .color(color)
         case .transform:

@@ -109,6 +109,10 @@ extension API {
         public let title: String?
         public let description: String?
         public let aspectRatio: Double
+        /// The onion-skin tints the project chose (`#rrggbbaa`): the shots
+        /// before the drawn one, and after it; absent: red and green.
+        public let onionBefore: String?
+        public let onionAfter: String?
         public let createdAt: Int64?
         public let updatedAt: Int64?
         /// In the trash on this machine (deleted for everyone, or hidden here).
@@ -130,13 +134,16 @@ extension API {
 
         public init(
             id: String, name: String?, title: String?, description: String?, aspectRatio: Double, createdAt: Int64?, updatedAt: Int64?,
-            deleted: Bool, trash: Trash? = nil, role: String, readOnly: Bool, owner: String?, legacy: Bool, scenes: [Scene]
+            deleted: Bool, trash: Trash? = nil, role: String, readOnly: Bool, owner: String?, legacy: Bool, scenes: [Scene],
+            onionBefore: String? = nil, onionAfter: String? = nil
         ) {
             self.id = id
             self.name = name
             self.title = title
             self.description = description
             self.aspectRatio = aspectRatio
+            self.onionBefore = onionBefore
+            self.onionAfter = onionAfter
             self.createdAt = createdAt
             self.updatedAt = updatedAt
             self.deleted = deleted

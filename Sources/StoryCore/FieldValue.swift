@@ -96,6 +96,9 @@ public enum FieldKey: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     case fit = 18
     /// A shot's sound (`.media`, a sound type, with its start offset).
     case sound = 19
+    /// The project's onion-skin tints: the shots before the drawn one, and after it (colours).
+    case onionBefore = 20
+    case onionAfter = 21
 
     /// The camelCase name used in JSON and on the command line.
     public var description: String {
@@ -119,6 +122,8 @@ public enum FieldKey: UInt8, CaseIterable, Sendable, CustomStringConvertible {
         case .image: "image"
         case .fit: "fit"
         case .sound: "sound"
+        case .onionBefore: "onionBefore"
+        case .onionAfter: "onionAfter"
         }
     }
 
@@ -147,7 +152,7 @@ public enum FieldKey: UInt8, CaseIterable, Sendable, CustomStringConvertible {
         case (.aspectRatio, .number(let n)): return n.isFinite && n > 0 && n <= 100
         case (.duration, .number(let n)): return n.isFinite && n >= 0 && n <= 86_400
         case (.opacity, .number(let n)): return n.isFinite && n >= 0 && n <= 1
-        case (.background, .color): return true
+        case (.background, .color), (.onionBefore, .color), (.onionAfter, .color): return true
         case (.visible, .bool), (.locked, .bool): return true
         case (.transform, .transform(let t)): return t.isFinite
         case (.group, .id): return true
@@ -186,7 +191,7 @@ public enum ObjectKind: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     /// The fields an object of this kind has.
     public var fieldKeys: Set<FieldKey> {
         switch self {
-        case .project: [.title, .description, .aspectRatio, .deletedAt]
+        case .project: [.title, .description, .aspectRatio, .deletedAt, .onionBefore, .onionAfter]
         case .scene: [.title, .description]
         case .shot: [.background, .caption, .notes, .duration, .aspectRatio, .dialogue, .action, .sound]
         case .layer: [.name, .visible, .locked, .opacity, .transform, .group, .image, .fit]

@@ -6,6 +6,10 @@ public struct ProjectView: Hashable, Sendable {
     public var description: String?
     /// The frame's width / height for shots without their own (default 16:9).
     public var aspectRatio: Double
+    /// The tints of onion skins, when the project chose its own: the shots
+    /// before the drawn one, and after it (else red and green).
+    public var onionBefore: Color?
+    public var onionAfter: Color?
     public var createdAt: Int64?
     public var updatedAt: Int64?
     /// Set while the project is deleted for everyone (in the trash); its
@@ -22,6 +26,8 @@ public struct ProjectView: Hashable, Sendable {
         description = root.field(.description).string
         let aspect = root.field(.aspectRatio).number ?? ProjectView.defaultAspectRatio
         aspectRatio = aspect
+        onionBefore = root.field(.onionBefore).color
+        onionAfter = root.field(.onionAfter).color
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         deletion = state.deletion

@@ -27,7 +27,8 @@ public enum PanelRenderer {
     /// A picture decoding to more pixels than this (160 MB) is drawn as an outline.
     public static let maximumPicturePixels = 40_000_000
 
-    /// The tint of the shots before (red) and after (green), as storyboard and animation tools show them.
+    /// The tint of the shots before (red) and after (green), as storyboard and
+    /// animation tools show them, unless the project chose its own (`onionBefore`, `onionAfter`).
     static let previousTint = (red: 0.86, green: 0.12, blue: 0.10)
     static let nextTint = (red: 0.08, green: 0.60, blue: 0.20)
     /// How opaque the nearest onion skin is; farther ones fade linearly.
@@ -94,12 +95,17 @@ public enum PanelRenderer {
         guard count > 0, let scene = project.scenes.first(where: { $0.shots.contains { $0.id == shot.id } }),
             let index = scene.shots.firstIndex(where: { $0.id == shot.id })
         else { return [] }
+        func tint(_ chosen: Color?, else standard: (red: Double, green: Double, blue: Double)) -> (red: Double, green: Double, blue: Double) {
+            guard let chosen else { return standard }
+            return (Double(chosen.red) / 255, Double(chosen.green) / 255, Double(chosen.blue) / 255)
+        }
+        let (before, after) = (tint(project.onionBefore, else: previousTint), tint(project.onionAfter, else: nextTint))
         var skins: [OnionSkin] = []
         for distance in stride(from: count, through: 1, by: -1) {
             let opacity = onionOpacity * Double(count + 1 - distance) / Double(count)
-            if index - distance >= 0 { skins.append(OnionSkin(shot: scene.shots[index - distance], tint: previousTint, opacity: opacity)) }
+            if index - distance >= 0 { skins.append(OnionSkin(shot: scene.shots[index - distance], tint: before, opacity: opacity)) }
             if index + distance < scene.shots.count {
-                skins.append(OnionSkin(shot: scene.shots[index + distance], tint: nextTint, opacity: opacity))
+                skins.append(OnionSkin(shot: scene.shots[index + distance], tint: after, opacity: opacity))
             }
         }
         return skins

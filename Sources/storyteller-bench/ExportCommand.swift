@@ -38,6 +38,9 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "The daemon's log level (its log is in the temporary directory).")
     var logLevel = "warning"
 
+    @Option(help: "Only these exports, comma-separated (png, pdf, animatic, package; default: all).")
+    var only = "png,pdf,animatic,package"
+
     @Flag(help: "Keep the temporary directory (the daemon's database, its log and the exports).")
     var keep = false
 
@@ -46,6 +49,11 @@ struct ExportCommand: ParsableCommand {
         guard let made = mkdtemp(&template) else { throw ValidationError("cannot make a temporary directory") }
         let root = String(cString: made)
         defer { if keep { print("kept \(root)") } else { try? FileManager.default.removeItem(atPath: root) } }
+        let phases = Set(only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let known: Set = ["png", "pdf", "animatic", "package"]
+        guard phases.isSubset(of: known), !phases.isEmpty else {
+            throw ValidationError("--only takes some of \(known.sorted().joined(separator: ", ")), not '\(only)'")
+        }
         var result: [String: Any] = ["scenes": scenes, "shots": shots, "strokes_per_shot": strokes, "points_per_stroke": points]
 
         let a = try LocalDaemon(binary: daemon, directory: root + "/a", name: "a", extraArguments: ["--log-level", logLevel])
@@ -58,76 +66,84 @@ struct ExportCommand: ParsableCommand {
         let pid = a.process.processIdentifier
         result["rss_before_mib"] = residentMiB(of: pid).map { rounded($0, 1) }
 
-        // One PNG per shot, as `storyteller export images` asks for them.
-        let images = ResidentSampler([pid])
-        var pngBytes = 0
-        let pngStart = DispatchTime.now()
-        for shot in shotIDs {
-            let answer = try a.client.request(
-                "GET", "/v1/projects/\(project)/shots/\(shot)/render?format=png&width=\(width)", timeoutSeconds: timeout)
-            guard answer.status == 200, answer.body.starts(with: [0x89, 0x50, 0x4E, 0x47]) else {
-                throw ValidationError("shot \(shot): \(answer.errorMessage ?? "status \(answer.status)")")
+        if phases.contains("png") {
+            // One PNG per shot, as `storyteller export images` asks for them.
+            let images = ResidentSampler([pid])
+            var pngBytes = 0
+            let pngStart = DispatchTime.now()
+            for shot in shotIDs {
+                let answer = try a.client.request(
+                    "GET", "/v1/projects/\(project)/shots/\(shot)/render?format=png&width=\(width)", timeoutSeconds: timeout)
+                guard answer.status == 200, answer.body.starts(with: [0x89, 0x50, 0x4E, 0x47]) else {
+                    throw ValidationError("shot \(shot): \(answer.errorMessage ?? "status \(answer.status)")")
+                }
+                pngBytes += answer.body.count
             }
-            pngBytes += answer.body.count
+            result["png_per_shot_s"] = seconds(since: pngStart)
+            result["png_bytes"] = pngBytes
+            result["png_rss_peak_mib"] = images.stop()[pid].map { rounded($0, 1) }
         }
-        result["png_per_shot_s"] = seconds(since: pngStart)
-        result["png_bytes"] = pngBytes
-        result["png_rss_peak_mib"] = images.stop()[pid].map { rounded($0, 1) }
 
-        // The print sheet at 6 a page (A4 landscape: export pdf's defaults), to the last byte.
-        let sheets = ResidentSampler([pid])
-        let pdfStart = DispatchTime.now()
-        let pdf = try a.client.request("GET", "/v1/projects/\(project)/exports/pdf?per-page=6", timeoutSeconds: timeout)
-        result["pdf_s"] = seconds(since: pdfStart)
-        guard pdf.status == 200, pdf.body.starts(with: Array("%PDF".utf8)) else {
-            throw ValidationError("pdf: \(pdf.errorMessage ?? "status \(pdf.status)")")
+        if phases.contains("pdf") {
+            // The print sheet at 6 a page (A4 landscape: export pdf's defaults), to the last byte.
+            let sheets = ResidentSampler([pid])
+            let pdfStart = DispatchTime.now()
+            let pdf = try a.client.request("GET", "/v1/projects/\(project)/exports/pdf?per-page=6", timeoutSeconds: timeout)
+            result["pdf_s"] = seconds(since: pdfStart)
+            guard pdf.status == 200, pdf.body.starts(with: Array("%PDF".utf8)) else {
+                throw ValidationError("pdf: \(pdf.errorMessage ?? "status \(pdf.status)")")
+            }
+            result["pdf_bytes"] = pdf.body.count
+            result["pdf_pages"] = pdf.headers["storyteller-page-count"].flatMap { Int($0) }
+            result["pdf_rss_peak_mib"] = sheets.stop()[pid].map { rounded($0, 1) }
         }
-        result["pdf_bytes"] = pdf.body.count
-        result["pdf_pages"] = pdf.headers["storyteller-page-count"].flatMap { Int($0) }
-        result["pdf_rss_peak_mib"] = sheets.stop()[pid].map { rounded($0, 1) }
 
-        // The animatic at 1080p with captions, as a job: posted, followed, downloaded.
-        let encoding = ResidentSampler([pid])
-        let animaticStart = DispatchTime.now()
-        let job = try a.call(
-            "POST", "/v1/projects/\(project)/exports", ["kind": "animatic", "width": 1920, "height": 1080, "fps": 24, "captions": true])
-        guard let jobID = job["id"] as? String else { throw ValidationError("the animatic job has no id: \(job)") }
-        var state = ""
-        let finished = LocalDaemon.poll(every: 0.1, for: Double(timeout)) {
-            let followed = try a.call("GET", "/v1/exports/\(jobID)")
-            state = followed["state"] as? String ?? ""
-            if state == "failed" { throw ValidationError("the animatic failed: \(followed["error"] ?? "")") }
-            return state == "done"
+        if phases.contains("animatic") {
+            // The animatic at 1080p with captions, as a job: posted, followed, downloaded.
+            let encoding = ResidentSampler([pid])
+            let animaticStart = DispatchTime.now()
+            let job = try a.call(
+                "POST", "/v1/projects/\(project)/exports", ["kind": "animatic", "width": 1920, "height": 1080, "fps": 24, "captions": true])
+            guard let jobID = job["id"] as? String else { throw ValidationError("the animatic job has no id: \(job)") }
+            var state = ""
+            let finished = LocalDaemon.poll(every: 0.1, for: Double(timeout)) {
+                let followed = try a.call("GET", "/v1/exports/\(jobID)")
+                state = followed["state"] as? String ?? ""
+                if state == "failed" { throw ValidationError("the animatic failed: \(followed["error"] ?? "")") }
+                return state == "done"
+            }
+            guard finished else { throw ValidationError("the animatic was not done in \(timeout) s (\(state))") }
+            let video = try a.client.request("GET", "/v1/exports/\(jobID)/file", timeoutSeconds: timeout)
+            result["animatic_s"] = seconds(since: animaticStart)
+            guard video.status == 200 else { throw ValidationError("animatic file: \(video.errorMessage ?? "status \(video.status)")") }
+            result["animatic_bytes"] = video.body.count
+            result["animatic_rss_peak_mib"] = encoding.stop()[pid].map { rounded($0, 1) }
+            let videoPath = root + "/animatic.mp4"
+            try video.body.write(to: URL(fileURLWithPath: videoPath))
+            _ = try? a.raw("DELETE", "/v1/exports/\(jobID)")
         }
-        guard finished else { throw ValidationError("the animatic was not done in \(timeout) s (\(state))") }
-        let video = try a.client.request("GET", "/v1/exports/\(jobID)/file", timeoutSeconds: timeout)
-        result["animatic_s"] = seconds(since: animaticStart)
-        guard video.status == 200 else { throw ValidationError("animatic file: \(video.errorMessage ?? "status \(video.status)")") }
-        result["animatic_bytes"] = video.body.count
-        result["animatic_rss_peak_mib"] = encoding.stop()[pid].map { rounded($0, 1) }
-        let videoPath = root + "/animatic.mp4"
-        try video.body.write(to: URL(fileURLWithPath: videoPath))
-        _ = try? a.raw("DELETE", "/v1/exports/\(jobID)")
 
-        // The project package (snapshot, change log, thumbnails, print sheet), then imported on a new daemon.
-        let packing = ResidentSampler([pid])
-        let packageStart = DispatchTime.now()
-        let package = try a.client.request("GET", "/v1/projects/\(project)/exports/package", timeoutSeconds: timeout)
-        result["package_export_s"] = seconds(since: packageStart)
-        result["package_rss_peak_mib"] = packing.stop()[pid].map { rounded($0, 1) }
-        guard package.status == 200, package.body.starts(with: [0x50, 0x4B]) else {
-            throw ValidationError("package: \(package.errorMessage ?? "status \(package.status)")")
+        if phases.contains("package") {
+            // The project package (snapshot, change log, thumbnails, print sheet), then imported on a new daemon.
+            let packing = ResidentSampler([pid])
+            let packageStart = DispatchTime.now()
+            let package = try a.client.request("GET", "/v1/projects/\(project)/exports/package", timeoutSeconds: timeout)
+            result["package_export_s"] = seconds(since: packageStart)
+            result["package_rss_peak_mib"] = packing.stop()[pid].map { rounded($0, 1) }
+            guard package.status == 200, package.body.starts(with: [0x50, 0x4B]) else {
+                throw ValidationError("package: \(package.errorMessage ?? "status \(package.status)")")
+            }
+            result["package_bytes"] = package.body.count
+            let packagePath = root + "/board.storyboard"
+            try package.body.write(to: URL(fileURLWithPath: packagePath))
+            let b = try LocalDaemon(binary: daemon, directory: root + "/b", name: "b", extraArguments: ["--log-level", logLevel])
+            defer { b.stop() }
+            let importStart = DispatchTime.now()
+            let imported = try b.client.upload("POST", "/v1/imports", file: packagePath, timeoutSeconds: timeout)
+            result["package_import_s"] = seconds(since: importStart)
+            guard imported.status == 201 else { throw ValidationError("import: \(imported.errorMessage ?? "status \(imported.status)")") }
+            result["rss_after_mib"] = residentMiB(of: pid).map { rounded($0, 1) }
         }
-        result["package_bytes"] = package.body.count
-        let packagePath = root + "/board.storyboard"
-        try package.body.write(to: URL(fileURLWithPath: packagePath))
-        let b = try LocalDaemon(binary: daemon, directory: root + "/b", name: "b", extraArguments: ["--log-level", logLevel])
-        defer { b.stop() }
-        let importStart = DispatchTime.now()
-        let imported = try b.client.upload("POST", "/v1/imports", file: packagePath, timeoutSeconds: timeout)
-        result["package_import_s"] = seconds(since: importStart)
-        guard imported.status == 201 else { throw ValidationError("import: \(imported.errorMessage ?? "status \(imported.status)")") }
-        result["rss_after_mib"] = residentMiB(of: pid).map { rounded($0, 1) }
 
         if json {
             print(String(decoding: try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys]), as: UTF8.self))

@@ -203,6 +203,47 @@ struct Scenes: ParsableCommand {
     }
 }
 
+extension Projects {
+    struct SetFields: EditCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set", abstract: "Set a project's title, frame aspect ratio or onion-skin colours (an edit: it syncs).",
+            discussion: """
+                Onion skins (`render --onion N`) tint the shots before the drawn one red and those after it green \
+                unless the project chooses its own colours; `default` goes back to red and green.
+
+                Examples:
+                  storyteller projects set "Night Train" --aspect-ratio 2.39
+                  storyteller projects set "Night Train" --onion-before "#1e90ff" --onion-after "#ff8c00"
+                """)
+        @Argument(help: Help.project) var project: String?
+        @Option(help: "The title printed on sheets.") var title: String?
+        @Option(name: .customLong("aspect-ratio"), parsing: .unconditional, help: "Frame width / height of the shots, above 0 and at most 100, e.g. 1.78.")
+        var aspectRatio: Double?
+        @Option(name: .customLong("onion-before"), help: "Onion-skin tint of the shots before, #rrggbb (or 'default': red).")
+        var onionBefore: String?
+        @Option(name: .customLong("onion-after"), help: "Onion-skin tint of the shots after, #rrggbb (or 'default': green).")
+        var onionAfter: String?
+        @OptionGroup var editOptions: EditOptions
+        @OptionGroup var options: ClientOptions
+
+        func operations(_ names: Names, in project: String) throws -> [API.EditOperation] {
+            func colour(_ text: String?, _ option: String) throws -> FieldValue? {
+                guard let text else { return nil }
+                if text.lowercased() == "default" { return .null }
+                guard let color = Color(hex: text) else { throw ValidationError("--\(option) takes a colour like \"#1e90ff\" or 'default', not '\(text)'") }
+                return .color(color)
+            }
+            let ops = fieldOperations(
+                on: .id(.root),
+                [(.title, title.map(FieldValue.string)), (.aspectRatio, aspectRatio.map(FieldValue.number)),
+                 (.onionBefore, try colour(onionBefore, "onion-before")), (.onionAfter, try colour(onionAfter, "onion-after"))])
+            guard !ops.isEmpty else { throw ValidationError("give at least one of --title, --aspect-ratio, --onion-before, --onion-after") }
+            return ops
+        }
+        func report(created: [String?], names: Names, in project: String) -> String { "set \(self.project ?? "the project")" }
+    }
+}
+
 /// The shot fields `shots add` and `shots set` take.
 struct ShotFields: ParsableArguments {
     @Option(help: "Background colour, #rrggbb.") var background: String?

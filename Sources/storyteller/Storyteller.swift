@@ -593,7 +593,7 @@ struct Unshare: ParsableCommand {
 struct Projects: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Storyboard projects.",
-        subcommands: [List.self, Create.self, Show.self, Copy.self, Rename.self, Describe.self, Delete.self, Restore.self, Purge.self],
+        subcommands: [List.self, Create.self, Show.self, Copy.self, Rename.self, Describe.self, SetFields.self, Delete.self, Restore.self, Purge.self],
         defaultSubcommand: List.self)
 
     struct List: ParsableCommand {

@@ -112,6 +112,26 @@ import Testing
         #expect(!b.isDark && !d.isDark, "onion skins are faint: \(b) \(d)")
     }
 
+    @Test func onionSkinsTakeTheProjectsColours() throws {
+        var board = TestBoard()
+        let shots = try board.scene(shots: 3)
+        for (shot, y) in zip(shots, [0.3, 0.5, 0.7]) {
+            try board.layer(on: shot, strokes: [(Brush(width: 0.01), line((0.1, y), (0.9, y)))])
+        }
+        try board.set(.onionBefore, to: .color(Color(red: 0x1e, green: 0x40, blue: 0xff)))
+        try board.set(.onionAfter, to: .color(Color(red: 0xff, green: 0x8c, blue: 0x00)))
+        let onion = try board.png(shots[1], onion: 1)
+        let earlier: RasterImage.Pixel = onion.pixel(atFraction: 0.5, 0.3)
+        let later: RasterImage.Pixel = onion.pixel(atFraction: 0.5, 0.7)
+        #expect(earlier.isBluish, "the shot before in the project's blue: \(earlier)")
+        #expect(later.isOrange, "the shot after in the project's orange: \(later)")
+        #expect(onion.pixel(atFraction: 0.5, 0.5).isDark)
+
+        // Unset again: red and green.
+        try board.set(.onionBefore, to: .null)
+        #expect(try board.png(shots[1], onion: 1).pixel(atFraction: 0.5, 0.3).isReddish)
+    }
+
     @Test func pressureWidensTheLineAlongTheStroke() throws {
         var board = TestBoard()
         let shot = try board.scene(shots: 1)[0]

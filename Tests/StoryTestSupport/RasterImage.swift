@@ -15,6 +15,10 @@ public struct RasterImage: Sendable {
         public var isWhite: Bool { min(red, green, blue) > 235 && alpha > 200 }
         /// Clearly more red than green and blue.
         public var isReddish: Bool { red > green + 40 && red > blue + 40 }
+        /// Clearly more blue than red and green.
+        public var isBluish: Bool { blue > red + 40 && blue > green + 40 }
+        /// Red over green over blue, clearly apart (an orange).
+        public var isOrange: Bool { red > green + 30 && green > blue + 30 }
         /// Clearly more green than red and blue.
         public var isGreenish: Bool { green > red + 40 && green > blue + 40 }
 

@@ -201,6 +201,15 @@ func storyteller(
         #expect(try state(project)["title"] as? String == "Storm at Sea")
         _ = try run("projects", "describe", project, "A boat, a storm, a lighthouse.")
         #expect(try state(project)["description"] as? String == "A boat, a storm, a lighthouse.")
+        _ = try run("projects", "set", project, "--onion-before", "#1e90ff", "--onion-after", "#ff8c00", "--aspect-ratio", "2.39")
+        var fields = try state(project)
+        #expect(fields["onionBefore"] as? String == "#1E90FFFF" && fields["onionAfter"] as? String == "#FF8C00FF")
+        #expect(fields["aspectRatio"] as? Double == 2.39)
+        _ = try run("projects", "set", project, "--onion-before", "default")
+        fields = try state(project)
+        #expect(fields["onionBefore"] == nil && fields["onionAfter"] as? String == "#FF8C00FF", "default takes the colour away")
+        let badColour = try storyteller(["projects", "set", project, "--onion-after", "orange", "--socket", socket])
+        #expect(badColour.status == 64 && badColour.errors.contains("--onion-after takes a colour"), "\(badColour.errors)")
 
         // Points the daemon would refuse are a usage error (64), said in the CLI's words.
         let bad = try storyteller(["strokes", "add", project, layer, "--points", "[0.1, 0.2]", "--socket", socket])

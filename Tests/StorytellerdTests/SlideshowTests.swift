@@ -102,6 +102,19 @@ import Testing
         #expect(try LoopbackHTTP.get(port: port, "/\(token.dropLast())/").status == 403)
         #expect(try LoopbackHTTP.get(port: port, "/\(token)/", host: "attacker.example").status == 403, "DNS rebinding")
 
+        // The sound can be sought in: a range of it is a 206 with exactly those bytes of the file.
+        let page = try LoopbackHTTP.get(port: port, "/\(token)/").body
+        let soundPath = try #require(page.firstMatch(of: /src="(sounds\/[0-9a-f]+)"/)).output.1
+        let wholeSound = try LoopbackHTTP.getBytes(port: port, "/\(token)/\(soundPath)")
+        #expect(wholeSound.status == 200 && Self.header("accept-ranges", in: wholeSound.answer) == "bytes")
+        let soundBytes = Self.body(of: wholeSound.answer)
+        #expect(soundBytes.count > 1_000 && soundBytes.starts(with: Array("RIFF".utf8)))
+        let part = try LoopbackHTTP.getBytes(port: port, "/\(token)/\(soundPath)", range: "bytes=100-299")
+        #expect(part.status == 206 && Self.header("content-range", in: part.answer) == "bytes 100-299/\(soundBytes.count)")
+        #expect(Self.body(of: part.answer) == Array(soundBytes[100..<300]))
+        let past = try LoopbackHTTP.getBytes(port: port, "/\(token)/\(soundPath)", range: "bytes=\(soundBytes.count)-")
+        #expect(past.status == 416 && Self.header("content-range", in: past.answer) == "bytes */\(soundBytes.count)")
+
         // Chromium shows the first board from the listener (CSP 'self').
         let shown = try Chromium().screenshot("http://127.0.0.1:\(port)/\(token)/")
         #expect(shown.count(where: \.isReddish) > 500)
@@ -122,6 +135,23 @@ import Testing
         #expect(try await preview.interrupt() == 0)
         try await eventually("the preview port refuses connections", timeout: .seconds(3)) { !LoopbackHTTP.accepts(port: port) }
         #expect(try started.client.get("/v1/previews").body == Data("[]".utf8))
+    }
+
+    /// The body of a whole HTTP answer (after the blank line; the sound answers are not chunked).
+    static func body(of answer: [UInt8]) -> [UInt8] {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        guard let end = (0..<max(0, answer.count - 3)).first(where: { Array(answer[$0..<$0 + 4]) == separator }) else { return [] }
+        return Array(answer[(end + 4)...])
+    }
+
+    /// A header's value in a whole HTTP answer (names compared without case).
+    static func header(_ name: String, in answer: [UInt8]) -> String? {
+        let head = String(decoding: answer.prefix(4_096), as: UTF8.self).components(separatedBy: "\r\n\r\n")[0]
+        for line in head.components(separatedBy: "\r\n").dropFirst() {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == name { return parts[1].trimmingCharacters(in: .whitespaces) }
+        }
+        return nil
     }
 
     @Test func aPreviewClosesWhenItsCLIIsKilledOrTheDaemonStops() async throws {
@@ -367,16 +397,22 @@ enum LoopbackHTTP {
         return true
     }
 
-    private static func send(_ fd: Int32, _ path: String, host: String) {
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n".utf8)
+    private static func send(_ fd: Int32, _ path: String, host: String, headers: String = "") {
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: \(host)\r\n\(headers)Connection: close\r\n\r\n".utf8)
         _ = request.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
     /// A GET's status and body (read to the end of the connection).
-    static func get(port: Int, _ path: String, host: String? = nil) throws -> (status: Int, body: String) {
+    static func get(port: Int, _ path: String, host: String? = nil, range: String? = nil) throws -> (status: Int, body: String) {
+        let (status, bytes) = try getBytes(port: port, path, host: host, range: range)
+        return (status, String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// A GET's status and whole answer (head and body) as bytes.
+    static func getBytes(port: Int, _ path: String, host: String? = nil, range: String? = nil) throws -> (status: Int, answer: [UInt8]) {
         guard let fd = connect(port: port) else { throw TimedOut(description: "nothing accepts on port \(port)") }
         defer { close(fd) }
-        send(fd, path, host: host ?? "127.0.0.1:\(port)")
+        send(fd, path, host: host ?? "127.0.0.1:\(port)", headers: range.map { "Range: \($0)\r\n" } ?? "")
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
@@ -384,11 +420,11 @@ enum LoopbackHTTP {
             if n <= 0 { break }
             bytes += buffer[..<n]
         }
-        let text = String(decoding: bytes, as: UTF8.self)
+        let text = String(decoding: bytes.prefix(64), as: UTF8.self)
         guard let line = text.split(separator: "\r\n").first, let status = Int(line.split(separator: " ").dropFirst().first ?? "") else {
             throw TimedOut(description: "no HTTP answer on port \(port)")
         }
-        return (status, text)
+        return (status, bytes)
     }
 
     /// An open GET whose answer is read as it comes (server-sent events).

@@ -13,7 +13,7 @@ extension API.Project {
             id: record.id.description, name: record.name, title: view.title, description: view.description, aspectRatio: view.aspectRatio,
             createdAt: view.createdAt, updatedAt: view.updatedAt, deleted: record.isDeleted, trash: trash,
             role: document.localRole.description, readOnly: !document.localRole.canWrite, owner: document.owner?.description,
-            legacy: document.isLegacy, scenes: scenes)
+            legacy: document.isLegacy, scenes: scenes, onionBefore: view.onionBefore.map(\.hexRGBA), onionAfter: view.onionAfter.map(\.hexRGBA))
     }
 }
 

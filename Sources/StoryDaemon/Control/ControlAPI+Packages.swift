@@ -38,7 +38,15 @@ extension ControlAPI {
             guard case .complete? = await blobs.record(picture.hash)?.state else { continue }
             files[picture.hash] = blobs.completePath(picture.hash)
         }
-        let thumbnails = await Self.thumbnails(of: shots, in: view, pictureFiles: files)
+        let title = view.title ?? record.name
+        // The print sheet people without Storyteller open (the defaults of
+        // `export pdf`), drawn while the thumbnails are: the sheet is one
+        // renderer's thread, the thumbnails the other cores'.
+        let pictureFiles = files
+        async let drawnSheet = printSheetFile(of: view, title: title ?? "Untitled", pictureFiles: pictureFiles)
+        let thumbnails = await Self.thumbnails(of: shots, in: view, pictureFiles: pictureFiles)
+        let sheet = try await drawnSheet
+        defer { if let sheet { unlink(sheet) } }
         let rendered = ContinuousClock.now
         var held: [(media: MediaReference, path: String)] = []
         var missing: [BlobHash] = []
@@ -49,10 +57,6 @@ extension ControlAPI {
                 missing.append(media.hash)
             }
         }
-        let title = view.title ?? record.name
-        // The print sheet people without Storyteller open: the defaults of `export pdf`.
-        let sheet = try await printSheetFile(of: view, title: title ?? "Untitled", pictureFiles: files)
-        defer { if let sheet { unlink(sheet) } }
         let contents = PackageWriter.Contents(
             project: id, title: title, content: content, thumbnails: thumbnails, blobs: held, missing: missing,
             sheets: sheet, exportedAt: clock.milliseconds, generator: "storytellerd \(API.version)")
@@ -72,7 +76,7 @@ extension ControlAPI {
         unlink(path)
         guard let file else { throw APIError(.storeFailure, "the package could not be made: cannot open \(path)") }
         logger.info(
-            "exporting \(id) as a package (\(file.size) bytes, \(content.changeCount) changes, \(held.count) blobs): read \(read - started), \(thumbnails.count) thumbnails \(rendered - read), written \(ContinuousClock.now - rendered)")
+            "exporting \(id) as a package (\(file.size) bytes, \(content.changeCount) changes, \(held.count) blobs): read \(read - started), \(thumbnails.count) thumbnails and the print sheet \(rendered - read), written \(ContinuousClock.now - rendered)")
         return Response(
             status: .ok,
             headers: [

@@ -52,7 +52,7 @@ struct PreviewResponder: HTTPResponder {
             case _ where rest.hasPrefix("panels/") && rest.hasSuffix(".png"):
                 return try await panel(String(rest.dropFirst("panels/".count).dropLast(".png".count)))
             case _ where rest.hasPrefix("sounds/"):
-                return try await sound(String(rest.dropFirst("sounds/".count)))
+                return try await sound(String(rest.dropFirst("sounds/".count)), request: request)
             default:
                 return Self.text(.notFound, "not found")
             }
@@ -87,18 +87,42 @@ struct PreviewResponder: HTTPResponder {
         return response
     }
 
-    private func sound(_ text: String) async throws -> Response {
+    private func sound(_ text: String, request: Request) async throws -> Response {
         guard let hash = BlobHash(hex: text) else { return Self.text(.notFound, "not found") }
         // Only a sound a shot of this project plays: the listener serves this project and nothing else.
         let view = try await source.store.project(project).view
         guard let media = view.shots.compactMap(\.sound).first(where: { $0.hash == hash }), await source.isHeld(hash),
             let handle = FileHandle(forReadingAtPath: source.path(of: hash))
         else { return Self.text(.notFound, "no such sound here") }
+        // A browser seeks in a sound (a shot entered halfway) by asking for a range of it.
+        let size = UInt64(media.byteCount)
+        guard size > 0 else {
+            try? handle.close()
+            return Self.text(.notFound, "no such sound here")
+        }
+        let range: ByteRange
+        switch ByteRange.parse(request.headers[.range], size: size) {
+        case .whole:
+            range = ByteRange(first: 0, last: size - 1)
+        case .part(let part):
+            range = part
+        case .unsatisfiable:
+            try? handle.close()
+            var refused = Self.text(.rangeNotSatisfiable, "that range is past the end of the sound")
+            refused.headers[.contentRange] = "bytes */\(size)"
+            return refused
+        }
+        let isPart = range.first > 0 || range.count < size
+        if isPart { try handle.seek(toOffset: range.first) }
+        var headers: HTTPFields = [.contentType: media.type.mimeType, .contentLength: String(range.count), .acceptRanges: "bytes"]
+        if isPart { headers[.contentRange] = range.contentRange(of: size) }
         var response = Response(
-            status: .ok, headers: [.contentType: media.type.mimeType, .contentLength: String(media.byteCount)],
+            status: isPart ? .partialContent : .ok, headers: headers,
             body: ResponseBody { writer in
                 defer { try? handle.close() }
-                while let data = try handle.read(upToCount: 1 << 20), !data.isEmpty {
+                var left = range.count
+                while left > 0, let data = try handle.read(upToCount: Int(min(left, 1 << 20))), !data.isEmpty {
+                    left -= UInt64(data.count)
                     try await writer.write(ByteBuffer(bytes: data))
                 }
                 try await writer.finish(nil)
