@@ -132,6 +132,9 @@ extension API {
         public let legacy: Bool
         /// The project's tags, sorted case-insensitively.
         public let tags: [String]
+        /// Fields whose value overwrote a value written concurrently, still
+        /// open (`storyteller conflicts` lists them); absent when none.
+        public var conflicts: [String]?
         public var scenes: [Scene]
 
         public init(
@@ -164,6 +167,9 @@ extension API {
         public let number: Int
         public let title: String?
         public let description: String?
+        /// Fields whose value overwrote a value written concurrently, still
+        /// open (`storyteller conflicts` lists them); absent when none.
+        public var conflicts: [String]?
         public var shots: [Shot]
 
         public init(id: String, number: Int, title: String?, description: String?, shots: [Shot]) {
@@ -193,6 +199,9 @@ extension API {
         public let aspectRatio: Double
         /// The shot's tags, sorted case-insensitively.
         public let tags: [String]
+        /// Fields whose value overwrote a value written concurrently, still
+        /// open (`storyteller conflicts` lists them); absent when none.
+        public var conflicts: [String]?
         public var layers: [Layer]
 
         public init(
@@ -228,6 +237,9 @@ extension API {
         /// An image layer's picture, and how it fits the frame (`contain`, `cover`, `stretch`).
         public var image: Media?
         public let fit: String?
+        /// Fields whose value overwrote a value written concurrently, still
+        /// open (`storyteller conflicts` lists them); absent when none.
+        public var conflicts: [String]?
         public var strokes: [Stroke]
 
         public init(

@@ -8,14 +8,24 @@ extension API {
         public let label: String
         public let field: String
         public let text: String
+        /// True when `text` is not the field's value but one it overwrote
+        /// (a concurrent edit; `storyteller conflicts` lists it); absent otherwise.
+        public var overwritten: Bool?
+        /// The field as `conflicts keep` takes it, with `overwritten`.
+        public var reference: String?
 
-        public init(project: String, projectName: String?, object: String?, label: String, field: String, text: String) {
+        public init(
+            project: String, projectName: String?, object: String?, label: String, field: String, text: String, overwritten: Bool? = nil,
+            reference: String? = nil
+        ) {
             self.project = project
             self.projectName = projectName
             self.object = object
             self.label = label
             self.field = field
             self.text = text
+            self.overwritten = overwritten
+            self.reference = reference
         }
     }
 
@@ -23,7 +33,9 @@ extension API {
     public struct Event: Codable, Sendable {
         /// `hello`, `document.changed`, `library.changed`, `document.created`,
         /// `peer.connected`, `peer.disconnected`, `peer.pending`, `peers.changed`, `shares.changed`,
-        /// `media.started`, `media.progressed`, `media.completed`, `media.failed`.
+        /// `media.started`, `media.progressed`, `media.completed`, `media.failed`,
+        /// `conflict.opened` (a text field of `document` kept one value over
+        /// another written concurrently: `GET /v1/projects/{id}/conflicts`).
         public let type: String
         public let time: Int64
         public var document: String? = nil

@@ -90,6 +90,7 @@ extension ReplicaCore {
         try checkLocalWrite()
         let header = nextLocalChangeHeader()
         let signer = try localSigner(seq: header.seq)
+        state.begin(WriteContext(dot: ChangeDot(replica: replica, seq: header.seq), past: nil))
         var editor = Builder(state: state, replica: replica, startCounter: header.startCounter, time: time)
         // Drop our reference so the editor's copy is unique and mutates in place.
         state = placeholder

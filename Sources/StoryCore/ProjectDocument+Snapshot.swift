@@ -35,6 +35,14 @@ extension ProjectDocument {
                 for remover in entry.removed.values { replicas.insert(remover.replica) }
             }
         }
+        for (slot, record) in state.allFieldWrites {
+            replicas.insert(slot.object.replica)
+            if let dot = record.keptBy { replicas.insert(dot.replica) }
+            for write in record.overwritten {
+                replicas.insert(write.stamp.replica)
+                if let dot = write.dot { replicas.insert(dot.replica) }
+            }
+        }
         var writer = SnapshotWriter(header: replicaState.header(kind: .project, document: id), replicas: replicas)
         let table = writer.table
 
@@ -68,6 +76,7 @@ extension ProjectDocument {
             for (_, blob) in contents { out.write(raw: blob.bytes) }
         }
         writer.section { out in Self.writeTags(state.allTags, table: table, into: &out) }
+        writer.section { out in out.write(fieldWrites: state.allFieldWrites, table: table) }
         return writer.finish()
     }
 
@@ -241,8 +250,15 @@ extension ProjectDocument {
             tags = try readTags(&section, replicas: replicas)
             try section.expectEnd("tags")
         }
+        var fieldWrites: [FieldSlot: FieldWrites] = [:]
+        if reader.format >= 3 {
+            section = try reader.section("overwritten values")
+            fieldWrites = try section.readFieldWrites(replicas: replicas)
+            try section.expectEnd("overwritten values")
+        }
         try reader.expectEnd()
-        return try ProjectState(objects: objects, containers: containers, strokes: strokes, contents: contents, tags: tags)
+        return try ProjectState(
+            objects: objects, containers: containers, strokes: strokes, contents: contents, tags: tags, fieldWrites: fieldWrites)
     }
 
     /// The tags section (format 3): per object ascending, per tag ascending

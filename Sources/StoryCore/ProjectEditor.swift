@@ -393,7 +393,7 @@ public struct ProjectEditor: ChangeBuilder {
                 record.add(.stroke(layer: layer, key: key), previous: .stroke(previous?.visibleValue), stamp: id, previousStamp: previous?.stamp)
             case .tag(let object, let key, let previous):
                 record.add(.tag(object, key), previous: .tag(previous?.spelling), stamp: id, previousStamp: previous?.stamp)
-            case .entry, .content, .container:
+            case .entry, .content, .container, .writes:
                 continue
             }
         }

@@ -65,6 +65,8 @@ enum ProjectJournalEntry: Sendable {
     case stroke(layer: OpID, key: OpID, previous: StrokeEntry?)
     /// A tag's entry before an add or remove (nil: the object never had it).
     case tag(object: OpID, key: String, previous: TagEntry?)
+    /// What a text field remembered of its concurrent writes before.
+    case writes(FieldSlot, previous: FieldWrites?)
 }
 
 /// The replicated state of one storyboard project: every object ever created,
@@ -85,6 +87,14 @@ struct ProjectState: Sendable {
     /// Media values written so far in this process (`FieldValue.media`): a
     /// change counter telling the store when to look for new references.
     private(set) var mediaWrites = 0
+    /// What each text field remembers of its writes: who wrote the kept
+    /// value, and the values written concurrently that it overwrote.
+    private(set) var fieldWrites: [FieldSlot: FieldWrites] = [:]
+    /// Values newly overwritten by a concurrent write so far in this process:
+    /// a change counter telling the store when to report a new conflict.
+    private(set) var overwrites = 0
+    /// The change being applied (`begin`).
+    private var context = WriteContext.local
 
     init() {
         let root = StoryObject(
@@ -107,6 +117,17 @@ struct ProjectState: Sendable {
                 throw DocumentError(.invalidValue, "\(object.kind) \(objectID) has no \(key) field of that type")
             }
             let previous = object.fields[key]
+            if FieldWrites.isTracked(key) {
+                let slot = FieldSlot(object: objectID, key: key)
+                let write = FieldWrite(value: value, stamp: id, dot: context.dot, time: time)
+                let record = FieldWrites.after(write, in: context, current: previous, record: fieldWrites[slot])
+                if record != fieldWrites[slot] {
+                    let before = Set(fieldWrites[slot]?.overwritten.map(\.stamp) ?? [])
+                    if record.overwritten.contains(where: { !before.contains($0.stamp) }) { overwrites &+= 1 }
+                    journal.append(.writes(slot, previous: fieldWrites[slot]))
+                    fieldWrites[slot] = record
+                }
+            }
             if previous.map({ id > $0.stamp }) ?? true {
                 journal.append(.field(object: objectID, key: key, previous: previous))
                 objects[objectID]!.fields[key] = Register(value: value, stamp: id)
@@ -215,6 +236,11 @@ struct ProjectState: Sendable {
         }
     }
 
+    /// Says which change the next operations belong to (see `WriteContext`).
+    mutating func begin(_ context: WriteContext) {
+        self.context = context
+    }
+
     /// Undoes journal entries, newest first.
     mutating func rollback(_ journal: [ProjectJournalEntry]) {
         for entry in journal.reversed() {
@@ -230,6 +256,7 @@ struct ProjectState: Sendable {
             case .tag(let object, let key, let previous):
                 tags[object, default: [:]][key] = previous
                 if tags[object]?.isEmpty ?? false { tags[object] = nil }
+            case .writes(let slot, let previous): fieldWrites[slot] = previous
             }
         }
     }
@@ -383,13 +410,48 @@ struct ProjectState: Sendable {
 
     var allContents: [OpID: PointsBlob] { contents }
 
+    var allFieldWrites: [FieldSlot: FieldWrites] { fieldWrites }
+
     // MARK: - Merging states
+
+    /// Joins another replica's state, which covers the changes of
+    /// `theirs`, into this one, which covers `ours`: as `merge(_:)`, and each
+    /// text field keeps the open writes of both sides that the other side
+    /// had not replaced (`FieldWrites.merged`). O(state).
+    mutating func merge(_ other: ProjectState, ours: VersionVector, theirs: VersionVector) {
+        // A field with no record on either side (written before records were
+        // kept) has nothing to merge beyond its register.
+        let slots = Set(fieldWrites.keys).union(other.fieldWrites.keys)
+        var merged: [FieldSlot: FieldWrites] = [:]
+        for slot in slots {
+            let mine = objects[slot.object]?.fields[slot.key].map { ($0, fieldWrites[slot]) }
+            let theirsSide = other.objects[slot.object]?.fields[slot.key].map { ($0, other.fieldWrites[slot]) }
+            let record = FieldWrites.merged(mine: mine, theirs: theirsSide, ours: ours, theirsVector: theirs)
+            let before = Set(fieldWrites[slot]?.overwritten.map(\.stamp) ?? [])
+            if record?.overwritten.contains(where: { !before.contains($0.stamp) }) ?? false { overwrites &+= 1 }
+            merged[slot] = record
+        }
+        merge(other)
+        fieldWrites = merged
+    }
 
     /// Joins another state into this one: registers take the later write, lists,
     /// strokes and contents take the union. Commutative, associative, idempotent.
+    /// Text fields keep the record of the side whose value they keep, its
+    /// changes made unknown: this is a baseline taken from another document
+    /// (`adoptBaseline`), whose changes no write here can name, so its open
+    /// values stay until the field is written again (replicas of one
+    /// document merge with their vectors instead).
     /// - Precondition: `other` is internally consistent (a validated snapshot).
     mutating func merge(_ other: ProjectState) {
         mediaWrites &+= 1
+        for (slot, record) in other.fieldWrites {
+            let theirs = other.objects[slot.object]?.fields[slot.key]?.stamp
+            let mine = objects[slot.object]?.fields[slot.key]?.stamp
+            guard let theirs, mine.map({ theirs > $0 }) ?? true else { continue }
+            fieldWrites[slot] = FieldWrites(
+                keptBy: nil, keptAt: record.keptAt, overwritten: record.overwritten.map { FieldWrite(value: $0.value, stamp: $0.stamp, dot: nil, time: $0.time) })
+        }
         for (id, theirs) in other.objects {
             guard var mine = objects[id] else {
                 objects[id] = theirs
@@ -450,9 +512,10 @@ struct ProjectState: Sendable {
     /// reference inside it resolves.
     init(
         objects: [OpID: StoryObject], containers: [OpID: PositionTree], strokes: [OpID: [OpID: StrokeEntry]],
-        contents: [OpID: PointsBlob], tags: [OpID: [String: TagEntry]] = [:]
+        contents: [OpID: PointsBlob], tags: [OpID: [String: TagEntry]] = [:], fieldWrites: [FieldSlot: FieldWrites] = [:]
     ) throws(DocumentError) {
         self.objects = objects
+        self.fieldWrites = fieldWrites
         self.containers = containers
         self.strokes = strokes
         self.contents = contents
@@ -479,6 +542,11 @@ struct ProjectState: Sendable {
             for (_, entry) in tree.entries where objects[entry.object] == nil {
                 throw DocumentError(.invalidSnapshot, "an entry of \(container) names an unknown object")
             }
+        }
+        for (slot, record) in fieldWrites {
+            guard let register = objects[slot.object]?.fields[slot.key], FieldWrites.isTracked(slot.key),
+                record.overwritten.allSatisfy({ $0.stamp < register.stamp })
+            else { throw DocumentError(.invalidSnapshot, "overwritten values of \(slot.key) of \(slot.object) do not match its field") }
         }
         for (layer, map) in strokes {
             guard objects[layer]?.kind == .layer else { throw DocumentError(.invalidSnapshot, "strokes of unknown layer \(layer)") }

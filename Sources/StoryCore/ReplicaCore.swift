@@ -425,7 +425,16 @@ struct ReplicaCore: Sendable {
             point[change.replica] = change.seq
             try admit(change, by: record, at: point, report: &report)
             vector = point
+        } else {
+            // An open document keeps frontiers too: a text field needs each
+            // change's causal past to tell a concurrent write from a later one.
+            var point = frontiers.removeValue(forKey: change.replica) ?? VersionVector()
+            point.formUnion(change.dependencies)
+            point[change.replica] = change.seq
+            frontiers[change.replica] = point
         }
+        state.begin(
+            WriteContext(dot: ChangeDot(replica: change.replica, seq: change.seq), past: vector ?? frontiers[change.replica]))
         for (index, op) in change.operations.enumerated() where !op.isAccessOperation {
             do {
                 try state.apply(op, id: change.opID(at: index), time: change.wallTime, journal: &journal)
@@ -433,6 +442,8 @@ struct ReplicaCore: Sendable {
                 throw error.prefixed("change \(change.seq) of \(change.replica), operation \(index + 1)")
             }
         }
+        // Drop the context's reference to the frontier, which the next change of this replica extends in place.
+        state.begin(.local)
         record(change)
         if let vector, let hash = item.hash {
             frontiers[change.replica] = vector
@@ -589,8 +600,10 @@ struct ReplicaCore: Sendable {
         for (other, seq) in change.dependencies.entries { lastDependencies[other] = seq }
         record(change)
         let encoded = encoded.markedAnchor(true)
+        // Open documents too: a snapshot carries the frontier a text field's
+        // concurrency check needs (`WriteContext`).
+        frontiers[replica] = versionVector
         if let author, let hash {
-            frontiers[replica] = versionVector
             heads[replica] = ChainHead(seq: change.seq, hash: hash, signature: encoded.signature)
             if change.seq == 1 { authors[replica] = author.record }
         }
@@ -636,6 +649,7 @@ struct ReplicaCore: Sendable {
     /// snapshot moved forward are dropped (they are sent again if needed).
     mutating func merge(_ header: SnapshotHeader) {
         for (replica, seq) in header.versionVector.sortedEntries where seq > versionVector[replica] {
+            if !isSigned, let frontier = header.frontiers[replica] { frontiers[replica] = frontier }
             logs[replica] = ChangeLog(firstSeq: seq + 1, changes: [])
             // Held-back changes after the snapshot stay if their chain continues
             // from the snapshot's head (an open document has no chains).

@@ -13,6 +13,12 @@ protocol ReplicatedState: Sendable {
     /// Joins another state into this one.
     mutating func merge(_ other: Self)
 
+    /// Joins another replica's state covering `theirs` into this one covering `ours`.
+    mutating func merge(_ other: Self, ours: VersionVector, theirs: VersionVector)
+
+    /// Says which change the operations applied next belong to.
+    mutating func begin(_ context: WriteContext)
+
     /// Replaces the point blobs of local strokes by the same bytes inside the
     /// encoded change, so the document and its change log share one copy.
     mutating func adoptPoints(_ blobs: [(id: OpID, bytes: ArraySlice<UInt8>)])
@@ -20,6 +26,10 @@ protocol ReplicatedState: Sendable {
 
 extension ReplicatedState {
     mutating func adoptPoints(_ blobs: [(id: OpID, bytes: ArraySlice<UInt8>)]) {}
+
+    mutating func merge(_ other: Self, ours: VersionVector, theirs: VersionVector) { merge(other) }
+
+    mutating func begin(_ context: WriteContext) {}
 }
 
 extension ProjectState: ReplicatedState {}

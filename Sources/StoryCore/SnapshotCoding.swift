@@ -24,8 +24,8 @@ struct SnapshotHeader {
 
 enum SnapshotFormat {
     static let magic: [UInt8] = Array("STRY".utf8)
-    /// Format 2 adds authorship to the header; format 3 appends sections
-    /// (a project's tags); formats 1 and 2 are still read.
+    /// Format 2 adds authorship to the header; format 3 appends sections (a
+    /// project's tags, then its overwritten text values). Formats 1 and 2 are still read.
     static let version: UInt64 = 3
 }
 
@@ -98,9 +98,10 @@ struct SnapshotWriter {
 struct SnapshotReader {
     var header: SnapshotHeader
     let replicas: [ReplicaID]
-    /// The format the snapshot was written in (sections appended by later
-    /// formats are read only when it has them).
-    let version: UInt64
+    /// The format the snapshot was written in (1 to `SnapshotFormat.version`;
+    /// sections appended by later formats are read only when it has them).
+    let format: UInt64
+    var version: UInt64 { format }
     private var reader: ByteReader
 
     init(_ bytes: [UInt8]) throws(CodecError) {
@@ -120,7 +121,7 @@ struct SnapshotReader {
         guard version >= 1 && version <= SnapshotFormat.version else {
             throw CodecError(.unsupportedVersion, "snapshot format \(version) (this build reads 1 to \(SnapshotFormat.version))")
         }
-        self.version = version
+        format = version
         guard let kind = SnapshotKind(rawValue: try reader.readByte()) else {
             throw CodecError(.invalidValue, "unknown snapshot kind")
         }

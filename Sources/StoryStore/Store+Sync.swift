@@ -169,6 +169,7 @@ extension Store {
                 throw DocumentError(.forbidden, "\(peer.short) may not send a snapshot of \(id): it is not an owner or editor")
             }
         }
+        let overwritesBefore = (doc as? ProjectDocument)?.overwrites
         _ = try doc.merge(snapshot: bytes)
         guard doc.role(of: peer).canWrite else {
             throw DocumentError(.forbidden, "\(peer.short) may not send a snapshot of \(id): the snapshot does not make it an owner or editor")
@@ -189,5 +190,6 @@ extension Store {
         unsnapshotted[id] = nil
         publish(.documentChanged(id, origin: .snapshot, changes: 0))
         publish(.accessChanged(id))
+        if let project = doc as? ProjectDocument, project.overwrites != overwritesBefore { publish(.fieldsOverwritten(id)) }
     }
 }

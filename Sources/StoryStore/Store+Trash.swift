@@ -12,6 +12,7 @@ extension Store {
     /// from the database), so memory never holds what the disk lost.
     func changingDocument<T>(_ id: DocumentID, _ body: () throws -> T) throws -> T {
         var changed = false
+        let overwritesBefore = (loaded[id] as? ProjectDocument)?.overwrites
         let (value, trashChanged): (T, Bool)
         do {
             (value, trashChanged) = try database.connection.transaction {
@@ -27,6 +28,9 @@ extension Store {
             throw error
         }
         if trashChanged { publish(.trashChanged(id)) }
+        if let project = loaded[id] as? ProjectDocument, project.overwrites != (overwritesBefore ?? 0) {
+            publish(.fieldsOverwritten(id))
+        }
         return value
     }
 

@@ -26,4 +26,7 @@ public enum StoreEvent: Sendable, Hashable {
     /// sound was added here or arrived from a peer): the blob exchange
     /// fetches what this daemon lacks.
     case blobsReferenced(DocumentID)
+    /// A text field of a project kept a value that overwrote another written
+    /// concurrently (a new conflict, `ProjectDocument.fieldConflicts`).
+    case fieldsOverwritten(DocumentID)
 }

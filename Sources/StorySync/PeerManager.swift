@@ -243,7 +243,7 @@ public actor PeerManager {
                     await loadPaused()
                 case .accessChanged(let id):
                     for peer in Array(sessions.keys) { await refreshShare(of: id, with: peer) }
-                case .documentCreated, .peerPending, .trashChanged, .blobsReferenced:
+                case .documentCreated, .peerPending, .trashChanged, .blobsReferenced, .fieldsOverwritten:
                     break
                 }
             }

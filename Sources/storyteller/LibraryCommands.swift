@@ -267,6 +267,8 @@ struct Watch: ParsableCommand {
             case "media.completed": return ["received \(blob) (\(size)) from \(peerName)"]
             default: return ["could not get \(blob) from \(peerName): \(event.reason ?? "?")"]
             }
+        case "conflict.opened":
+            return ["concurrent edits of a text in \(projectName): one value was kept, the other kept aside (storyteller conflicts \(projectName))"]
         case "shares.changed": return ["who shares \(projectName) changed"]
         case "trash.changed":
             guard let document = event.document,

@@ -16,7 +16,7 @@ struct Storyteller: ParsableCommand {
         version: "storyteller \(API.version)",
         subcommands: [
             Status.self, Version.self, ID.self, Use.self, Peers.self, Share.self, Unshare.self, Shares.self, Tree.self, Folders.self, Projects.self, Scenes.self, Shots.self,
-            Tags.self, Layers.self, Strokes.self, Images.self, Sound.self, Media.self, Undo.self, Redo.self, Search.self, History.self, Render.self, Replay.self, Export.self, Import.self, Preview.self, Watch.self, Backup.self, Demo.self,
+            Tags.self, Layers.self, Strokes.self, Images.self, Sound.self, Media.self, Undo.self, Redo.self, Search.self, History.self, Conflicts.self, Render.self, Replay.self, Export.self, Import.self, Preview.self, Watch.self, Backup.self, Demo.self,
         ])
 }
 
@@ -677,14 +677,15 @@ struct Projects: ParsableCommand {
             case "editor": notes.append("shared with this machine read-write")
             default: break
             }
+            if body.conflicts != nil { notes.append("overwritten: \(overwritten(body.conflicts))") }
             print("\(text(body.title ?? body.name))  [\(body.id)]" + (notes.isEmpty ? "" : "  (\(notes.joined(separator: "; ")))"))
             if !body.tags.isEmpty { print("  tags: \(body.tags.joined(separator: ", "))") }
             let short = API.shortIDs(body.scenes.flatMap { scene in [scene.id] + scene.shots.flatMap { [$0.id] + $0.layers.map(\.id) } })
             for scene in body.scenes {
-                print("  scene \(scene.number)\(scene.title.map { " \($0)" } ?? "")  [\(short[scene.id] ?? scene.id)]")
+                print("  scene \(scene.number)\(scene.title.map { " \($0)" } ?? "")  [\(short[scene.id] ?? scene.id)]\(marked(scene.conflicts))")
                 for shot in scene.shots {
                     let details = [shot.caption, shot.duration.map(seconds)].compactMap { $0 }.joined(separator: ", ")
-                    print("    shot \(shot.label)\(details.isEmpty ? "" : "  \(details)")  [\(short[shot.id] ?? shot.id)]")
+                    print("    shot \(shot.label)\(details.isEmpty ? "" : "  \(details)")  [\(short[shot.id] ?? shot.id)]\(marked(shot.conflicts))")
                     if !shot.tags.isEmpty { print("      tags: \(shot.tags.joined(separator: ", "))") }
                     if let dialogue = shot.dialogue { print("      dialogue: \(dialogue)") }
                     if let action = shot.action { print("      action: \(action)") }
@@ -698,10 +699,23 @@ struct Projects: ParsableCommand {
                         let count = layer.strokes.count
                         let content = layer.image.map { "image \($0.width ?? 0)×\($0.height ?? 0) \($0.blob.prefix(12))\(mediaState($0))" }
                             ?? "\(count) stroke\(count == 1 ? "" : "s")"
-                        print("      layer \(text(layer.name)): \(content)\(hidden)\(locked)  [\(short[layer.id] ?? layer.id)]")
+                        print("      layer \(text(layer.name)): \(content)\(hidden)\(locked)  [\(short[layer.id] ?? layer.id)]\(marked(layer.conflicts))")
                     }
                 }
             }
+            if body.conflicts != nil || body.scenes.contains(where: { scene in
+                scene.conflicts != nil || scene.shots.contains { $0.conflicts != nil || $0.layers.contains { $0.conflicts != nil } }
+            }) {
+                print("(* a concurrent edit overwrote another value of these fields: `storyteller conflicts` lists both)")
+            }
+        }
+
+        private func overwritten(_ fields: [String]?) -> String { (fields ?? []).joined(separator: ", ") }
+
+        /// `  * caption overwritten` after an object whose fields have open conflicts.
+        private func marked(_ fields: [String]?) -> String {
+            guard let fields else { return "" }
+            return "  * \(fields.joined(separator: ", ")) overwritten"
         }
     }
 

@@ -66,7 +66,14 @@ struct Render: ParsableCommand {
 
 struct Search: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Find text in titles, descriptions, captions, notes and layer names.", discussion: "Example:\n  storyteller search platform")
+        abstract: "Find text in titles, descriptions, captions, notes and layer names.",
+        discussion: """
+            Values a concurrent edit overwrote are found too, marked "(overwritten)" with the field \
+            to give `storyteller conflicts keep` to bring them back.
+
+            Example:
+              storyteller search platform
+            """)
     @Argument(help: "The text to find (any case).") var query: String
     @OptionGroup var options: ClientOptions
 
@@ -76,7 +83,10 @@ struct Search: ParsableCommand {
         guard !options.json else { return }
         printTable(
             ["PROJECT", "WHERE", "FIELD", "TEXT", "OBJECT"],
-            hits.map { [$0.projectName ?? $0.project, $0.label, $0.field, $0.text, text($0.object)] })
+            hits.map { hit in
+                let field = hit.overwritten == true ? "\(hit.field) (overwritten: \(hit.reference ?? "?"))" : hit.field
+                return [hit.projectName ?? hit.project, hit.label, field, hit.text, text(hit.object)]
+            })
     }
 }
 

@@ -143,6 +143,7 @@ import Testing
             ("/v1/status", "/v1/status", 200), ("/v1/identity", "/v1/identity", 200), ("/v1/peers", "/v1/peers", 200),
             ("/v1/peers/pending", "/v1/peers/pending", 200), ("/v1/projects", "/v1/projects", 200),
             ("/v1/projects/{project}", "/v1/projects/\(project)", 200), ("/v1/projects/{project}/history", "/v1/projects/\(project)/history", 200),
+            ("/v1/projects/{project}/conflicts", "/v1/projects/\(project)/conflicts", 200),
             ("/v1/projects/{project}/shares", "/v1/projects/\(project)/shares", 200), ("/v1/library", "/v1/library", 200),
             ("/v1/search", "/v1/search?q=harbour", 200), ("/v1/library/shares", "/v1/library/shares", 200), ("/v1/library/nodes/{node}", "/v1/library/nodes/Boards", 200),
             ("/v1/projects/{project}", "/v1/projects/00000000000000000000000000000000", 404),

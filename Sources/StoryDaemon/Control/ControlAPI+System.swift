@@ -58,12 +58,31 @@ extension ControlAPI {
 
     func search(_ query: String) async throws -> [API.SearchHit] {
         var hits: [API.SearchHit] = []
+        let needle = query.lowercased()
         for record in try await store.documents() where record.kind == .project && !record.isDeleted {
-            for hit in try await store.project(record.id).view.search(query) {
+            let document = try await store.project(record.id)
+            let view = document.view
+            for hit in view.search(query) {
                 hits.append(
                     API.SearchHit(
                         project: record.id.description, projectName: record.name, object: hit.path.last?.description, label: hit.label,
                         field: hit.fieldName, text: hit.text))
+            }
+            // What a concurrent edit overwrote is found too, marked as such:
+            // nothing anybody wrote vanishes from search.
+            let conflicts = document.fieldConflicts
+            guard !needle.isEmpty, !conflicts.isEmpty else { continue }
+            let references = FieldReferences(view)
+            for conflict in conflicts {
+                guard let target = references.target(of: conflict.object) else { continue }
+                for overwritten in conflict.overwritten {
+                    guard let text = overwritten.value.string, text.lowercased().contains(needle) else { continue }
+                    hits.append(
+                        API.SearchHit(
+                            project: record.id.description, projectName: record.name, object: target.path.last?.description,
+                            label: target.label, field: conflict.key.description, text: text, overwritten: true,
+                            reference: references.text(of: conflict.object, key: conflict.key)))
+                }
             }
         }
         return hits

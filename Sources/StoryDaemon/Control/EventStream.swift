@@ -117,6 +117,8 @@ enum EventStream {
             return API.Event(type: "shares.changed", time: now, document: id.description)
         case .trashChanged(let id):
             return API.Event(type: "trash.changed", time: now, document: id.description)
+        case .fieldsOverwritten(let id):
+            return API.Event(type: "conflict.opened", time: now, document: id.description)
         case .blobsReferenced:
             return nil
         }

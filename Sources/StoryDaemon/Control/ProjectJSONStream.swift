@@ -48,19 +48,27 @@ final class ProjectJSONStream: Sendable {
                 try add(item)
             }
         }
-        let (head, tail) = try around(API.Project(record: record, document: document, trash: trash, scenes: []), list: "scenes")
+        var conflicted: [OpID: [String]] = [:]
+        for conflict in document.fieldConflicts { conflicted[conflict.object, default: []].append(conflict.key.description) }
+        var projectAnswer = API.Project(record: record, document: document, trash: trash, scenes: [])
+        projectAnswer.conflicts = conflicted[.root]
+        let (head, tail) = try around(projectAnswer, list: "scenes")
         pieces.append(.bytes(head))
         try list(view.scenes) { scene in
-            let (head, tail) = try around(API.Scene(scene, shots: []), list: "shots")
+            var sceneAnswer = API.Scene(scene, shots: [])
+            sceneAnswer.conflicts = conflicted[scene.id]
+            let (head, tail) = try around(sceneAnswer, list: "shots")
             pieces.append(.bytes(head))
             try list(scene.shots) { shot in
                 var shotAnswer = API.Shot(shot, layers: [])
                 shotAnswer.sound?.state = shot.sound.map { mediaStates[$0.hash] ?? "missing" }
+                shotAnswer.conflicts = conflicted[shot.id]
                 let (head, tail) = try around(shotAnswer, list: "layers")
                 pieces.append(.bytes(head))
                 try list(shot.layers) { layer in
                     var layerAnswer = API.Layer(layer, strokes: [])
                     layerAnswer.image?.state = layer.image.map { mediaStates[$0.hash] ?? "missing" }
+                    layerAnswer.conflicts = conflicted[layer.id]
                     let (head, tail) = try around(layerAnswer, list: "strokes")
                     pieces.append(.bytes(head))
                     list(layer.strokes) { pieces.append(.stroke($0)) }
