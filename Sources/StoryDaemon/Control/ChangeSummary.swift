@@ -3,6 +3,12 @@ import StoryCore
 /// A one-line account of a change for `history`: "drew 2 strokes, moved 1 shot".
 enum ChangeSummary {
     static func describe(_ change: Change, in document: ProjectDocument) -> String {
+        describe([change], in: document)
+    }
+
+    /// The account of several changes at once (one version of `history`):
+    /// "drew 34 strokes, set caption", each object counted once per verb.
+    static func describe(_ changes: [Change], in document: ProjectDocument) -> String {
         var counts: [String: Int] = [:]
         var order: [String] = []
         var fields: [String] = []
@@ -20,26 +26,28 @@ enum ChangeSummary {
             if id == .root { return "project" }
             return (inserted[id] ?? document.kind(of: id)).map { "\($0)" } ?? "object"
         }
-        for (index, operation) in change.operations.enumerated() {
-            switch operation {
-            case .insert(let objectKind, _, _):
-                inserted[change.opID(at: index)] = objectKind
-                note("added", "\(objectKind)")
-            case .insertProjectEntry: note("added", "project entry")
-            case .move(let object, _, _), .reorder(let object, _, _): note("moved", kind(object), object)
-            case .setDeleted(.root, let isDeleted): extra.append(isDeleted ? "deleted the project" : "restored the project")
-            case .setDeleted(let object, let isDeleted): note(isDeleted ? "deleted" : "restored", kind(object), object)
-            case .addStroke: note("drew", "stroke")
-            case .putStroke(_, let key, _): note("changed", "stroke", key)
-            case .eraseStroke(_, let key): note("erased", "stroke", key)
-            case .purge(let nodes): for _ in nodes { note("purged", "node") }
-            case .genesis: extra.append("founded it")
-            case .setAccess(let peer, let role):
-                extra.append(role == .none ? "took \(peer.short)'s rights" : "made \(peer.short) \(role == .editor ? "an editor" : "a reader")")
-            case .setField(let object, let key, _):
-                // Fields set on what the same change added are part of adding it.
-                // `deletedAt` goes with "deleted the project".
-                if inserted[object] == nil, key != .deletedAt, !fields.contains("\(key)") { fields.append("\(key)") }
+        for change in changes {
+            for (index, operation) in change.operations.enumerated() {
+                switch operation {
+                case .insert(let objectKind, _, _):
+                    inserted[change.opID(at: index)] = objectKind
+                    note("added", "\(objectKind)")
+                case .insertProjectEntry: note("added", "project entry")
+                case .move(let object, _, _), .reorder(let object, _, _): note("moved", kind(object), object)
+                case .setDeleted(.root, let isDeleted): extra.append(isDeleted ? "deleted the project" : "restored the project")
+                case .setDeleted(let object, let isDeleted): note(isDeleted ? "deleted" : "restored", kind(object), object)
+                case .addStroke: note("drew", "stroke")
+                case .putStroke(_, let key, _): note("changed", "stroke", key)
+                case .eraseStroke(_, let key): note("erased", "stroke", key)
+                case .purge(let nodes): for _ in nodes { note("purged", "node") }
+                case .genesis: extra.append("founded it")
+                case .setAccess(let peer, let role):
+                    extra.append(role == .none ? "took \(peer.short)'s rights" : "made \(peer.short) \(role == .editor ? "an editor" : "a reader")")
+                case .setField(let object, let key, _):
+                    // Fields set on what the same change added are part of adding it.
+                    // `deletedAt` goes with "deleted the project".
+                    if inserted[object] == nil, key != .deletedAt, !fields.contains("\(key)") { fields.append("\(key)") }
+                }
             }
         }
         var parts = order.map { key -> String in

@@ -60,6 +60,7 @@ struct ControlAPI: Sendable {
         addShareRoutes(to: &builder)
         addEditRoutes(to: &builder)
         addHistoryRoutes(to: &builder)
+        addVersionRoutes(to: &builder)
         addRenderRoutes(to: &builder)
         addExportRoutes(to: &builder)
         addLibraryRoutes(to: &builder)

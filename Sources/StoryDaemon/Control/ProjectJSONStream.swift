@@ -23,10 +23,12 @@ final class ProjectJSONStream: Sendable {
     private let cursor = Mutex(0)
     static let chunkBytes = 64 << 10
 
-    /// - Parameter mediaStates: `complete`, `partial` or `missing` for each blob the project shows.
+    /// - Parameters:
+    ///   - mediaStates: `complete`, `partial` or `missing` for each blob the project shows.
+    ///   - version: the id of the past version `document` is (nil: the present).
     init(
         record: DocumentRecord, document: ProjectDocument, trash: API.Trash? = nil, withPoints: Bool = true,
-        mediaStates: [BlobHash: String] = [:]
+        mediaStates: [BlobHash: String] = [:], version: String? = nil
     ) throws {
         self.withPoints = withPoints
         let encoder = API.encoder
@@ -48,7 +50,9 @@ final class ProjectJSONStream: Sendable {
                 try add(item)
             }
         }
-        let (head, tail) = try around(API.Project(record: record, document: document, trash: trash, scenes: []), list: "scenes")
+        var project = API.Project(record: record, document: document, trash: trash, scenes: [])
+        project.version = version
+        let (head, tail) = try around(project, list: "scenes")
         pieces.append(.bytes(head))
         try list(view.scenes) { scene in
             let (head, tail) = try around(API.Scene(scene, shots: []), list: "shots")

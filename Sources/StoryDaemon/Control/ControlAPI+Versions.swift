@@ -1,0 +1,160 @@
+import Foundation
+import Hummingbird
+import StoryAPI
+import StoryCore
+import StoryStore
+
+/// `projects/{id}/versions`, and the one resolver of `?at=` that every route
+/// showing the past (`projects show`, `render`, exports) goes through.
+extension ControlAPI {
+    func addVersionRoutes(to routes: inout ControlRouteBuilder) {
+        routes.get("projects/:project/versions") { request, context in
+            let id = try await existingProject(try context.parameter("project"))
+            var limit = 100
+            if let text = request.query["limit"] {
+                guard let value = Int(text), (1...10_000).contains(value) else { throw APIError(.badRequest, "limit must be 1...10000") }
+                limit = value
+            }
+            var since: Int64?
+            if let text = request.query["since"] {
+                guard let time = parseTime(text) else {
+                    throw APIError(.badRequest, "since must be a time such as 2026-11-25T14:00 or 2026-11-25T14:00Z, not '\(text)'")
+                }
+                since = time
+            }
+            var shot: OpID?
+            if let text = request.query["shot"] { shot = try objectID(text, "shot") }
+            return .json(try await versions(of: id, shot: shot, since: since, limit: limit))
+        }
+    }
+
+    func versions(of id: DocumentID, shot: OpID?, since: Int64?, limit: Int) async throws -> API.Versions {
+        let history = try await store.projectHistory(id)
+        let document = try await store.project(id)
+        let labels = ChangeSummary.shotLabels(document)
+        // A shot deleted since has its history too.
+        if let shot, document.kind(of: shot) != .shot { throw APIError(.notFound, "no shot \(shot) in \(id)") }
+        var answers: [API.Version] = []
+        for version in history.versions().reversed() {
+            if let since, version.lastTime < since { break }
+            let shots = version.changes.reduce(into: [String]()) { found, change in
+                for label in ChangeSummary.shots(change, in: document, labels: labels) where !found.contains(label) { found.append(label) }
+            }
+            if let shot, !version.changes.contains(where: { Self.change($0, touches: shot, in: document) }) { continue }
+            // "This machine" is whoever signed it, not the replica id a change claims.
+            let author = document.author(of: version.replica)
+            let local = author == identity.peerID
+            let changes = version.changes.reversed().map {
+                API.HistoryEntry(
+                    replica: $0.replica.description, seq: $0.seq, local: local, time: $0.wallTime, operations: $0.operations.count,
+                    summary: ChangeSummary.describe($0, in: document), author: author?.description,
+                    shots: ChangeSummary.shots($0, in: document, labels: labels))
+            }
+            answers.append(
+                API.Version(
+                    id: version.id, vector: Self.vectorAnswer(version.vector), time: version.lastTime, since: version.firstTime,
+                    author: author?.description, local: local, summary: ChangeSummary.describe(version.changes, in: document),
+                    shots: shots, changes: changes))
+            if answers.count == limit { break }
+        }
+        return API.Versions(
+            project: id.description, compacted: !history.oldestVersion.isEmpty, oldest: history.oldestVersion.shortID, versions: answers)
+    }
+
+    /// Whether a change touched `target` or something inside it (its layers, their strokes).
+    static func change(_ change: Change, touches target: OpID, in document: ProjectDocument) -> Bool {
+        func inside(_ object: OpID) -> Bool {
+            var current: OpID? = object
+            var steps = 0
+            while let id = current, steps < 64 {
+                if id == target { return true }
+                current = document.container(of: id)
+                steps += 1
+            }
+            return false
+        }
+        for (index, operation) in change.operations.enumerated() {
+            switch operation {
+            case .insert(_, let container, _): if inside(container) || inside(change.opID(at: index)) { return true }
+            case .move(let object, let container, _): if inside(object) || inside(container) { return true }
+            case .reorder(let object, _, _), .setDeleted(let object, _), .setField(let object, _, _): if inside(object) { return true }
+            case .addStroke(let layer, _, _), .putStroke(let layer, _, _), .eraseStroke(let layer, _): if inside(layer) { return true }
+            case .insertProjectEntry, .purge, .genesis, .setAccess: continue
+            }
+        }
+        return false
+    }
+
+    static func vectorAnswer(_ vector: VersionVector) -> [String: UInt64] {
+        Dictionary(uniqueKeysWithValues: vector.sortedEntries.map { ($0.replica.description, $0.seq) })
+    }
+
+    /// A time in a request (`API.parseTime`), "now" being the daemon's clock.
+    func parseTime(_ text: String) -> Int64? {
+        API.parseTime(text, now: Date(timeIntervalSince1970: Double(clock.milliseconds) / 1000))
+    }
+
+    // MARK: - The past
+
+    /// The project now (`at` nil), or as it was at the version `at` names:
+    /// read-only, a document of its own that nothing writes back. Returns
+    /// the shown version's id with it (nil for now).
+    /// - Throws: `APIError` `unknown_version`, `history_compacted` or `bad_request`, in the user's words.
+    func projectDocument(_ id: DocumentID, at text: String?) async throws -> (document: ProjectDocument, version: String?) {
+        guard let text else { return (try await store.project(id), nil) }
+        let history = try await store.projectHistory(id)
+        let vector = try resolveVersion(text, in: history)
+        do {
+            let document = try history.document(at: vector)
+            return (document, document.versionVector.shortID)
+        } catch let error as HistoryError {
+            throw Self.apiError(error, history: history, asked: text)
+        }
+    }
+
+    /// The version `text` names: a version id from `history` (or a unique
+    /// prefix of 4 or more of its digits), `now`, or a time (the changes made
+    /// at or before it).
+    func resolveVersion(_ text: String, in history: ProjectHistory) throws(APIError) -> VersionVector {
+        let word = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if word == "now" { return history.current }
+        if (4...8).contains(word.count), word.allSatisfy(\.isHexDigit) {
+            var known = Set(history.versions().map(\.vector))
+            known.insert(history.current)
+            for base in history.bases { known.insert(base.versionVector) }
+            let matches = known.filter { $0.shortID.hasPrefix(word) }
+            if matches.count == 1 { return matches.first! }
+            if matches.count > 1 {
+                throw APIError(.badRequest, "'\(text)' is the start of \(matches.count) version ids; give more of its digits")
+            }
+        }
+        if let time = parseTime(text) {
+            do {
+                return try history.vector(at: time)
+            } catch {
+                throw Self.apiError(error, history: history, asked: API.isoTime(milliseconds: time))
+            }
+        }
+        throw APIError(
+            .unknownVersion,
+            "no version '\(text)' in this project's history: give a version id from `storyteller history`, a time such as 2026-11-25T14:00, or now")
+    }
+
+    /// A version the history cannot show, in the user's words.
+    static func apiError(_ error: HistoryError, history: ProjectHistory, asked: String) -> APIError {
+        switch error.code {
+        case .compacted:
+            let oldest = history.oldestVersion
+            let when = history.bases.first?.updatedAt.map { API.isoTime(milliseconds: $0) }
+            return APIError(
+                .historyCompacted,
+                "history before \(when ?? "version \(oldest.shortID)") was compacted on this machine; "
+                    + "the oldest version it can show is \(oldest.shortID)\(when.map { " (\($0))" } ?? "")")
+        case .beforeProject:
+            let first = history.createdAt.map { " (its first change is from \(API.isoTime(milliseconds: $0)))" } ?? ""
+            return APIError(.unknownVersion, "the project did not exist yet at \(asked)\(first)")
+        default:
+            return APIError(.unknownVersion, "version \(asked) holds changes this machine has not received")
+        }
+    }
+}
