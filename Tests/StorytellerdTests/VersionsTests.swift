@@ -82,7 +82,7 @@ import Testing
         // Filters: a shot (by id), a time.
         let ofShot = try #require(try await started.get("/v1/projects/\(project)/versions?shot=\(shot)").json as? [String: Any])
         #expect((ofShot["versions"] as? [[String: Any]])?.count == 3, "built, drawn and deleted (a deleted shot has its history)")
-        let recent = try #require(try await started.get("/v1/projects/\(project)/versions?since=2023-11-14T22:50Z").json as? [String: Any])
+        let recent = try #require(try await started.get("/v1/projects/\(project)/versions?since=2023-11-14T22:40Z").json as? [String: Any])
         #expect((recent["versions"] as? [[String: Any]])?.count == 2)
 
         // Bad input: typed errors in words, nothing changed.
@@ -103,6 +103,8 @@ import Testing
         let compacted = try await started.get("/v1/projects/\(project)?at=\(versionIDs[2])")
         #expect(compacted.status == 410 && compacted.errorCode == "history_compacted", "\(String(decoding: compacted.body, as: UTF8.self))")
         #expect(String(decoding: compacted.body, as: UTF8.self).contains("the oldest version it can show is"))
+        let longAgo = try await started.get("/v1/projects/\(project)?at=2023-11-14T22:35Z")
+        #expect(longAgo.status == 410 && String(decoding: longAgo.body, as: UTF8.self).contains("history before 2023-11-14T23:13:21.000Z"))
         let after = try #require(try await started.get("/v1/projects/\(project)/versions").json as? [String: Any])
         #expect(after["compacted"] as? Bool == true)
         #expect(try Self.scenes(try await started.get("/v1/projects/\(project)?at=now")) == now)

@@ -127,6 +127,11 @@ extension ControlAPI {
             if matches.count > 1 {
                 throw APIError(.badRequest, "'\(text)' is the start of \(matches.count) version ids; give more of its digits")
             }
+            // Perhaps a version from before what this machine still has.
+            if !history.oldestVersion.isEmpty, API.parseTime(text) == nil {
+                let compacted = Self.apiError(HistoryError(.compacted, ""), history: history, asked: text)
+                throw APIError(.historyCompacted, "no version \(text) among those this machine still has: \(compacted.message)")
+            }
         }
         if let time = parseTime(text) {
             do {
