@@ -131,3 +131,40 @@ extension API {
         return dateOnly ? endOfDay(date) : Int64((date.timeIntervalSince1970 * 1000).rounded())
     }
 }
+
+extension API {
+    /// A named version: `GET /v1/projects/{id}/versions/names` lists them.
+    public struct VersionNameEntry: Codable, Sendable {
+        /// The name ("client review 2").
+        public let name: String
+        /// The id of the version it names (what `?at=` also takes).
+        public let version: String
+        /// That version's vector: replica id → sequence number.
+        public let vector: [String: UInt64]
+        /// When it was named (the namer's clock), and as ISO 8601 (UTC).
+        public let time: Int64
+        public let at: String
+        /// The peer id that named it (null: unknown).
+        public let author: String?
+
+        public init(name: String, version: String, vector: [String: UInt64], time: Int64, author: String?) {
+            self.name = name
+            self.version = version
+            self.vector = vector
+            self.time = time
+            self.at = API.isoTime(milliseconds: time)
+            self.author = author
+        }
+    }
+
+    /// `POST /v1/projects/{id}/versions/names`: name a version (`at`: any form `?at=` takes; default now).
+    public struct NameVersion: Codable, Sendable {
+        public let name: String
+        public let at: String?
+
+        public init(name: String, at: String? = nil) {
+            self.name = name
+            self.at = at
+        }
+    }
+}

@@ -418,7 +418,7 @@ struct ReplicaTable {
             add(layer.replica)
             add(key.replica)
         case .purge(let nodes): for node in nodes { add(node.replica) }
-        case .genesis, .setAccess: break
+        case .genesis, .setAccess, .nameVersion: break
         }
     }
 }
@@ -505,6 +505,11 @@ extension ByteWriter {
             write(byte: OperationTag.setAccess.rawValue)
             write(raw: peer.digest)
             write(byte: role.rawValue)
+        case .nameVersion(let name, let version):
+            write(byte: OperationTag.nameVersion.rawValue)
+            write(string: name)
+            write(bool: version != nil)
+            if let version { write(raw: version.encoded()) }
         }
     }
 }
@@ -605,6 +610,10 @@ extension ByteReader {
                 throw CodecError(.invalidValue, "unknown or ungivable role", offset: offset - 1)
             }
             return .setAccess(peer: peer, role: role)
+        case .nameVersion:
+            let name = try readString("a version name")
+            let version = try readBool("version flag") ? try VersionVector(from: &self) : nil
+            return .nameVersion(name: name, version: version)
         }
     }
 }

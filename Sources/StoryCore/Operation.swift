@@ -37,12 +37,16 @@ public enum Operation: Hashable, Sendable {
     /// Gives an identity a role in the document (`Role.none` takes its rights
     /// away). Checked against the access list at the change's causal point.
     case setAccess(peer: PeerID, role: Role)
+    /// Names a version of the project (nil: takes the name away). Last
+    /// writer wins per name. Projects only.
+    case nameVersion(name: String, version: VersionVector?)
 }
 
 /// The operation tags of the change encoding (docs/crdt.md, "Changes").
 enum OperationTag: UInt8 {
     case setField = 1, insert, move, setDeleted, addStroke, putStroke, eraseStroke, insertProjectEntry, purge, reorder
     case genesis, setAccess
+    case nameVersion = 15
 }
 
 extension Operation {

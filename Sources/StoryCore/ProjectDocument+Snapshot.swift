@@ -28,6 +28,7 @@ extension ProjectDocument {
             }
         }
         for id in state.allContents.keys { replicas.insert(id.replica) }
+        for named in state.versionNames.values { replicas.insert(named.stamp.replica) }
         var writer = SnapshotWriter(header: replicaState.header(kind: .project, document: id), replicas: replicas)
         let table = writer.table
 
@@ -59,6 +60,18 @@ extension ProjectDocument {
             out.write(varintColumn: contents.map { UInt64($0.value.bytes.count) })
             out.write(count: contents.reduce(0) { $0 + $1.value.bytes.count })
             for (_, blob) in contents { out.write(raw: blob.bytes) }
+        }
+        // Format 3: named versions (name, stamp, time, the version or none).
+        writer.section { out in
+            let names = state.versionNames.values.sorted { $0.name < $1.name }
+            out.write(count: names.count)
+            for named in names {
+                out.write(string: named.name)
+                out.write(named.stamp, table: table)
+                out.write(signed: named.time)
+                out.write(bool: named.version != nil)
+                if let version = named.version { out.write(raw: version.encoded()) }
+            }
         }
         return writer.finish()
     }
@@ -227,8 +240,23 @@ extension ProjectDocument {
             contents[id] = try PointsBlob(validating: slice)
         }
         try blobs.expectEnd("points")
+        var names: [String: VersionName] = [:]
+        if reader.formatVersion >= 3 {
+            section = try reader.section("version names")
+            for _ in 0..<(try section.readCount("version names", minimumElementSize: 5)) {
+                let name = try section.readString("a version name")
+                let stamp = try section.readOpID(replicas: replicas)
+                let time = try section.readSigned()
+                let version = try section.readBool("version flag") ? try VersionVector(from: &section) : nil
+                guard VersionName.isValid(name), names[name] == nil else { throw CodecError(.invalidValue, "a bad or repeated version name") }
+                names[name] = VersionName(name: name, version: version, stamp: stamp, time: time)
+            }
+            try section.expectEnd("version names")
+        }
         try reader.expectEnd()
-        return try ProjectState(objects: objects, containers: containers, strokes: strokes, contents: contents)
+        var state = try ProjectState(objects: objects, containers: containers, strokes: strokes, contents: contents)
+        state.restoreVersionNames(names)
+        return state
     }
 
     private static func readStrokes(_ input: inout ByteReader, replicas: [ReplicaID]) throws(CodecError) -> [OpID: [OpID: StrokeEntry]] {

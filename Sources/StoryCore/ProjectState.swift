@@ -63,6 +63,7 @@ enum ProjectJournalEntry: Sendable {
     case entry(container: OpID, entry: OpID)
     case content(OpID)
     case stroke(layer: OpID, key: OpID, previous: StrokeEntry?)
+    case versionName(name: String, previous: VersionName?)
 }
 
 /// The replicated state of one storyboard project: every object ever created,
@@ -81,6 +82,8 @@ struct ProjectState: Sendable {
     /// Media values written so far in this process (`FieldValue.media`): a
     /// change counter telling the store when to look for new references.
     private(set) var mediaWrites = 0
+    /// Named versions by name, taken-away names included (LWW per name).
+    private(set) var versionNames: [String: VersionName] = [:]
 
     init() {
         let root = StoryObject(
@@ -187,6 +190,16 @@ struct ProjectState: Sendable {
             throw DocumentError(.invalidOperation, "library operations do not apply to a project")
         case .genesis, .setAccess:
             throw DocumentError(.invalidOperation, "access operations apply to the access list, not the content")
+
+        case .nameVersion(let name, let version):
+            guard VersionName.isValid(name) else {
+                throw DocumentError(.invalidValue, "a version name is 1 to \(VersionName.maximumLength) characters, not only spaces, no control characters")
+            }
+            let previous = versionNames[name]
+            // An older write arriving late changes nothing.
+            if let previous, previous.stamp > id { return }
+            journal.append(.versionName(name: name, previous: previous))
+            versionNames[name] = VersionName(name: name, version: version, stamp: id, time: time)
         }
     }
 
@@ -202,6 +215,7 @@ struct ProjectState: Sendable {
             case .entry(let container, let entry): containers[container]!.remove(entry)
             case .content(let id): contents[id] = nil
             case .stroke(let layer, let key, let previous): strokes[layer]![key] = previous
+            case .versionName(let name, let previous): versionNames[name] = previous
             }
         }
     }
@@ -335,6 +349,9 @@ struct ProjectState: Sendable {
 
     var allContents: [OpID: PointsBlob] { contents }
 
+    /// Puts back named versions read from a snapshot (format 3).
+    mutating func restoreVersionNames(_ names: [String: VersionName]) { versionNames = names }
+
     // MARK: - Merging states
 
     /// Joins another state into this one: registers take the later write, lists,
@@ -342,6 +359,9 @@ struct ProjectState: Sendable {
     /// - Precondition: `other` is internally consistent (a validated snapshot).
     mutating func merge(_ other: ProjectState) {
         mediaWrites &+= 1
+        for (name, theirs) in other.versionNames where theirs.stamp > versionNames[name]?.stamp ?? OpID(counter: 0, replica: .reserved) {
+            versionNames[name] = theirs
+        }
         for (id, theirs) in other.objects {
             guard var mine = objects[id] else {
                 objects[id] = theirs

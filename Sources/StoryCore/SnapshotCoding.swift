@@ -24,8 +24,9 @@ struct SnapshotHeader {
 
 enum SnapshotFormat {
     static let magic: [UInt8] = Array("STRY".utf8)
-    /// Format 2 adds authorship to the header; format 1 is still read.
-    static let version: UInt64 = 2
+    /// Format 2 adds authorship to the header; format 3 appends sections
+    /// (a project's named versions); formats 1 and 2 are still read.
+    static let version: UInt64 = 3
 }
 
 /// Writes a snapshot: header, then sections each length-prefixed, then a checksum.
@@ -97,6 +98,8 @@ struct SnapshotWriter {
 struct SnapshotReader {
     var header: SnapshotHeader
     let replicas: [ReplicaID]
+    /// The format the snapshot was written in (sections added by later formats are absent before).
+    let formatVersion: UInt64
     private var reader: ByteReader
 
     init(_ bytes: [UInt8]) throws(CodecError) {
@@ -113,9 +116,10 @@ struct SnapshotReader {
         reader = ByteReader(body)
         _ = try reader.readSlice(count: 4)
         let version = try reader.readVarint()
-        guard version == 1 || version == SnapshotFormat.version else {
-            throw CodecError(.unsupportedVersion, "snapshot format \(version) (this build reads 1 and \(SnapshotFormat.version))")
+        guard (1...SnapshotFormat.version).contains(version) else {
+            throw CodecError(.unsupportedVersion, "snapshot format \(version) (this build reads 1 to \(SnapshotFormat.version))")
         }
+        formatVersion = version
         guard let kind = SnapshotKind(rawValue: try reader.readByte()) else {
             throw CodecError(.invalidValue, "unknown snapshot kind")
         }

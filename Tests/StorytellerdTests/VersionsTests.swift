@@ -114,11 +114,7 @@ import Testing
     @Test func theCLIShowsAndRendersThePastAndListsVersions() async throws {
         let daemon = try await StartedDaemon.start()
         defer { daemon.stop() }
-        func made(_ arguments: String...) throws -> String {
-            let result = try storyteller(arguments + ["--socket", daemon.socket])
-            #expect(result.status == 0, "\(arguments): \(result.errors)")
-            return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
+        func made(_ arguments: String...) throws -> String { try Self.run(daemon, arguments) }
         let project = try made("projects", "create", "Film")
         let scene = try made("scenes", "add", project, "--title", "One")
         let shot = try made("shots", "add", project, scene)
@@ -160,5 +156,57 @@ import Testing
         #expect(unknown.status == 1 && unknown.errors.contains("storyteller history"), "\(unknown.errors)")
         let since = try daemon.cli("history", project, "--since", "soon")
         #expect(since.status == 64 && since.errors.contains("--since must be a time"), "\(since.errors)")
+    }
+
+    /// Runs the CLI against `daemon`, expecting success; its output, trimmed.
+    static func run(_ daemon: StartedDaemon, _ arguments: [String]) throws -> String {
+        let result = try storyteller(arguments + ["--socket", daemon.socket])
+        #expect(result.status == 0, "\(arguments): \(result.errors)")
+        return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func namedVersionsAreKeptInTheProjectAndWorkWhereAVersionDoes() async throws {
+        let daemon = try await StartedDaemon.start()
+        defer { daemon.stop() }
+        func made(_ arguments: String...) throws -> String { try Self.run(daemon, arguments) }
+        let project = try made("projects", "create", "Film")
+        _ = try made("scenes", "add", project, "--title", "Harbour")
+        #expect(try made("versions", "tag", project, "client review 2").hasPrefix("named version "))
+        _ = try made("scenes", "add", project, "--title", "Lighthouse")
+
+        let listed = try made("versions", "list", project)
+        #expect(listed.hasPrefix("NAME") && listed.contains("client review 2") && listed.contains("you"), "\(listed)")
+        let then = try made("projects", "show", project, "--at", "client review 2")
+        #expect(then.contains("Harbour") && !then.contains("Lighthouse"), "\(then)")
+        #expect(try made("projects", "show", project, "--at", "CLIENT REVIEW 2").contains("Harbour"), "names match in any case")
+        let entries = try #require(try daemon.json("versions", "list", project) as? [[String: Any]])
+        let version = try #require(entries.first?["version"] as? String)
+        let me = try daemon.peerID()
+        #expect(entries.count == 1 && version.count == 8 && entries.first?["author"] as? String == me)
+
+        // --at names the version to name: an id, a name, a time.
+        #expect(try made("versions", "tag", project, "start", "--at", version).contains(version))
+        #expect(try made("versions", "tag", project, "first light", "--at", "client review 2").contains(version))
+        // Naming again moves the name.
+        let moved = try made("versions", "tag", project, "start")
+        #expect(!moved.contains(version))
+        #expect((try daemon.json("versions", "list", project) as? [[String: Any]])?.count == 3)
+        #expect(try made("history", project, "--changes").contains("named a version \"start\""))
+
+        // Bad input in words; nothing changed.
+        let blank = try daemon.cli("versions", "tag", project, "   ")
+        #expect(blank.status == 1 && blank.errors.contains("1 to 100 characters"), "\(blank.errors)")
+        let unknownAt = try daemon.cli("versions", "tag", project, "x", "--at", "review-9")
+        #expect(unknownAt.status == 1 && unknownAt.errors.contains("no version 'review-9'"), "\(unknownAt.errors)")
+        let unknown = try daemon.cli("versions", "untag", project, "final")
+        #expect(unknown.status == 1 && unknown.errors.contains("no version of this project is named 'final'"), "\(unknown.errors)")
+        #expect((try daemon.json("versions", "list", project) as? [[String: Any]])?.count == 3)
+
+        #expect(try made("versions", "untag", project, "client review 2").contains("took the name \"client review 2\" away"))
+        let gone = try daemon.cli("projects", "show", project, "--at", "client review 2")
+        #expect(gone.status == 1 && gone.errors.contains("no version 'client review 2'"), "\(gone.errors)")
+        let api = try daemon.client.request("POST", "/v1/projects/\(project)/versions/names", body: Data(#"{"name":""}"#.utf8))
+        #expect(api.status == 400 && api.errorCode == "bad_request")
+        #expect(try daemon.client.get("/v1/projects/\(project)/versions/names").status == 200)
     }
 }

@@ -41,6 +41,7 @@ enum ChangeSummary {
                 case .eraseStroke(_, let key): note("erased", "stroke", key)
                 case .purge(let nodes): for _ in nodes { note("purged", "node") }
                 case .genesis: extra.append("founded it")
+                case .nameVersion(let name, let version): extra.append(version == nil ? "took the name \"\(name)\" away" : "named a version \"\(name)\"")
                 case .setAccess(let peer, let role):
                     extra.append(role == .none ? "took \(peer.short)'s rights" : "made \(peer.short) \(role == .editor ? "an editor" : "a reader")")
                 case .setField(let object, let key, _):
@@ -83,7 +84,7 @@ extension ChangeSummary {
             case .move(let object, let container, _): note(object); note(container)
             case .reorder(let object, _, _), .setDeleted(let object, _), .setField(let object, _, _): note(object)
             case .addStroke(let layer, _, _), .putStroke(let layer, _, _), .eraseStroke(let layer, _): note(layer)
-            case .insertProjectEntry, .purge, .genesis, .setAccess: continue
+            case .insertProjectEntry, .purge, .genesis, .setAccess, .nameVersion: continue
             }
         }
         return found

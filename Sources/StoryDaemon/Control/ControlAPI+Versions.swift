@@ -26,6 +26,50 @@ extension ControlAPI {
             if let text = request.query["shot"] { shot = try objectID(text, "shot") }
             return .json(try await versions(of: id, shot: shot, since: since, limit: limit))
         }
+        routes.get("projects/:project/versions/names") { _, context in
+            let id = try await existingProject(try context.parameter("project"))
+            let document = try await store.project(id)
+            return .json(document.versionNames.map { nameEntry($0, in: document) })
+        }
+        routes.post("projects/:project/versions/names") { request, context in
+            let id = try await existingProject(try context.parameter("project"))
+            let body = try await request.decode(API.NameVersion.self, context: context)
+            let name = body.name.trimmingCharacters(in: .whitespaces)
+            guard VersionName.isValid(name) else {
+                throw APIError(
+                    .badRequest, "a version's name is 1 to \(VersionName.maximumLength) characters, not only spaces and without control characters")
+            }
+            let vector: VersionVector
+            if let at = body.at {
+                let history = try await store.projectHistory(id)
+                vector = try resolveVersion(at, in: history, names: try await store.project(id).versionNames)
+            } else {
+                vector = try await store.project(id).versionVector
+            }
+            _ = try await store.editProject(id, at: clock.milliseconds) { try $0.nameVersion(name, as: vector) }
+            let document = try await store.project(id)
+            guard let named = document.versionNames.first(where: { $0.name == name }) else {
+                throw APIError(.internal, "the name \(name) was not kept")
+            }
+            return .json(nameEntry(named, in: document), status: .created)
+        }
+        routes.delete("projects/:project/versions/names/:name") { _, context in
+            let id = try await existingProject(try context.parameter("project"))
+            let name = try context.parameter("name")
+            let document = try await store.project(id)
+            guard let named = document.versionNames.first(where: { $0.name == name }) else {
+                throw APIError(.notFound, "no version of this project is named '\(name)' (`storyteller versions list` shows the names)")
+            }
+            _ = try await store.editProject(id, at: clock.milliseconds) { try $0.nameVersion(name, as: nil) }
+            return .json(nameEntry(named, in: document))
+        }
+    }
+
+    func nameEntry(_ named: VersionName, in document: ProjectDocument) -> API.VersionNameEntry {
+        let vector = named.version ?? VersionVector()
+        return API.VersionNameEntry(
+            name: named.name, version: vector.shortID, vector: Self.vectorAnswer(vector), time: named.time,
+            author: document.author(of: named.stamp.replica)?.description)
     }
 
     func versions(of id: DocumentID, shot: OpID?, since: Int64?, limit: Int) async throws -> API.Versions {
@@ -79,7 +123,7 @@ extension ControlAPI {
             case .move(let object, let container, _): if inside(object) || inside(container) { return true }
             case .reorder(let object, _, _), .setDeleted(let object, _), .setField(let object, _, _): if inside(object) { return true }
             case .addStroke(let layer, _, _), .putStroke(let layer, _, _), .eraseStroke(let layer, _): if inside(layer) { return true }
-            case .insertProjectEntry, .purge, .genesis, .setAccess: continue
+            case .insertProjectEntry, .purge, .genesis, .setAccess, .nameVersion: continue
             }
         }
         return false
@@ -103,7 +147,7 @@ extension ControlAPI {
     func projectDocument(_ id: DocumentID, at text: String?) async throws -> (document: ProjectDocument, version: String?) {
         guard let text else { return (try await store.project(id), nil) }
         let history = try await store.projectHistory(id)
-        let vector = try resolveVersion(text, in: history)
+        let vector = try resolveVersion(text, in: history, names: try await store.project(id).versionNames)
         do {
             let document = try history.document(at: vector)
             return (document, document.versionVector.shortID)
@@ -112,16 +156,23 @@ extension ControlAPI {
         }
     }
 
-    /// The version `text` names: a version id from `history` (or a unique
-    /// prefix of 4 or more of its digits), `now`, or a time (the changes made
-    /// at or before it).
-    func resolveVersion(_ text: String, in history: ProjectHistory) throws(APIError) -> VersionVector {
-        let word = text.trimmingCharacters(in: .whitespaces).lowercased()
+    /// The version `text` names: a name given with `versions tag`, a version
+    /// id from `history` (or a unique prefix of 4 or more of its digits),
+    /// `now`, or a time (the changes made at or before it).
+    func resolveVersion(_ text: String, in history: ProjectHistory, names: [VersionName]) throws(APIError) -> VersionVector {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let named = names.first(where: { $0.name == trimmed }) ?? names.first(where: { $0.name.lowercased() == trimmed.lowercased() }),
+            let version = named.version
+        {
+            return version
+        }
+        let word = trimmed.lowercased()
         if word == "now" { return history.current }
         if (4...8).contains(word.count), word.allSatisfy(\.isHexDigit) {
             var known = Set(history.versions().map(\.vector))
             known.insert(history.current)
             for base in history.bases { known.insert(base.versionVector) }
+            for named in names { if let version = named.version { known.insert(version) } }
             let matches = known.filter { $0.shortID.hasPrefix(word) }
             if matches.count == 1 { return matches.first! }
             if matches.count > 1 {
@@ -142,7 +193,7 @@ extension ControlAPI {
         }
         throw APIError(
             .unknownVersion,
-            "no version '\(text)' in this project's history: give a version id from `storyteller history`, a time such as 2026-11-25T14:00, or now")
+            "no version '\(text)' in this project's history: give a version id from `storyteller history`, a name from `storyteller versions list`, a time such as 2026-11-25T14:00, or now")
     }
 
     /// A version the history cannot show, in the user's words.
