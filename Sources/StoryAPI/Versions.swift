@@ -168,3 +168,84 @@ extension API {
         }
     }
 }
+
+extension API {
+    /// `GET /v1/projects/{id}/diff?from=&to=`: what changed between two versions.
+    public struct Diff: Codable, Sendable {
+        public let project: String
+        /// The ids of the two versions compared.
+        public let from: String
+        public let to: String
+        /// Scenes, shots and layers added, removed, moved, renamed.
+        public let items: [DiffItem]
+        /// Strokes added, erased and changed, per layer.
+        public let strokes: [DiffStrokes]
+        /// Text fields changed.
+        public let texts: [DiffText]
+
+        public init(project: String, from: String, to: String, items: [DiffItem], strokes: [DiffStrokes], texts: [DiffText]) {
+            self.project = project
+            self.from = from
+            self.to = to
+            self.items = items
+            self.strokes = strokes
+            self.texts = texts
+        }
+    }
+
+    public struct DiffItem: Codable, Sendable {
+        /// `scene`, `shot` or `layer`; `change`: `added`, `removed`, `moved` or `renamed`.
+        public let kind: String
+        public let id: String
+        public let change: String
+        /// `shot 1-2`, `layer ink in shot 1-2` (as it is in `to`; as it was, if removed).
+        public let place: String
+        /// moved: where it was; renamed: the old name.
+        public let before: String?
+        /// renamed: the new name.
+        public let after: String?
+
+        public init(kind: String, id: String, change: String, place: String, before: String?, after: String?) {
+            self.kind = kind
+            self.id = id
+            self.change = change
+            self.place = place
+            self.before = before
+            self.after = after
+        }
+    }
+
+    public struct DiffStrokes: Codable, Sendable {
+        public let layer: String
+        public let place: String
+        public let added: Int
+        public let erased: Int
+        /// Drawn over, moved or restyled.
+        public let changed: Int
+
+        public init(layer: String, place: String, added: Int, erased: Int, changed: Int) {
+            self.layer = layer
+            self.place = place
+            self.added = added
+            self.erased = erased
+            self.changed = changed
+        }
+    }
+
+    public struct DiffText: Codable, Sendable {
+        public let object: String
+        public let place: String
+        /// `title`, `description`, `caption`, `notes`, `dialogue` or `action`.
+        public let field: String
+        public let before: String?
+        public let after: String?
+
+        public init(object: String, place: String, field: String, before: String?, after: String?) {
+            self.object = object
+            self.place = place
+            self.field = field
+            self.before = before
+            self.after = after
+        }
+    }
+}

@@ -17,9 +17,14 @@ struct AtOption: ParsableArguments {
     /// machine's time zone, and sent in UTC.
     var query: String {
         guard let at else { return "" }
-        let word = at.trimmingCharacters(in: .whitespaces)
-        let value = word.lowercased() == "now" ? word : API.parseTime(word).map { API.isoTime(milliseconds: $0) } ?? word
-        return "at=" + segment(value)
+        return "at=" + segment(Self.sent(at))
+    }
+
+    /// A version as sent to the daemon: a time read here, in this machine's
+    /// time zone, and sent in UTC; anything else as given.
+    static func sent(_ text: String) -> String {
+        let word = text.trimmingCharacters(in: .whitespaces)
+        return word.lowercased() == "now" ? word : API.parseTime(word).map { API.isoTime(milliseconds: $0) } ?? word
     }
 
     /// Makes `names` look up scenes, shots and layers of `project` as they

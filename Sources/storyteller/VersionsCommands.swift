@@ -60,9 +60,7 @@ struct Versions: ParsableCommand {
 
         func run() throws {
             let id = try Names(options).project(project)
-            let at = past.at.map { text in
-                text.lowercased() == "now" ? text : API.parseTime(text).map { API.isoTime(milliseconds: $0) } ?? text
-            }
+            let at = past.at.map(AtOption.sent)
             let entry = try options.call(
                 API.VersionNameEntry.self, "POST", "/v1/projects/\(segment(id))/versions/names", body: API.NameVersion(name: name!, at: at))
             if !options.json { print("named version \(entry.version) \"\(entry.name)\"") }
@@ -86,6 +84,53 @@ struct Versions: ParsableCommand {
             let entry = try options.call(
                 API.VersionNameEntry.self, "DELETE", "/v1/projects/\(segment(id))/versions/names/\(segment(name!))")
             if !options.json { print("took the name \"\(entry.name)\" away from version \(entry.version)") }
+        }
+    }
+}
+
+/// `diff PROJECT FROM [TO]`: what changed between two versions.
+struct Diff: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "What changed in a project between two versions: scenes, shots, layers, strokes, text.",
+        discussion: """
+            FROM and TO are version ids (`storyteller history`), names (`storyteller versions list`) or \
+            times (2026-11-25T14:00 in local time, …Z for UTC, yesterday); TO is now when left out.
+
+            Examples:
+              storyteller diff "Night Train" yesterday
+              storyteller diff "Night Train" "client review 2" 3f9a1c02 --json
+            """)
+    @Argument(help: Help.project) var project: String
+    @Argument(help: "The version to compare from.") var from: String
+    @Argument(help: "The version to compare to (default: now).") var to: String?
+    @OptionGroup var options: ClientOptions
+
+    func run() throws {
+        let id = try Names(options).project(project)
+        var query = "from=" + segment(AtOption.sent(from))
+        if let to { query += "&to=" + segment(AtOption.sent(to)) }
+        let diff = try options.call(API.Diff.self, "GET", "/v1/projects/\(segment(id))/diff?\(query)")
+        guard !options.json else { return }
+        print("from version \(diff.from) to \(to == nil ? "now (\(diff.to))" : "version \(diff.to)")")
+        if diff.items.isEmpty && diff.strokes.isEmpty && diff.texts.isEmpty {
+            print("  no differences")
+            return
+        }
+        func quoted(_ text: String?) -> String { text.map { "\"\($0)\"" } ?? "nothing" }
+        for item in diff.items {
+            switch item.change {
+            case "moved": print("  \(item.place): moved (was \(item.before ?? "?"))")
+            case "renamed": print("  \(item.place): renamed \(quoted(item.before)) → \(quoted(item.after))")
+            default: print("  \(item.place): \(item.change)")
+            }
+        }
+        for layer in diff.strokes {
+            let parts = [(layer.added, "added"), (layer.erased, "erased"), (layer.changed, "changed")].filter { $0.0 > 0 }
+                .map { "\($0.0) stroke\($0.0 == 1 ? "" : "s") \($0.1)" }
+            print("  \(layer.place): \(parts.joined(separator: ", "))")
+        }
+        for text in diff.texts {
+            print("  \(text.place) \(text.field): \(quoted(text.before)) → \(quoted(text.after))")
         }
     }
 }

@@ -14,7 +14,7 @@ import Testing
     /// The scenes of a project answer, as comparable JSON text.
     static func scenes(_ response: ControlClient.Response) throws -> String {
         let body = try #require(response.json as? [String: Any])
-        let scenes = try #require(body["scenes"])
+        let scenes = try #require(body["scenes"], "\(body)")
         return String(decoding: try JSONSerialization.data(withJSONObject: scenes, options: [.sortedKeys]), as: UTF8.self)
     }
 
@@ -85,6 +85,17 @@ import Testing
         let recent = try #require(try await started.get("/v1/projects/\(project)/versions?since=2023-11-14T22:40Z").json as? [String: Any])
         #expect((recent["versions"] as? [[String: Any]])?.count == 2)
 
+        // A diff between two versions, and to now.
+        let diff = try #require(
+            try await started.get("/v1/projects/\(project)/diff?from=\(versionIDs[2])&to=\(versionIDs[1])").json as? [String: Any])
+        #expect((diff["strokes"] as? [[String: Any]])?.first?["added"] as? Int == 2, "\(diff)")
+        #expect((diff["items"] as? [[String: Any]])?.first?["change"] as? String == "renamed")
+        #expect(diff["from"] as? String == versionIDs[2] && diff["to"] as? String == versionIDs[1])
+        let toNow = try #require(try await started.get("/v1/projects/\(project)/diff?from=\(versionIDs[1])").json as? [String: Any])
+        #expect((toNow["items"] as? [[String: Any]])?.map { $0["change"] as? String } == ["removed"])
+        #expect(try await started.get("/v1/projects/\(project)/diff").status == 400)
+        #expect(try await started.get("/v1/projects/\(project)/diff?from=nonsense").errorCode == "unknown_version")
+
         // Bad input: typed errors in words, nothing changed.
         let before = try await started.get("/v1/projects/\(project)?at=2023-11-14T22:00Z")
         #expect(before.status == 404 && before.errorCode == "unknown_version")
@@ -148,6 +159,10 @@ import Testing
         #expect((versions.first?["changes"] as? [Any])?.count == 7, "founding, title, scene, shot, layer, stroke, deletion")
         #expect(try made("projects", "show", project, "--at", id).contains("as it was at version \(id)"))
         #expect(try made("history", project, "--changes", "--since", "2001-01-01").split(separator: "\n").count == 8)
+
+        let diff = try made("diff", project, moment)
+        #expect(diff.contains("to now") && diff.contains("shot 1-1: removed"), "\(diff)")
+        #expect(try made("diff", project, moment, moment).hasSuffix("no differences"))
 
         // Bad input, in words.
         let before = try daemon.cli("projects", "show", project, "--at", "2001-01-01T00:00")

@@ -26,6 +26,27 @@ extension ControlAPI {
             if let text = request.query["shot"] { shot = try objectID(text, "shot") }
             return .json(try await versions(of: id, shot: shot, since: since, limit: limit))
         }
+        routes.get("projects/:project/diff") { request, context in
+            let id = try await existingProject(try context.parameter("project"))
+            guard let from = request.query["from"] else {
+                throw APIError(.badRequest, "from is required: the version to compare from (an id, a name or a time)")
+            }
+            let (old, _) = try await projectDocument(id, at: from)
+            let (new, _) = try await projectDocument(id, at: request.query["to"])
+            let diff = ProjectDiff(from: old.view, to: new.view)
+            return .json(
+                API.Diff(
+                    project: id.description, from: old.versionVector.shortID, to: new.versionVector.shortID,
+                    items: diff.items.map {
+                        API.DiffItem(kind: $0.kind, id: $0.id.description, change: $0.change, place: $0.place, before: $0.before, after: $0.after)
+                    },
+                    strokes: diff.strokes.map {
+                        API.DiffStrokes(layer: $0.layer.description, place: $0.place, added: $0.added, erased: $0.erased, changed: $0.changed)
+                    },
+                    texts: diff.texts.map {
+                        API.DiffText(object: $0.object.description, place: $0.place, field: $0.field, before: $0.before, after: $0.after)
+                    }))
+        }
         routes.get("projects/:project/versions/names") { _, context in
             let id = try await existingProject(try context.parameter("project"))
             let document = try await store.project(id)
