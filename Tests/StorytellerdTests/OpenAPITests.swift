@@ -152,6 +152,7 @@ import Testing
             ("/v1/projects/{project}", "/v1/projects/\(project)?at=now", 200),
             ("/v1/projects/{project}", "/v1/projects/\(project)?at=2001-01-01T00:00Z", 404),
             ("/v1/projects/{project}/versions/names", "/v1/projects/\(project)/versions/names", 200),
+            ("/v1/projects/{project}/diff", "/v1/projects/\(project)/diff?from=now", 200),
         ]
         for check in checks {
             let response = try daemon.client.get(check.target)
