@@ -249,3 +249,39 @@ extension API {
         }
     }
 }
+
+extension API {
+    /// `POST /v1/projects/{id}/versions/restore`: bring the project, a scene or a shot back to a version.
+    public struct RestoreVersion: Codable, Sendable {
+        /// The version: any form `?at=` takes.
+        public let to: String
+        /// Only this shot, or only this scene (ids); neither: the whole project.
+        public let shot: String?
+        public let scene: String?
+        /// The undo session (default: the daemon's default session).
+        public let session: String?
+
+        public init(to: String, shot: String? = nil, scene: String? = nil, session: String? = nil) {
+            self.to = to
+            self.shot = shot
+            self.scene = scene
+            self.session = session
+        }
+    }
+
+    /// What a restore did.
+    public struct Restored: Codable, Sendable {
+        /// The id of the version brought back.
+        public let version: String
+        /// Whether anything had to change (false: the scope was already as it was then).
+        public let changed: Bool
+        /// "restored 2 strokes, set caption" (empty when nothing changed).
+        public let summary: String
+
+        public init(version: String, changed: Bool, summary: String) {
+            self.version = version
+            self.changed = changed
+            self.summary = summary
+        }
+    }
+}

@@ -16,7 +16,7 @@ struct Storyteller: ParsableCommand {
         version: "storyteller \(API.version)",
         subcommands: [
             Status.self, Version.self, ID.self, Use.self, Peers.self, Share.self, Unshare.self, Shares.self, Tree.self, Folders.self, Projects.self, Scenes.self, Shots.self,
-            Layers.self, Strokes.self, Images.self, Sound.self, Media.self, Undo.self, Redo.self, Search.self, History.self, Versions.self, Diff.self, Render.self, Export.self, Import.self, Preview.self, Watch.self, Backup.self, Demo.self,
+            Layers.self, Strokes.self, Images.self, Sound.self, Media.self, Undo.self, Redo.self, Search.self, History.self, Versions.self, Diff.self, RestoreVersion.self, Render.self, Export.self, Import.self, Preview.self, Watch.self, Backup.self, Demo.self,
         ])
 }
 

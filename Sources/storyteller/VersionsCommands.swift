@@ -134,3 +134,50 @@ struct Diff: ParsableCommand {
         }
     }
 }
+
+/// `restore PROJECT --to VERSION [--shot SHOT|--scene SCENE]`: the past brought back as a new edit.
+struct RestoreVersion: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore",
+        abstract: "Bring a project, or one shot or scene, back to how it was at a version, as a new edit.",
+        discussion: """
+            History is not rewritten: the restore is an edit on top (what was deleted since comes back, what \
+            came since is deleted, what moved moves back, text and strokes are as they were), it merges with \
+            what others do meanwhile like any edit, and `storyteller undo` takes it back. SHOT and SCENE are \
+            named as they were at that version (a shot deleted since too).
+
+            Examples:
+              storyteller restore "Night Train" --to "client review 2"
+              storyteller restore "Night Train" --to yesterday --shot 1-2
+            """)
+    @Argument(help: Help.project) var project: String?
+    @Option(help: "The version: an id from `storyteller history`, a name, or a time (2026-11-25T14:00, …Z, yesterday).")
+    var to: String
+    @Option(help: "Only this shot (its label then, like 1-2, or its id).") var shot: String?
+    @Option(help: "Only this scene (its number, title or id then).") var scene: String?
+    @Option(help: "The undo session (default: the daemon's).") var session: String?
+    @OptionGroup var options: ClientOptions
+
+    func validate() throws {
+        if shot != nil && scene != nil { throw ValidationError("give --shot or --scene, not both") }
+    }
+
+    func run() throws {
+        let names = Names(options)
+        let id = try names.project(project)
+        let version = AtOption.sent(to)
+        if shot != nil || scene != nil {
+            let response = try options.raw("GET", "/v1/projects/\(segment(id))?points=false&at=\(segment(version))", body: nil as Data?)
+            names.remember(try API.decoder.decode(API.Project.self, from: response.body), of: id)
+        }
+        let body = API.RestoreVersion(
+            to: version, shot: try shot.map { try names.shot($0, in: id).description },
+            scene: try scene.map { try names.scene($0, in: id).description }, session: session)
+        let restored = try options.call(API.Restored.self, "POST", "/v1/projects/\(segment(id))/versions/restore", body: body)
+        guard !options.json else { return }
+        let what = shot.map { "shot \($0)" } ?? scene.map { "scene \($0)" } ?? "the project"
+        print(restored.changed
+            ? "restored \(what) as it was at version \(restored.version): \(restored.summary) (storyteller undo takes it back)"
+            : "\(what) is already as it was at version \(restored.version)")
+    }
+}

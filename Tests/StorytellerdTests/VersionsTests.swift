@@ -164,6 +164,19 @@ import Testing
         #expect(diff.contains("to now") && diff.contains("shot 1-1: removed"), "\(diff)")
         #expect(try made("diff", project, moment, moment).hasSuffix("no differences"))
 
+        // Restore the deleted shot (named as it was), as a new edit that undo takes back.
+        let restored = try made("restore", project, "--to", moment, "--shot", "1-1")
+        #expect(restored.hasPrefix("restored shot 1-1 as it was at version") && restored.contains("restored 1 shot"), "\(restored)")
+        #expect(try made("projects", "show", project).contains("shot 1-1"))
+        #expect(try made("restore", project, "--to", moment).contains("is already as it was"))
+        _ = try made("undo", project)
+        #expect(try made("projects", "show", project).contains("shot 1-1") == false)
+        let later = try made("shots", "add", project, scene)
+        let missing = try daemon.cli("restore", project, "--to", moment, "--shot", later)
+        #expect(missing.status == 1 && missing.errors.contains("was not on the board at that version"), "\(missing.errors)")
+        let both = try daemon.cli("restore", project, "--to", moment, "--shot", "1-1", "--scene", "1")
+        #expect(both.status == 64)
+
         // Bad input, in words.
         let before = try daemon.cli("projects", "show", project, "--at", "2001-01-01T00:00")
         #expect(before.status == 1 && before.errors.contains("did not exist yet"), "\(before.errors)")

@@ -47,6 +47,20 @@ extension ControlAPI {
                         API.DiffText(object: $0.object.description, place: $0.place, field: $0.field, before: $0.before, after: $0.after)
                     }))
         }
+        routes.post("projects/:project/versions/restore") { request, context in
+            let id = try await existingProject(try context.parameter("project"))
+            let body = try await request.decode(API.RestoreVersion.self, context: context)
+            guard body.shot == nil || body.scene == nil else { throw APIError(.badRequest, "give a shot or a scene, not both") }
+            let scope: RestoreScope =
+                if let shot = body.shot { .shot(try objectID(shot, "shot")) } else if let scene = body.scene { .scene(try objectID(scene, "scene")) } else { .project }
+            let (past, version) = try await projectDocument(id, at: body.to)
+            let edit = try await store.editProject(id, session: body.session ?? Self.defaultSession, at: clock.milliseconds) { editor in
+                try editor.restore(scope, asIn: past)
+            }
+            var summary = ""
+            if let change = edit.change { summary = ChangeSummary.describe(try change.decoded(), in: try await store.project(id)) }
+            return .json(API.Restored(version: version ?? past.versionVector.shortID, changed: edit.change != nil, summary: summary))
+        }
         routes.get("projects/:project/versions/names") { _, context in
             let id = try await existingProject(try context.parameter("project"))
             let document = try await store.project(id)
