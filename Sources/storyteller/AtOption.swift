@@ -8,7 +8,8 @@ import StoryAPI
 struct AtOption: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "Show the project as it was at this version: an id from `storyteller history`, or a time "
+            "Show the project as it was at this version: an id from `storyteller history`, a name from "
+                + "`storyteller versions list`, or a time "
                 + "(2026-11-25T14:00 in local time, 2026-11-25T14:00Z in UTC, 2026-11-25 for the end of that day, yesterday).",
             valueName: "version|time"))
     var at: String?
