@@ -237,4 +237,25 @@ import Testing
         #expect(api.status == 400 && api.errorCode == "bad_request")
         #expect(try daemon.client.get("/v1/projects/\(project)/versions/names").status == 200)
     }
+
+    @Test func namedVersionsReachPeersAndAReaderCannotName() async throws {
+        let a = try await StartedDaemon.start(name: "a")
+        defer { a.stop() }
+        let b = try await StartedDaemon.start(name: "b")
+        defer { b.stop() }
+        let (_, bID) = try TwoDaemonTests().pair(a, b)
+        let project = try Self.run(a, ["projects", "create", "Harbour"])
+        _ = try Self.run(a, ["scenes", "add", project, "--title", "Dawn"])
+        _ = try Self.run(a, ["share", project, bID, "--read-only"])
+        _ = try Self.run(a, ["versions", "tag", project, "review"])
+        _ = try Self.run(a, ["scenes", "add", project, "--title", "Dusk"])
+        try await eventually("the name reaches b") {
+            (try? b.json("versions", "list", project) as? [[String: Any]])??.first?["name"] as? String == "review"
+        }
+        let then = try Self.run(b, ["projects", "show", project, "--at", "review"])
+        #expect(then.contains("Dawn") && !then.contains("Dusk"), "\(then)")
+        let refused = try b.cli("versions", "tag", project, "mine")
+        #expect(refused.status == 1 && refused.errors.contains("read-only"), "\(refused.errors)")
+    }
 }
+
