@@ -40,6 +40,12 @@ public struct APIError: Error, Codable, Sendable, CustomStringConvertible {
         /// A program the request needs is not installed where the daemon runs
         /// (ffmpeg for an animatic); the message says how to install it (503).
         public static let unavailable = Code(rawValue: "unavailable")
+        /// A version (id, name or time) that is not in the project's history
+        /// here, or a time before the project existed (404).
+        public static let unknownVersion = Code(rawValue: "unknown_version")
+        /// The changes needed to show that version were compacted away on
+        /// this machine; the message names the oldest it can show (410).
+        public static let historyCompacted = Code(rawValue: "history_compacted")
 
         public var description: String { rawValue }
 
@@ -57,6 +63,8 @@ public struct APIError: Error, Codable, Sendable, CustomStringConvertible {
             case .insufficientStorage: 507
             case .invalidPackage: 422
             case .unavailable: 503
+            case .unknownVersion: 404
+            case .historyCompacted: 410
             default: 500
             }
         }

@@ -136,6 +136,9 @@ extension API {
         /// open (`storyteller conflicts` lists them); absent when none.
         public var conflicts: [String]?
         public var scenes: [Scene]
+        /// Set when this is the project as it was at a past version (`?at=`):
+        /// that version's id. Absent for the present.
+        public var version: String? = nil
 
         public init(
             id: String, name: String?, title: String?, description: String?, aspectRatio: Double, createdAt: Int64?, updatedAt: Int64?,

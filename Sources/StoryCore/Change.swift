@@ -418,7 +418,7 @@ struct ReplicaTable {
             add(layer.replica)
             add(key.replica)
         case .purge(let nodes): for node in nodes { add(node.replica) }
-        case .genesis, .setAccess: break
+        case .genesis, .setAccess, .nameVersion: break
         case .addTag(let object, _): add(object.replica)
         case .removeTag(let object, _, let dots):
             add(object.replica)
@@ -519,6 +519,11 @@ extension ByteWriter {
             write(string: tag)
             write(count: dots.count)
             for dot in dots { write(dot, table: table) }
+        case .nameVersion(let name, let version):
+            write(byte: OperationTag.nameVersion.rawValue)
+            write(string: name)
+            write(bool: version != nil)
+            if let version { write(raw: version.encoded()) }
         }
     }
 }
@@ -638,6 +643,10 @@ extension ByteReader {
             var dots: [OpID] = []
             for _ in 0..<count { dots.append(try readOpID(replicas: replicas)) }
             return .removeTag(object: object, tag: tag, dots: dots)
+        case .nameVersion:
+            let name = try readString("a version name")
+            let version = try readBool("version flag") ? try VersionVector(from: &self) : nil
+            return .nameVersion(name: name, version: version)
         }
     }
 }

@@ -109,7 +109,7 @@ struct LibraryState: Sendable {
             let added = Set(list).subtracting(purged)
             purged.formUnion(added)
             journal.append(.purged(Array(added)))
-        case .setDeleted, .addStroke, .putStroke, .eraseStroke, .addTag, .removeTag:
+        case .setDeleted, .addStroke, .putStroke, .eraseStroke, .addTag, .removeTag, .nameVersion:
             throw DocumentError(.invalidOperation, "project operations do not apply to a library")
         case .genesis, .setAccess:
             throw DocumentError(.invalidOperation, "access operations apply to the access list, not the content")

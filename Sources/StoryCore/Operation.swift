@@ -44,13 +44,16 @@ public enum Operation: Hashable, Sendable {
     /// Takes a tag off the project or a shot: removes the dots of the tag its
     /// author had seen (`dots`, at least one). An add it had not seen stays.
     case removeTag(object: OpID, tag: String, dots: [OpID])
+    /// Names a version of the project (nil: takes the name away). Last
+    /// writer wins per name. Projects only.
+    case nameVersion(name: String, version: VersionVector?)
 }
 
 /// The operation tags of the change encoding (docs/crdt.md, "Changes").
 enum OperationTag: UInt8 {
     case setField = 1, insert, move, setDeleted, addStroke, putStroke, eraseStroke, insertProjectEntry, purge, reorder
     case genesis, setAccess
-    case addTag, removeTag
+    case addTag, removeTag, nameVersion
 }
 
 extension Operation {

@@ -43,6 +43,7 @@ extension ProjectDocument {
                 if let dot = write.dot { replicas.insert(dot.replica) }
             }
         }
+        for named in state.versionNames.values { replicas.insert(named.stamp.replica) }
         var writer = SnapshotWriter(header: replicaState.header(kind: .project, document: id), replicas: replicas)
         let table = writer.table
 
@@ -77,6 +78,18 @@ extension ProjectDocument {
         }
         writer.section { out in Self.writeTags(state.allTags, table: table, into: &out) }
         writer.section { out in out.write(fieldWrites: state.allFieldWrites, table: table) }
+        // Format 3: named versions (name, stamp, time, the version or none).
+        writer.section { out in
+            let names = state.versionNames.values.sorted { $0.name < $1.name }
+            out.write(count: names.count)
+            for named in names {
+                out.write(string: named.name)
+                out.write(named.stamp, table: table)
+                out.write(signed: named.time)
+                out.write(bool: named.version != nil)
+                if let version = named.version { out.write(raw: version.encoded()) }
+            }
+        }
         return writer.finish()
     }
 
@@ -256,9 +269,24 @@ extension ProjectDocument {
             fieldWrites = try section.readFieldWrites(replicas: replicas)
             try section.expectEnd("overwritten values")
         }
+        var names: [String: VersionName] = [:]
+        if reader.formatVersion >= 3 {
+            section = try reader.section("version names")
+            for _ in 0..<(try section.readCount("version names", minimumElementSize: 5)) {
+                let name = try section.readString("a version name")
+                let stamp = try section.readOpID(replicas: replicas)
+                let time = try section.readSigned()
+                let version = try section.readBool("version flag") ? try VersionVector(from: &section) : nil
+                guard VersionName.isValid(name), names[name] == nil else { throw CodecError(.invalidValue, "a bad or repeated version name") }
+                names[name] = VersionName(name: name, version: version, stamp: stamp, time: time)
+            }
+            try section.expectEnd("version names")
+        }
         try reader.expectEnd()
-        return try ProjectState(
+        var state = try ProjectState(
             objects: objects, containers: containers, strokes: strokes, contents: contents, tags: tags, fieldWrites: fieldWrites)
+        state.restoreVersionNames(names)
+        return state
     }
 
     /// The tags section (format 3): per object ascending, per tag ascending

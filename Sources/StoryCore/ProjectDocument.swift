@@ -202,6 +202,11 @@ public struct ProjectDocument: Sendable {
     /// with who deleted it and when. O(1).
     public var deletion: ProjectDeletion? { state.deletion }
 
+    /// The project's named versions, by name (names taken away left out). O(names).
+    public var versionNames: [VersionName] {
+        state.versionNames.values.filter { $0.version != nil }.sorted { $0.name < $1.name }
+    }
+
     /// The scenes shown, in order.
     public var scenes: [OpID] { state.children(of: .root) }
 

@@ -116,6 +116,13 @@ public struct ProjectEditor: ChangeBuilder {
         try perform(.setField(object: .root, key: .deletedAt, value: .number(Double(core.time))))
     }
 
+    /// Names a version of the project (nil: takes the name away); the name
+    /// then names that version on every replica (last writer wins per name).
+    /// - Throws: `DocumentError(.invalidValue)` for an empty, too long or control-character name.
+    public mutating func nameVersion(_ name: String, as version: VersionVector?) throws(DocumentError) {
+        try perform(.nameVersion(name: name, version: version))
+    }
+
     /// Takes the project out of the trash for everyone. Restoring a project
     /// that is not deleted does nothing.
     public mutating func restoreProject() throws(DocumentError) {
@@ -393,7 +400,7 @@ public struct ProjectEditor: ChangeBuilder {
                 record.add(.stroke(layer: layer, key: key), previous: .stroke(previous?.visibleValue), stamp: id, previousStamp: previous?.stamp)
             case .tag(let object, let key, let previous):
                 record.add(.tag(object, key), previous: .tag(previous?.spelling), stamp: id, previousStamp: previous?.stamp)
-            case .entry, .content, .container, .writes:
+            case .entry, .content, .container, .writes, .versionName:
                 continue
             }
         }

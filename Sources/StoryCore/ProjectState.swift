@@ -67,6 +67,7 @@ enum ProjectJournalEntry: Sendable {
     case tag(object: OpID, key: String, previous: TagEntry?)
     /// What a text field remembered of its concurrent writes before.
     case writes(FieldSlot, previous: FieldWrites?)
+    case versionName(name: String, previous: VersionName?)
 }
 
 /// The replicated state of one storyboard project: every object ever created,
@@ -95,6 +96,8 @@ struct ProjectState: Sendable {
     private(set) var overwrites = 0
     /// The change being applied (`begin`).
     private var context = WriteContext.local
+    /// Named versions by name, taken-away names included (LWW per name).
+    private(set) var versionNames: [String: VersionName] = [:]
 
     init() {
         let root = StoryObject(
@@ -233,6 +236,16 @@ struct ProjectState: Sendable {
             throw DocumentError(.invalidOperation, "library operations do not apply to a project")
         case .genesis, .setAccess:
             throw DocumentError(.invalidOperation, "access operations apply to the access list, not the content")
+
+        case .nameVersion(let name, let version):
+            guard VersionName.isValid(name) else {
+                throw DocumentError(.invalidValue, "a version name is 1 to \(VersionName.maximumLength) characters, not only spaces, no control characters")
+            }
+            let previous = versionNames[name]
+            // An older write arriving late changes nothing.
+            if let previous, previous.stamp > id { return }
+            journal.append(.versionName(name: name, previous: previous))
+            versionNames[name] = VersionName(name: name, version: version, stamp: id, time: time)
         }
     }
 
@@ -257,6 +270,7 @@ struct ProjectState: Sendable {
                 tags[object, default: [:]][key] = previous
                 if tags[object]?.isEmpty ?? false { tags[object] = nil }
             case .writes(let slot, let previous): fieldWrites[slot] = previous
+            case .versionName(let name, let previous): versionNames[name] = previous
             }
         }
     }
@@ -411,6 +425,8 @@ struct ProjectState: Sendable {
     var allContents: [OpID: PointsBlob] { contents }
 
     var allFieldWrites: [FieldSlot: FieldWrites] { fieldWrites }
+    /// Puts back named versions read from a snapshot (format 3).
+    mutating func restoreVersionNames(_ names: [String: VersionName]) { versionNames = names }
 
     // MARK: - Merging states
 
@@ -451,6 +467,9 @@ struct ProjectState: Sendable {
             guard let theirs, mine.map({ theirs > $0 }) ?? true else { continue }
             fieldWrites[slot] = FieldWrites(
                 keptBy: nil, keptAt: record.keptAt, overwritten: record.overwritten.map { FieldWrite(value: $0.value, stamp: $0.stamp, dot: nil, time: $0.time) })
+        }
+        for (name, theirs) in other.versionNames where theirs.stamp > versionNames[name]?.stamp ?? OpID(counter: 0, replica: .reserved) {
+            versionNames[name] = theirs
         }
         for (id, theirs) in other.objects {
             guard var mine = objects[id] else {

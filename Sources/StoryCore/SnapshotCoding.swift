@@ -25,7 +25,8 @@ struct SnapshotHeader {
 enum SnapshotFormat {
     static let magic: [UInt8] = Array("STRY".utf8)
     /// Format 2 adds authorship to the header; format 3 appends sections (a
-    /// project's tags, then its overwritten text values). Formats 1 and 2 are still read.
+    /// project's tags, its overwritten text values, its named versions).
+    /// Formats 1 and 2 are still read.
     static let version: UInt64 = 3
 }
 
@@ -102,6 +103,7 @@ struct SnapshotReader {
     /// sections appended by later formats are read only when it has them).
     let format: UInt64
     var version: UInt64 { format }
+    var formatVersion: UInt64 { format }
     private var reader: ByteReader
 
     init(_ bytes: [UInt8]) throws(CodecError) {

@@ -18,6 +18,7 @@ extension Export {
                   storyteller export images "Night Train" --out boards/
                   storyteller export images "Night Train" --scene 2 --width 1920 --out scene2/
                   storyteller export images "Night Train" --tag night --out night-shots/
+                  storyteller export images "Night Train" --at 3f9a1c02 --out review2/
                 """)
         @Argument(help: Help.project) var project: String?
         @Option(help: "Only this scene: its number (2), title, or id prefix.") var scene: String?
@@ -28,6 +29,7 @@ extension Export {
             name: .customLong("contact-width"), help: "The contact sheet's width in pixels (320 to 4096; default 1600)."
         )
         var contactWidth: Int?
+        @OptionGroup var past: AtOption
         @OptionGroup var options: ClientOptions
 
         mutating func validate() throws {
@@ -59,6 +61,7 @@ extension Export {
         func run() throws {
             let names = Names(options)
             let id = try names.project(project)
+            try past.lookUpNames(of: id, with: names, options: options)
             let structure = try names.structure(of: id)
             var scenes = structure.scenes
             var sceneQuery = ""
@@ -99,7 +102,7 @@ extension Export {
             let fileNames = Self.fileNames(shots.map(\.label))
             let progress = isatty(STDERR_FILENO) == 1 ? CountProgress(total: shots.count + 1, into: out) : nil
             var written: [String] = []
-            let widthQuery = width.map { "&width=\($0)" } ?? ""
+            let widthQuery = (width.map { "&width=\($0)" } ?? "") + (past.query.isEmpty ? "" : "&" + past.query)
             for (index, shot) in shots.enumerated() {
                 progress?.show(index, doing: "shot \(shot.label)")
                 let response: ControlClientResponse
@@ -117,7 +120,7 @@ extension Export {
                 written.append(file)
             }
             progress?.show(shots.count, doing: "the contact sheet")
-            let contactQuery = contactWidth.map { "&width=\($0)" } ?? ""
+            let contactQuery = (contactWidth.map { "&width=\($0)" } ?? "") + (past.query.isEmpty ? "" : "&" + past.query)
             let sheet: ControlClientResponse
             do {
                 sheet = try options.raw(

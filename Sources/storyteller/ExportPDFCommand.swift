@@ -22,6 +22,7 @@ extension Export {
                   storyteller export pdf "Night Train" --scene 2 --paper A3 --per-page 12 --out scene2.pdf
                   storyteller export pdf "Night Train" --tag "client review" --out review.pdf
                   storyteller export pdf "Night Train" --grid 3x1 --text beside --fields label,caption,notes --out notes.pdf
+                  storyteller export pdf "Night Train" --at 2026-11-24T17:00 --out review2.pdf
                 """)
         @Argument(help: Help.project) var project: String?
         @Option(help: "Only this scene: its number (2), title, or id prefix.") var scene: String?
@@ -42,6 +43,7 @@ extension Export {
             help: ArgumentHelp(
                 "Only these pages, such as 2-5, 3 or 4- (numbered as in the whole sheet).", valueName: "from-to"))
         var pages: String?
+        @OptionGroup var past: AtOption
         @OptionGroup var options: ClientOptions
 
         mutating func validate() throws {
@@ -78,7 +80,9 @@ extension Export {
         func run() throws {
             let names = Names(options)
             let id = try names.project(project)
+            try past.lookUpNames(of: id, with: names, options: options)
             var query = try sheetOptions().query
+            if !past.query.isEmpty { query += "&" + past.query }
             if let scene { query += "&scene=" + segment(try names.scene(scene, in: id).description) }
             if let tag { query += "&tag=" + segment(tag) }
             let path = ExportFile.absolute(out)

@@ -155,28 +155,78 @@ struct Folders: ParsableCommand {
     }
 }
 
-/// `history PROJECT`: the project's recent changes, who made them and where.
+/// `history PROJECT`: the project's versions (or changes), who made them and where.
 struct History: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "A project's changes, newest first: when, who, what, and in which shots.",
-        discussion: "Example:\n  storyteller history \"Night Train\" --limit 20")
+        abstract: "A project's versions, newest first: when, who, what, and in which shots.",
+        discussion: """
+            One person's burst of edits (their changes a few minutes apart at most) is one version. \
+            Its id, the same on every machine, is what --at takes (`projects show`, `render`, \
+            `export pdf`, `export images`), as does a time. --changes lists each change instead.
+
+            Examples:
+              storyteller history "Night Train" --limit 20
+              storyteller history "Night Train" --shot 1-2 --since yesterday
+              storyteller projects show "Night Train" --at 3f9a1c02
+            """)
     @Argument(help: Help.project) var project: String?
-    @Option(help: "At most this many changes (1 to 10000).") var limit = 50
+    @Option(help: "At most this many versions, or changes with --changes (1 to 10000).") var limit = 50
+    @Option(help: "Only versions that touched this shot (its label like 1-2, or its id).") var shot: String?
+    @Option(help: "Only versions from this time on (2026-11-25T14:00 in local time, …Z for UTC, today, yesterday).")
+    var since: String?
+    @Flag(help: "List each change on its own, not grouped into versions.") var changes = false
     @OptionGroup var options: ClientOptions
+
+    func validate() throws {
+        if let since, API.parseTime(since) == nil {
+            throw ValidationError("--since must be a time such as 2026-11-25T14:00 (local), 2026-11-25T14:00Z (UTC) or yesterday, not '\(since)'")
+        }
+    }
 
     func run() throws {
         let names = Names(options)
         let id = try names.project(project)
-        let history = try options.call(API.History.self, "GET", "/v1/projects/\(segment(id))/history?limit=\(limit)")
-        guard !options.json else { return }
         let me = try? names.quietIdentity()
+        if changes && shot == nil && since == nil {
+            let history = try options.call(API.History.self, "GET", "/v1/projects/\(segment(id))/history?limit=\(limit)")
+            guard !options.json else { return }
+            printTable(
+                ["TIME", "WHO", "WHAT", "WHERE"],
+                history.changes.map { change in
+                    [isoTime(milliseconds: change.time), names.who(change.author, local: change.local, me: me), change.summary,
+                     change.shots.joined(separator: ", ")]
+                })
+            if history.compacted { print("(older changes are folded into a snapshot)") }
+            return
+        }
+        var query = "limit=\(limit)"
+        if let shot { query += "&shot=\(segment(try names.shot(shot, in: id).description))" }
+        if let since, let time = API.parseTime(since) { query += "&since=\(segment(API.isoTime(milliseconds: time)))" }
+        let response = try options.raw("GET", "/v1/projects/\(segment(id))/versions?\(query)", body: nil as Data?)
+        let answer = try API.decoder.decode(API.Versions.self, from: response.body)
+        if options.json && !changes { print(String(decoding: response.body, as: UTF8.self)) }
+        if changes {
+            let entries = Array(answer.versions.flatMap(\.changes).prefix(limit))
+            if options.json {
+                print(String(decoding: try API.encoder.encode(entries), as: UTF8.self))
+                return
+            }
+            printTable(
+                ["TIME", "WHO", "WHAT", "WHERE"],
+                entries.map { change in
+                    [isoTime(milliseconds: change.time), names.who(change.author, local: change.local, me: me), change.summary,
+                     change.shots.joined(separator: ", ")]
+                })
+            return
+        }
+        guard !options.json else { return }
         printTable(
-            ["TIME", "WHO", "WHAT", "WHERE"],
-            history.changes.map { change in
-                [isoTime(milliseconds: change.time), names.who(change.author, local: change.local, me: me), change.summary,
-                 change.shots.joined(separator: ", ")]
+            ["VERSION", "TIME", "WHO", "WHAT", "WHERE"],
+            answer.versions.map { version in
+                [version.id, isoTime(milliseconds: version.time), names.who(version.author, local: version.local, me: me), version.summary,
+                 version.shots.joined(separator: ", ")]
             })
-        if history.compacted { print("(older changes are folded into a snapshot)") }
+        if answer.compacted { print("(older versions were compacted on this machine; the oldest it can show is \(answer.oldest))") }
     }
 }
 

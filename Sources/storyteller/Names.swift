@@ -148,6 +148,10 @@ final class Names {
         return tree
     }
 
+    /// Looks names inside `project` up in `structure` from now on (the
+    /// project at a past version, for `--at`).
+    func remember(_ structure: API.Project, of project: String) { projects[project] = structure }
+
     /// A project's structure (strokes without their points, unless asked).
     func structure(of project: String, withPoints: Bool = false) throws -> API.Project {
         if let known = withPoints ? projectsWithPoints[project] : projects[project] { return known }

@@ -16,7 +16,7 @@ struct Storyteller: ParsableCommand {
         version: "storyteller \(API.version)",
         subcommands: [
             Status.self, Version.self, ID.self, Use.self, Peers.self, Share.self, Unshare.self, Shares.self, Tree.self, Folders.self, Projects.self, Scenes.self, Shots.self,
-            Tags.self, Layers.self, Strokes.self, Images.self, Sound.self, Media.self, Undo.self, Redo.self, Search.self, History.self, Conflicts.self, Render.self, Replay.self, Export.self, Import.self, Preview.self, Watch.self, Backup.self, Demo.self,
+            Tags.self, Layers.self, Strokes.self, Images.self, Sound.self, Media.self, Undo.self, Redo.self, Search.self, History.self, Versions.self, Diff.self, RestoreVersion.self, Conflicts.self, Render.self, Replay.self, Export.self, Import.self, Preview.self, Watch.self, Backup.self, Demo.self,
         ])
 }
 
@@ -658,15 +658,23 @@ struct Projects: ParsableCommand {
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "A project's scenes, shots and layers.", discussion: "Example:\n  storyteller projects show \"Night Train\"")
+            abstract: "A project's scenes, shots and layers (now, or as they were at a version).",
+            discussion: """
+                Examples:
+                  storyteller projects show "Night Train"
+                  storyteller projects show "Night Train" --at 2026-11-24T17:00
+                """)
         @Argument(help: Help.project) var project: String?
+        @OptionGroup var past: AtOption
         @OptionGroup var options: ClientOptions
 
         func run() throws {
             let id = try Names(options).project(project)
-            let body = try options.call(API.Project.self, "GET", "/v1/projects/\(segment(id))")
+            let query = past.query.isEmpty ? "" : "?" + past.query
+            let body = try options.call(API.Project.self, "GET", "/v1/projects/\(segment(id))\(query)")
             guard !options.json else { return }
             var notes: [String] = []
+            if let version = body.version { notes.append("as it was at version \(version)") }
             if body.legacy { notes.append("legacy: made before signed authorship, not synced; `projects copy` it to share") }
             if let trash = body.trash {
                 notes.append(trash.isForEveryone ? "in the trash: deleted for everyone" : "in the trash: hidden on this machine")

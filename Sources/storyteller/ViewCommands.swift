@@ -13,12 +13,14 @@ struct Render: ParsableCommand {
             Examples:
               storyteller render "Night Train" 1-2 --out 1-2.png
               storyteller render "Night Train" 1-2 --out 1-2.pdf --width 1200 --onion 1
+              storyteller render "Night Train" 1-2 --out before.png --at yesterday
             """)
     @Argument(help: Help.project) var project: String?
     @Argument(help: Help.shot) var shot: String?
     @Option(help: "The file to write: .png, .svg or .pdf (the format is taken from the extension).") var out: String
     @Option(help: "The panel's width in pixels (16 to 8192; default 1600).") var width: Int?
     @Option(help: "Also draw N previous and next shots of the scene, faded (onion skin; 0 to 10).") var onion = 0
+    @OptionGroup var past: AtOption
     @OptionGroup var options: ClientOptions
 
     mutating func validate() throws {
@@ -43,9 +45,11 @@ struct Render: ParsableCommand {
         let format = API.RenderFormat(fileName: out)!
         let names = Names(options)
         let id = try names.project(project)
+        try past.lookUpNames(of: id, with: names, options: options)
         let shotID = try names.shot(shot!, in: id).description
         var query = "format=\(format.rawValue)&onion=\(onion)"
         if let width { query += "&width=\(width)" }
+        if !past.query.isEmpty { query += "&" + past.query }
         // A large panel takes a while to draw.
         let response: ControlClientResponse = try options.raw(
             "GET", "/v1/projects/\(segment(id))/shots/\(segment(shotID))/render?\(query)", body: nil as Data?, timeoutSeconds: 120)

@@ -130,7 +130,7 @@ import Testing
         #expect(badTransform.status == 400 && badTransform.errorCode == "bad_request")
 
         // History: newest first, each with its author replica, time and a summary.
-        let history = try #require(try daemon.json("history", project) as? [String: Any])
+        let history = try #require(try daemon.json("history", project, "--changes") as? [String: Any])
         let changes = try #require(history["changes"] as? [[String: Any]])
         let summaries = changes.compactMap { $0["summary"] as? String }
         #expect(summaries.count == 9, "founding, title, scene, shot, layer, stroke, replace, erase, restore: \(summaries)")
@@ -141,7 +141,7 @@ import Testing
         #expect(changes.allSatisfy { $0["local"] as? Bool == true && ($0["time"] as? Int ?? 0) > 1_700_000_000_000 })
         #expect(Set(changes.compactMap { $0["replica"] as? String }).count == 1)
         #expect(history["compacted"] as? Bool == false)
-        let text = try daemon.cli("history", project, "--limit", "2")
+        let text = try daemon.cli("history", project, "--changes", "--limit", "2")
         #expect(text.status == 0 && text.output.hasPrefix("TIME") && text.output.contains("  you  "), "\(text.output)")
         #expect(text.output.split(separator: "\n").count == 3, "a header and two changes")
         #expect(try daemon.client.get("/v1/projects/\(project)/history?limit=0").status == 400)

@@ -149,6 +149,11 @@ import Testing
             ("/v1/projects/{project}", "/v1/projects/00000000000000000000000000000000", 404),
             ("/v1/projects/{project}/media", "/v1/projects/\(project)/media", 200), ("/v1/media/transfers", "/v1/media/transfers", 200),
             ("/v1/projects/{project}/media/{blob}", "/v1/projects/\(project)/media/\(String(repeating: "0", count: 64))", 404),
+            ("/v1/projects/{project}/versions", "/v1/projects/\(project)/versions", 200),
+            ("/v1/projects/{project}", "/v1/projects/\(project)?at=now", 200),
+            ("/v1/projects/{project}", "/v1/projects/\(project)?at=2001-01-01T00:00Z", 404),
+            ("/v1/projects/{project}/versions/names", "/v1/projects/\(project)/versions/names", 200),
+            ("/v1/projects/{project}/diff", "/v1/projects/\(project)/diff?from=now", 200),
         ]
         for check in checks {
             let response = try daemon.client.get(check.target)

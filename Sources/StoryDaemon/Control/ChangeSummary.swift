@@ -3,6 +3,12 @@ import StoryCore
 /// A one-line account of a change for `history`: "drew 2 strokes, moved 1 shot".
 enum ChangeSummary {
     static func describe(_ change: Change, in document: ProjectDocument) -> String {
+        describe([change], in: document)
+    }
+
+    /// The account of several changes at once (one version of `history`):
+    /// "drew 34 strokes, set caption", each object counted once per verb.
+    static func describe(_ changes: [Change], in document: ProjectDocument) -> String {
         var counts: [String: Int] = [:]
         var order: [String] = []
         var fields: [String] = []
@@ -20,28 +26,31 @@ enum ChangeSummary {
             if id == .root { return "project" }
             return (inserted[id] ?? document.kind(of: id)).map { "\($0)" } ?? "object"
         }
-        for (index, operation) in change.operations.enumerated() {
-            switch operation {
-            case .insert(let objectKind, _, _):
-                inserted[change.opID(at: index)] = objectKind
-                note("added", "\(objectKind)")
-            case .insertProjectEntry: note("added", "project entry")
-            case .move(let object, _, _), .reorder(let object, _, _): note("moved", kind(object), object)
-            case .setDeleted(.root, let isDeleted): extra.append(isDeleted ? "deleted the project" : "restored the project")
-            case .setDeleted(let object, let isDeleted): note(isDeleted ? "deleted" : "restored", kind(object), object)
-            case .addStroke: note("drew", "stroke")
-            case .putStroke(_, let key, _): note("changed", "stroke", key)
-            case .eraseStroke(_, let key): note("erased", "stroke", key)
-            case .purge(let nodes): for _ in nodes { note("purged", "node") }
-            case .genesis: extra.append("founded it")
-            case .setAccess(let peer, let role):
-                extra.append(role == .none ? "took \(peer.short)'s rights" : "made \(peer.short) \(role == .editor ? "an editor" : "a reader")")
-            case .addTag(let object, let tag): extra.append("tagged \(kind(object)) \"\(tag)\"")
-            case .removeTag(let object, let tag, _): extra.append("untagged \(kind(object)) \"\(tag)\"")
-            case .setField(let object, let key, _):
-                // Fields set on what the same change added are part of adding it.
-                // `deletedAt` goes with "deleted the project".
-                if inserted[object] == nil, key != .deletedAt, !fields.contains("\(key)") { fields.append("\(key)") }
+        for change in changes {
+            for (index, operation) in change.operations.enumerated() {
+                switch operation {
+                case .insert(let objectKind, _, _):
+                    inserted[change.opID(at: index)] = objectKind
+                    note("added", "\(objectKind)")
+                case .insertProjectEntry: note("added", "project entry")
+                case .move(let object, _, _), .reorder(let object, _, _): note("moved", kind(object), object)
+                case .setDeleted(.root, let isDeleted): extra.append(isDeleted ? "deleted the project" : "restored the project")
+                case .setDeleted(let object, let isDeleted): note(isDeleted ? "deleted" : "restored", kind(object), object)
+                case .addStroke: note("drew", "stroke")
+                case .putStroke(_, let key, _): note("changed", "stroke", key)
+                case .eraseStroke(_, let key): note("erased", "stroke", key)
+                case .purge(let nodes): for _ in nodes { note("purged", "node") }
+                case .genesis: extra.append("founded it")
+                case .nameVersion(let name, let version): extra.append(version == nil ? "took the name \"\(name)\" away" : "named a version \"\(name)\"")
+                case .addTag(let object, let tag): extra.append("tagged \(kind(object)) \"\(tag)\"")
+                case .removeTag(let object, let tag, _): extra.append("untagged \(kind(object)) \"\(tag)\"")
+                case .setAccess(let peer, let role):
+                    extra.append(role == .none ? "took \(peer.short)'s rights" : "made \(peer.short) \(role == .editor ? "an editor" : "a reader")")
+                case .setField(let object, let key, _):
+                    // Fields set on what the same change added are part of adding it.
+                    // `deletedAt` goes with "deleted the project".
+                    if inserted[object] == nil, key != .deletedAt, !fields.contains("\(key)") { fields.append("\(key)") }
+                }
             }
         }
         var parts = order.map { key -> String in
@@ -78,7 +87,7 @@ extension ChangeSummary {
             case .reorder(let object, _, _), .setDeleted(let object, _), .setField(let object, _, _): note(object)
             case .addTag(let object, _), .removeTag(let object, _, _): note(object)
             case .addStroke(let layer, _, _), .putStroke(let layer, _, _), .eraseStroke(let layer, _): note(layer)
-            case .insertProjectEntry, .purge, .genesis, .setAccess: continue
+            case .insertProjectEntry, .purge, .genesis, .setAccess, .nameVersion: continue
             }
         }
         return found

@@ -15,7 +15,7 @@ extension ControlAPI {
         routes.get("projects/:project/exports/pdf") { request, context in
             let id = try await existingProject(try context.parameter("project"))
             let options = try API.PrintSheetOptions(query: { request.query[$0] })
-            let (view, scenes, title) = try await exported(id, scene: request.query["scene"], tag: request.query["tag"])
+            let (view, scenes, title) = try await exported(id, scene: request.query["scene"], tag: request.query["tag"], at: request.query["at"])
             let size = options.pageSize
             let layout = PrintSheetLayout(
                 pageWidth: size.width, pageHeight: size.height, rows: options.rows, columns: options.columns,
@@ -76,7 +76,7 @@ extension ControlAPI {
                 }
                 width = value
             }
-            let (view, scenes, title) = try await exported(id, scene: request.query["scene"], tag: request.query["tag"])
+            let (view, scenes, title) = try await exported(id, scene: request.query["scene"], tag: request.query["tag"], at: request.query["at"])
             let files = await pictureFiles(drawnIn: scenes)
             let drawn: [UInt8]?
             do {
@@ -99,10 +99,11 @@ extension ControlAPI {
         }
     }
 
-    /// The project's view, the scenes exported (all, or the one `scene` names
-    /// by id; with `tag`, only their shots carrying it) and its title.
-    private func exported(_ id: DocumentID, scene: String?, tag: String?) async throws -> (ProjectView, [SceneView], String) {
-        let view = try await store.project(id).view
+    /// The project's view (now, or at the version `at` names), the scenes
+    /// exported (all, or the one `scene` names by id; with `tag`, only their
+    /// shots carrying it) and its title.
+    private func exported(_ id: DocumentID, scene: String?, tag: String?, at: String?) async throws -> (ProjectView, [SceneView], String) {
+        let view = try await projectDocument(id, at: at).document.view
         let name = try await projectRecord(id).name
         let title =
             [view.title, name].compactMap { $0?.trimmingCharacters(in: .whitespacesAndNewlines) }.first { !$0.isEmpty }

@@ -22,7 +22,7 @@ extension ControlAPI {
         routes.get("projects/:project") { request, context in
             let points = request.query["points"]
             guard [nil, "true", "false"].contains(points) else { throw APIError(.badRequest, "points must be true or false") }
-            return try await project(try documentID(try context.parameter("project")), withPoints: points != "false")
+            return try await project(try documentID(try context.parameter("project")), withPoints: points != "false", at: request.query["at"])
         }
         routes.patch("projects/:project") { request, context in
             let id = try await existingProject(try context.parameter("project"))
@@ -113,16 +113,17 @@ extension ControlAPI {
         }
     }
 
-    /// The project as an answer, streamed (bounded memory for any size).
-    func project(_ id: DocumentID, status: HTTPResponse.Status = .ok, withPoints: Bool = true) async throws -> Response {
+    /// The project as an answer, streamed (bounded memory for any size);
+    /// with `at`, as it was at that version (`projectDocument(_:at:)`).
+    func project(_ id: DocumentID, status: HTTPResponse.Status = .ok, withPoints: Bool = true, at: String? = nil) async throws -> Response {
         let record = try await projectRecord(id)
-        let document = try await store.project(id)
+        let (document, version) = try await projectDocument(id, at: at)
         var mediaStates: [BlobHash: String] = [:]
         for media in document.view.media { mediaStates[media.hash] = await blobState(media).0 }
         let stream = try ProjectJSONStream(
             record: record, document: document,
             trash: API.Trash(record, retention: trash.retention, localPeer: identity.peerID), withPoints: withPoints,
-            mediaStates: mediaStates)
+            mediaStates: mediaStates, version: version)
         return .streaming(stream.stream, contentType: "application/json", status: status)
     }
 }

@@ -21,7 +21,7 @@ extension ControlAPI {
             }
             let width = try integer("width", in: request, API.RenderFormat.widths, default: API.RenderFormat.defaultWidth, unit: " pixels")
             let onion = try integer("onion", in: request, API.RenderFormat.onionCounts, default: 0)
-            let view = try await store.project(id).view
+            let view = try await projectDocument(id, at: request.query["at"]).document.view
             guard let shot = view.shot(shotID) else { throw APIError(.notFound, "no visible shot \(shotID) in \(id)") }
             // Only the pictures this panel draws, and only those held whole here (the rest are outlined).
             var files: [BlobHash: String] = [:]

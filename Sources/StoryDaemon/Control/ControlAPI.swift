@@ -61,6 +61,7 @@ struct ControlAPI: Sendable {
         addEditRoutes(to: &builder)
         addHistoryRoutes(to: &builder)
         addConflictRoutes(to: &builder)
+        addVersionRoutes(to: &builder)
         addRenderRoutes(to: &builder)
         addExportRoutes(to: &builder)
         addLibraryRoutes(to: &builder)

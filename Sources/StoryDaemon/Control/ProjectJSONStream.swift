@@ -23,10 +23,12 @@ final class ProjectJSONStream: Sendable {
     private let cursor = Mutex(0)
     static let chunkBytes = 64 << 10
 
-    /// - Parameter mediaStates: `complete`, `partial` or `missing` for each blob the project shows.
+    /// - Parameters:
+    ///   - mediaStates: `complete`, `partial` or `missing` for each blob the project shows.
+    ///   - version: the id of the past version `document` is (nil: the present).
     init(
         record: DocumentRecord, document: ProjectDocument, trash: API.Trash? = nil, withPoints: Bool = true,
-        mediaStates: [BlobHash: String] = [:]
+        mediaStates: [BlobHash: String] = [:], version: String? = nil
     ) throws {
         self.withPoints = withPoints
         let encoder = API.encoder
@@ -52,6 +54,7 @@ final class ProjectJSONStream: Sendable {
         for conflict in document.fieldConflicts { conflicted[conflict.object, default: []].append(conflict.key.description) }
         var projectAnswer = API.Project(record: record, document: document, trash: trash, scenes: [])
         projectAnswer.conflicts = conflicted[.root]
+        projectAnswer.version = version
         let (head, tail) = try around(projectAnswer, list: "scenes")
         pieces.append(.bytes(head))
         try list(view.scenes) { scene in

@@ -1,0 +1,287 @@
+import Foundation
+
+extension API {
+    /// `GET /v1/projects/{id}/versions`: the history as people read it, newest first.
+    public struct Versions: Codable, Sendable {
+        public let project: String
+        /// Older changes were folded into a snapshot: versions before `oldest` cannot be shown.
+        public let compacted: Bool
+        /// The oldest version this machine can show.
+        public let oldest: String
+        public let versions: [Version]
+
+        public init(project: String, compacted: Bool, oldest: String, versions: [Version]) {
+            self.project = project
+            self.compacted = compacted
+            self.oldest = oldest
+            self.versions = versions
+        }
+    }
+
+    /// One author's burst of edits, named by the version it made.
+    public struct Version: Codable, Sendable {
+        /// The short version id (8 hex digits), the same on every machine: `--at ID`.
+        public let id: String
+        /// The version vector: replica id → sequence number.
+        public let vector: [String: UInt64]
+        /// When the burst ended (its last change), and as ISO 8601 (UTC).
+        public let time: Int64
+        public let at: String
+        /// When it began.
+        public let since: Int64
+        /// The peer id that signed it (null: unknown); `local`: this daemon's.
+        public let author: String?
+        public let local: Bool
+        /// "drew 34 strokes, set caption"
+        public let summary: String
+        /// The labels of the shots it touched, as they are now.
+        public let shots: [String]
+        /// Its changes one by one, newest first (what `history --changes` lists).
+        public let changes: [HistoryEntry]
+
+        public init(
+            id: String, vector: [String: UInt64], time: Int64, since: Int64, author: String?, local: Bool, summary: String,
+            shots: [String], changes: [HistoryEntry]
+        ) {
+            self.id = id
+            self.vector = vector
+            self.time = time
+            self.at = API.isoTime(milliseconds: time)
+            self.since = since
+            self.author = author
+            self.local = local
+            self.summary = summary
+            self.shots = shots
+            self.changes = changes
+        }
+    }
+}
+
+extension API {
+    /// A time as people type it for `--at` and `--since`, in milliseconds
+    /// since 1970: `2026-11-25T14:00`, `2026-11-25 14:00:30`, `2026-11-25`
+    /// (the end of that day: the project as it was that day), each with `Z`
+    /// or an offset (`+01:00`) or else in `timeZone`; `now`, `today` and
+    /// `yesterday` (the end of the day). Nil if the text is not a time.
+    public static func parseTime(_ text: String, now: Date = Date(), timeZone: TimeZone = .current) -> Int64? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let word = text.trimmingCharacters(in: .whitespaces).lowercased()
+        func endOfDay(_ date: Date) -> Int64? {
+            guard let next = calendar.date(byAdding: .day, value: 1, to: calendar.startOfDay(for: date)) else { return nil }
+            return Int64((next.timeIntervalSince1970 * 1000).rounded()) - 1
+        }
+        switch word {
+        case "now": return Int64((now.timeIntervalSince1970 * 1000).rounded())
+        case "today": return endOfDay(now)
+        case "yesterday": return calendar.date(byAdding: .day, value: -1, to: now).flatMap(endOfDay)
+        default: break
+        }
+        var rest = Substring(word)
+        func number(_ count: Int) -> Int? {
+            let head = rest.prefix(count)
+            guard head.count == count, head.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            rest = rest.dropFirst(count)
+            return Int(head)
+        }
+        func take(_ character: Character) -> Bool {
+            guard rest.first == character else { return false }
+            rest = rest.dropFirst()
+            return true
+        }
+        guard let year = number(4), take("-"), let month = number(2), take("-"), let day = number(2) else { return nil }
+        var components = DateComponents(year: year, month: month, day: day, hour: 0, minute: 0, second: 0)
+        var dateOnly = true
+        if take("t") || take(" ") {
+            guard let hour = number(2), take(":"), let minute = number(2) else { return nil }
+            components.hour = hour
+            components.minute = minute
+            if take(":") {
+                guard let second = number(2) else { return nil }
+                components.second = second
+                if take(".") {
+                    var digits = ""
+                    while let next = rest.first, next.isASCII, next.isNumber {
+                        digits.append(next)
+                        rest = rest.dropFirst()
+                    }
+                    guard !digits.isEmpty else { return nil }
+                    components.nanosecond = Int((Double("0." + digits) ?? 0) * 1_000_000_000)
+                }
+            }
+            dateOnly = false
+        }
+        var zone = timeZone
+        if take("z") {
+            zone = TimeZone(secondsFromGMT: 0)!
+        } else if let sign = rest.first, sign == "+" || sign == "-" {
+            rest = rest.dropFirst()
+            guard let hours = number(2) else { return nil }
+            _ = take(":")
+            let minutes = rest.isEmpty ? 0 : number(2)
+            guard let minutes, hours <= 14, minutes < 60 else { return nil }
+            guard let offset = TimeZone(secondsFromGMT: (sign == "-" ? -1 : 1) * (hours * 3600 + minutes * 60)) else { return nil }
+            zone = offset
+        }
+        guard rest.isEmpty, (1...12).contains(month), (1...31).contains(day), components.hour! < 24, components.minute! < 60,
+            components.second! < 60
+        else { return nil }
+        calendar.timeZone = zone
+        guard let date = calendar.date(from: components), calendar.component(.day, from: date) == day else { return nil }
+        return dateOnly ? endOfDay(date) : Int64((date.timeIntervalSince1970 * 1000).rounded())
+    }
+}
+
+extension API {
+    /// A named version: `GET /v1/projects/{id}/versions/names` lists them.
+    public struct VersionNameEntry: Codable, Sendable {
+        /// The name ("client review 2").
+        public let name: String
+        /// The id of the version it names (what `?at=` also takes).
+        public let version: String
+        /// That version's vector: replica id → sequence number.
+        public let vector: [String: UInt64]
+        /// When it was named (the namer's clock), and as ISO 8601 (UTC).
+        public let time: Int64
+        public let at: String
+        /// The peer id that named it (null: unknown).
+        public let author: String?
+
+        public init(name: String, version: String, vector: [String: UInt64], time: Int64, author: String?) {
+            self.name = name
+            self.version = version
+            self.vector = vector
+            self.time = time
+            self.at = API.isoTime(milliseconds: time)
+            self.author = author
+        }
+    }
+
+    /// `POST /v1/projects/{id}/versions/names`: name a version (`at`: any form `?at=` takes; default now).
+    public struct NameVersion: Codable, Sendable {
+        public let name: String
+        public let at: String?
+
+        public init(name: String, at: String? = nil) {
+            self.name = name
+            self.at = at
+        }
+    }
+}
+
+extension API {
+    /// `GET /v1/projects/{id}/diff?from=&to=`: what changed between two versions.
+    public struct Diff: Codable, Sendable {
+        public let project: String
+        /// The ids of the two versions compared.
+        public let from: String
+        public let to: String
+        /// Scenes, shots and layers added, removed, moved, renamed.
+        public let items: [DiffItem]
+        /// Strokes added, erased and changed, per layer.
+        public let strokes: [DiffStrokes]
+        /// Text fields changed.
+        public let texts: [DiffText]
+
+        public init(project: String, from: String, to: String, items: [DiffItem], strokes: [DiffStrokes], texts: [DiffText]) {
+            self.project = project
+            self.from = from
+            self.to = to
+            self.items = items
+            self.strokes = strokes
+            self.texts = texts
+        }
+    }
+
+    public struct DiffItem: Codable, Sendable {
+        /// `scene`, `shot` or `layer`; `change`: `added`, `removed`, `moved` or `renamed`.
+        public let kind: String
+        public let id: String
+        public let change: String
+        /// `shot 1-2`, `layer ink in shot 1-2` (as it is in `to`; as it was, if removed).
+        public let place: String
+        /// moved: where it was; renamed: the old name.
+        public let before: String?
+        /// renamed: the new name.
+        public let after: String?
+
+        public init(kind: String, id: String, change: String, place: String, before: String?, after: String?) {
+            self.kind = kind
+            self.id = id
+            self.change = change
+            self.place = place
+            self.before = before
+            self.after = after
+        }
+    }
+
+    public struct DiffStrokes: Codable, Sendable {
+        public let layer: String
+        public let place: String
+        public let added: Int
+        public let erased: Int
+        /// Drawn over, moved or restyled.
+        public let changed: Int
+
+        public init(layer: String, place: String, added: Int, erased: Int, changed: Int) {
+            self.layer = layer
+            self.place = place
+            self.added = added
+            self.erased = erased
+            self.changed = changed
+        }
+    }
+
+    public struct DiffText: Codable, Sendable {
+        public let object: String
+        public let place: String
+        /// `title`, `description`, `caption`, `notes`, `dialogue` or `action`.
+        public let field: String
+        public let before: String?
+        public let after: String?
+
+        public init(object: String, place: String, field: String, before: String?, after: String?) {
+            self.object = object
+            self.place = place
+            self.field = field
+            self.before = before
+            self.after = after
+        }
+    }
+}
+
+extension API {
+    /// `POST /v1/projects/{id}/versions/restore`: bring the project, a scene or a shot back to a version.
+    public struct RestoreVersion: Codable, Sendable {
+        /// The version: any form `?at=` takes.
+        public let to: String
+        /// Only this shot, or only this scene (ids); neither: the whole project.
+        public let shot: String?
+        public let scene: String?
+        /// The undo session (default: the daemon's default session).
+        public let session: String?
+
+        public init(to: String, shot: String? = nil, scene: String? = nil, session: String? = nil) {
+            self.to = to
+            self.shot = shot
+            self.scene = scene
+            self.session = session
+        }
+    }
+
+    /// What a restore did.
+    public struct Restored: Codable, Sendable {
+        /// The id of the version brought back.
+        public let version: String
+        /// Whether anything had to change (false: the scope was already as it was then).
+        public let changed: Bool
+        /// "restored 2 strokes, set caption" (empty when nothing changed).
+        public let summary: String
+
+        public init(version: String, changed: Bool, summary: String) {
+            self.version = version
+            self.changed = changed
+            self.summary = summary
+        }
+    }
+}

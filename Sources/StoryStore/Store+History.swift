@@ -1,0 +1,31 @@
+import Foundation
+import StoryCore
+
+/// A project's past, for `--at`, versions and diffs.
+extension Store {
+    /// What this store can rebuild of a project's past: the stored changes,
+    /// and as bases the empty project (when every change since the first is
+    /// still stored) and the stored snapshot. Retained checkpoints, once
+    /// there are any, are further bases. O(stored changes) to read and decode.
+    /// - Throws: `StoreError(.notFound)` for no such project, `.invalidData`
+    ///   for a damaged snapshot or change.
+    public func projectHistory(_ id: DocumentID) throws -> ProjectHistory {
+        let current = try project(id)
+        let changes = try database.changes(of: id)
+        let first = try database.firstStoredSeq(of: id)
+        var bases: [ProjectDocument] = []
+        if current.versionVector.sortedEntries.allSatisfy({ first[$0.replica] == 1 }) {
+            bases.append(ProjectDocument(id: id, author: author))
+        }
+        if let (_, bytes) = try database.snapshot(of: id) {
+            do {
+                bases.append(try ProjectDocument(snapshot: bytes, author: author))
+            } catch {
+                throw StoreError(.invalidData, "the snapshot of \(id) does not load: \(error)", path: path)
+            }
+        }
+        // Neither (not expected): only the present can be shown.
+        if bases.isEmpty { bases.append(current) }
+        return ProjectHistory(bases: bases, changes: changes, current: current.versionVector, createdAt: current.createdAt)
+    }
+}

@@ -1,0 +1,261 @@
+import Foundation
+import StoryClient
+import StoryDaemon
+import StoryStore
+import StoryTestSupport
+import Testing
+
+/// Versions: the history as people read it, and the past shown through
+/// `?at=` (`projects show`, `render`, exports), read-only.
+@Suite struct VersionsTests {
+    static let start: Int64 = 1_700_000_000_000
+    static let minute: Int64 = 60_000
+
+    /// The scenes of a project answer, as comparable JSON text.
+    static func scenes(_ response: ControlClient.Response) throws -> String {
+        let body = try #require(response.json as? [String: Any])
+        let scenes = try #require(body["scenes"], "\(body)")
+        return String(decoding: try JSONSerialization.data(withJSONObject: scenes, options: [.sortedKeys]), as: UTF8.self)
+    }
+
+    @Test func thePastIsShownAsItWasAndTheHistoryIsGroupedIntoVersions() async throws {
+        let clock = ManualWallClock(milliseconds: Self.start)
+        let home = try TemporaryDirectory()
+        var started = try await InProcessDaemon.start(in: home, clock: clock.clock)
+        let created = try await started.post("/v1/projects", json: #"{"name": "Harbour"}"#)
+        let project = try #require((created.json as? [String: Any])?["id"] as? String)
+
+        clock.advance(by: 10 * Self.minute)
+        let added = try await started.post(
+            "/v1/projects/\(project)/edits",
+            json: #"{"ops":[{"op":"scene.add","title":"Dawn"},{"op":"shot.add","scene":"$0"},{"op":"layer.add","shot":"$1"}]}"#)
+        let ids = try #require((added.json as? [String: Any])?["created"] as? [String])
+        let (scene, shot, layer) = (ids[0], ids[1], ids[2])
+        let early = try Self.scenes(try await started.get("/v1/projects/\(project)"))
+
+        clock.advance(by: 20 * Self.minute)
+        #expect(try await started.post(
+            "/v1/projects/\(project)/edits",
+            json: #"{"ops":[{"op":"stroke.add","layer":"\#(layer)","points":[0.1,0.1,0.5,0.4,0.4,0.5]},{"op":"set","object":"\#(scene)","field":"title","value":"Dusk"}]}"#
+        ).status == 200)
+        clock.advance(by: 1000)
+        #expect(try await started.post(
+            "/v1/projects/\(project)/edits", json: #"{"ops":[{"op":"stroke.add","layer":"\#(layer)","points":[0.2,0.2,0.5,0.3,0.6,0.5]}]}"#
+        ).status == 200)
+        let drawn = try Self.scenes(try await started.get("/v1/projects/\(project)"))
+
+        clock.advance(by: 30 * Self.minute)
+        #expect(try await started.post("/v1/projects/\(project)/edits", json: #"{"ops":[{"op":"delete","object":"\#(shot)"}]}"#).status == 200)
+        let now = try Self.scenes(try await started.get("/v1/projects/\(project)"))
+
+        // Four bursts: created, built, drawn (two changes a second apart), deleted.
+        let answer = try #require(try await started.get("/v1/projects/\(project)/versions").json as? [String: Any])
+        let versions = try #require(answer["versions"] as? [[String: Any]])
+        #expect(versions.count == 4, "\(versions)")
+        #expect(answer["compacted"] as? Bool == false)
+        let versionIDs = versions.compactMap { $0["id"] as? String }
+        #expect(versionIDs.count == 4 && Set(versionIDs).count == 4 && versionIDs.allSatisfy { $0.count == 8 })
+        #expect(versions[1]["summary"] as? String == "drew 2 strokes, set title", "\(versions[1])")
+        #expect((versions[1]["changes"] as? [[String: Any]])?.count == 2)
+        #expect(versions.allSatisfy { $0["local"] as? Bool == true })
+        #expect(versions[0]["time"] as? Int64 == Self.start + 60 * Self.minute + 1000)
+
+        // By id, by a unique prefix, by a time (UTC, and with an offset), and now.
+        #expect(try Self.scenes(try await started.get("/v1/projects/\(project)?at=\(versionIDs[2])")) == early)
+        #expect(try Self.scenes(try await started.get("/v1/projects/\(project)?at=\(versionIDs[1].prefix(6))")) == drawn)
+        let shown = try await started.get("/v1/projects/\(project)?at=\(versionIDs[1])")
+        #expect((shown.json as? [String: Any])?["version"] as? String == versionIDs[1])
+        #expect((try await started.get("/v1/projects/\(project)").json as? [String: Any])?["version"] == nil)
+        #expect(try Self.scenes(try await started.get("/v1/projects/\(project)?at=2023-11-14T22:35Z")) == early)
+        #expect(try Self.scenes(try await started.get("/v1/projects/\(project)?at=2023-11-14T23:35%2B01:00")) == early)
+        #expect(try Self.scenes(try await started.get("/v1/projects/\(project)?at=2023-11-14T23:05Z")) == drawn)
+        #expect(try Self.scenes(try await started.get("/v1/projects/\(project)?at=now")) == now)
+
+        // A shot deleted since is drawn as it was; the present is untouched.
+        let render = try await started.get("/v1/projects/\(project)/shots/\(shot)/render?format=png&width=64&at=\(versionIDs[1])")
+        #expect(render.status == 200 && render.body.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+        #expect(try await started.get("/v1/projects/\(project)/shots/\(shot)/render?format=png&width=64").status == 404)
+        let sheet = try await started.get("/v1/projects/\(project)/exports/contact-sheet?width=400&at=\(versionIDs[1])")
+        #expect(sheet.status == 200)
+        #expect(try Self.scenes(try await started.get("/v1/projects/\(project)")) == now)
+
+        // Filters: a shot (by id), a time.
+        let ofShot = try #require(try await started.get("/v1/projects/\(project)/versions?shot=\(shot)").json as? [String: Any])
+        #expect((ofShot["versions"] as? [[String: Any]])?.count == 3, "built, drawn and deleted (a deleted shot has its history)")
+        let recent = try #require(try await started.get("/v1/projects/\(project)/versions?since=2023-11-14T22:40Z").json as? [String: Any])
+        #expect((recent["versions"] as? [[String: Any]])?.count == 2)
+
+        // A diff between two versions, and to now.
+        let diff = try #require(
+            try await started.get("/v1/projects/\(project)/diff?from=\(versionIDs[2])&to=\(versionIDs[1])").json as? [String: Any])
+        #expect((diff["strokes"] as? [[String: Any]])?.first?["added"] as? Int == 2, "\(diff)")
+        #expect((diff["items"] as? [[String: Any]])?.first?["change"] as? String == "renamed")
+        #expect(diff["from"] as? String == versionIDs[2] && diff["to"] as? String == versionIDs[1])
+        let toNow = try #require(try await started.get("/v1/projects/\(project)/diff?from=\(versionIDs[1])").json as? [String: Any])
+        #expect((toNow["items"] as? [[String: Any]])?.map { $0["change"] as? String } == ["removed"])
+        #expect(try await started.get("/v1/projects/\(project)/diff").status == 400)
+        #expect(try await started.get("/v1/projects/\(project)/diff?from=nonsense").errorCode == "unknown_version")
+
+        // Bad input: typed errors in words, nothing changed.
+        let before = try await started.get("/v1/projects/\(project)?at=2023-11-14T22:00Z")
+        #expect(before.status == 404 && before.errorCode == "unknown_version")
+        #expect(String(decoding: before.body, as: UTF8.self).contains("did not exist yet"))
+        let unknown = try await started.get("/v1/projects/\(project)?at=review-3")
+        #expect(unknown.status == 404 && unknown.errorCode == "unknown_version")
+        #expect(String(decoding: unknown.body, as: UTF8.self).contains("storyteller history"))
+        #expect(try await started.get("/v1/projects/\(project)/versions?since=soon").status == 400)
+        #expect(try await started.get("/v1/projects/\(project)/versions?limit=0").status == 400)
+
+        // After a restart the shutdown's snapshot compacted the log (no peers
+        // to wait for): the past before it is gone, and says so.
+        try await started.stop(keepingHome: true)
+        started = try await InProcessDaemon.start(in: home, clock: clock.clock)
+        defer { home.remove() }
+        let compacted = try await started.get("/v1/projects/\(project)?at=\(versionIDs[2])")
+        #expect(compacted.status == 410 && compacted.errorCode == "history_compacted", "\(String(decoding: compacted.body, as: UTF8.self))")
+        #expect(String(decoding: compacted.body, as: UTF8.self).contains("the oldest version it can show is"))
+        let longAgo = try await started.get("/v1/projects/\(project)?at=2023-11-14T22:35Z")
+        #expect(longAgo.status == 410 && String(decoding: longAgo.body, as: UTF8.self).contains("history before 2023-11-14T23:13:21.000Z"))
+        let after = try #require(try await started.get("/v1/projects/\(project)/versions").json as? [String: Any])
+        #expect(after["compacted"] as? Bool == true)
+        #expect(try Self.scenes(try await started.get("/v1/projects/\(project)?at=now")) == now)
+        try await started.stop()
+    }
+
+    @Test func theCLIShowsAndRendersThePastAndListsVersions() async throws {
+        let daemon = try await StartedDaemon.start()
+        defer { daemon.stop() }
+        func made(_ arguments: String...) throws -> String { try Self.run(daemon, arguments) }
+        let project = try made("projects", "create", "Film")
+        let scene = try made("scenes", "add", project, "--title", "One")
+        let shot = try made("shots", "add", project, scene)
+        let layer = try made("layers", "add", project, shot, "--name", "ink")
+        _ = try made("strokes", "add", project, layer, "--points", "[0.1,0.1,0.5, 0.2,0.2,0.5]")
+        // A moment between the drawing and the deletion, in this machine's local time.
+        try await Task.sleep(for: .milliseconds(30))
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = .current
+        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss.SSS"
+        let moment = formatter.string(from: Date())
+        try await Task.sleep(for: .milliseconds(30))
+        _ = try made("shots", "delete", project, "1-1")
+
+        let then = try daemon.cli("projects", "show", project, "--at", moment)
+        #expect(then.status == 0 && then.output.contains("shot 1-1") && then.output.contains("as it was at version"), "\(then)")
+        #expect(try made("projects", "show", project).contains("shot 1-1") == false)
+        // The deleted shot, by the label it had then.
+        let file = daemon.home.path + "/then.png"
+        let render = try daemon.cli("render", project, "1-1", "--out", file, "--at", moment)
+        #expect(render.status == 0, "\(render.errors)")
+        #expect(FileManager.default.contents(atPath: file)?.starts(with: [0x89, 0x50, 0x4E, 0x47]) == true)
+
+        // One person's edits a moment apart are one version; --changes lists each.
+        let history = try daemon.cli("history", project)
+        #expect(history.status == 0 && history.output.hasPrefix("VERSION") && history.output.contains("  you  "), "\(history.output)")
+        #expect(history.output.split(separator: "\n").count == 2, "a header and one version: \(history.output)")
+        let versions = try #require((try daemon.json("history", project) as? [String: Any])?["versions"] as? [[String: Any]])
+        let id = try #require(versions.first?["id"] as? String)
+        #expect((versions.first?["changes"] as? [Any])?.count == 7, "founding, title, scene, shot, layer, stroke, deletion")
+        #expect(try made("projects", "show", project, "--at", id).contains("as it was at version \(id)"))
+        #expect(try made("history", project, "--changes", "--since", "2001-01-01").split(separator: "\n").count == 8)
+
+        let diff = try made("diff", project, moment)
+        #expect(diff.contains("to now") && diff.contains("shot 1-1: removed"), "\(diff)")
+        #expect(try made("diff", project, moment, moment).hasSuffix("no differences"))
+
+        // Restore the deleted shot (named as it was), as a new edit that undo takes back.
+        let restored = try made("restore", project, "--to", moment, "--shot", "1-1")
+        #expect(restored.hasPrefix("restored shot 1-1 as it was at version") && restored.contains("restored 1 shot"), "\(restored)")
+        #expect(try made("projects", "show", project).contains("shot 1-1"))
+        #expect(try made("restore", project, "--to", moment).contains("is already as it was"))
+        _ = try made("undo", project)
+        #expect(try made("projects", "show", project).contains("shot 1-1") == false)
+        let later = try made("shots", "add", project, scene)
+        let missing = try daemon.cli("restore", project, "--to", moment, "--shot", later)
+        #expect(missing.status == 1 && missing.errors.contains("was not on the board at that version"), "\(missing.errors)")
+        let both = try daemon.cli("restore", project, "--to", moment, "--shot", "1-1", "--scene", "1")
+        #expect(both.status == 64)
+
+        // Bad input, in words.
+        let before = try daemon.cli("projects", "show", project, "--at", "2001-01-01T00:00")
+        #expect(before.status == 1 && before.errors.contains("did not exist yet"), "\(before.errors)")
+        let unknown = try daemon.cli("projects", "show", project, "--at", "review-3")
+        #expect(unknown.status == 1 && unknown.errors.contains("storyteller history"), "\(unknown.errors)")
+        let since = try daemon.cli("history", project, "--since", "soon")
+        #expect(since.status == 64 && since.errors.contains("--since must be a time"), "\(since.errors)")
+    }
+
+    /// Runs the CLI against `daemon`, expecting success; its output, trimmed.
+    static func run(_ daemon: StartedDaemon, _ arguments: [String]) throws -> String {
+        let result = try storyteller(arguments + ["--socket", daemon.socket])
+        #expect(result.status == 0, "\(arguments): \(result.errors)")
+        return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test func namedVersionsAreKeptInTheProjectAndWorkWhereAVersionDoes() async throws {
+        let daemon = try await StartedDaemon.start()
+        defer { daemon.stop() }
+        func made(_ arguments: String...) throws -> String { try Self.run(daemon, arguments) }
+        let project = try made("projects", "create", "Film")
+        _ = try made("scenes", "add", project, "--title", "Harbour")
+        #expect(try made("versions", "tag", project, "client review 2").hasPrefix("named version "))
+        _ = try made("scenes", "add", project, "--title", "Lighthouse")
+
+        let listed = try made("versions", "list", project)
+        #expect(listed.hasPrefix("NAME") && listed.contains("client review 2") && listed.contains("you"), "\(listed)")
+        let then = try made("projects", "show", project, "--at", "client review 2")
+        #expect(then.contains("Harbour") && !then.contains("Lighthouse"), "\(then)")
+        #expect(try made("projects", "show", project, "--at", "CLIENT REVIEW 2").contains("Harbour"), "names match in any case")
+        let entries = try #require(try daemon.json("versions", "list", project) as? [[String: Any]])
+        let version = try #require(entries.first?["version"] as? String)
+        let me = try daemon.peerID()
+        #expect(entries.count == 1 && version.count == 8 && entries.first?["author"] as? String == me)
+
+        // --at names the version to name: an id, a name, a time.
+        #expect(try made("versions", "tag", project, "start", "--at", version).contains(version))
+        #expect(try made("versions", "tag", project, "first light", "--at", "client review 2").contains(version))
+        // Naming again moves the name.
+        let moved = try made("versions", "tag", project, "start")
+        #expect(!moved.contains(version))
+        #expect((try daemon.json("versions", "list", project) as? [[String: Any]])?.count == 3)
+        #expect(try made("history", project, "--changes").contains("named a version \"start\""))
+
+        // Bad input in words; nothing changed.
+        let blank = try daemon.cli("versions", "tag", project, "   ")
+        #expect(blank.status == 1 && blank.errors.contains("1 to 100 characters"), "\(blank.errors)")
+        let unknownAt = try daemon.cli("versions", "tag", project, "x", "--at", "review-9")
+        #expect(unknownAt.status == 1 && unknownAt.errors.contains("no version 'review-9'"), "\(unknownAt.errors)")
+        let unknown = try daemon.cli("versions", "untag", project, "final")
+        #expect(unknown.status == 1 && unknown.errors.contains("no version of this project is named 'final'"), "\(unknown.errors)")
+        #expect((try daemon.json("versions", "list", project) as? [[String: Any]])?.count == 3)
+
+        #expect(try made("versions", "untag", project, "client review 2").contains("took the name \"client review 2\" away"))
+        let gone = try daemon.cli("projects", "show", project, "--at", "client review 2")
+        #expect(gone.status == 1 && gone.errors.contains("no version 'client review 2'"), "\(gone.errors)")
+        let api = try daemon.client.request("POST", "/v1/projects/\(project)/versions/names", body: Data(#"{"name":""}"#.utf8))
+        #expect(api.status == 400 && api.errorCode == "bad_request")
+        #expect(try daemon.client.get("/v1/projects/\(project)/versions/names").status == 200)
+    }
+
+    @Test func namedVersionsReachPeersAndAReaderCannotName() async throws {
+        let a = try await StartedDaemon.start(name: "a")
+        defer { a.stop() }
+        let b = try await StartedDaemon.start(name: "b")
+        defer { b.stop() }
+        let (_, bID) = try TwoDaemonTests().pair(a, b)
+        let project = try Self.run(a, ["projects", "create", "Harbour"])
+        _ = try Self.run(a, ["scenes", "add", project, "--title", "Dawn"])
+        _ = try Self.run(a, ["share", project, bID, "--read-only"])
+        _ = try Self.run(a, ["versions", "tag", project, "review"])
+        _ = try Self.run(a, ["scenes", "add", project, "--title", "Dusk"])
+        try await eventually("the name reaches b") {
+            (try? b.json("versions", "list", project) as? [[String: Any]])??.first?["name"] as? String == "review"
+        }
+        let then = try Self.run(b, ["projects", "show", project, "--at", "review"])
+        #expect(then.contains("Dawn") && !then.contains("Dusk"), "\(then)")
+        let refused = try b.cli("versions", "tag", project, "mine")
+        #expect(refused.status == 1 && refused.errors.contains("read-only"), "\(refused.errors)")
+    }
+}
+
