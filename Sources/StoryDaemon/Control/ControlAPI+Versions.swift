@@ -158,6 +158,7 @@ extension ControlAPI {
             case .move(let object, let container, _): if inside(object) || inside(container) { return true }
             case .reorder(let object, _, _), .setDeleted(let object, _), .setField(let object, _, _): if inside(object) { return true }
             case .addStroke(let layer, _, _), .putStroke(let layer, _, _), .eraseStroke(let layer, _): if inside(layer) { return true }
+            case .addTag(let object, _), .removeTag(let object, _, _): if inside(object) { return true }
             case .insertProjectEntry, .purge, .genesis, .setAccess, .nameVersion: continue
             }
         }
