@@ -171,11 +171,12 @@ import Testing
         }
     }
 
-    /// The same snapshot written as format 2: version 2, without the two sections format 3 appends.
+    /// The same snapshot written as format 2: version 2, without the three
+    /// sections format 3 appends (tags, overwritten values, version names).
     static func format2(_ bytes: [UInt8]) throws -> [UInt8] {
         var reader = try SnapshotReader(bytes)
         var sections: [ArraySlice<UInt8>] = []
-        for name in ["objects", "lists", "strokes", "contents", "tags", "overwritten values"] {
+        for name in ["objects", "lists", "strokes", "contents", "tags", "overwritten values", "version names"] {
             var section = try reader.section(name)
             sections.append(try section.readSlice(count: section.remaining))
         }
@@ -190,7 +191,7 @@ import Testing
         var header = Array(bytes[..<(bytes.count - 8 - sectionBytes)])
         header[4] = 2
         writer.write(raw: header)
-        for section in sections.dropLast(2) { writer.write(lengthPrefixed: Array(section)) }
+        for section in sections.dropLast(3) { writer.write(lengthPrefixed: Array(section)) }
         var checksum = ByteWriter(capacity: 8)
         checksum.write(fixed64: Checksum.of(writer.bytes[...]))
         return writer.bytes + checksum.bytes

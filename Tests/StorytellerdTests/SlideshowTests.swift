@@ -194,7 +194,8 @@ import Testing
         let stopping = ContinuousClock.now
         Foundation.kill(started.daemon.pid, SIGTERM)
         #expect(try await started.daemon.waitForExit(timeout: .seconds(10)) == 0)
-        #expect(ContinuousClock.now - stopping < .seconds(5), "not the 20 s the control server would wait for a held stream")
+        // Well under the 20 s the control server would wait for a held stream (a loaded machine takes a few seconds to stop).
+        #expect(ContinuousClock.now - stopping < .seconds(12), "not the 20 s the control server would wait for a held stream")
         _ = try second.waitForOutput(containing: "the daemon closed the preview", timeout: .seconds(5))
     }
 
