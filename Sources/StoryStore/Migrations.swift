@@ -205,6 +205,25 @@ enum Schema {
                 ) WITHOUT ROWID;
                 CREATE INDEX project_tags_by_tag ON project_tags (tag);
                 """),
+        Migration(
+            id: "2026-12-03-history-retention",
+            sql: """
+                -- History retention (docs/architecture.md, "History retention"):
+                -- each change's wall time, so compaction keeps what is younger
+                -- than the retention window (NULL: stored before, compacted as
+                -- before), and checkpoints: a project as it was at a version,
+                -- the base the retained changes start from, and named versions
+                -- (`kept`), which stay for good.
+                ALTER TABLE changes ADD COLUMN wall_time INTEGER;
+                CREATE TABLE checkpoints (
+                    doc BLOB NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+                    version_vector BLOB NOT NULL,
+                    bytes BLOB NOT NULL,
+                    kept INTEGER NOT NULL CHECK (kept IN (0, 1)),
+                    created INTEGER NOT NULL
+                );
+                CREATE INDEX checkpoints_by_doc ON checkpoints (doc);
+                """),
     ]
 
     /// Applies the migrations the database lacks, each in its own transaction.

@@ -5,8 +5,9 @@ import StoryCore
 extension Store {
     /// What this store can rebuild of a project's past: the stored changes,
     /// and as bases the empty project (when every change since the first is
-    /// still stored) and the stored snapshot. Retained checkpoints, once
-    /// there are any, are further bases. O(stored changes) to read and decode.
+    /// still stored), the checkpoints history retention left (the project
+    /// where the kept changes start, named versions) and the stored
+    /// snapshot. O(stored changes) to read and decode.
     /// - Throws: `StoreError(.notFound)` for no such project, `.invalidData`
     ///   for a damaged snapshot or change.
     public func projectHistory(_ id: DocumentID) throws -> ProjectHistory {
@@ -16,6 +17,13 @@ extension Store {
         var bases: [ProjectDocument] = []
         if current.versionVector.sortedEntries.allSatisfy({ first[$0.replica] == 1 }) {
             bases.append(ProjectDocument(id: id, author: author))
+        }
+        for checkpoint in try database.checkpoints(of: id) {
+            do {
+                bases.append(try ProjectDocument(snapshot: checkpoint.bytes, author: author))
+            } catch {
+                throw StoreError(.invalidData, "a checkpoint of \(id) does not load: \(error)", path: path)
+            }
         }
         if let (_, bytes) = try database.snapshot(of: id) {
             do {
@@ -28,4 +36,7 @@ extension Store {
         if bases.isEmpty { bases.append(current) }
         return ProjectHistory(bases: bases, changes: changes, current: current.versionVector, createdAt: current.createdAt)
     }
+
+    /// How many checkpoints history retention keeps of a document.
+    public func checkpointCount(of id: DocumentID) throws -> Int { try database.checkpoints(of: id).count }
 }

@@ -82,7 +82,60 @@ extension Store {
             let acked = acknowledged[member.peer] ?? VersionVector()
             for replica in horizon.replicas { horizon[replica] = min(horizon[replica], acked[replica]) }
         }
-        try database.connection.transaction { _ = try database.dropChanges(of: id, coveredBy: horizon) }
+        if options.historyRetention > 0, try database.document(id)?.kind == .project {
+            let (retained, checkpoints) = try retainedHorizon(of: id, under: horizon)
+            try database.connection.transaction {
+                for checkpoint in checkpoints.saved {
+                    try database.saveCheckpoint(
+                        checkpoint.bytes, version: checkpoint.version, of: id, kept: checkpoint.kept, created: options.clock.milliseconds)
+                }
+                for rowid in checkpoints.dropped { try database.dropCheckpoint(rowid) }
+                _ = try database.dropChanges(of: id, coveredBy: retained)
+            }
+        } else {
+            try database.connection.transaction { _ = try database.dropChanges(of: id, coveredBy: horizon) }
+        }
         loaded[id]?.compactChangeLog(upTo: snapshotVersion)
+    }
+
+    /// History retention: `horizon` cut back so that every change made
+    /// within `historyRetention` stays, and the checkpoints to write before
+    /// the changes below it go: the project as it was at the new horizon
+    /// (the base the kept changes start from; older ones it replaces are
+    /// dropped) and each named version whose changes would go (kept for
+    /// good). A horizon that is not causally closed (clocks that disagree)
+    /// is cut back to the part that is.
+    private func retainedHorizon(
+        of id: DocumentID, under horizon: VersionVector
+    ) throws -> (VersionVector, checkpoints: (saved: [(version: VersionVector, bytes: [UInt8], kept: Bool)], dropped: [Int64])) {
+        let cutoff = options.clock.milliseconds - options.historyRetention
+        let young = try database.firstSeq(of: id, madeSince: cutoff)
+        var retained = horizon
+        for (replica, seq) in horizon.sortedEntries {
+            if let first = young[replica] { retained[replica] = min(seq, first - 1) }
+        }
+        let stored = try database.firstStoredSeq(of: id)
+        guard stored.contains(where: { retained[$0.key] >= $0.value }) else { return (retained, ([], [])) }
+        let history = try projectHistory(id)
+        let base: ProjectDocument
+        do {
+            base = try history.document(at: retained)
+        } catch {
+            // No base below it (compacted before retention): keep every stored change.
+            return (VersionVector(), ([], []))
+        }
+        retained = base.versionVector
+        let existing = try database.checkpoints(of: id)
+        var saved: [(version: VersionVector, bytes: [UInt8], kept: Bool)] = []
+        for named in try project(id).versionNames {
+            guard let version = named.version, version.isCovered(by: retained),
+                !existing.contains(where: { $0.version == version }), !saved.contains(where: { $0.version == version }),
+                let past = try? history.document(at: version), past.versionVector == version
+            else { continue }
+            saved.append((version, past.snapshot(), true))
+        }
+        if !existing.contains(where: { $0.version == retained }) { saved.append((retained, base.snapshot(), false)) }
+        let dropped = existing.filter { !$0.kept && $0.version != retained && $0.version.isCovered(by: retained) }.map(\.rowid)
+        return (retained, (saved, dropped))
     }
 }

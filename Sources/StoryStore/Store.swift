@@ -23,6 +23,13 @@ public struct StoreOptions: Sendable {
     /// library of thousands of projects does not live in memory. Documents
     /// holding changes back for missing dependencies are kept.
     public var loadedDocumentLimit = 1024
+    /// How long every change of a project is kept, in milliseconds, so its
+    /// past can be shown (`--at`), compared and replayed: compaction drops
+    /// only changes made longer ago, leaving a checkpoint (the project as it
+    /// was at that point) for the changes kept to start from, and one for
+    /// each named version they would take away. 0: compact everything
+    /// acknowledged (the whole past is a snapshot). The daemon's default: 30 days.
+    public var historyRetention: Int64 = 0
     /// The time of day: when this machine learned a project was deleted
     /// (the trash's retention counts from it). The daemon gives its own.
     public var clock = WallClock.system

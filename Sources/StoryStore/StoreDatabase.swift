@@ -304,12 +304,12 @@ final class StoreDatabase {
     /// Call inside a transaction to commit a batch at once.
     func append(_ changes: [EncodedChange], to document: DocumentID) throws {
         let statement = try connection.prepare(
-            "INSERT INTO changes (doc, replica, seq, counter, bytes, anchor, signature) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
+            "INSERT INTO changes (doc, replica, seq, counter, bytes, anchor, signature, wall_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
         let doc = document.blob
         for change in changes {
             try statement.bind([
                 doc, change.replica.sql, .integer(Int64(change.seq)), .integer(Int64(change.startCounter)), .blob(Array(change.bytes)),
-                .integer(change.isAnchor ? 1 : 0), change.signature.map { .blob($0) } ?? .null,
+                .integer(change.isAnchor ? 1 : 0), change.signature.map { .blob($0) } ?? .null, .integer(change.wallTime),
             ])
             while try statement.step() {}
         }
@@ -390,6 +390,44 @@ final class StoreDatabase {
     }
 
     // MARK: - Snapshots
+
+    /// Per replica, the lowest sequence number of a stored change made at or
+    /// after `time` (changes stored before their times were kept count as older).
+    func firstSeq(of document: DocumentID, madeSince time: Int64) throws -> [ReplicaID: UInt64] {
+        var result: [ReplicaID: UInt64] = [:]
+        for (replica, seq) in try connection.query(
+            "SELECT replica, min(seq) FROM changes WHERE doc = ? AND wall_time >= ? GROUP BY replica", [document.blob, .integer(time)],
+            { (ReplicaID(sql: $0.int64(0)), UInt64($0.int64(1))) })
+        {
+            result[replica] = seq
+        }
+        return result
+    }
+
+    /// Stores a checkpoint: the document as it was at `version`.
+    func saveCheckpoint(_ bytes: [UInt8], version: VersionVector, of document: DocumentID, kept: Bool, created: Int64) throws {
+        try connection.run(
+            "INSERT INTO checkpoints (doc, version_vector, bytes, kept, created) VALUES (?, ?, ?, ?, ?)",
+            [document.blob, .blob(version.encoded()), .blob(bytes), .integer(kept ? 1 : 0), .integer(created)])
+    }
+
+    /// A document's checkpoints, oldest first (by the changes they cover).
+    func checkpoints(of document: DocumentID) throws -> [(rowid: Int64, version: VersionVector, bytes: [UInt8], kept: Bool)] {
+        let rows = try connection.query(
+            "SELECT rowid, version_vector, bytes, kept FROM checkpoints WHERE doc = ? ORDER BY rowid", [document.blob],
+            { ($0.int64(0), $0.bytes(1), $0.bytes(2), $0.int64(3) != 0) })
+        return try rows.map { rowid, vector, bytes, kept in
+            do {
+                return (rowid, try VersionVector(decoding: vector[...]), bytes, kept)
+            } catch {
+                throw StoreError(.invalidData, "a checkpoint of \(document) has a damaged version vector", path: path)
+            }
+        }.sorted { $0.version.totalChanges < $1.version.totalChanges }
+    }
+
+    func dropCheckpoint(_ rowid: Int64) throws {
+        try connection.run("DELETE FROM checkpoints WHERE rowid = ?", [.integer(rowid)])
+    }
 
     func saveSnapshot(_ bytes: [UInt8], version: VersionVector, of document: DocumentID, created: Int64) throws {
         try connection.run(

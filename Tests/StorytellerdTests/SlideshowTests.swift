@@ -94,7 +94,11 @@ import Testing
         let token = String(match.output.2)
 
         // Only on loopback: the one listening socket on that port is 127.0.0.1's.
-        let listening = try listeningAddresses(port: port, of: started.daemon.pid)
+        var listening: [String] = []
+        try await eventually("the preview's socket is listed as listening", timeout: .seconds(10)) {
+            listening = try listeningAddresses(port: port, of: started.daemon.pid)
+            return !listening.isEmpty
+        }
         #expect(!listening.isEmpty && listening.allSatisfy { $0 == "0100007F" }, "\(listening)")
         #expect(try LoopbackHTTP.get(port: port, "/\(token)/").status == 200)
         #expect(try LoopbackHTTP.get(port: port, "/").status == 403)

@@ -106,8 +106,10 @@ import Testing
         #expect(try await started.get("/v1/projects/\(project)/versions?since=soon").status == 400)
         #expect(try await started.get("/v1/projects/\(project)/versions?limit=0").status == 400)
 
-        // After a restart the shutdown's snapshot compacted the log (no peers
-        // to wait for): the past before it is gone, and says so.
+        // 31 days later (past the 30-day history retention), the shutdown's
+        // snapshot compacted the log (no peers to wait for): the past before
+        // it is gone, and says so.
+        clock.advance(by: 31 * 24 * 60 * Self.minute)
         try await started.stop(keepingHome: true)
         started = try await InProcessDaemon.start(in: home, clock: clock.clock)
         defer { home.remove() }

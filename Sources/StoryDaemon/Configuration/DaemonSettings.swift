@@ -32,6 +32,9 @@ public struct DaemonSettings: Equatable, Sendable {
     /// How long a project deleted for everyone stays in the trash here before
     /// maintenance purges it (and library nodes in the trash); nil: never.
     public var trashRetention: TrashRetention? = .default
+    /// How long every change of a project is kept (`--at`, diff, replay);
+    /// nil: compact everything acknowledged.
+    public var historyRetention: TrashRetention? = .default
     /// Bounds on changes held back waiting for changes they depend on.
     var heldBackChanges = 20_000
     var heldBackBytes = 16 << 20
@@ -59,7 +62,7 @@ public struct DaemonSettings: Equatable, Sendable {
     /// `STORYTELLER_` + the key upper-cased with `_` for `-`.
     public static let keys = [
         "data-dir", "socket", "socket-group", "listen", "name", "log-level", "log-format", "metrics-listen",
-        "maintenance-interval", "accept-shares", "discovery", "discovery-port", "trash-retention", "held-back-changes",
+        "maintenance-interval", "accept-shares", "discovery", "discovery-port", "trash-retention", "history-retention", "held-back-changes",
         "held-back-bytes", "held-back-bytes-per-peer", "held-back-bytes-total", "blob-max-bytes", "blob-gc-grace-days", "media-types",
         "max-send-kbps", "max-recv-kbps",
     ]
@@ -76,6 +79,7 @@ public struct DaemonSettings: Equatable, Sendable {
         options.heldBackPerDocument = HeldBackLimits(changes: heldBackChanges, bytes: heldBackBytes)
         options.heldBackBytesPerPeer = heldBackBytesPerPeer
         options.heldBackBytesTotal = heldBackBytesTotal
+        options.historyRetention = historyRetention?.milliseconds ?? 0
         return options
     }
 
@@ -207,6 +211,12 @@ public struct DaemonSettings: Equatable, Sendable {
             } catch {
                 throw ConfigError(source: source, key: key, problem: error.description)
             }
+        case "history-retention":
+            do {
+                historyRetention = try TrashRetention(parsing: text)
+            } catch {
+                throw ConfigError(source: source, key: key, problem: error.description)
+            }
         case "held-back-changes":
             guard let count = Int(text), (1...10_000_000).contains(count) else {
                 throw ConfigError(source: source, key: key, problem: "'\(text)' is not a number of changes in 1...10000000")
@@ -317,6 +327,7 @@ public struct DaemonSettings: Equatable, Sendable {
             ("maintenance-interval", "\(maintenanceInterval)"), ("accept-shares", "\(acceptShares)"),
             ("discovery", "\(discovery)"), ("discovery-port", "\(discoveryPort)"),
             ("trash-retention", quoted(trashRetention?.description ?? "0")),
+            ("history-retention", quoted(historyRetention?.description ?? "0")),
             ("held-back-changes", "\(heldBackChanges)"), ("held-back-bytes", "\(heldBackBytes)"),
             ("held-back-bytes-per-peer", "\(heldBackBytesPerPeer)"), ("held-back-bytes-total", "\(heldBackBytesTotal)"),
             ("blob-max-bytes", "\(blobMaximumBytes)"), ("blob-gc-grace-days", "\(blobGarbageGraceDays)"),
