@@ -104,11 +104,15 @@ extension Store {
     /// (the base the kept changes start from; older ones it replaces are
     /// dropped) and each named version whose changes would go (kept for
     /// good). A horizon that is not causally closed (clocks that disagree)
-    /// is cut back to the part that is.
+    /// is cut back to the part that is. The window starts at midnight UTC,
+    /// so this reads the log at most once a day per project.
     private func retainedHorizon(
         of id: DocumentID, under horizon: VersionVector
     ) throws -> (VersionVector, checkpoints: (saved: [(version: VersionVector, bytes: [UInt8], kept: Bool)], dropped: [Int64])) {
-        let cutoff = options.clock.milliseconds - options.historyRetention
+        // The window starts at a whole (UTC) day, so the horizon moves, and the
+        // log is read to make a checkpoint, at most once a day per project.
+        let day: Int64 = 86_400_000
+        let cutoff = Int64((Double(options.clock.milliseconds - options.historyRetention) / Double(day)).rounded(.down)) * day
         let young = try database.firstSeq(of: id, madeSince: cutoff)
         var retained = horizon
         for (replica, seq) in horizon.sortedEntries {

@@ -88,6 +88,23 @@ struct StoreCommand: AsyncParsableCommand {
         result["open_snapshot_plus_tail_s"] = rounded(Measure.median(opens), 4)
         result["open_tail_changes"] = decoded.count - tailStart
 
+        // 3a. Snapshot with the whole history kept (history retention, every
+        // change within the window): the log, the snapshot, no checkpoint yet.
+        store = nil
+        do {
+            var retaining = StoreOptions()
+            let newest = decoded.map(\.0.wallTime).max() ?? 0
+            retaining.clock = WallClock { newest + 1 }
+            retaining.historyRetention = 30 * 86_400_000
+            let retained = try Store(path: batchedPath, identity: identity, options: retaining)
+            try await retained.writeSnapshot(of: id, at: 2)
+            try await retained.vacuum()
+            let (kept, _) = try await retained.history(of: id, limit: 1)
+            guard !kept.isEmpty else { throw ValidationError("retention kept no change") }
+            result["retained_db_bytes"] = try await retained.fileSize()
+        }
+        store = try Store(path: batchedPath, identity: identity)
+
         // 3. Snapshot and compaction (no peers: every change is covered).
         try await store!.writeSnapshot(of: id, at: 2)
         try await store!.vacuum()
@@ -96,6 +113,9 @@ struct StoreCommand: AsyncParsableCommand {
         result["compacted_db_bytes"] = compactedBytes
         result["snapshot_bytes"] = snapshotBytes
         result["compacted_db_over_snapshot"] = rounded(Double(compactedBytes) / Double(snapshotBytes), 3)
+        if let retained = result["retained_db_bytes"] as? Int {
+            result["retained_over_compacted"] = rounded(Double(retained) / Double(compactedBytes), 3)
+        }
         result["compacted_db_bytes_per_visible_point"] = rounded(Double(compactedBytes) / Double(points), 3)
         store = nil
         var fullOpens: [Double] = []
