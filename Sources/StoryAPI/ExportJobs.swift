@@ -30,6 +30,9 @@ extension API {
         public var speed: Double?
         /// The longest pause between strokes, in seconds (default 0.3) (replay).
         public var maxPause: Double?
+        /// The project as it was at this version (any form `?at=` takes: an id,
+        /// a name, a time); nil: as it is now (animatic, EDL, FCPXML).
+        public var at: String?
 
         public init(
             kind: String, scene: Int? = nil, width: Int? = nil, height: Int? = nil, fps: Int? = nil, captions: Bool? = nil,

@@ -3,7 +3,7 @@ import Foundation
 import StoryAPI
 
 /// `--at VERSION|TIME`: the commands that can show a project as it was
-/// (`projects show`, `render`, `export pdf`, `export images`). Read-only:
+/// (`projects show`, `render`, `export pdf`, `images`, `animatic`, `edl`, `fcpxml`). Read-only:
 /// the present is not touched.
 struct AtOption: ParsableArguments {
     @Option(

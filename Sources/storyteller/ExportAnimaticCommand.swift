@@ -35,6 +35,7 @@ extension Export {
         @Flag(help: "Burn each shot's caption (else its dialogue) in, and add it as a subtitle track.") var captions = false
         @Option(help: "h264 (an .mp4) or vp9 (a .webm); default from --out's extension.") var codec: String?
         @Option(help: "A sound file played under the whole animatic from its start (WAV, MP3, M4A, Ogg or FLAC).") var soundtrack: String?
+        @OptionGroup var past: AtOption
         @OptionGroup var options: ClientOptions
 
         /// The container from the options.
@@ -69,6 +70,7 @@ extension Export {
             let (width, height) = ExportJobClient.size(size)!
             var request = API.ExportRequest(
                 kind: "animatic", scene: scene, width: width, height: height, fps: fps, captions: captions, format: format, tag: tag)
+            request.at = past.at.map(AtOption.sent)
             if let soundtrack { request.soundtrack = try ExportJobClient(options: options).uploadSound(soundtrack) }
             let job = try ExportJobClient(options: options).export(request, of: id, to: out)
             if options.json {

@@ -11,6 +11,7 @@ extension Export {
         @Option(help: "The file to write.") var out: String
         @Option(help: "Frames a second (1 to 120).") var fps = 24
         @Option(help: "The stills' size and the timeline's format, WIDTHxHEIGHT (default 1920x1080).") var size = "1920x1080"
+        @OptionGroup var past: AtOption
         @OptionGroup var options: ClientOptions
 
         func validate() throws {
@@ -31,8 +32,9 @@ extension Export {
             let id = try Names(options).project(project)
             let (width, height) = ExportJobClient.size(size)!
             let client = ExportJobClient(options: options)
-            let request = API.ExportRequest(
+            var request = API.ExportRequest(
                 kind: kind, scene: scene, width: width, height: height, fps: fps, mediaDirectory: mediaDirectory, tag: tag)
+            request.at = past.at.map(AtOption.sent)
             let job = try client.export(request, of: id, to: out)
             let media = job.media ?? []
             do {
@@ -45,7 +47,8 @@ extension Export {
             for (index, file) in media.enumerated() {
                 let path = mediaDirectory + "/" + file.name
                 if file.kind == "still", let shot = file.shot {
-                    try client.download("/v1/projects/\(segment(id))/shots/\(segment(shot))/render?format=png&width=\(width)", to: path)
+                    let then = past.at == nil ? "" : "&" + past.query
+                    try client.download("/v1/projects/\(segment(id))/shots/\(segment(shot))/render?format=png&width=\(width)\(then)", to: path)
                 } else if file.kind == "sound", let blob = file.blob {
                     try client.download("/v1/projects/\(segment(id))/media/\(segment(blob))", to: path)
                 }

@@ -151,6 +151,19 @@ import Testing
         let render = try daemon.cli("render", project, "1-1", "--out", file, "--at", moment)
         #expect(render.status == 0, "\(render.errors)")
         #expect(FileManager.default.contents(atPath: file)?.starts(with: [0x89, 0x50, 0x4E, 0x47]) == true)
+        // The animatic and the EDL of the board as it was: one shot of the default 2 s (now there is none).
+        let video = daemon.home.path + "/then.mp4"
+        let animatic = try daemon.cli("export", "animatic", project, "--out", video, "--size", "320x180", "--at", moment)
+        #expect(animatic.status == 0, "\(animatic.errors)")
+        let probed = try ExternalProgram.run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", video])
+        let seconds = Double(probed.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        #expect(abs(seconds - 2) < 0.1, "\(probed.output)")
+        let edl = daemon.home.path + "/then.edl"
+        let cut = try daemon.cli("export", "edl", project, "--scene", "1", "--out", edl, "--at", moment)
+        #expect(cut.status == 0, "\(cut.errors)")
+        #expect(cut.output.contains("(1 shots") && cut.output.contains("1 still(s)"), "the shot as it was, and its still: \(cut.output)")
+        let empty = try daemon.cli("export", "animatic", project, "--out", daemon.home.path + "/now.mp4", "--size", "320x180")
+        #expect(empty.status != 0 && empty.errors.contains("nothing to export"), "now the scene has no shots: \(empty.errors)")
 
         // One person's edits a moment apart are one version; --changes lists each.
         let history = try daemon.cli("history", project)

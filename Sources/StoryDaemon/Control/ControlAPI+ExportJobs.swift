@@ -64,7 +64,7 @@ extension ControlAPI {
                 "the size must be \(AnimaticFrame.widths.lowerBound) to \(AnimaticFrame.widths.upperBound) pixels wide and "
                     + "\(AnimaticFrame.heights.lowerBound) to \(AnimaticFrame.heights.upperBound) high, not \(width)x\(height)")
         }
-        let view = try await store.project(id).view
+        let view = try await projectDocument(id, at: body.at).document.view
         var scenes = view.scenes
         var title = view.title ?? "Storyteller"
         if let number = body.scene {
