@@ -1,3 +1,5 @@
+import StoryCore
+
 extension API {
     /// `GET /v1/identity`.
     public struct Identity: Codable, Sendable {
@@ -308,4 +310,10 @@ extension API {
             self.receivedAt = API.isoTime(milliseconds: received)
         }
     }
+}
+
+extension API {
+    /// Whether `text` is a whole peer id (eight groups of seven base-32
+    /// characters), as `storyteller id` prints it.
+    public static func isPeerID(_ text: String) -> Bool { PeerID(text) != nil }
 }

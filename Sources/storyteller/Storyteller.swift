@@ -420,7 +420,14 @@ struct Peers: ParsableCommand {
         @Option(help: "A name for it (commands then take the name).") var name: String?
         @OptionGroup var options: ClientOptions
 
-        func validate() throws { try checkPeerAddresses(address) }
+        func validate() throws {
+            guard API.isPeerID(id) else {
+                throw ValidationError(
+                    "'\(id)' is not a peer id: a peer id is eight groups of seven letters and digits, like "
+                        + "YBB5GOE-GQ5FJ33-…-ZPZJYQP (`storyteller id` on that machine prints it)")
+            }
+            try checkPeerAddresses(address)
+        }
 
         func run() throws {
             let body = API.AddPeer(id: id, addresses: address.isEmpty ? nil : address, name: name)

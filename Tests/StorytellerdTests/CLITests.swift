@@ -79,10 +79,10 @@ func storyteller(
         #expect(try run("projects", "list", "--deleted").output.contains(String(project.prefix(7))))
         #expect(try run("projects", "restore", project).status == 0)
 
-        // The daemon's refusals: message and exit 1.
+        // A malformed peer id is refused before asking the daemon (exit 64); the daemon's refusals exit 1.
         let badPeer = try run("peers", "add", "NOT-A-PEER")
-        #expect(badPeer.status == 1)
-        #expect(badPeer.errors.contains("not a peer id"))
+        #expect(badPeer.status == 64)
+        #expect(badPeer.errors.contains("not a peer id") && badPeer.errors.contains("storyteller id"), "\(badPeer.errors)")
         let noProject = try run("projects", "show", "00000000000000000000000000000001")
         #expect(noProject.status == 1 && noProject.errors.contains("no project"))
         // Bad arguments: exit 64 from the argument parser.
@@ -136,7 +136,9 @@ func storyteller(
         let layer = try run("layers", "add", project, shot, "--name", "ink")
         let pointsFile = started.home.path + "/points.json"
         try "[0.25, 0.5, 1.0, 0.75, 0.5, 0.5]".write(toFile: pointsFile, atomically: true, encoding: .utf8)
-        let first = try run("strokes", "add", project, layer, "--points", "[0.1, 0.2, 0.5, 0.3, 0.4, 0.6]", "--tool", "marker", "--color", "#ff0000", "--width", "0.01")
+        let first = try run(
+            "strokes", "add", project, layer, "--points", "[0.1, 0.2, 0.5, 0.3, 0.4, 0.6]", "--tool", "marker", "--color", "#ff0000", "--width", "0.01",
+            "--cap", "square", "--join", "bevel")
         let fromFile = try run("strokes", "add", project, layer, "--file", pointsFile)
         var body = try state(project)
         var drawn = strokes(body)
@@ -146,6 +148,15 @@ func storyteller(
         #expect(points.count == 6, "points are a flat [x, y, pressure, …] array")
         #expect(abs(points[0] - 0.1) < 0.001 && abs(points[4] - 0.4) < 0.001)
         #expect((marker["brush"] as? [String: Any])?["tool"] as? String == "marker")
+        #expect((marker["brush"] as? [String: Any])?["cap"] as? String == "square" && (marker["brush"] as? [String: Any])?["join"] as? String == "bevel")
+        // A replace changes the brush's ends and corners too (same stroke key).
+        _ = try run("strokes", "replace", project, layer, first, "--cap", "butt", "--join", "miter")
+        let restyled = try #require(strokes(try state(project)).first { $0["id"] as? String == first })
+        #expect((restyled["brush"] as? [String: Any])?["cap"] as? String == "butt" && (restyled["brush"] as? [String: Any])?["join"] as? String == "miter")
+        #expect((restyled["brush"] as? [String: Any])?["tool"] as? String == "marker", "the rest of the brush stays")
+        _ = try run("undo", project)
+        let badCap = try storyteller(["strokes", "add", project, layer, "--points", "[0.5, 0.5, 1]", "--cap", "pointy", "--socket", socket])
+        #expect(badCap.status == 64 && badCap.errors.contains("cap"), "\(badCap.errors)")
 
         // Undo removes the last stroke; redo brings it back.
         #expect(try run("undo", project) == "undid: drew 1 stroke on layer ink in 1-1", "undo says what it took back")

@@ -233,19 +233,18 @@ import Testing
     }
 }
 
-/// The addresses (hex, as /proc/net/tcp writes them) listening on a TCP port.
-/// The addresses (hex, as /proc shows them) of the sockets listening on `port`
-/// in the network namespace of process `pid` (the daemon's: not this test
-/// process's, whose view other suites' namespace tests may change).
+/// The local addresses of listening TCP sockets on `port`, as /proc lists
+/// them (hex), from the daemon's network namespace and the test runner's
+/// (other suites move threads between namespaces; either may hold it).
 private func listeningAddresses(port: Int, of pid: Int32) throws -> [String] {
     var found: [String] = []
-    for file in ["/proc/\(pid)/net/tcp", "/proc/\(pid)/net/tcp6"] {
+    for file in ["/proc/\(pid)/net/tcp", "/proc/\(pid)/net/tcp6", "/proc/self/net/tcp", "/proc/self/net/tcp6", "/proc/net/tcp", "/proc/net/tcp6"] {
         guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { continue }
         for line in text.split(separator: "\n").dropFirst() {
             let fields = line.split(separator: " ")
             guard fields.count > 3, fields[3] == "0A" else { continue }  // LISTEN
             let local = fields[1].split(separator: ":")
-            if local.count == 2, Int(local[1], radix: 16) == port { found.append(String(local[0])) }
+            if local.count == 2, Int(local[1], radix: 16) == port, !found.contains(String(local[0])) { found.append(String(local[0])) }
         }
     }
     return found
