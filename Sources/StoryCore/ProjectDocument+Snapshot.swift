@@ -257,20 +257,17 @@ extension ProjectDocument {
             contents[id] = try PointsBlob(validating: slice)
         }
         try blobs.expectEnd("points")
+        // Format 3 appends three sections: tags, overwritten values, version names.
         var tags: [OpID: [String: TagEntry]] = [:]
-        if reader.version >= 3 {
+        var fieldWrites: [FieldSlot: FieldWrites] = [:]
+        var names: [String: VersionName] = [:]
+        if reader.format >= 3 {
             section = try reader.section("tags")
             tags = try readTags(&section, replicas: replicas)
             try section.expectEnd("tags")
-        }
-        var fieldWrites: [FieldSlot: FieldWrites] = [:]
-        if reader.format >= 3 {
             section = try reader.section("overwritten values")
             fieldWrites = try section.readFieldWrites(replicas: replicas)
             try section.expectEnd("overwritten values")
-        }
-        var names: [String: VersionName] = [:]
-        if reader.formatVersion >= 3 {
             section = try reader.section("version names")
             for _ in 0..<(try section.readCount("version names", minimumElementSize: 5)) {
                 let name = try section.readString("a version name")
@@ -283,10 +280,9 @@ extension ProjectDocument {
             try section.expectEnd("version names")
         }
         try reader.expectEnd()
-        var state = try ProjectState(
-            objects: objects, containers: containers, strokes: strokes, contents: contents, tags: tags, fieldWrites: fieldWrites)
-        state.restoreVersionNames(names)
-        return state
+        return try ProjectState(
+            objects: objects, containers: containers, strokes: strokes, contents: contents, tags: tags, fieldWrites: fieldWrites,
+            versionNames: names)
     }
 
     /// The tags section (format 3): per object ascending, per tag ascending

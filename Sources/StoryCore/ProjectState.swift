@@ -425,8 +425,6 @@ struct ProjectState: Sendable {
     var allContents: [OpID: PointsBlob] { contents }
 
     var allFieldWrites: [FieldSlot: FieldWrites] { fieldWrites }
-    /// Puts back named versions read from a snapshot (format 3).
-    mutating func restoreVersionNames(_ names: [String: VersionName]) { versionNames = names }
 
     // MARK: - Merging states
 
@@ -531,7 +529,8 @@ struct ProjectState: Sendable {
     /// reference inside it resolves.
     init(
         objects: [OpID: StoryObject], containers: [OpID: PositionTree], strokes: [OpID: [OpID: StrokeEntry]],
-        contents: [OpID: PointsBlob], tags: [OpID: [String: TagEntry]] = [:], fieldWrites: [FieldSlot: FieldWrites] = [:]
+        contents: [OpID: PointsBlob], tags: [OpID: [String: TagEntry]] = [:], fieldWrites: [FieldSlot: FieldWrites] = [:],
+        versionNames: [String: VersionName] = [:]
     ) throws(DocumentError) {
         self.objects = objects
         self.fieldWrites = fieldWrites
@@ -539,6 +538,7 @@ struct ProjectState: Sendable {
         self.strokes = strokes
         self.contents = contents
         self.tags = tags
+        self.versionNames = versionNames
         for (object, map) in tags {
             guard let kind = objects[object]?.kind, kind == .project || kind == .shot else {
                 throw DocumentError(.invalidSnapshot, "tags of \(object), which is not the project or a shot")

@@ -102,8 +102,6 @@ struct SnapshotReader {
     /// The format the snapshot was written in (1 to `SnapshotFormat.version`;
     /// sections appended by later formats are read only when it has them).
     let format: UInt64
-    var version: UInt64 { format }
-    var formatVersion: UInt64 { format }
     private var reader: ByteReader
 
     init(_ bytes: [UInt8]) throws(CodecError) {

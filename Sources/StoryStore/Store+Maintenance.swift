@@ -113,7 +113,7 @@ extension Store {
         // log is read to make a checkpoint, at most once a day per project.
         let day: Int64 = 86_400_000
         let cutoff = Int64((Double(options.clock.milliseconds - options.historyRetention) / Double(day)).rounded(.down)) * day
-        let young = try database.firstSeq(of: id, madeSince: cutoff)
+        let young = try database.firstStoredSeq(of: id, madeSince: cutoff)
         var retained = horizon
         for (replica, seq) in horizon.sortedEntries {
             if let first = young[replica] { retained[replica] = min(seq, first - 1) }

@@ -144,14 +144,14 @@ extension Store {
     /// compaction horizon).
     public func snapshot(of id: DocumentID) throws -> [UInt8] { try loadedDocument(id).snapshot() }
 
-    /// A snapshot to catch a far-behind `peer` up with, and the version it
+    /// A snapshot to catch a far-behind peer up with, and the version it
     /// covers: the stored one as it is on disk (nothing to encode), else the
-    /// document's. Nil when the peer would refuse a snapshot from this
-    /// daemon (it may only send snapshots as an owner or editor) or the
-    /// document is not founded yet.
-    public func catchUpSnapshot(of id: DocumentID, for peer: PeerID) throws -> (bytes: [UInt8], version: VersionVector)? {
+    /// document's. Nil when a peer would refuse a snapshot from this daemon
+    /// (it may only send snapshots as an owner or editor) or the document is
+    /// not founded yet. (Whether the peer is a member is the caller's check.)
+    public func catchUpSnapshot(of id: DocumentID) throws -> (bytes: [UInt8], version: VersionVector)? {
         let doc = try loadedDocument(id)
-        guard doc.isFounded, doc.localRole.canWrite, doc.role(of: peer) >= .reader else { return nil }
+        guard doc.isFounded, doc.localRole.canWrite else { return nil }
         if let stored = try database.snapshot(of: id), !stored.version.isEmpty { return (stored.bytes, stored.version) }
         return (doc.snapshot(), doc.versionVector)
     }

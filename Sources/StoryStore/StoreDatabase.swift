@@ -361,15 +361,16 @@ final class StoreDatabase {
     }
 
     /// The lowest stored sequence number of each replica's changes (what a
-    /// peer at a lower one can no longer get as changes).
-    func firstStoredSeq(of document: DocumentID) throws -> [ReplicaID: UInt64] {
+    /// peer at a lower one can no longer get as changes); with `time`, of
+    /// its changes made at or after it (changes stored before
+    /// their times were kept count as older).
+    func firstStoredSeq(of document: DocumentID, madeSince time: Int64? = nil) throws -> [ReplicaID: UInt64] {
         var result: [ReplicaID: UInt64] = [:]
-        for (replica, seq) in try connection.query(
-            "SELECT replica, min(seq) FROM changes WHERE doc = ? GROUP BY replica", [document.blob],
+        let rows = try connection.query(
+            "SELECT replica, min(seq) FROM changes WHERE doc = ?\(time == nil ? "" : " AND wall_time >= ?") GROUP BY replica",
+            [document.blob] + (time.map { [.integer($0)] } ?? []),
             { (ReplicaID(sql: $0.int64(0)), UInt64($0.int64(1))) })
-        {
-            result[replica] = seq
-        }
+        for (replica, seq) in rows { result[replica] = seq }
         return result
     }
 
@@ -390,19 +391,6 @@ final class StoreDatabase {
     }
 
     // MARK: - Snapshots
-
-    /// Per replica, the lowest sequence number of a stored change made at or
-    /// after `time` (changes stored before their times were kept count as older).
-    func firstSeq(of document: DocumentID, madeSince time: Int64) throws -> [ReplicaID: UInt64] {
-        var result: [ReplicaID: UInt64] = [:]
-        for (replica, seq) in try connection.query(
-            "SELECT replica, min(seq) FROM changes WHERE doc = ? AND wall_time >= ? GROUP BY replica", [document.blob, .integer(time)],
-            { (ReplicaID(sql: $0.int64(0)), UInt64($0.int64(1))) })
-        {
-            result[replica] = seq
-        }
-        return result
-    }
 
     /// Stores a checkpoint: the document as it was at `version`.
     func saveCheckpoint(_ bytes: [UInt8], version: VersionVector, of document: DocumentID, kept: Bool, created: Int64) throws {

@@ -513,7 +513,7 @@ final class PeerSession: BlobLink, Sendable {
         let ours = try await store.version(of: id)
         guard !ours.isCovered(by: known) else { return }
         if cap == nil, ours.changeCount(beyond: known) >= configuration.snapshotCatchUpChanges,
-            let (snapshot, version) = try await store.catchUpSnapshot(of: id, for: peer)
+            let (snapshot, version) = try await store.catchUpSnapshot(of: id)
         {
             // Far behind: the snapshot, then what came after it.
             try await send(snapshot: snapshot, of: id, outbound)

@@ -265,17 +265,11 @@ import Testing
         #expect(snapshot[4] == 3, "format 3")
 
         // Format 2: the same sections without the tags one (written before tags).
-        let old = try Self.format2(untagged)
+        let old = try FieldConflictTests.format2(untagged)
         let fromOld = try ProjectDocument(snapshot: old, replica: ReplicaID(8))
         #expect(fromOld.view == (try ProjectDocument(snapshot: untagged, replica: ReplicaID(8))).view && fromOld.view.tags.isEmpty)
         var merged = fromOld
         try merged.merge(snapshot: snapshot)
         #expect(merged.view == board.doc.view)
-    }
-
-    /// A format-3 snapshot rewritten as format 2 wrote it: version 2,
-    /// without the sections format 3 appends (tags, overwritten values).
-    static func format2(_ snapshot: [UInt8]) throws -> [UInt8] {
-        try FieldConflictTests.format2(snapshot)
     }
 }

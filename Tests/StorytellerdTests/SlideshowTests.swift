@@ -238,7 +238,7 @@ import Testing
 /// (other suites move threads between namespaces; either may hold it).
 private func listeningAddresses(port: Int, of pid: Int32) throws -> [String] {
     var found: [String] = []
-    for file in ["/proc/\(pid)/net/tcp", "/proc/\(pid)/net/tcp6", "/proc/self/net/tcp", "/proc/self/net/tcp6", "/proc/net/tcp", "/proc/net/tcp6"] {
+    for file in ["/proc/\(pid)/net/tcp", "/proc/\(pid)/net/tcp6", "/proc/self/net/tcp", "/proc/self/net/tcp6"] {
         guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { continue }
         for line in text.split(separator: "\n").dropFirst() {
             let fields = line.split(separator: " ")

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One range of a `Range: bytes=…` request header (RFC 9110 §14.1.2), so a
 /// browser can seek in a sound it plays from the preview.
 struct ByteRange: Equatable, Sendable {
@@ -24,9 +26,10 @@ struct ByteRange: Equatable, Sendable {
     /// does not understand is ignored, as the RFC allows.
     static func parse(_ header: String?, size: UInt64) -> Request {
         guard let header, header.hasPrefix("bytes=") else { return .whole }
-        let spec = header.dropFirst("bytes=".count).trimmingWhitespace
+        let spec = header.dropFirst("bytes=".count)
         guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .whole }
-        let (start, end) = (spec[..<dash].trimmingWhitespace, spec[spec.index(after: dash)...].trimmingWhitespace)
+        let start = spec[..<dash].trimmingCharacters(in: .whitespaces)
+        let end = spec[spec.index(after: dash)...].trimmingCharacters(in: .whitespaces)
         guard start.allSatisfy(\.isASCIIDigit), end.allSatisfy(\.isASCIIDigit), !(start.isEmpty && end.isEmpty) else { return .whole }
         if start.isEmpty {
             // The last SUFFIX bytes.
@@ -40,15 +43,6 @@ struct ByteRange: Equatable, Sendable {
         guard let last = UInt64(end) else { return .part(ByteRange(first: first, last: size - 1)) }  // past any size: to the end
         guard last >= first else { return .whole }
         return .part(ByteRange(first: first, last: min(last, size - 1)))
-    }
-}
-
-extension Substring {
-    fileprivate var trimmingWhitespace: Substring {
-        var text = self
-        while text.first == " " || text.first == "\t" { text = text.dropFirst() }
-        while text.last == " " || text.last == "\t" { text = text.dropLast() }
-        return text
     }
 }
 
