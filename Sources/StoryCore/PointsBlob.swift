@@ -115,7 +115,7 @@ public struct PointsBlob: Hashable, Sendable {
         var pending = 0  // bits held in the low end of `accumulator`, < 32 between puts
         var position = 0
         @inline(__always) func put(_ value: UInt64, _ bits: Int) {
-            // bits ≤ 24, so pending stays below 56.
+            // bits ≤ 32 and pending < 32 before, so the register never overflows.
             accumulator = (accumulator &<< UInt64(bits)) | value
             pending &+= bits
             if pending >= 32 {
@@ -129,9 +129,16 @@ public struct PointsBlob: Hashable, Sendable {
         for value in codes {
             let q = Int(value &>> UInt32(k))
             if q < escapeLength {
-                // q ones and a zero, then the k low bits.
-                put(((UInt64(1) &<< UInt64(q)) &- 1) &<< 1, q &+ 1)
-                if k > 0 { put(UInt64(value) & lowMask, k) }
+                // q ones and a zero, then the k low bits: one put for the
+                // usual short code, two for a long one (up to 40 bits).
+                let unary = ((UInt64(1) &<< UInt64(q)) &- 1) &<< 1
+                let bits = q &+ 1 &+ k
+                if bits <= 32 {
+                    put(unary &<< UInt64(k) | UInt64(value) & lowMask, bits)
+                } else {
+                    put(unary, q &+ 1)
+                    put(UInt64(value) & lowMask, k)
+                }
             } else {
                 put((UInt64(1) &<< UInt64(escapeLength)) &- 1, escapeLength)
                 put(UInt64(value) &>> 9, escapeBits - 9)

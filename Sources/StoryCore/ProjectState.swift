@@ -432,7 +432,7 @@ struct ProjectState: Sendable {
     /// `theirs`, into this one, which covers `ours`: as `merge(_:)`, and each
     /// text field keeps the open writes of both sides that the other side
     /// had not replaced (`FieldWrites.merged`). O(state).
-    mutating func merge(_ other: ProjectState, ours: VersionVector, theirs: VersionVector) {
+    mutating func merge(_ other: ProjectState, ours: VersionVector, theirs: VersionVector, known: [ReplicaID: UInt64] = [:]) {
         // A field with no record on either side (written before records were
         // kept) has nothing to merge beyond its register.
         let slots = Set(fieldWrites.keys).union(other.fieldWrites.keys)
@@ -445,8 +445,28 @@ struct ProjectState: Sendable {
             if record?.overwritten.contains(where: { !before.contains($0.stamp) }) ?? false { overwrites &+= 1 }
             merged[slot] = record
         }
-        merge(other)
+        if isPristine {
+            // Nothing to join: the other state as it is (a first snapshot merged
+            // into a new document), without walking it entry by entry.
+            objects = other.objects
+            containers = other.containers
+            strokes = other.strokes
+            contents = other.contents
+            tags = other.tags
+            versionNames = other.versionNames
+            mediaWrites &+= 1
+        } else {
+            merge(other, known: KnownOperations(known))
+        }
         fieldWrites = merged
+    }
+
+    /// Whether this is the state of a new document: the project root alone,
+    /// never written.
+    private var isPristine: Bool {
+        objects.count == 1 && objects[.root].map { $0.fields.isEmpty && $0.deleted.stamp == .root && $0.container.stamp == .root } == true
+            && containers.isEmpty && strokes.isEmpty && contents.isEmpty && tags.isEmpty && versionNames.isEmpty
+            && fieldWrites.isEmpty
     }
 
     /// Joins another state into this one: registers take the later write, lists,
@@ -457,7 +477,9 @@ struct ProjectState: Sendable {
     /// values stay until the field is written again (replicas of one
     /// document merge with their vectors instead).
     /// - Precondition: `other` is internally consistent (a validated snapshot).
-    mutating func merge(_ other: ProjectState) {
+    mutating func merge(_ other: ProjectState) { merge(other, known: KnownOperations([:])) }
+
+    private mutating func merge(_ other: ProjectState, known: KnownOperations) {
         mediaWrites &+= 1
         for (slot, record) in other.fieldWrites {
             let theirs = other.objects[slot.object]?.fields[slot.key]?.stamp
@@ -488,15 +510,19 @@ struct ProjectState: Sendable {
         if contents.isEmpty {
             contents = other.contents
         } else {
-            contents.merge(other.contents) { mine, _ in mine }
+            // Contents never change once added: those of operations this state
+            // holds are here already, and skipping them spares a lookup each.
+            var known = known
+            for (id, blob) in other.contents where !known.holds(id) && contents[id] == nil { contents[id] = blob }
         }
+        var knownStrokes = known
         for (layer, theirs) in other.strokes {
             guard strokes[layer] != nil else {
                 strokes[layer] = theirs
                 continue
             }
             // In place: a local copy of the map would be copied again on write.
-            ProjectState.merge(theirs, into: &strokes[layer]!)
+            ProjectState.merge(theirs, into: &strokes[layer]!, known: &knownStrokes)
         }
         for (object, theirs) in other.tags {
             for (key, entry) in theirs {
@@ -518,9 +544,11 @@ struct ProjectState: Sendable {
         }
     }
 
-    private static func merge(_ theirs: [OpID: StrokeEntry], into mine: inout [OpID: StrokeEntry]) {
-        mine.reserveCapacity(mine.count + theirs.count)
+    private static func merge(_ theirs: [OpID: StrokeEntry], into mine: inout [OpID: StrokeEntry], known: inout KnownOperations) {
         for (key, entry) in theirs {
+            // Both registers written by operations this state holds: ours is
+            // the same or later, so there is nothing to take.
+            if known.holds(entry.valueStamp) && known.holds(entry.stamp) { continue }
             if mine[key] == nil { mine[key] = entry } else { mine[key]!.merge(entry) }
         }
     }
@@ -575,5 +603,26 @@ struct ProjectState: Sendable {
                 }
             }
         }
+    }
+}
+
+/// The operations a state holds, as the last counter of each replica (every
+/// operation of that replica up to it is in; a replica's counters grow with
+/// its changes, which apply in order). Remembers the last replica asked
+/// about, since entries come in runs of one author.
+struct KnownOperations {
+    private let last: [ReplicaID: UInt64]
+    private var replica = ReplicaID.reserved
+    private var limit: UInt64 = 0
+
+    init(_ last: [ReplicaID: UInt64]) { self.last = last }
+
+    /// Whether the state holds operation `id`.
+    mutating func holds(_ id: OpID) -> Bool {
+        if id.replica != replica {
+            replica = id.replica
+            limit = last[id.replica] ?? 0
+        }
+        return id.counter <= limit
     }
 }

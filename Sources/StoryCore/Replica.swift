@@ -157,7 +157,7 @@ struct Replica<Builder: ChangeBuilder>: Sendable {
         var access = core.access
         try access.merge(header.access)
         core.access = access
-        state.merge(other, ours: core.versionVector, theirs: header.versionVector)
+        state.merge(other, ours: core.versionVector, theirs: header.versionVector, known: core.lastCounters)
         core.merge(header)
         var rejected: [any Error] = []
         // Each failure drops one change from the buffer, so this ends.

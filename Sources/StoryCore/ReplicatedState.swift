@@ -13,8 +13,10 @@ protocol ReplicatedState: Sendable {
     /// Joins another state into this one.
     mutating func merge(_ other: Self)
 
-    /// Joins another replica's state covering `theirs` into this one covering `ours`.
-    mutating func merge(_ other: Self, ours: VersionVector, theirs: VersionVector)
+    /// Joins another replica's state covering `theirs` into this one covering
+    /// `ours`; `known` is the last operation counter of each replica whose
+    /// changes this state holds (every operation of that replica up to it is in).
+    mutating func merge(_ other: Self, ours: VersionVector, theirs: VersionVector, known: [ReplicaID: UInt64])
 
     /// Says which change the operations applied next belong to.
     mutating func begin(_ context: WriteContext)
@@ -27,7 +29,7 @@ protocol ReplicatedState: Sendable {
 extension ReplicatedState {
     mutating func adoptPoints(_ blobs: [(id: OpID, bytes: ArraySlice<UInt8>)]) {}
 
-    mutating func merge(_ other: Self, ours: VersionVector, theirs: VersionVector) { merge(other) }
+    mutating func merge(_ other: Self, ours: VersionVector, theirs: VersionVector, known: [ReplicaID: UInt64]) { merge(other) }
 
     mutating func begin(_ context: WriteContext) {}
 }

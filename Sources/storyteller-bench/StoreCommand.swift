@@ -23,7 +23,7 @@ struct StoreCommand: AsyncParsableCommand {
     @Option(help: "Changes after the snapshot when timing an open (default: the store's snapshot interval).")
     var tail = StoreOptions().snapshotEveryChanges
 
-    @Option(help: "Directory for the databases (default: a temporary one).")
+    @Option(help: "Directory for the databases, kept there (retained.db: the whole history before compaction); default: a temporary one, removed.")
     var directory: String?
 
     @Flag(help: "Print one JSON object.")
@@ -102,6 +102,11 @@ struct StoreCommand: AsyncParsableCommand {
             let (kept, _) = try await retained.history(of: id, limit: 1)
             guard !kept.isEmpty else { throw ValidationError("retention kept no change") }
             result["retained_db_bytes"] = try await retained.fileSize()
+        }
+        if directory != nil {
+            // Kept for a look inside (sqlite3's dbstat) before compaction replaces it.
+            try? FileManager.default.removeItem(atPath: folder + "/retained.db")
+            try FileManager.default.copyItem(atPath: batchedPath, toPath: folder + "/retained.db")
         }
         store = try Store(path: batchedPath, identity: identity)
 

@@ -109,13 +109,21 @@ struct TraceReplay {
                 stride(from: 0, to: flat.count - 2, by: 3).map { Point(x: flat[$0], y: flat[$0 + 1], pressure: flat[$0 + 2]) }
             }
             clock += 1
+            // Timed as peers.py times Loro and Yrs: finding the target and the
+            // edit; the benchmark's own trace-id maps are kept after the clock.
             let opStart = ContinuousClock.now
-            let applied = try apply(op, points: points)
+            let outcome = try Self.apply(op, points: points, to: &docs[op.r], ids: traceIDs, at: clock)
             let elapsed = (ContinuousClock.now - opStart).seconds
             applySeconds += elapsed
             opSeconds[op.op, default: 0] += elapsed
             opCount[op.op, default: 0] += 1
-            if !applied { skipped[op.op, default: 0] += 1 }
+            switch outcome {
+            case .skipped: skipped[op.op, default: 0] += 1
+            case .applied(let created?):
+                traceIDs.record(op.id, created)
+                if op.op == "stroke.add", let traceID = op.id, let layerID = op.layer { traceIDs.setLayer(layerID, ofStroke: traceID) }
+            case .applied(nil): break
+            }
         }
         replaySeconds = (ContinuousClock.now - start).seconds
         let directory = FileManager.default.temporaryDirectory.path
@@ -154,91 +162,89 @@ struct TraceReplay {
 
     private static func clampIndex(_ index: Int?, _ count: Int) -> Int { min(max(index ?? count, 0), count) }
 
-    /// Applies one trace operation at its replica; false if it was skipped
-    /// because its target is not visible there.
-    private mutating func apply(_ op: TraceOp, points: [Point]?) throws -> Bool {
-        return try Self.apply(op, points: points, to: &docs[op.r], ids: &traceIDs, at: clock)
+    /// What one trace operation did at its replica.
+    private enum Outcome {
+        /// Skipped: its target is not visible there.
+        case skipped
+        /// Applied; `created` is the object or stroke it made, if any.
+        case applied(created: OpID?)
     }
 
     private static func apply(
-        _ op: TraceOp, points: [Point]?, to doc: inout ProjectDocument, ids traceIDs: inout TraceIDs, at time: Int64
-    ) throws -> Bool {
+        _ op: TraceOp, points: [Point]?, to doc: inout ProjectDocument, ids traceIDs: TraceIDs, at time: Int64
+    ) throws -> Outcome {
         func visible(_ traceID: String?, _ doc: ProjectDocument, kind: ObjectKind) -> OpID? {
             traceIDs.visible(traceID, doc, kind: kind)
         }
         switch op.op {
         case "project.set":
-            guard let key = op.key.flatMap(FieldKey.init(name:)) else { return false }
+            guard let key = op.key.flatMap(FieldKey.init(name:)) else { return .skipped }
             try doc.edit(at: time) { try $0.set(key, to: fieldValue(op.value)) }
         case "scene.insert":
             let index = clampIndex(op.index, doc.scenes.count)
-            let id = try doc.edit(at: time) { editor in
+            return .applied(created: try doc.edit(at: time) { editor in
                 let id = try editor.insertScene(at: index)
                 if let title = op.title { try editor.set(.title, to: .string(title), on: id) }
                 return id
-            }.value
-            traceIDs.record(op.id, id)
+            }.value)
         case "scene.move":
-            guard let scene = visible(op.id, doc, kind: .scene) else { return false }
+            guard let scene = visible(op.id, doc, kind: .scene) else { return .skipped }
             let index = clampIndex(op.index, doc.scenes.count - 1)
             try doc.edit(at: time) { try $0.move(scene, to: index) }
         case "scene.delete":
-            guard let scene = visible(op.id, doc, kind: .scene) else { return false }
+            guard let scene = visible(op.id, doc, kind: .scene) else { return .skipped }
             try doc.edit(at: time) { try $0.delete(scene) }
         case "scene.set", "shot.set", "layer.set":
             let kind: ObjectKind = op.op == "scene.set" ? .scene : op.op == "shot.set" ? .shot : .layer
-            guard let object = visible(op.id, doc, kind: kind), let name = op.key else { return false }
+            guard let object = visible(op.id, doc, kind: kind), let name = op.key else { return .skipped }
             let key = name == "background" ? FieldKey.background : FieldKey(name: name)
-            guard let key else { return false }
+            guard let key else { return .skipped }
             try doc.edit(at: time) { try $0.set(key, to: fieldValue(op.value), on: object) }
         case "shot.insert":
-            guard let scene = visible(op.scene, doc, kind: .scene) else { return false }
+            guard let scene = visible(op.scene, doc, kind: .scene) else { return .skipped }
             let index = clampIndex(op.index, doc.shots(in: scene).count)
-            traceIDs.record(op.id, try doc.edit(at: time) { try $0.insertShot(in: scene, at: index) }.value)
+            return .applied(created: try doc.edit(at: time) { try $0.insertShot(in: scene, at: index) }.value)
         case "shot.move":
             guard let shot = visible(op.id, doc, kind: .shot), let target = visible(op.scene, doc, kind: .scene) else {
-                return false
+                return .skipped
             }
             let current = doc.container(of: shot)!
             let count = doc.shots(in: target).count - (target == current ? 1 : 0)
             let index = clampIndex(op.index, count)
             try doc.edit(at: time) { try $0.move(shot, to: index, in: target) }
         case "shot.delete":
-            guard let shot = visible(op.id, doc, kind: .shot) else { return false }
+            guard let shot = visible(op.id, doc, kind: .shot) else { return .skipped }
             try doc.edit(at: time) { try $0.delete(shot) }
         case "layer.insert":
-            guard let shot = visible(op.shot, doc, kind: .shot) else { return false }
+            guard let shot = visible(op.shot, doc, kind: .shot) else { return .skipped }
             let index = clampIndex(op.index, doc.layers(in: shot).count)
-            let id = try doc.edit(at: time) { editor in
+            return .applied(created: try doc.edit(at: time) { editor in
                 let id = try editor.insertLayer(in: shot, at: index)
                 if let name = op.name { try editor.set(.name, to: .string(name), on: id) }
                 return id
-            }.value
-            traceIDs.record(op.id, id)
+            }.value)
         case "layer.move":
-            guard let layer = visible(op.id, doc, kind: .layer) else { return false }
+            guard let layer = visible(op.id, doc, kind: .layer) else { return .skipped }
             let index = clampIndex(op.index, doc.layers(in: doc.container(of: layer)!).count - 1)
             try doc.edit(at: time) { try $0.move(layer, to: index) }
         case "layer.delete":
-            guard let layer = visible(op.id, doc, kind: .layer) else { return false }
+            guard let layer = visible(op.id, doc, kind: .layer) else { return .skipped }
             try doc.edit(at: time) { try $0.delete(layer) }
         case "stroke.add":
             guard let layer = visible(op.layer, doc, kind: .layer), let points, !points.isEmpty,
                 let tool = op.tool.flatMap(Brush.Tool.init(name:)), let color = op.color.flatMap(Color.init(hex:))
-            else { return false }
+            else { return .skipped }
             let brush = Brush(tool: tool, color: color, width: Float(op.width ?? 0.003))
-            let id = try doc.edit(at: time) { try $0.addStroke(to: layer, brush: brush, points: points) }.value
-            traceIDs.record(op.id, id)
-            if let traceID = op.id, let layerID = op.layer { traceIDs.setLayer(layerID, ofStroke: traceID) }
+            return .applied(created: try doc.edit(at: time) { try $0.addStroke(to: layer, brush: brush, points: points) }.value)
         case "stroke.erase":
             guard let traceID = op.id, let layer = visible(traceIDs.layer(ofStroke: traceID), doc, kind: .layer),
                 let stroke = traceIDs.id(traceID), doc.stroke(stroke, in: layer) != nil
-            else { return false }
+            else { return .skipped }
             try doc.edit(at: time) { try $0.eraseStroke(stroke, in: layer) }
         default:
             throw ValidationError("unknown trace operation \(op.op)")
         }
-        return true
+        return .applied(created: nil)
     }
 
     private static func fieldValue(_ value: TraceValue?) -> FieldValue {
