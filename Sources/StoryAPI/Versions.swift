@@ -9,12 +9,33 @@ extension API {
         /// The oldest version this machine can show.
         public let oldest: String
         public let versions: [Version]
+        /// What this machine kept of the time before its logged changes
+        /// (history retention's daily and weekly checkpoints, named
+        /// versions'), newest first; each shows with `--at ID` or a time.
+        /// Absent from older daemons.
+        public let checkpoints: [Checkpoint]?
 
-        public init(project: String, compacted: Bool, oldest: String, versions: [Version]) {
+        public init(project: String, compacted: Bool, oldest: String, versions: [Version], checkpoints: [Checkpoint]? = nil) {
             self.project = project
             self.compacted = compacted
             self.oldest = oldest
             self.versions = versions
+            self.checkpoints = checkpoints
+        }
+    }
+
+    /// A state of a project kept from before its logged changes.
+    public struct Checkpoint: Codable, Sendable {
+        /// The short version id: `--at ID`.
+        public let id: String
+        /// The time of its newest change, and as ISO 8601 (UTC).
+        public let time: Int64
+        public let at: String
+
+        public init(id: String, time: Int64) {
+            self.id = id
+            self.time = time
+            at = API.isoTime(milliseconds: time)
         }
     }
 

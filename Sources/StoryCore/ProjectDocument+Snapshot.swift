@@ -1,7 +1,15 @@
 extension ProjectDocument {
     /// The document's state as a columnar snapshot: enough to load it or merge
     /// it into another replica, without its change history. O(size).
-    public func snapshot() -> [UInt8] {
+    ///
+    /// Without points (`includingPoints: false`) the contents section is
+    /// empty: a checkpoint of the past that loads only with a later document
+    /// of the same project, which holds every point blob the past held
+    /// (`init(snapshot:author:pointsFrom:)`); a tenth of the size or less.
+    public func snapshot() -> [UInt8] { snapshot(includingPoints: true) }
+
+    /// The snapshot, with or without its points (see `snapshot()`).
+    public func snapshot(includingPoints: Bool) -> [UInt8] {
         var replicas: Set<ReplicaID> = [.reserved]
         for (id, object) in state.allObjects {
             replicas.insert(id.replica)
@@ -64,7 +72,7 @@ extension ProjectDocument {
         writer.section { out in out.write(trees: state.allContainers, table: table) }
         writer.section { out in Self.writeStrokes(state.allStrokes, table: table, into: &out) }
         writer.section { out in
-            let contents = state.allContents.sorted { $0.key < $1.key }
+            let contents = includingPoints ? state.allContents.sorted { $0.key < $1.key } : []
             out.write(count: contents.count)
             out.write(runLengthColumn: contents.map { UInt64(table.index(of: $0.key.replica)) })
             var previous: UInt64 = 0
@@ -169,12 +177,36 @@ extension ProjectDocument {
         try self.init(snapshot: bytes) { ReplicaCore(author: author, document: $0) }
     }
 
-    private init(snapshot bytes: [UInt8], core: (DocumentID) -> ReplicaCore) throws {
+    /// Loads a signed document from a snapshot this daemon stored that may
+    /// lack its points (`snapshot(includingPoints: false)`): they are taken
+    /// from `source`, a later document of the same project. A point blob is
+    /// never removed from a project, so `source` holds all of them; those of
+    /// operations the snapshot's state holds are taken (its last counter per
+    /// replica says which). O(size + points of `source`).
+    /// - Throws: `CodecError`, `DocumentError` (also when `source` lacks a blob).
+    public init(snapshot bytes: [UInt8], author: LocalAuthor, pointsFrom source: ProjectDocument) throws {
+        try self.init(snapshot: bytes, pointsFrom: source.state.allContents) { ReplicaCore(author: author, document: $0) }
+    }
+
+    /// As `init(snapshot:author:pointsFrom:)`, for an open document held by `replica`.
+    public init(snapshot bytes: [UInt8], replica: ReplicaID, pointsFrom source: ProjectDocument) throws {
+        try self.init(snapshot: bytes, pointsFrom: source.state.allContents) { ReplicaCore(replica: replica, document: $0) }
+    }
+
+    /// The version vector and the wall time of the newest change of a
+    /// project snapshot, read from its header. O(size) (the checksum).
+    /// - Throws: `CodecError` for bytes that are not a snapshot.
+    public static func snapshotVersion(_ bytes: [UInt8]) throws -> (version: VersionVector, updatedAt: Int64?) {
+        let header = try SnapshotReader(bytes).header
+        return (header.versionVector, header.updatedAt)
+    }
+
+    private init(snapshot bytes: [UInt8], pointsFrom source: [OpID: PointsBlob]? = nil, core: (DocumentID) -> ReplicaCore) throws {
         var reader = try SnapshotReader(bytes)
         guard reader.header.kind == .project else {
             throw DocumentError(.invalidSnapshot, "the snapshot is of a library, not a project")
         }
-        let state = try Self.readState(&reader)
+        let state = try Self.readState(&reader, pointsFrom: source)
         let document = reader.header.document
         self.init(id: document, replicaState: try .loaded(from: reader.header, state: state, core: core(document)))
     }
@@ -195,7 +227,7 @@ extension ProjectDocument {
         return try replicaState.merge(other, header: header)
     }
 
-    private static func readState(_ reader: inout SnapshotReader) throws -> ProjectState {
+    private static func readState(_ reader: inout SnapshotReader, pointsFrom source: [OpID: PointsBlob]? = nil) throws -> ProjectState {
         let replicas = reader.replicas
         var objects: [OpID: StoryObject] = [:]
         var section = try reader.section("objects")
@@ -257,6 +289,11 @@ extension ProjectDocument {
             contents[id] = try PointsBlob(validating: slice)
         }
         try blobs.expectEnd("points")
+        if let source {
+            // Those the snapshot left out: every blob of an operation its state holds.
+            var known = KnownOperations(reader.header.lastCounters)
+            for (id, blob) in source where contents[id] == nil && known.holds(id) { contents[id] = blob }
+        }
         // Format 3 appends three sections: tags, overwritten values, version names.
         var tags: [OpID: [String: TagEntry]] = [:]
         var fieldWrites: [FieldSlot: FieldWrites] = [:]

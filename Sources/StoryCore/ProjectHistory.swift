@@ -9,7 +9,7 @@
 /// Pure: the store gathers the bases and changes, this type does the rest.
 public struct ProjectHistory: Sendable {
     /// Starting points, each a document at its version vector, oldest first.
-    public let bases: [ProjectDocument]
+    public let bases: [HistoryBase]
     /// The logged changes, in causal order (by start counter, then replica).
     public let changes: [(encoded: EncodedChange, change: Change)]
     /// The document's version now: every version asked for must be below it.
@@ -25,6 +25,12 @@ public struct ProjectHistory: Sendable {
     /// A history from bases (any order) and logged changes (any order).
     /// O(changes · replicas).
     public init(bases: [ProjectDocument], changes: [(EncodedChange, Change)], current: VersionVector, createdAt: Int64?) {
+        self.init(bases: bases.map(HistoryBase.init), changes: changes, current: current, createdAt: createdAt)
+    }
+
+    /// A history from bases loaded when needed (any order) and logged changes (any order).
+    /// O(changes · replicas).
+    public init(bases: [HistoryBase], changes: [(EncodedChange, Change)], current: VersionVector, createdAt: Int64?) {
         self.bases = bases.sorted { $0.versionVector.totalChanges < $1.versionVector.totalChanges }
         let sorted = changes.sorted { EncodedChange.causalOrder($0.0, $1.0) }
         self.changes = sorted.map { (encoded: $0.0, change: $0.1) }
@@ -66,7 +72,7 @@ public struct ProjectHistory: Sendable {
             throw HistoryError(.unknownVersion, "version \(target.shortID) holds changes this machine never had")
         }
         for base in bases.reversed() where base.versionVector.isCovered(by: target) && isLogged(from: base.versionVector, to: target) {
-            var document = base
+            var document = try base.document()
             document.keepsChangeLog = false
             let from = base.versionVector
             let needed = changes.filter { $0.change.seq > from[$0.change.replica] && $0.change.seq <= target[$0.change.replica] }
@@ -89,18 +95,22 @@ public struct ProjectHistory: Sendable {
 
     /// The version holding every change made at or before `time` (on its
     /// author's clock), cut back to what is causally closed: a change whose
-    /// author had seen a later one (clocks disagree) waits for it.
+    /// author had seen a later one (clocks disagree) waits for it. Before
+    /// the logged changes, it is the newest base (a daily or weekly
+    /// checkpoint) made at or before `time`: what this machine kept of then.
     /// O(changes · passes).
     /// - Throws: `HistoryError(.beforeProject)` before the first change,
-    ///   `.compacted` when the changes around `time` were compacted away.
+    ///   `.compacted` when nothing this machine kept is that old.
     public func vector(at time: Int64) throws(HistoryError) -> VersionVector {
         if let createdAt, time < createdAt {
             throw HistoryError(.beforeProject, "the project did not exist yet")
         }
-        let floor = oldestVersion
-        if let oldest = bases.first, !floor.isEmpty, let updated = oldest.updatedAt, time < updated {
-            throw HistoryError(.compacted, "the changes around that time were compacted into a snapshot", oldestAvailable: floor)
+        // The newest base whose last change is at or before `time` (the empty
+        // project counts as before everything).
+        guard let start = bases.last(where: { ($0.updatedAt ?? .min) <= time }) else {
+            throw HistoryError(.compacted, "the changes around that time were compacted into a snapshot", oldestAvailable: oldestVersion)
         }
+        let floor = start.versionVector
         var result = floor
         var stopped: Set<ReplicaID> = []
         for (_, change) in changes where change.seq > floor[change.replica] && !stopped.contains(change.replica) {
@@ -140,4 +150,41 @@ public struct ProjectHistory: Sendable {
         }
         return result
     }
+}
+
+/// A starting point of a `ProjectHistory`: a document at a known version,
+/// decoded only when a version is rebuilt from it (a store may keep dozens
+/// of checkpoints; one request needs one).
+public struct HistoryBase: Sendable {
+    /// The version the document is at.
+    public let versionVector: VersionVector
+    /// Wall time of its newest change (nil: the empty project).
+    public let updatedAt: Int64?
+    /// Whether it is a checkpoint history retention kept of the past (a
+    /// daily or weekly one, or a named version's), not the present's snapshot
+    /// or the empty project.
+    public let isCheckpoint: Bool
+    private let load: @Sendable () throws -> ProjectDocument
+
+    /// A base already decoded.
+    public init(_ document: ProjectDocument) {
+        versionVector = document.versionVector
+        updatedAt = document.updatedAt
+        isCheckpoint = false
+        load = { document }
+    }
+
+    /// A base decoded by `load` when needed, which must give a document at `versionVector`.
+    public init(
+        versionVector: VersionVector, updatedAt: Int64?, isCheckpoint: Bool, load: @escaping @Sendable () throws -> ProjectDocument
+    ) {
+        self.versionVector = versionVector
+        self.updatedAt = updatedAt
+        self.isCheckpoint = isCheckpoint
+        self.load = load
+    }
+
+    /// The document.
+    /// - Throws: what `load` throws (damaged stored data).
+    public func document() throws -> ProjectDocument { try load() }
 }

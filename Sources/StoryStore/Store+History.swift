@@ -14,29 +14,45 @@ extension Store {
         let current = try project(id)
         let changes = try database.changes(of: id)
         let first = try database.firstStoredSeq(of: id)
-        var bases: [ProjectDocument] = []
+        var bases: [HistoryBase] = []
+        let author = author
         if current.versionVector.sortedEntries.allSatisfy({ first[$0.replica] == 1 }) {
-            bases.append(ProjectDocument(id: id, author: author))
+            bases.append(HistoryBase(ProjectDocument(id: id, author: author)))
         }
+        // Checkpoints are decoded when a version is rebuilt from one (they
+        // may be many: daily, then weekly); their points come from the present.
         for checkpoint in try database.checkpoints(of: id) {
+            let updatedAt: Int64?
             do {
-                bases.append(try ProjectDocument(snapshot: checkpoint.bytes, author: author))
+                updatedAt = try ProjectDocument.snapshotVersion(checkpoint.bytes).updatedAt
             } catch {
-                throw StoreError(.invalidData, "a checkpoint of \(id) does not load: \(error)", path: path)
+                throw StoreError(.invalidData, "a checkpoint of \(id) is damaged: \(error)", path: path)
             }
+            let (bytes, path) = (checkpoint.bytes, path)
+            bases.append(
+                HistoryBase(versionVector: checkpoint.version, updatedAt: updatedAt, isCheckpoint: true) {
+                    do {
+                        return try ProjectDocument(snapshot: bytes, author: author, pointsFrom: current)
+                    } catch {
+                        throw StoreError(.invalidData, "a checkpoint of \(id) does not load: \(error)", path: path)
+                    }
+                })
         }
         if let (_, bytes) = try database.snapshot(of: id) {
             do {
-                bases.append(try ProjectDocument(snapshot: bytes, author: author))
+                bases.append(HistoryBase(try ProjectDocument(snapshot: bytes, author: author)))
             } catch {
                 throw StoreError(.invalidData, "the snapshot of \(id) does not load: \(error)", path: path)
             }
         }
         // Neither (not expected): only the present can be shown.
-        if bases.isEmpty { bases.append(current) }
+        if bases.isEmpty { bases.append(HistoryBase(current)) }
         return ProjectHistory(bases: bases, changes: changes, current: current.versionVector, createdAt: current.createdAt)
     }
 
     /// How many checkpoints history retention keeps of a document.
     public func checkpointCount(of id: DocumentID) throws -> Int { try database.checkpoints(of: id).count }
+
+    /// The stored size of each checkpoint of a document, oldest first.
+    public func checkpointSizes(of id: DocumentID) throws -> [Int] { try database.checkpoints(of: id).map(\.bytes.count) }
 }

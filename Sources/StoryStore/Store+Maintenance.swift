@@ -130,16 +130,69 @@ extension Store {
         }
         retained = base.versionVector
         let existing = try database.checkpoints(of: id)
+        // Checkpoints leave their points out: the project keeps every point
+        // blob it ever had, and a checkpoint loads with them (Store.projectHistory).
         var saved: [(version: VersionVector, bytes: [UInt8], kept: Bool)] = []
         for named in try project(id).versionNames {
             guard let version = named.version, version.isCovered(by: retained),
                 !existing.contains(where: { $0.version == version }), !saved.contains(where: { $0.version == version }),
                 let past = try? history.document(at: version), past.versionVector == version
             else { continue }
-            saved.append((version, past.snapshot(), true))
+            saved.append((version, past.snapshot(includingPoints: false), true))
         }
-        if !existing.contains(where: { $0.version == retained }) { saved.append((retained, base.snapshot(), false)) }
-        let dropped = existing.filter { !$0.kept && $0.version != retained && $0.version.isCovered(by: retained) }.map(\.rowid)
+        if !existing.contains(where: { $0.version == retained }) { saved.append((retained, base.snapshot(includingPoints: false), false)) }
+        // The bases this one replaces stay as daily, then weekly checkpoints.
+        let older = try existing.filter { !$0.kept && $0.version != retained && $0.version.isCovered(by: retained) }.map {
+            (rowid: $0.rowid, updatedAt: try ProjectDocument.snapshotVersion($0.bytes).updatedAt)
+        }
+        let days = max((options.historyRetention + day - 1) / day, 1)
+        let dropped = Self.checkpointsToDrop(older, before: cutoff, days: days, weeks: Self.weeklyCheckpoints)
         return (retained, (saved, dropped))
+    }
+
+    /// Weeks for which a weekly checkpoint is kept, before the daily ones.
+    static let weeklyCheckpoints: Int64 = 52
+
+    /// Which of the unnamed checkpoints older than the retention window to
+    /// drop: for `days` days before `cutoff` (the window's start) the newest
+    /// of each day stays, for `weeks` weeks (Monday to Sunday, UTC) before
+    /// those the newest of each week; older ones go. A checkpoint's day is
+    /// that of its newest change (nil: the empty project, dropped).
+    static func checkpointsToDrop(_ checkpoints: [(rowid: Int64, updatedAt: Int64?)], before cutoff: Int64, days: Int64, weeks: Int64) -> [Int64] {
+        let day: Int64 = 86_400_000
+        func dayIndex(_ time: Int64) -> Int64 { time >= 0 ? time / day : (time - day + 1) / day }
+        // 1970-01-01 was a Thursday: day + 3 counts weeks from Mondays.
+        func weekIndex(_ dayIndex: Int64) -> Int64 { dayIndex + 3 >= 0 ? (dayIndex + 3) / 7 : (dayIndex + 3 - 6) / 7 }
+        let dailyFrom = dayIndex(cutoff) - days
+        let weeklyFrom = weekIndex(dailyFrom) - weeks
+        var newest: [String: (rowid: Int64, time: Int64)] = [:]
+        var dropped: [Int64] = []
+        for checkpoint in checkpoints {
+            guard let time = checkpoint.updatedAt else {
+                dropped.append(checkpoint.rowid)
+                continue
+            }
+            let index = dayIndex(time)
+            let group: String
+            if index >= dailyFrom {
+                group = "day \(index)"
+            } else if weekIndex(index) >= weeklyFrom {
+                group = "week \(weekIndex(index))"
+            } else {
+                dropped.append(checkpoint.rowid)
+                continue
+            }
+            if let kept = newest[group] {
+                if (time, checkpoint.rowid) > (kept.time, kept.rowid) {
+                    dropped.append(kept.rowid)
+                    newest[group] = (checkpoint.rowid, time)
+                } else {
+                    dropped.append(checkpoint.rowid)
+                }
+            } else {
+                newest[group] = (checkpoint.rowid, time)
+            }
+        }
+        return dropped.sorted()
     }
 }

@@ -226,7 +226,12 @@ struct History: ParsableCommand {
                 [version.id, isoTime(milliseconds: version.time), names.who(version.author, local: version.local, me: me), version.summary,
                  version.shots.joined(separator: ", ")]
             })
-        if answer.compacted { print("(older versions were compacted on this machine; the oldest it can show is \(answer.oldest))") }
+        if let checkpoints = answer.checkpoints, !checkpoints.isEmpty {
+            print("\nKept from before (daily, then weekly checkpoints and named versions; `--at VERSION` shows one):")
+            printTable(["VERSION", "TIME"], checkpoints.map { [$0.id, isoTime(milliseconds: $0.time)] })
+        } else if answer.compacted {
+            print("(older versions were compacted on this machine; the oldest it can show is \(answer.oldest))")
+        }
     }
 }
 

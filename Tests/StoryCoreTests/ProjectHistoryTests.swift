@@ -89,6 +89,69 @@ import Testing
         return seen.count
     }
 
+    /// Checkpoints without points (`snapshot(includingPoints: false)`), taken
+    /// of random replicas at random moments of random histories, load with
+    /// the final document's points to exactly the board they were taken of,
+    /// and the changes made after them apply on top up to the final board.
+    @Test func aCheckpointWithoutPointsLoadsWithThoseOfALaterDocument() throws {
+        let seeds = TestSeeds.seeds(count: Self.scenarios / 4)
+        var checked = 0
+        for seed in seeds {
+            var scenario = try ProjectScenario(seed: seed &* 7919)
+            let base = scenario.docs[0]
+            var checkpoints: [(bytes: [UInt8], vector: VersionVector, view: ProjectView)] = []
+            for _ in 0..<scenario.random.int(30...90) {
+                let r = scenario.random.int(0...(scenario.docs.count - 1))
+                switch scenario.random.int(0...99) {
+                case 0..<55: try scenario.edit(r)
+                case 55..<63: try scenario.undoOrRedo(r)
+                case 63..<76: try scenario.syncPair(r)
+                case 76..<90: try scenario.deliverSome(to: r)
+                case 90..<96: try scenario.conflict(r)
+                default: scenario.partition()
+                }
+                if scenario.random.int(0...9) == 0 {
+                    let doc = scenario.docs[r]
+                    checkpoints.append((doc.snapshot(includingPoints: false), doc.versionVector, doc.view))
+                }
+            }
+            try WireSync.syncAll(&scenario.docs)
+            let final = scenario.docs[0]
+            guard case .changes(let logged) = final.changes(since: base.versionVector) else {
+                Issue.record("seed \(seed): the final log does not reach back to the base")
+                return
+            }
+            let decoded = try logged.map { ($0, try $0.decoded()) }
+            for checkpoint in checkpoints {
+                let loaded = try ProjectDocument(snapshot: checkpoint.bytes, replica: ReplicaID(77), pointsFrom: final)
+                #expect(loaded.versionVector == checkpoint.vector && loaded.view == checkpoint.view, "seed \(seed)")
+                let history = ProjectHistory(bases: [loaded], changes: decoded, current: final.versionVector, createdAt: final.createdAt)
+                #expect(try history.document(at: final.versionVector).view == final.view, "seed \(seed): later changes on a checkpoint")
+                checked += 1
+            }
+        }
+        if seeds.count > 1 { #expect(checked > seeds.count) }
+    }
+
+    @Test func aCheckpointWithoutPointsIsSmallAndDoesNotLoadAlone() throws {
+        var board = try Board(replica: 1, scenes: 1, shots: 1)
+        let layer = board.layers[board.shots[0][0]]![0]
+        for index in 0..<20 {
+            try board.doc.edit(at: 2000 + Int64(index)) { try $0.addStroke(to: layer, brush: pen, points: line(y: 0.1 + Double(index) / 40)) }
+        }
+        let full = board.doc.snapshot()
+        let thin = board.doc.snapshot(includingPoints: false)
+        #expect(thin.count * 3 < full.count, "\(thin.count) of \(full.count) bytes")
+        // Alone it names strokes whose points it lacks: refused, not half-loaded.
+        #expect(throws: DocumentError.self) { try ProjectDocument(snapshot: thin, replica: ReplicaID(9)) }
+        // With a document that lacks them too (another project): refused as well.
+        let stranger = try Board(replica: 2, scenes: 1, shots: 1).doc
+        #expect(throws: DocumentError.self) { try ProjectDocument(snapshot: thin, replica: ReplicaID(9), pointsFrom: stranger) }
+        #expect(try ProjectDocument(snapshot: thin, replica: ReplicaID(9), pointsFrom: board.doc).view == board.doc.view)
+        let info = try ProjectDocument.snapshotVersion(thin)
+        #expect(info.version == board.doc.versionVector && info.updatedAt == 2019)
+    }
+
     @Test func aVersionBeforeTheOldestBaseIsCompactedWithTheOldestOneNamed() throws {
         var board = try Board(replica: 1, scenes: 1, shots: 1)
         let start = board.doc.versionVector

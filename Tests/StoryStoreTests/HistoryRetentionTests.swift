@@ -86,9 +86,77 @@ import Testing
         }
         let history = try await store.projectHistory(id)
         for (name, vector, view) in named { #expect(try history.document(at: vector).view == view, "\(name)") }
-        // One base and five named checkpoints at most: the older bases were replaced.
+        // Five named checkpoints, the base, and the bases it replaced as daily
+        // checkpoints (one per day at most).
         let checkpoints = try await store.checkpointCount(of: id)
-        #expect(checkpoints <= 6, "\(checkpoints) checkpoints")
+        #expect(checkpoints <= 5 + 5, "\(checkpoints) checkpoints")
+    }
+
+    /// Sixty days of work, a stroke a day, compacted daily with a 5-day
+    /// window: the last 5 days are kept change by change, the 5 days before
+    /// as daily checkpoints, the weeks before that as weekly ones, each
+    /// showing the board as it was at the end of its day; and the
+    /// checkpoints leave their points out (the project keeps them).
+    @Test func olderThanTheWindowDailyThenWeeklyCheckpointsStay() async throws {
+        let directory = try TemporaryDirectory()
+        // A Monday, 09:00 UTC (2027-01-04).
+        let monday: Int64 = 1_799_053_200_000
+        let clock = ManualWallClock(milliseconds: monday)
+        let store = try store(directory, clock: clock, retention: 5 * Self.day)
+        let (id, layer) = try await makeProject(in: store)
+        var days: [(time: Int64, view: ProjectView)] = []
+        for day in 0..<60 {
+            _ = try await store.editProject(id, at: clock.milliseconds) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(day)) }
+            days.append((clock.milliseconds, try await store.project(id).view))
+            try await store.writeSnapshot(of: id, at: clock.milliseconds)
+            clock.advance(by: Self.day)
+        }
+        let history = try await store.projectHistory(id)
+        let byTime = Dictionary(uniqueKeysWithValues: days.map { ($0.time, $0.view) })
+        // Each checkpoint is the board at the end of one day of the work.
+        var checkpointDays: [Int] = []
+        for base in history.bases where base.versionVector != history.current {
+            let time = try #require(base.updatedAt)
+            let index = try #require(days.firstIndex { $0.time == time }, "a checkpoint at \(time), not the end of a day's work")
+            #expect(try base.document().view == byTime[time], "day \(index)")
+            checkpointDays.append(index)
+        }
+        // The last compaction ran on day 59: the window keeps the changes of
+        // days 54…59 (from midnight 5 days before), the base shows day 53,
+        // daily checkpoints days 49…52 before it, weekly ones the weeks before.
+        let daily = checkpointDays.filter { $0 >= 49 }
+        #expect(daily.sorted() == Array(49...53), "daily checkpoints at days \(daily.sorted())")
+        // Days 0…48 are weeks starting on Mondays (days 0, 7, …, 42): the newest of each is its Sunday.
+        let weekly = checkpointDays.filter { $0 < 49 }.sorted()
+        #expect(weekly == [6, 13, 20, 27, 34, 41, 48], "weekly checkpoints at days \(weekly)")
+        // A time inside the daily span shows that day; inside a week, the week's checkpoint at or before it.
+        let dayFiftyTwo = days[52].time + 3_600_000
+        #expect(try history.document(at: history.vector(at: dayFiftyTwo)).view == days[52].view)
+        let dayTwentyOne = days[21].time + 3_600_000  // a Monday: the newest checkpoint at or before it is Sunday's (day 20)
+        #expect(try history.document(at: history.vector(at: dayTwentyOne)).view == days[20].view)
+        #expect(throws: HistoryError.self) { try history.vector(at: days[3].time) }
+        // The checkpoints are small: the board's points are stored once, in the snapshot.
+        let checkpointBytes = try await store.checkpointSizes(of: id)
+        let snapshotBytes = try await store.snapshot(of: id).count
+        #expect(checkpointBytes.allSatisfy { $0 * 2 < snapshotBytes }, "checkpoints of \(checkpointBytes) bytes, snapshot \(snapshotBytes)")
+    }
+
+    @Test func checkpointThinningKeepsTheNewestOfEachDayThenOfEachWeek() {
+        let day = Self.day
+        let monday: Int64 = 1_799_020_800_000  // 2027-01-04T00:00Z
+        let cutoff = monday + 21 * day  // the window starts on a Monday three weeks later
+        func at(_ days: Int64, _ hours: Int64 = 12) -> Int64 { monday + days * day + hours * 3_600_000 }
+        let checkpoints: [(rowid: Int64, updatedAt: Int64?)] = [
+            (1, at(20, 9)), (2, at(20, 18)),  // the day before the cutoff: the newer stays
+            (3, at(19)),  // inside the 2 daily days
+            (4, at(17)),  // before the daily days, in week 2: alone, stays
+            (5, at(8)), (6, at(10)), (7, at(13)),  // week 1 (days 7…13): day 13 stays
+            (8, at(1)),  // week 0 (days 0…6): alone, stays
+            (9, at(-30)),  // weeks before the weekly span: dropped
+            (10, nil),  // the empty project: dropped
+        ]
+        let dropped = Store.checkpointsToDrop(checkpoints, before: cutoff, days: 2, weeks: 3)
+        #expect(dropped == [1, 5, 6, 9, 10])
     }
 
     @Test func withoutRetentionEverythingAcknowledgedIsCompactedAsBefore() async throws {

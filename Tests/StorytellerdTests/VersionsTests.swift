@@ -124,6 +124,49 @@ import Testing
         try await started.stop()
     }
 
+    /// With a 1-day window, a scene added on each of four days: after the
+    /// window moved on, the changes are gone but each day's board is kept
+    /// as a checkpoint, listed with the versions and shown by its id or a time.
+    @Test func daysOlderThanTheWindowStayAsCheckpoints() async throws {
+        let clock = ManualWallClock(milliseconds: Self.start)
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        let day = 24 * 60 * Self.minute
+        let configure: (inout DaemonSettings) throws -> Void = { try $0.set("history-retention", to: "1d", source: "test") }
+        var started = try await InProcessDaemon.start(in: home, clock: clock.clock, configure: configure)
+        let created = try await started.post("/v1/projects", json: #"{"name": "Harbour"}"#)
+        let project = try #require((created.json as? [String: Any])?["id"] as? String)
+        var boards: [(time: Int64, scenes: String)] = []
+        for index in 0..<4 {
+            #expect(try await started.post("/v1/projects/\(project)/edits", json: #"{"ops":[{"op":"scene.add","title":"Day \#(index)"}]}"#).status == 200)
+            boards.append((clock.milliseconds, try Self.scenes(try await started.get("/v1/projects/\(project)"))))
+            // The shutdown's snapshot compacts what is older than the window.
+            try await started.stop(keepingHome: true)
+            clock.advance(by: day)
+            started = try await InProcessDaemon.start(in: home, clock: clock.clock, configure: configure)
+        }
+        let answer = try #require(try await started.get("/v1/projects/\(project)/versions").json as? [String: Any])
+        #expect(answer["compacted"] as? Bool == true)
+        let checkpoints = try #require(answer["checkpoints"] as? [[String: Any]], "\(answer)")
+        // The last compaction (day 3's shutdown) kept what was made since
+        // midnight of day 2: days 0 and 1 are checkpoints, newest first.
+        let times = checkpoints.compactMap { $0["time"] as? Int64 }
+        #expect(times == [boards[1].time, boards[0].time], "\(checkpoints)")
+        for (checkpoint, board) in zip(checkpoints, [boards[1], boards[0]]) {
+            let id = try #require(checkpoint["id"] as? String)
+            #expect(try Self.scenes(try await started.get("/v1/projects/\(project)?at=\(id)")) == board.scenes)
+        }
+        // A time between two days shows the earlier day's board.
+        let between = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(boards[0].time + 3 * 60 * Self.minute) / 1000))
+        #expect(try Self.scenes(try await started.get("/v1/projects/\(project)?at=\(between)")) == boards[0].scenes)
+        // The CLI lists them after the versions.
+        let socket = started.socket
+        let listed = try storyteller(["history", project, "--socket", socket])
+        #expect(listed.status == 0 && listed.output.contains("Kept from before"), "\(listed.output)\(listed.errors)")
+        #expect(checkpoints.allSatisfy { listed.output.contains($0["id"] as? String ?? "?") })
+        try await started.stop()
+    }
+
     @Test func theCLIShowsAndRendersThePastAndListsVersions() async throws {
         let daemon = try await StartedDaemon.start()
         defer { daemon.stop() }

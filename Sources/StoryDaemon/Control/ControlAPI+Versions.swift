@@ -136,8 +136,13 @@ extension ControlAPI {
                     shots: shots, changes: changes))
             if answers.count == limit { break }
         }
+        let checkpoints = history.bases.reversed().compactMap { base -> API.Checkpoint? in
+            guard base.isCheckpoint, let time = base.updatedAt, since.map({ time >= $0 }) ?? true, shot == nil else { return nil }
+            return API.Checkpoint(id: base.versionVector.shortID, time: time)
+        }
         return API.Versions(
-            project: id.description, compacted: !history.oldestVersion.isEmpty, oldest: history.oldestVersion.shortID, versions: answers)
+            project: id.description, compacted: !history.oldestVersion.isEmpty, oldest: history.oldestVersion.shortID, versions: answers,
+            checkpoints: checkpoints)
     }
 
     /// Whether a change touched `target` or something inside it (its layers, their strokes).
