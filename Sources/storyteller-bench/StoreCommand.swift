@@ -117,6 +117,8 @@ struct StoreCommand: AsyncParsableCommand {
         let snapshotBytes = try await store!.snapshot(of: id).count
         result["compacted_db_bytes"] = compactedBytes
         result["snapshot_bytes"] = snapshotBytes
+        // A history retention checkpoint of the whole project: its snapshot without points.
+        result["checkpoint_bytes"] = try await store!.project(id).snapshot(includingPoints: false).count
         result["compacted_db_over_snapshot"] = rounded(Double(compactedBytes) / Double(snapshotBytes), 3)
         if let retained = result["retained_db_bytes"] as? Int {
             result["retained_over_compacted"] = rounded(Double(retained) / Double(compactedBytes), 3)
