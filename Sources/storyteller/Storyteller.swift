@@ -561,7 +561,8 @@ struct Share: ParsableCommand {
             Read-write makes the peer an editor (it may change what is shared and share it on); \
             --read-only a reader (it receives it; its edits are refused by every machine). A folder \
             share takes in the projects and folders under it, and whatever is created, moved or \
-            filed there later; a project moved out leaves it (it keeps its other shares). The peer \
+            filed there later; a project moved out leaves it (it keeps its other shares). Sharing a \
+            folder again --read-only makes what the peer has only through it read-only too. The peer \
             sees the folder under its name. Only owners and editors may share.
 
             Examples:

@@ -268,6 +268,34 @@ import Testing
         #expect(create.status == 1, "a reader cannot file into the folder: \(create.errors)")
     }
 
+    @Test func aFolderShareMadeReadOnlyMakesItsProjectsReadOnlyToo() async throws {
+        let (a, b) = try await startedPair()
+        defer { a.stop(); b.stop() }
+        try ok(a, "folders", "create", "Shows")
+        try ok(a, "folders", "create", "Night Train", "--in", "Shows")
+        let board = try ok(a, "projects", "create", "Pitch", "--folder", "Shows/Night Train")
+        let loose = try ok(a, "projects", "create", "Loose", "--folder", "Shows")
+        let direct = try ok(a, "projects", "create", "Direct", "--folder", "Shows")
+        try ok(a, "share", "Direct", "b")
+        try ok(a, "share", "Shows", "b")
+        try await eventually("b edits all of it") {
+            try [board, loose, direct].allSatisfy { try role(of: $0, on: b) == "editor" }
+        }
+        // The share turns read-only: what b has only through it turns read-only with it.
+        try ok(a, "share", "Shows", "b", "--read-only")
+        try await eventually("b only reads the folder's projects now") {
+            try role(of: board, on: b) == "reader" && role(of: loose, on: b) == "reader"
+        }
+        #expect(try role(of: direct, on: b) == "editor", "shared directly read-write: that share still holds")
+        let edit = try storyteller(["scenes", "add", board, "--title", "Mine", "--socket", b.socket])
+        #expect(edit.status == 1 && edit.errors.contains("read"), "\(edit.errors)")
+        let why = try #require(try a.json("shares", "list", "--peer", "b") as? [[String: Any]])
+        #expect(why.first { $0["document"] as? String == board }?["role"] as? String == "reader", "\(why)")
+        // And back: read-write again raises them again.
+        try ok(a, "share", "Shows", "b")
+        try await eventually("b edits them again") { try role(of: board, on: b) == "editor" && role(of: loose, on: b) == "editor" }
+    }
+
     @Test func offersWaitForAUserWhenThePeerIsNotTrustedToShareFreely() async throws {
         let (a, b) = try await startedPair()
         defer { a.stop(); b.stop() }
