@@ -443,8 +443,9 @@ struct Peers: ParsableCommand {
             guard !options.json else { return }
             print("added \(peer.name.map { "\($0) " } ?? "")(\(peer.id.prefix(7)))")
             if !peer.autoAccept {
+                let why = address.isEmpty ? " (added by its id alone, as a discovered peer)" : ""
                 print(
-                    "added by its id alone, as found by discovery: what it shares waits in `storyteller shares pending`; "
+                    "what it shares waits in `storyteller shares pending`\(why); "
                         + "`storyteller peers set \(peer.name ?? String(peer.id.prefix(7))) --auto-accept on` takes it without asking")
             }
         }

@@ -228,7 +228,9 @@ extension LibraryService {
         let (now, floors) = (clock.milliseconds, kept)
         try await store.batch { store in
             for document in documents where !direct.contains(document) {
-                guard try store.localRole(of: document) == .owner, let current = try store.members(of: document).first(where: { $0.peer == peer })?.role, current != .owner else { continue }
+                guard try store.localRole(of: document) == .owner,
+                    let current = try store.members(of: document).first(where: { $0.peer == peer })?.role, current != .owner
+                else { continue }
                 let target = max(role, floors[document] ?? .none)
                 if target < current { try store.share(document, with: peer, role: target, at: now) }
             }
