@@ -14,7 +14,8 @@ import Testing
 /// daemon that would relay an editor's changes on to a. Every daemon decides
 /// from the access lists it holds, which the folder share wrote into the
 /// folder and each of its projects as signed changes: c refuses as a does,
-/// nothing of it is stored anywhere, and the honest daemons keep syncing.
+/// also when an editor (an accomplice) relays the reader's changes, nothing
+/// of it is stored anywhere, and the honest daemons keep syncing.
 @Suite(.serialized) struct HostileFolderPeerTests {
     static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
@@ -74,11 +75,16 @@ import Testing
         defer { c.stop() }
         let hostile = try Identity.generate(commonName: "hostile")
         let h = hostile.peerID.description
+        // Its accomplice, given the folder read-write: a relay whose own rights are not the author's.
+        let relay = try Identity.generate(commonName: "relay")
+        let r = relay.peerID.description
         try ok(a, "peers", "add", try c.peerID(), "--address", "127.0.0.1:\(try c.port())", "--name", "c")
         try ok(c, "peers", "add", try a.peerID(), "--address", "127.0.0.1:\(try a.port())", "--name", "a")
         // Both know the hostile peer (a crew member's laptop); neither dials it.
         try ok(a, "peers", "add", h, "--name", "h")
         try ok(c, "peers", "add", h, "--name", "h")
+        try ok(a, "peers", "add", r, "--name", "r")
+        try ok(c, "peers", "add", r, "--name", "r")
 
         try ok(a, "folders", "create", "Shows")
         try ok(a, "folders", "create", "Night Train", "--in", "Shows")
@@ -86,6 +92,7 @@ import Testing
         try ok(a, "scenes", "add", board, "--title", "Opening")
         try ok(a, "share", "Shows/Night Train", "c")
         try ok(a, "share", "Shows/Night Train", "h", "--read-only")
+        try ok(a, "share", "Shows/Night Train", "r")
         let library = try #require(try a.json("tree") as? [String: Any])
         let entry = try #require((library["nodes"] as? [[String: Any]] ?? []).first { $0["name"] as? String == "Night Train" })
         let folderText = try #require(entry["folder"] as? String)
@@ -95,7 +102,7 @@ import Testing
         try await eventually("c holds both, knowing h a reader") {
             guard let onC = try status(of: board, on: c), let folderOnC = try status(of: folderText, on: c) else { return false }
             let onA = try status(of: board, on: a)?.changes
-            return onC.roles[h] == "reader" && folderOnC.roles[h] == "reader" && onC.changes == onA
+            return onC.roles[h] == "reader" && folderOnC.roles[h] == "reader" && onC.roles[r] == "editor" && onC.changes == onA
         }
         #expect(try status(of: board, on: c)?.roles[try a.peerID()] == "owner")
 
@@ -143,6 +150,11 @@ import Testing
         ]
         for (attack, document, changes) in attacks {
             try await expectRefused(changes, of: document, at: try c.port(), as: hostile, "\(attack), sent to c")
+        }
+        // Relayed by an editor (the accomplice, a member with write rights),
+        // the reader's changes are still the reader's: refused all the same.
+        for (attack, document, changes) in [attacks[0], attacks[3]] {
+            try await expectRefused(changes, of: document, at: try c.port(), as: relay, "\(attack), relayed to c by an editor")
         }
         // The sharer refuses the same (the reader's edit and the claim of its replica).
         for (attack, document, changes) in [attacks[0], attacks[2]] {
