@@ -177,7 +177,7 @@ let package = Package(
         .testTarget(
             name: "StorytellerdTests",
             dependencies: [
-                "StoryCore", "StoryStore", "StoryIdentity", "StoryTLS", "StoryClient", "StoryAPI", "StoryDaemon", "StoryRender", "StoryTestSupport", "storytellerd",
+                "StoryCore", "StoryStore", "StoryIdentity", "StoryTLS", "StorySync", "StoryClient", "StoryAPI", "StoryDaemon", "StoryRender", "StoryTestSupport", "storytellerd",
                 "storyteller", .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],

@@ -414,7 +414,15 @@ struct Peers: ParsableCommand {
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Trust a peer id and dial it at its addresses, or where it is discovered on the LAN.",
-            discussion: "Example:\n  storyteller peers add YBB5GOE-GQ5FJ33-…-ZPZJYQP --address studio-mac.local:7460 --address 192.168.1.20:7460 --name bob")
+            discussion: """
+                A peer added by its id alone (no --address) is dialed where local discovery hears it, and counts as \
+                discovered: what it shares waits in `storyteller shares pending` until `storyteller peers set PEER \
+                --auto-accept on`. With an address, what it shares is taken without asking (the `accept-shares` setting).
+
+                Examples:
+                  storyteller peers add YBB5GOE-GQ5FJ33-…-ZPZJYQP --address studio-mac.local:7460 --address 192.168.1.20:7460 --name bob
+                  storyteller peers add YBB5GOE-GQ5FJ33-…-ZPZJYQP --name bob
+                """)
         @Argument(help: "The peer's whole id (`storyteller id` on that machine).") var id: String
         @Option(help: Help.peerAddress) var address: [String] = []
         @Option(help: "A name for it (commands then take the name).") var name: String?
@@ -432,7 +440,14 @@ struct Peers: ParsableCommand {
         func run() throws {
             let body = API.AddPeer(id: id, addresses: address.isEmpty ? nil : address, name: name)
             let peer = try options.call(API.Peer.self, "POST", "/v1/peers", body: body)
-            if !options.json { print("added \(peer.name.map { "\($0) " } ?? "")(\(peer.id.prefix(7)))") }
+            guard !options.json else { return }
+            print("added \(peer.name.map { "\($0) " } ?? "")(\(peer.id.prefix(7)))")
+            if !peer.autoAccept {
+                let why = address.isEmpty ? " (added by its id alone, as a discovered peer)" : ""
+                print(
+                    "what it shares waits in `storyteller shares pending`\(why); "
+                        + "`storyteller peers set \(peer.name ?? String(peer.id.prefix(7))) --auto-accept on` takes it without asking")
+            }
         }
     }
 
@@ -547,7 +562,8 @@ struct Share: ParsableCommand {
             Read-write makes the peer an editor (it may change what is shared and share it on); \
             --read-only a reader (it receives it; its edits are refused by every machine). A folder \
             share takes in the projects and folders under it, and whatever is created, moved or \
-            filed there later; a project moved out leaves it (it keeps its other shares). The peer \
+            filed there later; a project moved out leaves it (it keeps its other shares). Sharing a \
+            folder again --read-only makes what the peer has only through it read-only too. The peer \
             sees the folder under its name. Only owners and editors may share.
 
             Examples:

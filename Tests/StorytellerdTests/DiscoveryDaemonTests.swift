@@ -59,13 +59,24 @@ import Testing
 
         // Each trusts the other's id, with no address: they meet where they were heard.
         #expect(try a.cli("peers", "add", idB, "--name", "b").status == 0)
-        #expect(try b.cli("peers", "add", idA, "--name", "a").status == 0)
+        let added = try b.cli("peers", "add", idA, "--name", "a")
+        #expect(added.status == 0 && added.output.contains("waits in `storyteller shares pending`"), "\(added.output)")
         try await eventually("a and b connect", timeout: .seconds(60)) {
             (try a.client.get("/v1/status").json as? [String: Any])?["peersConnected"] as? Int == 1
         }
+        // Added by its id alone, a counts as discovered on b: what it shares waits for a user.
+        #expect((try b.client.get("/v1/peers").json as? [[String: Any]])?.first?["autoAccept"] as? Bool == false)
         let project = try a.cli("projects", "create", "Found on the LAN").output.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try a.cli("share", project, "b").status == 0)
+        try await eventually("the offer waits on b", timeout: .seconds(60)) { try b.cli("shares", "pending").output.contains("Found on the LAN") }
+        #expect(try b.client.get("/v1/projects/\(project)").status == 404, "nothing is taken before a user says so")
+        #expect(try b.cli("shares", "accept", "Found on the LAN").status == 0)
         try await eventually("b has a's project", timeout: .seconds(60)) { try b.client.get("/v1/projects/\(project)").status == 200 }
+        // Trusted from now on, a's next share is taken at once.
+        #expect(try b.cli("peers", "set", "a", "--auto-accept", "on").status == 0)
+        let next = try a.cli("projects", "create", "Second").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try a.cli("share", next, "b").status == 0)
+        try await eventually("b takes the next one itself", timeout: .seconds(60)) { try b.client.get("/v1/projects/\(next)").status == 200 }
 
         let known = try #require(try Self.heard(idB, by: a))
         #expect(known["configured"] as? Bool == true && known["name"] as? String == "b" && known["connected"] as? Bool == true)
@@ -86,6 +97,7 @@ import Testing
             "peers", "add", try b.peerID(), "--name", "b", "--address", "127.0.0.1:\(closed)", "--address", "localhost:\(try b.port())",
             "--address", "127.0.0.1:\(closed)")
         #expect(added.status == 0, "\(added.errors)")
+        #expect((try a.client.get("/v1/peers").json as? [[String: Any]])?.first?["autoAccept"] as? Bool == true, "added by hand, with addresses")
         try await eventually("a reaches b by its host name", timeout: .seconds(60)) {
             let peers = try a.client.get("/v1/peers").json as? [[String: Any]]
             return (peers?.first?["connection"] as? [String: Any])?["address"] as? String == "localhost:\(try b.port())"

@@ -131,6 +131,61 @@ import Testing
         return path
     }
 
+    /// What a daemon's tree (`storyteller tree --json`, which is `GET /v1/library`)
+    /// lists inside the shared folder named `folder`, in order: each name
+    /// indented by its depth below the folder. The sharer shows the folder's
+    /// contents in place under its entry; a recipient under the folder's name.
+    private func contents(of folder: String, on daemon: StartedDaemon) throws -> [String] {
+        let library = try #require(try daemon.json("tree") as? [String: Any])
+        func lines(_ nodes: [[String: Any]], below depth: Int) -> [String] {
+            nodes.filter { $0["inTrash"] as? Bool != true }.map {
+                String(repeating: "  ", count: ($0["depth"] as? Int ?? 0) - depth) + ($0["name"] as? String ?? "?")
+            }
+        }
+        if let shared = (library["shared"] as? [[String: Any]] ?? []).first(where: { $0["name"] as? String == folder }) {
+            return lines(shared["nodes"] as? [[String: Any]] ?? [], below: 0)
+        }
+        let nodes = library["nodes"] as? [[String: Any]] ?? []
+        guard let entry = nodes.firstIndex(where: { $0["name"] as? String == folder && $0["inTrash"] as? Bool != true }) else { return [] }
+        let depth = nodes[entry]["depth"] as? Int ?? 0
+        let inside = nodes[(entry + 1)...].prefix { ($0["depth"] as? Int ?? 0) > depth }
+        return lines(Array(inside), below: depth + 1)
+    }
+
+    @Test func theRecipientSeesTheSharedFolderInTheSendersOrderThroughReorders() async throws {
+        let (a, b) = try await startedPair()
+        defer { a.stop(); b.stop() }
+        // Made in an order that is neither alphabetical nor the order shown.
+        try ok(a, "folders", "create", "Shows")
+        try ok(a, "folders", "create", "Reel 3", "--in", "Shows")
+        try ok(a, "projects", "create", "Zeta", "--folder", "Shows")
+        try ok(a, "folders", "create", "Reel 1", "--in", "Shows")
+        try ok(a, "projects", "create", "Alpha", "--folder", "Shows/Reel 1")
+        try ok(a, "projects", "create", "Mid", "--folder", "Shows")
+        try ok(a, "folders", "create", "Reel 2", "--in", "Shows", "--index", "1")
+        let made = ["Reel 3", "Reel 2", "Zeta", "Reel 1", "  Alpha", "Mid"]
+        #expect(try contents(of: "Shows", on: a) == made)
+
+        try ok(a, "share", "Shows", "b")
+        #expect(try contents(of: "Shows", on: a) == made, "sharing keeps the order on the sender")
+        try await eventually("b shows the folder in a's order") { try contents(of: "Shows", on: b) == made }
+        let text = try ok(b, "tree").split(separator: "\n").map(String.init)
+        let shown = made.map { name in text.firstIndex { $0.trimmingCharacters(in: .whitespaces).hasPrefix(name.trimmingCharacters(in: .whitespaces)) } ?? -1 }
+        #expect(shown == shown.sorted() && !shown.contains(-1), "the text tree lists them in that order too:\n\(text.joined(separator: "\n"))")
+
+        // The sender reorders and moves within the folder: the recipient follows.
+        try ok(a, "folders", "reorder", "Shows/Mid", "0")
+        try ok(a, "folders", "move", "Shows/Zeta", "--to", "Shows/Reel 2")
+        try ok(a, "folders", "reorder", "Shows/Reel 1", "1")
+        let reordered = ["Mid", "Reel 1", "  Alpha", "Reel 3", "Reel 2", "  Zeta"]
+        #expect(try contents(of: "Shows", on: a) == reordered)
+        try await eventually("b follows a's reorder") { try contents(of: "Shows", on: b) == reordered }
+        // And the other way: b, an editor of the folder, reorders; a follows.
+        try ok(b, "folders", "reorder", "Shows/Reel 3", "0")
+        let fromB = ["Reel 3", "Mid", "Reel 1", "  Alpha", "Reel 2", "  Zeta"]
+        try await eventually("a follows b's reorder") { try contents(of: "Shows", on: a) == fromB && contents(of: "Shows", on: b) == fromB }
+    }
+
     @Test func concurrentMovesInASharedFolderEndInOnePlaceOnBoth() async throws {
         let (a, b) = try await startedPair()
         defer { a.stop(); b.stop() }
@@ -213,6 +268,34 @@ import Testing
         #expect(create.status == 1, "a reader cannot file into the folder: \(create.errors)")
     }
 
+    @Test func aFolderShareMadeReadOnlyMakesItsProjectsReadOnlyToo() async throws {
+        let (a, b) = try await startedPair()
+        defer { a.stop(); b.stop() }
+        try ok(a, "folders", "create", "Shows")
+        try ok(a, "folders", "create", "Night Train", "--in", "Shows")
+        let board = try ok(a, "projects", "create", "Pitch", "--folder", "Shows/Night Train")
+        let loose = try ok(a, "projects", "create", "Loose", "--folder", "Shows")
+        let direct = try ok(a, "projects", "create", "Direct", "--folder", "Shows")
+        try ok(a, "share", "Direct", "b")
+        try ok(a, "share", "Shows", "b")
+        try await eventually("b edits all of it") {
+            try [board, loose, direct].allSatisfy { try role(of: $0, on: b) == "editor" }
+        }
+        // The share turns read-only: what b has only through it turns read-only with it.
+        try ok(a, "share", "Shows", "b", "--read-only")
+        try await eventually("b only reads the folder's projects now") {
+            try role(of: board, on: b) == "reader" && role(of: loose, on: b) == "reader"
+        }
+        #expect(try role(of: direct, on: b) == "editor", "shared directly read-write: that share still holds")
+        let edit = try storyteller(["scenes", "add", board, "--title", "Mine", "--socket", b.socket])
+        #expect(edit.status == 1 && edit.errors.contains("read"), "\(edit.errors)")
+        let why = try #require(try a.json("shares", "list", "--peer", "b") as? [[String: Any]])
+        #expect(why.first { $0["document"] as? String == board }?["role"] as? String == "reader", "\(why)")
+        // And back: read-write again raises them again.
+        try ok(a, "share", "Shows", "b")
+        try await eventually("b edits them again") { try role(of: board, on: b) == "editor" && role(of: loose, on: b) == "editor" }
+    }
+
     @Test func offersWaitForAUserWhenThePeerIsNotTrustedToShareFreely() async throws {
         let (a, b) = try await startedPair()
         defer { a.stop(); b.stop() }
@@ -243,49 +326,75 @@ import Testing
     }
 }
 
-/// A library of hundreds of projects shared at once, its catch-up cut by a
-/// SIGKILL of either side: after a restart it resumes and completes, nothing
-/// lost or doubled, every project acknowledged.
-@Suite(.serialized) struct LibraryCatchUpTests {
-    static let projects = 300
+/// A folder of a thousand projects shared with a new peer at once, its
+/// catch-up cut by a SIGKILL of either side: after a restart it resumes and
+/// completes, nothing lost or doubled, every project acknowledged, and
+/// nothing outside the folder sent.
+@Suite(.serialized) struct FolderCatchUpTests {
+    /// Projects in the shared folder `Shows/Night Train` (half of them in its subfolder `Reel 2`).
+    static let projects = 1_000
+    /// Projects of a's library outside it, which must never reach b.
+    static let outside = 3
 
-    /// Project changes a daemon holds, from its status.
-    private func changes(_ daemon: StartedDaemon) throws -> Int {
+    /// Project changes a daemon holds, from its status (only those shared with `peer`, when given).
+    private func changes(_ daemon: StartedDaemon, sharedWith peer: String? = nil) throws -> Int {
+        try projectsInStatus(daemon).filter { project in
+            peer.map { peer in (project["peers"] as? [[String: Any]] ?? []).contains { $0["peer"] as? String == peer } } ?? true
+        }.reduce(0) { $0 + ($1["changes"] as? Int ?? 0) }
+    }
+
+    private func projectsInStatus(_ daemon: StartedDaemon) throws -> [[String: Any]] {
         let status = try daemon.client.get("/v1/status").json as? [String: Any]
-        return (status?["sync"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "project" }.reduce(0) { $0 + ($1["changes"] as? Int ?? 0) }
+        return (status?["sync"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "project" }
     }
 
     private func projectCount(_ daemon: StartedDaemon) throws -> Int {
         (try daemon.client.get("/v1/projects").json as? [Any])?.count ?? -1
     }
 
-    /// Whether `sender` has heard `peer` acknowledge every change of every project.
+    /// Whether `sender` has heard `peer` acknowledge every change of every project of the folder.
     private func acknowledgedEverything(_ sender: StartedDaemon, by peer: String) throws -> Bool {
-        let status = try sender.client.get("/v1/status").json as? [String: Any]
-        let projects = (status?["sync"] as? [[String: Any]] ?? []).filter { $0["kind"] as? String == "project" }
-        return projects.count == Self.projects && projects.allSatisfy { project in
-            (project["peers"] as? [[String: Any]] ?? []).contains { $0["peer"] as? String == peer && $0["behind"] as? Int == 0 }
+        let shared = try projectsInStatus(sender).compactMap { project -> [String: Any]? in
+            (project["peers"] as? [[String: Any]] ?? []).first { $0["peer"] as? String == peer }
         }
+        return shared.count == Self.projects && shared.allSatisfy { $0["behind"] as? Int == 0 }
     }
 
-    /// a with projects of one stroke each, written straight into its database
-    /// (fast, and no load on the machine while other tests run); the daemon
-    /// files them in its library when it starts.
+    /// a with its library written straight into its database (fast, and no
+    /// load on the machine while other tests run): `Shows/Night Train` holding
+    /// the projects (one stroke each), half of them in `Shows/Night Train/Reel 2`,
+    /// and a few projects elsewhere. The daemon opens that library when it starts.
     private func seeded() async throws -> StartedDaemon {
         let home = try TemporaryDirectory()
         do {
             let store = try Store(path: home.path + "/storyteller.sqlite", identity: try TestIdentities.signing(in: home.path + "/identity"))
             let points = (0..<40).map { Point(x: 0.1 + Double($0) / 100, y: 0.5, pressure: 1) }
+            let (inside, elsewhere) = (Self.projects, Self.outside)
             try await store.batch { store in
-                for index in 0..<Self.projects {
-                    let id = try store.createDocument(kind: .project, name: "Board \(index)", at: 1)
+                var boards: [(DocumentID, String)] = []
+                for index in 0..<(inside + elsewhere) {
+                    let name = index < inside ? "Board \(index)" : "Elsewhere \(index - inside)"
+                    let id = try store.createDocument(kind: .project, name: name, at: 1)
                     _ = try store.editProject(id, at: 2) { editor in
                         let scene = try editor.insertScene(at: 0)
                         let shot = try editor.insertShot(in: scene, at: 0)
                         let layer = try editor.insertLayer(in: shot, at: 0)
                         _ = try editor.addStroke(to: layer, brush: Brush(), points: points)
                     }
+                    boards.append((id, name))
                 }
+                let library = try store.createDocument(kind: .library, name: "Library", at: 1)
+                let entries = boards
+                _ = try store.editLibrary(library, at: 3) { editor in
+                    let shows = try editor.createFolder(named: "Shows")
+                    let night = try editor.createFolder(named: "Night Train", in: shows)
+                    let reel = try editor.createFolder(named: "Reel 2", in: night)
+                    for (index, (id, name)) in entries.enumerated() {
+                        let folder = index >= inside ? OpID.root : index < inside / 2 ? night : reel
+                        _ = try editor.createProjectEntry(named: name, document: id, in: folder)
+                    }
+                }
+                try store.setSetting("library", to: library.description)
             }
         }
         return try await StartedDaemon.start(in: home, name: "a")
@@ -294,20 +403,24 @@ import Testing
     static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     @Test(arguments: ["receiver", "sender"])
-    func aCatchUpCutBySIGKILLResumesAndCompletes(killed side: String) async throws {
+    func aFolderCatchUpCutBySIGKILLResumesAndCompletes(killed side: String) async throws {
+        let started = ContinuousClock.now
         var a = try await seeded()
         defer { a.stop() }
         var b = try await StartedDaemon.start(name: "b")
         defer { b.stop() }
         let (aID, bID) = (try a.peerID(), try b.peerID())
-        // b reaches a through a proxy that holds the connection after 80 KiB
-        // from a (of about 200): the catch-up stops in the middle
+        let ready = ContinuousClock.now
+        // b reaches a through a proxy that holds the connection after 256 KiB
+        // from a (of about 700): the catch-up stops in the middle
         // however fast the machine, and the SIGKILL comes then. a does not dial b.
-        let proxy = try await CuttingProxy(to: try a.port(), cutAfter: 80 << 10, stall: true, group: Self.group)
+        let proxy = try await CuttingProxy(to: try a.port(), cutAfter: 256 << 10, stall: true, group: Self.group)
         #expect(try a.cli("peers", "add", bID, "--name", "b").status == 0)
         #expect(try b.cli("peers", "add", aID, "--address", "127.0.0.1:\(proxy.port)", "--name", "a").status == 0)
-        #expect(try a.cli("share", "library", "b").status == 0)
-        try await eventually("part of the library reached b, and the proxy holds", timeout: .seconds(60)) { try proxy.isCut && changes(b) > 0 }
+        let share = try a.cli("share", "Shows/Night Train", "b")
+        #expect(share.status == 0 && share.output.contains("shared folder Shows/Night Train with b"), "\(share.errors)")
+        let shared = ContinuousClock.now
+        try await eventually("part of the folder reached b, and the proxy holds", timeout: .seconds(60)) { try proxy.isCut && changes(b) > 0 }
         try await Task.sleep(for: .milliseconds(200))
         if side == "receiver" {
             b.daemon.kill()
@@ -323,18 +436,34 @@ import Testing
             #expect(try b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())").status == 0)
         }
         await proxy.close()
+        let resumed = ContinuousClock.now
         // Every project's changes, the shares (one signed change each) among them.
-        let total = try changes(a)
+        let total = try changes(a, sharedWith: bID)
         #expect(total >= 3 * Self.projects)
         try await eventually("b holds all of it", timeout: .seconds(120)) { try changes(b) == total && projectCount(b) == Self.projects }
+        let held = ContinuousClock.now
         try await eventually("a heard b acknowledge all of it", timeout: .seconds(60)) { try acknowledgedEverything(a, by: bID) }
-        // Nothing doubled: each project has its one stroke on b.
-        let strokes = try #require(try b.client.get("/v1/projects").json as? [[String: Any]]).prefix(20).map { project -> Int in
+        let acknowledged = ContinuousClock.now
+        // Nothing doubled, nothing from outside the folder: each project has its one stroke on b.
+        let listed = try #require(try b.client.get("/v1/projects").json as? [[String: Any]])
+        #expect(listed.allSatisfy { ($0["name"] as? String)?.hasPrefix("Board ") == true }, "only the folder's projects reached b")
+        let strokes = listed.prefix(20).map { project -> Int in
             let body = (try? b.client.get("/v1/projects/\(project["id"] as? String ?? "")").json) as? [String: Any]
             let shots = (body?["scenes"] as? [[String: Any]] ?? []).flatMap { $0["shots"] as? [[String: Any]] ?? [] }
             return shots.flatMap { $0["layers"] as? [[String: Any]] ?? [] }.reduce(0) { $0 + (($1["strokes"] as? [Any])?.count ?? 0) }
         }
         #expect(strokes.allSatisfy { $0 == 1 }, "\(strokes)")
+        // b shows the folder under its name, with its subfolder and every project.
+        let tree = try #require(try b.json("tree") as? [String: Any])
+        let folder = try #require((tree["shared"] as? [[String: Any]] ?? []).first { $0["name"] as? String == "Night Train" })
+        let nodes = folder["nodes"] as? [[String: Any]] ?? []
+        #expect(nodes.filter { $0["kind"] as? String == "project" }.count == Self.projects)
+        #expect(nodes.contains { $0["kind"] as? String == "folder" && $0["name"] as? String == "Reel 2" })
+        if ProcessInfoShim.verbose {
+            print(
+                "folder catch-up, \(side) killed: daemons \(ready - started), share \(shared - ready), cut and restart \(resumed - shared), "
+                    + "rest held \(held - resumed), acknowledged \(acknowledged - held), in all \(ContinuousClock.now - started)")
+        }
     }
 
     /// Project changes stored in a stopped daemon's database.

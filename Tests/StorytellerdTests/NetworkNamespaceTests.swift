@@ -140,6 +140,8 @@ struct NetworkNamespaceTests {
 
         #expect(try a.cli("peers", "add", idB, "--name", "b").status == 0)
         #expect(try b.cli("peers", "add", idA, "--name", "a").status == 0)
+        // Added by its id alone, a counts as discovered on b: b takes its shares once told to.
+        #expect(try b.cli("peers", "set", "a", "--auto-accept", "on").status == 0)
         try await eventually("a and b connect over the link", timeout: .seconds(60)) {
             (try a.client.get("/v1/status").json as? [String: Any])?["peersConnected"] as? Int == 1
         }

@@ -86,7 +86,20 @@ extension ControlAPI {
         let addresses = try API.PeerAddress.list(body.allAddresses)
         guard id != identity.peerID else { throw APIError(.badRequest, "that is this daemon's own peer id") }
         // No address: it is dialed where local discovery hears it (or it dials in).
-        try await store.addPeer(id, name: body.name, addresses: addresses, at: clock.milliseconds)
+        // A peer newly added by its id alone is one this daemon reaches only
+        // where discovery hears it (or when it dials in), its id likely read
+        // off `peers discovered`, which lists what machines say they are: it
+        // counts as discovered, and what it shares waits for a user until
+        // `peers set --auto-accept on`. One added with an address, accepted
+        // from pending (`peers accept`) or declared in the config follows
+        // `accept-shares` (docs/operations.md, "Offers").
+        let isConfigured = try await store.isConfigured(id)
+        let isDiscovered = addresses.isEmpty && !isConfigured && !manager.declaresAutoAccept(for: id)
+        let (name, now) = (body.name, clock.milliseconds)
+        try await store.batch { store in
+            try store.addPeer(id, name: name, addresses: addresses, at: now)
+            if isDiscovered { try store.setAutoAccept(false, for: id) }
+        }
         return try await peer(id)
     }
 

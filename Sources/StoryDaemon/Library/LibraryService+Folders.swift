@@ -137,6 +137,7 @@ extension LibraryService {
                 "the folder holds what this machine may not share with \(peer.short): \(refused.joined(separator: "; ")); move it out first")
         }
         let folder = try await folderDocument(for: place, in: set)
+        let previous = try await store.members(of: folder).first { $0.peer == peer }?.role ?? .none
         let now = clock.milliseconds
         do {
             try await store.share(folder, with: peer, role: role, at: now)
@@ -144,6 +145,11 @@ extension LibraryService {
             throw APIError(.forbidden, "this machine may not share that folder: \(error.message)")
         }
         try await store.setDirectShare(true, of: folder, with: peer)
+        if role < previous {
+            // Made read-only: what the peer has only through this folder follows it down.
+            let listed = try await self.set().listed(in: folder)
+            try await lower(listed, for: peer, to: role, leaving: [folder])
+        }
         try await propagate(from: folder)
         logger.info("shared folder \(set.path(of: place)) with \(peer.short) as \(role)")
         return folder
@@ -200,6 +206,33 @@ extension LibraryService {
                     if direct.contains("\(document)/\(peer)") || kept[peer]?.contains(document) == true { continue }
                     try store.share(document, with: peer, role: .none, at: now)
                 }
+            }
+        }
+    }
+
+    /// Lowers `peer`'s rights to the `documents` this daemon owns to `role`
+    /// (a folder share made read-only), unless the peer has another reason to
+    /// hold more: a direct share (kept as it is), or membership of another
+    /// library document listing it (the role that gives, at most editor).
+    /// Documents this daemon only edits keep what their owner gave: only an
+    /// owner takes rights away.
+    func lower(_ documents: [DocumentID], for peer: PeerID, to role: Role, leaving: [DocumentID]) async throws {
+        guard !documents.isEmpty else { return }
+        let set = try await set()
+        let direct = Set(try await store.directShares().filter { $0.peer == peer }.map(\.document))
+        var kept: [DocumentID: Role] = [:]
+        for library in set.views.keys where !leaving.contains(library) {
+            guard let member = try await store.members(of: library).first(where: { $0.peer == peer }), member.role > role else { continue }
+            for document in set.listed(in: library) + [library] { kept[document] = max(kept[document] ?? .none, min(member.role, .editor)) }
+        }
+        let (now, floors) = (clock.milliseconds, kept)
+        try await store.batch { store in
+            for document in documents where !direct.contains(document) {
+                guard try store.localRole(of: document) == .owner,
+                    let current = try store.members(of: document).first(where: { $0.peer == peer })?.role, current != .owner
+                else { continue }
+                let target = max(role, floors[document] ?? .none)
+                if target < current { try store.share(document, with: peer, role: target, at: now) }
             }
         }
     }
