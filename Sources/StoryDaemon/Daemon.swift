@@ -290,7 +290,7 @@ public final class Daemon: Sendable {
                     continue
                 }
                 let set = try await library.set()
-                if share.path.lowercased() == "library" {
+                if share.path == "library" {
                     try await library.share(with: share.peer, role: mode.role)
                 } else {
                     let place = try set.resolve(share.path)

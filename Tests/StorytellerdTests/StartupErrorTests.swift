@@ -81,6 +81,28 @@ import Testing
         #expect(text.contains("install that version"), "\(text)")
     }
 
+    @Test func aDamagedDatabase() async throws {
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        let database = home.path + "/storyteller.sqlite"
+        do {
+            let store = try StoreDatabase.open(path: database)
+            try store.checkpoint()
+        }
+        for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+        // Its header is whole (it is still an SQLite file), its tables' pages are not.
+        let handle = try #require(FileHandle(forUpdatingAtPath: database))
+        let size = try handle.seekToEnd()
+        try #require(size > 8192, "a database of several pages")
+        try handle.seek(toOffset: 4096)
+        try handle.write(contentsOf: Data(repeating: 0xA5, count: Int(size) - 4096))
+        try handle.close()
+        let damaged = try Data(contentsOf: URL(fileURLWithPath: database))
+        let text = try sentence(of: try await failedStart(["--data-dir", home.path]))
+        #expect(text.contains("the database \(database) is damaged") && text.contains("put a backup in its place"), "\(text)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: database)) == damaged, "nothing was written to it")
+    }
+
     @Test func aDamagedIdentity() async throws {
         let home = try TemporaryDirectory()
         defer { home.remove() }
