@@ -54,6 +54,15 @@ import Testing
             of: try await failedStart(["--data-dir", data], setpriv: ["--reuid=65534", "--regid=65534", "--clear-groups"]))
         #expect(text.contains("cannot create the state directory \(data): permission denied in \(home.path)"), "\(text)")
         #expect(text.contains("this user may create or write"), "\(text)")
+
+        // Its own directory, but read-only to it.
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+        chown(data, 65534, 65534)
+        chmod(data, 0o500)
+        let readOnly = try sentence(
+            of: try await failedStart(["--data-dir", data], setpriv: ["--reuid=65534", "--regid=65534", "--clear-groups"]))
+        #expect(readOnly.contains("cannot write in the state directory \(data) (\(data)/lock: Permission denied)"), "\(readOnly)")
+        #expect(readOnly.contains("give this user write access to it"), "\(readOnly)")
     }
 
     @Test func aFileThatIsNotADatabase() async throws {
