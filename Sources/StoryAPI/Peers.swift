@@ -34,8 +34,12 @@ extension API {
         public let lastSeen: Int64?
         public let lastSeenAt: String?
         public let lastAddress: String?
-        /// The name the peer gave itself in its hello (its `--name`), when connected now or last time.
+        /// The name the peer gave itself in its hello (its `--name`), when connected now or last time
+        /// (kept in the store across restarts).
         public let announcedName: String?
+        /// The peer paused sync with this daemon: its last connection ended
+        /// with its Goodbye saying so (never while connected).
+        public let pausedByPeer: Bool
         /// Whether what it shares is taken without asking (else it waits in
         /// `GET /v1/shares/pending`): its `auto-accept` in the config, else
         /// `PATCH /v1/peers/{peer}`, else the `accept-shares` setting.
@@ -49,20 +53,27 @@ extension API {
             public let direction: String
             public let bytesSent: Int
             public let bytesReceived: Int
+            /// Seconds since the peer last sent more than keepalives: "idle" from `idleAfterSeconds`.
+            public let idleSeconds: Int
 
-            public init(address: String, direction: String, bytesSent: Int, bytesReceived: Int) {
+            /// A connection quiet this long is idle (`storyteller peers`).
+            public static let idleAfterSeconds = 60
+
+            public init(address: String, direction: String, bytesSent: Int, bytesReceived: Int, idleSeconds: Int = 0) {
                 self.address = address
                 self.direction = direction
                 self.bytesSent = bytesSent
                 self.bytesReceived = bytesReceived
+                self.idleSeconds = idleSeconds
             }
         }
 
         public init(
             id: String, name: String?, address: String?, addresses: [String]? = nil, state: String, connected: Bool, paused: Bool,
             added: Int64, lastSeen: Int64?, lastAddress: String?, announcedName: String? = nil, connection: Connection? = nil,
-            autoAccept: Bool = true
+            autoAccept: Bool = true, pausedByPeer: Bool = false
         ) {
+            self.pausedByPeer = pausedByPeer
             self.autoAccept = autoAccept
             self.id = id
             self.name = name

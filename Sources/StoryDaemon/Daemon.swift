@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import StoryAPI
 import StoryCore
 import StoryIdentity
 import StoryStore
@@ -47,9 +48,32 @@ public final class Daemon: Sendable {
         self.logger = logger
     }
 
-    /// What stopped a daemon from starting or running.
+    /// What stopped a daemon from starting or running: one sentence saying
+    /// what is wrong and what to do, in the words of the type that failed
+    /// (never a Swift case name, a NIO signature or an NSError dump).
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+
+        init(description: String) {
+            self.description = description
+        }
+
+        /// The failure of opening the state: the error's own sentence
+        /// (`StoreError`, `BlobError` and `IdentityError` are `LocalizedError`s).
+        init(opening error: any Error) {
+            description = (error as? any LocalizedError)?.errorDescription ?? "cannot open the state: \(error)"
+        }
+
+        /// A service that ended the daemon: the listeners say what to do themselves.
+        init(stoppedBy error: any Error) {
+            switch error {
+            case let error as ListenError: description = error.description
+            case let error as MetricsListenError: description = error.description
+            case let error as ControlSocket.Failure: description = error.description
+            case let error as any LocalizedError: description = error.errorDescription ?? "stopped: \(error)"
+            default: description = "stopped: \(error)"
+            }
+        }
     }
 
     /// Opens the state, serves peers and the control socket until a signal or
@@ -67,7 +91,7 @@ public final class Daemon: Sendable {
             // this directory stops here and leaves the running one alone.
             lock = try DataDirectoryLock.acquire(paths.dataDirectory)
         } catch {
-            throw Failure(description: "\(error)")
+            throw Failure(description: error.description)
         }
         defer { withExtendedLifetime(lock) {} }
         // What a backup left here when the daemon stopped in the middle of one (only this daemon uses the directory).
@@ -86,7 +110,7 @@ public final class Daemon: Sendable {
             blobOptions.clock = clock
             blobs = try BlobStore(directory: paths.blobDirectory, options: blobOptions)
         } catch {
-            throw Failure(description: "cannot open the state in \(paths.dataDirectory): \(error)")
+            throw Failure(opening: error)
         }
         print("storytellerd \(name)")
         print("  peer id:    \(identity.peerID)")
@@ -99,7 +123,7 @@ public final class Daemon: Sendable {
         do {
             try await addDeclaredPeers(to: store, identity: identity)
         } catch {
-            throw Failure(description: "cannot add the peers declared in the config file: \(error)")
+            throw Failure(opening: error)
         }
         var syncConfiguration = SyncConfiguration(name: name)
         syncConfiguration.acceptsOfferedDocuments = settings.acceptShares
@@ -127,8 +151,9 @@ public final class Daemon: Sendable {
         do {
             try await library.prepare()
         } catch {
-            throw Failure(description: "cannot open the library: \(error)")
+            throw Failure(opening: error)
         }
+        await makeDeclaredShares(store: store, library: library, identity: identity)
         await manager.onIncomingDocument { document, kind, name, peer in
             await library.fileIncoming(document, kind: kind, name: name, from: peer)
         }
@@ -150,7 +175,7 @@ public final class Daemon: Sendable {
         do {
             try ControlSocket.prepare(path: paths.socketPath, access: settings.socketAccess)
         } catch {
-            throw Failure(description: "cannot serve the control socket \(paths.socketPath): \(error)")
+            throw Failure(description: error.description)
         }
         let socketPath = paths.socketPath
         let access = settings.socketAccess
@@ -175,7 +200,9 @@ public final class Daemon: Sendable {
         // Started in this order, shut down gracefully in the reverse one (see Services.swift).
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: StoreService(store: store, clock: clock, logger: logger)),
-            .init(service: PeerService(manager: manager, address: settings.listen)),
+            // A listener that cannot open ends the daemon gracefully: the
+            // others stop as at SIGTERM, and only its own error is printed.
+            .init(service: PeerService(manager: manager, address: settings.listen), failureTerminationBehavior: .gracefullyShutdownGroup),
         ]
         if let discovery {
             // It ends early when its port cannot be opened; the daemon runs on without it.
@@ -187,13 +214,16 @@ public final class Daemon: Sendable {
         services.append(.init(service: TrashService(trash: trash)))
         services.append(.init(service: ExportService(exports: exports)))
         services.append(.init(service: previews))
-        services.append(.init(service: ControlService(application: control, path: socketPath, readiness: readiness)))
+        services.append(
+            .init(
+                service: ControlService(application: control, path: socketPath, readiness: readiness),
+                failureTerminationBehavior: .gracefullyShutdownGroup))
         if let address = settings.metricsListen {
             let metricsService = MetricsService(
                 address: address,
                 exposition: { try await metrics.exposition(store: store, manager: manager, uptimeSeconds: Int((ContinuousClock.now - started).components.seconds)) },
                 boundPort: { [self] port in boundMetricsPort.withLock { $0 = port } }, logger: logger)
-            services.append(.init(service: metricsService))
+            services.append(.init(service: metricsService, failureTerminationBehavior: .gracefullyShutdownGroup))
         }
         services += [
             .init(
@@ -215,7 +245,7 @@ public final class Daemon: Sendable {
             try await serviceGroup.run()
         } catch {
             unlink(socketPath)
-            throw Failure(description: "stopped: \(error)")
+            throw Failure(stoppedBy: error)
         }
         logger.info("stopped")
     }
@@ -233,6 +263,60 @@ public final class Daemon: Sendable {
             try await store.addPeer(peer.id, name: peer.name, addresses: peer.addresses, at: clock.milliseconds)
         }
         if !settings.peers.isEmpty { logger.info("\(settings.peers.count) peer(s) declared in the config file") }
+    }
+
+    /// Makes the shares declared in the config file that were not made yet
+    /// (`DeclaredShare`): each once, remembered in the store with its mode,
+    /// so a run-time `unshare` or change of mode holds. One that cannot be
+    /// made now (nothing at its path yet, a peer not configured, rights this
+    /// machine lacks) is logged and tried again at the next start; it never
+    /// stops the daemon.
+    private func makeDeclaredShares(store: Store, library: LibraryService, identity: Identity) async {
+        for share in settings.shares {
+            let peer = share.peerName.map { "\($0) (\(share.peer.short))" } ?? share.peer.short
+            let mode: ShareMode = share.isReadOnly ? .readOnly : .readWrite
+            guard share.peer != identity.peerID else {
+                logger.debug("\(share.source): [[share]] with \(peer) is with this daemon; skipped")
+                continue
+            }
+            do {
+                if try await store.setting(share.madeKey) == mode.rawValue { continue }
+                guard try await store.peers().contains(where: { $0.id == share.peer && $0.state == .configured }) else {
+                    logger.warning(
+                        """
+                        \(share.source): cannot share '\(share.path)' with \(peer) yet: it is not a configured peer \
+                        (declare it in a [[peer]] table or add it with storyteller peers add); tried again at the next start
+                        """)
+                    continue
+                }
+                let set = try await library.set()
+                if share.path == "library" {
+                    try await library.share(with: share.peer, role: mode.role)
+                } else {
+                    let place = try set.resolve(share.path)
+                    if (place.node == .root && place.library != set.main) || set.node(place)?.kind == .folder {
+                        _ = try await library.share(folder: place, with: share.peer, role: mode.role)
+                    } else if let project = set.node(place)?.document {
+                        try await store.share(project, with: share.peer, role: mode.role, at: clock.milliseconds)
+                        try await store.setDirectShare(true, of: project, with: share.peer)
+                    } else {
+                        throw APIError(.badRequest, "'\(share.path)' is neither a project nor a folder")
+                    }
+                }
+                try await store.setSetting(share.madeKey, to: mode.rawValue)
+                logger.info("\(share.source): shared '\(share.path)' with \(peer) (\(mode.rawValue)), as declared")
+            } catch let error as APIError where error.error.code == .notFound {
+                logger.warning(
+                    """
+                    \(share.source): cannot share '\(share.path)' with \(peer) yet: no project or folder is at that path here \
+                    (storyteller tree shows the paths); tried again at the next start
+                    """)
+            } catch let error as APIError {
+                logger.warning("\(share.source): cannot share '\(share.path)' with \(peer): \(error.error.message)")
+            } catch {
+                logger.warning("\(share.source): cannot share '\(share.path)' with \(peer): \((error as? any LocalizedError)?.errorDescription ?? "\(error)")")
+            }
+        }
     }
 
     /// The port the metrics listener is bound to, once it is (nil without `metrics-listen`).

@@ -49,7 +49,7 @@ public final class Identity: @unchecked Sendable {
         if manager.fileExists(atPath: keyPath) || manager.fileExists(atPath: certificatePath) {
             return try load(keyPath: keyPath, certificatePath: certificatePath)
         }
-        try manager.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try makeDirectory(directory)
         let identity = try generate(commonName: commonName)
         let keyPEM = pem { PEM_write_bio_PrivateKey($0, identity.key, nil, nil, 0, nil, nil) } ?? ""
         for (path, text) in [(keyPath, keyPEM), (certificatePath, identity.certificatePEM)] {
@@ -58,6 +58,21 @@ public final class Identity: @unchecked Sendable {
             }
         }
         return identity
+    }
+
+    /// Makes `path` and its missing parents (mode 0700), saying in words
+    /// why it cannot (not Foundation's "operation could not be completed").
+    private static func makeDirectory(_ path: String) throws(IdentityError) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw IdentityError(.unwritable, "\(path) is a file, not a directory") }
+            return
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        if !parent.isEmpty && parent != path { try makeDirectory(parent) }
+        guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
+            throw IdentityError(.unwritable, "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
     }
 
     /// Loads an identity from PEM files.

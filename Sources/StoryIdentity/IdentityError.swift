@@ -1,4 +1,5 @@
 import COpenSSL
+import Foundation
 
 /// The identity's key or certificate cannot be read, written, parsed or made.
 /// Carries OpenSSL's error queue as text.
@@ -24,20 +25,40 @@ public struct IdentityError: Error, Hashable, Sendable, CustomStringConvertible 
     }
 
     public let code: Code
+    /// What failed, in words ("/var/lib/storyteller/identity/key.pem holds no private key").
     public let message: String
+    /// OpenSSL's reasons (its error queue as text), for the log; empty when OpenSSL gave none.
+    public let reasons: [String]
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, reasons: [String] = []) {
         self.code = code
         self.message = message
+        self.reasons = reasons
     }
 
-    public var description: String { "identity \(code): \(message)" }
+    public var description: String {
+        "identity \(code): \(message)" + (reasons.isEmpty ? "" : ": \(reasons.joined(separator: "; "))")
+    }
 
     /// An error with OpenSSL's queued errors appended; reads (and clears) the
     /// queue of this thread, so call it right after the failing call.
     static func fromQueue(_ code: Code, _ what: String) -> IdentityError {
-        let reasons = OpenSSLErrors.drain()
-        return IdentityError(code, reasons.isEmpty ? what : "\(what): \(reasons.joined(separator: "; "))")
+        IdentityError(code, what, reasons: OpenSSLErrors.drain())
+    }
+}
+
+extension IdentityError: LocalizedError {
+    /// The failure as one sentence for the person starting the daemon, with
+    /// what to do; no code names or OpenSSL reasons (`description` has those).
+    public var errorDescription: String? {
+        if code == .unreadable || code == .invalid {
+            "this machine's identity cannot be used: \(message); put back the identity directory from a backup, "
+                + "or move it away to make a new identity (its peers must then add this machine's new peer id)"
+        } else if code == .unwritable {
+            "cannot save this machine's new identity: \(message); give this user write access to the state directory"
+        } else {
+            "OpenSSL failed while making this machine's identity: \(message)"
+        }
     }
 }
 

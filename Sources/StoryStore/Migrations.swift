@@ -224,6 +224,13 @@ enum Schema {
                 );
                 CREATE INDEX checkpoints_by_doc ON checkpoints (doc);
                 """),
+        Migration(
+            id: "2026-12-04-peer-announced-name",
+            sql: """
+                -- The name a peer gave itself in its last hello, kept after it
+                -- disconnects and across restarts (`storyteller peers`, `watch`).
+                ALTER TABLE peers ADD COLUMN announced_name TEXT;
+                """),
     ]
 
     /// Applies the migrations the database lacks, each in its own transaction.

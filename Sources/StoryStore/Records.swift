@@ -87,10 +87,12 @@ public struct PeerRecord: Hashable, Sendable {
     public var lastSeen: Int64?
     /// Where it last connected from.
     public var lastAddress: String?
+    /// The name it gave itself in its last hello (its `--name`); kept when it disconnects.
+    public var announcedName: String?
 
     public init(
         id: PeerID, name: String? = nil, address: String? = nil, otherAddresses: [String] = [], state: State, added: Int64,
-        lastSeen: Int64? = nil, lastAddress: String? = nil
+        lastSeen: Int64? = nil, lastAddress: String? = nil, announcedName: String? = nil
     ) {
         self.id = id
         self.name = name
@@ -100,6 +102,7 @@ public struct PeerRecord: Hashable, Sendable {
         self.added = added
         self.lastSeen = lastSeen
         self.lastAddress = lastAddress
+        self.announcedName = announcedName
     }
 
     /// Every address to dial it at, in the order they are tried.

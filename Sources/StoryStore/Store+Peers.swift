@@ -45,6 +45,12 @@ extension Store {
         try database.upsertPeer(peer)
     }
 
+    /// Keeps the name a peer gave itself in its hello, for when it is not
+    /// connected (a peer not in the table is ignored).
+    public func setAnnouncedName(_ name: String, of id: PeerID) throws {
+        try database.setAnnouncedName(name, of: id)
+    }
+
     public func removePeer(_ id: PeerID) throws {
         try database.removePeer(id)
         publish(.peersChanged)

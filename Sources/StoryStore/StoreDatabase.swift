@@ -470,7 +470,7 @@ final class StoreDatabase {
 
     func peers() throws -> [PeerRecord] {
         try connection.query(
-            "SELECT id, name, address, state, added, last_seen, last_address, other_addresses FROM peers ORDER BY added, id"
+            "SELECT id, name, address, state, added, last_seen, last_address, other_addresses, announced_name FROM peers ORDER BY added, id"
         ) { row throws(StoreError) in
             guard let state = PeerRecord.State(rawValue: row.text(3) ?? ""), let id = PeerID(row.text(0) ?? "") else {
                 throw StoreError(.invalidData, "a peer row is damaged", path: path)
@@ -478,8 +478,13 @@ final class StoreDatabase {
             return PeerRecord(
                 id: id, name: row.text(1), address: row.text(2),
                 otherAddresses: row.text(7).map { $0.split(separator: "\n").map(String.init) } ?? [], state: state,
-                added: row.int64(4), lastSeen: row.value(5).integer, lastAddress: row.text(6))
+                added: row.int64(4), lastSeen: row.value(5).integer, lastAddress: row.text(6), announcedName: row.text(8))
         }
+    }
+
+    /// Keeps the name a peer announced (its row's other fields are left as they are).
+    func setAnnouncedName(_ name: String, of id: PeerID) throws {
+        try connection.run("UPDATE peers SET announced_name = ? WHERE id = ?", [.text(name), .text(id.description)])
     }
 
     func peer(_ id: PeerID) throws -> PeerRecord? { try peers().first { $0.id == id } }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A failure of the store: the file cannot be opened or is not a database, it
 /// is corrupt or from a newer version, or SQLite reported an error.
 ///
@@ -71,5 +73,34 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         let suffix = sqliteCode.map { " (SQLite code \($0))" } ?? ""
         return "\(path): \(code): \(message)\(suffix)"
+    }
+}
+
+extension StoreError: LocalizedError {
+    /// The failure as one sentence for the person starting the daemon: what
+    /// is wrong with which file, and what to do about it (no code names;
+    /// `description` keeps the technical form for logs).
+    public var errorDescription: String? {
+        switch code {
+        case .cannotOpen:
+            "cannot open the database \(path) (\(message)); check that its directory exists and that this user may read and write both"
+        case .notADatabase:
+            "\(path) is not a Storyteller database (\(message)); point --data-dir at the right directory, "
+                + "or move the file away to start with an empty database"
+        case .corrupt:
+            "the database \(path) is damaged (\(message)); move it away and put a backup in its place "
+                + "(docs/operations.md, \"Backup and restore\"), or move it away to start empty and let the peers send the shared projects again"
+        case .newerSchema:
+            "the database \(path) was written by a newer version of Storyteller; install that version (or a later one) to open it, "
+                + "it was left untouched"
+        case .readOnly:
+            "the database \(path) is read-only (\(message)); give this user write access to it and to its directory"
+        case .busy:
+            "the database \(path) is locked by another program (\(message)); stop that program and start again"
+        case .io:
+            "reading or writing the database \(path) failed (\(message)); check the disk: is it full or failing?"
+        default:
+            "the database \(path) cannot be used: \(message)"
+        }
     }
 }

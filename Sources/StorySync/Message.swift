@@ -106,6 +106,11 @@ public enum Message: Hashable, Sendable {
 
     /// The Hello capability of a peer that takes snapshots in parts (`snapshotPart`).
     public static let snapshotPartsCapability = "snapshot-parts"
+    /// The Goodbye reason of a daemon that paused sync with its peer (`peers
+    /// pause`): the peer shows "paused by them" rather than retrying blind.
+    public static let pausedReason = "sync with you is paused"
+    /// What daemons before `pausedReason` said for the same.
+    static let legacyPausedReason = "paused"
 
     /// Longest document name an Advertise, or daemon name a Hello, may carry
     /// (the control API's limit).

@@ -31,6 +31,9 @@ public struct PeerStatus: Sendable, Hashable {
     /// What the peer has of each shared document, as it advertised or
     /// acknowledged it (for "N changes to receive").
     public var peerVersions: [DocumentID: VersionVector] = [:]
+    /// Seconds since the peer last sent more than keepalives (its hello,
+    /// changes, acknowledgements, blobs): "idle" in `storyteller peers`.
+    public var idleSeconds: Int = 0
 }
 
 /// What happens to this daemon's peer connections, as `PeerManager.events()`
@@ -88,6 +91,9 @@ public actor PeerManager {
     /// Peers whose sync is paused until resumed (kept in the store's settings
     /// under `pausedPeersKey`, so a restart keeps them paused).
     public private(set) var paused: Set<PeerID> = []
+    /// Peers that paused sync with this daemon: their last connection ended
+    /// with their Goodbye saying so (until one gets as far as a hello again).
+    public private(set) var pausedByPeers: Set<PeerID> = []
     static let pausedPeersKey = "paused-peers"
     private var server: NIOAsyncChannel<PendingConnection, Never>?
     private var isShuttingDown = false
@@ -127,7 +133,7 @@ public actor PeerManager {
     /// dialing it and refuses its connections until `resume`.
     public func pause(_ peer: PeerID) async throws {
         guard paused.insert(peer).inserted else { return }
-        sessions[peer]?.close(reason: "paused")
+        sessions[peer]?.close(reason: Message.pausedReason)
         broadcaster.publish(.paused(peer))
         try await savePaused()
         logger.info("paused sync with \(peer.short)")
@@ -184,10 +190,12 @@ public actor PeerManager {
 
     /// The connected peers.
     public func status() -> [PeerStatus] {
-        sessions.values.map {
+        let now = ContinuousClock.now
+        return sessions.values.map {
             PeerStatus(
                 peer: $0.peer, name: $0.peerName, isEstablished: $0.isEstablished, dialed: $0.dialed, documents: $0.documentIDs,
-                address: $0.address, bytesSent: $0.bytes.sent, bytesReceived: $0.bytes.received, peerVersions: $0.peerVersions)
+                address: $0.address, bytesSent: $0.bytes.sent, bytesReceived: $0.bytes.received, peerVersions: $0.peerVersions,
+                idleSeconds: $0.lastActivity.map { Int((now - $0).components.seconds) } ?? 0)
         }.sorted { $0.peer < $1.peer }
     }
 
@@ -511,7 +519,7 @@ public actor PeerManager {
         guard !paused.contains(peer) else {
             logger.info("\(peer.short) connected from \(connection.remote), but sync with it is paused; closing")
             try? await connection.channel.executeThenClose { _, outbound in
-                try await outbound.write(.goodbye(reason: "sync with you is paused"))
+                try await outbound.write(.goodbye(reason: Message.pausedReason))
             }
             return
         }
@@ -565,6 +573,11 @@ public actor PeerManager {
         logger.info("connected to \(peer.short) (\(connection.remote))")
         await blobExchange?.attach(session)
         await session.run(connection.channel)
+        if let reason = session.goodbyeReason, reason == Message.pausedReason || reason == Message.legacyPausedReason {
+            pausedByPeers.insert(peer)
+        } else if session.peerName != nil {
+            pausedByPeers.remove(peer)  // it said hello: not paused (any more)
+        }
         if let blobExchange, sessions[peer] === session { await blobExchange.detach(peer) }
         totals.add(sent: connection.bytes.sent, received: connection.bytes.received)
         if sessions[peer] === session {

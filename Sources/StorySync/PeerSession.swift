@@ -92,6 +92,21 @@ final class PeerSession: BlobLink, Sendable {
 
     var isEstablished: Bool { machine.withLock { $0.isEstablished } }
     var peerName: String? { machine.withLock { $0.peerName } }
+    /// When the peer last sent more than keepalives (nil: nothing yet).
+    var lastActivity: ContinuousClock.Instant? { machine.withLock { $0.lastActivity } }
+    /// Why the peer said goodbye, if it did (`Message.pausedReason`: it paused sync with this daemon).
+    var goodbyeReason: String? { machine.withLock { $0.goodbyeReason } }
+
+    /// Stores the name the peer gave in its hello, so `peers` and `watch`
+    /// still name it once it has gone (and after a restart).
+    private func keepAnnouncedName() async {
+        guard let name = peerName, !name.isEmpty else { return }
+        do {
+            try await store.setAnnouncedName(name, of: peer)
+        } catch {
+            logger.warning("cannot keep the name \(peer.short) announced: \(error)")
+        }
+    }
     var documentIDs: [DocumentID] { machine.withLock { $0.documentIDs } }
 
     /// What the peer is known to have of each document it advertised.
@@ -434,7 +449,10 @@ final class PeerSession: BlobLink, Sendable {
             for message in messages {
                 let wasEstablished = machine.withLock { $0.isEstablished }
                 await perform(machine.withLock { $0.receive(message, now: .now) }, collecting: &pending)
-                if !wasEstablished, machine.withLock({ $0.isEstablished }) { await blobExchange?.established(peer) }
+                if !wasEstablished, machine.withLock({ $0.isEstablished }) {
+                    await blobExchange?.established(peer)
+                    await keepAnnouncedName()
+                }
                 if machine.withLock({ $0.isClosed }) {
                     await flush(&pending)
                     return

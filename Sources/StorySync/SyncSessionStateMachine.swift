@@ -114,6 +114,11 @@ public struct SyncSessionStateMachine: Sendable {
     private var pingSentAt: ContinuousClock.Instant?
     /// The peer's name from its Hello.
     public private(set) var peerName: String?
+    /// The reason of the peer's Goodbye, once it said one.
+    public private(set) var goodbyeReason: String?
+    /// When the peer last sent something other than a ping or pong (its
+    /// hello, changes, acknowledgements, blobs): how long the link is idle.
+    public private(set) var lastActivity: ContinuousClock.Instant?
     /// Whether the peer's Hello said it takes snapshots in parts.
     public private(set) var peerTakesSnapshotParts = false
     /// The snapshot whose parts are arriving (one at a time per connection).
@@ -143,11 +148,16 @@ public struct SyncSessionStateMachine: Sendable {
     /// A message arrived from the peer.
     public mutating func receive(_ message: Message, now: ContinuousClock.Instant) -> [Action] {
         lastReceived = now
+        switch message {
+        case .ping, .pong: break
+        default: lastActivity = now
+        }
         switch (state, message) {
         case (.closed, _), (.idle, _):
             return []
         case (_, .goodbye(let reason)):
             state = .closed
+            goodbyeReason = reason
             return [.log("peer said goodbye: \(reason)"), .close(nil)]
         case (_, .error(let code, let text)):
             let error = SyncError(SyncError.Code(rawValue: code), text)

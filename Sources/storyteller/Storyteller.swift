@@ -390,9 +390,14 @@ struct Peers: ParsableCommand {
         if peer.paused { return "paused by you" + (seen.map { ", \($0)" } ?? "") }
         if let connection = peer.connection {
             let how = connection.direction == "out" ? "dialed \(connection.address)" : "they dialed from \(connection.address)"
-            return "connected, \(how); \(bytes(connection.bytesSent)) sent, \(bytes(connection.bytesReceived)) received"
+            // Idle as `tailscale status` says it: connected, but nothing but keepalives for a while.
+            let state = connection.idleSeconds >= API.Peer.Connection.idleAfterSeconds
+                ? "idle (nothing to sync for \(ago(now.addingTimeInterval(-Double(connection.idleSeconds)), now: now).replacingOccurrences(of: " ago", with: ""))), connected"
+                : "connected"
+            return "\(state), \(how); \(bytes(connection.bytesSent)) sent, \(bytes(connection.bytesReceived)) received"
         }
         if peer.connected { return "connected" }
+        if peer.pausedByPeer { return "paused by them" + (seen.map { ", \($0)" } ?? "") }
         guard let seen else {
             return peer.address == nil ? "offline, never seen (dialed once discovered on the LAN, or waits for it to dial in)" : "offline, never connected"
         }

@@ -111,14 +111,24 @@ import Testing
         }
         let documented = Set(uncommented.compactMap { $0.split(separator: " ").first.map(String.init) })
         #expect(documented == Set(keys), "every key is in the example")
-        let table = parts[1].split(separator: "\n").map { String($0.dropFirst(2)) }
-        let tableKeys = Set(table.compactMap { $0.split(separator: " ").first.map(String.init) })
-        #expect(tableKeys == Set(DeclaredPeer.keys), "every key of a [[peer]] table is in the example")
+        // Then a commented [[share]] table.
+        let tables = parts[1].components(separatedBy: "\n# [[share]]\n")
+        try #require(tables.count == 2, "the example ends with a commented [[share]] table")
+        func uncommentedTable(_ text: String) -> [String] {
+            text.split(separator: "\n").prefix { $0.hasPrefix("# ") && $0.contains(" = ") }.map { String($0.dropFirst(2)) }
+        }
+        func tableKeys(_ table: [String]) -> Set<String> { Set(table.compactMap { $0.split(separator: " ").first.map(String.init) }) }
+        let table = uncommentedTable(tables[0])
+        #expect(tableKeys(table) == Set(DeclaredPeer.keys), "every key of a [[peer]] table is in the example")
+        let shareTable = uncommentedTable(tables[1])
+        #expect(tableKeys(shareTable) == Set(DeclaredShare.keys), "every key of a [[share]] table is in the example")
         let file = home.path + "/example.toml"
-        try (uncommented + ["[[peer]]"] + table).joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        try (uncommented + ["[[peer]]"] + table + ["[[share]]"] + shareTable).joined(separator: "\n")
+            .write(toFile: file, atomically: true, encoding: .utf8)
         let daemon = try DaemonProcess(arguments: ["--config", file], environment: [:])
         defer { daemon.kill() }
         try await daemon.waitForLog("ready")
+        #expect(daemon.errors.contains("cannot share 'Films' with edit-suite"), "the example's share is read (and waits for its folder)")
         let peers = try ControlClient(path: home.path + "/control.sock").get("/v1/peers").json as? [[String: Any]]
         #expect(peers?.first?["name"] as? String == "edit-suite", "the example's peer is configured")
         #expect(try await daemon.terminate() == 0)

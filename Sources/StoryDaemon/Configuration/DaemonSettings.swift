@@ -53,6 +53,9 @@ public struct DaemonSettings: Equatable, Sendable {
     /// Peers declared in the config file (`[[peer]]` tables), merged into the
     /// store at start.
     public private(set) var peers: [DeclaredPeer] = []
+    /// Shares declared in the config file (`[[share]]` tables), each made
+    /// once at a start where it can be (see `DeclaredShare`).
+    public private(set) var shares: [DeclaredShare] = []
 
     /// Where each key set so far came from (`FILE:LINE`, `environment NAME`,
     /// `--flag`); keys not in it have their default.
@@ -67,8 +70,8 @@ public struct DaemonSettings: Equatable, Sendable {
         "max-send-kbps", "max-recv-kbps",
     ]
 
-    /// The tables of the config file (arrays of tables, `[[peer]]`); only the file sets them.
-    public static let tables = ["peer"]
+    /// The tables of the config file (arrays of tables, `[[peer]]`, `[[share]]`); only the file sets them.
+    public static let tables = ["peer", "share"]
 
     /// Every key and table, for "known: …" in errors.
     static var knownKeys: String { (keys + tables.map { "[[\($0)]]" }).joined(separator: ", ") }
@@ -276,6 +279,8 @@ public struct DaemonSettings: Equatable, Sendable {
         }
         // The order of the file, so the first bad line is the one reported.
         let keys = table.keys.sorted { Self.line(of: $0, in: text) < Self.line(of: $1, in: text) }
+        // Shares name peers of the file by name: read once every [[peer]] is.
+        var declaredShares: (value: any TOMLValueConvertible, source: String)?
         for key in keys {
             let source = "\(path):\(Self.line(of: key, in: text))"
             guard Self.keys.contains(key) || Self.tables.contains(key) else {
@@ -287,6 +292,10 @@ public struct DaemonSettings: Equatable, Sendable {
                 sources[key] = source
                 continue
             }
+            if key == "share" {
+                declaredShares = (value, source)
+                continue
+            }
             let valueText: String
             switch value.type {
             case .string: valueText = value.string ?? ""
@@ -296,6 +305,10 @@ public struct DaemonSettings: Equatable, Sendable {
                 throw ConfigError(source: source, key: key, problem: "must be a string, an integer or true/false, not a \(value.type)")
             }
             try set(key, to: valueText, source: source)
+        }
+        if let declaredShares {
+            shares = try DeclaredShare.shares(from: declaredShares.value, path: path, text: text, peers: peers)
+            sources["share"] = declaredShares.source
         }
     }
 
@@ -337,6 +350,7 @@ public struct DaemonSettings: Equatable, Sendable {
         var text = values.map { key, value in "\(key) = \(value)  # \(sources[key] ?? "default")" }.joined(separator: "\n") + "\n"
         // Tables come after every top-level key, as TOML wants.
         for peer in peers { text += "\n" + peer.toml }
+        for share in shares { text += "\n" + share.toml }
         return text
     }
 

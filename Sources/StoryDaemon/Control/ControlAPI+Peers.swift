@@ -39,6 +39,7 @@ extension ControlAPI {
         var live: [PeerID: PeerStatus] = [:]
         for session in sessions { live[session.peer] = session }
         let paused = await manager.paused
+        let pausedByPeers = await manager.pausedByPeers
         let records = try await store.peers()
         let accepting = await manager.autoAccept(for: records.map(\.id))
         return records.map {
@@ -46,11 +47,13 @@ extension ControlAPI {
                 id: $0.id.description, name: $0.name, address: $0.address, addresses: $0.addresses, state: $0.state.rawValue,
                 connected: connected.contains($0.id),
                 paused: paused.contains($0.id), added: $0.added, lastSeen: $0.lastSeen, lastAddress: $0.lastAddress,
-                announcedName: live[$0.id]?.name.flatMap { $0.isEmpty ? nil : $0 },
+                announcedName: live[$0.id]?.name.flatMap { $0.isEmpty ? nil : $0 } ?? $0.announcedName,
                 connection: live[$0.id].map {
                     API.Peer.Connection(
-                        address: $0.address, direction: $0.dialed ? "out" : "in", bytesSent: $0.bytesSent, bytesReceived: $0.bytesReceived)
-                }, autoAccept: accepting[$0.id] ?? true)
+                        address: $0.address, direction: $0.dialed ? "out" : "in", bytesSent: $0.bytesSent, bytesReceived: $0.bytesReceived,
+                        idleSeconds: $0.idleSeconds)
+                }, autoAccept: accepting[$0.id] ?? true,
+                pausedByPeer: pausedByPeers.contains($0.id) && !connected.contains($0.id))
         }
     }
 

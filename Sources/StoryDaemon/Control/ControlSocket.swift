@@ -1,33 +1,75 @@
 import Foundation
-import StoryAPI
+import NIOCore
+import NIOPosix
 
 /// The Unix socket's file: its directory made private, a stale file of a
 /// dead daemon replaced, a live one left alone, and the mode set once bound.
 enum ControlSocket {
-    /// Makes the socket's directory (0700, or 0750 and the socket group's)
-    /// and refuses a path another daemon still answers on.
-    /// - Throws: `APIError` (`conflict` when another daemon serves it).
-    static func prepare(path: String, access: SocketAccess) throws {
-        let directory = (path as NSString).deletingLastPathComponent
-        if !FileManager.default.fileExists(atPath: directory) {
-            try FileManager.default.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: access == .owner ? 0o700 : 0o750])
-            if case .group(_, let gid) = access, chown(directory, uid_t.max, gid) != 0 {
-                throw APIError(.internal, "cannot give \(directory) to the socket group (errno \(errno))")
+    /// Why the control socket cannot be served, in words a person can act on.
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+
+        /// The socket at `path` could not be bound or served (`error` from NIO
+        /// or Hummingbird: its errno in words, never a function signature).
+        init(path: String, error: any Error) {
+            if let failure = error as? Failure {
+                self = failure
+            } else if let code = (error as? IOError)?.errnoCode {
+                description = "cannot serve the control socket \(path): \(String(cString: strerror(code)).lowercased()); "
+                    + "give --socket a path in a directory this user may write"
+            } else if error is UnixDomainSocketPathWrongType {
+                description = "\(path) exists and is not a socket; move it away, or give --socket another path"
+            } else {
+                description = "cannot serve the control socket \(path): \(error)"
             }
+        }
+
+        init(description: String) {
+            self.description = description
+        }
+    }
+
+    /// Makes the socket's directory (0700, or 0750 and the socket group's)
+    /// and refuses a path another daemon still answers on, a directory this
+    /// user may not write, and a file in the way that is not a socket.
+    /// - Throws: `Failure` saying what is wrong and what to do.
+    static func prepare(path: String, access: SocketAccess) throws(Failure) {
+        let directory = (path as NSString).deletingLastPathComponent
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            if let problem = Directories.make(directory, mode: access == .owner ? 0o700 : 0o750) {
+                throw Failure(
+                    description: "cannot create the control socket's directory \(directory): \(problem); "
+                        + "give --socket a path in a directory this user may write")
+            }
+            if case .group(_, let gid) = access, chown(directory, uid_t.max, gid) != 0 {
+                throw Failure(description: "cannot give \(directory) to the socket group: \(String(cString: strerror(errno)).lowercased())")
+            }
+        } else if !isDirectory.boolValue {
+            throw Failure(description: "the control socket's directory \(directory) is a file, not a directory; give --socket another path")
+        } else if Glibc.access(directory, W_OK | X_OK) != 0 {
+            throw Failure(
+                description: "cannot create the control socket in \(directory): \(String(cString: strerror(errno)).lowercased()); "
+                    + "give this user write access to it, or give --socket another path")
         }
         // A socket file another daemon still answers on is not ours to replace.
         if isAnswering(path) {
-            throw APIError(.conflict, "another daemon is serving the control socket \(path); give this one its own --socket")
+            throw Failure(description: "another daemon is serving the control socket \(path); give this one its own --socket")
+        }
+        var info = stat()
+        if lstat(path, &info) == 0 && info.st_mode & S_IFMT != S_IFSOCK {
+            throw Failure(description: "\(path) exists and is not a socket; move it away, or give --socket another path")
         }
     }
 
     /// Restricts the bound socket to the owner (0600), or the owner and a group (0660).
-    /// - Throws: `APIError` when the mode or owner cannot be set.
-    static func restrict(path: String, access: SocketAccess) throws {
+    /// - Throws: `Failure` when the mode or owner cannot be set.
+    static func restrict(path: String, access: SocketAccess) throws(Failure) {
         var restricted = chmod(path, access == .owner ? 0o600 : 0o660) == 0
         if case .group(_, let gid) = access { restricted = restricted && chown(path, uid_t.max, gid) == 0 }
-        guard restricted else { throw APIError(.internal, "cannot set the owner and mode of \(path) (errno \(errno))") }
+        guard restricted else {
+            throw Failure(description: "cannot set the owner and mode of the control socket \(path): \(String(cString: strerror(errno)).lowercased())")
+        }
     }
 
     /// Whether something accepts connections on a Unix socket at `path` (a

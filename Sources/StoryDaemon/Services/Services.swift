@@ -77,7 +77,7 @@ struct ControlService: Service, CustomStringConvertible {
             try await application.run()
         } catch {
             readiness.controlFailed()
-            throw error
+            throw ControlSocket.Failure(path: path, error: error)
         }
     }
 }
@@ -183,6 +183,8 @@ struct ReadinessService: Service, CustomStringConvertible {
         // Both wait on events, not by polling; shutdown ends the waits.
         await cancelWhenGracefulShutdown {
             await manager.waitUntilListening()
+            // Ended by a shutdown (a listener that failed to open), not ready.
+            guard !Task.isCancelled && !Task.isShuttingDownGracefully else { return }
             readiness.peersAreListening()
             if await readiness.waitForControl() {
                 SystemdNotifier.notify("READY=1")

@@ -28,12 +28,14 @@ final class DataDirectoryLock: Sendable {
     /// Creates the directory (0700) or makes an existing one private to its
     /// owner, then takes the lock.
     /// - Throws: `Failure` saying which daemon holds it, or what is wrong with the directory.
-    static func acquire(_ directory: String) throws -> DataDirectoryLock {
+    static func acquire(_ directory: String) throws(Failure) -> DataDirectoryLock {
         try prepare(directory)
         let path = directory + "/lock"
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw Failure(description: "cannot open \(path): \(String(cString: strerror(errno)))")
+            throw Failure(
+                description: "cannot write in the state directory \(directory) (\(path): \(String(cString: strerror(errno)))); "
+                    + "give this user write access to it, or give --data-dir another directory")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
@@ -55,24 +57,30 @@ final class DataDirectoryLock: Sendable {
 
     /// The directory exists, is a directory owned by this user, and only its
     /// owner may enter it (0700).
-    private static func prepare(_ directory: String) throws {
+    private static func prepare(_ directory: String) throws(Failure) {
         let manager = FileManager.default
         var isDirectory: ObjCBool = false
         if !manager.fileExists(atPath: directory, isDirectory: &isDirectory) {
-            do {
-                try manager.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw Failure(description: "cannot create the state directory \(directory): \(error.localizedDescription)")
+            if let problem = Directories.make(directory, mode: 0o700) {
+                throw Failure(
+                    description: "cannot create the state directory \(directory): \(problem); "
+                        + "give --data-dir (or data-dir in the config file) a directory this user may create or write")
             }
             return
         }
-        guard isDirectory.boolValue else { throw Failure(description: "\(directory) is not a directory") }
+        guard isDirectory.boolValue else {
+            throw Failure(
+                description: "the state directory \(directory) is a file, not a directory; move the file away, "
+                    + "or give --data-dir (or data-dir in the config file) another path")
+        }
         var info = stat()
         guard stat(directory, &info) == 0 else {
             throw Failure(description: "cannot read \(directory): \(String(cString: strerror(errno)))")
         }
         guard info.st_uid == getuid() else {
-            throw Failure(description: "\(directory) belongs to another user (uid \(info.st_uid)); the daemon keeps its keys there")
+            throw Failure(
+                description: "the state directory \(directory) belongs to another user (uid \(info.st_uid)); the daemon keeps its keys there, "
+                    + "so run storytellerd as that user, or give this one its own --data-dir")
         }
         if info.st_mode & 0o077 != 0, chmod(directory, 0o700) != 0 {
             throw Failure(

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A failure of the blob store, in words a user can act on, naming the file
 /// concerned when there is one.
 public struct BlobError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -63,5 +65,24 @@ public struct BlobError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         guard let path else { return "\(kind): \(message)" }
         return "\(path): \(kind): \(message)"
+    }
+}
+
+extension BlobError: LocalizedError {
+    /// The failure as one sentence for a person, naming where images and
+    /// sounds are kept and what to do (no kind names; `description` keeps
+    /// the technical form for logs).
+    public var errorDescription: String? {
+        let place = path.map { " \($0)" } ?? ""
+        switch kind {
+        case .io:
+            return "cannot use the images and sounds store\(place) (\(message)); check that it is a directory this user may write"
+        case .corrupt:
+            return "the images and sounds store\(place) is damaged (\(message)); move it away and put a backup of blobs/ in its place"
+        case .newerSchema:
+            return "the images and sounds store\(place) was written by a newer version of Storyteller; install that version (or a later one)"
+        default:
+            return "images and sounds\(place): \(message)"
+        }
     }
 }
