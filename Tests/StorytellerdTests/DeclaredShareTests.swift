@@ -206,6 +206,8 @@ import Testing
             peer = "bee"
             """.write(toFile: file, atomically: true, encoding: .utf8)
         #expect(try b.cli("peers", "add", aID, "--name", "a").status == 0)
+        // Added by its id alone, a counts as discovered: b takes its shares once told to.
+        #expect(try b.cli("peers", "set", "a", "--auto-accept", "on").status == 0)
         let a = try await StartedDaemon.start(in: home, name: "a", ["--config", file])
         defer { a.stop() }
         try await eventually("b has the project a's config shares") { try b.client.get("/v1/projects/\(project)").status == 200 }
