@@ -146,6 +146,12 @@ public struct ByteReader: Sendable {
         return slice
     }
 
+    /// Skips `count` bytes.
+    public mutating func skip(count: Int) throws(CodecError) {
+        guard count >= 0, count <= remaining else { throw truncated("\(count) bytes") }
+        position += count
+    }
+
     /// Reads a length-prefixed byte string as a shared slice.
     public mutating func readLengthPrefixed(_ what: String) throws(CodecError) -> ArraySlice<UInt8> {
         let count = try readCount(what)

@@ -223,11 +223,22 @@ extension ProjectDocument {
         guard header.kind == .project, header.document == id else {
             throw DocumentError(.invalidSnapshot, "the snapshot is of another document")
         }
-        let other = try Self.readState(&reader)
+        // Points of operations this replica holds are left in the bytes: they
+        // are here already (a blob never changes), and merging three
+        // snapshots of one project spares most of the decoding.
+        let other = try Self.readState(&reader, held: (state.allContents, core.lastCounters))
         return try replicaState.merge(other, header: header)
     }
 
-    private static func readState(_ reader: inout SnapshotReader, pointsFrom source: [OpID: PointsBlob]? = nil) throws -> ProjectState {
+    /// The state a snapshot holds. `pointsFrom`: blobs it may leave out (a
+    /// checkpoint), added to it. `held`: blobs of a replica this state is
+    /// merged into, and the operations that replica holds; the snapshot's
+    /// blobs of those operations are skipped, not decoded, and the state's
+    /// strokes may name them (for a merge only: the state alone lacks them).
+    private static func readState(
+        _ reader: inout SnapshotReader, pointsFrom source: [OpID: PointsBlob]? = nil,
+        held: (contents: [OpID: PointsBlob], known: [ReplicaID: UInt64])? = nil
+    ) throws -> ProjectState {
         let replicas = reader.replicas
         var objects: [OpID: StoryObject] = [:]
         var section = try reader.section("objects")
@@ -259,7 +270,7 @@ extension ProjectDocument {
         try section.expectEnd("lists")
 
         section = try reader.section("strokes")
-        let strokes = try readStrokes(&section, replicas: replicas)
+        let strokes = try readStrokes(&section, replicas: replicas, skipping: held.map { KnownOperations($0.known) })
         try section.expectEnd("strokes")
 
         section = try reader.section("contents")
@@ -272,6 +283,7 @@ extension ProjectDocument {
         try section.expectEnd("contents")
         var contents: [OpID: PointsBlob] = [:]
         contents.reserveCapacity(count)
+        var knownHeld = KnownOperations(held?.known ?? [:])
         var counter: UInt64 = 0
         var previous: OpID?
         for index in 0..<count {
@@ -285,6 +297,10 @@ extension ProjectDocument {
             guard previous.map({ id > $0 }) ?? true else { throw CodecError(.invalidValue, "contents out of order") }
             previous = id
             guard lengths[index] <= UInt64(blobs.remaining) else { throw CodecError(.truncated, "points of \(id) truncated") }
+            if held != nil, knownHeld.holds(id), held?.contents[id] != nil {
+                try blobs.skip(count: Int(lengths[index]))
+                continue
+            }
             let slice = try blobs.readSlice(count: Int(lengths[index]))
             contents[id] = try PointsBlob(validating: slice)
         }
@@ -319,7 +335,7 @@ extension ProjectDocument {
         try reader.expectEnd()
         return try ProjectState(
             objects: objects, containers: containers, strokes: strokes, contents: contents, tags: tags, fieldWrites: fieldWrites,
-            versionNames: names)
+            versionNames: names, contentsElsewhere: held?.contents ?? [:])
     }
 
     /// The tags section (format 3): per object ascending, per tag ascending
@@ -373,7 +389,13 @@ extension ProjectDocument {
         return result
     }
 
-    private static func readStrokes(_ input: inout ByteReader, replicas: [ReplicaID]) throws(CodecError) -> [OpID: [OpID: StrokeEntry]] {
+    /// The strokes section; with `skipping`, entries both of whose
+    /// registers were written by operations it holds are left out (merging
+    /// them into a replica that holds those operations changes nothing).
+    private static func readStrokes(
+        _ input: inout ByteReader, replicas: [ReplicaID], skipping known: KnownOperations? = nil
+    ) throws(CodecError) -> [OpID: [OpID: StrokeEntry]] {
+        var known = known
         var layers: [(OpID, Int)] = []
         var total = 0
         for _ in 0..<(try input.readCount("stroke layers", minimumElementSize: 3)) {
@@ -423,12 +445,13 @@ extension ProjectDocument {
                 let brush = Brush(tool: tool, color: Color(rgba: UInt32(colors[row])),
                     width: Float(bitPattern: UInt32(widths[row])), cap: cap, join: join)
                 guard brush.isValid else { throw CodecError(.invalidValue, "stroke \(key) has a bad brush width") }
+                if known?.holds(valueStamp) == true && known?.holds(stamp) == true { continue }
                 var entry = StrokeEntry(value: StrokeValue(content: content, brush: brush, transform: transform), id: valueStamp)
                 entry.isErased = flag & StrokeFlag.erased != 0
                 entry.stamp = stamp
                 map[key] = entry
             }
-            result[layer] = map
+            if !map.isEmpty { result[layer] = map }
         }
         try extras.expectEnd("stroke extras")
         return result

@@ -554,11 +554,12 @@ struct ProjectState: Sendable {
     }
 
     /// Builds a state from decoded parts (a snapshot), checking that every
-    /// reference inside it resolves.
+    /// reference inside it resolves; a stroke's points may be in
+    /// `contentsElsewhere` instead (those of the state it is merged into).
     init(
         objects: [OpID: StoryObject], containers: [OpID: PositionTree], strokes: [OpID: [OpID: StrokeEntry]],
         contents: [OpID: PointsBlob], tags: [OpID: [String: TagEntry]] = [:], fieldWrites: [FieldSlot: FieldWrites] = [:],
-        versionNames: [String: VersionName] = [:]
+        versionNames: [String: VersionName] = [:], contentsElsewhere: [OpID: PointsBlob] = [:]
     ) throws(DocumentError) {
         self.objects = objects
         self.fieldWrites = fieldWrites
@@ -598,7 +599,7 @@ struct ProjectState: Sendable {
         for (layer, map) in strokes {
             guard objects[layer]?.kind == .layer else { throw DocumentError(.invalidSnapshot, "strokes of unknown layer \(layer)") }
             for (_, entry) in map {
-                if contents[entry.value.content] == nil {
+                if contents[entry.value.content] == nil && contentsElsewhere[entry.value.content] == nil {
                     throw DocumentError(.invalidSnapshot, "a stroke of \(layer) names unknown content")
                 }
             }
