@@ -29,6 +29,19 @@ import Testing
         if seeds.count > 1 { #expect(checked > 10 * (seeds.count / Self.chunks)) }
     }
 
+    /// One random step of a history at replica `r`: an edit, an undo or
+    /// redo, a sync, a partial delivery, a conflicting edit or a partition.
+    static func randomStep(_ scenario: inout ProjectScenario, at r: Int) throws {
+        switch scenario.random.int(0...99) {
+        case 0..<55: try scenario.edit(r)
+        case 55..<63: try scenario.undoOrRedo(r)
+        case 63..<76: try scenario.syncPair(r)
+        case 76..<90: try scenario.deliverSome(to: r)
+        case 90..<96: try scenario.conflict(r)
+        default: scenario.partition()
+        }
+    }
+
     /// Runs one scenario; returns how many versions it checked.
     static func runScenario(seed: UInt64) throws -> Int {
         var scenario = try ProjectScenario(seed: seed)
@@ -45,14 +58,7 @@ import Testing
         try record(scenario.docs)
         for _ in 0..<scenario.random.int(30...90) {
             let r = scenario.random.int(0...(scenario.docs.count - 1))
-            switch scenario.random.int(0...99) {
-            case 0..<55: try scenario.edit(r)
-            case 55..<63: try scenario.undoOrRedo(r)
-            case 63..<76: try scenario.syncPair(r)
-            case 76..<90: try scenario.deliverSome(to: r)
-            case 90..<96: try scenario.conflict(r)
-            default: scenario.partition()
-            }
+            try randomStep(&scenario, at: r)
             try record(scenario.docs)
         }
         try WireSync.syncAll(&scenario.docs)
@@ -102,14 +108,7 @@ import Testing
             var checkpoints: [(bytes: [UInt8], vector: VersionVector, view: ProjectView)] = []
             for _ in 0..<scenario.random.int(30...90) {
                 let r = scenario.random.int(0...(scenario.docs.count - 1))
-                switch scenario.random.int(0...99) {
-                case 0..<55: try scenario.edit(r)
-                case 55..<63: try scenario.undoOrRedo(r)
-                case 63..<76: try scenario.syncPair(r)
-                case 76..<90: try scenario.deliverSome(to: r)
-                case 90..<96: try scenario.conflict(r)
-                default: scenario.partition()
-                }
+                try Self.randomStep(&scenario, at: r)
                 if scenario.random.int(0...9) == 0 {
                     let doc = scenario.docs[r]
                     checkpoints.append((doc.snapshot(includingPoints: false), doc.versionVector, doc.view))

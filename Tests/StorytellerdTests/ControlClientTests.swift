@@ -14,17 +14,7 @@ import Testing
         private let accepted = Mutex<[Int32]>([])
 
         init() throws {
-            path = FileManager.default.temporaryDirectory.appendingPathComponent("cc-\(UUID().uuidString.prefix(8)).sock").path
-            fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_un()
-            address.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &address.sun_path) { raw in
-                for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-            }
-            let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-            guard bound == 0, listen(fd, 4) == 0 else { throw CocoaError(.fileWriteUnknown) }
+            (path, fd) = try listeningUnixSocket(named: "cc")
         }
 
         /// Accepts one connection on a thread; closes it at once when `closeAtOnce`, else holds it.

@@ -11,13 +11,8 @@ import Testing
     static let bob = TestIdentities.identity(1).peerID
     static let carol = TestIdentities.identity(2).peerID
 
-    /// The settings a config file with `text` gives (written to a file in `home`).
     private func settings(_ text: String, in home: TemporaryDirectory, name: String = "storytellerd.toml") throws(ConfigError) -> DaemonSettings {
-        let file = home.path + "/" + name
-        try? text.write(toFile: file, atomically: true, encoding: .utf8)
-        var settings = DaemonSettings()
-        try settings.apply(file: file)
-        return settings
+        try configSettings(text, in: home, name: name)
     }
 
     @Test func peersAreReadWithTheirFieldsAndLines() throws {
@@ -188,4 +183,13 @@ import Testing
         try await a.daemon.waitForLog("kept for a user to accept")
         #expect(try a.client.get("/v1/projects/\(project)").status == 404, "auto-accept = false for b wins over accept-shares = true")
     }
+}
+
+/// The settings a config file with `text` gives (written to a file `name` in `home`).
+func configSettings(_ text: String, in home: TemporaryDirectory, name: String = "storytellerd.toml") throws(ConfigError) -> DaemonSettings {
+    let file = home.path + "/" + name
+    try? text.write(toFile: file, atomically: true, encoding: .utf8)
+    var settings = DaemonSettings()
+    try settings.apply(file: file)
+    return settings
 }

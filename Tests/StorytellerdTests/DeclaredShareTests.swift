@@ -12,11 +12,7 @@ import Testing
     static let carol = TestIdentities.identity(2).peerID
 
     private func settings(_ text: String, in home: TemporaryDirectory, name: String = "storytellerd.toml") throws(ConfigError) -> DaemonSettings {
-        let file = home.path + "/" + name
-        try? text.write(toFile: file, atomically: true, encoding: .utf8)
-        var settings = DaemonSettings()
-        try settings.apply(file: file)
-        return settings
+        try configSettings(text, in: home, name: name)
     }
 
     @Test func sharesAreReadWithTheirPeerByIdOrByTheNameOfADeclaredPeer() throws {

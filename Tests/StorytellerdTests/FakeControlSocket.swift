@@ -18,20 +18,7 @@ final class FakeControlSocket: Sendable {
 
     /// - Parameter body: the JSON every request gets, with status 200.
     init(answering body: String) throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("fake-\(UUID().uuidString.prefix(8)).sock").path
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0, listen(fd, 8) == 0 else {
-            close(fd)
-            throw TimedOut(description: "cannot listen on \(path)")
-        }
+        (path, fd) = try listeningUnixSocket(named: "fake")
         let answer = Array(
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)".utf8)
         let (listening, state) = (fd, state)
@@ -64,4 +51,24 @@ final class FakeControlSocket: Sendable {
         close(fd)
         unlink(path)
     }
+}
+
+/// A Unix stream socket listening at a new path in the temporary directory
+/// (`PREFIX-xxxxxxxx.sock`); the caller closes the descriptor and removes the path.
+func listeningUnixSocket(named prefix: String) throws -> (path: String, fd: Int32) {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString.prefix(8)).sock").path
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { raw in
+        for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
+    }
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard bound == 0, listen(fd, 8) == 0 else {
+        close(fd)
+        throw TimedOut(description: "cannot listen on \(path)")
+    }
+    return (path, fd)
 }
