@@ -11,14 +11,10 @@ import Testing
     static let bob = TestIdentities.identity(1).peerID
     static let carol = TestIdentities.identity(2).peerID
 
-    private func settings(_ text: String, in home: TemporaryDirectory, name: String = "storytellerd.toml") throws(ConfigError) -> DaemonSettings {
-        try configSettings(text, in: home, name: name)
-    }
-
     @Test func peersAreReadWithTheirFieldsAndLines() throws {
         let home = try TemporaryDirectory()
         defer { home.remove() }
-        let parsed = try settings(
+        let parsed = try configSettings(
             """
             name = "studio"   # top-level keys first
 
@@ -68,7 +64,7 @@ import Testing
         let home = try TemporaryDirectory()
         defer { home.remove() }
         do {
-            _ = try settings(file, in: home)
+            _ = try configSettings(file, in: home)
             Issue.record("accepted: \(file)")
         } catch {
             for word in words { #expect(error.description.contains(word), "'\(word)' in \(error.description)") }
@@ -80,7 +76,7 @@ import Testing
         let home = try TemporaryDirectory()
         defer { home.remove() }
         let file = home.path + "/storytellerd.toml"
-        let first = try settings(
+        let first = try configSettings(
             "log-format = \"json\"\n\n[[peer]]\nid = \"\(Self.bob)\"\nname = \"b \\\"the\\\" one\"\naddresses = [\"b:1\", \"c:2\"]\nauto-accept = true\n",
             in: home)
         let paths = DaemonPaths(dataDirectory: home.path, socket: nil, environment: [:])
@@ -98,7 +94,7 @@ import Testing
                 auto-accept = true
 
                 """), "\(printed)")
-        let again = try settings(printed, in: home, name: "printed.toml")
+        let again = try configSettings(printed, in: home, name: "printed.toml")
         #expect(again.peers.map(\.id) == first.peers.map(\.id))
         #expect(again.peers.first?.name == "b \"the\" one" && again.peers.first?.addresses == ["b:1", "c:2"])
         #expect(again.peers.first?.autoAccept == true && again.logFormat == .json)

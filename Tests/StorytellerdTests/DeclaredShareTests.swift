@@ -11,15 +11,11 @@ import Testing
     static let bob = TestIdentities.identity(1).peerID
     static let carol = TestIdentities.identity(2).peerID
 
-    private func settings(_ text: String, in home: TemporaryDirectory, name: String = "storytellerd.toml") throws(ConfigError) -> DaemonSettings {
-        try configSettings(text, in: home, name: name)
-    }
-
     @Test func sharesAreReadWithTheirPeerByIdOrByTheNameOfADeclaredPeer() throws {
         let home = try TemporaryDirectory()
         defer { home.remove() }
         // A share may come before the [[peer]] whose name it gives.
-        let parsed = try settings(
+        let parsed = try configSettings(
             """
             name = "studio"
 
@@ -61,7 +57,7 @@ import Testing
         let home = try TemporaryDirectory()
         defer { home.remove() }
         do {
-            _ = try settings(file, in: home)
+            _ = try configSettings(file, in: home)
             Issue.record("accepted: \(file)")
         } catch {
             for word in words { #expect(error.description.contains(word), "'\(word)' in \(error.description)") }
@@ -98,7 +94,7 @@ import Testing
                 read-only = true
 
                 """), "\(printed)")
-        let again = try settings(printed, in: home, name: "printed.toml")
+        let again = try configSettings(printed, in: home, name: "printed.toml")
         #expect(again.shares.map(\.path) == ["Films/\"Quoted\" Night"] && again.shares.first?.peer == Self.bob)
         #expect(again.shares.first?.isReadOnly == true)
 
