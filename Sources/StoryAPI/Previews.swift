@@ -83,7 +83,7 @@ extension API {
     /// How long previews live.
     public enum PreviewLease {
         /// A preview nobody holds (`GET /v1/previews/{id}/hold`) within this many seconds of its start is closed.
-        public static let unheldSeconds = 10
+        public static let unheldSeconds = 30
         /// At most this many previews are open at once (each is a listener and renders).
         public static let maximumOpen = 8
     }

@@ -95,7 +95,7 @@ import Testing
 
         // Only on loopback: the one listening socket on that port is 127.0.0.1's.
         var listening: [String] = []
-        try await eventually("the preview's socket is listed as listening", timeout: .seconds(10)) {
+        try await eventually("the preview's socket is listed as listening", timeout: .seconds(30)) {
             listening = try listeningAddresses(port: port, of: started.daemon.pid)
             return !listening.isEmpty
         }
@@ -170,7 +170,7 @@ import Testing
         let printed = try preview.waitForOutput(containing: "/\n", timeout: .seconds(10))
         let port = try #require(printed.firstMatch(of: /127\.0\.0\.1:(\d+)\//).flatMap { Int($0.output.1) })
         #expect(LoopbackHTTP.accepts(port: port))
-        // Killed once it holds the preview (before that, the 10 s lease for unheld previews applies).
+        // Killed once it holds the preview (before that, the 30 s lease for unheld previews applies).
         try await eventually("the CLI holds the preview", timeout: .seconds(5)) {
             String(decoding: try started.client.get("/v1/previews").body, as: UTF8.self).contains(#""held":true"#)
         }

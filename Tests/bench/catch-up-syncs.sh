@@ -5,6 +5,7 @@
 # its apply transactions (storyteller_sync_apply_seconds_count), and the time
 # until b lists every project. Both daemons are stopped at the end.
 #   bash Tests/bench/catch-up-syncs.sh [BUILD_DIR] [N]   (default .build/release, 1000)
+#   SYNC_DELAY_US=3000 bash Tests/bench/catch-up-syncs.sh   (a disk whose syncs take 3 ms more)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=${1:-.build/release}
@@ -32,7 +33,11 @@ for i in $(seq 1 "$n"); do
     api a -X POST "http://d/v1/projects/$id/edits" -H 'content-type: application/json' \
         -d '{"ops":[{"op":"scene.add"},{"op":"shot.add","scene":"$0"},{"op":"layer.add","shot":"$1","name":"ink"},{"op":"stroke.add","layer":"$2","points":[0.1,0.1,0.5,0.2,0.2,0.5]}]}' >/dev/null
 done
-strace -f -c -e trace=fsync,fdatasync -o "$work/b.strace" \
+# SYNC_DELAY_US=N: every fsync/fdatasync of b takes N µs longer (strace's
+# fault injection), as on a slower disk: the groups a session stores grow.
+inject=()
+[ -n "${SYNC_DELAY_US:-}" ] && inject=(-e "inject=fsync,fdatasync:delay_exit=$SYNC_DELAY_US")
+strace -f -c -e trace=fsync,fdatasync "${inject[@]}" -o "$work/b.strace" \
     "$bin/storytellerd" --data-dir "$work/b" --listen 127.0.0.1:0 --name b --log-level warning >"$work/b.out" 2>"$work/b.log" &
 tracer=$!
 pids+=($tracer)
