@@ -28,6 +28,8 @@ final class PeerSession: BlobLink, Sendable {
     private let machine: Mutex<SyncSessionStateMachine>
     private let outbox: AsyncStream<Outgoing>.Continuation
     private let outboxStream: AsyncStream<Outgoing>
+    /// Items posted to the outbox and not yet taken by the writer.
+    private let waiting = Atomic<Int>(0)
     /// Takes (or keeps for a user) documents the peer offered; per offer, the document to sync, or nil.
     private let onOffers: @Sendable ([Message.Advertisement], PeerID) async -> [SyncSessionStateMachine.SharedDocument?]
     /// Told what the peer acknowledged of a document, once it is recorded.
@@ -172,12 +174,12 @@ final class PeerSession: BlobLink, Sendable {
     /// it what it lacks up to `version` (the revocation), then stop.
     func farewell(_ id: DocumentID, kind: UInt8, theirs: VersionVector, upTo version: VersionVector) {
         machine.withLock { $0.bidFarewell(id, kind: kind, theirs: theirs) }
-        outbox.yield(.farewell(id, upTo: version))
+        post(.farewell(id, upTo: version))
     }
 
     /// The peer left a document's access list (its version now is `version`).
     func unshare(_ id: DocumentID, at version: VersionVector) {
-        outbox.yield(.farewell(id, upTo: version))
+        post(.farewell(id, upTo: version))
     }
 
     /// Stops syncing a document that is gone here (purged), sending nothing.
@@ -193,7 +195,7 @@ final class PeerSession: BlobLink, Sendable {
     // MARK: - Blobs
 
     func sendBlobMessage(_ message: Message) {
-        outbox.yield(.message(message))
+        post(.message(message))
     }
 
     func queueChunks(_ hash: BlobHash, _ indices: [UInt32]) -> Bool {
@@ -204,7 +206,7 @@ final class PeerSession: BlobLink, Sendable {
             return !queue.scheduled
         }
         guard let schedule else { return false }
-        if schedule { outbox.yield(.blobWork) }
+        if schedule { post(.blobWork) }
         return true
     }
 
@@ -231,7 +233,7 @@ final class PeerSession: BlobLink, Sendable {
     private func sendChunk(_ outbound: NIOAsyncChannelOutboundWriter<Message>) async throws {
         guard let (hash, index) = nextChunk() else { return }
         // More wait: come back after whatever was queued meanwhile.
-        defer { outbox.yield(.blobWork) }
+        defer { post(.blobWork) }
         guard let blobs = blobExchange?.blobs else { return }
         let bytes: [UInt8]
         do {
@@ -247,12 +249,18 @@ final class PeerSession: BlobLink, Sendable {
 
     // MARK: - Carrying out actions
 
+    /// Queues an item for the writer.
+    private func post(_ item: Outgoing) {
+        waiting.add(1, ordering: .relaxed)
+        outbox.yield(item)
+    }
+
     private func enqueue(_ action: SyncSessionStateMachine.Action) {
         switch action {
-        case .send(let message): outbox.yield(.message(message))
-        case .advertise(let id): outbox.yield(.advertise(id))
-        case .sync(let id): outbox.yield(.sync(id))
-        case .close(let error): outbox.yield(.close(error))
+        case .send(let message): post(.message(message))
+        case .advertise(let id): post(.advertise(id))
+        case .sync(let id): post(.sync(id))
+        case .close(let error): post(.close(error))
         case .log(let text): logger.notice("\(text)")
         case .measured(.ping, let duration): pingRoundTrip.record(duration: duration)
         case .measured(.acknowledgement, let duration): acknowledgementTime.record(duration: duration)
@@ -464,7 +472,7 @@ final class PeerSession: BlobLink, Sendable {
             case nil: continue
             case .closed?:
                 logger.info("the peer closed the connection")
-                outbox.yield(.close(nil))
+                post(.close(nil))
                 return
             case .malformed(let error)?:
                 logger.warning("bad bytes from the peer: \(error)")
@@ -472,7 +480,7 @@ final class PeerSession: BlobLink, Sendable {
                 return
             case .failed(let reason)?:
                 logger.info("read failed: \(reason)")
-                outbox.yield(.close(nil))
+                post(.close(nil))
                 return
             }
         }
@@ -484,25 +492,37 @@ final class PeerSession: BlobLink, Sendable {
         try? await Task.sleep(for: .seconds(5))
     }
 
+    /// Sends what is queued. While more items wait, the messages they make
+    /// are held (`OutboundRun`) and leave together when the outbox runs dry:
+    /// a catch-up of many small documents goes out in a few writes, and the
+    /// peer stores it in a few transactions; a lone item (a live edit, an
+    /// acknowledgement) goes at once.
     private func write(_ outbound: NIOAsyncChannelOutboundWriter<Message>) async throws {
+        var run = OutboundRun(outbound: outbound)
         for await item in outboxStream {
+            waiting.subtract(1, ordering: .relaxed)
             switch item {
             case .message(let message):
-                try await outbound.write(message)
+                try await run.write(message)
             case .advertise(let id):
-                if let advertisement = try await advertisement(of: id) { try await outbound.write(.advertise(advertisement)) }
+                if let advertisement = try await advertisement(of: id) { try await run.write(.advertise(advertisement)) }
             case .sync(let id):
-                try await sendMissing(id, outbound)
+                try await sendMissing(id, &run)
             case .farewell(let id, let version):
-                try await sendMissing(id, outbound, upTo: version)
+                try await sendMissing(id, &run, upTo: version)
                 machine.withLock { $0.removeDocument(id) }
             case .blobWork:
+                // Chunks wait on the send rate: what is held goes first.
+                try await run.flush()
                 try await sendChunk(outbound)
             case .close(let error):
+                try await run.flush()
                 if let error { logger.notice("closing: \(error)") }
                 return
             }
+            if waiting.load(ordering: .relaxed) <= 0 { try await run.flush() }
         }
+        try await run.flush()
     }
 
     private func advertisement(of id: DocumentID) async throws -> Message.Advertisement? {
@@ -521,9 +541,7 @@ final class PeerSession: BlobLink, Sendable {
     /// Nothing goes to a peer that is not a member now (the access list in the
     /// store, changed in the same transaction as a revocation), except, with
     /// `cap`, what it lacks up to the revocation.
-    private func sendMissing(
-        _ id: DocumentID, _ outbound: NIOAsyncChannelOutboundWriter<Message>, upTo cap: VersionVector? = nil
-    ) async throws {
+    private func sendMissing(_ id: DocumentID, _ outbound: inout OutboundRun, upTo cap: VersionVector? = nil) async throws {
         guard let known = machine.withLock({ $0.knownVersion(of: id) }) else { return }
         if cap == nil {
             guard try await store.members(of: id).contains(where: { $0.peer == peer && $0.role >= .reader }) else { return }
@@ -534,26 +552,26 @@ final class PeerSession: BlobLink, Sendable {
             let (snapshot, version) = try await store.catchUpSnapshot(of: id)
         {
             // Far behind: the snapshot, then what came after it.
-            try await send(snapshot: snapshot, of: id, outbound)
+            try await send(snapshot: snapshot, of: id, &outbound)
             machine.withLock { $0.sent(id, upTo: version, at: .now) }
             if case .changes(let changes) = try await store.changes(of: id, since: known.union(version)) {
-                try await send(changes, of: id, outbound)
+                try await send(changes, of: id, &outbound)
             }
             return
         }
         switch try await store.changes(of: id, since: known) {
         case .changes(var changes):
             if let cap { changes = changes.filter { $0.seq <= cap[$0.replica] } }
-            try await send(changes, of: id, outbound)
+            try await send(changes, of: id, &outbound)
         case .snapshotRequired:
             guard cap == nil else { return }
-            try await send(snapshot: try await store.snapshot(of: id), of: id, outbound)
+            try await send(snapshot: try await store.snapshot(of: id), of: id, &outbound)
             machine.withLock { $0.sent(id, upTo: ours, at: .now) }
         }
     }
 
     /// Changes in bounded batches.
-    private func send(_ changes: [EncodedChange], of id: DocumentID, _ outbound: NIOAsyncChannelOutboundWriter<Message>) async throws {
+    private func send(_ changes: [EncodedChange], of id: DocumentID, _ outbound: inout OutboundRun) async throws {
         for batch in ChangeBatch.split(changes, targetBytes: configuration.batchBytes) {
             try await outbound.write(.changes(document: id, batch: ChangeBatch.encode(batch)[...]))
             var sent = VersionVector()
@@ -563,7 +581,7 @@ final class PeerSession: BlobLink, Sendable {
     }
 
     /// A snapshot: in one frame, or in parts to a peer that takes them.
-    private func send(snapshot: [UInt8], of id: DocumentID, _ outbound: NIOAsyncChannelOutboundWriter<Message>) async throws {
+    private func send(snapshot: [UInt8], of id: DocumentID, _ outbound: inout OutboundRun) async throws {
         let kind = UInt8(try await store.document(id).kind.rawValue)
         let partBytes = max(1, configuration.snapshotPartBytes)
         guard snapshot.count > partBytes, machine.withLock({ $0.peerTakesSnapshotParts }) else {
@@ -595,5 +613,43 @@ extension VersionVector {
     /// sequence numbers run without gaps).
     func changeCount(beyond other: VersionVector) -> UInt64 {
         sortedEntries.reduce(0) { sum, entry in sum + (entry.seq > other[entry.replica] ? entry.seq - other[entry.replica] : 0) }
+    }
+}
+
+/// Messages written in runs (`PeerSession.write`): held until `flush`, or
+/// until 256 of them or 256 KiB of payload are held, then written with one
+/// flush of the channel.
+struct OutboundRun {
+    let outbound: NIOAsyncChannelOutboundWriter<Message>
+    private var held: [Message] = []
+    private var heldBytes = 0
+    static let maximumMessages = 256
+    static let maximumBytes = 256 << 10
+
+    init(outbound: NIOAsyncChannelOutboundWriter<Message>) { self.outbound = outbound }
+
+    mutating func write(_ message: Message) async throws {
+        held.append(message)
+        heldBytes += message.payloadBytes
+        if held.count >= Self.maximumMessages || heldBytes >= Self.maximumBytes { try await flush() }
+    }
+
+    /// Writes what is held.
+    mutating func flush() async throws {
+        guard !held.isEmpty else { return }
+        let messages = held
+        held.removeAll(keepingCapacity: true)
+        heldBytes = 0
+        try await outbound.write(contentsOf: messages)
+    }
+}
+
+extension Message {
+    /// The bytes a message carries beyond its header (about; for bounding runs).
+    var payloadBytes: Int {
+        switch self {
+        case .changes(_, let bytes), .snapshot(_, _, let bytes), .snapshotPart(_, _, _, _, let bytes), .blobChunk(_, _, let bytes): bytes.count
+        default: 64
+        }
     }
 }
