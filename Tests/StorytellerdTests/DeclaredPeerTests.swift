@@ -61,15 +61,7 @@ import Testing
         ("[[peers]]\nid = \"\(DeclaredPeerTests.bob)\"\n", [":1:", "'peers'", "not a known key", "[[peer]]"]),
     ])
     func aBadPeerTableIsAnErrorNamingTheLineAndKey(file: String, words: [String]) throws {
-        let home = try TemporaryDirectory()
-        defer { home.remove() }
-        do {
-            _ = try configSettings(file, in: home)
-            Issue.record("accepted: \(file)")
-        } catch {
-            for word in words { #expect(error.description.contains(word), "'\(word)' in \(error.description)") }
-            #expect(error.description.hasPrefix(home.path + "/storytellerd.toml:"), "\(error.description)")
-        }
+        try expectConfigRefused(file, saying: words)
     }
 
     @Test func printConfigShowsDeclaredPeersWithTheirSourceAndReadsThemBack() throws {
@@ -188,4 +180,18 @@ func configSettings(_ text: String, in home: TemporaryDirectory, name: String = 
     var settings = DaemonSettings()
     try settings.apply(file: file)
     return settings
+}
+
+/// A config file with `file` as its text is refused with an error at its
+/// `FILE:LINE` that contains each of `words`.
+func expectConfigRefused(_ file: String, saying words: [String]) throws {
+    let home = try TemporaryDirectory()
+    defer { home.remove() }
+    do {
+        _ = try configSettings(file, in: home)
+        Issue.record("accepted: \(file)")
+    } catch {
+        for word in words { #expect(error.description.contains(word), "'\(word)' in \(error.description)") }
+        #expect(error.description.hasPrefix(home.path + "/storytellerd.toml:"), "\(error.description)")
+    }
 }

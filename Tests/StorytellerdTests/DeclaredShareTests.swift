@@ -54,15 +54,7 @@ import Testing
         ("[[shares]]\npath = \"Films\"\n", [":1:", "'shares'", "not a known key", "[[share]]"]),
     ])
     func aBadShareTableIsAnErrorNamingTheLineAndKey(file: String, words: [String]) throws {
-        let home = try TemporaryDirectory()
-        defer { home.remove() }
-        do {
-            _ = try configSettings(file, in: home)
-            Issue.record("accepted: \(file)")
-        } catch {
-            for word in words { #expect(error.description.contains(word), "'\(word)' in \(error.description)") }
-            #expect(error.description.hasPrefix(home.path + "/storytellerd.toml:"), "\(error.description)")
-        }
+        try expectConfigRefused(file, saying: words)
     }
 
     @Test func printConfigShowsDeclaredSharesWithTheirSourceAndReadsThemBack() async throws {

@@ -328,9 +328,7 @@ public struct DaemonSettings: Equatable, Sendable {
     /// The effective settings as a TOML file (every key, with where its
     /// value came from as a comment): `storytellerd --print-config`.
     public func effectiveConfiguration(paths: DaemonPaths, name: String) -> String {
-        func quoted(_ text: String) -> String {
-            "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-        }
+        let quoted = TableLines.quoted
         var socketGroup = ""
         if case .group(let group, _) = socketAccess { socketGroup = group }
         let values: [(String, String)] = [

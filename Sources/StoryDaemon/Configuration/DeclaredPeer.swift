@@ -49,24 +49,10 @@ public struct DeclaredPeer: Equatable, Sendable {
     ///   - path: the file, and `text` its contents, for `FILE:LINE` in errors.
     /// - Throws: `ConfigError` naming the file, the line and the key.
     static func peers(from value: any TOMLValueConvertible, path: String, text: String) throws(ConfigError) -> [DeclaredPeer] {
-        let entries = TableLines.entries(of: "peer", in: text)
-        let fallbackLine = DaemonSettings.line(of: "peer", in: text)
-        guard value.type == .array, let array = value.array else {
-            throw ConfigError(
-                source: "\(path):\(fallbackLine)", key: "peer",
-                problem: "must be [[peer]] tables (with \(keys.joined(separator: ", "))), not a \(value.type)")
-        }
         var peers: [DeclaredPeer] = []
-        for (index, element) in array.enumerated() {
-            let lines = index < entries.count ? entries[index] : TableLines.Entry(header: fallbackLine, keys: [:])
-            func source(_ key: String? = nil) -> String { "\(path):\(key.flatMap { lines.keys[$0] } ?? lines.header)" }
-            guard element.type == .table, let table = element.table else {
-                throw ConfigError(source: source(), key: "peer", problem: "must be [[peer]] tables, not a list of \(element.type)s")
-            }
-            for key in table.keys.sorted(by: { (lines.keys[$0] ?? 0) < (lines.keys[$1] ?? 0) }) where !keys.contains(key) {
-                throw ConfigError(
-                    source: source(key), key: "peer.\(key)", problem: "is not a key of a [[peer]] table (known: \(keys.joined(separator: ", ")))")
-            }
+        for declared in try TableLines.tables("peer", of: value, keys: keys, path: path, text: text) {
+            let table = declared.table
+            func source(_ key: String? = nil) -> String { declared.source(key) }
             guard let idValue = table["id"] else {
                 throw ConfigError(source: source(), key: "peer", problem: "has no 'id' (the peer's id, as `storyteller id` prints it there)")
             }
@@ -129,9 +115,7 @@ public struct DeclaredPeer: Equatable, Sendable {
 
     /// The peer as a `[[peer]]` table, with where it was declared (`--print-config`).
     var toml: String {
-        func quoted(_ text: String) -> String {
-            "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-        }
+        let quoted = TableLines.quoted
         var lines = ["[[peer]]  # \(source)", "id = \(quoted(id.description))"]
         if let name { lines.append("name = \(quoted(name))") }
         lines.append("addresses = [\(addresses.map(quoted).joined(separator: ", "))]")
@@ -144,6 +128,52 @@ public struct DeclaredPeer: Equatable, Sendable {
 /// a TOML file: TOMLKit gives positions only for syntax errors, and errors
 /// must say the line.
 enum TableLines {
+    /// One `[[name]]` table of a config file, with where it and its keys are.
+    struct Table {
+        let table: TOMLTable
+        let lines: Entry
+        let path: String
+
+        /// `FILE:LINE` of `key`, or of the table's header.
+        func source(_ key: String? = nil) -> String { "\(path):\(key.flatMap { lines.keys[$0] } ?? lines.header)" }
+    }
+
+    /// The `[[name]]` tables of the value of key `name` in the file at `path`
+    /// (contents `text`), each checked to be a table with no key but `keys`.
+    /// - Throws: `ConfigError` naming the file, the line and the key.
+    static func tables(_ name: String, of value: any TOMLValueConvertible, keys: [String], path: String, text: String) throws(ConfigError)
+        -> [Table]
+    {
+        let entries = entries(of: name, in: text)
+        let fallbackLine = DaemonSettings.line(of: name, in: text)
+        guard value.type == .array, let array = value.array else {
+            throw ConfigError(
+                source: "\(path):\(fallbackLine)", key: name,
+                problem: "must be [[\(name)]] tables (with \(keys.joined(separator: ", "))), not a \(value.type)")
+        }
+        var tables: [Table] = []
+        for (index, element) in array.enumerated() {
+            let lines = index < entries.count ? entries[index] : Entry(header: fallbackLine, keys: [:])
+            let source = "\(path):\(lines.header)"
+            guard element.type == .table, let table = element.table else {
+                throw ConfigError(source: source, key: name, problem: "must be [[\(name)]] tables, not a list of \(element.type)s")
+            }
+            let declared = Table(table: table, lines: lines, path: path)
+            for key in table.keys.sorted(by: { (lines.keys[$0] ?? 0) < (lines.keys[$1] ?? 0) }) where !keys.contains(key) {
+                throw ConfigError(
+                    source: declared.source(key), key: "\(name).\(key)",
+                    problem: "is not a key of a [[\(name)]] table (known: \(keys.joined(separator: ", ")))")
+            }
+            tables.append(declared)
+        }
+        return tables
+    }
+
+    /// `text` as a TOML basic string.
+    static func quoted(_ text: String) -> String {
+        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+
     struct Entry: Equatable {
         /// The line of the `[[name]]` header.
         var header: Int

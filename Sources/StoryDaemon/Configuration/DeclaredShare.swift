@@ -54,24 +54,10 @@ public struct DeclaredShare: Equatable, Sendable {
     static func shares(from value: any TOMLValueConvertible, path: String, text: String, peers: [DeclaredPeer]) throws(ConfigError)
         -> [DeclaredShare]
     {
-        let entries = TableLines.entries(of: "share", in: text)
-        let fallbackLine = DaemonSettings.line(of: "share", in: text)
-        guard value.type == .array, let array = value.array else {
-            throw ConfigError(
-                source: "\(path):\(fallbackLine)", key: "share",
-                problem: "must be [[share]] tables (with \(keys.joined(separator: ", "))), not a \(value.type)")
-        }
         var shares: [DeclaredShare] = []
-        for (index, element) in array.enumerated() {
-            let lines = index < entries.count ? entries[index] : TableLines.Entry(header: fallbackLine, keys: [:])
-            func source(_ key: String? = nil) -> String { "\(path):\(key.flatMap { lines.keys[$0] } ?? lines.header)" }
-            guard element.type == .table, let table = element.table else {
-                throw ConfigError(source: source(), key: "share", problem: "must be [[share]] tables, not a list of \(element.type)s")
-            }
-            for key in table.keys.sorted(by: { (lines.keys[$0] ?? 0) < (lines.keys[$1] ?? 0) }) where !keys.contains(key) {
-                throw ConfigError(
-                    source: source(key), key: "share.\(key)", problem: "is not a key of a [[share]] table (known: \(keys.joined(separator: ", ")))")
-            }
+        for declared in try TableLines.tables("share", of: value, keys: keys, path: path, text: text) {
+            let table = declared.table
+            func source(_ key: String? = nil) -> String { declared.source(key) }
             guard let pathValue = table["path"] else {
                 throw ConfigError(
                     source: source(), key: "share",
@@ -121,9 +107,7 @@ public struct DeclaredShare: Equatable, Sendable {
 
     /// The share as a `[[share]]` table, with where it was declared (`--print-config`).
     var toml: String {
-        func quoted(_ text: String) -> String {
-            "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-        }
+        let quoted = TableLines.quoted
         return [
             "[[share]]  # \(source)", "path = \(quoted(path))",
             "peer = \(quoted(peer.description))" + (peerName.map { "  # \($0)" } ?? ""), "read-only = \(isReadOnly)",
