@@ -141,9 +141,10 @@ extension Store {
             saved.append((version, past.snapshot(includingPoints: false), true))
         }
         if !existing.contains(where: { $0.version == retained }) { saved.append((retained, base.snapshot(includingPoints: false), false)) }
-        // The bases this one replaces stay as daily, then weekly checkpoints.
-        let older = try existing.filter { !$0.kept && $0.version != retained && $0.version.isCovered(by: retained) }.map {
-            (rowid: $0.rowid, updatedAt: try ProjectDocument.snapshotVersion($0.bytes).updatedAt)
+        // The bases this one replaces stay as daily, then weekly checkpoints
+        // (the history read each one's time already).
+        let older = existing.filter { !$0.kept && $0.version != retained && $0.version.isCovered(by: retained) }.map { checkpoint in
+            (rowid: checkpoint.rowid, updatedAt: history.bases.first { $0.isCheckpoint && $0.versionVector == checkpoint.version }?.updatedAt)
         }
         let days = max((options.historyRetention + day - 1) / day, 1)
         let dropped = Self.checkpointsToDrop(older, before: cutoff, days: days, weeks: Self.weeklyCheckpoints)
@@ -165,7 +166,8 @@ extension Store {
         func weekIndex(_ dayIndex: Int64) -> Int64 { dayIndex + 3 >= 0 ? (dayIndex + 3) / 7 : (dayIndex + 3 - 6) / 7 }
         let dailyFrom = dayIndex(cutoff) - days
         let weeklyFrom = weekIndex(dailyFrom) - weeks
-        var newest: [String: (rowid: Int64, time: Int64)] = [:]
+        enum Period: Hashable { case day(Int64), week(Int64) }
+        var newest: [Period: (rowid: Int64, time: Int64)] = [:]
         var dropped: [Int64] = []
         for checkpoint in checkpoints {
             guard let time = checkpoint.updatedAt else {
@@ -173,11 +175,11 @@ extension Store {
                 continue
             }
             let index = dayIndex(time)
-            let group: String
+            let group: Period
             if index >= dailyFrom {
-                group = "day \(index)"
+                group = .day(index)
             } else if weekIndex(index) >= weeklyFrom {
-                group = "week \(weekIndex(index))"
+                group = .week(weekIndex(index))
             } else {
                 dropped.append(checkpoint.rowid)
                 continue

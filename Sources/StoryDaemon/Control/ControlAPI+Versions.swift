@@ -136,8 +136,9 @@ extension ControlAPI {
                     shots: shots, changes: changes))
             if answers.count == limit { break }
         }
-        let checkpoints = history.bases.reversed().compactMap { base -> API.Checkpoint? in
-            guard base.isCheckpoint, let time = base.updatedAt, since.map({ time >= $0 }) ?? true, shot == nil else { return nil }
+        // Checkpoints say nothing of which shots changed: none for `shot`.
+        let checkpoints = shot != nil ? [] : history.bases.reversed().compactMap { base -> API.Checkpoint? in
+            guard base.isCheckpoint, let time = base.updatedAt, since.map({ time >= $0 }) ?? true else { return nil }
             return API.Checkpoint(id: base.versionVector.shortID, time: time)
         }
         return API.Versions(
