@@ -88,8 +88,8 @@ public enum EditorialExport {
             let id = "r\(assetIDs.count + 2)"
             assetIDs[name] = id
             let kind = duration == nil ? "duration=\"0s\" hasVideo=\"1\" format=\"r1\"" : "duration=\"\(duration!)\" hasAudio=\"1\" audioSources=\"1\""
-            resources.append("        <asset id=\"\(id)\" name=\"\(escaped(name))\" start=\"0s\" \(kind)>")
-            resources.append("            <media-rep kind=\"original-media\" src=\"\(escaped(mediaURL + percentEncoded(name)))\"/>")
+            resources.append("        <asset id=\"\(id)\" name=\"\(XMLText.escaped(name))\" start=\"0s\" \(kind)>")
+            resources.append("            <media-rep kind=\"original-media\" src=\"\(XMLText.escaped(mediaURL + percentEncoded(name)))\"/>")
             resources.append("        </asset>")
             return id
         }
@@ -97,22 +97,22 @@ public enum EditorialExport {
         for clip in timeline.clips where clip.frameCount > 0 {
             let still = asset(named: stillName(of: clip.shot))
             spine.append(
-                "                        <video ref=\"\(still)\" name=\"\(escaped(clip.shot.label))\" offset=\"\(time(clip.startFrame))\" "
+                "                        <video ref=\"\(still)\" name=\"\(XMLText.escaped(clip.shot.label))\" offset=\"\(time(clip.startFrame))\" "
                     + "duration=\"\(time(clip.frameCount))\" start=\"0s\">")
             // The DTD's order within a clip: its note, then the clips connected to it.
             if let text = clip.shot.caption ?? clip.shot.dialogue, !text.isEmpty {
-                spine.append("                            <note>\(escaped(text))</note>")
+                spine.append("                            <note>\(XMLText.escaped(text))</note>")
             }
             if let sound = sounds[clip.shot.id] {
                 let length = Int((clamped(sound.media.duration) * Double(fps)).rounded(.up))
                 let id = asset(named: soundName(of: sound.media), duration: time(max(length, sound.frameCount)))
                 spine.append(
-                    "                            <asset-clip ref=\"\(id)\" lane=\"-1\" name=\"\(escaped(soundName(of: sound.media)))\" "
+                    "                            <asset-clip ref=\"\(id)\" lane=\"-1\" name=\"\(XMLText.escaped(soundName(of: sound.media)))\" "
                         + "offset=\"\(time(sound.startFrame - clip.startFrame))\" duration=\"\(time(sound.frameCount))\" start=\"0s\"/>")
             }
             spine.append("                        </video>")
         }
-        let name = escaped(singleLine(title, limit: 200))
+        let name = XMLText.escaped(singleLine(title, limit: 200))
         return """
             <?xml version="1.0" encoding="UTF-8"?>
             <!DOCTYPE fcpxml>
@@ -141,25 +141,6 @@ public enum EditorialExport {
         seconds.isFinite ? min(max(0, seconds), Timeline.maximumSeconds) : 0
     }
 
-    /// Text for an XML attribute or element.
-    static func escaped(_ text: String) -> String {
-        var result = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            case "\n": result += "&#10;"
-            case "\t": result += "&#9;"
-            // Control characters are not allowed in XML 1.0 at all.
-            case _ where scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF: continue
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
-
     /// A file name as a URL path segment.
     static func percentEncoded(_ name: String) -> String {
         var result = ""
@@ -180,5 +161,29 @@ public enum EditorialExport {
     static func singleLine(_ text: String, limit: Int) -> String {
         let flat = text.split(whereSeparator: { $0.isNewline || $0 == "\t" }).joined(separator: " ")
         return String(flat.unicodeScalars.filter { $0.value >= 0x20 }.map(Character.init).prefix(limit))
+    }
+}
+
+/// Text inside XML (FCP XML, SVG).
+public enum XMLText {
+    /// Text for an XML attribute or element: markup characters as
+    /// entities, newlines and tabs as character references, the control
+    /// characters XML 1.0 forbids left out.
+    public static func escaped(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            case "\n": result += "&#10;"
+            case "\t": result += "&#9;"
+            // Control characters are not allowed in XML 1.0 at all.
+            case _ where scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF: continue
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
     }
 }

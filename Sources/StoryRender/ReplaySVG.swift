@@ -27,7 +27,7 @@ public enum ReplaySVG {
         var svg = """
             <?xml version="1.0" encoding="UTF-8"?>
             <svg xmlns="http://www.w3.org/2000/svg" width="\(number(w))" height="\(number(h))" viewBox="0 0 \(number(w)) \(number(h))">
-            <title>Shot \(escaped(shot.label)), drawn stroke by stroke (\(number(playback.seconds)) s)</title>
+            <title>Shot \(XMLText.escaped(shot.label)), drawn stroke by stroke (\(number(playback.seconds)) s)</title>
             <rect width="\(number(w))" height="\(number(h))" \(paint("fill", background))/>
 
             """
@@ -210,19 +210,6 @@ public enum ReplaySVG {
     /// A SMIL clock value.
     static func seconds(_ value: Double) -> String { number(value) + "s" }
 
-    static func escaped(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            switch character {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\"": result += "&quot;"
-            default: result.append(character)
-            }
-        }
-        return result
-    }
 
     /// Standard base64 (RFC 4648), for the pictures' data URIs.
     static func base64(_ bytes: [UInt8]) -> String {
