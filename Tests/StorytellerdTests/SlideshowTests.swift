@@ -175,12 +175,27 @@ import Testing
             String(decoding: try started.client.get("/v1/previews").body, as: UTF8.self).contains(#""held":true"#)
         }
         preview.kill()
-        // Noticed at the next heartbeat line or the one after (half a second apart), on a loaded machine later.
+        let killed = ContinuousClock.now
+        // Noticed at the next heartbeat line or the one after (half a second
+        // apart); a full parallel run on two cores (Chromium, ffmpeg and
+        // dozens of daemons at once) has taken over 15 s, so the bound is wide
+        // and a failure says which step was slow.
+        var listedUntil: Duration?
         do {
-            try await eventually("the preview port refuses connections", timeout: .seconds(15)) { !LoopbackHTTP.accepts(port: port) }
+            try await eventually("the preview port refuses connections", timeout: .seconds(45)) {
+                if listedUntil == nil, !String(decoding: try started.client.get("/v1/previews").body, as: UTF8.self).contains(#""held":true"#) {
+                    listedUntil = ContinuousClock.now - killed
+                }
+                return !LoopbackHTTP.accepts(port: port)
+            }
         } catch {
             let open = String(decoding: try started.client.get("/v1/previews").body, as: UTF8.self)
-            Issue.record("open previews: \(open); the daemon said: \(started.daemon.output.suffix(2_000)) \(started.daemon.errors.suffix(2_000))")
+            let listening = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8))?
+                .split(separator: "\n").filter { $0.contains(String(format: ":%04X 00000000:0000 0A", port)) } ?? []
+            Issue.record("""
+                held preview listed until \(listedUntil.map { "\($0)" } ?? "the end") after the kill; open previews: \(open); \
+                listeners on the port: \(listening); the daemon said: \(started.daemon.output.suffix(2_000)) \(started.daemon.errors.suffix(2_000))
+                """)
             throw error
         }
         // A bad preview id is a 404, never a crash.
