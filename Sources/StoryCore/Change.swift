@@ -48,6 +48,14 @@ public struct Change: Hashable, Sendable {
         OpID(counter: startCounter + UInt64(index), replica: replica)
     }
 
+    /// The point blobs this change adds, by the id of the operation adding each.
+    public var addedPoints: [(id: OpID, points: PointsBlob)] {
+        operations.indices.compactMap { index in
+            guard case .addStroke(_, _, let points) = operations[index] else { return nil }
+            return (opID(at: index), points)
+        }
+    }
+
     /// The counter of the last operation.
     public var endCounter: UInt64 { startCounter + UInt64(max(operations.count, 1)) - 1 }
 

@@ -6,10 +6,15 @@ extension ProjectDocument {
     /// empty: a checkpoint of the past that loads only with a later document
     /// of the same project, which holds every point blob the past held
     /// (`init(snapshot:author:pointsFrom:)`); a tenth of the size or less.
-    public func snapshot() -> [UInt8] { snapshot(includingPoints: true) }
+    public func snapshot() -> [UInt8] { snapshot(keepingPointsOf: { _ in true }) }
 
     /// The snapshot, with or without its points (see `snapshot()`).
-    public func snapshot(includingPoints: Bool) -> [UInt8] {
+    public func snapshot(includingPoints: Bool) -> [UInt8] { snapshot(keepingPointsOf: { _ in includingPoints }) }
+
+    /// The snapshot with the point blobs of only the operations `isKept`
+    /// names: a store whose change log still holds the others leaves them
+    /// there, and gives them back to `init(snapshot:author:addingPoints:)`.
+    public func snapshot(keepingPointsOf isKept: (OpID) -> Bool) -> [UInt8] {
         var replicas: Set<ReplicaID> = [.reserved]
         for (id, object) in state.allObjects {
             replicas.insert(id.replica)
@@ -72,7 +77,7 @@ extension ProjectDocument {
         writer.section { out in out.write(trees: state.allContainers, table: table) }
         writer.section { out in Self.writeStrokes(state.allStrokes, table: table, into: &out) }
         writer.section { out in
-            let contents = includingPoints ? state.allContents.sorted { $0.key < $1.key } : []
+            let contents = state.allContents.filter { isKept($0.key) }.sorted { $0.key < $1.key }
             out.write(count: contents.count)
             out.write(runLengthColumn: contents.map { UInt64(table.index(of: $0.key.replica)) })
             var previous: UInt64 = 0
@@ -186,6 +191,15 @@ extension ProjectDocument {
     /// - Throws: `CodecError`, `DocumentError` (also when `source` lacks a blob).
     public init(snapshot bytes: [UInt8], author: LocalAuthor, pointsFrom source: ProjectDocument) throws {
         try self.init(snapshot: bytes, pointsFrom: source.state.allContents) { ReplicaCore(author: author, document: $0) }
+    }
+
+    /// Loads a signed document from a snapshot this daemon stored that left
+    /// some of its points out (`snapshot(keepingPointsOf:)`): `points` holds
+    /// them (and may hold more: those of operations the snapshot's state
+    /// does not hold are ignored). O(size + points).
+    /// - Throws: `CodecError`, `DocumentError` (also when a stroke's points are in neither).
+    public init(snapshot bytes: [UInt8], author: LocalAuthor, addingPoints points: [OpID: PointsBlob]) throws {
+        try self.init(snapshot: bytes, pointsFrom: points) { ReplicaCore(author: author, document: $0) }
     }
 
     /// As `init(snapshot:author:pointsFrom:)`, for an open document held by `replica`.

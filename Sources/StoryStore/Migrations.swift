@@ -231,6 +231,17 @@ enum Schema {
                 -- disconnects and across restarts (`storyteller peers`, `watch`).
                 ALTER TABLE peers ADD COLUMN announced_name TEXT;
                 """),
+        Migration(
+            id: "2026-12-05-snapshot-points-in-log",
+            sql: """
+                -- Points stored once (docs/architecture.md, "History retention"):
+                -- a project's snapshot written while history retention keeps its
+                -- changes leaves out the point blobs those changes hold.
+                -- `points_in_log` (a version vector, NULL: none left out) gives,
+                -- per replica, the first sequence number from which the stored
+                -- changes up to the snapshot's version hold them, all present.
+                ALTER TABLE snapshots ADD COLUMN points_in_log BLOB;
+                """),
     ]
 
     /// Applies the migrations the database lacks, each in its own transaction.

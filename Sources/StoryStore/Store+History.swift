@@ -38,9 +38,14 @@ extension Store {
                     }
                 })
         }
-        if let (_, bytes) = try database.snapshot(of: id) {
+        if let stored = try database.snapshot(of: id) {
             do {
-                bases.append(HistoryBase(try ProjectDocument(snapshot: bytes, author: author)))
+                // Points it left in the change log are in the present too.
+                bases.append(
+                    HistoryBase(
+                        try stored.pointsInLog == nil
+                            ? ProjectDocument(snapshot: stored.bytes, author: author)
+                            : ProjectDocument(snapshot: stored.bytes, author: author, pointsFrom: current)))
             } catch {
                 throw StoreError(.invalidData, "the snapshot of \(id) does not load: \(error)", path: path)
             }

@@ -41,10 +41,19 @@ extension Store {
         snapshotsInFlight.insert(id)
         defer { snapshotsInFlight.remove(id) }
         let counted = unsnapshotted[id]?.count ?? 0
-        let (bytes, version) = await Self.encode(try loadedDocument(id))
+        let doc = try loadedDocument(id)
+        let layout = try pointsLeftInLog(of: id, upTo: doc.versionVector)
+        let (bytes, version) = await Self.encode(doc, leavingInLog: layout)
         // Purged from the trash while it was encoded: nothing is left to snapshot.
         guard try database.hasDocument(id) else { return }
-        try database.connection.transaction { try database.saveSnapshot(bytes, version: version, of: id, created: time) }
+        try database.connection.transaction {
+            // A compaction meanwhile dropped changes the snapshot counted on: it keeps their points after all.
+            if let layout, try pointsLeftInLog(of: id, upTo: version)?.first != layout.first {
+                try database.saveSnapshot(doc.snapshot(), version: version, of: id, created: time)
+            } else {
+                try database.saveSnapshot(bytes, version: version, of: id, created: time, pointsInLog: layout?.first)
+            }
+        }
         if let state = unsnapshotted[id] {
             let left = state.count - counted
             unsnapshotted[id] = left > 0 ? (left, state.lastChange) : nil
@@ -53,8 +62,53 @@ extension Store {
     }
 
     /// Runs on the global executor, not the actor's.
-    nonisolated static func encode(_ doc: any StoredDocument) async -> ([UInt8], VersionVector) {
-        (doc.snapshot(), doc.versionVector)
+    nonisolated static func encode(_ doc: any StoredDocument, leavingInLog layout: LogPoints?) async -> ([UInt8], VersionVector) {
+        (snapshot(of: doc, leavingInLog: layout), doc.versionVector)
+    }
+
+    nonisolated static func snapshot(of doc: any StoredDocument, leavingInLog layout: LogPoints?) -> [UInt8] {
+        guard let layout, let project = doc as? ProjectDocument else { return doc.snapshot() }
+        return project.snapshot(keepingPointsOf: { !layout.holds($0) })
+    }
+
+    /// Which point blobs a snapshot of a document up to `version` leaves
+    /// in the change log, which holds them: with history retention, those
+    /// of a project's stored changes (each blob is then stored once, not in
+    /// the log and again in the snapshot), per replica from the start of an
+    /// unbroken run of stored changes up to the version. Nil: none (no
+    /// retention, a library, or no such run).
+    func pointsLeftInLog(of id: DocumentID, upTo version: VersionVector) throws -> LogPoints? {
+        guard options.historyRetention > 0, try database.document(id)?.kind == .project else { return nil }
+        let runs = try database.unbrokenLogRuns(of: id, upTo: version)
+        guard !runs.isEmpty else { return nil }
+        return LogPoints(first: VersionVector(runs.mapValues(\.seq)), counters: runs.mapValues(\.counter))
+    }
+
+    /// The stored snapshot of a document, as the database keeps it (for tests and diagnostics).
+    func storedSnapshot(of id: DocumentID) throws -> StoredSnapshot? { try database.snapshot(of: id) }
+
+    /// Runs `body` on the store's database, on the actor (for tests).
+    func withDatabase<Result: Sendable>(_ body: @Sendable (StoreDatabase) throws -> Result) throws -> Result { try body(database) }
+
+    /// Before changes covered by `dropped` go: a stored snapshot that left
+    /// points of some of them in the log is written again from `doc` (the
+    /// document, loaded before the drop) with those points in it. Call in the
+    /// transaction that drops them, after the drop.
+    private func keepPoints(of id: DocumentID, dropped: VersionVector, from doc: (any StoredDocument)?) throws {
+        guard let doc else { return }
+        let layout = try pointsLeftInLog(of: id, upTo: doc.versionVector)
+        try database.saveSnapshot(
+            Self.snapshot(of: doc, leavingInLog: layout), version: doc.versionVector, of: id, created: options.clock.milliseconds,
+            pointsInLog: layout?.first)
+    }
+
+    /// The document, when dropping the changes covered by `dropped` would take
+    /// points the stored snapshot left in the log (`keepPoints`).
+    private func documentKeepingPoints(of id: DocumentID, dropped: VersionVector) throws -> (any StoredDocument)? {
+        guard let inLog = try database.snapshot(of: id)?.pointsInLog,
+            inLog.sortedEntries.contains(where: { dropped[$0.replica] >= $0.seq })
+        else { return nil }
+        return try loadedDocument(id)
     }
 
     /// Writes the snapshots that are due. Returns the documents snapshotted.
@@ -70,7 +124,7 @@ extension Store {
     /// keeps only what follows the snapshot. A peer behind that horizon gets
     /// a snapshot.
     public func compact(_ id: DocumentID) throws {
-        guard let (version, _) = try database.snapshot(of: id) else { return }
+        guard let version = try database.snapshot(of: id)?.version else { return }
         try compact(id, snapshotVersion: version)
     }
 
@@ -84,6 +138,7 @@ extension Store {
         }
         if options.historyRetention > 0, try database.document(id)?.kind == .project {
             let (retained, checkpoints) = try retainedHorizon(of: id, under: horizon)
+            let doc = try documentKeepingPoints(of: id, dropped: retained)
             try database.connection.transaction {
                 for checkpoint in checkpoints.saved {
                     try database.saveCheckpoint(
@@ -91,9 +146,14 @@ extension Store {
                 }
                 for rowid in checkpoints.dropped { try database.dropCheckpoint(rowid) }
                 _ = try database.dropChanges(of: id, coveredBy: retained)
+                try keepPoints(of: id, dropped: retained, from: doc)
             }
         } else {
-            try database.connection.transaction { _ = try database.dropChanges(of: id, coveredBy: horizon) }
+            let doc = try documentKeepingPoints(of: id, dropped: horizon)
+            try database.connection.transaction {
+                _ = try database.dropChanges(of: id, coveredBy: horizon)
+                try keepPoints(of: id, dropped: horizon, from: doc)
+            }
         }
         loaded[id]?.compactChangeLog(upTo: snapshotVersion)
     }
@@ -197,4 +257,15 @@ extension Store {
         }
         return dropped.sorted()
     }
+}
+
+/// The point blobs a project's snapshot leaves in the change log
+/// (`Store.pointsLeftInLog`): per replica, those of operations from the
+/// first counter of an unbroken run of stored changes.
+struct LogPoints {
+    /// Per replica, the sequence number the run starts at (stored with the snapshot).
+    let first: VersionVector
+    let counters: [ReplicaID: UInt64]
+
+    func holds(_ operation: OpID) -> Bool { counters[operation.replica].map { operation.counter >= $0 } ?? false }
 }

@@ -256,11 +256,17 @@ public actor Store {
         let document: any StoredDocument
         switch record.kind {
         case .project:
-            var project = try load(id, empty: ProjectDocument(id: id, author: author)) { try ProjectDocument(snapshot: $0, author: $1) }
+            var project = try load(id, empty: ProjectDocument(id: id, author: author)) { bytes, author, points in
+                try points.map { try ProjectDocument(snapshot: bytes, author: author, addingPoints: $0) }
+                    ?? ProjectDocument(snapshot: bytes, author: author)
+            }
             try restoreUndoHistory(of: id, into: &project)
             document = project
         case .library:
-            var library = try load(id, empty: LibraryDocument(id: id, author: author)) { try LibraryDocument(snapshot: $0, author: $1) }
+            var library = try load(id, empty: LibraryDocument(id: id, author: author)) { bytes, author, points in
+                guard points == nil else { throw DocumentError(.invalidSnapshot, "a library's snapshot never leaves points in the log") }
+                return try LibraryDocument(snapshot: bytes, author: author)
+            }
             try restoreUndoHistory(of: id, into: &library)
             document = library
         }
@@ -268,14 +274,15 @@ public actor Store {
         return document
     }
 
-    /// Latest snapshot plus the stored changes after it.
+    /// Latest snapshot (with the points it left in the change log) plus the stored changes after it.
     func load<Document: StoredDocument>(
-        _ id: DocumentID, empty: Document, fromSnapshot: ([UInt8], LocalAuthor) throws -> Document
+        _ id: DocumentID, empty: Document, fromSnapshot: ([UInt8], LocalAuthor, [OpID: PointsBlob]?) throws -> Document
     ) throws -> Document {
         var doc = empty
-        if let (_, bytes) = try database.snapshot(of: id) {
+        if let stored = try database.snapshot(of: id) {
+            let points = try stored.pointsInLog.map { try database.pointsInLog(of: id, from: $0, upTo: stored.version) }
             do {
-                doc = try fromSnapshot(bytes, author)
+                doc = try fromSnapshot(stored.bytes, author, points)
             } catch {
                 throw StoreError(.invalidData, "the snapshot of \(id) does not load: \(error)", path: path)
             }

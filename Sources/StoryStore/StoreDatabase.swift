@@ -417,27 +417,83 @@ final class StoreDatabase {
         try connection.run("DELETE FROM checkpoints WHERE rowid = ?", [.integer(rowid)])
     }
 
-    func saveSnapshot(_ bytes: [UInt8], version: VersionVector, of document: DocumentID, created: Int64) throws {
+    /// Stores a document's snapshot. `pointsInLog`: the snapshot leaves out
+    /// the point blobs of each named replica's stored changes from that
+    /// sequence number up to `version` (nil: it leaves none out).
+    func saveSnapshot(
+        _ bytes: [UInt8], version: VersionVector, of document: DocumentID, created: Int64, pointsInLog: VersionVector? = nil
+    ) throws {
         try connection.run(
             """
-            INSERT INTO snapshots (doc, version_vector, bytes, created) VALUES (?, ?, ?, ?)
+            INSERT INTO snapshots (doc, version_vector, bytes, created, points_in_log) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (doc) DO UPDATE SET version_vector = excluded.version_vector, bytes = excluded.bytes,
-                created = excluded.created
+                created = excluded.created, points_in_log = excluded.points_in_log
             """,
-            [document.blob, .blob(version.encoded()), .blob(bytes), .integer(created)])
+            [document.blob, .blob(version.encoded()), .blob(bytes), .integer(created), pointsInLog.map { .blob($0.encoded()) } ?? .null])
     }
 
-    func snapshot(of document: DocumentID) throws -> (version: VersionVector, bytes: [UInt8])? {
+    /// A document's stored snapshot: the version it covers, its bytes, and
+    /// where the points it leaves out are (`saveSnapshot`).
+    func snapshot(of document: DocumentID) throws -> StoredSnapshot? {
         guard
             let row = try connection.query(
-                "SELECT version_vector, bytes FROM snapshots WHERE doc = ?", [document.blob], { ($0.bytes(0), $0.bytes(1)) }
+                "SELECT version_vector, bytes, points_in_log FROM snapshots WHERE doc = ?", [document.blob],
+                { ($0.bytes(0), $0.bytes(1), $0.value(2).blob) }
             ).first
         else { return nil }
         do {
-            return (try VersionVector(decoding: row.0[...]), row.1)
+            return StoredSnapshot(
+                version: try VersionVector(decoding: row.0[...]), bytes: row.1, pointsInLog: try row.2.map { try VersionVector(decoding: $0[...]) })
         } catch {
             throw StoreError(.invalidData, "the snapshot of \(document) has a damaged version vector", path: path)
         }
+    }
+
+    /// For each replica of `version`, where its stored changes up to its
+    /// entry form an unbroken run (none missing between the first stored and
+    /// that entry): the run's first sequence number and that change's first
+    /// operation counter. Every operation of the replica from that counter
+    /// up to the entry is then in a stored change. O(replicas × log lookups).
+    func unbrokenLogRuns(of document: DocumentID, upTo version: VersionVector) throws -> [ReplicaID: (seq: UInt64, counter: UInt64)] {
+        var runs: [ReplicaID: (seq: UInt64, counter: UInt64)] = [:]
+        for (replica, last) in version.sortedEntries {
+            guard
+                let (first, count) = try connection.query(
+                    "SELECT min(seq), count(*) FROM changes WHERE doc = ? AND replica = ? AND seq <= ?",
+                    [document.blob, replica.sql, .integer(Int64(last))], { ($0.value(0).integer, $0.int64(1)) }
+                ).first, let first, count > 0, UInt64(count) == last - UInt64(first) + 1,
+                let counter = try connection.scalar(
+                    "SELECT counter FROM changes WHERE doc = ? AND replica = ? AND seq = ?", [document.blob, replica.sql, .integer(first)]
+                )?.integer
+            else { continue }
+            runs[replica] = (UInt64(first), UInt64(counter))
+        }
+        return runs
+    }
+
+    /// The point blobs a snapshot left in the log (`StoredSnapshot.pointsInLog`):
+    /// those the stored changes from each replica's sequence number up to
+    /// `version` add.
+    /// - Throws: `StoreError(.invalidData)` when one of those changes is missing or damaged.
+    func pointsInLog(of document: DocumentID, from first: VersionVector, upTo version: VersionVector) throws -> [OpID: PointsBlob] {
+        var points: [OpID: PointsBlob] = [:]
+        for (replica, from) in first.sortedEntries where from <= version[replica] {
+            let rows = try connection.query(
+                "SELECT seq, bytes FROM changes WHERE doc = ? AND replica = ? AND seq >= ? AND seq <= ?",
+                [document.blob, replica.sql, .integer(Int64(from)), .integer(Int64(version[replica]))], { (UInt64($0.int64(0)), $0.bytes(1)) })
+            guard rows.count == Int(version[replica] - from + 1) else {
+                throw StoreError(
+                    .invalidData, "changes of \(replica) in \(document) that hold points of its snapshot are missing", path: path)
+            }
+            for (seq, bytes) in rows {
+                do {
+                    for (id, blob) in try Change(decoding: bytes[...]).addedPoints { points[id] = blob }
+                } catch {
+                    throw StoreError(.invalidData, "stored change \(seq) of \(replica) in \(document) is damaged: \(error)", path: path)
+                }
+            }
+        }
+        return points
     }
 
     /// Drops stored changes covered by `horizon`. Returns how many.
@@ -677,4 +733,13 @@ final class StoreDatabase {
     func vacuum() throws {
         try connection.execute("VACUUM")
     }
+}
+
+/// A stored snapshot (`StoreDatabase.snapshot(of:)`).
+struct StoredSnapshot: Sendable {
+    let version: VersionVector
+    let bytes: [UInt8]
+    /// Per replica, the sequence number from which the stored changes hold
+    /// the point blobs this snapshot leaves out (nil: it leaves none out).
+    let pointsInLog: VersionVector?
 }
