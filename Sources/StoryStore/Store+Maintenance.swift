@@ -147,12 +147,14 @@ extension Store {
                 for rowid in checkpoints.dropped { try database.dropCheckpoint(rowid) }
                 _ = try database.dropChanges(of: id, coveredBy: retained)
                 try keepPoints(of: id, dropped: retained, from: doc)
+                try database.dropCoveredSignatures(of: id)
             }
         } else {
             let doc = try documentKeepingPoints(of: id, dropped: horizon)
             try database.connection.transaction {
                 _ = try database.dropChanges(of: id, coveredBy: horizon)
                 try keepPoints(of: id, dropped: horizon, from: doc)
+                try database.dropCoveredSignatures(of: id)
             }
         }
         loaded[id]?.compactChangeLog(upTo: snapshotVersion)

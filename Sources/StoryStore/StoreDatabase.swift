@@ -204,10 +204,11 @@ final class StoreDatabase {
     }
 
     /// The sequence number of the stored change of `replica` that holds the
-    /// operation `counter` (nil: not stored, e.g. compacted away).
+    /// operation `counter` (nil: not stored, e.g. compacted away). A
+    /// replica's counters grow with its sequence numbers.
     func storedChangeSeq(of document: DocumentID, replica: ReplicaID, holding counter: UInt64) throws -> UInt64? {
         try connection.scalar(
-            "SELECT seq FROM changes WHERE doc = ? AND replica = ? AND counter <= ? ORDER BY counter DESC LIMIT 1",
+            "SELECT seq FROM changes WHERE doc = ? AND replica = ? AND counter <= ? ORDER BY seq DESC LIMIT 1",
             [document.blob, replica.sql, .integer(Int64(counter))]
         )?.integer.map { UInt64($0) }
     }
@@ -318,10 +319,15 @@ final class StoreDatabase {
     /// Stored changes of a document not covered by `vector`, decoded, in causal (counter) order.
     func changes(of document: DocumentID, notCoveredBy vector: VersionVector = VersionVector()) throws -> [(EncodedChange, Change)] {
         var result: [(EncodedChange, Change)] = []
+        // Read in key order (replica, seq); the bytes only of those not covered.
         let rows = try connection.query(
-            "SELECT replica, seq, bytes, anchor, signature FROM changes WHERE doc = ? ORDER BY counter, replica", [document.blob]
-        ) { row in (ReplicaID(sql: row.int64(0)), UInt64(row.int64(1)), row.bytes(2), row.int64(3) != 0, row.value(4).blob) }
-        for (replica, seq, bytes, anchor, signature) in rows where seq > vector[replica] {
+            "SELECT replica, seq, counter, anchor, signature, bytes FROM changes WHERE doc = ?", [document.blob]
+        ) { row -> (replica: ReplicaID, seq: UInt64, counter: Int64, anchor: Bool, signature: [UInt8]?, bytes: [UInt8])? in
+            let (replica, seq) = (ReplicaID(sql: row.int64(0)), UInt64(row.int64(1)))
+            guard seq > vector[replica] else { return nil }
+            return (replica, seq, row.int64(2), row.int64(3) != 0, row.value(4).blob, row.bytes(5))
+        }.compactMap { $0 }.sorted { ($0.counter, $0.replica) < ($1.counter, $1.replica) }
+        for (replica, seq, _, anchor, signature, bytes) in rows {
             do {
                 let (encoded, change) = try EncodedChange.decoding(bytes[...], signature: signature)
                 result.append((encoded.markedAnchor(anchor), change))
@@ -494,6 +500,23 @@ final class StoreDatabase {
             }
         }
         return points
+    }
+
+    /// Keeps a stored change's signature only where a sender may need it:
+    /// the newest stored change of each replica, and those a receiver checks
+    /// inside a run (`Authorship.isCheckedInRun`: every 256th, and large
+    /// ones). The others are covered by a later one through the hash chain,
+    /// and a sender extends a run to the next signed change (`ChangeBatch.split`).
+    /// Returns how many signatures went.
+    @discardableResult
+    func dropCoveredSignatures(of document: DocumentID) throws -> Int {
+        try connection.run(
+            """
+            UPDATE changes SET signature = NULL, anchor = 0
+            WHERE doc = ?1 AND signature IS NOT NULL AND seq % ?2 != 0 AND length(bytes) < ?3
+              AND seq < (SELECT max(c.seq) FROM changes c WHERE c.doc = ?1 AND c.replica = changes.replica)
+            """, [document.blob, .integer(Int64(Authorship.anchorInterval)), .integer(Int64(Authorship.anchorBytes))])
+        return connection.changes
     }
 
     /// Drops stored changes covered by `horizon`. Returns how many.

@@ -118,6 +118,40 @@ import Testing
         #expect(try await store.withDatabase { try $0.unbrokenLogRuns(of: id, upTo: version) }[replica]?.seq == 5)
     }
 
+    @Test func signaturesStayOnlyWhereARunMayEndAndAPeerStillTakesEveryChange() async throws {
+        let directory = try TemporaryDirectory()
+        let clock = ManualWallClock(milliseconds: 1_800_000_000_000)
+        let path = directory.file("a.db")
+        let owner = try Self.store(path, identity: 0, clock: clock, retention: 30 * Self.day)
+        let (id, layer) = try await makeProject(in: owner)
+        for index in 0..<600 {
+            _ = try await owner.editProject(id, at: clock.milliseconds) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index, count: 8)) }
+        }
+        // What a peer took before: the first 100 changes, each signed by its author.
+        let early = try await owner.changes(of: id, since: VersionVector()).list.filter { $0.seq <= 100 }
+        try await owner.writeSnapshot(of: id, at: clock.milliseconds)
+        let signed = try await owner.withDatabase { database in
+            try database.connection.query("SELECT seq FROM changes WHERE doc = ? AND signature IS NOT NULL ORDER BY seq", [id.blob]) { UInt64($0.int64(0)) }
+        }
+        // (Making the project, at time 1 and 2, is past the window: its two changes went.)
+        #expect(signed == [256, 512, 602], "every 256th and the newest keep their signatures")
+
+        // Reopened, the changes come from the database: a peer that had the
+        // first 100 takes the rest (and the share, change 603) in small batches, each cut where a signature is.
+        let reopened = try Self.store(path, identity: 0, clock: clock, retention: 30 * Self.day)
+        let reader = try Store(path: directory.file("b.db"), identity: TestIdentities.signing(1))
+        try await reopened.share(id, with: reader.peerID, role: .reader, at: clock.milliseconds)
+        try await reader.receiveDocument(id, kind: .project, name: "Board", from: reopened.peerID, at: 4)
+        try await reader.apply(batch: ChangeBatch.encode(early)[...], to: id, from: reopened.peerID)
+        let rest = try await reopened.changes(of: id, since: try await reader.version(of: id)).list
+        let signedRest = rest.filter { $0.signature != nil }.map(\.seq)
+        #expect(rest.first?.seq == 101 && signedRest == [256, 512, 602, 603], "\(signedRest.prefix(10)) \(signedRest.count)")
+        let batches = ChangeBatch.split(rest, targetBytes: 2_000)
+        #expect(batches.count >= 3 && batches.allSatisfy { $0.last?.signature != nil })
+        for batch in batches { try await reader.apply(batch: ChangeBatch.encode(batch)[...], to: id, from: reopened.peerID) }
+        #expect(try await reader.project(id).snapshot() == (try await reopened.project(id).snapshot()))
+    }
+
     /// Random edits on two replicas, changes and snapshots exchanged, days
     /// passing, snapshots and compaction, and stores reopened at random: a
     /// reopened store always holds the same project, every point included.
