@@ -26,6 +26,9 @@ struct SyncCommand: AsyncParsableCommand {
     @Flag(help: "Catch the empty peer up change by change, not with the snapshot and the changes after it.")
     var changesOnly = false
 
+    @Option(help: "History retention of the trace's source, in days, as the daemon's `history-retention` (default 30 there): its snapshot then leaves the kept changes' points in the log, and a far-behind peer's snapshot is encoded afresh. 0: none.")
+    var retentionDays = 0
+
     @Flag(help: "Print one JSON object.")
     var json = false
 
@@ -83,7 +86,7 @@ struct SyncCommand: AsyncParsableCommand {
 
         if let trace {
             let changesOnly = self.changesOnly
-            let source = try await Node.start("source", group: group) { configuration in
+            let source = try await Node.start("source", group: group, retentionDays: retentionDays) { configuration in
                 if changesOnly { configuration.snapshotCatchUpChanges = .max }
             }
             let target = try await Node.start("target", group: group)
@@ -114,6 +117,7 @@ struct SyncCommand: AsyncParsableCommand {
             let wire = after.sent - before.sent
             result["initial_sync_trace"] = replay.header.name
             result["initial_sync_path"] = changesOnly ? "changes" : "snapshot and changes after it"
+            result["initial_sync_source_retention_days"] = retentionDays
             result["initial_sync_changes"] = changes.count
             result["initial_sync_s"] = rounded(seconds, 3)
             result["initial_sync_wire_mb"] = rounded(Double(wire) / 1e6, 2)
@@ -163,13 +167,18 @@ final class Node: Sendable {
         self.port = port
     }
 
-    static func start(_ name: String, group: any EventLoopGroup, configure: (inout SyncConfiguration) -> Void = { _ in }) async throws -> Node {
+    static func start(
+        _ name: String, group: any EventLoopGroup, retentionDays: Int = 0, configure: (inout SyncConfiguration) -> Void = { _ in }
+    ) async throws -> Node {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storyteller-bench-\(name)-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let identity = try Identity.loadOrCreate(in: directory + "/identity")
-        let store = try Store(path: directory + "/store.db", identity: try identity.signingIdentity)
+        var options = StoreOptions()
+        options.historyRetention = Int64(retentionDays) * 86_400_000
+        let store = try Store(path: directory + "/store.db", identity: try identity.signingIdentity, options: options)
         var logger = Logger(label: "bench.\(name)")
-        logger.logLevel = .error
+        // STORYTELLER_BENCH_LOG=debug (or info, …) shows what the peers do.
+        logger.logLevel = ProcessInfo.processInfo.environment["STORYTELLER_BENCH_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .error
         var configuration = SyncConfiguration(name: name)
         configure(&configuration)
         let manager = try PeerManager(store: store, identity: identity, configuration: configuration, group: group, logger: logger)
