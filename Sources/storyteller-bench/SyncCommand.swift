@@ -8,6 +8,7 @@ import StoryIdentity
 import StoryStore
 import StorySync
 import StoryTLS
+import Synchronization
 
 /// `storyteller-bench sync`: peers over real TLS on 127.0.0.1. Measures
 /// edit-to-visible latency of single stroke edits (two peers, and through a
@@ -48,9 +49,9 @@ struct SyncCommand: AsyncParsableCommand {
             try editor.insertLayer(in: try editor.insertShot(in: try editor.insertScene(at: 0), at: 0), at: 0)
         }.value
         try await a.store.share(id, with: b.identity.peerID, role: .editor, at: 3)
-        try await waitUntil { (try? await b.store.version(of: id)) == (try? await a.store.version(of: id)) }
+        try await waitUntil("b holds the shared project") { (try? await b.store.version(of: id)) == (try? await a.store.version(of: id)) }
         try await b.store.share(id, with: c.identity.peerID, role: .editor, at: 4)
-        try await waitUntil { (try? await c.store.version(of: id)) == (try? await a.store.version(of: id)) }
+        try await waitUntil("c holds the project b shared") { (try? await c.store.version(of: id)) == (try? await a.store.version(of: id)) }
 
         let points = (0..<80).map { index in
             Point(x: 0.2 + 0.006 * Double(index), y: 0.5 + 0.1 * sin(Double(index) / 8), pressure: 0.4 + 0.004 * Double(index))
@@ -61,13 +62,27 @@ struct SyncCommand: AsyncParsableCommand {
         let bytesBefore = await a.manager.totalBytes
         var iteratorB = bEvents.makeAsyncIterator()
         var iteratorC = cEvents.makeAsyncIterator()
+        // An edit that never arrives ends the run with what it waited for, not a hang.
+        let progress = Mutex((edit: 0, waitingFor: "b", since: ContinuousClock.now))
+        let watchdog = Task {
+            while !Task.isCancelled {
+                try await Task.sleep(for: .seconds(1))
+                let (edit, node, since) = progress.withLock { $0 }
+                guard ContinuousClock.now - since > .seconds(30) else { continue }
+                FileHandle.standardError.write(Data("edit \(edit) did not reach \(node) within 30 s\n".utf8))
+                Foundation.exit(1)
+            }
+        }
+        defer { watchdog.cancel() }
         for index in 0..<edits {
             let start = ContinuousClock.now
+            progress.withLock { $0 = (index, "b", start) }
             _ = try await a.store.editProject(id, at: Int64(10 + index)) { try $0.addStroke(to: layer, brush: Brush(), points: points) }
             while let event = await iteratorB.next() {
                 if case .documentChanged(id, .peer, _) = event { break }
             }
             toB.append((ContinuousClock.now - start).seconds * 1000)
+            progress.withLock { $0.waitingFor = "c" }
             while let event = await iteratorC.next() {
                 if case .documentChanged(id, .peer, _) = event { break }
             }
@@ -111,7 +126,7 @@ struct SyncCommand: AsyncParsableCommand {
             let started = ContinuousClock.now
             // Pairing starts the sync: the target is a member, so the source offers it and it takes it.
             try await Node.pair(source, target)
-            try await waitUntil(timeout: .seconds(600)) { (try? await target.store.version(of: document)) == expected }
+            try await waitUntil("the new peer holds the trace's document", timeout: .seconds(600)) { (try? await target.store.version(of: document)) == expected }
             let seconds = (ContinuousClock.now - started).seconds
             let after = await source.manager.totalBytes
             let wire = after.sent - before.sent
@@ -137,13 +152,15 @@ struct SyncCommand: AsyncParsableCommand {
         }
     }
 
-    private func waitUntil(timeout: Duration = .seconds(30), _ condition: () async -> Bool) async throws {
+    private func waitUntil(
+        _ what: String, timeout: Duration = .seconds(30), _ condition: () async -> Bool
+    ) async throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if await condition() { return }
             try await Task.sleep(for: .milliseconds(5))
         }
-        throw ValidationError("timed out")
+        throw ValidationError("timed out after \(timeout) waiting until \(what)")
     }
 }
 
