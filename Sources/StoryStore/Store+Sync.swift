@@ -171,6 +171,10 @@ extension Store {
             }
         }
         let overwritesBefore = (doc as? ProjectDocument)?.overwrites
+        // A copy that held nothing takes the snapshot as it is: stored as it came (a
+        // new peer's catch-up of a big project spares its encode), once checked to
+        // cover exactly what the merge made of it.
+        let wasEmpty = doc.versionVector.isEmpty && doc.heldBackBytes == 0
         _ = try doc.merge(snapshot: bytes)
         guard doc.role(of: peer).canWrite else {
             throw DocumentError(.forbidden, "\(peer.short) may not send a snapshot of \(id): the snapshot does not make it an owner or editor")
@@ -178,8 +182,9 @@ extension Store {
         let members = doc.members
         // The saved snapshot covers what the merge brought, including held-back
         // changes it made applicable (those were never in the change log).
+        let storedAsItCame = try wasEmpty && SnapshotSummary(reading: bytes).version == doc.versionVector
         let trashChanged = try database.connection.transaction {
-            try database.saveSnapshot(doc.snapshot(), version: doc.versionVector, of: id, created: time)
+            try database.saveSnapshot(storedAsItCame ? bytes : doc.snapshot(), version: doc.versionVector, of: id, created: time)
             try database.setMembers(members, of: id)
             try database.clearOrigin(of: id)
             try mirrorTags(of: id, in: doc)

@@ -73,7 +73,6 @@ struct SyncCommand: AsyncParsableCommand {
                 Foundation.exit(1)
             }
         }
-        defer { watchdog.cancel() }
         for index in 0..<edits {
             let start = ContinuousClock.now
             progress.withLock { $0 = (index, "b", start) }
@@ -88,6 +87,7 @@ struct SyncCommand: AsyncParsableCommand {
             }
             toC.append((ContinuousClock.now - start).seconds * 1000)
         }
+        watchdog.cancel()
         let bytesAfter = await a.manager.totalBytes
         result["latency_ms_p50"] = rounded(Measure.percentile(toB, 0.5), 3)
         result["latency_ms_p99"] = rounded(Measure.percentile(toB, 0.99), 3)

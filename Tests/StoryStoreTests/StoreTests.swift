@@ -380,6 +380,31 @@ import Testing
         #expect(try await store.project(id).view == remote.view)
     }
 
+    @Test func aSnapshotReachingAnEmptyCopyIsStoredAsSentAndOneMergedIntoContentAsMerged() async throws {
+        let directory = try TemporaryDirectory()
+        let owner = try Store(path: directory.file("owner.db"), identity: TestIdentities.signing())
+        let (id, layer) = try await makeProject(in: owner)
+        for index in 0..<5 {
+            _ = try await owner.editProject(id, at: Int64(10 + index)) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index)) }
+        }
+        let editor = try Store(path: directory.file("editor.db"), identity: TestIdentities.signing(1))
+        try await owner.share(id, with: editor.peerID, role: .editor, at: 20)
+        try await editor.receiveDocument(id, kind: .project, name: "Board", from: owner.peerID, at: 21)
+        let sent = try await owner.snapshot(of: id)
+        try await editor.merge(snapshot: sent, into: id, from: owner.peerID, at: 22)
+        // (Stored as it came, without an encode: the same bytes an encode of the merge makes.)
+        #expect(try await editor.storedSnapshot(of: id)?.bytes == sent, "an empty copy stores the snapshot it was sent")
+        let reopened = try Store(path: directory.file("editor.db"), identity: TestIdentities.signing(1))
+        #expect(try await reopened.project(id).snapshot() == (try await owner.project(id).snapshot()))
+        // Edited there meanwhile: the merge makes something else, which is encoded.
+        _ = try await reopened.editProject(id, at: 30) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(9)) }
+        _ = try await owner.editProject(id, at: 31) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(8)) }
+        try await reopened.merge(snapshot: try await owner.snapshot(of: id), into: id, from: owner.peerID, at: 32)
+        let merged = try await reopened.project(id)
+        #expect(merged.strokes(in: layer).count == 7)
+        #expect(try await reopened.storedSnapshot(of: id)?.bytes == merged.snapshot())
+    }
+
     @Test func aCopyIsANewProjectOwnedHereWithTheSameContent() async throws {
         let directory = try TemporaryDirectory()
         let store = try Store(path: directory.file("store.db"), identity: TestIdentities.signing())
