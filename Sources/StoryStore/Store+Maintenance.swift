@@ -90,11 +90,12 @@ extension Store {
     /// Runs `body` on the store's database, on the actor (for tests).
     func withDatabase<Result: Sendable>(_ body: @Sendable (StoreDatabase) throws -> Result) throws -> Result { try body(database) }
 
-    /// Before changes covered by `dropped` go: a stored snapshot that left
-    /// points of some of them in the log is written again from `doc` (the
-    /// document, loaded before the drop) with those points in it. Call in the
-    /// transaction that drops them, after the drop.
-    private func keepPoints(of id: DocumentID, dropped: VersionVector, from doc: (any StoredDocument)?) throws {
+    /// When changes go whose points the stored snapshot left in the log
+    /// (`documentKeepingPoints` gave `doc`, loaded before the drop): the
+    /// snapshot is written again from `doc`, leaving in the log only the
+    /// points of the changes still there. Call in the transaction that drops
+    /// them, after the drop.
+    private func keepPoints(of id: DocumentID, from doc: (any StoredDocument)?) throws {
         guard let doc else { return }
         let layout = try pointsLeftInLog(of: id, upTo: doc.versionVector)
         try database.saveSnapshot(
@@ -146,14 +147,14 @@ extension Store {
                 }
                 for rowid in checkpoints.dropped { try database.dropCheckpoint(rowid) }
                 _ = try database.dropChanges(of: id, coveredBy: retained)
-                try keepPoints(of: id, dropped: retained, from: doc)
+                try keepPoints(of: id, from: doc)
                 try database.dropCoveredSignatures(of: id)
             }
         } else {
             let doc = try documentKeepingPoints(of: id, dropped: horizon)
             try database.connection.transaction {
                 _ = try database.dropChanges(of: id, coveredBy: horizon)
-                try keepPoints(of: id, dropped: horizon, from: doc)
+                try keepPoints(of: id, from: doc)
                 try database.dropCoveredSignatures(of: id)
             }
         }
