@@ -33,11 +33,13 @@ import Testing
         // The event stream of a, open before the merge.
         let seen = Mutex<[String]>([])
         let client = a.client
-        let watcher = Task.detached {
-            _ = try? client.stream("/v1/events?project=\(project)") { line in
-                seen.withLock { lines in
-                    lines.append(line)
-                    return !line.contains("conflict.opened")
+        let watcher = Task {
+            _ = try? await offThePool {
+                try client.stream("/v1/events?project=\(project)") { line in
+                    seen.withLock { lines in
+                        lines.append(line)
+                        return !line.contains("conflict.opened")
+                    }
                 }
             }
         }

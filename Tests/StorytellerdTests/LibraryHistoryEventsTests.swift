@@ -188,10 +188,14 @@ import Testing
         // Server-sent events, and the stream ends cleanly when the daemon stops.
         let client = daemon.client
         let seen = Lines()
-        let received = Task.detached { () throws -> ControlClient.Response? in
-            try client.stream("/v1/events", accept: "text/event-stream") { line in
-                seen.append(line)
-                return true
+        // On a thread of its own: a blocking reader on the cooperative pool
+        // (two cores, two threads) can starve the tests that make its events.
+        let received = Task { () throws -> ControlClient.Response? in
+            try await offThePool {
+                try client.stream("/v1/events", accept: "text/event-stream") { line in
+                    seen.append(line)
+                    return true
+                }
             }
         }
         try await eventually("the stream says hello") { seen.all.contains("event: hello") }

@@ -64,12 +64,14 @@ import Testing
         // Lines of the stream, and the first peer.caughtUp once the edit is under way.
         let seen = Mutex<(lines: [String], edited: Bool, caughtUp: String?)>(([], false, nil))
         let client = a.client
-        let watcher = Task.detached {
-            _ = try? client.stream("/v1/events?project=\(project)") { line in
-                seen.withLock { state in
-                    state.lines.append(line)
-                    if state.edited && line.contains("peer.caughtUp") { state.caughtUp = line }
-                    return state.caughtUp == nil
+        let watcher = Task {
+            _ = try? await offThePool {
+                try client.stream("/v1/events?project=\(project)") { line in
+                    seen.withLock { state in
+                        state.lines.append(line)
+                        if state.edited && line.contains("peer.caughtUp") { state.caughtUp = line }
+                        return state.caughtUp == nil
+                    }
                 }
             }
         }
@@ -245,10 +247,12 @@ import Testing
         let (aID, bID) = try pair(a, b)
         let client = b.client
         let seen = Lines()
-        let watcher = Task.detached { () throws -> ControlClient.Response? in
-            try client.stream("/v1/events") { line in
-                seen.append(line)
-                return !line.contains(#""origin":"peer""#)
+        let watcher = Task { () throws -> ControlClient.Response? in
+            try await offThePool {
+                try client.stream("/v1/events") { line in
+                    seen.append(line)
+                    return !line.contains(#""origin":"peer""#)
+                }
             }
         }
         try await eventually("b's stream is open") { seen.all.contains { $0.contains("hello") } }
