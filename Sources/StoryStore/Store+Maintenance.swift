@@ -42,13 +42,13 @@ extension Store {
         defer { snapshotsInFlight.remove(id) }
         let counted = unsnapshotted[id]?.count ?? 0
         let doc = try loadedDocument(id)
-        let layout = try pointsLeftInLog(of: id, upTo: doc.versionVector)
+        let layout = try pointsLeftInLog(by: doc)
         let (bytes, version) = await Self.encode(doc, leavingInLog: layout)
         // Purged from the trash while it was encoded: nothing is left to snapshot.
         guard try database.hasDocument(id) else { return }
         try database.connection.transaction {
             // A compaction meanwhile dropped changes the snapshot counted on: it keeps their points after all.
-            if let layout, try pointsLeftInLog(of: id, upTo: version)?.first != layout.first {
+            if let layout, try pointsLeftInLog(by: doc)?.first != layout.first {
                 try database.saveSnapshot(doc.snapshot(), version: version, of: id, created: time)
             } else {
                 try database.saveSnapshot(bytes, version: version, of: id, created: time, pointsInLog: layout?.first)
@@ -71,15 +71,15 @@ extension Store {
         return project.snapshot(keepingPointsOf: { !layout.holds($0) })
     }
 
-    /// Which point blobs a snapshot of a document up to `version` leaves
-    /// in the change log, which holds them: with history retention, those
-    /// of a project's stored changes (each blob is then stored once, not in
-    /// the log and again in the snapshot), per replica from the start of an
-    /// unbroken run of stored changes up to the version. Nil: none (no
-    /// retention, a library, or no such run).
-    func pointsLeftInLog(of id: DocumentID, upTo version: VersionVector) throws -> LogPoints? {
-        guard options.historyRetention > 0, try database.document(id)?.kind == .project else { return nil }
-        let runs = try database.unbrokenLogRuns(of: id, upTo: version)
+    /// Which point blobs a snapshot of `doc` leaves in the change log, which
+    /// holds them: with history retention, those of a project's stored
+    /// changes (each blob is then stored once, not in the log and again in
+    /// the snapshot), per replica from the start of an unbroken run of stored
+    /// changes up to the document's version. Nil: none (no retention, a
+    /// library, or no such run).
+    func pointsLeftInLog(by doc: any StoredDocument) throws -> LogPoints? {
+        guard options.historyRetention > 0, doc is ProjectDocument else { return nil }
+        let runs = try database.unbrokenLogRuns(of: doc.id, upTo: doc.versionVector)
         guard !runs.isEmpty else { return nil }
         return LogPoints(first: VersionVector(runs.mapValues(\.seq)), counters: runs.mapValues(\.counter))
     }
@@ -97,7 +97,7 @@ extension Store {
     /// them, after the drop.
     private func keepPoints(of id: DocumentID, from doc: (any StoredDocument)?) throws {
         guard let doc else { return }
-        let layout = try pointsLeftInLog(of: id, upTo: doc.versionVector)
+        let layout = try pointsLeftInLog(by: doc)
         try database.saveSnapshot(
             Self.snapshot(of: doc, leavingInLog: layout), version: doc.versionVector, of: id, created: options.clock.milliseconds,
             pointsInLog: layout?.first)
@@ -106,7 +106,7 @@ extension Store {
     /// The document, when dropping the changes covered by `dropped` would take
     /// points the stored snapshot left in the log (`keepPoints`).
     private func documentKeepingPoints(of id: DocumentID, dropped: VersionVector) throws -> (any StoredDocument)? {
-        guard let inLog = try database.snapshot(of: id)?.pointsInLog,
+        guard let inLog = try database.snapshotPointsInLog(of: id),
             inLog.sortedEntries.contains(where: { dropped[$0.replica] >= $0.seq })
         else { return nil }
         return try loadedDocument(id)

@@ -152,8 +152,10 @@ extension Store {
     public func catchUpSnapshot(of id: DocumentID) throws -> (bytes: [UInt8], version: VersionVector)? {
         let doc = try loadedDocument(id)
         guard doc.isFounded, doc.localRole.canWrite else { return nil }
-        // One that left points in the change log is no use to a peer: encoded afresh then.
-        if let stored = try database.snapshot(of: id), !stored.version.isEmpty, stored.pointsInLog == nil { return (stored.bytes, stored.version) }
+        // One that left points in the change log is no use to a peer (and is not read): encoded afresh then.
+        if try database.snapshotPointsInLog(of: id) == nil, let stored = try database.snapshot(of: id), !stored.version.isEmpty {
+            return (stored.bytes, stored.version)
+        }
         return (doc.snapshot(), doc.versionVector)
     }
 

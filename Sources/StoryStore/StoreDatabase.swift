@@ -455,6 +455,19 @@ final class StoreDatabase {
         }
     }
 
+    /// Where the points a document's stored snapshot left out are
+    /// (`StoredSnapshot.pointsInLog`), without reading the snapshot.
+    func snapshotPointsInLog(of document: DocumentID) throws -> VersionVector? {
+        guard let blob = try connection.scalar("SELECT points_in_log FROM snapshots WHERE doc = ?", [document.blob])?.blob else {
+            return nil
+        }
+        do {
+            return try VersionVector(decoding: blob[...])
+        } catch {
+            throw StoreError(.invalidData, "the snapshot of \(document) has a damaged points_in_log vector", path: path)
+        }
+    }
+
     /// For each replica of `version`, where its stored changes up to its
     /// entry form an unbroken run (none missing between the first stored and
     /// that entry): the run's first sequence number and that change's first
