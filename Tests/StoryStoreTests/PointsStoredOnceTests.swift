@@ -18,17 +18,42 @@ import Testing
         return try Store(path: path, identity: TestIdentities.signing(identity), options: options)
     }
 
-    @Test func aSnapshotLeavesThePointsOfKeptChangesInTheLogAndLoadsWhole() async throws {
-        let directory = try TemporaryDirectory()
+    /// A project of one layer in a store of its own keeping `retention` of history, at a fixed time.
+    struct Board {
+        let directory: TemporaryDirectory
         let clock = ManualWallClock(milliseconds: 1_800_000_000_000)
-        let path = directory.file("store.db")
-        let store = try Self.store(path, identity: 0, clock: clock, retention: 30 * Self.day)
-        let (id, layer) = try await makeProject(in: store)
-        for index in 0..<40 {
-            _ = try await store.editProject(id, at: clock.milliseconds) {
-                try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index, count: 200))
+        let path: String
+        let store: Store
+        let id: DocumentID
+        let layer: OpID
+
+        init(retention: Int64, file: String = "store.db") async throws {
+            directory = try TemporaryDirectory()
+            path = directory.file(file)
+            store = try PointsStoredOnceTests.store(path, identity: 0, clock: clock, retention: retention)
+            (id, layer) = try await makeProject(in: store)
+        }
+
+        /// One stroke a change, for each index, made now.
+        func draw(_ indices: Range<Int>, points: Int = 30) async throws {
+            let layer = layer
+            for index in indices {
+                _ = try await store.editProject(id, at: clock.milliseconds) {
+                    try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index, count: points))
+                }
             }
         }
+    }
+
+    /// Whether every stroke of the layer draws points the project holds.
+    static func everyStrokeHasItsPoints(_ project: ProjectDocument, in layer: OpID) -> Bool {
+        project.strokes(in: layer).allSatisfy { project.stroke($0, in: layer).flatMap { project.points(of: $0.content) } != nil }
+    }
+
+    @Test func aSnapshotLeavesThePointsOfKeptChangesInTheLogAndLoadsWhole() async throws {
+        let board = try await Board(retention: 30 * Self.day)
+        let (store, id, clock, path) = (board.store, board.id, board.clock, board.path)
+        try await board.draw(0..<40, points: 200)
         let before = try await store.project(id)
         try await store.writeSnapshot(of: id, at: clock.milliseconds)
         let stored = try #require(try await store.storedSnapshot(of: id))
@@ -51,20 +76,13 @@ import Testing
     }
 
     @Test func compactionPastTheWindowPutsThePointsOfDroppedChangesBackIntoTheSnapshot() async throws {
-        let directory = try TemporaryDirectory()
-        let clock = ManualWallClock(milliseconds: 1_800_000_000_000)
-        let path = directory.file("store.db")
-        let store = try Self.store(path, identity: 0, clock: clock, retention: 2 * Self.day)
-        let (id, layer) = try await makeProject(in: store)
-        for index in 0..<10 {
-            _ = try await store.editProject(id, at: clock.milliseconds) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index)) }
-        }
+        let board = try await Board(retention: 2 * Self.day)
+        let (store, id, clock) = (board.store, board.id, board.clock)
+        try await board.draw(0..<10)
         try await store.writeSnapshot(of: id, at: clock.milliseconds)
         let thin = try #require(try await store.storedSnapshot(of: id)?.pointsInLog)
         clock.advance(by: 5 * Self.day)
-        for index in 10..<13 {
-            _ = try await store.editProject(id, at: clock.milliseconds) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index)) }
-        }
+        try await board.draw(10..<13)
         let before = try await store.project(id)
         try await store.writeSnapshot(of: id, at: clock.milliseconds)
         // The first twelve changes went (older than the window); the snapshot now holds their points.
@@ -72,22 +90,17 @@ import Testing
         let stored = try #require(try await store.storedSnapshot(of: id))
         let replica = await store.replicaID
         #expect(try #require(stored.pointsInLog)[replica] > thin[replica], "the log holds the points of the kept changes only")
-        let reopened = try Store(path: path, identity: TestIdentities.signing())
+        let reopened = try Store(path: board.path, identity: TestIdentities.signing())
         let loaded = try await reopened.project(id)
         #expect(loaded.snapshot() == before.snapshot())
-        #expect(loaded.strokes(in: layer).allSatisfy { loaded.stroke($0, in: layer).flatMap { loaded.points(of: $0.content) } != nil })
+        #expect(Self.everyStrokeHasItsPoints(loaded, in: board.layer))
     }
 
     @Test func aStoreWhoseRetentionIsTurnedOffPutsEveryPointBackWhenItCompacts() async throws {
-        let directory = try TemporaryDirectory()
-        let clock = ManualWallClock(milliseconds: 1_800_000_000_000)
-        let path = directory.file("store.db")
-        let store = try Self.store(path, identity: 0, clock: clock, retention: 30 * Self.day)
-        let (id, layer) = try await makeProject(in: store)
-        for index in 0..<5 {
-            _ = try await store.editProject(id, at: clock.milliseconds) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index)) }
-        }
-        try await store.writeSnapshot(of: id, at: clock.milliseconds)
+        let board = try await Board(retention: 30 * Self.day)
+        let (store, id, path) = (board.store, board.id, board.path)
+        try await board.draw(0..<5)
+        try await store.writeSnapshot(of: id, at: board.clock.milliseconds)
         let before = try await store.project(id)
         #expect(try await store.storedSnapshot(of: id)?.pointsInLog != nil)
         // Reopened without retention: compaction drops every change, and the snapshot takes their points.
@@ -100,33 +113,30 @@ import Testing
     }
 
     @Test func aReplicaWithAGapInTheLogKeepsItsPointsInTheSnapshot() async throws {
-        let directory = try TemporaryDirectory()
-        let clock = ManualWallClock(milliseconds: 1_800_000_000_000)
-        let store = try Self.store(directory.file("store.db"), identity: 0, clock: clock, retention: 30 * Self.day)
-        let (id, layer) = try await makeProject(in: store)
-        for index in 0..<6 {
-            _ = try await store.editProject(id, at: clock.milliseconds) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index)) }
-        }
+        let board = try await Board(retention: 30 * Self.day)
+        let (store, id) = (board.store, board.id)
+        try await board.draw(0..<6)
         let replica = await store.replicaID
         let version = try await store.version(of: id)
-        #expect(try await store.withDatabase { try $0.unbrokenLogRuns(of: id, upTo: version) }[replica]?.seq == 1)
+        func runStart() async throws -> UInt64? {
+            try await store.withDatabase { try $0.unbrokenLogRuns(of: id, upTo: version) }[replica]?.seq
+        }
+        func drop(_ condition: String) async throws {
+            try await store.withDatabase { try $0.connection.run("DELETE FROM changes WHERE doc = ? AND replica = ? AND \(condition)", [id.blob, replica.sql]) }
+        }
+        #expect(try await runStart() == 1)
         // A change in the middle missing (as after a merged snapshot): no run of that replica.
-        try await store.withDatabase { try $0.connection.run("DELETE FROM changes WHERE doc = ? AND replica = ? AND seq = 4", [id.blob, replica.sql]) }
-        #expect(try await store.withDatabase { try $0.unbrokenLogRuns(of: id, upTo: version) }[replica] == nil)
+        try await drop("seq = 4")
+        #expect(try await runStart() == nil)
         // The run from after the gap counts.
-        try await store.withDatabase { try $0.connection.run("DELETE FROM changes WHERE doc = ? AND replica = ? AND seq < 4", [id.blob, replica.sql]) }
-        #expect(try await store.withDatabase { try $0.unbrokenLogRuns(of: id, upTo: version) }[replica]?.seq == 5)
+        try await drop("seq < 4")
+        #expect(try await runStart() == 5)
     }
 
     @Test func signaturesStayOnlyWhereARunMayEndAndAPeerStillTakesEveryChange() async throws {
-        let directory = try TemporaryDirectory()
-        let clock = ManualWallClock(milliseconds: 1_800_000_000_000)
-        let path = directory.file("a.db")
-        let owner = try Self.store(path, identity: 0, clock: clock, retention: 30 * Self.day)
-        let (id, layer) = try await makeProject(in: owner)
-        for index in 0..<600 {
-            _ = try await owner.editProject(id, at: clock.milliseconds) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index, count: 8)) }
-        }
+        let board = try await Board(retention: 30 * Self.day, file: "a.db")
+        let (owner, id, clock, path, directory) = (board.store, board.id, board.clock, board.path, board.directory)
+        try await board.draw(0..<600, points: 8)
         // What a peer took before: the first 100 changes, each signed by its author.
         let early = try await owner.changes(of: id, since: VersionVector()).list.filter { $0.seq <= 100 }
         try await owner.writeSnapshot(of: id, at: clock.milliseconds)
@@ -218,7 +228,7 @@ import Testing
             let reopened = try Self.store(paths[side], identity: side, clock: clock, retention: retention)
             let loaded = try await reopened.project(id)
             #expect(loaded.snapshot() == before)
-            #expect(loaded.strokes(in: layer).allSatisfy { loaded.stroke($0, in: layer).flatMap { loaded.points(of: $0.content) } != nil })
+            #expect(Self.everyStrokeHasItsPoints(loaded, in: layer))
         }
         #expect(thinSeen > 0 && compactedSeen > 0, "snapshots leaving points in the log: \(thinSeen), compactions: \(compactedSeen)")
     }

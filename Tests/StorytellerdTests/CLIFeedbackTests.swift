@@ -1,6 +1,5 @@
 import Foundation
 import StoryAPI
-import Synchronization
 import Testing
 
 /// What the CLI tells a person beyond the data (issue 12, "Honest
@@ -28,42 +27,6 @@ import Testing
         #expect(same.status == 0 && same.output.contains("storytellerd  \(API.version) (API v1)") && same.errors.isEmpty, "\(same)")
     }
 
-    /// Runs `storyteller ARGUMENTS` in the background; its stdout so far,
-    /// until `stop` (which ends it).
-    private final class Background: Sendable {
-        private let process: Process
-        private final class Text: Sendable {
-            let value = Mutex("")
-        }
-        private let text = Text()
-        var output: String { text.value.withLock { $0 } }
-
-        init(_ arguments: [String]) throws {
-            let process = Process()
-            process.executableURL = productsDirectory.appendingPathComponent("storyteller")
-            process.arguments = arguments
-            process.environment = TestEnvironment.make()
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            self.process = process
-            let reading = pipe.fileHandleForReading
-            Thread { [text] in
-                while case let data = reading.availableData, !data.isEmpty {
-                    text.value.withLock { $0 += String(decoding: data, as: UTF8.self) }
-                }
-            }.start()
-        }
-
-        func stop() {
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-            }
-        }
-    }
-
     /// Two daemons: a knows b only by its id (b announces the name "bob");
     /// what b draws is "bob drew 1 stroke in Night Train › 1-1" in a's
     /// `watch`, and bob in a's `history`.
@@ -88,8 +51,8 @@ import Testing
         try await eventually("b has the layer") { try b.client.get("/v1/projects/\(project)").status == 200 && ok(b, "layers", "list", project, "1-1").contains("ink") }
         try await eventually("a knows b's name") { try ok(a, "peers").contains("bob") }
 
-        let watch = try Background(["watch", "--project", project, "--socket", a.socket])
-        defer { watch.stop() }
+        let watch = try CLIProcess(["watch", "--project", project, "--socket", a.socket], keepingErrors: false)
+        defer { watch.kill() }
         // An edit made here shows the stream is live ("you …"); one made before it subscribed is not in it.
         try await eventually("the watch is live", timeout: .seconds(30)) {
             if watch.output.contains("you ") { return true }

@@ -321,7 +321,9 @@ struct Chromium {
     }
 }
 
-/// A long-running `storyteller` (such as `preview`) with its output collected.
+/// A long-running `storyteller` (such as `preview` or `watch`) with its
+/// output collected: standard output, and standard error with it unless
+/// `keepingErrors` is false.
 final class CLIProcess: Sendable {
     private let process: Process
     private final class Collected: Sendable {
@@ -329,14 +331,14 @@ final class CLIProcess: Sendable {
     }
     private let collected = Collected()
 
-    init(_ arguments: [String]) throws {
+    init(_ arguments: [String], keepingErrors: Bool = true) throws {
         let process = Process()
         process.executableURL = productsDirectory.appendingPathComponent("storyteller")
         process.arguments = arguments
         process.environment = TestEnvironment.make()
         let pipe = Pipe()
         process.standardOutput = pipe
-        process.standardError = pipe
+        process.standardError = keepingErrors ? pipe : FileHandle.nullDevice
         self.process = process
         let collected = self.collected
         try process.run()
