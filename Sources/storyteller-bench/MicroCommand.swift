@@ -55,7 +55,7 @@ struct MicroCommand: ParsableCommand {
         }
         results["stroke_add_us"] = 1e6 * add / Double(strokes)
 
-        guard case .changes(let changes) = author.changes(since: VersionVector()) else { throw ExitCode(1) }
+        guard case .changes(var changes) = author.changes(since: VersionVector()) else { throw ExitCode(1) }
         let batch = ChangeBatch.encode(changes)
         results["wire_bytes_per_stroke_change"] = Double(batch.count) / Double(changes.count)
         var decoded: [(EncodedChange, Change)] = []
@@ -65,6 +65,16 @@ struct MicroCommand: ParsableCommand {
         var receiver = ProjectDocument(id: documentID, replica: ReplicaID(2))
         let apply = try Measure.seconds { try receiver.apply(decoded) }
         results["change_apply_us"] = 1e6 * apply / Double(changes.count)
+        // Live heap a stroke holds in the drawing document and in the one that received it.
+        do {
+            decoded = []
+            var heap = Measure.heapInUseMB
+            receiver.keepsChangeLog = false
+            results["heap_received_log_bytes_per_stroke"] = (heap - Measure.heapInUseMB) * 1_048_576 / Double(strokes)
+            heap = Measure.heapInUseMB
+            receiver = ProjectDocument(id: documentID, replica: ReplicaID(2))
+            results["heap_received_state_bytes_per_stroke"] = (heap - Measure.heapInUseMB) * 1_048_576 / Double(strokes)
+        }
 
         // The same strokes in a signed document (its owner draws), caught up by
         // another member as a relay sends them: 512 KiB batches, each run ending
@@ -103,6 +113,16 @@ struct MicroCommand: ParsableCommand {
             try merged.merge(snapshot: snapshot)
         }
         results["snapshot_merge_twice_ms"] = 1e3 * merge
+
+        do {
+            changes = []
+            var heap = Measure.heapInUseMB
+            author.keepsChangeLog = false
+            results["heap_drawn_log_bytes_per_stroke"] = (heap - Measure.heapInUseMB) * 1_048_576 / Double(strokes)
+            heap = Measure.heapInUseMB
+            author = ProjectDocument(id: documentID, replica: ReplicaID(1))
+            results["heap_drawn_state_bytes_per_stroke"] = (heap - Measure.heapInUseMB) * 1_048_576 / Double(strokes)
+        }
 
         if json {
             let data = try JSONSerialization.data(withJSONObject: results.mapValues { rounded($0, 3) }, options: [.sortedKeys])

@@ -24,9 +24,19 @@ struct TraceCommand: ParsableCommand {
     @Flag(help: "After the replay, free parts of the replicas one by one and print the live heap each held.")
     var memoryBreakdown = false
 
+    @Option(
+        help: ArgumentHelp(
+            "After the replay, free every replica but this one (1…) and exit without freeing it, so that a heap profiler (heaptrack) reports what it holds as left at exit, by where it was allocated.",
+            valueName: "replica"))
+    var exitHoldingReplica: Int?
+
     func run() throws {
         var replay = try TraceReplay(path: file)
         try replay.run()
+        if let replica = exitHoldingReplica {
+            try replay.freeAllReplicas(but: replica - 1)
+            Foundation.exit(0)
+        }
         if memoryBreakdown {
             for (part, megabytes) in replay.memoryBreakdown() { print("\(part): \(rounded(megabytes, 1)) MB") }
             return
@@ -277,6 +287,13 @@ struct TraceReplay {
         return changes.map { $0.withSignature(signatures[$0.replica]?[$0.seq] ?? $0.signature) }
     }
 
+    /// Frees the benchmark's own maps and every replica but `kept` (0-based).
+    mutating func freeAllReplicas(but kept: Int) throws {
+        guard docs.indices.contains(kept) else { throw ValidationError("the trace has \(docs.count) replicas") }
+        traceIDs = TraceIDs()
+        for index in docs.indices where index != kept { docs[index] = ProjectDocument(id: documentID, replica: docs[index].replica) }
+    }
+
     /// The converged document of replica 0.
     var converged: ProjectDocument { docs[0] }
 
@@ -291,14 +308,20 @@ struct TraceReplay {
         }
         traceIDs = TraceIDs()
         step("benchmark's trace id maps")
-        for index in docs.indices.dropFirst() { docs[index] = ProjectDocument(id: documentID, replica: docs[index].replica) }
-        step("replicas 2…\(docs.count)")
+        for index in docs.indices.dropFirst().reversed() {
+            docs[index].keepsChangeLog = false
+            step("replica \(index + 1)'s change log")
+            docs[index] = ProjectDocument(id: documentID, replica: docs[index].replica)
+            step("replica \(index + 1)'s state (without log)")
+        }
+        // Its size only: a snapshot held while the state is freed would be counted against the state.
+        let snapshotBytes = docs[0].snapshot().count
+        before = Measure.heapInUseMB
         docs[0].keepsChangeLog = false
         step("replica 1's change log")
-        let snapshot = docs[0].snapshot()
         docs[0] = ProjectDocument(id: documentID, replica: docs[0].replica)
         step("replica 1's state (without log)")
-        result.append(("replica 1's snapshot size", Double(snapshot.count) / 1_048_576))
+        result.append(("replica 1's snapshot size", Double(snapshotBytes) / 1_048_576))
         result.append(("left", Measure.heapInUseMB))
         return result
     }
