@@ -199,7 +199,7 @@ extension ProjectDocument {
     /// does not hold are ignored). O(size + points).
     /// - Throws: `CodecError`, `DocumentError` (also when a stroke's points are in neither).
     public init(snapshot bytes: [UInt8], author: LocalAuthor, addingPoints points: [OpID: PointsBlob]) throws {
-        try self.init(snapshot: bytes, pointsFrom: points) { ReplicaCore(author: author, document: $0) }
+        try self.init(snapshot: bytes, pointsFrom: ContentTable(points)) { ReplicaCore(author: author, document: $0) }
     }
 
     /// As `init(snapshot:author:pointsFrom:)`, for an open document held by `replica`.
@@ -215,7 +215,7 @@ extension ProjectDocument {
         return (header.versionVector, header.updatedAt)
     }
 
-    private init(snapshot bytes: [UInt8], pointsFrom source: [OpID: PointsBlob]? = nil, core: (DocumentID) -> ReplicaCore) throws {
+    private init(snapshot bytes: [UInt8], pointsFrom source: ContentTable? = nil, core: (DocumentID) -> ReplicaCore) throws {
         var reader = try SnapshotReader(bytes)
         guard reader.header.kind == .project else {
             throw DocumentError(.invalidSnapshot, "the snapshot is of a library, not a project")
@@ -250,8 +250,8 @@ extension ProjectDocument {
     /// blobs of those operations are skipped, not decoded, and the state's
     /// strokes may name them (for a merge only: the state alone lacks them).
     private static func readState(
-        _ reader: inout SnapshotReader, pointsFrom source: [OpID: PointsBlob]? = nil,
-        held: (contents: [OpID: PointsBlob], known: [ReplicaID: UInt64])? = nil
+        _ reader: inout SnapshotReader, pointsFrom source: ContentTable? = nil,
+        held: (contents: ContentTable, known: [ReplicaID: UInt64])? = nil
     ) throws -> ProjectState {
         let replicas = reader.replicas
         var objects: [OpID: StoryObject] = [:]
@@ -295,8 +295,7 @@ extension ProjectDocument {
         let lengths = try section.readVarintColumn(count: count, "content lengths")
         var blobs = ByteReader(try section.readLengthPrefixed("points"))
         try section.expectEnd("contents")
-        var contents: [OpID: PointsBlob] = [:]
-        contents.reserveCapacity(count)
+        var contents = ContentTable()
         var knownHeld = KnownOperations(held?.known ?? [:])
         var counter: UInt64 = 0
         var previous: OpID?
@@ -349,7 +348,7 @@ extension ProjectDocument {
         try reader.expectEnd()
         return try ProjectState(
             objects: objects, containers: containers, strokes: strokes, contents: contents, tags: tags, fieldWrites: fieldWrites,
-            versionNames: names, contentsElsewhere: held?.contents ?? [:])
+            versionNames: names, contentsElsewhere: held?.contents ?? ContentTable())
     }
 
     /// The tags section (format 3): per object ascending, per tag ascending

@@ -82,7 +82,7 @@ struct ProjectState: Sendable {
     /// Stroke maps by layer id.
     private(set) var strokes: [OpID: [OpID: StrokeEntry]] = [:]
     /// Point blobs by the id of the operation that added them.
-    private(set) var contents: [OpID: PointsBlob] = [:]
+    private(set) var contents = ContentTable()
     /// Tags of the project (`.root`) and of shots: by object, then by tag key.
     private(set) var tags: [OpID: [String: TagEntry]] = [:]
     /// Media values written so far in this process (`FieldValue.media`): a
@@ -422,7 +422,7 @@ struct ProjectState: Sendable {
 
     var allStrokes: [OpID: [OpID: StrokeEntry]] { strokes }
 
-    var allContents: [OpID: PointsBlob] { contents }
+    var allContents: ContentTable { contents }
 
     var allFieldWrites: [FieldSlot: FieldWrites] { fieldWrites }
 
@@ -558,8 +558,8 @@ struct ProjectState: Sendable {
     /// `contentsElsewhere` instead (those of the state it is merged into).
     init(
         objects: [OpID: StoryObject], containers: [OpID: PositionTree], strokes: [OpID: [OpID: StrokeEntry]],
-        contents: [OpID: PointsBlob], tags: [OpID: [String: TagEntry]] = [:], fieldWrites: [FieldSlot: FieldWrites] = [:],
-        versionNames: [String: VersionName] = [:], contentsElsewhere: [OpID: PointsBlob] = [:]
+        contents: ContentTable, tags: [OpID: [String: TagEntry]] = [:], fieldWrites: [FieldSlot: FieldWrites] = [:],
+        versionNames: [String: VersionName] = [:], contentsElsewhere: ContentTable = ContentTable()
     ) throws(DocumentError) {
         self.objects = objects
         self.fieldWrites = fieldWrites

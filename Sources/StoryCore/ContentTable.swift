@@ -1,0 +1,162 @@
+/// Point blobs by the id of the `addStroke` operation that added them.
+///
+/// A replica's operations apply in the order of their counters, so each
+/// replica's blobs are kept in flat arrays sorted by counter: a new blob is
+/// appended, a lookup is a binary search. The arrays come in chunks of
+/// `chunkSize`, so growing never copies more than one chunk and never leaves
+/// more than one chunk's room unused. 48 bytes a blob (its counter and the
+/// blob), where a dictionary keyed by 128-bit op ids took 56 bytes a bucket at
+/// a load factor between 0.38 and 0.75, and rehashed every blob as it grew.
+/// A blob that comes out of order (a merge) is inserted in place.
+struct ContentTable: Sendable, Sequence {
+    /// Blobs of one replica: `counters[i]` is the counter of `blobs[i]`, ascending.
+    private struct Chunk: Sendable {
+        var counters: [UInt64] = []
+        var blobs: [PointsBlob] = []
+
+        init() {
+            counters.reserveCapacity(ContentTable.chunkSize)
+            blobs.reserveCapacity(ContentTable.chunkSize)
+        }
+    }
+
+    /// Blobs per chunk before a new one is started.
+    static let chunkSize = 1024
+
+    /// The replicas with blobs, and each one's chunks in counter order
+    /// (searched linearly: a project has a handful of authors).
+    private var replicas: [ReplicaID] = []
+    private var columns: [[Chunk]] = []
+    /// The number of blobs.
+    private(set) var count = 0
+
+    init() {}
+
+    /// The blobs of a dictionary.
+    init(_ blobs: [OpID: PointsBlob]) {
+        for (id, blob) in blobs.sorted(by: { $0.key < $1.key }) { self[id] = blob }
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// The blob added by operation `id`; setting nil removes it.
+    subscript(id: OpID) -> PointsBlob? {
+        get {
+            guard let column = column(of: id.replica) else { return nil }
+            let chunks = columns[column]
+            guard let (chunk, index) = Self.position(of: id.counter, in: chunks),
+                index < chunks[chunk].counters.count, chunks[chunk].counters[index] == id.counter
+            else { return nil }
+            return chunks[chunk].blobs[index]
+        }
+        set {
+            if let newValue { insert(newValue, for: id) } else { remove(id) }
+        }
+    }
+
+    /// Whether the table holds a blob for operation `id`.
+    func contains(_ id: OpID) -> Bool { self[id] != nil }
+
+    /// The ids of the blobs, by replica and counter.
+    var keys: [OpID] { map(\.key) }
+
+    private func column(of replica: ReplicaID) -> Int? { replicas.firstIndex(of: replica) }
+
+    /// Where `counter` is or would go: the chunk and the index in it.
+    /// Nil when the column is empty.
+    private static func position(of counter: UInt64, in chunks: [Chunk]) -> (Int, Int)? {
+        guard let lastChunk = chunks.indices.last else { return nil }
+        // The first chunk whose last counter is at least `counter` (appends land in the last chunk).
+        var low = 0, high = lastChunk
+        while low < high {
+            let middle = (low + high) / 2
+            if chunks[middle].counters.last! < counter { low = middle + 1 } else { high = middle }
+        }
+        let counters = chunks[low].counters
+        var lowIndex = 0, highIndex = counters.count
+        while lowIndex < highIndex {
+            let middle = (lowIndex + highIndex) / 2
+            if counters[middle] < counter { lowIndex = middle + 1 } else { highIndex = middle }
+        }
+        return (low, lowIndex)
+    }
+
+    private mutating func insert(_ blob: PointsBlob, for id: OpID) {
+        let column: Int
+        if let existing = self.column(of: id.replica) {
+            column = existing
+        } else {
+            replicas.append(id.replica)
+            columns.append([])
+            column = columns.count - 1
+        }
+        // The usual case: a newer operation of its replica, at the end.
+        if let last = columns[column].last?.counters.last, last < id.counter {
+            if columns[column][columns[column].count - 1].counters.count >= Self.chunkSize { columns[column].append(Chunk()) }
+            let chunk = columns[column].count - 1
+            columns[column][chunk].counters.append(id.counter)
+            columns[column][chunk].blobs.append(blob)
+            count += 1
+            return
+        }
+        guard let (chunk, index) = Self.position(of: id.counter, in: columns[column]) else {
+            var first = Chunk()
+            first.counters.append(id.counter)
+            first.blobs.append(blob)
+            columns[column].append(first)
+            count += 1
+            return
+        }
+        if index < columns[column][chunk].counters.count, columns[column][chunk].counters[index] == id.counter {
+            columns[column][chunk].blobs[index] = blob
+            return
+        }
+        columns[column][chunk].counters.insert(id.counter, at: index)
+        columns[column][chunk].blobs.insert(blob, at: index)
+        count += 1
+    }
+
+    private mutating func remove(_ id: OpID) {
+        guard let column = column(of: id.replica), let (chunk, index) = Self.position(of: id.counter, in: columns[column]),
+            index < columns[column][chunk].counters.count, columns[column][chunk].counters[index] == id.counter
+        else { return }
+        columns[column][chunk].counters.remove(at: index)
+        columns[column][chunk].blobs.remove(at: index)
+        count -= 1
+        if columns[column][chunk].counters.isEmpty { columns[column].remove(at: chunk) }
+        if columns[column].isEmpty {
+            columns.remove(at: column)
+            replicas.remove(at: column)
+        }
+    }
+
+    func makeIterator() -> Iterator { Iterator(table: self) }
+
+    /// The blobs by replica, each replica's by counter.
+    struct Iterator: IteratorProtocol {
+        fileprivate let table: ContentTable
+        private var column = 0, chunk = 0, index = 0
+
+        fileprivate init(table: ContentTable) { self.table = table }
+
+        mutating func next() -> (key: OpID, value: PointsBlob)? {
+            while column < table.columns.count {
+                let chunks = table.columns[column]
+                if chunk < chunks.count {
+                    if index < chunks[chunk].counters.count {
+                        defer { index += 1 }
+                        return (OpID(counter: chunks[chunk].counters[index], replica: table.replicas[column]), chunks[chunk].blobs[index])
+                    }
+                    chunk += 1
+                    index = 0
+                } else {
+                    column += 1
+                    chunk = 0
+                }
+            }
+            return nil
+        }
+    }
+
+    var underestimatedCount: Int { count }
+}
