@@ -1,12 +1,3 @@
-/// The changes one replica knows from one author, contiguous by sequence number.
-/// Changes before `firstSeq` were compacted away or arrived inside a snapshot.
-struct ChangeLog: Sendable {
-    var firstSeq: UInt64 = 1
-    var changes: [EncodedChange] = []
-
-    var nextSeq: UInt64 { firstSeq + UInt64(changes.count) }
-}
-
 /// What `apply` did with a batch of changes.
 public struct ApplyReport: Sendable {
     /// The changes applied by this call, in the order they were applied
@@ -265,7 +256,7 @@ struct ReplicaCore: Sendable {
             state.rollback(journal)
             (versionVector, clock, lastCounters, createdAt, updatedAt) = saved
             (authors, heads, frontiers, access) = savedSigned
-            for (replica, count) in logAppends { logs[replica]!.changes.removeLast(count) }
+            for (replica, count) in logAppends { logs[replica]!.removeLast(count) }
             // An invalid change can never apply; it and the rest of its replica's
             // held-back changes (which depend on it) must not block later calls.
             if let (replica, seq) = rejected {
@@ -398,9 +389,17 @@ struct ReplicaCore: Sendable {
     }
 
     private mutating func appendToLog(_ change: EncodedChange, appends: inout [ReplicaID: Int]) {
-        guard keepsLog, logs[change.replica, default: ChangeLog()].nextSeq == change.seq else { return }
-        logs[change.replica, default: ChangeLog()].changes.append(change)
-        appends[change.replica, default: 0] += 1
+        guard keepsLog else { return }
+        let appended = Self.append(change, to: &logs[change.replica, default: ChangeLog()])
+        if appended { appends[change.replica, default: 0] += 1 }
+    }
+
+    /// Appends `change` if it is the log's next one (a log that restarted
+    /// after a snapshot skips the changes the snapshot covered).
+    private static func append(_ change: EncodedChange, to log: inout ChangeLog) -> Bool {
+        guard log.nextSeq == change.seq else { return false }
+        log.append(change)
+        return true
     }
 
     /// Applies one change whose dependencies are met.
@@ -510,8 +509,7 @@ struct ReplicaCore: Sendable {
     /// different changes with one (replica, seq) mean a copied database.
     private func checkSameAsLogged(_ change: EncodedChange) throws(DocumentError) {
         guard let log = logs[change.replica], change.seq >= log.firstSeq, change.seq < log.nextSeq else { return }
-        let logged = log.changes[Int(change.seq - log.firstSeq)]
-        if logged.bytes != change.bytes {
+        if log.bytes(ofSeq: change.seq) != change.bytes {
             throw DocumentError(
                 .conflict,
                 "two different changes claim sequence number \(change.seq) of replica \(change.replica): "
@@ -521,14 +519,35 @@ struct ReplicaCore: Sendable {
 
     /// The changes `other` lacks, in causal order.
     func changes(since other: VersionVector) -> ChangesSince {
-        var result: [EncodedChange] = []
+        // Each replica's run is in counter order already: merged, not sorted.
+        var runs: [(replica: ReplicaID, log: ChangeLog, next: Int)] = []
+        var total = 0
         for (replica, seq) in versionVector.sortedEntries where seq > other[replica] {
             guard let log = logs[replica], log.firstSeq <= other[replica] + 1, log.nextSeq == seq + 1 else {
                 return .snapshotRequired
             }
-            result += log.changes[Int(other[replica] + 1 - log.firstSeq)...]
+            let first = Int(other[replica] + 1 - log.firstSeq)
+            runs.append((replica, log, first))
+            total += log.count - first
         }
-        result.sort(by: EncodedChange.causalOrder)
+        var result: [EncodedChange] = []
+        result.reserveCapacity(total)
+        while true {
+            // The run whose next change comes first (`EncodedChange.causalOrder`:
+            // by first counter, then replica; runs are in replica order).
+            var best = -1
+            var bestCounter = UInt64.max
+            for index in runs.indices where runs[index].next < runs[index].log.count {
+                let counter = runs[index].log.startCounter(at: runs[index].next)
+                if best < 0 || counter < bestCounter {
+                    best = index
+                    bestCounter = counter
+                }
+            }
+            guard best >= 0 else { break }
+            result.append(runs[best].log.change(at: runs[best].next, replica: runs[best].replica))
+            runs[best].next += 1
+        }
         return .changes(result)
     }
 
@@ -607,9 +626,7 @@ struct ReplicaCore: Sendable {
             heads[replica] = ChainHead(seq: change.seq, hash: hash, signature: encoded.signature)
             if change.seq == 1 { authors[replica] = author.record }
         }
-        if keepsLog, logs[replica, default: ChangeLog()].nextSeq == change.seq {
-            logs[replica, default: ChangeLog()].changes.append(encoded)
-        }
+        if keepsLog { _ = Self.append(encoded, to: &logs[replica, default: ChangeLog()]) }
     }
 
     /// Makes a local change of access operations (founding, sharing): checked
@@ -650,7 +667,7 @@ struct ReplicaCore: Sendable {
     mutating func merge(_ header: SnapshotHeader) {
         for (replica, seq) in header.versionVector.sortedEntries where seq > versionVector[replica] {
             if !isSigned, let frontier = header.frontiers[replica] { frontiers[replica] = frontier }
-            logs[replica] = ChangeLog(firstSeq: seq + 1, changes: [])
+            logs[replica] = ChangeLog(firstSeq: seq + 1)
             // Held-back changes after the snapshot stay if their chain continues
             // from the snapshot's head (an open document has no chains).
             let continues = !isSigned || (header.heads[replica].map { pending[replica]?[seq]?.hash == $0.hash } ?? false)
@@ -707,7 +724,7 @@ struct ReplicaCore: Sendable {
         for (replica, log) in logs {
             let keepFrom = min(horizon[replica] + 1, log.nextSeq)
             guard keepFrom > log.firstSeq else { continue }
-            logs[replica] = ChangeLog(firstSeq: keepFrom, changes: Array(log.changes[Int(keepFrom - log.firstSeq)...]))
+            logs[replica] = log.dropping(before: keepFrom, replica: replica)
         }
     }
 }

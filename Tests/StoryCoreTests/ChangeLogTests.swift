@@ -1,0 +1,103 @@
+import StoryTestSupport
+import Testing
+
+@testable import StoryCore
+
+@Suite struct ChangeLogTests {
+    private static let replica = ReplicaID(7)
+
+    /// A change of the log's replica with header fields and bytes of its own.
+    private static func change(seq: UInt64, random: inout SeededGenerator) -> EncodedChange {
+        let start = seq * 20 + UInt64.random(in: 0..<10, using: &random)
+        let bytes = (0..<Int.random(in: 1...40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+        return EncodedChange(
+            bytes: bytes[...], replica: replica, seq: seq, startCounter: start,
+            endCounter: start + UInt64.random(in: 0...9_999, using: &random), wallTime: Int64.random(in: -5...1_000_000, using: &random),
+            signature: Bool.random(using: &random) && seq % 3 == 0 ? (0..<64).map { _ in UInt8(seq % 251) } : nil,
+            isAnchor: Bool.random(using: &random))
+    }
+
+    private static func same(_ a: EncodedChange, _ b: EncodedChange) -> Bool {
+        a.bytes == b.bytes && a.replica == b.replica && a.seq == b.seq && a.startCounter == b.startCounter
+            && a.endCounter == b.endCounter && a.wallTime == b.wallTime && a.signature == b.signature && a.isAnchor == b.isAnchor
+    }
+
+    /// Appends, removals of the newest (a rolled-back apply) and compaction
+    /// (dropping a prefix), across chunk boundaries, with signatures coming
+    /// late or never: every change read back is the one appended.
+    @Test(arguments: 0..<8)
+    func everyChangeReadBackIsTheOneAppended(seed: Int) {
+        var random = SeededGenerator(seed: UInt64(seed))
+        let start = UInt64.random(in: 1...50, using: &random)
+        var log = ChangeLog(firstSeq: start)
+        var model: [EncodedChange] = []
+        var firstSeq = start
+        for _ in 0..<300 {
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0:
+                let k = Int.random(in: 0...min(model.count, 2 * ChangeLog.chunkSize), using: &random)
+                log.removeLast(k)
+                model.removeLast(k)
+            case 1 where !model.isEmpty:
+                let seq = firstSeq + UInt64.random(in: 0...UInt64(model.count), using: &random)
+                log = log.dropping(before: seq, replica: Self.replica)
+                model.removeFirst(Int(seq - firstSeq))
+                firstSeq = seq
+            default:
+                for _ in 0..<Int.random(in: 1...700, using: &random) {
+                    let change = Self.change(seq: firstSeq + UInt64(model.count), random: &random)
+                    log.append(change)
+                    model.append(change)
+                }
+            }
+            #expect(log.count == model.count)
+            #expect(log.firstSeq == firstSeq)
+            #expect(log.nextSeq == firstSeq + UInt64(model.count))
+        }
+        for (index, expected) in model.enumerated() {
+            let read = log.change(at: index, replica: Self.replica)
+            #expect(Self.same(read, expected), "change \(index) of \(model.count)")
+            #expect(log.startCounter(at: index) == expected.startCounter)
+            #expect(log.bytes(ofSeq: expected.seq) == expected.bytes)
+        }
+    }
+
+    /// A document sends the changes a peer lacks in causal order (by first
+    /// counter, then replica), merged from its replicas' logs.
+    @Test(arguments: 0..<4)
+    func changesSinceAVectorComeInCausalOrder(seed: Int) throws {
+        var random = SeededGenerator(seed: UInt64(seed))
+        let id = DocumentID(high: 3, low: UInt64(seed))
+        var docs = (1...3).map { ProjectDocument(id: id, replica: ReplicaID(UInt64($0))) }
+        let layer = try docs[0].edit(at: 0) { editor in
+            try editor.insertLayer(in: try editor.insertShot(in: try editor.insertScene(at: 0), at: 0), at: 0)
+        }.value
+        var lacking = VersionVector()
+        for step in 0..<400 {
+            let index = Int.random(in: 0..<3, using: &random)
+            if Int.random(in: 0..<6, using: &random) == 0 {
+                let other = (index + Int.random(in: 1...2, using: &random)) % 3
+                guard case .changes(let changes) = docs[other].changes(since: docs[index].versionVector) else {
+                    Issue.record("a log was compacted")
+                    return
+                }
+                try docs[index].apply(batch: ChangeBatch.encode(changes)[...])
+            } else if docs[index].versionVector[ReplicaID(1)] > 0 {
+                try docs[index].edit(at: Int64(step)) {
+                    try $0.addStroke(to: layer, brush: Brush(), points: [Point(x: 0.5, y: Double(step) / 400, pressure: 0.5)])
+                }
+            }
+            if step == 200 { lacking = docs[0].versionVector }
+        }
+        for (doc, since) in docs.flatMap({ doc in [(doc, VersionVector()), (doc, lacking)] }) {
+            guard case .changes(let changes) = doc.changes(since: since) else {
+                Issue.record("a log was compacted")
+                return
+            }
+            #expect(changes == changes.sorted(by: EncodedChange.causalOrder))
+            let expected = doc.versionVector.entries.reduce(0) { $0 + Int($1.value - min(since[$1.key], $1.value)) }
+            #expect(changes.count == expected)
+            #expect(changes.allSatisfy { $0.seq > since[$0.replica] })
+        }
+    }
+}
