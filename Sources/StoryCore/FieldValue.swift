@@ -143,7 +143,7 @@ public enum FieldKey: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     /// Whether `value` may be stored under this key on an object of `kind`;
     /// `.null` (unset) is always accepted for a key the kind has.
     public func accepts(_ value: FieldValue, on kind: ObjectKind) -> Bool {
-        guard kind.fieldKeys.contains(self) else { return false }
+        guard kind.has(self) else { return false }
         switch (self, value) {
         case (_, .null): return true
         case (.title, .string(let s)), (.description, .string(let s)), (.caption, .string(let s)),
@@ -198,6 +198,12 @@ public enum ObjectKind: UInt8, CaseIterable, Sendable, CustomStringConvertible {
         case .folder, .projectEntry: [.name, .description]
         }
     }
+
+    /// Whether objects of this kind have field `key`: `fieldKeys` as bits,
+    /// so a check does not build the set (every field a change sets is checked).
+    public func has(_ key: FieldKey) -> Bool { Self.fieldMasks[Int(rawValue)] & (1 << UInt32(key.rawValue)) != 0 }
+
+    private static let fieldMasks: [UInt32] = allCases.map { kind in kind.fieldKeys.reduce(0) { $0 | 1 << UInt32($1.rawValue) } }
 
     /// The kind of object this kind's children are placed in (scenes in the
     /// project, shots in scenes, layers in shots), or nil for the root.

@@ -112,6 +112,7 @@ struct ReplicaCore: Sendable {
         self.replica = replica
         self.document = document
         author = nil
+        crypto = nil
     }
 
     /// A signed document whose local changes `author` makes.
@@ -119,10 +120,15 @@ struct ReplicaCore: Sendable {
         replica = author.replica
         self.document = document
         self.author = author
+        crypto = author.crypto
     }
 
-    var isSigned: Bool { author != nil }
-    private var crypto: (any DocumentCrypto)? { author?.crypto }
+    /// The author's crypto, kept apart: every change applied asks for it, and
+    /// taking it from `author` each time copied the author (a profile of a
+    /// sync showed the copies).
+    private let crypto: (any DocumentCrypto)?
+
+    var isSigned: Bool { crypto != nil }
 
     var pendingCount: Int { pending.values.reduce(0) { $0 + $1.count } }
 
@@ -177,18 +183,19 @@ struct ReplicaCore: Sendable {
         do {
             let fresh = try admitArrivals(incoming, origin: origin, report: &report)
             // Fast path: a batch sent in causal order applies as it comes.
-            for item in fresh {
-                if queues.isEmpty && dependenciesMet(item.change) {
+            // By index: each element is read in place, not copied (its reference counts).
+            for index in fresh.indices {
+                if queues.isEmpty && dependenciesMet(fresh[index].change) {
                     do {
-                        try applyOne(item, to: &state, journal: &journal, report: &report)
+                        try applyOne(fresh[index], to: &state, journal: &journal, report: &report)
                     } catch {
-                        rejected = (item.change.replica, item.change.seq)
+                        rejected = (fresh[index].change.replica, fresh[index].change.seq)
                         throw error
                     }
-                    appendToLog(item.encoded, appends: &logAppends)
-                    report.applied.append(item.encoded)
+                    appendToLog(fresh[index].encoded, appends: &logAppends)
+                    report.applied.append(fresh[index].encoded)
                 } else {
-                    queues[item.change.replica, default: [:]][item.change.seq] = item
+                    queues[fresh[index].change.replica, default: [:]][fresh[index].change.seq] = fresh[index]
                 }
             }
             let replicas = pending.isEmpty && queues.isEmpty ? [] : Set(queues.keys).union(pending.keys).sorted()
@@ -286,7 +293,12 @@ struct ReplicaCore: Sendable {
     ) throws(DocumentError) -> [HeldChange] {
         var fresh: [HeldChange] = []
         fresh.reserveCapacity(incoming.count)
-        var arrived: [ChangeKey: Int] = [:]
+        // The newest sequence number of each replica that arrived in this call:
+        // only a change at or below it can repeat one of the call's own. The
+        // index of the call's changes is built only when one does (a batch in
+        // order, the usual case, spares a hash insert per change).
+        var newestArrived: [ReplicaID: UInt64] = [:]
+        var arrived: [ChangeKey: Int]?
         var lastHash: [ReplicaID: (seq: UInt64, hash: Digest32)] = [:]
         var declared: [ReplicaID: AuthorRecord] = [:]
         for (encoded, change) in incoming {
@@ -296,7 +308,12 @@ struct ReplicaCore: Sendable {
                 report.duplicates += 1
                 continue
             }
-            if let earlier = pending[replica]?[change.seq]?.encoded ?? arrived[ChangeKey(replica: replica, seq: change.seq)].map({ fresh[$0].encoded }) {
+            let key = ChangeKey(replica: replica, seq: change.seq)
+            if change.seq <= newestArrived[replica] ?? 0, arrived == nil {
+                arrived = [:]
+                for index in fresh.indices { arrived![ChangeKey(replica: fresh[index].change.replica, seq: fresh[index].change.seq)] = index }
+            }
+            if let earlier = pending[replica]?[change.seq]?.encoded ?? arrived?[key].map({ fresh[$0].encoded }) {
                 guard earlier.bytes == encoded.bytes else {
                     throw DocumentError(
                         .conflict, "two different changes claim sequence number \(change.seq) of replica \(replica)")
@@ -339,7 +356,8 @@ struct ReplicaCore: Sendable {
                 item.hash = hash
                 lastHash[replica] = (change.seq, hash)
             }
-            arrived[ChangeKey(replica: replica, seq: change.seq)] = fresh.count
+            newestArrived[replica] = max(newestArrived[replica] ?? 0, change.seq)
+            arrived?[key] = fresh.count
             fresh.append(item)
         }
         guard let crypto, let author else {
