@@ -30,6 +30,10 @@ enum Measure {
         return Double(info.uordblks + info.hblkhd) / 1_048_576
     }
 
+    /// Bytes malloc holds free in its arenas (glibc's `mallinfo2`): memory
+    /// the program freed that stays resident where it is interleaved with live blocks.
+    static var heapFreeMB: Double { Double(mallinfo2().fordblks) / 1_048_576 }
+
     /// Returns freed heap pages to the system (glibc's `malloc_trim(0)`).
     @discardableResult
     static func trimMalloc() -> Int32 { malloc_trim(0) }

@@ -330,6 +330,7 @@ struct TraceReplay {
     mutating func measureAfterwards(repeats: Int) throws -> [String: Any] {
         let rssReplicas = Measure.residentMB
         let heapReplicas = Measure.heapInUseMB
+        let heapFree = Measure.heapFreeMB
         let peakReplay = Measure.peakMB
         // The replay's parser garbage stays in malloc's free lists; trimming them
         // shows what the replicas themselves hold.
@@ -394,7 +395,7 @@ struct TraceReplay {
             "load_s": rounded(Measure.median(loads), 5), "merge_s": rounded(Measure.median(merges), 4),
             "merge_input_bytes": inputs.reduce(0) { $0 + $1.count },
             "rss_replicas_mb": rounded(rssReplicas, 1), "rss_replicas_trimmed_mb": rounded(rssTrimmed, 1),
-            "heap_replicas_mb": rounded(heapReplicas, 1),
+            "heap_replicas_mb": rounded(heapReplicas, 1), "heap_free_mb": rounded(heapFree, 1),
             "peak_rss_replay_mb": rounded(peakReplay, 1),
             "peak_rss_mb": rounded(Measure.peakMB, 1),
         ]
