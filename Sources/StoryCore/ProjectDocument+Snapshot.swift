@@ -117,14 +117,15 @@ extension ProjectDocument {
         static let all: UInt64 = 31
     }
 
-    private static func writeStrokes(_ strokes: [OpID: [OpID: StrokeEntry]], table: ReplicaTable, into out: inout ByteWriter) {
+    private static func writeStrokes(_ strokes: [OpID: StrokeMap], table: ReplicaTable, into out: inout ByteWriter) {
         let layers = strokes.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }
         out.write(count: layers.count)
         var rows: [(OpID, StrokeEntry)] = []
         for (layer, map) in layers {
             out.write(layer, table: table)
             out.write(count: map.count)
-            rows += map.sorted { $0.key < $1.key }
+            // A layer's strokes are in key order already.
+            rows += map.lazy.map { ($0.key, $0.value) }
         }
         var keyReplicas: [UInt64] = [], keyCounters: [UInt64] = [], flags: [UInt64] = []
         var tools: [UInt64] = [], colors: [UInt64] = [], widths: [UInt64] = [], ends: [UInt64] = []
@@ -407,7 +408,7 @@ extension ProjectDocument {
     /// them into a replica that holds those operations changes nothing).
     private static func readStrokes(
         _ input: inout ByteReader, replicas: [ReplicaID], skipping known: KnownOperations? = nil
-    ) throws(CodecError) -> [OpID: [OpID: StrokeEntry]] {
+    ) throws(CodecError) -> [OpID: StrokeMap] {
         var known = known
         var layers: [(OpID, Int)] = []
         var total = 0
@@ -429,12 +430,11 @@ extension ProjectDocument {
         let widths = try input.readRunLengthColumn(count: total, "widths")
         let ends = try input.readRunLengthColumn(count: total, "line ends")
         var extras = ByteReader(try input.readLengthPrefixed("stroke extras"))
-        var result: [OpID: [OpID: StrokeEntry]] = [:]
+        var result: [OpID: StrokeMap] = [:]
         result.reserveCapacity(layers.count)
         var row = 0
         for (layer, count) in layers {
-            var map: [OpID: StrokeEntry] = [:]
-            map.reserveCapacity(count)
+            var map = StrokeMap()
             var counter: UInt64 = 0
             var previous: OpID?
             for _ in 0..<count {

@@ -80,7 +80,7 @@ struct ProjectState: Sendable {
     private(set) var objects: [OpID: StoryObject]
     private(set) var containers: [OpID: PositionTree] = [:]
     /// Stroke maps by layer id.
-    private(set) var strokes: [OpID: [OpID: StrokeEntry]] = [:]
+    private(set) var strokes: [OpID: StrokeMap] = [:]
     /// Point blobs by the id of the operation that added them.
     private(set) var contents = ContentTable()
     /// Tags of the project (`.root`) and of shots: by object, then by tag key.
@@ -342,7 +342,7 @@ struct ProjectState: Sendable {
 
     var allTags: [OpID: [String: TagEntry]] { tags }
 
-    func strokeMap(of layer: OpID) -> [OpID: StrokeEntry] { strokes[layer] ?? [:] }
+    func strokeMap(of layer: OpID) -> StrokeMap { strokes[layer] ?? StrokeMap() }
 
     func tree(of container: OpID) -> PositionTree? { containers[container] }
 
@@ -420,7 +420,7 @@ struct ProjectState: Sendable {
 
     var allContainers: [OpID: PositionTree] { containers }
 
-    var allStrokes: [OpID: [OpID: StrokeEntry]] { strokes }
+    var allStrokes: [OpID: StrokeMap] { strokes }
 
     var allContents: ContentTable { contents }
 
@@ -544,7 +544,7 @@ struct ProjectState: Sendable {
         }
     }
 
-    private static func merge(_ theirs: [OpID: StrokeEntry], into mine: inout [OpID: StrokeEntry], known: inout KnownOperations) {
+    private static func merge(_ theirs: StrokeMap, into mine: inout StrokeMap, known: inout KnownOperations) {
         for (key, entry) in theirs {
             // Both registers written by operations this state holds: ours is
             // the same or later, so there is nothing to take.
@@ -557,7 +557,7 @@ struct ProjectState: Sendable {
     /// reference inside it resolves; a stroke's points may be in
     /// `contentsElsewhere` instead (those of the state it is merged into).
     init(
-        objects: [OpID: StoryObject], containers: [OpID: PositionTree], strokes: [OpID: [OpID: StrokeEntry]],
+        objects: [OpID: StoryObject], containers: [OpID: PositionTree], strokes: [OpID: StrokeMap],
         contents: ContentTable, tags: [OpID: [String: TagEntry]] = [:], fieldWrites: [FieldSlot: FieldWrites] = [:],
         versionNames: [String: VersionName] = [:], contentsElsewhere: ContentTable = ContentTable()
     ) throws(DocumentError) {

@@ -356,6 +356,6 @@ extension ProjectEditor {
 
     /// A random erased stroke key of a layer, if any.
     func erasedKey(in layer: OpID, using random: inout SeededGenerator) -> OpID? {
-        random.pick(state.strokeMap(of: layer).filter { $0.value.isErased }.keys.sorted())
+        random.pick(state.strokeMap(of: layer).filter { $0.value.isErased }.map(\.key).sorted())
     }
 }

@@ -1,0 +1,74 @@
+import StoryTestSupport
+import Testing
+
+@testable import StoryCore
+
+@Suite struct StrokeMapTests {
+    private static func entry(_ key: OpID, erased: Bool = false) -> StrokeEntry {
+        var entry = StrokeEntry(value: StrokeValue(content: key, brush: Brush()), id: key)
+        entry.isErased = erased
+        return entry
+    }
+
+    /// The map must answer as a dictionary would and iterate in key order,
+    /// whatever the order of writes: mostly the newest key (a stroke drawn),
+    /// late keys anywhere (another replica's strokes, a merge), which split
+    /// chunks, replacements (a put, an erase) and removals (a rollback).
+    @Test(arguments: 0..<12)
+    func itAnswersAsADictionaryWouldAndIteratesInKeyOrder(seed: Int) {
+        var random = SeededGenerator(seed: UInt64(seed))
+        var map = StrokeMap()
+        var model: [OpID: StrokeEntry] = [:]
+        var clock: UInt64 = 0
+        for _ in 0..<(5 * StrokeMap.maximumChunk) {
+            let key: OpID
+            switch Int.random(in: 0..<20, using: &random) {
+            case 0..<10:
+                clock += UInt64.random(in: 1...4, using: &random)
+                key = OpID(counter: clock, replica: ReplicaID(UInt64.random(in: 1...3, using: &random)))
+            case 10..<15:
+                key = OpID(counter: UInt64.random(in: 0...(clock + 1), using: &random), replica: ReplicaID(UInt64.random(in: 1...3, using: &random)))
+            case 15..<17:
+                guard let existing = model.keys.randomElement(using: &random) else { continue }
+                key = existing
+            default:
+                let victim = model.keys.randomElement(using: &random) ?? OpID(counter: 1, replica: ReplicaID(1))
+                map[victim] = nil
+                model[victim] = nil
+                continue
+            }
+            let entry = Self.entry(key, erased: Bool.random(using: &random))
+            map[key] = entry
+            model[key] = entry
+            if Int.random(in: 0..<50, using: &random) == 0 {
+                // In place, as an erase writes.
+                map[key]!.isErased.toggle()
+                model[key]!.isErased.toggle()
+            }
+        }
+        #expect(map.count == model.count)
+        #expect(map.isEmpty == model.isEmpty)
+        #expect(map.keys == model.keys.sorted())
+        for (key, entry) in map { #expect(model[key] == entry) }
+        for (key, entry) in model { #expect(map[key] == entry) }
+        for counter in [0, clock + 1, UInt64.max] {
+            let absent = OpID(counter: counter, replica: ReplicaID(9))
+            #expect(map[absent] == nil)
+        }
+        var rebuilt = StrokeMap()
+        for (key, entry) in model.shuffled(using: &random) { rebuilt[key] = entry }
+        #expect(rebuilt == map)
+        if let any = model.keys.first {
+            rebuilt[any]!.stamp = OpID(counter: UInt64.max, replica: ReplicaID(1))
+            #expect(rebuilt != map)
+        }
+    }
+
+    @Test func aLiteralBuildsTheMap() {
+        let a = OpID(counter: 5, replica: ReplicaID(2)), b = OpID(counter: 3, replica: ReplicaID(9))
+        let map: StrokeMap = [a: Self.entry(a), b: Self.entry(b, erased: true)]
+        #expect(map.keys == [b, a])
+        #expect(map[b]?.isErased == true)
+        #expect(StrokeMap().isEmpty)
+    }
+}
