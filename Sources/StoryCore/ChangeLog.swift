@@ -34,7 +34,8 @@ struct ChangeLog: Sendable {
 
     mutating func append(_ change: EncodedChange) {
         assert(change.seq == nextSeq, "a log grows by the next sequence number")
-        if chunks.last.map({ $0.count >= Self.chunkSize }) ?? true {
+        // By index: a copy of the last chunk held here would make the append copy it.
+        if chunks.isEmpty || chunks[chunks.count - 1].count >= Self.chunkSize {
             var chunk: [Entry] = []
             chunk.reserveCapacity(Self.chunkSize)
             chunks.append(chunk)

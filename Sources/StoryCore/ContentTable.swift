@@ -91,8 +91,10 @@ struct ContentTable: Sendable, Sequence {
             column = columns.count - 1
         }
         // The usual case: a newer operation of its replica, at the end.
-        if let last = columns[column].last?.counters.last, last < id.counter {
-            if columns[column][columns[column].count - 1].counters.count >= Self.chunkSize { columns[column].append(Chunk()) }
+        // (Nothing may hold the last chunk while it grows, or the append would copy it.)
+        let lastChunk = columns[column].count - 1
+        if lastChunk >= 0, let last = columns[column][lastChunk].counters.last, last < id.counter {
+            if columns[column][lastChunk].counters.count >= Self.chunkSize { columns[column].append(Chunk()) }
             let chunk = columns[column].count - 1
             columns[column][chunk].counters.append(id.counter)
             columns[column][chunk].blobs.append(blob)

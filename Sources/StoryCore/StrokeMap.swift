@@ -55,9 +55,11 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
     }
 
     private mutating func put(_ entry: StrokeEntry, under key: OpID) {
-        // The usual case: the newest key, at the end.
-        if let last = chunks.last, last[last.count - 1].key < key, last.count < Self.maximumChunk {
-            chunks[chunks.count - 1].append((key, entry))
+        // The usual case: the newest key, at the end. (Nothing may hold the
+        // last chunk while it grows, or the append would copy it.)
+        let lastChunk = chunks.count - 1
+        if lastChunk >= 0, chunks[lastChunk].count < Self.maximumChunk, chunks[lastChunk][chunks[lastChunk].count - 1].key < key {
+            chunks[lastChunk].append((key, entry))
             count += 1
             return
         }
