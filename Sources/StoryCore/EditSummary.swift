@@ -45,6 +45,9 @@ enum EditSummary {
                     fieldKeys[object] = [key]
                     phrases.append(.fields(object))
                 }
+            case .drawn(let layer, _):
+                if strokeCounts[layer] == nil { phrases.append(.strokes(layer: layer)) }
+                strokeCounts[layer, default: [:]]["drew", default: 0] += 1
             case .stroke(let layer, let key, let previous):
                 let now = state.strokeMap(of: layer)[key]
                 let verb: String

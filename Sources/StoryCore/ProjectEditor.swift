@@ -398,6 +398,8 @@ public struct ProjectEditor: ChangeBuilder {
                 record.add(.deleted(object), previous: .deleted(true), stamp: id, previousStamp: nil)
             case .stroke(let layer, let key, let previous):
                 record.add(.stroke(layer: layer, key: key), previous: .stroke(previous?.visibleValue), stamp: id, previousStamp: previous?.stamp)
+            case .drawn(let layer, let key):
+                record.add(.stroke(layer: layer, key: key), previous: .stroke(nil), stamp: id, previousStamp: nil)
             case .tag(let object, let key, let previous):
                 record.add(.tag(object, key), previous: .tag(previous?.spelling), stamp: id, previousStamp: previous?.stamp)
             case .entry, .content, .container, .writes, .versionName:

@@ -53,8 +53,13 @@ struct StrokeEntry: Hashable, Sendable {
 
 /// What applying one operation changed, so a failed change can be rolled back
 /// and an undo can invert a session's own edit.
+///
+/// A batch of changes keeps one entry per write until it commits, so entries
+/// are kept small (72 bytes): the two with large payloads (a field's value,
+/// a stroke's entry) are boxed, and a stroke drawn, by far the most common
+/// write, is one entry without a payload.
 enum ProjectJournalEntry: Sendable {
-    case field(object: OpID, key: FieldKey, previous: Register<FieldValue>?)
+    indirect case field(object: OpID, key: FieldKey, previous: Register<FieldValue>?)
     case container(object: OpID, previous: Register<OpID>)
     /// Where a move or reorder took the object from (for undo only).
     case moved(object: OpID, from: Place)
@@ -62,7 +67,9 @@ enum ProjectJournalEntry: Sendable {
     case created(object: OpID)
     case entry(container: OpID, entry: OpID)
     case content(OpID)
-    case stroke(layer: OpID, key: OpID, previous: StrokeEntry?)
+    indirect case stroke(layer: OpID, key: OpID, previous: StrokeEntry?)
+    /// A stroke drawn: its content and its entry under its own id, both new.
+    case drawn(layer: OpID, key: OpID)
     /// A tag's entry before an add or remove (nil: the object never had it).
     case tag(object: OpID, key: String, previous: TagEntry?)
     /// What a text field remembered of its concurrent writes before.
@@ -176,9 +183,14 @@ struct ProjectState: Sendable {
             try checkLayer(layer)
             guard contents[id] == nil else { throw DocumentError(.invalidOperation, "content \(id) already exists") }
             contents[id] = points
-            journal.append(.content(id))
-            let previous = strokes[layer]?[id]
-            journal.append(.stroke(layer: layer, key: id, previous: previous))
+            if let previous = strokes[layer]?[id] {
+                // Not reachable from valid states (a key names a content that
+                // exists), but a rollback must restore whatever was there.
+                journal.append(.content(id))
+                journal.append(.stroke(layer: layer, key: id, previous: previous))
+            } else {
+                journal.append(.drawn(layer: layer, key: id))
+            }
             strokes[layer, default: [:]][id] = StrokeEntry(value: StrokeValue(content: id, brush: brush), id: id)
 
         case .putStroke(let layer, let key, let value):
@@ -266,6 +278,9 @@ struct ProjectState: Sendable {
             case .entry(let container, let entry): containers[container]!.remove(entry)
             case .content(let id): contents[id] = nil
             case .stroke(let layer, let key, let previous): strokes[layer]![key] = previous
+            case .drawn(let layer, let key):
+                strokes[layer]![key] = nil
+                contents[key] = nil
             case .tag(let object, let key, let previous):
                 tags[object, default: [:]][key] = previous
                 if tags[object]?.isEmpty ?? false { tags[object] = nil }

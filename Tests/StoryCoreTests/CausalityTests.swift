@@ -77,6 +77,38 @@ import Testing
         #expect(doc.versionVector[ReplicaID(1)] == 3)
     }
 
+    /// Strokes drawn, erased and redrawn by changes of a batch that fails
+    /// later are undone with it: no stroke entry and no point blob is left.
+    @Test func strokesOfABatchThatFailsAreRolledBackWithTheirPoints() throws {
+        var source = ProjectDocument(id: Board.documentID, replica: ReplicaID(1))
+        let layer = try source.edit(at: 0) { editor in
+            try editor.insertLayer(in: try editor.insertShot(in: try editor.insertScene(at: 0), at: 0), at: 0)
+        }.value
+        guard case .changes(let before) = source.changes(since: VersionVector()) else { throw SyncTestError.snapshotRequired }
+        var doc = ProjectDocument(id: Board.documentID, replica: ReplicaID(2))
+        try doc.apply(try before.map { ($0, try $0.decoded()) })
+        let snapshot = doc.snapshot()
+        let vector = source.versionVector
+        var drawn: [OpID] = []
+        for index in 0..<5 {
+            let points = (0..<8).map { Point(x: Double($0) / 8, y: Double(index) / 5, pressure: 0.5) }
+            drawn.append(try source.edit(at: Int64(index + 1)) { try $0.addStroke(to: layer, brush: Brush(), points: points) }.value)
+        }
+        try source.edit(at: 9) { try $0.eraseStroke(drawn[1], in: layer) }
+        guard case .changes(let strokes) = source.changes(since: vector) else { throw SyncTestError.snapshotRequired }
+        let bad = Change(
+            replica: ReplicaID(1), seq: source.versionVector[ReplicaID(1)] + 1, startCounter: 1_000, wallTime: 10,
+            dependencies: VersionVector(), operations: [.eraseStroke(layer: layer, key: OpID(counter: 999, replica: ReplicaID(9)))])
+        #expect(throws: DocumentError.self) { try doc.apply(try strokes.map { ($0, try $0.decoded()) } + [(bad.encoded(), bad)]) }
+        #expect(doc.snapshot() == snapshot)
+        #expect(doc.strokes(in: layer).isEmpty)
+        #expect(drawn.allSatisfy { doc.points(of: $0) == nil })
+        // The good changes still apply afterwards, all of them.
+        try doc.apply(try strokes.map { ($0, try $0.decoded()) })
+        #expect(doc.view == source.view)
+        #expect(drawn.allSatisfy { doc.points(of: $0) != nil })
+    }
+
     @Test func aReplicaCannotReuseItsOwnOpIDs() throws {
         let (_, changes) = try author(2)
         var doc = ProjectDocument(id: Board.documentID, replica: ReplicaID(2))
