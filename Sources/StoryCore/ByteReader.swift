@@ -87,11 +87,14 @@ public struct ByteReader: Sendable {
     public mutating func readCount(_ what: String, minimumElementSize: Int = 1) throws(CodecError) -> Int {
         let start = offset
         let value = try readVarint()
-        let limit = UInt64(remaining / max(minimumElementSize, 1))
-        if value > limit {
-            throw CodecError(.overflow, "\(what) count \(value) exceeds the \(remaining) bytes left", offset: start)
-        }
+        // value × size ≤ remaining, without a division (every count of every change is read here).
+        let (bytes, overflow) = value.multipliedReportingOverflow(by: UInt64(max(minimumElementSize, 1)))
+        if overflow || bytes > UInt64(remaining) { throw countTooLarge(what, value, at: start) }
         return Int(value)
+    }
+
+    private func countTooLarge(_ what: String, _ value: UInt64, at start: Int) -> CodecError {
+        CodecError(.overflow, "\(what) count \(value) exceeds the \(remaining) bytes left", offset: start)
     }
 
     /// Reads a 64-bit little-endian word.

@@ -147,9 +147,18 @@ public struct Change: Hashable, Sendable {
         guard flags & ~Flag.all == 0 else { throw CodecError(.invalidValue, "unknown change flags \(flags)") }
         let replicaCount = try reader.readCount("replica table", minimumElementSize: 8)
         guard replicaCount >= 1 else { throw CodecError(.invalidValue, "a change names no author") }
-        var replicas: [ReplicaID] = []
-        replicas.reserveCapacity(replicaCount)
-        for _ in 0..<replicaCount { replicas.append(ReplicaID(try reader.readFixed64())) }
+        // The replica table lives only while the change is read: in temporary
+        // (stack) storage, not an array allocated per change.
+        self = try withUnsafeTemporaryAllocation(of: ReplicaID.self, capacity: replicaCount) {
+            (replicas: UnsafeMutableBufferPointer<ReplicaID>) throws(CodecError) -> Change in
+            for index in 0..<replicaCount { replicas.initializeElement(at: index, to: ReplicaID(try reader.readFixed64())) }
+            return try Change(reading: &reader, flags: flags, replicas: UnsafeBufferPointer(replicas))
+        }
+        try reader.expectEnd("the change")
+    }
+
+    /// The rest of a change after its replica table.
+    private init(reading reader: inout ByteReader, flags: UInt8, replicas: UnsafeBufferPointer<ReplicaID>) throws(CodecError) {
         guard replicas[0] != .reserved else { throw CodecError(.invalidValue, "the reserved replica cannot author") }
         let seq = try reader.readVarint()
         let startCounter = try reader.readVarint()
@@ -182,7 +191,6 @@ public struct Change: Hashable, Sendable {
         var operations: [Operation] = []
         operations.reserveCapacity(opCount)
         for _ in 0..<opCount { operations.append(try reader.readOperation(replicas: replicas)) }
-        try reader.expectEnd("the change")
         self.init(
             replica: replicas[0], seq: seq, startCounter: startCounter, wallTime: wallTime,
             dependencies: deps, operations: operations, declaration: declaration)
@@ -537,21 +545,25 @@ extension ByteWriter {
 }
 
 extension ByteReader {
-    mutating func readReplica(in table: [ReplicaID]) throws(CodecError) -> ReplicaID {
+    /// `table`: an array, or a change's own table in temporary storage (`Change.init(decoding:)`).
+    mutating func readReplica<Table: RandomAccessCollection<ReplicaID>>(in table: Table) throws(CodecError) -> ReplicaID
+    where Table.Index == Int {
         let start = offset
         let index = try readVarint()
         guard index < UInt64(table.count) else {
             throw CodecError(.badReference, "replica index \(index) outside a table of \(table.count)", offset: start)
         }
-        return table[Int(index)]
+        return table[table.startIndex + Int(index)]
     }
 
-    mutating func readOpID(replicas: [ReplicaID]) throws(CodecError) -> OpID {
+    mutating func readOpID<Table: RandomAccessCollection<ReplicaID>>(replicas: Table) throws(CodecError) -> OpID
+    where Table.Index == Int {
         let replica = try readReplica(in: replicas)
         return OpID(counter: try readVarint(), replica: replica)
     }
 
-    mutating func readAnchor(replicas: [ReplicaID]) throws(CodecError) -> Anchor {
+    mutating func readAnchor<Table: RandomAccessCollection<ReplicaID>>(replicas: Table) throws(CodecError) -> Anchor
+    where Table.Index == Int {
         let start = offset
         let flags = try readByte()
         guard flags <= 3, let side = Anchor.Side(rawValue: flags & 1) else {
@@ -572,7 +584,8 @@ extension ByteReader {
         return tag
     }
 
-    mutating func readOperation(replicas: [ReplicaID]) throws(CodecError) -> Operation {
+    mutating func readOperation<Table: RandomAccessCollection<ReplicaID>>(replicas: Table) throws(CodecError) -> Operation
+    where Table.Index == Int {
         let start = offset
         guard let tag = OperationTag(rawValue: try readByte()) else {
             throw CodecError(.invalidValue, "unknown operation tag", offset: start)

@@ -56,6 +56,31 @@ import Testing
         }
     }
 
+    /// A count is accepted exactly when its elements, at their smallest,
+    /// fit in the bytes left, whatever the size (and a count times the size
+    /// that overflows 64 bits is refused, not wrapped).
+    @Test(arguments: [1, 3, 8, 10])
+    func aCountIsAcceptedExactlyWhenItsElementsFit(size: Int) throws {
+        for left in [0, 1, 7, 24, 30] {
+            for count in [left / size, left / size + 1] {
+                var writer = ByteWriter()
+                writer.write(varint: UInt64(count))
+                writer.write(raw: [UInt8](repeating: 0, count: left))
+                var reader = ByteReader(writer.bytes)
+                if count * size <= left {
+                    #expect(try reader.readCount("items", minimumElementSize: size) == count)
+                } else {
+                    #expect(throws: CodecError.self) { try reader.readCount("items", minimumElementSize: size) }
+                }
+            }
+        }
+        var writer = ByteWriter()
+        writer.write(varint: UInt64.max / 4)
+        writer.write(raw: [UInt8](repeating: 0, count: 16))
+        var reader = ByteReader(writer.bytes)
+        #expect(throws: CodecError.self) { try reader.readCount("items", minimumElementSize: size) }
+    }
+
     @Test func stringsMustBeValidUTF8() throws {
         var writer = ByteWriter()
         writer.write(string: "INT. CAFÉ – DAY 🎬")
