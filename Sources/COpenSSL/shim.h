@@ -40,4 +40,21 @@ static inline int st_sk_X509_num(const STACK_OF(X509) *stack) {
     return stack == NULL ? 0 : sk_X509_num(stack);
 }
 
+/* SHA-256 of an optional 32-byte prefix followed by bytes, on a context on
+   the stack. OpenSSL 3's one-shot SHA256() fetches the digest and allocates a
+   context three times per call; a change's chain hash is taken once per
+   change received, so it uses the low-level API (deprecated in OpenSSL 3, not
+   removed; its output is the same FIPS 180-4 digest). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static inline void st_sha256_after(const unsigned char *prefix, const unsigned char *bytes, size_t count,
+                                   unsigned char *digest) {
+    SHA256_CTX context;
+    SHA256_Init(&context);
+    if (prefix != NULL) SHA256_Update(&context, prefix, 32);
+    if (count > 0) SHA256_Update(&context, bytes, count);
+    SHA256_Final(digest, &context);
+}
+#pragma GCC diagnostic pop
+
 #endif

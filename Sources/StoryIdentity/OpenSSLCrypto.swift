@@ -23,21 +23,18 @@ public final class OpenSSLCrypto: DocumentCrypto, @unchecked Sendable {
     }
 
     public func sha256(_ prefix: Digest32?, _ bytes: ArraySlice<UInt8>) -> Digest32 {
-        // Once per change received (the hash chain): the one-shot SHA256 over the
-        // prefix and the bytes side by side, in a temporary (stack) buffer.
-        let count = (prefix == nil ? 0 : 32) + bytes.count
+        // Once per change received (the hash chain): on a context on the stack
+        // (`st_sha256_after`), without the allocations of the one-shot SHA256.
         var output: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        withUnsafeTemporaryAllocation(byteCount: max(count, 1), alignment: 8) { buffer in
-            var offset = 0
-            if let prefix {
-                prefix.withUnsafeBytes { buffer.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: 32) }
-                offset = 32
-            }
+        withUnsafeMutableBytes(of: &output) { digest in
+            let out = digest.baseAddress!.assumingMemoryBound(to: UInt8.self)
             bytes.withUnsafeBytes { source in
-                if source.count > 0 { (buffer.baseAddress! + offset).copyMemory(from: source.baseAddress!, byteCount: source.count) }
-            }
-            withUnsafeMutableBytes(of: &output) { digest in
-                _ = SHA256(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count, digest.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                let input = source.baseAddress?.assumingMemoryBound(to: UInt8.self)
+                if let prefix {
+                    prefix.withUnsafeBytes { st_sha256_after($0.baseAddress!.assumingMemoryBound(to: UInt8.self), input, source.count, out) }
+                } else {
+                    st_sha256_after(nil, input, source.count, out)
+                }
             }
         }
         return withUnsafeBytes(of: &output) { Digest32(bigEndian: $0) }
