@@ -190,7 +190,14 @@ public final class Daemon: Sendable {
                     try ControlSocket.restrict(path: socketPath, access: access)
                     readiness.controlIsServing()
                 } catch {
-                    logger.critical("\(error)")
+                    // Gone: the daemon is already stopping (another service
+                    // failed, and the server removed its socket as it closed),
+                    // and that failure is the one sentence to print.
+                    if FileManager.default.fileExists(atPath: socketPath) {
+                        logger.critical("\(error)")
+                    } else {
+                        logger.debug("the control socket was removed as it started: the daemon is stopping")
+                    }
                     readiness.controlFailed()
                 }
             },
