@@ -65,16 +65,9 @@ struct MicroCommand: ParsableCommand {
         var receiver = ProjectDocument(id: documentID, replica: ReplicaID(2))
         let apply = try Measure.seconds { try receiver.apply(decoded) }
         results["change_apply_us"] = 1e6 * apply / Double(changes.count)
-        // Live heap a stroke holds in the drawing document and in the one that received it.
-        do {
-            decoded = []
-            var heap = Measure.heapInUseMB
-            receiver.keepsChangeLog = false
-            results["heap_received_log_bytes_per_stroke"] = (heap - Measure.heapInUseMB) * 1_048_576 / Double(strokes)
-            heap = Measure.heapInUseMB
-            receiver = ProjectDocument(id: documentID, replica: ReplicaID(2))
-            results["heap_received_state_bytes_per_stroke"] = (heap - Measure.heapInUseMB) * 1_048_576 / Double(strokes)
-        }
+        // Live heap a stroke holds in the document that received it (and below, in the one that drew it).
+        decoded = []
+        for (part, bytes) in Self.heapPerStroke(freeing: &receiver, strokes: strokes) { results["heap_received_\(part)_bytes_per_stroke"] = bytes }
 
         // The same strokes in a signed document (its owner draws), caught up by
         // another member as a relay sends them: 512 KiB batches, each run ending
@@ -114,15 +107,8 @@ struct MicroCommand: ParsableCommand {
         }
         results["snapshot_merge_twice_ms"] = 1e3 * merge
 
-        do {
-            changes = []
-            var heap = Measure.heapInUseMB
-            author.keepsChangeLog = false
-            results["heap_drawn_log_bytes_per_stroke"] = (heap - Measure.heapInUseMB) * 1_048_576 / Double(strokes)
-            heap = Measure.heapInUseMB
-            author = ProjectDocument(id: documentID, replica: ReplicaID(1))
-            results["heap_drawn_state_bytes_per_stroke"] = (heap - Measure.heapInUseMB) * 1_048_576 / Double(strokes)
-        }
+        changes = []
+        for (part, bytes) in Self.heapPerStroke(freeing: &author, strokes: strokes) { results["heap_drawn_\(part)_bytes_per_stroke"] = bytes }
 
         if json {
             let data = try JSONSerialization.data(withJSONObject: results.mapValues { rounded($0, 3) }, options: [.sortedKeys])
@@ -130,5 +116,16 @@ struct MicroCommand: ParsableCommand {
         } else {
             for key in results.keys.sorted() { print("\(key): \(rounded(results[key]!, 3))") }
         }
+    }
+
+    /// The live heap `document` held per stroke: its change log, then the rest
+    /// (it is replaced by an empty document).
+    private static func heapPerStroke(freeing document: inout ProjectDocument, strokes: Int) -> [(String, Double)] {
+        var heap = Measure.heapInUseMB
+        document.keepsChangeLog = false
+        let log = (heap - Measure.heapInUseMB) * 1_048_576 / Double(strokes)
+        heap = Measure.heapInUseMB
+        document = ProjectDocument(id: document.id, replica: document.replica)
+        return [("log", log), ("state", (heap - Measure.heapInUseMB) * 1_048_576 / Double(strokes))]
     }
 }
