@@ -36,14 +36,18 @@ struct SyncCommand: AsyncParsableCommand {
     func run() async throws {
         let group = MultiThreadedEventLoopGroup.singleton
         var result: [String: Any] = ["edits": edits]
+        let phase = PhaseWatchdog()
 
         // Two peers, then a third reached only through the second.
+        phase.enter("starting peers a, b and c")
         let a = try await Node.start("a", group: group)
         let b = try await Node.start("b", group: group)
         let c = try await Node.start("c", group: group)
         defer { for node in [a, b, c] { node.remove() } }
+        phase.enter("pairing a, b and c")
         try await Node.pair(a, b)
         try await Node.pair(b, c)
+        phase.enter("sharing the latency project")
         let id = try await a.store.createDocument(kind: .project, name: "Latency", at: 1)
         let layer = try await a.store.editProject(id, at: 2) { editor in
             try editor.insertLayer(in: try editor.insertShot(in: try editor.insertScene(at: 0), at: 0), at: 0)
@@ -56,6 +60,7 @@ struct SyncCommand: AsyncParsableCommand {
         let points = (0..<80).map { index in
             Point(x: 0.2 + 0.006 * Double(index), y: 0.5 + 0.1 * sin(Double(index) / 8), pressure: 0.4 + 0.004 * Double(index))
         }
+        phase.enter("timing edits")
         let bEvents = await b.store.events()
         let cEvents = await c.store.events()
         var toB: [Double] = [], toC: [Double] = []
@@ -100,6 +105,7 @@ struct SyncCommand: AsyncParsableCommand {
         guard try await c.store.project(id).strokes(in: layer).count == edits else { throw ValidationError("c lacks strokes") }
 
         if let trace {
+            phase.enter("replaying and storing the trace")
             let changesOnly = self.changesOnly
             let source = try await Node.start("source", group: group, retentionDays: retentionDays) { configuration in
                 if changesOnly { configuration.snapshotCatchUpChanges = .max }
@@ -121,7 +127,9 @@ struct SyncCommand: AsyncParsableCommand {
             let expected = try await source.store.version(of: document)
             // As the daemon's maintenance does after 1,000 changes: a snapshot on disk (which compacts
             // the log: the target is not a configured peer yet). Change by change: the whole log, no snapshot.
+            phase.enter("writing the source's snapshot")
             if !changesOnly { try await source.store.writeSnapshot(of: document, at: 2) }
+            phase.enter("the initial sync")
             let before = await source.manager.totalBytes
             let started = ContinuousClock.now
             // Pairing starts the sync: the target is a member, so the source offers it and it takes it.
@@ -137,13 +145,17 @@ struct SyncCommand: AsyncParsableCommand {
             result["initial_sync_s"] = rounded(seconds, 3)
             result["initial_sync_wire_mb"] = rounded(Double(wire) / 1e6, 2)
             result["initial_sync_mb_per_s"] = rounded(Double(wire) / 1e6 / seconds, 2)
+            phase.enter("checking the synced document")
             guard try await target.store.project(document).view == replay.converged.view else {
                 throw ValidationError("the synced document differs")
             }
+            phase.enter("stopping the source and the target")
             await source.stop()
             await target.stop()
         }
+        phase.enter("stopping a, b and c")
         for node in [a, b, c] { await node.stop() }
+        phase.enter("printing")
         if json {
             let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
@@ -217,4 +229,32 @@ final class Node: Sendable {
     }
 
     func remove() { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+/// Names what the benchmark is doing on standard error when one phase takes
+/// over a minute: two runs of this benchmark stalled with every thread idle,
+/// in phases no timeout covered. A thread of its own (not a task), so it
+/// reports even when every task waits.
+final class PhaseWatchdog: Sendable {
+    private let current = Mutex<(name: String, since: ContinuousClock.Instant, reported: Int)>(("starting", .now, 0))
+
+    init() {
+        // The thread holds the watchdog for the life of the process (the benchmark's).
+        let thread = Thread { [self] in
+            while true {
+                Thread.sleep(forTimeInterval: 5)
+                let message: String? = current.withLock { state in
+                    let minutes = Int((ContinuousClock.now - state.since).seconds / 60)
+                    guard minutes > state.reported else { return nil }
+                    state.reported = minutes
+                    return "storyteller-bench sync: still \(state.name) after \(minutes) min\n"
+                }
+                if let message { FileHandle.standardError.write(Data(message.utf8)) }
+            }
+        }
+        thread.start()
+    }
+
+    /// Starts a phase.
+    func enter(_ name: String) { current.withLock { $0 = (name, .now, 0) } }
 }
