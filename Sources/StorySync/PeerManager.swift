@@ -76,6 +76,10 @@ public actor PeerManager {
     private let clock: WallClock
     private let logger: Logger
     private var sessions: [PeerID: PeerSession] = [:]
+    /// Access changes handled so far: a connection that read its peer's
+    /// shares before one of them, and registered its session after, missed
+    /// the refresh the other sessions got (`register`'s re-read).
+    private var accessChanges = 0
     private var dialing: Set<PeerID> = []
     /// Where peers are heard on the LAN (nil: discovery is off).
     private let discovery: LocalDiscovery?
@@ -250,6 +254,7 @@ public actor PeerManager {
                     await dropRemovedPeers()
                     await loadPaused()
                 case .accessChanged(let id):
+                    accessChanges &+= 1
                     for peer in Array(sessions.keys) { await refreshShare(of: id, with: peer) }
                 case .documentCreated, .peerPending, .trashChanged, .blobsReferenced, .fieldsOverwritten:
                     break
@@ -526,6 +531,7 @@ public actor PeerManager {
         connection.bytes.attribute(to: SyncMetrics.PeerBytes(peer))
         let dialedByUs = expected != nil
         let documents: [SyncSessionStateMachine.SharedDocument]
+        let accessChangesBefore = accessChanges
         do {
             documents = try await store.sharedDocuments(with: peer).map {
                 .init(id: $0.record.id, kind: UInt8($0.record.kind.rawValue), peerRole: $0.role)
@@ -565,6 +571,12 @@ public actor PeerManager {
         let isReplacement = sessions[peer] != nil
         sessions[peer] = session
         if !isReplacement { broadcaster.publish(.connected(peer)) }
+        if accessChanges != accessChangesBefore {
+            // A share (or unshare) was made while the shares were read, and its
+            // refresh went to the sessions registered then: read them again.
+            let initial = documents.map(\.id)
+            Task { await self.refreshShares(with: peer, of: session, after: initial) }
+        }
         do {
             try await store.peerSeen(peer, from: connection.remote, at: clock.milliseconds)
         } catch {
@@ -710,6 +722,23 @@ public actor PeerManager {
         logger.info("took \(offer.kind) \(document) (\(offer.name ?? "")) offered by \(offer.peer.short), as a user chose")
         await sessions[offer.peer]?.share(.init(id: document, kind: UInt8(offer.kind.rawValue), peerRole: .none))
         return offer
+    }
+
+    /// Brings a new session in line with the peer's shares as they are now:
+    /// each is shared again (a no-op for one the session has with that role;
+    /// a new one or a new role is advertised), and those gone are refreshed.
+    private func refreshShares(with peer: PeerID, of session: PeerSession, after initial: [DocumentID]) async {
+        guard sessions[peer] === session else { return }
+        do {
+            let now = try await store.sharedDocuments(with: peer)
+            let current = Set(now.map(\.record.id))
+            for document in now {
+                await session.share(.init(id: document.record.id, kind: UInt8(document.record.kind.rawValue), peerRole: document.role))
+            }
+            for id in initial where !current.contains(id) { await refreshShare(of: id, with: peer) }
+        } catch {
+            logger.error("cannot read the shares of \(peer.short) again: \(error)")
+        }
     }
 
     /// Brings one document in line with its access list for one session:
