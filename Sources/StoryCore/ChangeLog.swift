@@ -30,10 +30,12 @@ struct ChangeLog: Sendable {
 
     var nextSeq: UInt64 { firstSeq + UInt64(count) }
 
-    var isEmpty: Bool { count == 0 }
-
-    mutating func append(_ change: EncodedChange) {
-        assert(change.seq == nextSeq, "a log grows by the next sequence number")
+    /// Appends `change` if it is the log's next one; a log that restarted
+    /// after a snapshot skips the changes the snapshot covered. Returns
+    /// whether it was appended.
+    @discardableResult
+    mutating func append(_ change: EncodedChange) -> Bool {
+        guard change.seq == nextSeq else { return false }
         // By index: a copy of the last chunk held here would make the append copy it.
         if chunks.isEmpty || chunks[chunks.count - 1].count >= Self.chunkSize {
             var chunk: [Entry] = []
@@ -51,6 +53,7 @@ struct ChangeLog: Sendable {
             signatures.append(nil)
         }
         count += 1
+        return true
     }
 
     /// Removes the newest `k` changes.
@@ -68,15 +71,14 @@ struct ChangeLog: Sendable {
         count -= k
     }
 
+    private func entry(at index: Int) -> Entry { chunks[index / Self.chunkSize][index % Self.chunkSize] }
+
     /// The bytes of the change with sequence number `seq` (in the log).
-    func bytes(ofSeq seq: UInt64) -> ArraySlice<UInt8> {
-        let index = Int(seq - firstSeq)
-        return chunks[index / Self.chunkSize][index % Self.chunkSize].bytes
-    }
+    func bytes(ofSeq seq: UInt64) -> ArraySlice<UInt8> { entry(at: Int(seq - firstSeq)).bytes }
 
     /// The change at `index` (0: the one with `firstSeq`), by `replica`.
     func change(at index: Int, replica: ReplicaID) -> EncodedChange {
-        let entry = chunks[index / Self.chunkSize][index % Self.chunkSize]
+        let entry = entry(at: index)
         return EncodedChange(
             bytes: entry.bytes, replica: replica, seq: firstSeq + UInt64(index), startCounter: entry.startCounter,
             endCounter: entry.startCounter + UInt64(entry.counterSpan), wallTime: entry.wallTime,
@@ -84,7 +86,7 @@ struct ChangeLog: Sendable {
     }
 
     /// The first counter of the change at `index`.
-    func startCounter(at index: Int) -> UInt64 { chunks[index / Self.chunkSize][index % Self.chunkSize].startCounter }
+    func startCounter(at index: Int) -> UInt64 { entry(at: index).startCounter }
 
     /// The same log without the changes before `seq`.
     func dropping(before seq: UInt64, replica: ReplicaID) -> ChangeLog {

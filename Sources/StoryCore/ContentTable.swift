@@ -25,7 +25,7 @@ struct ContentTable: Sendable, Sequence {
 
     /// The replicas with blobs, and each one's chunks in counter order
     /// (searched linearly: a project has a handful of authors).
-    private var replicas: [ReplicaID] = []
+    private(set) var replicas: [ReplicaID] = []
     private var columns: [[Chunk]] = []
     /// The number of blobs.
     private(set) var count = 0
@@ -42,12 +42,8 @@ struct ContentTable: Sendable, Sequence {
     /// The blob added by operation `id`; setting nil removes it.
     subscript(id: OpID) -> PointsBlob? {
         get {
-            guard let column = column(of: id.replica) else { return nil }
-            let chunks = columns[column]
-            guard let (chunk, index) = Self.position(of: id.counter, in: chunks),
-                index < chunks[chunk].counters.count, chunks[chunk].counters[index] == id.counter
-            else { return nil }
-            return chunks[chunk].blobs[index]
+            guard let at = location(of: id) else { return nil }
+            return columns[at.column][at.chunk].blobs[at.index]
         }
         set {
             if let newValue { insert(newValue, for: id) } else { remove(id) }
@@ -57,10 +53,15 @@ struct ContentTable: Sendable, Sequence {
     /// Whether the table holds a blob for operation `id`.
     func contains(_ id: OpID) -> Bool { self[id] != nil }
 
-    /// The ids of the blobs, by replica and counter.
-    var keys: [OpID] { map(\.key) }
-
     private func column(of replica: ReplicaID) -> Int? { replicas.firstIndex(of: replica) }
+
+    /// Where the blob of `id` is; nil when the table has none.
+    private func location(of id: OpID) -> (column: Int, chunk: Int, index: Int)? {
+        guard let column = column(of: id.replica), let (chunk, index) = Self.position(of: id.counter, in: columns[column]),
+            index < columns[column][chunk].counters.count, columns[column][chunk].counters[index] == id.counter
+        else { return nil }
+        return (column, chunk, index)
+    }
 
     /// Where `counter` is or would go: the chunk and the index in it.
     /// Nil when the column is empty.
@@ -90,26 +91,21 @@ struct ContentTable: Sendable, Sequence {
             columns.append([])
             column = columns.count - 1
         }
-        // The usual case: a newer operation of its replica, at the end.
-        // (Nothing may hold the last chunk while it grows, or the append would copy it.)
+        // The usual case: the first or a newer operation of its replica, at the
+        // end. (By index: a copy of the last chunk held here would make the
+        // append copy it.)
         let lastChunk = columns[column].count - 1
-        if lastChunk >= 0, let last = columns[column][lastChunk].counters.last, last < id.counter {
-            if columns[column][lastChunk].counters.count >= Self.chunkSize { columns[column].append(Chunk()) }
+        if lastChunk < 0 || columns[column][lastChunk].counters.last! < id.counter {
+            if lastChunk < 0 || columns[column][lastChunk].counters.count >= Self.chunkSize { columns[column].append(Chunk()) }
             let chunk = columns[column].count - 1
             columns[column][chunk].counters.append(id.counter)
             columns[column][chunk].blobs.append(blob)
             count += 1
             return
         }
-        guard let (chunk, index) = Self.position(of: id.counter, in: columns[column]) else {
-            var first = Chunk()
-            first.counters.append(id.counter)
-            first.blobs.append(blob)
-            columns[column].append(first)
-            count += 1
-            return
-        }
-        if index < columns[column][chunk].counters.count, columns[column][chunk].counters[index] == id.counter {
+        // At or before the newest: its place is inside a chunk.
+        let (chunk, index) = Self.position(of: id.counter, in: columns[column])!
+        if columns[column][chunk].counters[index] == id.counter {
             columns[column][chunk].blobs[index] = blob
             return
         }
@@ -119,9 +115,7 @@ struct ContentTable: Sendable, Sequence {
     }
 
     private mutating func remove(_ id: OpID) {
-        guard let column = column(of: id.replica), let (chunk, index) = Self.position(of: id.counter, in: columns[column]),
-            index < columns[column][chunk].counters.count, columns[column][chunk].counters[index] == id.counter
-        else { return }
+        guard let (column, chunk, index) = location(of: id) else { return }
         columns[column][chunk].counters.remove(at: index)
         columns[column][chunk].blobs.remove(at: index)
         count -= 1

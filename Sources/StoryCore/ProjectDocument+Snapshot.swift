@@ -40,7 +40,7 @@ extension ProjectDocument {
                 replicas.insert(entry.value.content.replica)
             }
         }
-        for id in state.allContents.keys { replicas.insert(id.replica) }
+        replicas.formUnion(state.allContents.replicas)
         for (object, map) in state.allTags {
             replicas.insert(object.replica)
             for entry in map.values {

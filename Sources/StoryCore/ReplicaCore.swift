@@ -407,17 +407,8 @@ struct ReplicaCore: Sendable {
     }
 
     private mutating func appendToLog(_ change: EncodedChange, appends: inout [ReplicaID: Int]) {
-        guard keepsLog else { return }
-        let appended = Self.append(change, to: &logs[change.replica, default: ChangeLog()])
-        if appended { appends[change.replica, default: 0] += 1 }
-    }
-
-    /// Appends `change` if it is the log's next one (a log that restarted
-    /// after a snapshot skips the changes the snapshot covered).
-    private static func append(_ change: EncodedChange, to log: inout ChangeLog) -> Bool {
-        guard log.nextSeq == change.seq else { return false }
-        log.append(change)
-        return true
+        guard keepsLog, logs[change.replica, default: ChangeLog()].append(change) else { return }
+        appends[change.replica, default: 0] += 1
     }
 
     /// Applies one change whose dependencies are met.
@@ -644,7 +635,7 @@ struct ReplicaCore: Sendable {
             heads[replica] = ChainHead(seq: change.seq, hash: hash, signature: encoded.signature)
             if change.seq == 1 { authors[replica] = author.record }
         }
-        if keepsLog { _ = Self.append(encoded, to: &logs[replica, default: ChangeLog()]) }
+        if keepsLog { logs[replica, default: ChangeLog()].append(encoded) }
     }
 
     /// Makes a local change of access operations (founding, sharing): checked

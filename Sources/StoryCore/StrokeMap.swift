@@ -29,8 +29,7 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
     /// The entry under `key`; setting nil removes it.
     subscript(key: OpID) -> StrokeEntry? {
         get {
-            guard let (chunk, index) = position(of: key), index < chunks[chunk].count, chunks[chunk][index].key == key
-            else { return nil }
+            guard let (chunk, index) = location(of: key) else { return nil }
             return chunks[chunk][index].value
         }
         set {
@@ -54,21 +53,27 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
         return (low, lowIndex)
     }
 
+    /// Where the entry under `key` is; nil when the map has none.
+    private func location(of key: OpID) -> (Int, Int)? {
+        guard let (chunk, index) = position(of: key), index < chunks[chunk].count, chunks[chunk][index].key == key else { return nil }
+        return (chunk, index)
+    }
+
     private mutating func put(_ entry: StrokeEntry, under key: OpID) {
-        // The usual case: the newest key, at the end. (Nothing may hold the
-        // last chunk while it grows, or the append would copy it.)
+        // The usual case: the first or the newest key, at the end, in a new
+        // chunk once the last is full (so that chunks filled in order stay
+        // full). By index: a copy of the last chunk held here would make the
+        // append copy it.
         let lastChunk = chunks.count - 1
-        if lastChunk >= 0, chunks[lastChunk].count < Self.maximumChunk, chunks[lastChunk][chunks[lastChunk].count - 1].key < key {
-            chunks[lastChunk].append((key, entry))
+        if lastChunk < 0 || chunks[lastChunk][chunks[lastChunk].count - 1].key < key {
+            if lastChunk < 0 || chunks[lastChunk].count >= Self.maximumChunk { chunks.append([]) }
+            chunks[chunks.count - 1].append((key, entry))
             count += 1
             return
         }
-        guard let (chunk, index) = position(of: key) else {
-            chunks.append([(key, entry)])
-            count += 1
-            return
-        }
-        if index < chunks[chunk].count, chunks[chunk][index].key == key {
+        // At or before the newest: its place is inside a chunk.
+        let (chunk, index) = position(of: key)!
+        if chunks[chunk][index].key == key {
             chunks[chunk][index].value = entry
             return
         }
@@ -82,7 +87,7 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
     }
 
     private mutating func remove(_ key: OpID) {
-        guard let (chunk, index) = position(of: key), index < chunks[chunk].count, chunks[chunk][index].key == key else { return }
+        guard let (chunk, index) = location(of: key) else { return }
         chunks[chunk].remove(at: index)
         count -= 1
         if chunks[chunk].isEmpty { chunks.remove(at: chunk) }
