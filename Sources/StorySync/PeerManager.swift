@@ -573,9 +573,9 @@ public actor PeerManager {
         if !isReplacement { broadcaster.publish(.connected(peer)) }
         if accessChanges != accessChangesBefore {
             // A share (or unshare) was made while the shares were read, and its
-            // refresh went to the sessions registered then: read them again.
-            let initial = documents.map(\.id)
-            Task { await self.refreshShares(with: peer, of: session, after: initial) }
+            // refresh went to the sessions registered then: read them again
+            // (before the session runs, its documents are advertised once it is established).
+            await refreshShares(with: peer, of: session, after: documents.map(\.id))
         }
         do {
             try await store.peerSeen(peer, from: connection.remote, at: clock.milliseconds)
