@@ -67,32 +67,22 @@ struct SyncCommand: AsyncParsableCommand {
         let bytesBefore = await a.manager.totalBytes
         var iteratorB = bEvents.makeAsyncIterator()
         var iteratorC = cEvents.makeAsyncIterator()
-        // An edit that never arrives ends the run with what it waited for, not a hang.
-        let progress = Mutex((edit: 0, waitingFor: "b", since: ContinuousClock.now))
-        let watchdog = Task {
-            while !Task.isCancelled {
-                try await Task.sleep(for: .seconds(1))
-                let (edit, node, since) = progress.withLock { $0 }
-                guard ContinuousClock.now - since > .seconds(30) else { continue }
-                FileHandle.standardError.write(Data("edit \(edit) did not reach \(node) within 30 s\n".utf8))
-                Foundation.exit(1)
-            }
-        }
         for index in 0..<edits {
             let start = ContinuousClock.now
-            progress.withLock { $0 = (index, "b", start) }
+            // An edit that never arrives ends the run with what it waited for, not a hang.
+            phase.enter("waiting for edit \(index) to reach b", giveUpAfter: .seconds(30))
             _ = try await a.store.editProject(id, at: Int64(10 + index)) { try $0.addStroke(to: layer, brush: Brush(), points: points) }
             while let event = await iteratorB.next() {
                 if case .documentChanged(id, .peer, _) = event { break }
             }
             toB.append((ContinuousClock.now - start).seconds * 1000)
-            progress.withLock { $0.waitingFor = "c" }
+            phase.enter("waiting for edit \(index) to reach c", giveUpAfter: .seconds(30))
             while let event = await iteratorC.next() {
                 if case .documentChanged(id, .peer, _) = event { break }
             }
             toC.append((ContinuousClock.now - start).seconds * 1000)
         }
-        watchdog.cancel()
+        phase.enter("measuring the bytes sent")
         let bytesAfter = await a.manager.totalBytes
         result["latency_ms_p50"] = rounded(Measure.percentile(toB, 0.5), 3)
         result["latency_ms_p99"] = rounded(Measure.percentile(toB, 0.99), 3)
@@ -232,29 +222,44 @@ final class Node: Sendable {
 }
 
 /// Names what the benchmark is doing on standard error when one phase takes
-/// over a minute: two runs of this benchmark stalled with every thread idle,
-/// in phases no timeout covered. A thread of its own (not a task), so it
-/// reports even when every task waits.
+/// over a minute, and ends the run when a phase with a limit passes it: two
+/// runs of this benchmark stalled with every thread idle, in phases no
+/// timeout covered. A thread of its own (not a task), so it reports even
+/// when every task waits.
 final class PhaseWatchdog: Sendable {
-    private let current = Mutex<(name: String, since: ContinuousClock.Instant, reported: Int)>(("starting", .now, 0))
+    private struct Phase {
+        var name: String
+        var since: ContinuousClock.Instant
+        var limit: Duration?
+        var reportedMinutes = 0
+    }
+
+    private let current = Mutex(Phase(name: "starting", since: .now, limit: nil))
 
     init() {
         // The thread holds the watchdog for the life of the process (the benchmark's).
         let thread = Thread { [self] in
             while true {
-                Thread.sleep(forTimeInterval: 5)
-                let message: String? = current.withLock { state in
-                    let minutes = Int((ContinuousClock.now - state.since).seconds / 60)
-                    guard minutes > state.reported else { return nil }
-                    state.reported = minutes
-                    return "storyteller-bench sync: still \(state.name) after \(minutes) min\n"
+                Thread.sleep(forTimeInterval: 1)
+                let (message, giveUp): (String?, Bool) = current.withLock { phase in
+                    let elapsed = ContinuousClock.now - phase.since
+                    if let limit = phase.limit, elapsed > limit {
+                        return ("storyteller-bench sync: gave up \(phase.name) after \(Int(limit.seconds)) s\n", true)
+                    }
+                    let minutes = Int(elapsed.seconds / 60)
+                    guard minutes > phase.reportedMinutes else { return (nil, false) }
+                    phase.reportedMinutes = minutes
+                    return ("storyteller-bench sync: still \(phase.name) after \(minutes) min\n", false)
                 }
                 if let message { FileHandle.standardError.write(Data(message.utf8)) }
+                if giveUp { Foundation.exit(1) }
             }
         }
         thread.start()
     }
 
-    /// Starts a phase.
-    func enter(_ name: String) { current.withLock { $0 = (name, .now, 0) } }
+    /// Starts a phase; one that lasts longer than `limit` ends the run.
+    func enter(_ name: String, giveUpAfter limit: Duration? = nil) {
+        current.withLock { $0 = Phase(name: name, since: .now, limit: limit) }
+    }
 }
