@@ -138,6 +138,19 @@ public struct Change: Hashable, Sendable {
     /// signature and rights are checked when it is applied.
     /// - Throws: `CodecError`.
     public init(decoding bytes: ArraySlice<UInt8>) throws(CodecError) {
+        self = .placeholder
+        try read(bytes)
+    }
+
+    /// A change to read into (`read`): no operations, no author.
+    static let placeholder = Change(
+        replica: .reserved, seq: 0, startCounter: 0, wallTime: 0, dependencies: VersionVector(), operations: [])
+
+    /// Decodes `bytes` into this change, in place (see `init(decoding:)`).
+    /// Reading into a change where it is kept (a batch's array) spares a
+    /// copy per change: a throwing function or initializer builds a large
+    /// result aside and copies it out. On a failure the change is left part read.
+    mutating func read(_ bytes: ArraySlice<UInt8>) throws(CodecError) {
         var reader = ByteReader(bytes)
         let version = try reader.readByte()
         guard version == 1 || version == Change.formatVersion else {
@@ -149,34 +162,35 @@ public struct Change: Hashable, Sendable {
         guard replicaCount >= 1 else { throw CodecError(.invalidValue, "a change names no author") }
         // The replica table lives only while the change is read: in temporary
         // (stack) storage, not an array allocated per change.
-        self = try withUnsafeTemporaryAllocation(of: ReplicaID.self, capacity: replicaCount) {
-            (replicas: UnsafeMutableBufferPointer<ReplicaID>) throws(CodecError) -> Change in
+        try withUnsafeTemporaryAllocation(of: ReplicaID.self, capacity: replicaCount) {
+            (replicas: UnsafeMutableBufferPointer<ReplicaID>) throws(CodecError) in
             for index in 0..<replicaCount { replicas.initializeElement(at: index, to: ReplicaID(try reader.readFixed64())) }
-            return try Change(reading: &reader, flags: flags, replicas: UnsafeBufferPointer(replicas))
+            try read(from: &reader, flags: flags, replicas: UnsafeBufferPointer(replicas))
         }
         try reader.expectEnd("the change")
     }
 
     /// The rest of a change after its replica table.
-    private init(reading reader: inout ByteReader, flags: UInt8, replicas: UnsafeBufferPointer<ReplicaID>) throws(CodecError) {
+    private mutating func read(from reader: inout ByteReader, flags: UInt8, replicas: UnsafeBufferPointer<ReplicaID>) throws(CodecError) {
         guard replicas[0] != .reserved else { throw CodecError(.invalidValue, "the reserved replica cannot author") }
-        let seq = try reader.readVarint()
-        let startCounter = try reader.readVarint()
+        replica = replicas[0]
+        seq = try reader.readVarint()
+        startCounter = try reader.readVarint()
         guard seq >= 1, startCounter >= OpID.firstCounter, startCounter < Change.maximumCounter else {
             throw CodecError(.invalidValue, "sequence number or counter out of range")
         }
-        let wallTime = try reader.readSigned()
+        wallTime = try reader.readSigned()
         let depCount = try reader.readCount("dependencies", minimumElementSize: 2)
-        var deps = VersionVector()
+        dependencies = VersionVector()
         for _ in 0..<depCount {
             let replica = try reader.readReplica(in: replicas)
             let depSeq = try reader.readVarint()
-            guard replica != replicas[0], replica != .reserved, depSeq >= 1, deps[replica] == 0 else {
+            guard replica != replicas[0], replica != .reserved, depSeq >= 1, dependencies[replica] == 0 else {
                 throw CodecError(.invalidValue, "dependency on \(replica) is invalid or repeated")
             }
-            deps[replica] = depSeq
+            dependencies[replica] = depSeq
         }
-        var declaration: AuthorDeclaration?
+        declaration = nil
         if flags & Flag.declaration != 0 {
             let certificate = try reader.readLengthPrefixed("author certificate")
             guard certificate.count <= AuthorDeclaration.maximumCertificateBytes else {
@@ -188,12 +202,10 @@ public struct Change: Hashable, Sendable {
         guard opCount >= 1, opCount <= Change.maximumOperations, startCounter + UInt64(opCount) < Change.maximumCounter else {
             throw CodecError(.invalidValue, "a change has \(opCount) operations (1 to \(Change.maximumOperations))")
         }
-        var operations: [Operation] = []
+        operations = []
         operations.reserveCapacity(opCount)
         for _ in 0..<opCount { operations.append(try reader.readOperation(replicas: replicas)) }
-        self.init(
-            replica: replicas[0], seq: seq, startCounter: startCounter, wallTime: wallTime,
-            dependencies: deps, operations: operations, declaration: declaration)
+        signature = nil
     }
 }
 
@@ -264,10 +276,17 @@ public struct EncodedChange: Hashable, Sendable {
     public static func decoding(_ bytes: ArraySlice<UInt8>, signature: [UInt8]? = nil) throws(CodecError) -> (EncodedChange, Change) {
         var change = try Change(decoding: bytes)
         change.signature = signature
-        let encoded = EncodedChange(
+        return (EncodedChange(bytes: bytes, of: change), change)
+    }
+
+    /// An empty encoding, replaced before use (`ChangeBatch.decodeReceived`).
+    static let placeholder = EncodedChange(bytes: [], replica: .reserved, seq: 0, startCounter: 0, endCounter: 0, wallTime: 0)
+
+    /// `bytes`, the encoding of `change`, with its header fields and signature.
+    init(bytes: ArraySlice<UInt8>, of change: borrowing Change) {
+        self.init(
             bytes: bytes, replica: change.replica, seq: change.seq, startCounter: change.startCounter,
-            endCounter: change.endCounter, wallTime: change.wallTime, signature: signature)
-        return (encoded, change)
+            endCounter: change.endCounter, wallTime: change.wallTime, signature: change.signature)
     }
 
     /// Causal order for sending: by start counter, then replica. A dependency
@@ -356,15 +375,37 @@ public enum ChangeBatch {
     /// Decodes and validates every change of a batch (all or nothing).
     /// - Throws: `CodecError` naming the first bad change.
     public static func decode(_ bytes: ArraySlice<UInt8>) throws(CodecError) -> [(EncodedChange, Change)] {
+        try decode(bytes) { (result, slice, signature) throws(CodecError) in
+            result.append(try EncodedChange.decoding(slice, signature: signature))
+        }
+    }
+
+    /// Decodes and validates every change of a batch (all or nothing) into
+    /// the records a document holds while it applies them: each change is
+    /// read where it is kept, not copied there (see `Change.read`).
+    /// - Throws: `CodecError` naming the first bad change.
+    public static func decodeReceived(_ bytes: ArraySlice<UInt8>) throws(CodecError) -> ReceivedChanges {
+        ReceivedChanges(
+            arrivals: try decode(bytes) { (result, slice, signature) throws(CodecError) in
+                result.append(HeldChange(encoded: .placeholder, change: .placeholder, origin: .unknown))
+                try result[result.count - 1].read(slice, signature: signature)
+            })
+    }
+
+    /// Decodes every change of a batch: `append` adds the change whose
+    /// bytes and signature it is given to the result.
+    private static func decode<Element>(
+        _ bytes: ArraySlice<UInt8>, appending append: (inout [Element], ArraySlice<UInt8>, [UInt8]?) throws(CodecError) -> Void
+    ) throws(CodecError) -> [Element] {
         var reader = ByteReader(bytes)
         let count = try reader.readCount("changes", minimumElementSize: 3)
-        var result: [(EncodedChange, Change)] = []
+        var result: [Element] = []
         result.reserveCapacity(count)
         for index in 0..<count {
             let slice = try reader.readLengthPrefixed("change")
             let signature = try reader.readBool("signature flag") ? Array(try reader.readSlice(count: Authorship.signatureBytes)) : nil
             do {
-                result.append(try EncodedChange.decoding(slice, signature: signature))
+                try append(&result, slice, signature)
             } catch {
                 throw CodecError(error.code, "change \(index + 1) of \(count): \(error.message)", offset: error.offset)
             }

@@ -116,12 +116,22 @@ public struct LibraryDocument: Sendable {
         try replicaState.apply(changes, origin: origin, limits: limits, beforeCommit: beforeCommit)
     }
 
+    /// Applies received changes (`ChangeBatch.decodeReceived`), as `apply(_:origin:limits:beforeCommit:)`
+    /// applies decoded ones, without copying each change into the records it is held in.
+    @discardableResult
+    public mutating func apply(
+        _ received: ReceivedChanges, origin: ChangeOrigin = .unknown, limits: HeldBackLimits? = nil,
+        beforeCommit: (ApplyReport) throws -> Void = { _ in }
+    ) throws -> ApplyReport {
+        try replicaState.apply(received, origin: origin, limits: limits, beforeCommit: beforeCommit)
+    }
+
     /// Decodes and applies a batch.
     @discardableResult
     public mutating func apply(
         batch bytes: ArraySlice<UInt8>, beforeCommit: (ApplyReport) throws -> Void = { _ in }
     ) throws -> ApplyReport {
-        try apply(try ChangeBatch.decode(bytes), beforeCommit: beforeCommit)
+        try replicaState.apply(try ChangeBatch.decodeReceived(bytes), origin: .unknown, limits: nil, beforeCommit: beforeCommit)
     }
 
     /// Forgets logged changes covered by `horizon`.

@@ -153,13 +153,23 @@ public struct ProjectDocument: Sendable {
         try replicaState.apply(changes, origin: origin, limits: limits, beforeCommit: beforeCommit)
     }
 
+    /// Applies received changes (`ChangeBatch.decodeReceived`), as `apply(_:origin:limits:beforeCommit:)`
+    /// applies decoded ones, without copying each change into the records it is held in.
+    @discardableResult
+    public mutating func apply(
+        _ received: ReceivedChanges, origin: ChangeOrigin = .unknown, limits: HeldBackLimits? = nil,
+        beforeCommit: (ApplyReport) throws -> Void = { _ in }
+    ) throws -> ApplyReport {
+        try replicaState.apply(received, origin: origin, limits: limits, beforeCommit: beforeCommit)
+    }
+
     /// Decodes and applies a batch (`ChangeBatch.encode`).
     /// - Throws: `CodecError` for malformed bytes (nothing applied), `DocumentError`.
     @discardableResult
     public mutating func apply(
         batch bytes: ArraySlice<UInt8>, beforeCommit: (ApplyReport) throws -> Void = { _ in }
     ) throws -> ApplyReport {
-        try apply(try ChangeBatch.decode(bytes), beforeCommit: beforeCommit)
+        try replicaState.apply(try ChangeBatch.decodeReceived(bytes), origin: .unknown, limits: nil, beforeCommit: beforeCommit)
     }
 
     /// Forgets logged changes covered by `horizon` (e.g. a stored snapshot every

@@ -112,6 +112,13 @@ struct Replica<Builder: ChangeBuilder>: Sendable {
         try core.integrate(changes, origin: origin, limits: limits, into: &state, beforeCommit: beforeCommit)
     }
 
+    mutating func apply(
+        _ received: ReceivedChanges, origin: ChangeOrigin, limits: HeldBackLimits?,
+        beforeCommit: (ApplyReport) throws -> Void
+    ) throws -> ApplyReport {
+        try core.integrate(received, origin: origin, limits: limits, into: &state, beforeCommit: beforeCommit)
+    }
+
     // MARK: - Access
 
     /// Founds an empty signed document: its id derives from the author's

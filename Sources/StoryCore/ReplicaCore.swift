@@ -62,6 +62,36 @@ struct ChangeKey: Hashable {
     var seq: UInt64
 }
 
+/// Changes from a peer, decoded and checked for form (`ChangeBatch.decodeReceived`),
+/// ready to apply (`ProjectDocument.apply(_:origin:limits:beforeCommit:)`).
+public struct ReceivedChanges: Sendable {
+    var arrivals: [HeldChange]
+
+    init(arrivals: [HeldChange]) {
+        self.arrivals = arrivals
+    }
+
+    /// Decoded changes (`ChangeBatch.decode`), to apply as received ones.
+    public init(_ changes: [(EncodedChange, Change)]) {
+        arrivals = changes.map { HeldChange(encoded: $0.0, change: $0.1, origin: .unknown) }
+    }
+
+    public var count: Int { arrivals.count }
+    public var isEmpty: Bool { arrivals.isEmpty }
+
+    /// The changes, each with its encoding.
+    public var changes: [(EncodedChange, Change)] { arrivals.map { ($0.encoded, $0.change) } }
+
+    /// The highest sequence number of each replica among the changes.
+    public var newest: VersionVector {
+        var vector = VersionVector()
+        for index in arrivals.indices where arrivals[index].change.seq > vector[arrivals[index].change.replica] {
+            vector[arrivals[index].change.replica] = arrivals[index].change.seq
+        }
+        return vector
+    }
+}
+
 /// A change held back until its dependencies arrive, with what its arrival
 /// already established (its chain hash, its author).
 struct HeldChange: Sendable {
@@ -70,6 +100,22 @@ struct HeldChange: Sendable {
     var hash: Digest32?
     var author: AuthorRecord?
     var origin: ChangeOrigin
+
+    init(encoded: EncodedChange, change: Change, hash: Digest32? = nil, author: AuthorRecord? = nil, origin: ChangeOrigin) {
+        self.encoded = encoded
+        self.change = change
+        self.hash = hash
+        self.author = author
+        self.origin = origin
+    }
+
+    /// Reads the change `bytes` encode, with the signature beside them, into
+    /// this record in place (`ChangeBatch.decodeReceived`).
+    mutating func read(_ bytes: ArraySlice<UInt8>, signature: [UInt8]?) throws(CodecError) {
+        try change.read(bytes)
+        change.signature = signature
+        encoded = EncodedChange(bytes: bytes, of: change)
+    }
 }
 
 /// Everything a replica keeps about a document besides its state: clocks,
@@ -113,6 +159,7 @@ struct ReplicaCore: Sendable {
         self.document = document
         author = nil
         crypto = nil
+        isSigned = false
     }
 
     /// A signed document whose local changes `author` makes.
@@ -121,6 +168,7 @@ struct ReplicaCore: Sendable {
         self.document = document
         self.author = author
         crypto = author.crypto
+        isSigned = true
     }
 
     /// The author's crypto, kept apart: every change applied asks for it, and
@@ -128,7 +176,9 @@ struct ReplicaCore: Sendable {
     /// sync showed the copies).
     private let crypto: (any DocumentCrypto)?
 
-    var isSigned: Bool { crypto != nil }
+    /// Whether changes are signed and checked: stored, since asking `crypto`
+    /// copied the existential for every change applied.
+    let isSigned: Bool
 
     var pendingCount: Int { pending.values.reduce(0) { $0 + $1.count } }
 
@@ -148,7 +198,7 @@ struct ReplicaCore: Sendable {
         }
     }
 
-    private func dependenciesMet(_ change: Change) -> Bool {
+    private func dependenciesMet(_ change: borrowing Change) -> Bool {
         guard versionVector[change.replica] == change.seq - 1 else { return false }
         for (replica, seq) in change.dependencies.entries where versionVector[replica] < seq { return false }
         return true
@@ -171,6 +221,15 @@ struct ReplicaCore: Sendable {
         _ incoming: [(EncodedChange, Change)], origin: ChangeOrigin, limits: HeldBackLimits?, into state: inout State,
         beforeCommit: (ApplyReport) throws -> Void
     ) throws -> ApplyReport {
+        try integrate(ReceivedChanges(incoming), origin: origin, limits: limits, into: &state, beforeCommit: beforeCommit)
+    }
+
+    /// `integrate` of received changes (`ChangeBatch.decodeReceived`): they
+    /// are checked and applied where they are, not copied into held records.
+    mutating func integrate<State: ReplicatedState>(
+        _ received: consuming ReceivedChanges, origin: ChangeOrigin, limits: HeldBackLimits?, into state: inout State,
+        beforeCommit: (ApplyReport) throws -> Void
+    ) throws -> ApplyReport {
         var report = ApplyReport()
         var queues: [ReplicaID: [UInt64: HeldChange]] = [:]
         let saved = (versionVector, clock, lastCounters, createdAt, updatedAt)
@@ -181,21 +240,28 @@ struct ReplicaCore: Sendable {
         var droppedFrom: [(ReplicaID, UInt64)] = []
         var rejected: (ReplicaID, UInt64)?
         do {
-            let fresh = try admitArrivals(incoming, origin: origin, report: &report)
+            // Taken, so the array is uniquely held and changes in place.
+            var fresh = (consume received).arrivals
+            try admitArrivals(&fresh, origin: origin, report: &report)
+            // Most changes leave one entry (a stroke, a field): grown once, not by doubling.
+            journal.reserveCapacity(fresh.count)
             // Fast path: a batch sent in causal order applies as it comes.
-            // By index: each element is read in place, not copied (its reference counts).
-            for index in fresh.indices {
-                if queues.isEmpty && dependenciesMet(fresh[index].change) {
-                    do {
-                        try applyOne(fresh[index], to: &state, journal: &journal, report: &report)
-                    } catch {
-                        rejected = (fresh[index].change.replica, fresh[index].change.seq)
-                        throw error
+            // Through the buffer: each change is borrowed in place, not copied
+            // (an array's subscript copies, a reference count per field).
+            try fresh.withUnsafeBufferPointer { arrivals in
+                for index in arrivals.indices {
+                    if queues.isEmpty && dependenciesMet(arrivals[index].change) {
+                        do {
+                            try applyOne(arrivals[index], to: &state, journal: &journal, report: &report)
+                        } catch {
+                            rejected = (arrivals[index].change.replica, arrivals[index].change.seq)
+                            throw error
+                        }
+                        appendToLog(arrivals[index].encoded, appends: &logAppends)
+                        report.applied.append(arrivals[index].encoded)
+                    } else {
+                        queues[arrivals[index].change.replica, default: [:]][arrivals[index].change.seq] = arrivals[index]
                     }
-                    appendToLog(fresh[index].encoded, appends: &logAppends)
-                    report.applied.append(fresh[index].encoded)
-                } else {
-                    queues[fresh[index].change.replica, default: [:]][fresh[index].change.seq] = fresh[index]
                 }
             }
             let replicas = pending.isEmpty && queues.isEmpty ? [] : Set(queues.keys).union(pending.keys).sorted()
@@ -286,13 +352,12 @@ struct ReplicaCore: Sendable {
         return report
     }
 
-    /// Drops re-deliveries and, in a signed document, authenticates what is
-    /// new (see `integrate`). Returns the new changes in arrival order.
+    /// Drops re-deliveries from `fresh` and, in a signed document,
+    /// authenticates what is new (see `integrate`), in place: what is left are
+    /// the new changes in arrival order.
     private func admitArrivals(
-        _ incoming: [(EncodedChange, Change)], origin: ChangeOrigin, report: inout ApplyReport
-    ) throws(DocumentError) -> [HeldChange] {
-        var fresh: [HeldChange] = []
-        fresh.reserveCapacity(incoming.count)
+        _ fresh: inout [HeldChange], origin: ChangeOrigin, report: inout ApplyReport
+    ) throws(DocumentError) {
         // The newest sequence number of each replica that arrived in this call:
         // only a change at or below it can repeat one of the call's own. The
         // index of the call's changes is built only when one does (a batch in
@@ -301,72 +366,99 @@ struct ReplicaCore: Sendable {
         var arrived: [ChangeKey: Int]?
         var lastHash: [ReplicaID: (seq: UInt64, hash: Digest32)] = [:]
         var declared: [ReplicaID: AuthorRecord] = [:]
-        for (encoded, change) in incoming {
-            let replica = change.replica
-            if change.seq <= versionVector[replica] {
-                try checkSameAsLogged(encoded)
+        // Re-deliveries, removed at the end (rare: a batch seldom repeats).
+        var repeated: [Int] = []
+        for index in fresh.indices {
+            let replica = fresh[index].change.replica
+            let seq = fresh[index].change.seq
+            if seq <= versionVector[replica] {
+                try checkSameAsLogged(fresh[index].encoded)
                 report.duplicates += 1
+                repeated.append(index)
                 continue
             }
-            let key = ChangeKey(replica: replica, seq: change.seq)
-            if change.seq <= newestArrived[replica] ?? 0, arrived == nil {
-                arrived = [:]
-                for index in fresh.indices { arrived![ChangeKey(replica: fresh[index].change.replica, seq: fresh[index].change.seq)] = index }
+            let key = ChangeKey(replica: replica, seq: seq)
+            if seq <= newestArrived[replica] ?? 0, arrived == nil {
+                var earlier: [ChangeKey: Int] = [:]
+                var skip = repeated.makeIterator()
+                var nextSkipped = skip.next()
+                for other in 0..<index {
+                    if other == nextSkipped {
+                        nextSkipped = skip.next()
+                        continue
+                    }
+                    earlier[ChangeKey(replica: fresh[other].change.replica, seq: fresh[other].change.seq)] = other
+                }
+                arrived = earlier
             }
-            if let earlier = pending[replica]?[change.seq]?.encoded ?? arrived?[key].map({ fresh[$0].encoded }) {
-                guard earlier.bytes == encoded.bytes else {
+            if let earlier = pending[replica]?[seq]?.encoded ?? arrived?[key].map({ fresh[$0].encoded }) {
+                guard earlier.bytes == fresh[index].encoded.bytes else {
                     throw DocumentError(
-                        .conflict, "two different changes claim sequence number \(change.seq) of replica \(replica)")
+                        .conflict, "two different changes claim sequence number \(seq) of replica \(replica)")
                 }
                 report.duplicates += 1
+                repeated.append(index)
                 continue
             }
-            var item = HeldChange(encoded: encoded, change: change, hash: nil, author: nil, origin: origin)
             if let crypto {
-                if change.seq == 1 {
-                    guard let declaration = change.declaration else {
+                if seq == 1 {
+                    guard let declaration = fresh[index].change.declaration else {
                         throw DocumentError(.unauthenticated, "the first change of replica \(replica) does not say who its author is")
                     }
                     let record = try Authorship.verify(declaration, of: replica, crypto: crypto)
-                    item.author = record
+                    fresh[index].author = record
                     declared[replica] = record
-                } else if change.declaration != nil {
-                    throw DocumentError(.unauthenticated, "only a replica's first change declares its author (change \(change.seq) of \(replica))")
+                } else if fresh[index].change.declaration != nil {
+                    throw DocumentError(.unauthenticated, "only a replica's first change declares its author (change \(seq) of \(replica))")
                 }
                 let previous: Digest32
-                if let last = lastHash[replica], last.seq == change.seq - 1 {
+                if let last = lastHash[replica], last.seq == seq - 1 {
                     previous = last.hash
-                } else if change.seq - 1 == versionVector[replica] {
-                    if change.seq == 1 {
+                } else if seq - 1 == versionVector[replica] {
+                    if seq == 1 {
                         previous = Authorship.chainStart(document: document, replica: replica, crypto: crypto)
-                    } else if let head = heads[replica], head.seq == change.seq - 1 {
+                    } else if let head = heads[replica], head.seq == seq - 1 {
                         previous = head.hash
                     } else {
                         throw DocumentError(
                             .unauthenticated,
                             "replica \(replica) cannot continue here: its earlier changes came without their signatures")
                     }
-                } else if let hash = pending[replica]?[change.seq - 1]?.hash {
+                } else if let hash = pending[replica]?[seq - 1]?.hash {
                     previous = hash
                 } else {
                     throw DocumentError(
-                        .unauthenticated, "change \(change.seq) of replica \(replica) arrived without change \(change.seq - 1) before it")
+                        .unauthenticated, "change \(seq) of replica \(replica) arrived without change \(seq - 1) before it")
                 }
-                let hash = crypto.sha256(previous, encoded.body)
-                item.hash = hash
-                lastHash[replica] = (change.seq, hash)
+                let hash = crypto.sha256(previous, fresh[index].encoded.body)
+                fresh[index].hash = hash
+                lastHash[replica] = (seq, hash)
             }
-            newestArrived[replica] = max(newestArrived[replica] ?? 0, change.seq)
-            arrived?[key] = fresh.count
-            fresh.append(item)
+            fresh[index].origin = origin
+            newestArrived[replica] = max(newestArrived[replica] ?? 0, seq)
+            arrived?[key] = index
+        }
+        if !repeated.isEmpty {
+            var skip = repeated.makeIterator()
+            var nextSkipped = skip.next()
+            var kept: [HeldChange] = []
+            kept.reserveCapacity(fresh.count - repeated.count)
+            for index in fresh.indices {
+                if index == nextSkipped {
+                    nextSkipped = skip.next()
+                    continue
+                }
+                kept.append(fresh[index])
+            }
+            fresh = kept
         }
         guard let crypto, let author else {
             // An open document has no signatures: any change may end a run.
             for index in fresh.indices { fresh[index].encoded.isAnchor = true }
-            return fresh
+            return
         }
         // Our own store's changes were checked when stored; its anchors are as stored.
-        guard origin != .store else { return fresh }
+        guard origin != .store else { return }
         var runEnds: [ReplicaID: Int] = [:]
         for index in fresh.indices { runEnds[fresh[index].change.replica] = index }
         for index in fresh.indices {
@@ -403,7 +495,6 @@ struct ReplicaCore: Sendable {
                 .replicaReused,
                 "a peer sent change \(own.change.seq) of this replica, signed with this machine's key, which this replica never made: another copy of this database is in use")
         }
-        return fresh
     }
 
     private mutating func appendToLog(_ change: EncodedChange, appends: inout [ReplicaID: Int]) {
@@ -411,52 +502,52 @@ struct ReplicaCore: Sendable {
         appends[change.replica, default: 0] += 1
     }
 
-    /// Applies one change whose dependencies are met.
+    /// Applies one change whose dependencies are met. The change is borrowed
+    /// and read in place: copying it cost a reference count per operation.
     private mutating func applyOne<State: ReplicatedState>(
-        _ item: HeldChange, to state: inout State, journal: inout [State.JournalEntry], report: inout ApplyReport
+        _ item: borrowing HeldChange, to state: inout State, journal: inout [State.JournalEntry], report: inout ApplyReport
     ) throws(DocumentError) {
-        let change = item.change
-        if let last = lastCounters[change.replica], change.startCounter <= last {
+        let replica = item.change.replica
+        let seq = item.change.seq
+        if let last = lastCounters[replica], item.change.startCounter <= last {
             throw DocumentError(
                 .invalidOperation,
-                "change \(change.seq) of \(change.replica) reuses counter \(change.startCounter) (last was \(last))")
+                "change \(seq) of \(replica) reuses counter \(item.change.startCounter) (last was \(last))")
         }
-        var vector: VersionVector?
+        // Taken out so it grows in place (no copy per change). On a failure the
+        // caller restores it (the call's saved state, or the savepoint of a held change).
+        var point = frontiers.removeValue(forKey: replica) ?? VersionVector()
+        point.formUnion(item.change.dependencies)
+        point[replica] = seq
         if isSigned {
-            guard let record = item.author ?? authors[change.replica] else {
-                throw DocumentError(.unauthenticated, "replica \(change.replica) has no known author")
+            guard let record = item.author ?? authors[replica] else {
+                throw DocumentError(.unauthenticated, "replica \(replica) has no known author")
             }
-            // Taken out so it grows in place (no copy per change). On a failure the
-            // caller restores it (the call's saved state, or the savepoint of a held change).
-            var point = frontiers.removeValue(forKey: change.replica) ?? VersionVector()
-            point.formUnion(change.dependencies)
-            point[change.replica] = change.seq
-            try admit(change, by: record, at: point, report: &report)
-            vector = point
-        } else {
-            // An open document keeps frontiers too: a text field needs each
-            // change's causal past to tell a concurrent write from a later one.
-            var point = frontiers.removeValue(forKey: change.replica) ?? VersionVector()
-            point.formUnion(change.dependencies)
-            point[change.replica] = change.seq
-            frontiers[change.replica] = point
+            try admit(item.change, by: record, at: point, report: &report)
         }
-        state.begin(
-            WriteContext(dot: ChangeDot(replica: change.replica, seq: change.seq), past: vector ?? frontiers[change.replica]))
-        for (index, op) in change.operations.enumerated() where !op.isAccessOperation {
-            do {
-                try state.apply(op, id: change.opID(at: index), time: change.wallTime, journal: &journal)
-            } catch {
-                throw error.prefixed("change \(change.seq) of \(change.replica), operation \(index + 1)")
+        // An open document keeps frontiers too: a text field needs each
+        // change's causal past to tell a concurrent write from a later one.
+        state.begin(WriteContext(dot: ChangeDot(replica: replica, seq: seq), past: point))
+        // Only scalars are captured: capturing the borrowed change copied it.
+        let startCounter = item.change.startCounter
+        let time = item.change.wallTime
+        try item.change.operations.withUnsafeBufferPointer { (operations) throws(DocumentError) in
+            for index in operations.indices where !operations[index].isAccessOperation {
+                do throws(DocumentError) {
+                    let id = OpID(counter: startCounter + UInt64(index), replica: replica)
+                    try state.apply(operations[index], id: id, time: time, journal: &journal)
+                } catch {
+                    throw error.prefixed("change \(seq) of \(replica), operation \(index + 1)")
+                }
             }
         }
         // Drop the context's reference to the frontier, which the next change of this replica extends in place.
         state.begin(.local)
-        record(change)
-        if let vector, let hash = item.hash {
-            frontiers[change.replica] = vector
-            heads[change.replica] = ChainHead(seq: change.seq, hash: hash, signature: change.signature)
-            if change.seq == 1, let author = item.author { authors[change.replica] = author }
+        record(item.change)
+        frontiers[replica] = point
+        if isSigned, let hash = item.hash {
+            heads[replica] = ChainHead(seq: seq, hash: hash, signature: item.change.signature)
+            if seq == 1, let author = item.author { authors[replica] = author }
         }
     }
 

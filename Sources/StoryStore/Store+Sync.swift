@@ -18,6 +18,12 @@ extension Store {
     ///   `StoreError` for the disk.
     @discardableResult
     public func apply(_ changes: [(EncodedChange, Change)], to id: DocumentID, from peer: PeerID? = nil) throws -> ApplyReport {
+        try apply(ReceivedChanges(changes), to: id, from: peer)
+    }
+
+    /// Applies received changes (`ChangeBatch.decodeReceived`), as `apply(_:to:from:)` applies decoded ones.
+    @discardableResult
+    public func apply(_ changes: ReceivedChanges, to id: DocumentID, from peer: PeerID? = nil) throws -> ApplyReport {
         let origin = peer.map(Self.origin(of:)) ?? .unknown
         let limits = heldBackLimits(for: id, origin: origin)
         let commit: (ApplyReport) throws -> Void = { report in
@@ -45,7 +51,7 @@ extension Store {
     /// Decodes and applies a batch (see `apply(_:to:from:)`).
     @discardableResult
     public func apply(batch bytes: ArraySlice<UInt8>, to id: DocumentID, from peer: PeerID? = nil) throws -> ApplyReport {
-        try apply(try ChangeBatch.decode(bytes), to: id, from: peer)
+        try apply(try ChangeBatch.decodeReceived(bytes), to: id, from: peer)
     }
 
     /// The bounds for a call that applies changes from `origin` to `id`:

@@ -289,7 +289,7 @@ public actor Store {
         }
         let tail = try database.changes(of: id, notCoveredBy: doc.versionVector)
         do {
-            _ = try doc.apply(tail, origin: .store, limits: nil, beforeCommit: { _ in })
+            _ = try doc.apply(ReceivedChanges(tail), origin: .store, limits: nil, beforeCommit: { _ in })
         } catch {
             throw StoreError(.invalidData, "stored changes of \(id) do not apply: \(error)", path: path)
         }

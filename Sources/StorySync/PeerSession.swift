@@ -346,12 +346,11 @@ final class PeerSession: BlobLink, Sendable {
     /// acknowledges each. The first that fails closes the session, as a
     /// single failed batch does.
     private func apply(_ items: [(DocumentID, ArraySlice<UInt8>)]) async {
-        var decoded: [(id: DocumentID, changes: [(EncodedChange, Change)], received: VersionVector)] = []
+        var decoded: [(id: DocumentID, changes: ReceivedChanges, received: VersionVector)] = []
         for (id, bytes) in items {
             do {
-                let changes = try ChangeBatch.decode(bytes)
-                var received = VersionVector()
-                for (_, change) in changes where change.seq > received[change.replica] { received[change.replica] = change.seq }
+                let changes = try ChangeBatch.decodeReceived(bytes)
+                let received = changes.newest
                 machine.withLock { $0.receiving(id, upTo: received) }
                 decoded.append((id, changes, received))
             } catch {

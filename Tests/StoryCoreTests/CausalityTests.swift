@@ -55,6 +55,39 @@ import Testing
         #expect(other.view == source.view && other.pendingChangeCount == 0)
     }
 
+    /// A batch decoded for applying (`decodeReceived`, as the daemon's sync
+    /// does) holds what `decode` gives, and applies as decoded changes do:
+    /// re-deliveries inside it once, a gap held back and charged to the sender.
+    @Test func receivedBatchesApplyAsDecodedChangesDo() throws {
+        let (source, changes) = try author(6)
+        let encoded = changes.map(\.0)
+        let batch = ChangeBatch.encode(Array(encoded[0..<2]) + encoded[0..<2] + encoded[4...])
+        let received = try ChangeBatch.decodeReceived(batch[...])
+        let decoded = try ChangeBatch.decode(batch[...])
+        #expect(received.count == 6 && received.changes.map(\.0) == decoded.map(\.0))
+        #expect(received.changes.map(\.1) == decoded.map(\.1))
+        #expect(received.newest == VersionVector([ReplicaID(1): 6]))
+
+        var doc = ProjectDocument(id: Board.documentID, replica: ReplicaID(2))
+        let report = try doc.apply(received, origin: .peer(7))
+        #expect(report.applied.map(\.seq) == [1, 2] && report.duplicates == 2 && report.buffered == 2)
+        // Changes 5 and 6 wait for 3 and 4, counted against the peer they came from.
+        #expect(doc.heldBackBytes(from: .peer(7)) == encoded[4...].reduce(0) { $0 + $1.bytes.count })
+        #expect(doc.heldBackBytes(from: .peer(8)) == 0)
+        let rest = try doc.apply(try ChangeBatch.decodeReceived(ChangeBatch.encode(Array(encoded[2..<4]))[...]), origin: .peer(8))
+        #expect(rest.applied.map(\.seq) == [3, 4, 5, 6] && doc.pendingChangeCount == 0)
+        #expect(doc.view == source.view)
+
+        // A malformed change fails the whole batch, named by its place.
+        var broken = batch
+        broken[broken.count - 3] ^= 0xFF
+        #expect {
+            _ = try ChangeBatch.decodeReceived(broken[...])
+        } throws: { error in
+            (error as? CodecError)?.message.hasPrefix("change 6 of 6") == true
+        }
+    }
+
     @Test func aChangeNamingAnUnknownObjectIsRejectedWithNothingApplied() throws {
         let (_, changes) = try author(3)
         var doc = ProjectDocument(id: Board.documentID, replica: ReplicaID(2))
