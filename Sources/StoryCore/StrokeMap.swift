@@ -1,20 +1,71 @@
 /// The strokes of one layer by key, in key order.
 ///
-/// A layer's strokes are kept as (key, entry) rows sorted by key, in chunks
-/// of at most `maximumChunk` rows: a lookup is a binary search, a new stroke
-/// (whose key, the id of the operation that drew it, is usually the newest)
-/// is appended, and one that comes late moves at most one chunk's rows. 96
-/// bytes a stroke where a dictionary keyed by 128-bit op ids took 96 bytes a
-/// bucket at a load factor between 0.38 and 0.75 and rehashed every stroke of
-/// the layer as it grew.
+/// A layer's strokes are kept as rows sorted by key, in chunks of at most
+/// `maximumChunk` rows: a lookup is a binary search, a new stroke (whose key,
+/// the id of the operation that drew it, is usually the newest) is appended,
+/// and one that comes late moves at most one chunk's rows. A row is 40 bytes
+/// (`Row`): a stroke as drawn has its key as its content and both stamps, so
+/// only the brush and the erased flag are stored beside the key; a stroke
+/// erased, restyled or transformed keeps what differs in a box. (A dictionary
+/// keyed by 128-bit op ids took 96 bytes a bucket at a load factor between
+/// 0.38 and 0.75, and rehashed every stroke of the layer as it grew; rows of
+/// whole entries took 96 bytes.)
 struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral {
     typealias Element = (key: OpID, value: StrokeEntry)
 
     /// Rows in a chunk before it is split in two.
     static let maximumChunk = 256
 
+    /// One stroke: its key and brush inline, the rest only where it differs
+    /// from the key (or the stroke is transformed).
+    struct Row: Sendable {
+        var key: OpID
+        var brush: Brush
+        var isErased: Bool
+        var rest: Rest?
+
+        /// What a row keeps apart: immutable, shared between copies.
+        final class Rest: Sendable {
+            let content: OpID
+            let valueStamp: OpID
+            let stamp: OpID
+            let transform: Affine?
+
+            init(content: OpID, valueStamp: OpID, stamp: OpID, transform: Affine?) {
+                self.content = content
+                self.valueStamp = valueStamp
+                self.stamp = stamp
+                self.transform = transform
+            }
+        }
+
+        init(key: OpID, entry: StrokeEntry) {
+            self.key = key
+            brush = entry.value.brush
+            isErased = entry.isErased
+            let transform = entry.value.transform
+            if entry.value.content == key && entry.valueStamp == key && entry.stamp == key && transform == nil {
+                rest = nil
+            } else {
+                rest = Rest(content: entry.value.content, valueStamp: entry.valueStamp, stamp: entry.stamp, transform: transform)
+            }
+        }
+
+        var entry: StrokeEntry {
+            guard let rest else {
+                var entry = StrokeEntry(value: StrokeValue(content: key, brush: brush), id: key)
+                entry.isErased = isErased
+                return entry
+            }
+            var entry = StrokeEntry(value: StrokeValue(content: rest.content, brush: brush, transform: rest.transform), id: rest.valueStamp)
+            entry.isErased = isErased
+            entry.stamp = rest.stamp
+            return entry
+        }
+    }
+
     /// Every chunk holds at least one row; chunks are in key order.
-    private var chunks: [[Element]] = []
+    private var chunks: [[Row]] = []
     /// The number of strokes.
     private(set) var count = 0
 
@@ -30,7 +81,7 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
     subscript(key: OpID) -> StrokeEntry? {
         get {
             guard let (chunk, index) = location(of: key) else { return nil }
-            return chunks[chunk][index].value
+            return chunks[chunk][index].entry
         }
         set {
             if let newValue { put(newValue, under: key) } else { remove(key) }
@@ -67,17 +118,17 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
         let lastChunk = chunks.count - 1
         if lastChunk < 0 || chunks[lastChunk][chunks[lastChunk].count - 1].key < key {
             if lastChunk < 0 || chunks[lastChunk].count >= Self.maximumChunk { chunks.append([]) }
-            chunks[chunks.count - 1].append((key, entry))
+            chunks[chunks.count - 1].append(Row(key: key, entry: entry))
             count += 1
             return
         }
         // At or before the newest: its place is inside a chunk.
         let (chunk, index) = position(of: key)!
         if chunks[chunk][index].key == key {
-            chunks[chunk][index].value = entry
+            chunks[chunk][index] = Row(key: key, entry: entry)
             return
         }
-        chunks[chunk].insert((key, entry), at: index)
+        chunks[chunk].insert(Row(key: key, entry: entry), at: index)
         count += 1
         if chunks[chunk].count > Self.maximumChunk {
             let upper = Array(chunks[chunk][(Self.maximumChunk / 2)...])
@@ -94,7 +145,7 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
     }
 
     /// The keys, in order.
-    var keys: [OpID] { map(\.key) }
+    var keys: [OpID] { chunks.flatMap { $0.map(\.key) } }
 
     static func == (lhs: StrokeMap, rhs: StrokeMap) -> Bool {
         lhs.count == rhs.count && lhs.elementsEqual(rhs) { $0.key == $1.key && $0.value == $1.value }
@@ -106,16 +157,16 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
 
     /// The strokes in key order.
     struct Iterator: IteratorProtocol {
-        fileprivate let chunks: [[Element]]
+        fileprivate let chunks: [[Row]]
         private var chunk = 0, index = 0
 
-        fileprivate init(chunks: [[Element]]) { self.chunks = chunks }
+        fileprivate init(chunks: [[Row]]) { self.chunks = chunks }
 
         mutating func next() -> Element? {
             while chunk < chunks.count {
                 if index < chunks[chunk].count {
                     defer { index += 1 }
-                    return chunks[chunk][index]
+                    return (chunks[chunk][index].key, chunks[chunk][index].entry)
                 }
                 chunk += 1
                 index = 0

@@ -10,6 +10,38 @@ import Testing
         return entry
     }
 
+    /// Mostly a stroke as drawn (content and stamps its key), else one that
+    /// was restyled, erased by a later operation, transformed or put with
+    /// another's points: every field must come back as it was put.
+    private static func randomEntry(_ key: OpID, clock: UInt64, using random: inout SeededGenerator) -> StrokeEntry {
+        let brush = Brush(
+            tool: Brush.Tool.allCases.randomElement(using: &random)!, color: Color(rgba: UInt32.random(in: 0...UInt32.max, using: &random)),
+            width: Float.random(in: 0...0.1, using: &random))
+        var entry = StrokeEntry(value: StrokeValue(content: key, brush: brush), id: key)
+        func later() -> OpID { OpID(counter: clock + UInt64.random(in: 1...9, using: &random), replica: ReplicaID(UInt64.random(in: 1...3, using: &random))) }
+        switch Int.random(in: 0..<10, using: &random) {
+        case 0:
+            entry.isErased = true
+            entry.stamp = later()
+        case 1:
+            entry.value.transform = .translation(x: Double.random(in: -1...1, using: &random), y: 0.25)
+        case 2:
+            entry.value.content = later()
+            entry.valueStamp = later()
+            entry.stamp = entry.valueStamp
+        case 3:
+            entry.isErased = true
+        default:
+            break
+        }
+        return entry
+    }
+
+    /// A row is a key, a brush and a flag, with a reference to what differs.
+    @Test func aRowIsFortyBytes() {
+        #expect(MemoryLayout<StrokeMap.Row>.stride == 40)
+    }
+
     /// The map must answer as a dictionary would and iterate in key order,
     /// whatever the order of writes: mostly the newest key (a stroke drawn),
     /// late keys anywhere (another replica's strokes, a merge), which split
@@ -37,7 +69,7 @@ import Testing
                 model[victim] = nil
                 continue
             }
-            let entry = Self.entry(key, erased: Bool.random(using: &random))
+            let entry = Self.randomEntry(key, clock: clock, using: &random)
             map[key] = entry
             model[key] = entry
             if Int.random(in: 0..<50, using: &random) == 0 {
