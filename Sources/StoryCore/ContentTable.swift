@@ -51,13 +51,16 @@ struct ContentTable: Sendable, Sequence {
     }
 
     /// Whether the table holds a blob for operation `id`.
-    func contains(_ id: OpID) -> Bool { self[id] != nil }
+    func contains(_ id: OpID) -> Bool { location(of: id) != nil }
 
     private func column(of replica: ReplicaID) -> Int? { replicas.firstIndex(of: replica) }
 
     /// Where the blob of `id` is; nil when the table has none.
     private func location(of id: OpID) -> (column: Int, chunk: Int, index: Int)? {
-        guard let column = column(of: id.replica), let (chunk, index) = Self.position(of: id.counter, in: columns[column]),
+        guard let column = column(of: id.replica),
+            // Newer than the replica's newest (a blob being added): not here, without a search.
+            let newest = columns[column].last?.counters.last, id.counter <= newest,
+            let (chunk, index) = Self.position(of: id.counter, in: columns[column]),
             index < columns[column][chunk].counters.count, columns[column][chunk].counters[index] == id.counter
         else { return nil }
         return (column, chunk, index)
@@ -73,11 +76,10 @@ struct ContentTable: Sendable, Sequence {
             let middle = (low + high) / 2
             if chunks[middle].counters.last! < counter { low = middle + 1 } else { high = middle }
         }
-        let counters = chunks[low].counters
-        var lowIndex = 0, highIndex = counters.count
+        var lowIndex = 0, highIndex = chunks[low].counters.count
         while lowIndex < highIndex {
             let middle = (lowIndex + highIndex) / 2
-            if counters[middle] < counter { lowIndex = middle + 1 } else { highIndex = middle }
+            if chunks[low].counters[middle] < counter { lowIndex = middle + 1 } else { highIndex = middle }
         }
         return (low, lowIndex)
     }

@@ -181,9 +181,10 @@ struct ProjectState: Sendable {
 
         case .addStroke(let layer, let brush, let points):
             try checkLayer(layer)
-            guard contents[id] == nil else { throw DocumentError(.invalidOperation, "content \(id) already exists") }
+            guard !contents.contains(id) else { throw DocumentError(.invalidOperation, "content \(id) already exists") }
             contents[id] = points
-            if let previous = strokes[layer]?[id] {
+            // One lookup of the layer's strokes, which puts the stroke and gives what was there.
+            if let previous = strokes[layer, default: [:]].put(StrokeEntry(value: StrokeValue(content: id, brush: brush), id: id), under: id) {
                 // Not reachable from valid states (a key names a content that
                 // exists), but a rollback must restore whatever was there.
                 journal.append(.content(id))
@@ -191,13 +192,12 @@ struct ProjectState: Sendable {
             } else {
                 journal.append(.drawn(layer: layer, key: id))
             }
-            strokes[layer, default: [:]][id] = StrokeEntry(value: StrokeValue(content: id, brush: brush), id: id)
 
         case .putStroke(let layer, let key, let value):
             try checkLayer(layer)
             // Keys are ids of strokes drawn before (their contents exist): a put
             // can never claim the key of a stroke that has not been drawn yet.
-            guard contents[value.content] != nil, contents[key] != nil else {
+            guard contents.contains(value.content), contents.contains(key) else {
                 throw DocumentError(.notFound, "stroke \(key) or its content \(value.content) does not exist")
             }
             guard value.brush.isValid, value.transform?.isFinite ?? true else {
@@ -528,7 +528,7 @@ struct ProjectState: Sendable {
             // Contents never change once added: those of operations this state
             // holds are here already, and skipping them spares a lookup each.
             var known = known
-            for (id, blob) in other.contents where !known.holds(id) && contents[id] == nil { contents[id] = blob }
+            for (id, blob) in other.contents where !known.holds(id) && !contents.contains(id) { contents[id] = blob }
         }
         var knownStrokes = known
         for (layer, theirs) in other.strokes {

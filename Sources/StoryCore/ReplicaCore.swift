@@ -362,7 +362,10 @@ struct ReplicaCore: Sendable {
         // only a change at or below it can repeat one of the call's own. The
         // index of the call's changes is built only when one does (a batch in
         // order, the usual case, spares a hash insert per change).
-        var newestArrived: [ReplicaID: UInt64] = [:]
+        // (A list searched linearly: a batch names a handful of replicas, and
+        // most of its changes are the previous one's replica, looked at first.)
+        var newestArrived: [(replica: ReplicaID, seq: UInt64)] = []
+        var lastArrived = -1
         var arrived: [ChangeKey: Int]?
         var lastHash: [ReplicaID: (seq: UInt64, hash: Digest32)] = [:]
         var declared: [ReplicaID: AuthorRecord] = [:]
@@ -378,7 +381,14 @@ struct ReplicaCore: Sendable {
                 continue
             }
             let key = ChangeKey(replica: replica, seq: seq)
-            if seq <= newestArrived[replica] ?? 0, arrived == nil {
+            if lastArrived < 0 || newestArrived[lastArrived].replica != replica {
+                lastArrived = newestArrived.firstIndex { $0.replica == replica } ?? -1
+                if lastArrived < 0 {
+                    newestArrived.append((replica, 0))
+                    lastArrived = newestArrived.count - 1
+                }
+            }
+            if seq <= newestArrived[lastArrived].seq, arrived == nil {
                 var earlier: [ChangeKey: Int] = [:]
                 var skip = repeated.makeIterator()
                 var nextSkipped = skip.next()
@@ -435,7 +445,7 @@ struct ReplicaCore: Sendable {
                 lastHash[replica] = (seq, hash)
             }
             fresh[index].origin = origin
-            newestArrived[replica] = max(newestArrived[replica] ?? 0, seq)
+            newestArrived[lastArrived].seq = max(newestArrived[lastArrived].seq, seq)
             arrived?[key] = index
         }
         if !repeated.isEmpty {

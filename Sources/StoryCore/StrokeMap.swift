@@ -106,11 +106,16 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
 
     /// Where the entry under `key` is; nil when the map has none.
     private func location(of key: OpID) -> (Int, Int)? {
-        guard let (chunk, index) = position(of: key), index < chunks[chunk].count, chunks[chunk][index].key == key else { return nil }
+        // Newer than the newest (a stroke being drawn): not here, without a search.
+        guard let newest = chunks.last?.last?.key, key <= newest,
+            let (chunk, index) = position(of: key), index < chunks[chunk].count, chunks[chunk][index].key == key
+        else { return nil }
         return (chunk, index)
     }
 
-    private mutating func put(_ entry: StrokeEntry, under key: OpID) {
+    /// Puts `entry` under `key`; returns the entry that was there.
+    @discardableResult
+    mutating func put(_ entry: StrokeEntry, under key: OpID) -> StrokeEntry? {
         // The usual case: the first or the newest key, at the end, in a new
         // chunk once the last is full (so that chunks filled in order stay
         // full). By index: a copy of the last chunk held here would make the
@@ -120,13 +125,14 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
             if lastChunk < 0 || chunks[lastChunk].count >= Self.maximumChunk { chunks.append([]) }
             chunks[chunks.count - 1].append(Row(key: key, entry: entry))
             count += 1
-            return
+            return nil
         }
         // At or before the newest: its place is inside a chunk.
         let (chunk, index) = position(of: key)!
         if chunks[chunk][index].key == key {
+            let previous = chunks[chunk][index].entry
             chunks[chunk][index] = Row(key: key, entry: entry)
-            return
+            return previous
         }
         chunks[chunk].insert(Row(key: key, entry: entry), at: index)
         count += 1
@@ -135,6 +141,7 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
             chunks[chunk].removeSubrange((Self.maximumChunk / 2)...)
             chunks.insert(upper, at: chunk + 1)
         }
+        return nil
     }
 
     private mutating func remove(_ key: OpID) {
