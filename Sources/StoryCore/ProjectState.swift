@@ -184,7 +184,7 @@ struct ProjectState: Sendable {
             guard !contents.contains(id) else { throw DocumentError(.invalidOperation, "content \(id) already exists") }
             contents[id] = points
             // One lookup of the layer's strokes, which puts the stroke and gives what was there.
-            if let previous = strokes[layer, default: [:]].put(StrokeEntry(value: StrokeValue(content: id, brush: brush), id: id), under: id) {
+            if let previous = strokes[layer, default: [:]].putDrawn(with: brush, under: id) {
                 // Not reachable from valid states (a key names a content that
                 // exists), but a rollback must restore whatever was there.
                 journal.append(.content(id))

@@ -39,6 +39,13 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
             }
         }
 
+        init(key: OpID, brush: Brush, isErased: Bool, rest: Rest?) {
+            self.key = key
+            self.brush = brush
+            self.isErased = isErased
+            self.rest = rest
+        }
+
         init(key: OpID, entry: StrokeEntry) {
             self.key = key
             brush = entry.value.brush
@@ -116,6 +123,17 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
     /// Puts `entry` under `key`; returns the entry that was there.
     @discardableResult
     mutating func put(_ entry: StrokeEntry, under key: OpID) -> StrokeEntry? {
+        put(Row(key: key, entry: entry))
+    }
+
+    /// Puts the stroke drawn by operation `key` with `brush` (its own content,
+    /// not erased: `StrokeEntry(value:id:)`); returns the entry that was there.
+    mutating func putDrawn(with brush: Brush, under key: OpID) -> StrokeEntry? {
+        put(Row(key: key, brush: brush, isErased: false, rest: nil))
+    }
+
+    private mutating func put(_ row: Row) -> StrokeEntry? {
+        let key = row.key
         // The usual case: the first or the newest key, at the end, in a new
         // chunk once the last is full (so that chunks filled in order stay
         // full). By index: a copy of the last chunk held here would make the
@@ -123,7 +141,7 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
         let lastChunk = chunks.count - 1
         if lastChunk < 0 || chunks[lastChunk][chunks[lastChunk].count - 1].key < key {
             if lastChunk < 0 || chunks[lastChunk].count >= Self.maximumChunk { chunks.append([]) }
-            chunks[chunks.count - 1].append(Row(key: key, entry: entry))
+            chunks[chunks.count - 1].append(row)
             count += 1
             return nil
         }
@@ -131,10 +149,10 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
         let (chunk, index) = position(of: key)!
         if chunks[chunk][index].key == key {
             let previous = chunks[chunk][index].entry
-            chunks[chunk][index] = Row(key: key, entry: entry)
+            chunks[chunk][index] = row
             return previous
         }
-        chunks[chunk].insert(Row(key: key, entry: entry), at: index)
+        chunks[chunk].insert(row, at: index)
         count += 1
         if chunks[chunk].count > Self.maximumChunk {
             let upper = Array(chunks[chunk][(Self.maximumChunk / 2)...])

@@ -69,8 +69,15 @@ import Testing
                 model[victim] = nil
                 continue
             }
+            if Bool.random(using: &random) {
+                // As a stroke is drawn: the entry `StrokeEntry(value:id:)` makes.
+                let brush = Brush(color: Color(rgba: UInt32.random(in: 0...UInt32.max, using: &random)))
+                #expect(map.putDrawn(with: brush, under: key) == model[key])
+                model[key] = StrokeEntry(value: StrokeValue(content: key, brush: brush), id: key)
+                continue
+            }
             let entry = Self.randomEntry(key, clock: clock, using: &random)
-            map[key] = entry
+            #expect(map.put(entry, under: key) == model[key])
             model[key] = entry
             if Int.random(in: 0..<50, using: &random) == 0 {
                 // In place, as an erase writes.
