@@ -387,7 +387,7 @@ public enum ChangeBatch {
     public static func decodeReceived(_ bytes: ArraySlice<UInt8>) throws(CodecError) -> ReceivedChanges {
         ReceivedChanges(
             arrivals: try decode(bytes) { (result, slice, signature) throws(CodecError) in
-                result.append(HeldChange(encoded: .placeholder, change: .placeholder, origin: .unknown))
+                result.append(.placeholder)
                 try result[result.count - 1].read(slice, signature: signature)
             })
     }

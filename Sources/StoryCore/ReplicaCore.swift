@@ -109,6 +109,9 @@ struct HeldChange: Sendable {
         self.origin = origin
     }
 
+    /// An empty record, to read into or to swap for one taken out of an array.
+    static let placeholder = HeldChange(encoded: .placeholder, change: .placeholder, origin: .unknown)
+
     /// Reads the change `bytes` encode, with the signature beside them, into
     /// this record in place (`ChangeBatch.decodeReceived`).
     mutating func read(_ bytes: ArraySlice<UInt8>, signature: [UInt8]?) throws(CodecError) {
@@ -246,22 +249,24 @@ struct ReplicaCore: Sendable {
             // Most changes leave one entry (a stroke, a field): grown once, not by doubling.
             journal.reserveCapacity(fresh.count)
             // Fast path: a batch sent in causal order applies as it comes.
-            // Through the buffer: each change is borrowed in place, not copied
-            // (an array's subscript copies, a reference count per field).
-            try fresh.withUnsafeBufferPointer { arrivals in
-                for index in arrivals.indices {
-                    if queues.isEmpty && dependenciesMet(arrivals[index].change) {
-                        do {
-                            try applyOne(arrivals[index], to: &state, journal: &journal, report: &report)
-                        } catch {
-                            rejected = (arrivals[index].change.replica, arrivals[index].change.seq)
-                            throw error
-                        }
-                        appendToLog(arrivals[index].encoded, appends: &logAppends)
-                        report.applied.append(arrivals[index].encoded)
-                    } else {
-                        queues[arrivals[index].change.replica, default: [:]][arrivals[index].change.seq] = arrivals[index]
+            // Each change is taken out of the array into a local (swapped with
+            // an empty record): a change read in place through the array or its
+            // buffer was copied whole before each call, since the document
+            // being changed might have aliased it.
+            for index in fresh.indices {
+                var item = HeldChange.placeholder
+                swap(&item, &fresh[index])
+                if queues.isEmpty && dependenciesMet(item.change) {
+                    do {
+                        try applyOne(item, to: &state, journal: &journal, report: &report)
+                    } catch {
+                        rejected = (item.change.replica, item.change.seq)
+                        throw error
                     }
+                    appendToLog(item.encoded, appends: &logAppends)
+                    report.applied.append(item.encoded)
+                } else {
+                    queues[item.change.replica, default: [:]][item.change.seq] = item
                 }
             }
             let replicas = pending.isEmpty && queues.isEmpty ? [] : Set(queues.keys).union(pending.keys).sorted()
