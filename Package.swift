@@ -124,6 +124,7 @@ let package = Package(
             dependencies: [
                 "StoryDaemon",
                 "StoryAPI",
+                "StoryStore",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -1,4 +1,5 @@
 import ArgumentParser
+import StoryStore
 
 /// Benchmarks of Storyteller, run in release mode (`swift run -c release storyteller-bench …`).
 @main
@@ -12,4 +13,10 @@ struct Bench: AsyncParsableCommand {
             """,
         subcommands: [GenerateCommand.self, TraceCommand.self, ResumeCommand.self, StoreCommand.self, SyncCommand.self, MicroCommand.self, DaemonCommand.self, HostileCommand.self, LibraryCommand.self, MediaCommand.self, ExportCommand.self]
     )
+
+    /// The allocator as the daemon sets it (`AllocatorTuning`), so memory is measured as a daemon holds it.
+    static func main() async {
+        AllocatorTuning.apply()
+        await main(nil)
+    }
 }

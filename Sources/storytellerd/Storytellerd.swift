@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import StoryAPI
 import StoryDaemon
+import StoryStore
 
 /// The Storyteller daemon's command line: parses flags, resolves settings,
 /// and runs a `Daemon` (Sources/StoryDaemon) until SIGTERM or SIGINT.
@@ -103,6 +104,7 @@ struct Storytellerd: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
+        AllocatorTuning.apply(environment: environment)
         let settings: DaemonSettings
         let unknownVariables: [String]
         do {
