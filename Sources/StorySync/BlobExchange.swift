@@ -56,8 +56,10 @@ protocol BlobLink: AnyObject, Sendable {
     var peer: PeerID { get }
     /// Both Hellos were said: blob messages may be sent.
     var isEstablished: Bool { get }
-    /// Documents synced with this peer.
-    var documentIDs: [DocumentID] { get }
+    /// Documents both sides advertised: blobs they reference are asked for
+    /// and served. (Before the peer advertises a document, it may not know it
+    /// is shared with this daemon yet, and would refuse.)
+    var blobDocumentIDs: [DocumentID] { get }
     /// Sends a message before any queued chunk.
     func sendBlobMessage(_ message: Message)
     /// Queues chunks to send when nothing else waits; false when too many are queued.
@@ -206,7 +208,7 @@ public actor BlobExchange {
     public func announce(_ hash: BlobHash) async {
         guard let documents = try? await store.documents(referencing: hash) else { return }
         for link in links.values where link.isEstablished {
-            for document in link.documentIDs where documents.contains(document) {
+            for document in link.blobDocumentIDs where documents.contains(document) {
                 link.sendBlobMessage(.blobHave(document: document, hashes: [hash]))
             }
         }
@@ -217,7 +219,7 @@ public actor BlobExchange {
     func receive(_ message: Message, from peer: PeerID) async {
         switch message {
         case .blobHave(let document, let hashes):
-            guard links[peer]?.documentIDs.contains(document) == true else { return }
+            guard links[peer]?.blobDocumentIDs.contains(document) == true else { return }
             for hash in hashes {
                 holders[hash, default: []].insert(peer)
                 failures[hash]?[peer] = nil
@@ -246,7 +248,7 @@ public actor BlobExchange {
         do {
             let referencing = try await store.documents(referencing: request.hash)
             let members = try await store.members(of: request.document)
-            if !referencing.contains(request.document) || !link.documentIDs.contains(request.document) {
+            if !referencing.contains(request.document) || !link.blobDocumentIDs.contains(request.document) {
                 refusal = "no document shared with you references it"
             } else if !members.contains(where: { $0.peer == peer && $0.role >= .reader }) {
                 refusal = "no document shared with you references it"
@@ -473,7 +475,7 @@ public actor BlobExchange {
         var candidates: [(peer: PeerID, document: DocumentID, holds: Bool)] = []
         for (peer, link) in links where link.isEstablished {
             if let failed = failures[hash]?[peer], now - failed < configuration.retryAfter { continue }
-            guard let document = link.documentIDs.first(where: documents.contains) else { continue }
+            guard let document = link.blobDocumentIDs.first(where: documents.contains) else { continue }
             candidates.append((peer, document, holders[hash]?.contains(peer) == true))
         }
         guard let best = candidates.max(by: { ($0.holds ? 1 : 0, $1.peer.description) < ($1.holds ? 1 : 0, $0.peer.description) })

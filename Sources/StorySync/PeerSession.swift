@@ -110,6 +110,7 @@ final class PeerSession: BlobLink, Sendable {
         }
     }
     var documentIDs: [DocumentID] { machine.withLock { $0.documentIDs } }
+    var blobDocumentIDs: [DocumentID] { machine.withLock { $0.mutuallyAdvertisedDocumentIDs } }
 
     /// What the peer is known to have of each document it advertised.
     var peerVersions: [DocumentID: VersionVector] {
@@ -456,6 +457,8 @@ final class PeerSession: BlobLink, Sendable {
             for message in messages {
                 let wasEstablished = machine.withLock { $0.isEstablished }
                 await perform(machine.withLock { $0.receive(message, now: .now) }, collecting: &pending)
+                // The peer now shares a document both ways: its blobs may be asked for.
+                if case .advertise = message { await blobExchange?.documentsChanged() }
                 if !wasEstablished, machine.withLock({ $0.isEstablished }) {
                     await blobExchange?.established(peer)
                     await keepAnnouncedName()

@@ -135,6 +135,12 @@ public struct SyncSessionStateMachine: Sendable {
     /// The documents this session syncs.
     public var documentIDs: [DocumentID] { documents.keys.sorted() }
 
+    /// Documents synced with this peer that it advertised too (so it knows
+    /// they are shared with us): what blobs are asked for and served over.
+    public var mutuallyAdvertisedDocumentIDs: [DocumentID] {
+        documents.filter { $0.value.theyAdvertised }.keys.sorted()
+    }
+
     /// The connection is up (after TLS and the peer check): say Hello.
     public mutating func start(now: ContinuousClock.Instant) -> [Action] {
         // Closed before it started (shut down, or replaced while being set up).

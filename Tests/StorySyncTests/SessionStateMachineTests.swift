@@ -32,6 +32,28 @@ import Testing
         #expect(machine.isEstablished && machine.peerName == "b")
     }
 
+    /// Blobs go only over documents the peer advertised too: until then it may
+    /// not know the document is shared with us (a peer that was away when it
+    /// was shared), and would refuse, and the blob would wait out a retry.
+    @Test func blobsGoOnlyOverDocumentsBothSidesAdvertised() {
+        let other = DocumentID(high: 2, low: 2)
+        var machine = machine(documents: [doc, other])
+        _ = machine.start(now: now)
+        _ = machine.receive(.hello(version: version, name: "b", capabilities: []), now: now)
+        #expect(machine.documentIDs == [doc, other])
+        #expect(machine.mutuallyAdvertisedDocumentIDs.isEmpty)
+        let ad = Message.Advertisement(document: other, kind: 1, name: "p", role: .editor, version: VersionVector())
+        _ = machine.receive(.advertise(ad), now: now)
+        #expect(machine.mutuallyAdvertisedDocumentIDs == [other])
+        // A document the peer offered first counts once it is taken.
+        let third = DocumentID(high: 3, low: 3)
+        let offer = Message.Advertisement(document: third, kind: 1, name: "q", role: .editor, version: VersionVector())
+        #expect(machine.receive(.advertise(offer), now: now) == [.offered(offer)])
+        #expect(!machine.mutuallyAdvertisedDocumentIDs.contains(third))
+        _ = machine.addDocument(.init(id: third, kind: 1, peerRole: .editor))
+        #expect(machine.mutuallyAdvertisedDocumentIDs == [other, third])
+    }
+
     @Test func aSnapshotInPartsIsMergedWholeOnceItsLastPartArrives() {
         var machine = established()
         let bytes: [UInt8] = Array(0..<200).map { UInt8($0) }
