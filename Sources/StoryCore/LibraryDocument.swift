@@ -113,7 +113,7 @@ public struct LibraryDocument: Sendable {
         _ changes: [(EncodedChange, Change)], origin: ChangeOrigin = .unknown, limits: HeldBackLimits? = nil,
         beforeCommit: (ApplyReport) throws -> Void = { _ in }
     ) throws -> ApplyReport {
-        try replicaState.apply(changes, origin: origin, limits: limits, beforeCommit: beforeCommit)
+        try apply(ReceivedChanges(changes), origin: origin, limits: limits, beforeCommit: beforeCommit)
     }
 
     /// Applies received changes (`ChangeBatch.decodeReceived`), as `apply(_:origin:limits:beforeCommit:)`
@@ -131,7 +131,7 @@ public struct LibraryDocument: Sendable {
     public mutating func apply(
         batch bytes: ArraySlice<UInt8>, beforeCommit: (ApplyReport) throws -> Void = { _ in }
     ) throws -> ApplyReport {
-        try replicaState.apply(try ChangeBatch.decodeReceived(bytes), origin: .unknown, limits: nil, beforeCommit: beforeCommit)
+        try apply(try ChangeBatch.decodeReceived(bytes), beforeCommit: beforeCommit)
     }
 
     /// Forgets logged changes covered by `horizon`.

@@ -106,13 +106,6 @@ struct Replica<Builder: ChangeBuilder>: Sendable {
     }
 
     mutating func apply(
-        _ changes: [(EncodedChange, Change)], origin: ChangeOrigin, limits: HeldBackLimits?,
-        beforeCommit: (ApplyReport) throws -> Void
-    ) throws -> ApplyReport {
-        try core.integrate(changes, origin: origin, limits: limits, into: &state, beforeCommit: beforeCommit)
-    }
-
-    mutating func apply(
         _ received: ReceivedChanges, origin: ChangeOrigin, limits: HeldBackLimits?,
         beforeCommit: (ApplyReport) throws -> Void
     ) throws -> ApplyReport {
@@ -170,7 +163,7 @@ struct Replica<Builder: ChangeBuilder>: Sendable {
         // Each failure drops one change from the buffer, so this ends.
         for _ in 0...core.pendingCount {
             do {
-                _ = try core.integrate([], origin: .store, limits: nil, into: &state, beforeCommit: { _ in })
+                _ = try core.integrate(ReceivedChanges(arrivals: []), origin: .store, limits: nil, into: &state, beforeCommit: { _ in })
                 break
             } catch {
                 rejected.append(error)

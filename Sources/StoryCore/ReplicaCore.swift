@@ -220,15 +220,9 @@ struct ReplicaCore: Sendable {
     /// of the last change of each replica in the call (and of every change
     /// `Authorship.isCheckedInRun` names) is valid. When a change applies, its
     /// author must have write rights at the change's causal point.
-    mutating func integrate<State: ReplicatedState>(
-        _ incoming: [(EncodedChange, Change)], origin: ChangeOrigin, limits: HeldBackLimits?, into state: inout State,
-        beforeCommit: (ApplyReport) throws -> Void
-    ) throws -> ApplyReport {
-        try integrate(ReceivedChanges(incoming), origin: origin, limits: limits, into: &state, beforeCommit: beforeCommit)
-    }
-
-    /// `integrate` of received changes (`ChangeBatch.decodeReceived`): they
-    /// are checked and applied where they are, not copied into held records.
+    ///
+    /// The changes are checked and applied where they are (`ReceivedChanges`),
+    /// not copied into held records.
     mutating func integrate<State: ReplicatedState>(
         _ received: consuming ReceivedChanges, origin: ChangeOrigin, limits: HeldBackLimits?, into state: inout State,
         beforeCommit: (ApplyReport) throws -> Void
@@ -375,14 +369,14 @@ struct ReplicaCore: Sendable {
         var lastHash: [ReplicaID: (seq: UInt64, hash: Digest32)] = [:]
         var declared: [ReplicaID: AuthorRecord] = [:]
         // Re-deliveries, removed at the end (rare: a batch seldom repeats).
-        var repeated: [Int] = []
+        var repeated: Set<Int> = []
         for index in fresh.indices {
             let replica = fresh[index].change.replica
             let seq = fresh[index].change.seq
             if seq <= versionVector[replica] {
                 try checkSameAsLogged(fresh[index].encoded)
                 report.duplicates += 1
-                repeated.append(index)
+                repeated.insert(index)
                 continue
             }
             let key = ChangeKey(replica: replica, seq: seq)
@@ -395,13 +389,7 @@ struct ReplicaCore: Sendable {
             }
             if seq <= newestArrived[lastArrived].seq, arrived == nil {
                 var earlier: [ChangeKey: Int] = [:]
-                var skip = repeated.makeIterator()
-                var nextSkipped = skip.next()
-                for other in 0..<index {
-                    if other == nextSkipped {
-                        nextSkipped = skip.next()
-                        continue
-                    }
+                for other in 0..<index where !repeated.contains(other) {
                     earlier[ChangeKey(replica: fresh[other].change.replica, seq: fresh[other].change.seq)] = other
                 }
                 arrived = earlier
@@ -412,7 +400,7 @@ struct ReplicaCore: Sendable {
                         .conflict, "two different changes claim sequence number \(seq) of replica \(replica)")
                 }
                 report.duplicates += 1
-                repeated.append(index)
+                repeated.insert(index)
                 continue
             }
             if let crypto {
@@ -453,20 +441,7 @@ struct ReplicaCore: Sendable {
             newestArrived[lastArrived].seq = max(newestArrived[lastArrived].seq, seq)
             arrived?[key] = index
         }
-        if !repeated.isEmpty {
-            var skip = repeated.makeIterator()
-            var nextSkipped = skip.next()
-            var kept: [HeldChange] = []
-            kept.reserveCapacity(fresh.count - repeated.count)
-            for index in fresh.indices {
-                if index == nextSkipped {
-                    nextSkipped = skip.next()
-                    continue
-                }
-                kept.append(fresh[index])
-            }
-            fresh = kept
-        }
+        if !repeated.isEmpty { fresh = fresh.indices.filter { !repeated.contains($0) }.map { fresh[$0] } }
         guard let crypto, let author else {
             // An open document has no signatures: any change may end a run.
             for index in fresh.indices { fresh[index].encoded.isAnchor = true }
@@ -543,7 +518,7 @@ struct ReplicaCore: Sendable {
         // An open document keeps frontiers too: a text field needs each
         // change's causal past to tell a concurrent write from a later one.
         state.begin(WriteContext(dot: ChangeDot(replica: replica, seq: seq), past: point))
-        // Only scalars are captured: capturing the borrowed change copied it.
+        // The closure captures scalars, not the borrowed change.
         let startCounter = item.change.startCounter
         let time = item.change.wallTime
         try item.change.operations.withUnsafeBufferPointer { (operations) throws(DocumentError) in
