@@ -7,6 +7,7 @@ import StoryCore
 import StoryStore
 import StoryTLS
 import Synchronization
+import StoryTestSupport
 import Testing
 
 @testable import StorySync
@@ -136,9 +137,10 @@ final class SyncNode: @unchecked Sendable {
 func eventually(
     _ what: String, timeout: Duration = .seconds(60), _ condition: () async throws -> Bool
 ) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
+    var limit = TestDeadline(timeout)
+    while true {
         if try await condition() { return }
+        if limit.hasPassed() { break }
         try await Task.sleep(for: .milliseconds(25))
     }
     Issue.record("timed out waiting until \(what); the sync logs of the last seconds:\n\(RecentLogs.lines().joined(separator: "\n"))")

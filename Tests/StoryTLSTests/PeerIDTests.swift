@@ -1,6 +1,7 @@
 import StoryCore
 import StoryIdentity
 import Foundation
+import StoryTestSupport
 import Testing
 
 @testable import StoryTLS
@@ -89,8 +90,8 @@ func run(
     // The throwing write: a program that exits without reading its input is a broken pipe, not a crash.
     if let input { try? stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8)) }
     try? stdin.fileHandleForWriting.close()
-    let deadline = ContinuousClock.now + timeout
-    while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+    var limit = TestDeadline(timeout)
+    while process.isRunning && !limit.hasPassed() { usleep(10_000) }
     if process.isRunning {
         process.terminate()
         process.waitUntilExit()

@@ -3,6 +3,7 @@ import StoryIdentity
 import Foundation
 import StoryClient
 import Synchronization
+import StoryTestSupport
 import Testing
 
 /// The directory the test binaries (and `storytellerd`) were built into.
@@ -116,11 +117,11 @@ final class DaemonProcess: Sendable {
     }
 
     /// Waits (at most `timeout`) until stdout or stderr contains `text`.
-    func waitForLog(_ text: String, timeout: Duration = .seconds(30)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+    func waitForLog(_ text: String, timeout: Duration = .seconds(60)) async throws {
+        var limit = TestDeadline(timeout)
+        while true {
             if output.contains(text) || errors.contains(text) { return }
-            if !process.isRunning { break }
+            if !process.isRunning || limit.hasPassed() { break }
             try await Task.sleep(for: .milliseconds(20))
         }
         Issue.record("no '\(text)' in the daemon's output:\n\(output)\n\(errors)")
@@ -140,8 +141,8 @@ final class DaemonProcess: Sendable {
 
     /// Waits (at most `timeout`) for the process to exit; its exit status.
     func waitForExit(timeout: Duration = .seconds(30)) async throws -> Int32 {
-        let deadline = ContinuousClock.now + timeout
-        while process.isRunning && ContinuousClock.now < deadline {
+        var limit = TestDeadline(timeout)
+        while process.isRunning && !limit.hasPassed() {
             try await Task.sleep(for: .milliseconds(20))
         }
         guard !process.isRunning else {
@@ -265,9 +266,10 @@ struct StartedDaemon {
 
 /// Polls `condition` every 50 ms for at most `timeout`; records an issue and throws if it never holds.
 func eventually(_ what: String, timeout: Duration = .seconds(60), _ condition: () throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
+    var limit = TestDeadline(timeout)
+    while true {
         if (try? condition()) == true { return }
+        if limit.hasPassed() { break }
         try await Task.sleep(for: .milliseconds(50))
     }
     Issue.record("timed out waiting until \(what)")

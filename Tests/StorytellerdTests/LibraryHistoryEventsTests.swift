@@ -3,6 +3,7 @@ import StoryIdentity
 import Foundation
 import StoryClient
 import Synchronization
+import StoryTestSupport
 import Testing
 
 /// The library (tree, folders), history, stroke replace and the event stream,
@@ -162,8 +163,8 @@ import Testing
             watch.standardOutput = out
             try watch.run()
             defer { if watch.isRunning { watch.terminate() } }
-            let deadline = ContinuousClock.now + .seconds(30)
-            while watch.isRunning && ContinuousClock.now < deadline {
+            var limit = TestDeadline(.seconds(30))
+            while watch.isRunning && !limit.hasPassed() {
                 #expect(try daemon.cli("scenes", "add", project).status == 0)
                 try await Task.sleep(for: .milliseconds(100))
             }

@@ -1,5 +1,6 @@
 import Foundation
 import StoryClient
+import StoryTestSupport
 import Testing
 
 /// Two network namespaces joined by a veth pair, made and removed by a test
@@ -57,8 +58,8 @@ struct NetworkNamespaces {
     /// Waits (at most `timeout`) until duplicate address detection has let
     /// go of both link-local addresses: a tentative one cannot send.
     func waitForLinkLocalAddresses(timeout: Duration = .seconds(15)) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        var limit = TestDeadline(timeout)
+        while !limit.hasPassed() {
             let states = try [(names.0, links.0), (names.1, links.1)].map { name, link in
                 try Self.run(["-n", name, "-6", "addr", "show", "dev", link, "scope", "link"])
             }

@@ -358,11 +358,11 @@ final class CLIProcess: Sendable {
 
     /// Waits until the output contains `text`; the output so far.
     func waitForOutput(containing text: String, timeout: Duration) throws -> String {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
+        var limit = TestDeadline(timeout)
+        while true {
             let now = output
             if now.contains(text) { return now }
-            guard process.isRunning else { break }
+            guard process.isRunning, !limit.hasPassed() else { break }
             usleep(20_000)
         }
         throw TimedOut(description: "storyteller printed no '\(text)': \(output)")
@@ -371,8 +371,8 @@ final class CLIProcess: Sendable {
     /// Sends SIGINT (Ctrl-C) and waits (at most 5 s) for the exit status.
     func interrupt() async throws -> Int32 {
         Foundation.kill(process.processIdentifier, SIGINT)
-        let deadline = ContinuousClock.now + .seconds(5)
-        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        var limit = TestDeadline(.seconds(5))
+        while process.isRunning, !limit.hasPassed() { try await Task.sleep(for: .milliseconds(20)) }
         guard !process.isRunning else {
             self.kill()
             throw TimedOut(description: "storyteller did not exit on SIGINT")
@@ -459,10 +459,10 @@ enum LoopbackHTTP {
 
         /// Reads until what arrived contains `marker`; what arrived since the last marker.
         func read(until marker: String, timeout: Duration) throws -> String {
-            let deadline = ContinuousClock.now + timeout
+            var limit = TestDeadline(timeout)
             var buffer = [UInt8](repeating: 0, count: 16_384)
             while !text.contains(marker) {
-                guard ContinuousClock.now < deadline else { throw TimedOut(description: "no '\(marker)' in: \(text)") }
+                guard !limit.hasPassed() else { throw TimedOut(description: "no '\(marker)' in: \(text)") }
                 var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
                 guard poll(&ready, 1, 50) >= 0 else { throw TimedOut(description: "poll failed") }
                 guard ready.revents != 0 else { continue }
