@@ -11,6 +11,10 @@
 #
 #   bash packaging/build-release.sh [SCRATCH]     (default SCRATCH: .build-static)
 #
+# WITH_BENCH=1 also builds storyteller-bench the same way (not installed, not
+# checked): its memory figures are then those of the binaries as shipped
+# (docs/performance.md, "Memory as shipped").
+#
 # Prints the directory holding the two binaries on its last line. A scratch
 # directory of its own because the link flags differ from a plain
 # `swift build -c release`: sharing .build would rebuild everything each time
@@ -75,4 +79,8 @@ for product in storytellerd storyteller; do
     fi
     echo "build-release: $product needs only $(echo $needed)" >&2
 done
+if [ "${WITH_BENCH:-0}" = 1 ]; then
+    echo "== swift build ${flags[*]} --product storyteller-bench" >&2
+    swift build "${flags[@]}" --product storyteller-bench >&2
+fi
 echo "$bin"
