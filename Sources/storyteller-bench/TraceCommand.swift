@@ -38,7 +38,9 @@ struct TraceCommand: ParsableCommand {
             Foundation.exit(0)
         }
         if memoryBreakdown {
-            for (part, megabytes) in replay.memoryBreakdown() { print("\(part): \(rounded(megabytes, 1)) MB") }
+            for (part, value) in replay.memoryBreakdown() {
+                print(part.hasSuffix("(count)") ? "\(part): \(Int(value))" : "\(part): \(rounded(value, 1)) MB")
+            }
             return
         }
         let result = try replay.measureAfterwards(repeats: repeats)
@@ -306,6 +308,8 @@ struct TraceReplay {
             result.append((name, before - now))
             before = now
         }
+        let held = Self.held(by: docs[0])
+        before = Measure.heapInUseMB
         traceIDs = TraceIDs()
         step("benchmark's trace id maps")
         // Its size only, taken first: a snapshot held while a state is freed would be counted against it.
@@ -318,8 +322,31 @@ struct TraceReplay {
             step("replica \(index + 1)'s state (without log)")
         }
         result.append(("replica 1's snapshot size", Double(snapshotBytes) / 1_048_576))
+        result.append(contentsOf: held)
         result.append(("left", Measure.heapInUseMB))
         return result
+    }
+
+    /// What a replica holds, counted: its changes and their bytes, the
+    /// points inside them, its strokes (erased ones included) and objects.
+    static func held(by doc: ProjectDocument) -> [(String, Double)] {
+        guard case .changes(let changes) = doc.changes(since: VersionVector()) else { return [] }
+        var points = 0, pointBytes = 0
+        for change in changes {
+            guard let decoded = try? Change(decoding: change.bytes) else { continue }
+            for case .addStroke(_, _, let blob) in decoded.operations {
+                points += blob.count
+                pointBytes += blob.bytes.count
+            }
+        }
+        let statistics = doc.statistics
+        return [
+            ("replica 1's changes (count)", Double(changes.count)),
+            ("replica 1's change bytes", Double(changes.reduce(0) { $0 + $1.bytes.count }) / 1_048_576),
+            ("of which points", Double(pointBytes) / 1_048_576), ("points (count)", Double(points)),
+            ("strokes, erased ones included (count)", Double(statistics.strokeEntries)),
+            ("objects (count)", Double(statistics.objects)),
+        ]
     }
 
     /// After the replay: convergence, snapshot, load, merge, tiny syncs, memory.
