@@ -96,6 +96,14 @@ final class Names {
         }
     }
 
+    /// Whether `text` names exactly one project (id, id prefix, name or
+    /// library path); says nothing when it does not.
+    func namesProject(_ text: String) throws -> Bool {
+        if DocumentID(text) != nil { return true }
+        let candidates = API.projectCandidates(try projectSummaries(), library: try libraryTree())
+        return (try? API.resolve(text, among: candidates, kind: "project")) != nil
+    }
+
     func projectSummaries(deleted: Bool = false) throws -> [API.ProjectSummary] {
         if let projectList, !deleted { return projectList }
         let list = try quietly { try $0.call([API.ProjectSummary].self, "GET", "/v1/projects" + (deleted ? "?deleted=true" : "")) }

@@ -25,9 +25,13 @@ struct Tags: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Put tags on a project, or on one of its shots.",
             discussion: """
+                The project may be left out after `storyteller use PROJECT` (a first word that names no \
+                project is then the shot or a tag).
+
                 Examples:
                   storyteller tags add "Night Train" "client review" approved
                   storyteller tags add "Night Train" 1-2 night exterior
+                  storyteller use "Night Train"; storyteller tags add 1-2 night
                 """)
         @Argument(help: Help.project) var project: String
         @Argument(help: Tags.wordsHelp) var words: [String] = []
@@ -43,7 +47,8 @@ struct Tags: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Take tags off a project, or off one of its shots (in any case).",
             discussion: """
-                A tag added on another machine that this one has not received yet stays (it was not seen).
+                A tag added on another machine that this one has not received yet stays (it was not seen). \
+                The project may be left out after `storyteller use PROJECT`, as for `tags add`.
 
                 Examples:
                   storyteller tags remove "Night Train" approved
@@ -95,6 +100,14 @@ struct Tags: ParsableCommand {
     /// Adds or removes the tags in `words` (after an optional shot) as one edit.
     static func edit(_ project: String, _ words: [String], adding: Bool, session: String?, options: ClientOptions) throws {
         let names = Names(options)
+        // After `storyteller use`, the project may be left out: a first word
+        // that names no project is then the shot or the first tag.
+        var words = words
+        var project: String? = project
+        if CurrentProject.chosen() != nil, let first = project, !(try names.namesProject(first)) {
+            words.insert(first, at: 0)
+            project = nil
+        }
         let id = try names.project(project)
         var tags = words
         var object = API.ObjectReference.id(.root)

@@ -80,6 +80,22 @@ import Testing
         result = try run("tags", "add", "Night Train")
         #expect(result.status == 64 && result.errors.contains("give the tags"), "\(result)")
         #expect(try run("tags", "list", "Night Train").output == "project: approved, client review\nshot 1-2: night\nshot 2-1: exterior, NIGHT\n")
+
+        // With a current project (`storyteller use`, here its variable) the project may be left
+        // out: a first word naming no project is the shot or a tag; one naming a project is it.
+        func runInCurrent(_ arguments: String...) throws -> (status: Int32, output: String, errors: String) {
+            try storyteller(arguments + ["--socket", socket], environment: ["LANG": "C.UTF-8", "STORYTELLER_PROJECT": "Night Train"])
+        }
+        result = try runInCurrent("tags", "add", "1-1", "chase")
+        #expect(result.status == 0 && result.output == "tagged shot 1-1: chase\n", "\(result)")
+        result = try runInCurrent("tags", "add", "wide")
+        #expect(result.status == 0 && result.output == "tagged the project: wide\n", "\(result)")
+        result = try runInCurrent("tags", "add", "Second", "draft")
+        #expect(result.status == 0 && result.output == "tagged the project: draft\n", "\(result)")
+        #expect(try run("tags", "list", "Second").output == "project: draft\n")
+        result = try runInCurrent("tags", "remove", "1-1", "CHASE")
+        #expect(result.status == 0 && result.output == "untagged shot 1-1: CHASE\n", "\(result)")
+        #expect(try run("tags", "list", "Night Train").output == "project: approved, client review, wide\nshot 1-2: night\nshot 2-1: exterior, NIGHT\n")
     }
 
     @Test func theAPIFiltersProjectsByTagAndRefusesBadTagsNamingTheField() async throws {
