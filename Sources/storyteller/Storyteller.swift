@@ -647,6 +647,10 @@ struct Projects: ParsableCommand {
             let projects = try options.call(
                 [API.ProjectSummary].self, "GET", "/v1/projects" + (query.isEmpty ? "" : "?" + query.joined(separator: "&")))
             guard !options.json else { return }
+            guard !projects.isEmpty else {
+                printError(Projects.noneListed(tag: tag, deleted: deleted, options: options))
+                return
+            }
             let names = Names(options)
             let library = try? names.libraryTree()
             let paths = library.map(API.projectPaths) ?? [:]
@@ -668,6 +672,26 @@ struct Projects: ParsableCommand {
                     return row + [id]
                 })
         }
+    }
+
+    /// Why the list is empty, in words (on stderr; the exit status stays 0):
+    /// with a tag that only shots carry, which shots do.
+    static func noneListed(tag: String?, deleted: Bool, options: ClientOptions) -> String {
+        guard let tag else {
+            return deleted ? "no projects, and none in the trash" : "no projects yet: `storyteller projects create NAME` makes one"
+        }
+        let wanted = tag.trimmingCharacters(in: .whitespaces).lowercased()
+        let query = tag.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? tag
+        let hits = (try? options.call([API.SearchHit].self, "GET", "/v1/search?q=\(query)")) ?? []
+        let shots = hits.filter { hit in
+            hit.field == "tags" && hit.object != nil
+                && hit.text.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == wanted }
+        }
+        guard !shots.isEmpty else { return "no project carries the tag '\(tag)'" }
+        let places = shots.prefix(5).map { "\($0.projectName ?? String($0.project.prefix(7))): \($0.label)" }
+        let more = shots.count > 5 ? " and \(shots.count - 5) more" : ""
+        return "no project carries the tag '\(tag)', but shots do (\(places.joined(separator: "; "))\(more)); "
+            + "`storyteller search \(tag.contains(" ") ? "\"\(tag)\"" : tag)` lists them"
     }
 
     struct Create: ParsableCommand {

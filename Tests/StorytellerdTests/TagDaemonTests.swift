@@ -30,7 +30,12 @@ import Testing
         // The listing's filter, in any case; projects without the tag are left out.
         let tagged = try run("projects", "list", "--tag", "APPROVED").output
         #expect(tagged.contains("Night Train") && tagged.contains("TAGS") && !tagged.contains("Second"), "\(tagged)")
-        #expect(!(try run("projects", "list", "--tag", "nothing").output.contains("Night Train")))
+        result = try run("projects", "list", "--tag", "nothing")
+        #expect(result.status == 0 && result.output.isEmpty && result.errors == "storyteller: no project carries the tag 'nothing'\n", "\(result)")
+        // A tag only shots carry: the empty list says which shots do.
+        result = try run("projects", "list", "--tag", "Exterior")
+        #expect(result.status == 0 && result.output.isEmpty, "\(result)")
+        #expect(result.errors.contains("no project carries the tag 'Exterior', but shots do (Night Train: ") && result.errors.contains("Shot 2-1"), "\(result)")
         let shots = try run("shots", "list", "Night Train").output
         #expect(shots.contains("TAGS") && shots.contains("exterior, NIGHT"), "\(shots)")
         #expect(try run("projects", "show", "Night Train").output.contains("  tags: approved, client review\n"))
