@@ -333,6 +333,10 @@ public struct SyncSessionStateMachine: Sendable {
         if let offer = offers.removeValue(forKey: shared.id) {
             document.theirs.formUnion(offer.version)
             document.theyAdvertised = true
+            // What the offer said the peer has is what it has stored, as for
+            // any advertisement: without it, a peer that sent a whole project
+            // and nothing after stayed "never synced", with every change "to send".
+            if !offer.version.isEmpty { actions.append(.recordAcknowledged(shared.id, offer.version)) }
         }
         if document.theyAdvertised && shared.peerRole >= .reader { actions.append(.sync(shared.id)) }
         documents[shared.id] = document

@@ -155,6 +155,11 @@ import Testing
         // b files it in Incoming (a's own folders are not revealed).
         let tree = try b.cli("tree").output
         #expect(tree.contains("Incoming/") && tree.contains("  Shared  \(project.prefix(7))"), "\(tree)")
+        // b sent a nothing of it, yet knows a has it all: what a's offer said it had counts as
+        // acknowledged (b had said "a never synced", every change "to send").
+        let received = try b.cli("status", "--wait", "--timeout", "30")
+        #expect(received.status == 0 && received.output.contains("sync with a:      in sync"), "\(received)")
+        #expect(received.output.range(of: "Shared +[0-9]+ +a in sync +\(project.prefix(7))", options: .regularExpression) != nil, "\(received)")
 
         let paused = try #require(try a.json("peers", "pause", bID) as? [String: Any])
         #expect(paused["id"] as? String == bID && paused["paused"] as? Bool == true)
