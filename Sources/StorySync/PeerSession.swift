@@ -360,14 +360,21 @@ final class PeerSession: BlobLink, Sendable {
             }
         }
         let started = ContinuousClock.now
-        let peer = self.peer
-        let work = decoded.map { ($0.id, $0.changes) }
+        let (peer, now) = (self.peer, clock.milliseconds)
+        // What the peer has of each: what it advertised, acknowledged and now
+        // sent. Recorded with the changes (as an Ack would be), so a peer that
+        // only ever sends here is not shown as behind (`storyteller status`).
+        let work = decoded.map { item in
+            (item.id, item.changes, machine.withLock { $0.peerVersion(of: item.id) } ?? item.received)
+        }
         let results: [Result<VersionVector, any Error>]
         do {
             results = try await store.batch { store in
-                work.map { id, changes in
+                work.map { id, changes, peerHas in
                     Result { () throws -> VersionVector in
                         try store.apply(changes, to: id, from: peer)
+                        // Bookkeeping: if it fails, the last acknowledgement stands.
+                        try? store.acknowledge(peerHas, of: id, by: peer, at: now)
                         return try store.version(of: id)
                     }
                 }
@@ -410,8 +417,10 @@ final class PeerSession: BlobLink, Sendable {
             guard summary.document == id else { throw SyncError(.malformed, "a snapshot of \(summary.document) sent as \(id)") }
             machine.withLock { $0.receiving(id, upTo: summary.version) }
             try await store.merge(snapshot: snapshot, into: id, from: peer, at: clock.milliseconds)
+            // What the peer has: what its snapshot covers, not all we have now
+            // (our own changes it lacks must still go to it).
             let version = try await store.version(of: id)
-            await perform(machine.withLock { $0.applied(id, received: version, version: version) })
+            await perform(machine.withLock { $0.applied(id, received: summary.version, version: version) })
         } catch let error as StoreError {
             logger.error("cannot store the snapshot: \(error)", metadata: ["document": "\(id)"])
             await perform(machine.withLock { $0.applyFailed(id, error: SyncError(.internalError, "the receiver could not store it")) })

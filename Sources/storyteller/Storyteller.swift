@@ -239,10 +239,16 @@ struct Status: ParsableCommand {
         guard !documents.isEmpty else { return }
         print("")
         let short = API.shortIDs(documents.map(\.id))
+        // Members this machine is not paired with sync through others (a folder shared with a
+        // crew): they are named, but not as if this machine had failed to reach them.
+        let paired = Set(((try? names.configuredPeers()) ?? []).map(\.id))
         printTable(
             ["PROJECT", "CHANGES", "SYNC", "ID"],
             documents.map { document in
                 let peers = document.peers.map { peer -> String in
+                    guard paired.contains(peer.peer) else {
+                        return "\(names.who(peer.peer, local: false, me: status.peerID)) (a member, not paired here)"
+                    }
                     var parts: [String] = []
                     switch peer.behind {
                     case nil: parts.append("never synced")

@@ -156,6 +156,39 @@ import Testing
         await b.stop()
     }
 
+    /// A peer far behind that drew while away: the other's snapshot comes
+    /// in, and what it drew still goes out in the same session (merging the
+    /// snapshot must not count its own changes as the sender's).
+    @Test func aFarBehindPeerWithOfflineEditsSendsThemAfterTheSnapshot() async throws {
+        let a = try await SyncNode("a") { configuration in configuration.snapshotCatchUpChanges = 20 }
+        let b = try await SyncNode("b")
+        defer { a.remove(); b.remove() }
+        try await a.start()
+        try await b.start()
+        try await a.pair(with: b)
+        try await b.pair(with: a)
+        let (id, layer) = try await makeSharedProject(on: a, with: [b])
+        try await eventually("b has the project") { await inSync(a, b, id) }
+        await b.stop()
+        for index in 0..<40 {
+            _ = try await a.store.editProject(id, at: 5) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(index)) }
+        }
+        var drawnAway: [OpID] = []
+        for index in 0..<3 {
+            drawnAway.append(try await b.store.editProject(id, at: 5) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(200 + index)) }.value)
+        }
+        try await b.start()
+        try await a.pair(with: b)  // b listens on a new port
+        try await eventually("a has what b drew while away", timeout: .seconds(20)) {
+            let strokes = (try? await a.store.project(id).strokes(in: layer)) ?? []
+            return drawnAway.allSatisfy(strokes.contains)
+        }
+        try await eventually("a and b converge") { await inSync(a, b, id) }
+        #expect(try await a.store.project(id).strokes(in: layer).count == 43)
+        await a.stop()
+        await b.stop()
+    }
+
     @Test func offlineEditsOnBothSidesMergeAfterReconnecting() async throws {
         let (a, b) = try await startedPair()
         defer { a.remove(); b.remove() }

@@ -160,6 +160,12 @@ import Testing
         let received = try b.cli("status", "--wait", "--timeout", "30")
         #expect(received.status == 0 && received.output.contains("sync with a:      in sync"), "\(received)")
         #expect(received.output.range(of: "Shared +[0-9]+ +a in sync +\(project.prefix(7))", options: .regularExpression) != nil, "\(received)")
+        // So do changes a sends later: b records that a has them as it stores them (b had
+        // said "a 1 behind" after each, since a never acknowledges what it sent itself).
+        #expect(try a.cli("scenes", "add", project, "--title", "Later").status == 0)
+        try await eventually("b has the new scene") { try projectBody(project, on: b) == projectBody(project, on: a) }
+        let later = try b.cli("status", "--wait", "--timeout", "30")
+        #expect(later.status == 0 && later.output.contains("sync with a:      in sync"), "\(later)")
 
         let paused = try #require(try a.json("peers", "pause", bID) as? [String: Any])
         #expect(paused["id"] as? String == bID && paused["paused"] as? Bool == true)
@@ -194,6 +200,15 @@ import Testing
         #expect(waited.output.contains("sync with b:      in sync") && waited.output.contains("b in sync"), "\(waited.output)")
         #expect(waited.output.range(of: "Shared +[0-9]+ +b in sync +\(project.prefix(7))", options: .regularExpression) != nil, "\(waited.output)")
         #expect(try again.cli("peers", "pause", "AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA").status == 1)
+
+        // A member b is not paired with (it syncs through a) is named as one, not as a peer
+        // b "never synced" with (as every other member of a crew's folder was).
+        let third = try Identity.generate(commonName: "third").peerID.description
+        #expect(try again.cli("peers", "add", third, "--name", "third").status == 0)
+        #expect(try again.cli("share", project, "third").status == 0)
+        try await eventually("b knows the third member") { try b.cli("status").output.contains(String(third.prefix(7))) }
+        let members = try b.cli("status").output
+        #expect(members.contains("\(third.prefix(7)) (a member, not paired here)") && !members.contains("never synced"), "\(members)")
     }
 
     /// Every stroke of a project as stored in a daemon's database (read with
