@@ -110,6 +110,7 @@ import Testing
 
         // The SVG inline in a page that stops its clock at a moment: a screenshot of that moment.
         let chromium = try Chromium()
+        defer { chromium.remove() }
         func screenshot(at seconds: Double) throws -> RasterImage {
             let page = files.path + "/at-\(seconds).html"
             let body = svg.components(separatedBy: "?>").dropFirst().joined(separator: "?>")

@@ -54,6 +54,7 @@ import Testing
         #expect(html.matches(of: /data-duration="2"/).count == 2 && html.contains("0:00 / 0:03"))
 
         let chromium = try Chromium()
+        defer { chromium.remove() }
         // At load: the first board (its red stroke), not the second (green).
         // (The timeline's playhead is red too, but a few dozen pixels, not a stroke's thousands.)
         let first = try chromium.screenshot("file://" + page)
@@ -120,7 +121,9 @@ import Testing
         #expect(past.status == 416 && Self.header("content-range", in: past.answer) == "bytes */\(soundBytes.count)")
 
         // Chromium shows the first board from the listener (CSP 'self').
-        let shown = try Chromium().screenshot("http://127.0.0.1:\(port)/\(token)/")
+        let browser = try Chromium()
+        defer { browser.remove() }
+        let shown = try browser.screenshot("http://127.0.0.1:\(port)/\(token)/")
         #expect(shown.count(where: \.isReddish) > 500)
 
         // A stroke drawn through the CLI is pushed to the page's event stream
@@ -273,7 +276,8 @@ extension RasterImage {
 }
 
 /// Headless Chromium (Debian's `chromium`), each run with a profile of its
-/// own and a time limit, killed if it overstays.
+/// own and a time limit, killed if it overstays. `remove()` deletes the
+/// profile and the screenshots.
 struct Chromium {
     let profile: TemporaryDirectory
 
@@ -281,6 +285,8 @@ struct Chromium {
         #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "install Debian's chromium (.ci/run does)")
         profile = try TemporaryDirectory()
     }
+
+    func remove() { profile.remove() }
 
     /// A 1000 × 640 screenshot of `url`, decoded.
     func screenshot(_ url: String) throws -> RasterImage {
