@@ -14,8 +14,9 @@ import Testing
 /// Real sync stacks over TLS on 127.0.0.1.
 @Suite(.serialized) struct LiveSyncTests {
     /// Nodes a and b, listening, each configured to dial the other.
-    private func startedPair() async throws -> (SyncNode, SyncNode) {
-        let a = try await SyncNode("a"), b = try await SyncNode("b")
+    /// Two started nodes that know each other; `configureA` sets a's sync settings.
+    private func startedPair(configureA: (inout SyncConfiguration) -> Void = { _ in }) async throws -> (SyncNode, SyncNode) {
+        let a = try await SyncNode("a", configure: configureA), b = try await SyncNode("b")
         do {
             try await a.start()
             try await b.start()
@@ -160,13 +161,8 @@ import Testing
     /// in, and what it drew still goes out in the same session (merging the
     /// snapshot must not count its own changes as the sender's).
     @Test func aFarBehindPeerWithOfflineEditsSendsThemAfterTheSnapshot() async throws {
-        let a = try await SyncNode("a") { configuration in configuration.snapshotCatchUpChanges = 20 }
-        let b = try await SyncNode("b")
+        let (a, b) = try await startedPair { $0.snapshotCatchUpChanges = 20 }
         defer { a.remove(); b.remove() }
-        try await a.start()
-        try await b.start()
-        try await a.pair(with: b)
-        try await b.pair(with: a)
         let (id, layer) = try await makeSharedProject(on: a, with: [b])
         try await eventually("b has the project") { await inSync(a, b, id) }
         await b.stop()
@@ -319,13 +315,8 @@ import Testing
     /// A configured peer that sends broken frames is cut off with a typed error;
     /// the daemon keeps serving its other peers and its store is untouched.
     @Test func malformedFramesCloseThatConnectionOnly() async throws {
-        let a = try await SyncNode("a") { $0.maximumFrameBytes = 64 << 10 }
-        let b = try await SyncNode("b")
+        let (a, b) = try await startedPair { $0.maximumFrameBytes = 64 << 10 }
         defer { a.remove(); b.remove() }
-        try await a.start()
-        try await b.start()
-        try await a.pair(with: b)
-        try await b.pair(with: a)
         let (id, layer) = try await makeSharedProject(on: a, with: [b])
         try await eventually("b has the project") { await inSync(a, b, id) }
         // A rogue but configured peer (so it passes the peer check).
