@@ -44,7 +44,10 @@ import Testing
         let home = try TemporaryDirectory()
         defer { home.remove() }
         let cases: [(file: String, environment: [String: String], mentions: [String])] = [
-            ("listen = \"127.0.0.1:0\"\ncolour = \"red\"\n", [:], [":2:", "'colour'", "not a known key"]),
+            ("listen = \"127.0.0.1:0\"\ncolour = \"red\"\n", [:], [":2:", "'colour'", "not a known key (known: "]),
+            // A near miss names the key meant.
+            ("lisen = \"127.0.0.1:0\"\n", [:], [":1:", "'lisen'", "not a known key (did you mean 'listen'?; known: "]),
+            ("[[peers]]\nid = \"x\"\n", [:], [":1:", "'peers'", "did you mean '[[peer]]'?"]),
             ("listen = \"127.0.0.1:99999\"\n", [:], [":1:", "'listen'", "99999"]),
             // Syntax errors are TOMLKit's, with the line.
             ("name = \"a\"\nname = \"b\"\n", [:], [":2:", "not valid TOML", "redefine", "'name'"]),

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StoryAPI
 import StoryCore
 import StoryStore
 import StorySync
@@ -75,6 +76,17 @@ public struct DaemonSettings: Equatable, Sendable {
 
     /// Every key and table, for "known: …" in errors.
     static var knownKeys: String { (keys + tables.map { "[[\($0)]]" }).joined(separator: ", ") }
+
+    /// What is wrong with an unknown key, with the nearest known one when it
+    /// is a near miss (`lisen` → "did you mean 'listen'?"; `peers` → `[[peer]]`).
+    static func unknownKey(_ key: String) -> String {
+        let names = keys.map { ($0, $0) } + tables.map { ($0, "[[\($0)]]") }
+        let nearest = names.map { (shown: $0.1, distance: API.editDistance(key.lowercased(), $0.0)) }
+            .filter { $0.distance <= max(1, min(2, key.count / 3)) }
+            .min { ($0.distance, $0.shown) < ($1.distance, $1.shown) }
+        let hint = nearest.map { "did you mean '\($0.shown)'?; " } ?? ""
+        return "is not a known key (\(hint)known: \(knownKeys))"
+    }
 
     /// The store's options these settings give.
     var storeOptions: StoreOptions {
@@ -235,7 +247,7 @@ public struct DaemonSettings: Equatable, Sendable {
             default: heldBackBytesTotal = bytes
             }
         default:
-            throw ConfigError(source: source, key: key, problem: "is not a known key (known: \(Self.knownKeys))")
+            throw ConfigError(source: source, key: key, problem: Self.unknownKey(key))
         }
     }
 
@@ -284,7 +296,7 @@ public struct DaemonSettings: Equatable, Sendable {
         for key in keys {
             let source = "\(path):\(Self.line(of: key, in: text))"
             guard Self.keys.contains(key) || Self.tables.contains(key) else {
-                throw ConfigError(source: source, key: key, problem: "is not a known key (known: \(Self.knownKeys))")
+                throw ConfigError(source: source, key: key, problem: Self.unknownKey(key))
             }
             guard let value = table[key] else { continue }
             if key == "peer" {
