@@ -268,13 +268,16 @@ extension API {
         /// true or false; null goes back to the `accept-shares` setting.
         public let autoAccept: Bool?
         public let name: String?
+        /// Where to dial it from now on, tried in turn (replacing the ones it had).
+        public let addresses: [String]?
 
-        public init(autoAccept: Bool?, name: String? = nil) {
+        public init(autoAccept: Bool?, name: String? = nil, addresses: [String]? = nil) {
             self.autoAccept = autoAccept
             self.name = name
+            self.addresses = addresses
         }
 
-        private enum CodingKeys: String, CodingKey { case autoAccept, name }
+        private enum CodingKeys: String, CodingKey { case autoAccept, name, addresses }
 
         /// `autoAccept` absent leaves it as it is; null clears it.
         public var setsAutoAccept: Bool { hasAutoAccept }
@@ -293,12 +296,18 @@ extension API {
             } catch {
                 throw DecodingError.dataCorruptedError(forKey: .name, in: container, debugDescription: "must be a string")
             }
+            do {
+                addresses = try container.decodeIfPresent([String].self, forKey: .addresses)
+            } catch {
+                throw DecodingError.dataCorruptedError(forKey: .addresses, in: container, debugDescription: "must be an array of HOST:PORT strings")
+            }
         }
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encode(autoAccept, forKey: .autoAccept)
             try container.encodeIfPresent(name, forKey: .name)
+            try container.encodeIfPresent(addresses, forKey: .addresses)
         }
     }
 

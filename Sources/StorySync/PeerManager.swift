@@ -54,6 +54,9 @@ public enum PeerEvent: Sendable, Hashable {
     /// is new on the LAN, restarted or moved); its dialer, waiting out a
     /// backoff, tries again at once.
     case discovered(PeerID, address: String)
+    /// A configured peer was given other addresses (`peers add`, `peers set
+    /// --address`); its dialer, waiting out a backoff, tries them at once.
+    case addressesChanged(PeerID)
     /// A peer acknowledged changes of a document: `caughtUp` when it now
     /// has every change this daemon has, else it is still behind.
     case acknowledged(PeerID, DocumentID, caughtUp: Bool)
@@ -86,6 +89,12 @@ public actor PeerManager {
     /// The configured peers, as last read (discovery events are checked
     /// against it without a database read each).
     private var configuredPeers: Set<PeerID> = []
+    /// The configured peers' addresses, as last read: a change wakes the
+    /// peer's dialer from its backoff (`PeerEvent.addressesChanged`).
+    private var configuredAddresses: [PeerID: [String]] = [:]
+    /// Counts address changes, so a dialer can tell one came while it dialed
+    /// (and dial again instead of waiting out its backoff).
+    private var addressChanges = 0
     /// Counts discovery events, so a dialer that found no address can tell
     /// whether one was discovered while it looked.
     private var discoveries = 0
@@ -268,7 +277,18 @@ public actor PeerManager {
     /// Starts a dialer for each configured peer that has none (one with
     /// nowhere to dial ends at once, until discovery finds it).
     private func dialConfiguredPeers() async throws {
-        configuredPeers = Set(try await store.peers().filter { $0.state == .configured }.map(\.id))
+        let configured = try await store.peers().filter { $0.state == .configured }
+        configuredPeers = Set(configured.map(\.id))
+        var addresses: [PeerID: [String]] = [:]
+        for record in configured {
+            addresses[record.id] = record.addresses
+            if let before = configuredAddresses[record.id], before != record.addresses {
+                logger.info("\(record.id.short) is now dialed at \(record.addresses.joined(separator: ", "))")
+                addressChanges &+= 1
+                broadcaster.publish(.addressesChanged(record.id))
+            }
+        }
+        configuredAddresses = addresses
         for peer in configuredPeers.sorted() where startDialing(peer) { dialRequests?.yield(peer) }
     }
 
@@ -412,6 +432,7 @@ public actor PeerManager {
                 }
                 continue
             }
+            let addressChangesSeen = addressChanges
             if sessions[expected] == nil {
                 let seen = discoveries
                 let candidates = await addresses(of: current)
@@ -445,6 +466,8 @@ public actor PeerManager {
             }
             // Paused meanwhile (the session just ended for it): wait for the resume, not the backoff.
             if paused.contains(expected) { continue }
+            // Given other addresses while it dialed: try them now.
+            if addressChanges != addressChangesSeen { continue }
             await waitBeforeRedialing(expected, for: backoff.next())
         }
     }
@@ -468,7 +491,8 @@ public actor PeerManager {
     }
 
     /// Sleeps for `delay`, or less if discovery hears `peer` somewhere new
-    /// (it restarted, perhaps on another port) or we shut down.
+    /// (it restarted, perhaps on another port), a user gives it other
+    /// addresses, or we shut down.
     private func waitBeforeRedialing(_ peer: PeerID, for delay: Duration) async {
         let events = broadcaster.subscribe()
         await withTaskGroup(of: Void.self) { group in
@@ -476,7 +500,7 @@ public actor PeerManager {
             group.addTask {
                 for await event in events {
                     if case .discovered(peer, _) = event { return }
-                    if event == .stopping { return }
+                    if event == .addressesChanged(peer) || event == .stopping { return }
                 }
             }
             await group.next()

@@ -489,25 +489,32 @@ struct Peers: ParsableCommand {
 
     struct SetFields: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "set", abstract: "Change a peer's name, or whether what it shares is taken without asking.",
+            commandName: "set", abstract: "Change a peer's name, where to dial it, or whether what it shares is taken without asking.",
             discussion: """
                 With --auto-accept off, what the peer shares waits in `storyteller shares pending`; \
-                default follows the daemon's accept-shares setting.
+                default follows the daemon's accept-shares setting. --address replaces the addresses it is dialed at \
+                (the machine moved, or its daemon listens on another port), and it is dialed there at once; a peer \
+                the config file declares gets the file's addresses back when the daemon restarts.
 
                 Examples:
                   storyteller peers set bob --auto-accept off
                   storyteller peers set YBB5GOE --name bob
+                  storyteller peers set bob --address studio-mac.local:7460
                 """)
         @Argument(help: Help.peer) var peer: String
         @Option(help: "on, off, or default (the accept-shares setting).") var autoAccept: String?
         @Option(help: "The name commands take for it.") var name: String?
+        @Option(help: Help.peerAddress) var address: [String] = []
         @OptionGroup var options: ClientOptions
 
         mutating func validate() throws {
-            guard autoAccept != nil || name != nil else { throw ValidationError("give --auto-accept and/or --name") }
+            guard autoAccept != nil || name != nil || !address.isEmpty else {
+                throw ValidationError("give --auto-accept, --name and/or --address")
+            }
             if let autoAccept, !["on", "off", "default"].contains(autoAccept) {
                 throw ValidationError("--auto-accept takes on, off or default, not '\(autoAccept)'")
             }
+            try checkPeerAddresses(address)
         }
 
         func run() throws {
@@ -515,10 +522,15 @@ struct Peers: ParsableCommand {
             var body: [String: Any] = [:]
             if let autoAccept { body["autoAccept"] = autoAccept == "default" ? NSNull() : (autoAccept == "on") as Any }
             if let name { body["name"] = name }
+            if !address.isEmpty { body["addresses"] = address }
             let answer = try options.raw("PATCH", "/v1/peers/\(segment(id))", body: body)
             if options.json { return print(String(decoding: answer.body, as: UTF8.self)) }
             let updated = try? API.decoder.decode(API.Peer.self, from: answer.body)
-            print("\(updated?.name ?? peer): shares \(updated?.autoAccept == false ? "wait in `storyteller shares pending`" : "are taken as they come")")
+            let who = updated?.name ?? peer
+            if !address.isEmpty { print("\(who): dialed at \((updated?.addresses ?? address).joined(separator: ", "))") }
+            if autoAccept != nil || name != nil {
+                print("\(who): shares \(updated?.autoAccept == false ? "wait in `storyteller shares pending`" : "are taken as they come")")
+            }
         }
     }
 

@@ -72,6 +72,40 @@ import Testing
         await b.stop()
     }
 
+    /// A peer that moved (here: restarted on another port) and is given its
+    /// new address is dialed there at once, not after its dialer's backoff.
+    @Test func aPeerGivenOtherAddressesIsDialedThereAtOnce() async throws {
+        let a = try await SyncNode("a") {
+            $0.backoffBase = .seconds(30)
+            $0.backoffMaximum = .seconds(30)
+        }
+        let b = try await SyncNode("b")
+        defer { a.remove(); b.remove() }
+        try await a.start()
+        try await b.start()
+        // b accepts a but never dials it: every dial here is a's.
+        try await b.store.addPeer(a.identity.peerID, name: "a", at: 1)
+        try await a.pair(with: b)
+        let peer = b.identity.peerID
+        try await eventually("a connects to b") { await a.manager.status().contains { $0.peer == peer && $0.isEstablished } }
+        await b.stop()
+        try await eventually("a lost b") { await a.manager.status().isEmpty }
+        // a dials b's old port, fails, and waits out its 30 s backoff.
+        try await Task.sleep(for: .milliseconds(500))
+        let oldPort = b.port
+        try await b.start(onAnotherPort: true)
+        try #require(b.port != oldPort, "b came back on the port it had")
+        let given = ContinuousClock.now
+        try await a.pair(with: b)  // its new port
+        try await eventually("a connects to b where it is now", timeout: .seconds(40)) {
+            await a.manager.status().contains { $0.peer == peer && $0.isEstablished }
+        }
+        let delay = ContinuousClock.now - given
+        #expect(delay < .seconds(10), "connected \(delay) after the new address: the change, not the 30 s backoff (loose: other suites load both cores)")
+        await a.stop()
+        await b.stop()
+    }
+
     /// When a peer has acknowledged every change of a document, the peer
     /// manager says so (`watch` shows it as peer.caughtUp): the edit made
     /// here is there.

@@ -86,10 +86,11 @@ final class SyncNode: @unchecked Sendable {
 
     var peerID: String { identity.peerID.description }
 
-    /// Starts listening (on the previous port after a restart).
-    func start() async throws {
+    /// Starts listening (on the previous port after a restart, unless
+    /// `onAnotherPort`: a machine that moved).
+    func start(onAnotherPort: Bool = false) async throws {
         let manager = self.manager
-        let port = self.port
+        let port = onAnotherPort ? 0 : self.port
         task = Task { try await manager.run(host: "127.0.0.1", port: port) }
         try await eventually("\(name) listens") { await manager.listeningPort != nil }
         self.port = await manager.listeningPort!

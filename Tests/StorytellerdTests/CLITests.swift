@@ -34,6 +34,7 @@ func storyteller(
         defer { started.stop() }
         let daemon = started.daemon
         let socket = started.socket
+        let client = started.client
         func run(_ arguments: String...) throws -> (status: Int32, output: String, errors: String) {
             try storyteller(arguments + ["--socket", socket])
         }
@@ -69,6 +70,18 @@ func storyteller(
         let peers = try run("peers", "list")
         #expect(peers.output.hasPrefix("PEER") && peers.output.contains(String(Self.otherPeer.prefix(7))) && peers.output.contains("127.0.0.1:9"))
         #expect(peers.output.contains("offline, never connected"), "\(peers.output)")
+        // It moved: `peers set --address` replaces where it is dialed; a bad address changes nothing.
+        let moved = try run("peers", "set", "b", "--address", "127.0.0.1:19", "--address", "localhost:20")
+        #expect(moved.status == 0 && moved.output == "b: dialed at 127.0.0.1:19, localhost:20\n", "\(moved)")
+        #expect(try run("peers", "list").output.contains("127.0.0.1:19") && !(try run("peers", "list").output.contains("127.0.0.1:9 ")))
+        let badAddress = try run("peers", "set", "b", "--address", "127.0.0.1")
+        #expect(badAddress.status == 64 && badAddress.errors.contains("--address"), "\(badAddress)")
+        let response = try client.request("PATCH", "/v1/peers/\(Self.otherPeer)", body: Data(#"{"addresses": ["127.0.0.1:99999"]}"#.utf8))
+        #expect(response.status == 400, "\(String(decoding: response.body, as: UTF8.self))")
+        let emptied = try client.request("PATCH", "/v1/peers/\(Self.otherPeer)", body: Data(#"{"addresses": []}"#.utf8))
+        #expect(emptied.status == 400)
+        let kept = try #require(try JSONSerialization.jsonObject(with: client.request("GET", "/v1/peers").body) as? [[String: Any]])
+        #expect(kept.first?["addresses"] as? [String] == ["127.0.0.1:19", "localhost:20"], "\(kept)")
         #expect(try run("peers", "pending").status == 0)
         #expect(try run("share", project, Self.otherPeer, "--read-only").output.contains("read-only"))
         #expect(try run("unshare", project, Self.otherPeer).status == 0)

@@ -211,11 +211,10 @@ import Testing
         try await eventually("the CLI holds the preview", timeout: .seconds(5)) {
             String(decoding: try started.client.get("/v1/previews").body, as: UTF8.self).contains(#""held":true"#)
         }
-        let stopping = ContinuousClock.now
         Foundation.kill(started.daemon.pid, SIGTERM)
-        #expect(try await started.daemon.waitForExit(timeout: .seconds(10)) == 0)
-        // Well under the 20 s the control server would wait for a held stream (a loaded machine takes a few seconds to stop).
-        #expect(ContinuousClock.now - stopping < .seconds(12), "not the 20 s the control server would wait for a held stream")
+        // Well under the 20 s the control server would wait for a held stream (a loaded machine
+        // takes a few seconds to stop; the wait does not count a stall of this test process).
+        #expect(try await started.daemon.waitForExit(timeout: .seconds(12)) == 0, "not the 20 s the control server would wait for a held stream")
         _ = try second.waitForOutput(containing: "the daemon closed the preview", timeout: .seconds(5))
     }
 

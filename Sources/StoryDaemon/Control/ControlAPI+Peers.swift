@@ -57,12 +57,20 @@ extension ControlAPI {
         }
     }
 
-    /// `peers set`: whether its shares are taken without asking, its name.
+    /// `peers set`: whether its shares are taken without asking, its name,
+    /// where to dial it (its dialer, waiting out a backoff, dials at once).
     func setPeer(_ id: PeerID, _ body: API.PeerSettings) async throws -> API.Peer {
         guard let record = try await store.peers().first(where: { $0.id == id && $0.state == .configured }) else {
             throw APIError(.notFound, "no configured peer \(id)")
         }
-        guard body.setsAutoAccept || body.name != nil else { throw APIError(.badRequest, "give 'autoAccept' and/or 'name'") }
+        guard body.setsAutoAccept || body.name != nil || body.addresses != nil else {
+            throw APIError(.badRequest, "give 'autoAccept', 'name' and/or 'addresses'")
+        }
+        // Checked before anything is stored: a bad address changes nothing.
+        let addresses = try body.addresses.map { given in
+            guard !given.isEmpty else { throw APIError(.badRequest, "give at least one address (HOST:PORT) in 'addresses'") }
+            return try API.PeerAddress.list(given)
+        }
         if body.setsAutoAccept {
             guard !manager.declaresAutoAccept(for: id) else {
                 throw APIError(.conflict, "the config file declares auto-accept for \(id.short); change it there")
@@ -76,6 +84,7 @@ extension ControlAPI {
             }
             try await store.addPeer(id, name: trimmed, addresses: nil, at: record.added)
         }
+        if let addresses { try await store.addPeer(id, name: nil, addresses: addresses, at: record.added) }
         return try await peer(id)
     }
 
