@@ -14,6 +14,29 @@ import Testing
 /// Real sync stacks over TLS on 127.0.0.1.
 @Suite(.serialized) struct LiveSyncTests {
     /// Nodes a and b, listening, each configured to dial the other.
+    /// a connected to b, which accepts a but never dials it (every dial is
+    /// a's), with a backing off 30 s between failed dials.
+    private func aDialingB() async throws -> (SyncNode, SyncNode) {
+        let a = try await SyncNode("a") {
+            $0.backoffBase = .seconds(30)
+            $0.backoffMaximum = .seconds(30)
+        }
+        let b = try await SyncNode("b")
+        do {
+            try await a.start()
+            try await b.start()
+            try await b.store.addPeer(a.identity.peerID, name: "a", at: 1)
+            try await a.pair(with: b)
+            let peer = b.identity.peerID
+            try await eventually("a connects to b") { await a.manager.status().contains { $0.peer == peer && $0.isEstablished } }
+        } catch {
+            a.remove()
+            b.remove()
+            throw error
+        }
+        return (a, b)
+    }
+
     /// Two started nodes that know each other; `configureA` sets a's sync settings.
     private func startedPair(configureA: (inout SyncConfiguration) -> Void = { _ in }) async throws -> (SyncNode, SyncNode) {
         let a = try await SyncNode("a", configure: configureA), b = try await SyncNode("b")
@@ -36,19 +59,9 @@ import Testing
     /// can explain it). How soon is measured by `storyteller-bench resume`
     /// (a quiet machine), not here, where other suites load both cores.
     @Test func aPausedPeerIsDialedAsSoonAsItIsResumed() async throws {
-        let a = try await SyncNode("a") {
-            $0.backoffBase = .seconds(30)
-            $0.backoffMaximum = .seconds(30)
-        }
-        let b = try await SyncNode("b")
+        let (a, b) = try await aDialingB()
         defer { a.remove(); b.remove() }
-        try await a.start()
-        try await b.start()
-        // b accepts a but never dials it: every dial here is a's.
-        try await b.store.addPeer(a.identity.peerID, name: "a", at: 1)
-        try await a.pair(with: b)
         let peer = b.identity.peerID
-        try await eventually("a connects to b") { await a.manager.status().contains { $0.peer == peer && $0.isEstablished } }
         let dialedAt = Mutex<ContinuousClock.Instant?>(nil)
         let events = a.manager.events()
         let watcher = Task {
@@ -75,19 +88,9 @@ import Testing
     /// A peer that moved (here: restarted on another port) and is given its
     /// new address is dialed there at once, not after its dialer's backoff.
     @Test func aPeerGivenOtherAddressesIsDialedThereAtOnce() async throws {
-        let a = try await SyncNode("a") {
-            $0.backoffBase = .seconds(30)
-            $0.backoffMaximum = .seconds(30)
-        }
-        let b = try await SyncNode("b")
+        let (a, b) = try await aDialingB()
         defer { a.remove(); b.remove() }
-        try await a.start()
-        try await b.start()
-        // b accepts a but never dials it: every dial here is a's.
-        try await b.store.addPeer(a.identity.peerID, name: "a", at: 1)
-        try await a.pair(with: b)
         let peer = b.identity.peerID
-        try await eventually("a connects to b") { await a.manager.status().contains { $0.peer == peer && $0.isEstablished } }
         await b.stop()
         try await eventually("a lost b") { await a.manager.status().isEmpty }
         // a dials b's old port, fails, and waits out its 30 s backoff.
