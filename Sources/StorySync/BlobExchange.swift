@@ -19,6 +19,11 @@ public struct BlobExchangeConfiguration: Sendable {
     /// A peer that failed to give a blob is not asked for it again for this long
     /// (unless it says it has it).
     public var retryAfter: Duration = .seconds(30)
+    /// A peer that refused a blob (it does not hold it yet, or does not yet
+    /// know the document is shared with this daemon: a share still on its
+    /// way) is asked again after this, doubling with each refusal up to
+    /// `retryAfter`.
+    public var refusalRetryAfter: Duration = .seconds(2)
     /// A chunk asked for and not received in this long is asked for again.
     public var chunkTimeout: Duration = .seconds(20)
     /// Chunks whose bytes do not match their hash, per transfer and peer,
@@ -82,8 +87,10 @@ public actor BlobExchange {
     private var links: [PeerID: any BlobLink] = [:]
     /// Peers known to hold a blob (they said so, or served its manifest).
     private var holders: [BlobHash: Set<PeerID>] = [:]
-    /// Peers that failed a blob, and when: not asked again until `retryAfter`.
+    /// Peers that failed a blob: not asked for it again before this instant.
     private var failures: [BlobHash: [PeerID: ContinuousClock.Instant]] = [:]
+    /// Refusals in a row, per blob and peer (each doubles the wait).
+    private var refusals: [BlobHash: [PeerID: Int]] = [:]
     private var transfers: [BlobHash: Transfer] = [:]
     private var pumpScheduled = false
     private let receiveLimiter: RateLimiter?
@@ -223,6 +230,7 @@ public actor BlobExchange {
             for hash in hashes {
                 holders[hash, default: []].insert(peer)
                 failures[hash]?[peer] = nil
+                refusals[hash]?[peer] = nil
             }
             schedulePump()
         case .blobRequest(let request):
@@ -234,7 +242,10 @@ public actor BlobExchange {
         case .blobUnavailable(let hash, let reason):
             logger.info("peer cannot send blob \(hash): \(reason)", metadata: ["peer": "\(peer.short)"])
             holders[hash]?.remove(peer)
-            giveUp(hash, on: peer, reason: "the peer does not have it (\(reason))")
+            let count = (refusals[hash]?[peer] ?? 0) + 1
+            refusals[hash, default: [:]][peer] = count
+            let wait = min(configuration.retryAfter, configuration.refusalRetryAfter * (1 << min(count - 1, 16)))
+            giveUp(hash, on: peer, reason: "the peer does not have it (\(reason))", for: wait)
         default:
             return
         }
@@ -384,6 +395,7 @@ public actor BlobExchange {
             return
         }
         transfers[hash] = nil
+        refusals[hash] = nil
         logger.info("received blob \(hash) (\(transfer.media.byteCount) bytes)", metadata: ["peer": "\(transfer.source.short)"])
         broadcaster.publish(.completed(hash, from: transfer.source, bytes: transfer.media.byteCount))
         await announce(hash)
@@ -406,8 +418,8 @@ public actor BlobExchange {
     }
 
     /// Stops fetching a blob from a peer; another (or the same, later) is tried.
-    private func giveUp(_ hash: BlobHash, on peer: PeerID, reason: String) {
-        failures[hash, default: [:]][peer] = .now
+    private func giveUp(_ hash: BlobHash, on peer: PeerID, reason: String, for wait: Duration? = nil) {
+        failures[hash, default: [:]][peer] = .now + (wait ?? configuration.retryAfter)
         if let transfer = transfers[hash], transfer.source == peer {
             transfers[hash] = nil
             broadcaster.publish(.failed(hash, from: peer, reason: reason))
@@ -433,7 +445,7 @@ public actor BlobExchange {
         pumpScheduled = false
         let now = ContinuousClock.now
         for (hash, byPeer) in failures {
-            let kept = byPeer.filter { now - $0.value < configuration.retryAfter }
+            let kept = byPeer.filter { now < $0.value }
             failures[hash] = kept.isEmpty ? nil : kept
         }
         let wanted: [BlobHash: (media: MediaReference, documents: Set<DocumentID>)]
@@ -459,9 +471,11 @@ public actor BlobExchange {
             links[source]!.sendBlobMessage(.blobRequest(Message.BlobRequest(document: document, hash: hash, manifest: true, chunks: [])))
         }
         if transfers.values.contains(where: { !$0.outstanding.isEmpty }) || !failures.isEmpty {
-            // Look again later: timeouts, and peers whose failure has aged.
+            // Look again later: timeouts, and when the first failure ages out.
+            let firstRetry = failures.values.flatMap(\.values).min().map { max($0 - now, .milliseconds(50)) }
+            let wait = min(configuration.chunkTimeout, firstRetry ?? configuration.chunkTimeout)
             Task {
-                try? await Task.sleep(for: min(configuration.chunkTimeout, configuration.retryAfter))
+                try? await Task.sleep(for: wait)
                 self.schedulePumpFromTimer()
             }
         }
@@ -474,7 +488,7 @@ public actor BlobExchange {
     private func chooseSource(_ hash: BlobHash, documents: Set<DocumentID>, now: ContinuousClock.Instant) -> (PeerID, DocumentID)? {
         var candidates: [(peer: PeerID, document: DocumentID, holds: Bool)] = []
         for (peer, link) in links where link.isEstablished {
-            if let failed = failures[hash]?[peer], now - failed < configuration.retryAfter { continue }
+            if let until = failures[hash]?[peer], now < until { continue }
             guard let document = link.blobDocumentIDs.first(where: documents.contains) else { continue }
             candidates.append((peer, document, holders[hash]?.contains(peer) == true))
         }

@@ -128,6 +128,41 @@ import Testing
         for node in [a, b, c, d] { await node.stop() }
     }
 
+    /// A peer that refuses a blob (it does not hold it yet, or does not yet
+    /// know the project is shared with this daemon) is asked again soon,
+    /// sooner each time less: a refusal is not the long penalty a bad copy gets.
+    @Test func aRefusedBlobIsAskedForAgainSoonNotAfterTheFailurePenalty() async throws {
+        var exchange = BlobExchangeConfiguration()
+        exchange.retryAfter = .seconds(600)
+        exchange.refusalRetryAfter = .milliseconds(200)
+        let a = try await SyncNode("a", blobExchange: exchange)
+        defer { a.remove() }
+        try await a.start()
+        let holder = try Identity.generate(commonName: "holder")
+        try await a.store.addPeer(holder.peerID, name: "holder", at: 1)
+        let (project, layer) = try await makeSharedProject(on: a, with: [])
+        try await a.store.share(project, with: holder.peerID, role: .editor, at: 3)
+        // a's project references a picture a does not hold: only the holder may have it.
+        let hash = try #require(BlobHash(Array(repeating: 0x5A, count: 32)))
+        let media = MediaReference(hash: hash, type: .png, byteCount: 1_000, pixelWidth: 10, pixelHeight: 10)
+        _ = try await a.store.editProject(project, at: 4) { try $0.set(.image, to: .media(media), on: layer) }
+        try await HostilePeer.session(to: a.port, as: holder) { peer in
+            try await peer.send(.advertise(.init(document: project, kind: 1, name: "Night Train", role: .editor, version: VersionVector())))
+            var answered = 0
+            var limit = TestDeadline(.seconds(30))
+            while answered < 3, !limit.hasPassed() {
+                let asked = peer.messages.filter { if case .blobRequest(let request) = $0 { request.hash == hash } else { false } }.count
+                for _ in answered..<max(answered, asked) {
+                    try await peer.send(.blobUnavailable(hash: hash, reason: "this daemon does not hold it (yet)"))
+                }
+                answered = max(answered, asked)
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(answered >= 3, "asked \(answered) times: a refusal waited out the 600 s failure penalty")
+        }
+        await a.stop()
+    }
+
     @Test func nobodyGetsABlobOfAProjectNotSharedWithThem() async throws {
         let (a, b, hostile, project, _) = try await HostilePeerTests.setUp()
         defer { a.remove(); b.remove() }

@@ -296,7 +296,16 @@ import Testing
         try await b.start()
         try await eventually("the proxy cut the connection") { proxy.isCut }
         try await eventually("b saw the cut") { await b.manager.status().filter(\.isEstablished).isEmpty }
-        let partial = (try? await b.store.document(id).changeCount) ?? 0
+        // What b read before the cut may still be being stored (a loaded machine): wait until its
+        // count has held still for ten looks in a row.
+        var partial = -1
+        var still = 0
+        try await eventually("b stored what came before the cut") {
+            let count = (try? await b.store.document(id).changeCount) ?? 0
+            still = count == partial ? still + 1 : 0
+            partial = count
+            return still >= 10
+        }
         proxy.open()
         try await eventually("b caught up") { await inSync(a, b, id) }
         #expect(try await b.store.document(id).changeCount == (try await a.store.document(id).changeCount))
