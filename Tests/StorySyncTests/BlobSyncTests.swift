@@ -3,6 +3,7 @@ import StoryCore
 import StoryIdentity
 import StoryStore
 import StoryTestSupport
+import Synchronization
 import Testing
 
 @testable import StorySync
@@ -50,23 +51,21 @@ import Testing
         // Several chunks (256 KiB each), not a multiple of the chunk size.
         let picture = TestMedia.png(width: 700, height: 500, seed: 3)
         let events = b.manager.blobExchange!.events()
-        let seen = Task {
-            var seen: [BlobEvent] = []
+        let seen = Mutex<[BlobEvent]>([])
+        let watcher = Task {
             for await event in events {
-                seen.append(event)
+                seen.withLock { $0.append(event) }
                 if case .completed = event { break }
             }
-            return seen
         }
-        let deadline = Task {
-            try? await Task.sleep(for: .seconds(30))
-            seen.cancel()
-        }
+        defer { watcher.cancel() }
         let media = try await Self.addImage(picture, to: project, shot: try await Self.shot(of: project, on: a), on: a)
         try await eventually("b holds the image", timeout: .seconds(30)) { await Self.bytes(of: media.hash, on: b) == picture }
         // What `watch` and the event stream report: started, progress, completed.
-        let reported = await seen.value
-        deadline.cancel()
+        try await eventually("b reported the transfer complete") {
+            seen.withLock { $0.contains { if case .completed = $0 { true } else { false } } }
+        }
+        let reported = seen.withLock { $0 }
         let from = a.identity.peerID
         #expect(reported.first == .started(media.hash, from: from, bytes: UInt64(picture.count)))
         #expect(reported.last == .completed(media.hash, from: from, bytes: UInt64(picture.count)))
@@ -107,20 +106,19 @@ import Testing
         defer { d.remove() }
         try await d.start()
         let failures = d.manager.blobExchange!.events()
-        let failedOnB = Task {
+        let failedOnB = Mutex(false)
+        let watcher = Task {
             for await event in failures {
-                if case .failed(media.hash, let peer, _) = event, peer == b.identity.peerID { return true }
+                if case .failed(media.hash, let peer, _) = event, peer == b.identity.peerID {
+                    failedOnB.withLock { $0 = true }
+                    return
+                }
             }
-            return false
         }
+        defer { watcher.cancel() }
         for (x, y) in [(b, d), (d, b), (c, d), (d, c)] { try await x.pair(with: y) }
         try await a.store.share(project, with: d.identity.peerID, role: .reader, at: 30)
-        let deadline = Task {
-            try? await Task.sleep(for: .seconds(60))
-            failedOnB.cancel()
-        }
-        #expect(await failedOnB.value, "d gave b's bad copy up")
-        deadline.cancel()
+        try await eventually("d gave b's bad copy up", timeout: .seconds(60)) { failedOnB.withLock { $0 } }
         #expect(await Self.bytes(of: media.hash, on: d) == nil, "nothing unverified is kept")
         // c is back: d fetches the good bytes from it.
         try await c.start()
