@@ -92,7 +92,15 @@ final class Names {
             return try API.resolve(given, among: candidates, kind: "project", hint: "`storyteller projects list`").id
         } catch {
             if !source.isEmpty { printError("the current project (\(source)) is not on this daemon") }
-            throw failure(error)
+            let exit = failure(error)
+            // `storyteller layers add 1-1 ink` after `use`: the words after the project are
+            // read as project, shot, …, so a shot label lands where the project goes.
+            if source.isEmpty, let current = CurrentProject.chosen(), given.wholeMatch(of: /[0-9]+(-[0-9]+|[A-Za-z])/) != nil {
+                printError(
+                    "'\(given)' looks like a shot label, not a project: with a current project (\(current.1)), leave the "
+                        + "project out and give only the words that follow it, with options for the rest (the command's --help shows them)")
+            }
+            throw exit
         }
     }
 

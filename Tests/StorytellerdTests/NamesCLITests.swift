@@ -80,6 +80,11 @@ import Testing
         let environment = try run("shots", "list", environment: ["STORYTELLER_PROJECT": other])
         #expect(environment.status == 0 && !environment.output.contains("1-2"), "the other project has no shots")
         #expect(try ok("use").contains("chosen with `storyteller use`"))
+        // A shot label where the project goes (`layers add 1-1 ink`: the name is an option) says so.
+        let misplaced = try run("layers", "add", "1-1", "ink")
+        #expect(misplaced.status == 64 && misplaced.errors.contains("no project '1-1'"), "\(misplaced)")
+        #expect(misplaced.errors.contains("'1-1' looks like a shot label, not a project"), "\(misplaced)")
+        #expect(!(try run("layers", "add", "Night Train", "nowhere").errors.contains("looks like a shot label")))
         _ = try ok("use", "--clear")
         #expect(try run("shots", "list").status == 64)
 
