@@ -111,6 +111,8 @@ public actor BlobExchange {
         var source: PeerID
         var document: DocumentID
         var manifest: [BlobHash]?
+        /// When the manifest was asked for (asked again after `chunkTimeout` without it).
+        var manifestAsked = ContinuousClock.now
         var chunkSize = 0
         var missing: [UInt32] = []
         var outstanding: [UInt32: ContinuousClock.Instant] = [:]
@@ -191,6 +193,12 @@ public actor BlobExchange {
 
     func attach(_ link: any BlobLink) {
         storeArrivals()
+        if links[link.peer] != nil {
+            // A newer connection to the peer replaces one still ending: what was
+            // asked over the old one is answered there, or not at all, so
+            // those transfers start again over this one (chunks held are kept).
+            for (hash, transfer) in transfers where transfer.source == link.peer { transfers[hash] = nil }
+        }
         links[link.peer] = link
         schedulePump()
     }
@@ -453,6 +461,12 @@ public actor BlobExchange {
             logger.warning("cannot read which blobs documents reference: \(error)")
             return
         }
+        for (hash, transfer) in transfers where transfer.manifest == nil && now - transfer.manifestAsked > configuration.chunkTimeout {
+            // A manifest never answered (a lost message): ask again.
+            transfers[hash]!.manifestAsked = now
+            links[transfer.source]?.sendBlobMessage(
+                .blobRequest(Message.BlobRequest(document: transfer.document, hash: hash, manifest: true, chunks: [])))
+        }
         for (hash, transfer) in transfers {
             let late = transfer.outstanding.filter { now - $0.value > configuration.chunkTimeout }.map(\.key)
             // An earlier one's request may have let a peer leave meanwhile.
@@ -470,7 +484,7 @@ public actor BlobExchange {
             logger.debug("asking for blob \(hash)'s manifest", metadata: ["peer": "\(source.short)"])
             links[source]!.sendBlobMessage(.blobRequest(Message.BlobRequest(document: document, hash: hash, manifest: true, chunks: [])))
         }
-        if transfers.values.contains(where: { !$0.outstanding.isEmpty }) || !failures.isEmpty {
+        if transfers.values.contains(where: { !$0.outstanding.isEmpty || $0.manifest == nil }) || !failures.isEmpty {
             // Look again later: timeouts, and when the first failure ages out.
             let firstRetry = failures.values.flatMap(\.values).min().map { max($0 - now, .milliseconds(50)) }
             let wait = min(configuration.chunkTimeout, firstRetry ?? configuration.chunkTimeout)

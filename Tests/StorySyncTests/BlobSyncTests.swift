@@ -133,6 +133,27 @@ import Testing
         var exchange = BlobExchangeConfiguration()
         exchange.retryAfter = .seconds(600)
         exchange.refusalRetryAfter = .milliseconds(200)
+        let asked = try await Self.requests(toAHolderThat: { peer, hash in
+            try await peer.send(.blobUnavailable(hash: hash, reason: "this daemon does not hold it (yet)"))
+        }, exchange: exchange)
+        #expect(asked >= 3, "asked \(asked) times: a refusal waited out the 600 s failure penalty")
+    }
+
+    /// A manifest asked for and never answered (a message lost with a
+    /// connection) is asked for again, not waited for forever.
+    @Test func anUnansweredManifestRequestIsAskedAgain() async throws {
+        var exchange = BlobExchangeConfiguration()
+        exchange.chunkTimeout = .milliseconds(300)
+        let asked = try await Self.requests(toAHolderThat: { _, _ in }, exchange: exchange)
+        #expect(asked >= 3, "asked \(asked) times: an unanswered manifest request was never asked again")
+    }
+
+    /// How often a node (with `exchange`) asks a scripted peer for a blob
+    /// only that peer may hold, up to 3 times within 30 s; the peer answers
+    /// each request with `answer`.
+    static func requests(
+        toAHolderThat answer: @escaping @Sendable (ProtocolClient, BlobHash) async throws -> Void, exchange: BlobExchangeConfiguration
+    ) async throws -> Int {
         let a = try await SyncNode("a", blobExchange: exchange)
         defer { a.remove() }
         try await a.start()
@@ -144,21 +165,20 @@ import Testing
         let hash = try #require(BlobHash(Array(repeating: 0x5A, count: 32)))
         let media = MediaReference(hash: hash, type: .png, byteCount: 1_000, pixelWidth: 10, pixelHeight: 10)
         _ = try await a.store.editProject(project, at: 4) { try $0.set(.image, to: .media(media), on: layer) }
-        try await HostilePeer.session(to: a.port, as: holder) { peer in
+        let asked = try await HostilePeer.session(to: a.port, as: holder) { peer in
             try await peer.send(.advertise(.init(document: project, kind: 1, name: "Night Train", role: .editor, version: VersionVector())))
             var answered = 0
             var limit = TestDeadline(.seconds(30))
             while answered < 3, !limit.hasPassed() {
                 let asked = peer.messages.filter { if case .blobRequest(let request) = $0 { request.hash == hash } else { false } }.count
-                for _ in answered..<max(answered, asked) {
-                    try await peer.send(.blobUnavailable(hash: hash, reason: "this daemon does not hold it (yet)"))
-                }
+                for _ in answered..<max(answered, asked) { try await answer(peer, hash) }
                 answered = max(answered, asked)
                 try await Task.sleep(for: .milliseconds(20))
             }
-            #expect(answered >= 3, "asked \(answered) times: a refusal waited out the 600 s failure penalty")
+            return answered
         }
         await a.stop()
+        return asked
     }
 
     @Test func nobodyGetsABlobOfAProjectNotSharedWithThem() async throws {
