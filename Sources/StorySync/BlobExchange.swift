@@ -85,6 +85,8 @@ public actor BlobExchange {
     let broadcaster = EventBroadcaster<BlobEvent>()
 
     private var links: [PeerID: any BlobLink] = [:]
+    /// The registration number of each peer's attached session (`attach`).
+    private var linkGenerations: [PeerID: Int] = [:]
     /// Peers known to hold a blob (they said so, or served its manifest).
     private var holders: [BlobHash: Set<PeerID>] = [:]
     /// Peers that failed a blob: not asked for it again before this instant.
@@ -191,8 +193,13 @@ public actor BlobExchange {
 
     // MARK: - Connections
 
-    func attach(_ link: any BlobLink) {
+    func attach(_ link: any BlobLink, generation: Int) {
         storeArrivals()
+        // A session registered before the one attached already (its attach
+        // was held up) is ending: keeping its link would send every answer
+        // to that peer where nobody reads it.
+        if let newest = linkGenerations[link.peer], newest > generation { return }
+        linkGenerations[link.peer] = generation
         if links[link.peer] != nil {
             // A newer connection to the peer replaces one still ending: what was
             // asked over the old one is answered there, or not at all, so
@@ -464,8 +471,7 @@ public actor BlobExchange {
         for (hash, transfer) in transfers where transfer.manifest == nil && now - transfer.manifestAsked > configuration.chunkTimeout {
             // A manifest never answered (a lost message): ask again.
             transfers[hash]!.manifestAsked = now
-            links[transfer.source]?.sendBlobMessage(
-                .blobRequest(Message.BlobRequest(document: transfer.document, hash: hash, manifest: true, chunks: [])))
+            links[transfer.source]?.sendBlobMessage(Self.manifestRequest(hash, over: transfer.document))
         }
         for (hash, transfer) in transfers {
             let late = transfer.outstanding.filter { now - $0.value > configuration.chunkTimeout }.map(\.key)
@@ -482,7 +488,7 @@ public actor BlobExchange {
             transfers[hash] = Transfer(media: want.media, documents: want.documents, source: source, document: document)
             broadcaster.publish(.started(hash, from: source, bytes: want.media.byteCount))
             logger.debug("asking for blob \(hash)'s manifest", metadata: ["peer": "\(source.short)"])
-            links[source]!.sendBlobMessage(.blobRequest(Message.BlobRequest(document: document, hash: hash, manifest: true, chunks: [])))
+            links[source]!.sendBlobMessage(Self.manifestRequest(hash, over: document))
         }
         if transfers.values.contains(where: { !$0.outstanding.isEmpty || $0.manifest == nil }) || !failures.isEmpty {
             // Look again later: timeouts, and when the first failure ages out.
@@ -496,6 +502,10 @@ public actor BlobExchange {
     }
 
     private func schedulePumpFromTimer() { schedulePump() }
+
+    private static func manifestRequest(_ hash: BlobHash, over document: DocumentID) -> Message {
+        .blobRequest(Message.BlobRequest(document: document, hash: hash, manifest: true, chunks: []))
+    }
 
     /// A connected peer that shares a referencing document, preferring one
     /// known to hold the blob, skipping those that failed it lately.

@@ -86,18 +86,20 @@ public actor PeerManager {
     private var dialing: Set<PeerID> = []
     /// Where peers are heard on the LAN (nil: discovery is off).
     private let discovery: LocalDiscovery?
-    /// The configured peers, as last read (discovery events are checked
-    /// against it without a database read each).
-    private var configuredPeers: Set<PeerID> = []
-    /// The configured peers' addresses, as last read: a change wakes the
-    /// peer's dialer from its backoff (`PeerEvent.addressesChanged`).
-    private var configuredAddresses: [PeerID: [String]] = [:]
+    /// The configured peers and their addresses, as last read: discovery
+    /// events are checked against it without a database read each, and a
+    /// change of addresses wakes the peer's dialer from its backoff
+    /// (`PeerEvent.addressesChanged`).
+    private var configuredPeers: [PeerID: [String]] = [:]
     /// Counts address changes, so a dialer can tell one came while it dialed
     /// (and dial again instead of waiting out its backoff).
     private var addressChanges = 0
     /// Counts discovery events, so a dialer that found no address can tell
     /// whether one was discovered while it looked.
     private var discoveries = 0
+    /// Counts sessions as they are registered: the blob exchange keeps the
+    /// newest one's link even when an older one's attach arrives after it.
+    private var sessionsRegistered = 0
     /// Where the dialer task group takes the peers to dial from (set by `run`).
     private var dialRequests: AsyncStream<PeerID>.Continuation?
     private let broadcaster = EventBroadcaster<PeerEvent>()
@@ -277,19 +279,17 @@ public actor PeerManager {
     /// Starts a dialer for each configured peer that has none (one with
     /// nowhere to dial ends at once, until discovery finds it).
     private func dialConfiguredPeers() async throws {
-        let configured = try await store.peers().filter { $0.state == .configured }
-        configuredPeers = Set(configured.map(\.id))
-        var addresses: [PeerID: [String]] = [:]
-        for record in configured {
-            addresses[record.id] = record.addresses
-            if let before = configuredAddresses[record.id], before != record.addresses {
+        var configured: [PeerID: [String]] = [:]
+        for record in try await store.peers() where record.state == .configured {
+            configured[record.id] = record.addresses
+            if let before = configuredPeers[record.id], before != record.addresses {
                 logger.info("\(record.id.short) is now dialed at \(record.addresses.joined(separator: ", "))")
                 addressChanges &+= 1
                 broadcaster.publish(.addressesChanged(record.id))
             }
         }
-        configuredAddresses = addresses
-        for peer in configuredPeers.sorted() where startDialing(peer) { dialRequests?.yield(peer) }
+        configuredPeers = configured
+        for peer in configuredPeers.keys.sorted() where startDialing(peer) { dialRequests?.yield(peer) }
     }
 
     /// Local discovery heard `peer` somewhere new: dial it if it is
@@ -297,7 +297,7 @@ public actor PeerManager {
     private func discovered(_ peer: PeerID, at address: String) {
         discoveries += 1
         broadcaster.publish(.discovered(peer, address: address))
-        guard configuredPeers.contains(peer) else { return }
+        guard configuredPeers[peer] != nil else { return }
         if startDialing(peer) {
             logger.info("found \(peer.short) on the LAN at \(address); dialing it")
             dialRequests?.yield(peer)
@@ -594,6 +594,8 @@ public actor PeerManager {
         }
         let isReplacement = sessions[peer] != nil
         sessions[peer] = session
+        sessionsRegistered += 1
+        let generation = sessionsRegistered
         if !isReplacement { broadcaster.publish(.connected(peer)) }
         if accessChanges != accessChangesBefore {
             // A share (or unshare) was made while the shares were read, and its
@@ -607,7 +609,7 @@ public actor PeerManager {
             logger.warning("cannot note that \(peer.short) connected: \(error)")
         }
         logger.info("connected to \(peer.short) (\(connection.remote))")
-        await blobExchange?.attach(session)
+        await blobExchange?.attach(session, generation: generation)
         await session.run(connection.channel)
         if let reason = session.goodbyeReason, reason == Message.pausedReason || reason == Message.legacyPausedReason {
             pausedByPeers.insert(peer)
