@@ -104,18 +104,22 @@ extension API {
 
     /// Up to three names close to `query`: containing it, or a few edits away.
     static func suggestions(for query: String, among candidates: [Candidate]) -> [String] {
+        suggestions(for: query, among: candidates.flatMap(\.names))
+    }
+
+    /// Up to three of `names` close to `query`: containing it, or a few edits
+    /// away (a mistyped config key, a name of an object).
+    public static func suggestions(for query: String, among names: [String]) -> [String] {
         let folded = query.lowercased()
         var scored: [(name: String, score: Int)] = []
         var seen = Set<String>()
-        for candidate in candidates {
-            for name in candidate.names where seen.insert(name).inserted {
-                let lower = name.lowercased()
-                if lower.count > 2, folded.count > 2, lower.contains(folded) || folded.contains(lower) {
-                    scored.append((name, 0))
-                } else {
-                    let distance = editDistance(folded, lower)
-                    if distance <= max(1, min(folded.count, lower.count) / 3) { scored.append((name, distance)) }
-                }
+        for name in names where seen.insert(name).inserted {
+            let lower = name.lowercased()
+            if lower.count > 2, folded.count > 2, lower.contains(folded) || folded.contains(lower) {
+                scored.append((name, 0))
+            } else {
+                let distance = editDistance(folded, lower)
+                if distance <= max(1, min(folded.count, lower.count) / 3) { scored.append((name, distance)) }
             }
         }
         return scored.sorted { ($0.score, $0.name) < ($1.score, $1.name) }.prefix(3).map(\.name)

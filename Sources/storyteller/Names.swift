@@ -85,12 +85,9 @@ final class Names {
             printError("which project? Name one, or choose one for every command with `storyteller use PROJECT`")
             throw ExitCode(64)
         }
-        if DocumentID(given) != nil { return given }
-        let projects = try projectSummaries(deleted: deleted)
-        let candidates = API.projectCandidates(projects, library: try libraryTree())
         do {
-            return try API.resolve(given, among: candidates, kind: "project", hint: "`storyteller projects list`").id
-        } catch {
+            return try resolveProject(given, deleted: deleted)
+        } catch let error as API.NameError {
             if !source.isEmpty { printError("the current project (\(source)) is not on this daemon") }
             let exit = failure(error)
             // `storyteller layers add 1-1 ink` after `use`: the words after the project are
@@ -107,9 +104,20 @@ final class Names {
     /// Whether `text` names exactly one project (id, id prefix, name or
     /// library path); says nothing when it does not.
     func namesProject(_ text: String) throws -> Bool {
-        if DocumentID(text) != nil { return true }
-        let candidates = API.projectCandidates(try projectSummaries(), library: try libraryTree())
-        return (try? API.resolve(text, among: candidates, kind: "project")) != nil
+        do {
+            _ = try resolveProject(text, deleted: false)
+            return true
+        } catch is API.NameError {
+            return false
+        }
+    }
+
+    /// The id of the project `text` names; `API.NameError` when it names none
+    /// or several (a daemon that cannot be asked throws its own error).
+    private func resolveProject(_ text: String, deleted: Bool) throws -> String {
+        if DocumentID(text) != nil { return text }
+        let candidates = API.projectCandidates(try projectSummaries(deleted: deleted), library: try libraryTree())
+        return try API.resolve(text, among: candidates, kind: "project", hint: "`storyteller projects list`").id
     }
 
     func projectSummaries(deleted: Bool = false) throws -> [API.ProjectSummary] {

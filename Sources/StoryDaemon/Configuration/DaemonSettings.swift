@@ -80,12 +80,10 @@ public struct DaemonSettings: Equatable, Sendable {
     /// What is wrong with an unknown key, with the nearest known one when it
     /// is a near miss (`lisen` → "did you mean 'listen'?"; `peers` → `[[peer]]`).
     static func unknownKey(_ key: String) -> String {
-        let names = keys.map { ($0, $0) } + tables.map { ($0, "[[\($0)]]") }
-        let nearest = names.map { (shown: $0.1, distance: API.editDistance(key.lowercased(), $0.0)) }
-            .filter { $0.distance <= max(1, min(2, key.count / 3)) }
-            .min { ($0.distance, $0.shown) < ($1.distance, $1.shown) }
-        let hint = nearest.map { "did you mean '\($0.shown)'?; " } ?? ""
-        return "is not a known key (\(hint)known: \(knownKeys))"
+        let hint = API.suggestions(for: key, among: keys + tables).first.map { nearest in
+            "did you mean '\(tables.contains(nearest) ? "[[\(nearest)]]" : nearest)'?; "
+        }
+        return "is not a known key (\(hint ?? "")known: \(knownKeys))"
     }
 
     /// The store's options these settings give.

@@ -66,10 +66,17 @@ extension ControlAPI {
         guard body.setsAutoAccept || body.name != nil || body.addresses != nil else {
             throw APIError(.badRequest, "give 'autoAccept', 'name' and/or 'addresses'")
         }
-        // Checked before anything is stored: a bad address changes nothing.
+        // Everything is checked before anything is stored: a bad field changes nothing.
         let addresses = try body.addresses.map { given in
             guard !given.isEmpty else { throw APIError(.badRequest, "give at least one address (HOST:PORT) in 'addresses'") }
             return try API.PeerAddress.list(given)
+        }
+        let name = try body.name.map { name in
+            let trimmed = name.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty, trimmed.utf8.count <= 64, !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                throw APIError(.badRequest, "name must be 1 to 64 bytes without control characters")
+            }
+            return trimmed
         }
         if body.setsAutoAccept {
             guard !manager.declaresAutoAccept(for: id) else {
@@ -77,14 +84,7 @@ extension ControlAPI {
             }
             try await store.setAutoAccept(body.autoAccept, for: id)
         }
-        if let name = body.name {
-            let trimmed = name.trimmingCharacters(in: .whitespaces)
-            guard !trimmed.isEmpty, trimmed.utf8.count <= 64, !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw APIError(.badRequest, "name must be 1 to 64 bytes without control characters")
-            }
-            try await store.addPeer(id, name: trimmed, addresses: nil, at: record.added)
-        }
-        if let addresses { try await store.addPeer(id, name: nil, addresses: addresses, at: record.added) }
+        if name != nil || addresses != nil { try await store.addPeer(id, name: name, addresses: addresses, at: record.added) }
         return try await peer(id)
     }
 
