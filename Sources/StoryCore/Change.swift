@@ -124,7 +124,8 @@ public struct Change: Hashable, Sendable {
                 pointRanges.append((index, (writer.count - points.bytes.count)..<writer.count))
             }
         }
-        let bytes = writer.bytes
+        // The capacity above is a bound; a replica keeps these bytes in its log for good.
+        let bytes = writer.bytesAtSize
         let signature = sign.map { $0(bytes[...]) }
         precondition(signature.map { $0.count == Authorship.signatureBytes } ?? true, "an Ed25519 signature is 64 bytes")
         let change = EncodedChange(

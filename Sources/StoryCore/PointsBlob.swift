@@ -25,8 +25,20 @@
 public struct PointsBlob: Hashable, Sendable {
     /// The encoded bytes.
     public private(set) var bytes: ArraySlice<UInt8>
-    /// The number of points.
-    public private(set) var count: Int
+
+    /// The number of points: the varint the bytes start with (checked when
+    /// the blob was made). Read, not stored: a replica keeps a blob for every
+    /// stroke ever drawn, and the slice alone is 32 bytes.
+    public var count: Int {
+        var value = 0
+        var shift = 0
+        for byte in bytes {
+            value |= Int(byte & 0x7F) << shift
+            if byte < 0x80 { break }
+            shift += 7
+        }
+        return value
+    }
 
     /// Most points one stroke may have.
     public static let maximumCount = 1 << 20
@@ -36,8 +48,9 @@ public struct PointsBlob: Hashable, Sendable {
     static let maximumK = 15
 
     private init(bytes: ArraySlice<UInt8>, count: Int) {
+        assert(count >= 1 && count <= PointsBlob.maximumCount, "a stroke has 1…2^20 points")
         self.bytes = bytes
-        self.count = count
+        assert(self.count == count, "the bytes start with the point count")
     }
 
     /// Encodes points (values are clamped to [0, 1] and quantized). O(n).

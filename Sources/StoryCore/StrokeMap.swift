@@ -141,6 +141,7 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
         let lastChunk = chunks.count - 1
         if lastChunk < 0 || chunks[lastChunk][chunks[lastChunk].count - 1].key < key {
             if lastChunk < 0 || chunks[lastChunk].count >= Self.maximumChunk { chunks.append([]) }
+            makeRoom(inChunk: chunks.count - 1)
             chunks[chunks.count - 1].append(row)
             count += 1
             return nil
@@ -152,14 +153,27 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
             chunks[chunk][index] = row
             return previous
         }
+        makeRoom(inChunk: chunk)
         chunks[chunk].insert(row, at: index)
         count += 1
         if chunks[chunk].count > Self.maximumChunk {
+            // Both halves at their size: the lower one would keep the whole chunk's room.
+            let lower = Array(chunks[chunk][..<(Self.maximumChunk / 2)])
             let upper = Array(chunks[chunk][(Self.maximumChunk / 2)...])
-            chunks[chunk].removeSubrange((Self.maximumChunk / 2)...)
+            chunks[chunk] = lower
             chunks.insert(upper, at: chunk + 1)
         }
         return nil
+    }
+
+    /// Makes room for one more row in a full chunk, growing it by a quarter
+    /// (at least 4 rows) where an array would double: a layer's strokes sit
+    /// mostly in one chunk, which doubling would leave a third empty on
+    /// average. The extra copies are of at most `maximumChunk` rows.
+    private mutating func makeRoom(inChunk chunk: Int) {
+        let rows = chunks[chunk].count
+        guard rows == chunks[chunk].capacity else { return }
+        chunks[chunk].reserveCapacity(rows + Swift.max(4, rows / 4))
     }
 
     private mutating func remove(_ key: OpID) {
@@ -168,6 +182,10 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
         count -= 1
         if chunks[chunk].isEmpty { chunks.remove(at: chunk) }
     }
+
+    /// The rows the chunks have room for, and the number of chunks (what the
+    /// map holds in memory, for tests).
+    var reserved: (rows: Int, chunks: Int) { (chunks.reduce(0) { $0 + $1.capacity }, chunks.count) }
 
     /// The keys, in order.
     var keys: [OpID] { chunks.flatMap { $0.map(\.key) } }

@@ -481,11 +481,21 @@ struct TraceReplay {
 /// Trace ids (`sc0.1`, `sh1.a`, `ly2.3`, `k1.5a1`) are packed into integers so
 /// the benchmark's own maps stay small next to the replicas it measures.
 struct TraceIDs {
-    private var ids: [UInt64: OpID] = [:]
-    /// Stroke → its layer (strokes never change layer in a trace).
-    private var strokeLayers: [UInt64: UInt64] = [:]
+    /// The benchmark's own bookkeeping, not a replica's, yet inside the RSS
+    /// it reports: so it is kept small. A trace id is a kind, a replica and
+    /// that replica's count of ids of that kind (gen_trace.py), so ids live in
+    /// dense columns by kind and replica, indexed by count: 16 bytes an id
+    /// (8 for a stroke's layer) where dictionaries took about 100 (5 MB on
+    /// the medium trace). A count beyond `denseLimit` goes to a dictionary.
+    private var columns: [[OpID]] = []
+    private var layerColumns: [[UInt64]] = []
+    private var sparse: [UInt64: OpID] = [:]
+    private var sparseLayers: [UInt64: UInt64] = [:]
 
     private static let prefixes = ["sc", "sh", "ly", "k"]
+    private static let denseLimit: UInt64 = 1 << 24
+    /// Marks a slot no id was recorded in (a counter no operation uses).
+    private static let absent = OpID(counter: 0, replica: ReplicaID(0))
 
     /// Packs `prefix` `replica` `.` `hexcounter` into kind, replica and counter bits.
     static func pack(_ text: String) -> UInt64? {
@@ -503,24 +513,58 @@ struct TraceIDs {
         "\(prefixes[Int(key >> 56) - 1])\(key >> 48 & 0xFF).\(String(key & 0xFFFF_FFFF_FFFF, radix: 16))"
     }
 
-    mutating func record(_ traceID: String?, _ id: OpID) {
-        guard let key = traceID.flatMap(Self.pack) else { return }
-        ids[key] = id
+    /// The column of a packed key (kind and replica) and its index there; nil past the dense limit.
+    private static func slot(_ key: UInt64) -> (column: Int, index: Int)? {
+        let counter = key & 0xFFFF_FFFF_FFFF
+        guard counter < denseLimit else { return nil }
+        return (Int(key >> 48), Int(counter))
     }
 
-    func id(_ traceID: String) -> OpID? { Self.pack(traceID).flatMap { ids[$0] } }
+    private static func store<Value>(_ value: Value, at slot: (column: Int, index: Int), in columns: inout [[Value]], absent: Value) {
+        if columns.count <= slot.column { columns.append(contentsOf: repeatElement([], count: slot.column + 1 - columns.count)) }
+        if columns[slot.column].count <= slot.index {
+            columns[slot.column].append(contentsOf: repeatElement(absent, count: slot.index + 1 - columns[slot.column].count))
+        }
+        columns[slot.column][slot.index] = value
+    }
+
+    private static func load<Value: Equatable>(_ slot: (column: Int, index: Int), in columns: [[Value]], absent: Value) -> Value? {
+        guard slot.column < columns.count, slot.index < columns[slot.column].count else { return nil }
+        let value = columns[slot.column][slot.index]
+        return value == absent ? nil : value
+    }
+
+    mutating func record(_ traceID: String?, _ id: OpID) {
+        guard let key = traceID.flatMap(Self.pack) else { return }
+        if let slot = Self.slot(key) { Self.store(id, at: slot, in: &columns, absent: Self.absent) } else { sparse[key] = id }
+    }
+
+    func id(_ traceID: String) -> OpID? {
+        guard let key = Self.pack(traceID) else { return nil }
+        guard let slot = Self.slot(key) else { return sparse[key] }
+        return Self.load(slot, in: columns, absent: Self.absent)
+    }
 
     mutating func setLayer(_ layer: String, ofStroke stroke: String) {
-        if let strokeKey = Self.pack(stroke), let layerKey = Self.pack(layer) { strokeLayers[strokeKey] = layerKey }
+        guard let strokeKey = Self.pack(stroke), let layerKey = Self.pack(layer) else { return }
+        if let slot = Self.slot(strokeKey) { Self.store(layerKey, at: slot, in: &layerColumns, absent: 0) } else { sparseLayers[strokeKey] = layerKey }
     }
 
     func layer(ofStroke stroke: String) -> String? {
-        Self.pack(stroke).flatMap { strokeLayers[$0] }.map(Self.unpack)
+        guard let key = Self.pack(stroke) else { return nil }
+        let layer = Self.slot(key).map { Self.load($0, in: layerColumns, absent: 0) } ?? sparseLayers[key]
+        return layer.map(Self.unpack)
     }
 
     /// StoryCore id → trace id, for the digest at the end.
     func names() -> [OpID: String] {
-        Dictionary(uniqueKeysWithValues: ids.map { ($0.value, Self.unpack($0.key)) })
+        var names = Dictionary(uniqueKeysWithValues: sparse.map { ($0.value, Self.unpack($0.key)) })
+        for (column, ids) in columns.enumerated() {
+            for (counter, id) in ids.enumerated() where id != Self.absent {
+                names[id] = Self.unpack(UInt64(column) << 48 | UInt64(counter))
+            }
+        }
+        return names
     }
 
     func visible(_ traceID: String?, _ doc: ProjectDocument, kind: ObjectKind) -> OpID? {

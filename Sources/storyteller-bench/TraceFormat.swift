@@ -95,7 +95,7 @@ struct TraceReader {
             }
             buffer.removeFirst(start)
             start = 0
-            let chunk = handle.readData(ofLength: 1 << 20)
+            let chunk = handle.readData(ofLength: 1 << 18)
             if chunk.isEmpty { atEnd = true } else { buffer.append(contentsOf: chunk) }
         }
     }

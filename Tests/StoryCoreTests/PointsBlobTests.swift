@@ -20,6 +20,22 @@ import Testing
         }
     }
 
+    /// The count is read from the bytes (a replica keeps a blob per stroke
+    /// ever drawn, so a blob is its slice alone), across the varint's widths
+    /// and for a blob inside a larger buffer.
+    @Test func theCountIsReadFromTheBytes() throws {
+        #expect(MemoryLayout<PointsBlob>.stride == 32)
+        var random = SeededGenerator(seed: 9)
+        for count in [1, 2, 127, 128, 129, 16_383, 16_384, 20_000] {
+            let blob = PointsBlob(encoding: randomPoints(count, using: &random))
+            #expect(blob.count == count)
+            let framed = [0xAB, 0xCD] + Array(blob.bytes) + [0xEF]
+            let inside = try PointsBlob(validating: framed[2..<(framed.count - 1)])
+            #expect(inside.count == count)
+            #expect(inside.points() == blob.points())
+        }
+    }
+
     @Test func valuesOutsideTheFrameAreClamped() {
         let blob = PointsBlob(encoding: [Point(x: -3, y: 2, pressure: .nan), Point(x: 1, y: 0, pressure: 7)])
         #expect(blob.points() == [Point(x: 0, y: 1, pressure: 0), Point(x: 1, y: 0, pressure: 1)])

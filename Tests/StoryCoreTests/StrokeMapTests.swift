@@ -42,6 +42,28 @@ import Testing
         #expect(MemoryLayout<StrokeMap.Row>.stride == 40)
     }
 
+    /// A replica keeps a row for every stroke ever drawn, so the chunks grow
+    /// by a quarter instead of doubling, and a split leaves both halves at
+    /// their size: room for at most a quarter more rows (and a few per chunk),
+    /// whether the strokes came in order or late.
+    @Test(arguments: [false, true])
+    func chunksKeepLittleUnusedRoom(late: Bool) {
+        var random = SeededGenerator(seed: late ? 11 : 12)
+        var map = StrokeMap()
+        var keys = (1...3_000).map { OpID(counter: UInt64($0) * 4, replica: ReplicaID(UInt64($0 % 3 + 1))) }
+        if late { keys.shuffle(using: &random) }
+        for (index, key) in keys.enumerated() {
+            #expect(map.putDrawn(with: Brush(), under: key) == nil)
+            if index % 97 == 0 || index == keys.count - 1 {
+                let (rows, chunks) = map.reserved
+                #expect(rows >= map.count)
+                #expect(rows <= map.count + map.count / 4 + 8 * chunks, "\(rows) rows of room for \(map.count) strokes in \(chunks) chunks")
+            }
+        }
+        #expect(map.count == keys.count)
+        #expect(map.keys == keys.sorted())
+    }
+
     /// The map must answer as a dictionary would and iterate in key order,
     /// whatever the order of writes: mostly the newest key (a stroke drawn),
     /// late keys anywhere (another replica's strokes, a merge), which split
