@@ -113,6 +113,7 @@ extension ReplicaCore {
             editor.state.adoptPoints(points.map { (change.opID(at: $0.index), $0.bytes) })
             state = editor.state
             commitLocal(change, encoded: encoded, hash: signer?.1())
+            packOwnChangesIfDue(&state)
             guard keepingJournal else { return (encoded.markedAnchor(signer != nil), []) }
             var journal: [(OpID, Builder.State.JournalEntry)] = []
             journal.reserveCapacity(editor.core.journal.count)

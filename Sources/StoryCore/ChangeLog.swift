@@ -56,6 +56,39 @@ struct ChangeLog: Sendable {
         return true
     }
 
+    /// Changes this replica makes are packed this many at a time.
+    static let packSize = 256
+
+    /// Moves the bytes of the newest `k` changes into one array of their
+    /// total size, and returns each change's old and new bytes with its
+    /// counters, so that what shares the old bytes (a stroke's points) can
+    /// move too. A change made here is encoded into an array of its own: a
+    /// 32-byte header and malloc's rounding on about 210 bytes, which packing
+    /// leaves behind once everything that held the old arrays has moved.
+    mutating func packLast(_ k: Int) -> [(old: ArraySlice<UInt8>, new: ArraySlice<UInt8>, counters: Range<UInt64>)] {
+        let first = count - Swift.min(k, count)
+        guard first < count else { return [] }
+        var total = 0
+        for index in first..<count { total += entry(at: index).bytes.count }
+        var packed: [UInt8] = []
+        packed.reserveCapacity(total)
+        for index in first..<count { packed.append(contentsOf: entry(at: index).bytes) }
+        var moved: [(old: ArraySlice<UInt8>, new: ArraySlice<UInt8>, counters: Range<UInt64>)] = []
+        moved.reserveCapacity(count - first)
+        var offset = 0
+        for index in first..<count {
+            let (chunk, row) = (index / Self.chunkSize, index % Self.chunkSize)
+            let old = chunks[chunk][row].bytes
+            let new = packed[offset..<(offset + old.count)]
+            chunks[chunk][row].bytes = new
+            offset += old.count
+            let start = chunks[chunk][row].startCounter
+            // `endCounter` (start + span) is the change's last counter.
+            moved.append((old, new, start..<(start + UInt64(chunks[chunk][row].counterSpan) + 1)))
+        }
+        return moved
+    }
+
     /// Removes the newest `k` changes.
     mutating func removeLast(_ k: Int) {
         precondition(k <= count, "removing more changes than the log holds")

@@ -116,6 +116,19 @@ struct ContentTable: Sendable, Sequence {
         count += 1
     }
 
+    /// Moves the blobs of `replica`'s operations `counters` that lie inside
+    /// `old` (its storage, not merely equal bytes) to the same offset in `new`.
+    mutating func move(replica: ReplicaID, counters: Range<UInt64>, from old: ArraySlice<UInt8>, to new: ArraySlice<UInt8>) {
+        precondition(old.count == new.count, "bytes move to a place of their size")
+        for counter in counters {
+            guard let at = location(of: OpID(counter: counter, replica: replica)) else { continue }
+            let bytes = columns[at.column][at.chunk].blobs[at.index].bytes
+            guard let offset = bytes.offset(in: old) else { continue }
+            let start = new.startIndex + offset
+            columns[at.column][at.chunk].blobs[at.index].share(new[start..<(start + bytes.count)])
+        }
+    }
+
     private mutating func remove(_ id: OpID) {
         guard let (column, chunk, index) = location(of: id) else { return }
         columns[column][chunk].counters.remove(at: index)
@@ -157,4 +170,18 @@ struct ContentTable: Sendable, Sequence {
     }
 
     var underestimatedCount: Int { count }
+}
+
+extension ArraySlice where Element == UInt8 {
+    /// Where these bytes start inside `outer`, when they are part of the same
+    /// storage (not merely equal bytes); nil otherwise.
+    func offset(in outer: ArraySlice<UInt8>) -> Int? {
+        withUnsafeBufferPointer { inner in
+            outer.withUnsafeBufferPointer { outer in
+                guard let innerStart = inner.baseAddress, let outerStart = outer.baseAddress else { return nil }
+                let offset = innerStart - outerStart
+                return offset >= 0 && offset + inner.count <= outer.count ? offset : nil
+            }
+        }
+    }
 }

@@ -327,6 +327,10 @@ struct ProjectState: Sendable {
         }
     }
 
+    mutating func movePoints(of replica: ReplicaID, counters: Range<UInt64>, from old: ArraySlice<UInt8>, to new: ArraySlice<UInt8>) {
+        contents.move(replica: replica, counters: counters, from: old, to: new)
+    }
+
     // MARK: - Reading
 
     func object(_ id: OpID) -> StoryObject? { objects[id] }

@@ -139,6 +139,8 @@ struct ReplicaCore: Sendable {
     /// Last counter used by each replica, so a replica cannot reuse op ids.
     var lastCounters: [ReplicaID: UInt64] = [:]
     var logs: [ReplicaID: ChangeLog] = [:]
+    /// Changes made here since the log last packed its newest ones (`packOwnChangesIfDue`).
+    var unpackedOwnChanges = 0
     /// Changes waiting for their dependencies, by replica and sequence number.
     var pending: [ReplicaID: [UInt64: HeldChange]] = [:]
     /// Earliest and latest wall time of any applied change.
@@ -716,7 +718,19 @@ struct ReplicaCore: Sendable {
             heads[replica] = ChainHead(seq: change.seq, hash: hash, signature: encoded.signature)
             if change.seq == 1 { authors[replica] = author.record }
         }
-        if keepsLog { logs[replica, default: ChangeLog()].append(encoded) }
+        if keepsLog {
+            logs[replica, default: ChangeLog()].append(encoded)
+            unpackedOwnChanges += 1
+        }
+    }
+
+    /// Every `ChangeLog.packSize` changes made here, moves their bytes into
+    /// one array and the state's point blobs with them (`ChangeLog.packLast`).
+    mutating func packOwnChangesIfDue<State: ReplicatedState>(_ state: inout State) {
+        guard unpackedOwnChanges >= ChangeLog.packSize else { return }
+        defer { unpackedOwnChanges = 0 }
+        guard let moved = logs[replica]?.packLast(unpackedOwnChanges) else { return }
+        for (old, new, counters) in moved { state.movePoints(of: replica, counters: counters, from: old, to: new) }
     }
 
     /// Makes a local change of access operations (founding, sharing): checked

@@ -24,10 +24,17 @@ protocol ReplicatedState: Sendable {
     /// Replaces the point blobs of local strokes by the same bytes inside the
     /// encoded change, so the document and its change log share one copy.
     mutating func adoptPoints(_ blobs: [(id: OpID, bytes: ArraySlice<UInt8>)])
+
+    /// Moves the point blobs of `replica`'s operations `counters` that lie
+    /// inside `old` (the same storage, not merely equal bytes) to the same
+    /// place in `new`: the change log packed the change they came in.
+    mutating func movePoints(of replica: ReplicaID, counters: Range<UInt64>, from old: ArraySlice<UInt8>, to new: ArraySlice<UInt8>)
 }
 
 extension ReplicatedState {
     mutating func adoptPoints(_ blobs: [(id: OpID, bytes: ArraySlice<UInt8>)]) {}
+
+    mutating func movePoints(of replica: ReplicaID, counters: Range<UInt64>, from old: ArraySlice<UInt8>, to new: ArraySlice<UInt8>) {}
 
     mutating func merge(_ other: Self, ours: VersionVector, theirs: VersionVector, known: [ReplicaID: UInt64]) { merge(other) }
 

@@ -100,4 +100,72 @@ import Testing
             #expect(changes.allSatisfy { $0.seq > since[$0.replica] })
         }
     }
+
+    /// Every `ChangeLog.packSize` changes made here, the log moves their bytes
+    /// into one array and the strokes' points move with them: the changes
+    /// read back, the points, a snapshot and a peer that syncs all stay the
+    /// same, and each stroke's points are inside the packed change's bytes
+    /// (one copy, not two). Strokes of two and three at a time, erased ones,
+    /// and edits without points in between.
+    @Test(arguments: 0..<3)
+    func changesMadeHereArePackedAndTheirPointsMoveWithThem(seed: Int) throws {
+        var random = SeededGenerator(seed: UInt64(100 + seed))
+        let id = DocumentID(high: 4, low: UInt64(seed))
+        var doc = ProjectDocument(id: id, replica: ReplicaID(1))
+        let setUp = try doc.edit(at: 0) { try $0.insertShot(in: try $0.insertScene(at: 0), at: 0) }
+        let shot = setUp.value
+        let layered = try doc.edit(at: 0) { try $0.insertLayer(in: shot, at: 0) }
+        let layer = layered.value
+        var made = [setUp.change!, layered.change!]
+        var drawn: [OpID: [Point]] = [:]
+        for step in 0..<(2 * ChangeLog.packSize + 77) {
+            let result = try doc.edit(at: Int64(step)) { editor -> [(OpID, [Point])] in
+                switch Int.random(in: 0..<8, using: &random) {
+                case 0:
+                    try editor.set(.caption, to: .string("step \(step)"), on: shot)
+                    return []
+                case 1 where !drawn.isEmpty:
+                    try editor.eraseStroke(drawn.keys.min()!, in: layer)
+                    return []
+                default:
+                    return try (0..<Int.random(in: 1...3, using: &random)).map { _ in
+                        let points = randomPoints(Int.random(in: 1...200, using: &random), using: &random)
+                        return (try editor.addStroke(to: layer, brush: Brush(), points: points), points)
+                    }
+                }
+            }
+            made.append(result.change!)
+            for (stroke, points) in result.value { drawn[stroke] = points.map(\.quantized) }
+        }
+        #expect(doc.replicaState.core.unpackedOwnChanges < ChangeLog.packSize)
+
+        guard case .changes(let logged) = doc.changes(since: VersionVector()) else {
+            Issue.record("the log was compacted")
+            return
+        }
+        #expect(logged.map(\.bytes) == made.map(\.bytes))
+        let log = try #require(doc.replicaState.core.logs[ReplicaID(1)])
+        let packed = made.count - doc.replicaState.core.unpackedOwnChanges
+        for (stroke, points) in drawn {
+            let blob = try #require(doc.points(of: stroke))
+            #expect(blob.points() == points)
+            let seq = try #require(logged.first { $0.startCounter <= stroke.counter && stroke.counter <= $0.endCounter }).seq
+            #expect(blob.bytes.offset(in: log.bytes(ofSeq: seq)) != nil, "stroke \(stroke)'s points are not inside change \(seq)'s bytes")
+        }
+        // A pack's changes lie one after the other in one array; the rest each have their own.
+        func address(_ bytes: ArraySlice<UInt8>) -> Int { bytes.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) } }
+        for seq in UInt64(1)..<UInt64(made.count) {
+            let (this, next) = (log.bytes(ofSeq: seq), log.bytes(ofSeq: seq + 1))
+            let samePack = seq % UInt64(ChangeLog.packSize) != 0 && seq < UInt64(packed)
+            #expect((address(next) == address(this) + this.count) == samePack, "changes \(seq) and \(seq + 1)")
+            #expect((next.startIndex == this.endIndex) == samePack)
+        }
+
+        let copy = try ProjectDocument(snapshot: doc.snapshot(), replica: ReplicaID(2))
+        #expect(copy.view == doc.view)
+        var peer = ProjectDocument(id: id, replica: ReplicaID(3))
+        try peer.apply(batch: ChangeBatch.encode(logged)[...])
+        #expect(peer.view == doc.view)
+        for (stroke, points) in drawn { #expect(peer.points(of: stroke)?.points() == points) }
+    }
 }
