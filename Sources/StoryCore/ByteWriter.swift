@@ -13,19 +13,6 @@ public struct ByteWriter: Sendable {
     /// Number of bytes written.
     public var count: Int { bytes.count }
 
-    /// The bytes written, without the room reserved and left unused: a copy
-    /// when more than a few bytes of it are left, for bytes that are kept
-    /// long (a change in a replica's log).
-    public var bytesAtSize: [UInt8] {
-        guard bytes.capacity - bytes.count > 16 else { return bytes }
-        return bytes.withUnsafeBufferPointer { written in
-            [UInt8](unsafeUninitializedCapacity: written.count) { copy, initialized in
-                if let base = written.baseAddress { copy.baseAddress!.initialize(from: base, count: written.count) }
-                initialized = written.count
-            }
-        }
-    }
-
     /// Appends one byte.
     @inline(__always)
     public mutating func write(byte: UInt8) {

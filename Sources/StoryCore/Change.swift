@@ -124,8 +124,10 @@ public struct Change: Hashable, Sendable {
                 pointRanges.append((index, (writer.count - points.bytes.count)..<writer.count))
             }
         }
-        // The capacity above is a bound; a replica keeps these bytes in its log for good.
-        let bytes = writer.bytesAtSize
+        // The capacity above is a bound, about 70 bytes over: the log keeps
+        // these bytes only until it packs them (`ChangeLog.packLast`), into an
+        // array of their size, so they are not copied here.
+        let bytes = writer.bytes
         let signature = sign.map { $0(bytes[...]) }
         precondition(signature.map { $0.count == Authorship.signatureBytes } ?? true, "an Ed25519 signature is 64 bytes")
         let change = EncodedChange(

@@ -24,16 +24,6 @@ import Testing
         if value.magnitude < 64 { #expect(writer.count == 1) }
     }
 
-    /// Bytes kept long leave the writer's unused room behind.
-    @Test(arguments: [0, 1, 100, 4_000, 4_096])
-    func bytesAtSizeKeepTheBytesWithoutTheRoom(written: Int) {
-        var writer = ByteWriter(capacity: 4_096)
-        for index in 0..<written { writer.write(byte: UInt8(truncatingIfNeeded: index * 7)) }
-        let kept = writer.bytesAtSize
-        #expect(kept == writer.bytes)
-        #expect(kept.capacity - kept.count <= 16 + MemoryLayout<Int>.size, "capacity \(kept.capacity) for \(kept.count) bytes")
-    }
-
     @Test func varintLongerThan64BitsIsAnOverflow() {
         var reader = ByteReader([0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02])
         #expect(throws: CodecError.self) { try reader.readVarint() }
