@@ -62,9 +62,10 @@ struct ChangeLog: Sendable {
     /// Moves the bytes of the newest `k` changes into one array of their
     /// total size, and returns each change's old and new bytes with its
     /// counters, so that what shares the old bytes (a stroke's points) can
-    /// move too. A change made here is encoded into an array of its own: a
-    /// 32-byte header and malloc's rounding on about 210 bytes, which packing
-    /// leaves behind once everything that held the old arrays has moved.
+    /// move too. A change made here is encoded into an array of its own: the
+    /// encoder's unused room (about 70 bytes), a 32-byte header and malloc's
+    /// rounding on about 210 bytes, which packing leaves behind once
+    /// everything that held the old arrays has moved.
     mutating func packLast(_ k: Int) -> [(old: ArraySlice<UInt8>, new: ArraySlice<UInt8>, counters: Range<UInt64>)] {
         let first = count - Swift.min(k, count)
         guard first < count else { return [] }

@@ -5,8 +5,9 @@
 /// appended, a lookup is a binary search. The arrays come in chunks of
 /// `chunkSize`, so growing never copies more than one chunk and never leaves
 /// more than one chunk's room unused. 40 bytes a blob (its counter and the
-/// blob, which is its byte slice alone), where a dictionary keyed by 128-bit op ids took 56 bytes a bucket at
-/// a load factor between 0.38 and 0.75, and rehashed every blob as it grew.
+/// blob, which is its byte slice alone), where a dictionary keyed by 128-bit
+/// op ids took 56 bytes a bucket at a load factor between 0.38 and 0.75, and
+/// rehashed every blob as it grew.
 /// A blob that comes out of order (a merge) is inserted in place.
 struct ContentTable: Sendable, Sequence {
     /// Blobs of one replica: `counters[i]` is the counter of `blobs[i]`, ascending.
