@@ -112,6 +112,8 @@ extension ReplicaCore {
             // On the editor's copy, which is the only reference to the state.
             editor.state.adoptPoints(points.map { (change.opID(at: $0.index), $0.bytes) })
             state = editor.state
+            // Ours is the only reference again, so packing moves blobs in place.
+            editor.state = placeholder
             commitLocal(change, encoded: encoded, hash: signer?.1())
             packOwnChangesIfDue(&state)
             guard keepingJournal else { return (encoded.markedAnchor(signer != nil), []) }
