@@ -58,8 +58,9 @@ public enum PeerEvent: Sendable, Hashable {
     /// --address`); its dialer, waiting out a backoff, tries them at once.
     case addressesChanged(PeerID)
     /// A peer acknowledged changes of a document: `caughtUp` when it now
-    /// has every change this daemon has, else it is still behind.
-    case acknowledged(PeerID, DocumentID, caughtUp: Bool)
+    /// has every change this daemon has (`of`: this daemon's version it was
+    /// compared with), else it is still behind.
+    case acknowledged(PeerID, DocumentID, caughtUp: Bool, of: VersionVector)
     /// The manager is shutting down.
     case stopping
 }
@@ -629,7 +630,7 @@ public actor PeerManager {
     private func acknowledged(_ document: DocumentID, _ version: VersionVector, by peer: PeerID) async {
         do {
             let ours = try await store.version(of: document)
-            broadcaster.publish(.acknowledged(peer, document, caughtUp: ours.isCovered(by: version)))
+            broadcaster.publish(.acknowledged(peer, document, caughtUp: ours.isCovered(by: version), of: ours))
         } catch {
             logger.warning("cannot read the version to compare with what \(peer.short) acknowledged: \(error)", metadata: ["document": "\(document)"])
         }

@@ -122,8 +122,9 @@ import Testing
         let events = a.manager.events()
         let watcher = Task {
             for await event in events {
-                guard case .acknowledged(peer, id, caughtUp: true) = event else { continue }
-                let version = (try? await a.store.version(of: id)) ?? VersionVector()
+                // The version the ack was compared with, not a's version when the event is read
+                // (an ack of what b had before the edit, read after it, looked like one of the edit).
+                guard case .acknowledged(peer, id, caughtUp: true, let version) = event else { continue }
                 caughtUp.withLock { $0.append(version) }
             }
         }

@@ -44,7 +44,7 @@ enum EventStream {
                     send(API.Event(type: "peer.disconnected", time: clock.milliseconds, peer: peer.description))
                 case .discovered(let peer, let address) where project == nil:
                     send(API.Event(type: "peer.discovered", time: clock.milliseconds, peer: peer.description, address: address))
-                case .acknowledged(let peer, let document, caughtUp: true) where document != library && (project == nil || document == project):
+                case .acknowledged(let peer, let document, caughtUp: true, _) where document != library && (project == nil || document == project):
                     send(API.Event(type: "peer.caughtUp", time: clock.milliseconds, document: document.description, peer: peer.description))
                 default:
                     continue
