@@ -46,31 +46,31 @@ import Testing
         Self.expectStrokeAndPicture(image, "png")
     }
 
-    @Test func aPDFIsOnePageOfTheAspectRatioWithVectorInk() throws {
+    @Test func aPDFIsOnePageOfTheAspectRatioWithVectorInk() async throws {
         let (board, shot, pictures, scratch) = try Self.strokeAndPicture()
         defer { scratch.remove() }
         let pdf = try PanelRenderer.render(try board.shot(shot), in: board.view, as: .pdf, pictureFiles: pictures)
         #expect(pdf.starts(with: Array("%PDF-".utf8)))
         let file = try scratch.write(pdf, named: "panel.pdf")
-        let info = try ExternalProgram.run("pdfinfo", [file])
+        let info = try await ExternalProgram.run("pdfinfo", [file])
         #expect(info.status == 0, "\(info.output)")
         #expect(info.output.contains(/Pages:\s+1\n/), "\(info.output)")
         // 1600×900 CSS pixels = 1200×675 pt: 16:9.
         #expect(info.output.contains(/Page size:\s+1200 x 675 pts/), "\(info.output)")
         #expect(info.output.contains(/Title:\s+Shot 1-1/), "\(info.output)")
-        let raster = try ExternalProgram.run("pdftoppm", ["-png", "-r", "72", "-singlefile", file, scratch.path + "/pdf"])
+        let raster = try await ExternalProgram.run("pdftoppm", ["-png", "-r", "72", "-singlefile", file, scratch.path + "/pdf"])
         #expect(raster.status == 0, "\(raster.output)")
         let image = try RasterImage(png: Array(try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/pdf.png"))))
         #expect(image.width == 1200 && image.height == 675)
         Self.expectStrokeAndPicture(image, "pdf")
         // The strokes are vectors: at four times the resolution the edge of the line stays sharp, so the page
         // has ink (not a bitmap's blur) in far more pixels; a vector PDF also holds no image but the picture.
-        let images = try ExternalProgram.run("pdfimages", ["-list", file])
+        let images = try await ExternalProgram.run("pdfimages", ["-list", file])
         #expect(images.status == 0)
         #expect(images.output.split(separator: "\n").count == 3, "one image (the picture) in the PDF: \(images.output)")
     }
 
-    @Test func anSVGParsesAndDrawsTheSame() throws {
+    @Test func anSVGParsesAndDrawsTheSame() async throws {
         let (board, shot, pictures, scratch) = try Self.strokeAndPicture()
         defer { scratch.remove() }
         let svg = String(decoding: try PanelRenderer.render(try board.shot(shot), in: board.view, as: .svg, pictureFiles: pictures), as: UTF8.self)
@@ -79,7 +79,7 @@ import Testing
         // The picture is embedded as the PNG it is.
         #expect(svg.contains("data:image/png;base64,"))
         let file = try scratch.write(Array(svg.utf8), named: "panel.svg")
-        let converted = try ExternalProgram.run("rsvg-convert", ["-o", scratch.path + "/svg.png", file])
+        let converted = try await ExternalProgram.run("rsvg-convert", ["-o", scratch.path + "/svg.png", file])
         #expect(converted.status == 0, "rsvg-convert parses it: \(converted.output)")
         let image = try RasterImage(png: Array(try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/svg.png"))))
         #expect(image.width == 1600 && image.height == 900)
@@ -225,7 +225,7 @@ import Testing
         #expect(image.pixel(atFraction: 0.5, 0.5).isWhite && image.pixel(atFraction: 0.5, 0.3).isWhite && image.pixel(atFraction: 0.1, 0.02).isWhite)
     }
 
-    @Test func thePanelHasTheAspectRatio() throws {
+    @Test func thePanelHasTheAspectRatio() async throws {
         var board = TestBoard()
         let shots = try board.scene(shots: 2)
         try board.set(.aspectRatio, to: .number(2.39))
@@ -237,7 +237,7 @@ import Testing
         let pdf = try PanelRenderer.render(try board.shot(shots[0]), in: board.view, as: .pdf, width: 800)
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
-        let info = try ExternalProgram.run("pdfinfo", [try scratch.write(pdf, named: "wide.pdf")])
+        let info = try await ExternalProgram.run("pdfinfo", [try scratch.write(pdf, named: "wide.pdf")])
         #expect(info.output.contains(/Page size:\s+600 x 251(\.\d+)? pts/), "\(info.output)")
     }
 
@@ -263,7 +263,7 @@ import Testing
     }
 
     @Test(arguments: [("bands.jpg", MediaType.jpeg), ("bands.webp", .webp), ("bands.png", .png)])
-    func picturesOfEachTypeAreDrawnTheRightWayUp(name: String, type: MediaType) throws {
+    func picturesOfEachTypeAreDrawnTheRightWayUp(name: String, type: MediaType) async throws {
         var board = TestBoard()
         let shot = try board.scene(shots: 1)[0]
         let scratch = try ScratchDirectory()
@@ -278,11 +278,11 @@ import Testing
             case .png: raster = try RasterImage(png: bytes)
             case .pdf:
                 let file = try scratch.write(bytes, named: "p.pdf")
-                #expect(try ExternalProgram.run("pdftoppm", ["-png", "-r", "72", "-singlefile", file, scratch.path + "/p"]).status == 0)
+                #expect(try await ExternalProgram.run("pdftoppm", ["-png", "-r", "72", "-singlefile", file, scratch.path + "/p"]).status == 0)
                 raster = try RasterImage(png: Array(try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/p.png"))))
             case .svg:
                 let file = try scratch.write(bytes, named: "p.svg")
-                #expect(try ExternalProgram.run("rsvg-convert", ["-o", scratch.path + "/s.png", file]).status == 0)
+                #expect(try await ExternalProgram.run("rsvg-convert", ["-o", scratch.path + "/s.png", file]).status == 0)
                 raster = try RasterImage(png: Array(try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/s.png"))))
             }
             let (top, bottom) = (raster.pixel(atFraction: 0.5, 0.2), raster.pixel(atFraction: 0.5, 0.8))
@@ -293,7 +293,7 @@ import Testing
 
     /// A phone's photo taken sideways: its pixels stored the other way, EXIF says how to turn them.
     @Test(arguments: [(UInt16(6), true), (8, false), (3, true)])
-    func aJPEGIsDrawnTurnedAsItsEXIFSays(orientation: UInt16, bigEndian: Bool) throws {
+    func aJPEGIsDrawnTurnedAsItsEXIFSays(orientation: UInt16, bigEndian: Bool) async throws {
         var board = TestBoard()
         let shot = try board.scene(shots: 1)[0]
         let scratch = try ScratchDirectory()
@@ -313,7 +313,7 @@ import Testing
                 raster = try RasterImage(png: bytes)
             } else {
                 let file = try scratch.write(bytes, named: "p.pdf")
-                #expect(try ExternalProgram.run("pdftoppm", ["-png", "-r", "72", "-singlefile", file, scratch.path + "/p"]).status == 0)
+                #expect(try await ExternalProgram.run("pdftoppm", ["-png", "-r", "72", "-singlefile", file, scratch.path + "/p"]).status == 0)
                 raster = try RasterImage(png: Array(try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/p.png"))))
             }
             // 6: turned clockwise, the top (blue) is on the right; 8: on the left; 3: upside down, at the bottom.
@@ -364,7 +364,7 @@ import Testing
         #expect(throws: PictureFailure.self) { try refused.get() }
     }
 
-    @Test func aJPEGGoesIntoAPDFAsItIs() throws {
+    @Test func aJPEGGoesIntoAPDFAsItIs() async throws {
         var board = TestBoard()
         let shot = try board.scene(shots: 1)[0]
         let image = picture(.jpeg, width: 1600, height: 1200, tag: 3)
@@ -372,7 +372,7 @@ import Testing
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         let pdf = try PanelRenderer.render(try board.shot(shot), in: board.view, as: .pdf, pictureFiles: [image.hash: try fixture("bands-large.jpg")])
-        let listed = try ExternalProgram.run("pdfimages", ["-list", try scratch.write(pdf, named: "jpeg.pdf")])
+        let listed = try await ExternalProgram.run("pdfimages", ["-list", try scratch.write(pdf, named: "jpeg.pdf")])
         let rows = listed.output.split(separator: "\n").dropFirst(2).map { $0.split(separator: " ", omittingEmptySubsequences: true) }
         #expect(rows.count == 1, "\(listed.output)")
         // page num type width height color comp bpc enc …

@@ -35,29 +35,29 @@ import Testing
     }
 
     /// The PDF written to a scratch file, and what `pdfinfo` says of it.
-    static func info(_ pdf: [UInt8], in scratch: ScratchDirectory) throws -> (file: String, pages: Int, size: String) {
+    static func info(_ pdf: [UInt8], in scratch: ScratchDirectory) async throws -> (file: String, pages: Int, size: String) {
         let file = try scratch.write(pdf, named: "sheet-\(UUID().uuidString).pdf")
-        let info = try ExternalProgram.run("pdfinfo", [file])
+        let info = try await ExternalProgram.run("pdfinfo", [file])
         #expect(info.status == 0, "\(info.output)")
         let pages = info.output.firstMatch(of: /Pages:\s+(\d+)/).flatMap { Int($0.1) } ?? -1
         let size = info.output.firstMatch(of: /Page size:\s+([0-9.]+ x [0-9.]+) pts/).map { String($0.1) } ?? "?"
         return (file, pages, size)
     }
 
-    static func text(of file: String) throws -> String {
-        let text = try ExternalProgram.run("pdftotext", ["-layout", file, "-"])
+    static func text(of file: String) async throws -> String {
+        let text = try await ExternalProgram.run("pdftotext", ["-layout", file, "-"])
         #expect(text.status == 0, "\(text.output)")
         return text.output
     }
 
-    @Test func anA4LandscapeSheetHasTheHeaderPanelsLabelsAndCaptions() throws {
+    @Test func anA4LandscapeSheetHasTheHeaderPanelsLabelsAndCaptions() async throws {
         let (board, _) = try Self.board(shots: 8)
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
-        let (file, pages, size) = try Self.info(try Self.sheet(board), in: scratch)
+        let (file, pages, size) = try await Self.info(try Self.sheet(board), in: scratch)
         #expect(pages == 2, "8 panels at 6 a page")
         #expect(size == "841.89 x 595.276", "A4 landscape")
-        let text = try Self.text(of: file)
+        let text = try await Self.text(of: file)
         for expected in [
             "Night Train", "page 1 of 2", "page 2 of 2", "2026-11-25", "8 shots", "running time 0:20", "16:9",
             "Scene 1",
@@ -70,11 +70,11 @@ import Testing
         }
         #expect(text.contains("at 0:15"), "shot 7 starts 15 s in: \(text)")
         // The strokes are vectors: a strokes-only sheet holds no image at all.
-        let images = try ExternalProgram.run("pdfimages", ["-list", file])
+        let images = try await ExternalProgram.run("pdfimages", ["-list", file])
         #expect(images.status == 0)
         #expect(images.output.split(separator: "\n").count == 2, "no images: \(images.output)")
         // The first panel (top left cell) has the diagonal's ink in its middle, and none in its corner.
-        let raster = try ExternalProgram.run(
+        let raster = try await ExternalProgram.run(
             "pdftoppm", ["-png", "-r", "72", "-f", "1", "-l", "1", "-singlefile", file, scratch.path + "/page"])
         #expect(raster.status == 0, "\(raster.output)")
         let page = try RasterImage(png: Array(try Data(contentsOf: URL(fileURLWithPath: scratch.path + "/page.png"))))
@@ -98,15 +98,15 @@ import Testing
         return (box.x, box.y, box.width, box.height)
     }
 
-    @Test func longTextFlowsOnToContinuationsAndEveryWordIsPrinted() throws {
+    @Test func longTextFlowsOnToContinuationsAndEveryWordIsPrinted() async throws {
         var (board, shots) = try Self.board(shots: 3)
         let words = (1...260).map { "word\($0)" }
         try board.set(.caption, to: .string(words.joined(separator: " ")), on: shots[0])
         try board.set(.dialogue, to: .string("Mind the gap, Anna."), on: shots[0])
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
-        let (file, pages, _) = try Self.info(try Self.sheet(board), in: scratch)
-        let text = try Self.text(of: file)
+        let (file, pages, _) = try await Self.info(try Self.sheet(board), in: scratch)
+        let text = try await Self.text(of: file)
         let printed = Set(text.split(whereSeparator: { $0.isWhitespace }).map(String.init))
         let missing = words.filter { !printed.contains($0) }
         #expect(missing.isEmpty, "every word is on the sheet; missing: \(missing)")
@@ -125,15 +125,15 @@ import Testing
         #expect(pages == (cells.count + 5) / 6)
     }
 
-    @Test func aCJKCaptionIsPrintedInAFontThatHasIt() throws {
+    @Test func aCJKCaptionIsPrintedInAFontThatHasIt() async throws {
         var (board, shots) = try Self.board(shots: 1)
         try board.set(.caption, to: .string("夜行列车进站。安娜看着窗外。"), on: shots[0])
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
-        let (file, _, _) = try Self.info(try Self.sheet(board), in: scratch)
-        let text = try Self.text(of: file)
+        let (file, _, _) = try await Self.info(try Self.sheet(board), in: scratch)
+        let text = try await Self.text(of: file)
         #expect(text.contains("夜行列车进站。安娜看着窗外。"), "\(text)")
-        let fonts = try ExternalProgram.run("pdffonts", [file])
+        let fonts = try await ExternalProgram.run("pdffonts", [file])
         #expect(fonts.status == 0)
         let cjk = ["WenQuanYi", "Droid", "Noto", "Source Han", "AR PL"]
         #expect(cjk.contains { fonts.output.contains($0) }, "a CJK font embedded: \(fonts.output)")
@@ -146,17 +146,17 @@ import Testing
         (rows: 1, columns: 1, pages: 13), (rows: 2, columns: 2, pages: 4), (rows: 3, columns: 4, pages: 2),
         (rows: 1, columns: 2, pages: 7),
     ])
-    func theGridSetsThePageCount(rows: Int, columns: Int, pages: Int) throws {
+    func theGridSetsThePageCount(rows: Int, columns: Int, pages: Int) async throws {
         let (board, _) = try Self.board(shots: 13)
         var layout = Self.a4Landscape
         (layout.rows, layout.columns) = (rows, columns)
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
-        let info = try Self.info(try Self.sheet(board, layout), in: scratch)
+        let info = try await Self.info(try Self.sheet(board, layout), in: scratch)
         #expect(info.pages == pages, "\(rows)x\(columns)")
     }
 
-    @Test func aPageRangePrintsThosePagesNumberedAsInTheWholeSheet() throws {
+    @Test func aPageRangePrintsThosePagesNumberedAsInTheWholeSheet() async throws {
         let (board, _) = try Self.board(shots: 13)
         var layout = Self.a4Landscape
         (layout.rows, layout.columns, layout.pages) = (2, 2, 2...3)
@@ -164,10 +164,10 @@ import Testing
         layout.pageHeight = 792
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
-        let (file, pages, size) = try Self.info(try Self.sheet(board, layout), in: scratch)
+        let (file, pages, size) = try await Self.info(try Self.sheet(board, layout), in: scratch)
         #expect(pages == 2)
         #expect(size == "612 x 792", "Letter portrait")
-        let text = try Self.text(of: file)
+        let text = try await Self.text(of: file)
         #expect(
             text.contains("page 2 of 4") && text.contains("page 3 of 4") && !text.contains("page 1 of 4"), "\(text)")
         #expect(text.contains("Caption of shot 5") && !text.contains("Caption of shot 4"), "\(text)")
@@ -196,7 +196,7 @@ import Testing
 }
 
 extension PrintSheetTests {
-    @Test func aHugeCaptionFlowsOverPagesQuicklyAndAnEmptyProjectSaysSo() throws {
+    @Test func aHugeCaptionFlowsOverPagesQuicklyAndAnEmptyProjectSaysSo() async throws {
         var (board, shots) = try Self.board(shots: 2)
         // 10,000 words (59 KB of the 64 KiB a field may hold): many pages, laid out a cell at a time.
         let words = (1...10_000).map { "w\($0)" }
@@ -215,14 +215,14 @@ extension PrintSheetTests {
         #expect(sheet.pageCount > 10, "\(sheet.pageCount) pages")
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
-        let whole = try Self.text(of: try Self.info(try sheet.render(), in: scratch).file)
+        let whole = try await Self.text(of: try Self.info(try sheet.render(), in: scratch).file)
         let printed = Set(whole.split(whereSeparator: { $0.isWhitespace }).map(String.init))
         #expect(words.filter { !printed.contains($0) }.isEmpty, "every word of the caption is on the sheet")
         var layout = Self.a4Landscape
         layout.pages = sheet.pageCount...sheet.pageCount
         let last = try PrintSheet(scenes: board.view.scenes, of: board.view, title: title, date: "", layout: layout)
             .render()
-        let text = try Self.text(of: try Self.info(last, in: scratch).file)
+        let text = try await Self.text(of: try Self.info(last, in: scratch).file)
         #expect(
             text.contains("w10000") && text.contains("Caption of shot 2"),
             "the last page ends the caption, then the next panel: \(text)")
@@ -231,12 +231,12 @@ extension PrintSheetTests {
             "a long title is shortened in the header")
 
         let empty = TestBoard()
-        let (file, pages, _) = try Self.info(
+        let (file, pages, _) = try await Self.info(
             try PrintSheet(
                 scenes: empty.view.scenes, of: empty.view, title: "Nothing yet", date: "", layout: Self.a4Landscape
             ).render(), in: scratch)
         #expect(pages == 1)
-        #expect(try Self.text(of: file).contains("No shots to print."))
+        #expect(try await Self.text(of: file).contains("No shots to print."))
     }
 }
 

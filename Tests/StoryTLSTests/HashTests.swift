@@ -9,7 +9,7 @@ import Testing
     /// prefix and the bytes: checked against the `openssl dgst` command on
     /// the same bytes, across the block boundaries (55, 56, 64 bytes), an
     /// empty input, an input read from the middle of an array, and a large one.
-    @Test func theHashIsTheSHA256TheOpenSSLCommandComputes() throws {
+    @Test func theHashIsTheSHA256TheOpenSSLCommandComputes() async throws {
         var random = SeededGenerator(seed: 256)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hash-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -21,7 +21,7 @@ import Testing
             for withPrefix in [false, true] {
                 let file = directory.appendingPathComponent("\(length)-\(withPrefix)")
                 try Data((withPrefix ? prefix.bytes : []) + Array(bytes)).write(to: file)
-                let expected = try run("/usr/bin/openssl", ["dgst", "-sha256", "-r", file.path]).prefix(64)
+                let expected = try await run("/usr/bin/openssl", ["dgst", "-sha256", "-r", file.path]).prefix(64)
                 #expect(expected.count == 64)
                 let digest = OpenSSLCrypto.shared.sha256(withPrefix ? prefix : nil, bytes)
                 #expect(digest.description == String(expected), "\(length) bytes, prefix \(withPrefix)")

@@ -19,10 +19,10 @@ import Testing
         var key: String { directory + "/key.pem" }
         var certificate: String { directory + "/cert.pem" }
 
-        init() throws {
+        init() async throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("storyteller-openssl-\(UUID())").path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            _ = try run("/usr/bin/openssl", [
+            _ = try await run("/usr/bin/openssl", [
                 "req", "-x509", "-newkey", "ed25519", "-keyout", key, "-out", certificate, "-days", "2", "-nodes",
                 "-subj", "/CN=openssl-peer",
             ])
@@ -30,9 +30,9 @@ import Testing
 
         /// The peer id, from the DER the openssl tool writes.
         var peerID: PeerID {
-            get throws {
+            get async throws {
                 let der = directory + "/cert.der"
-                _ = try run("/usr/bin/openssl", ["x509", "-in", certificate, "-outform", "DER", "-out", der])
+                _ = try await run("/usr/bin/openssl", ["x509", "-in", certificate, "-outform", "DER", "-out", der])
                 return PeerID(certificateDER: [UInt8](try Data(contentsOf: URL(fileURLWithPath: der))))
             }
         }
@@ -80,30 +80,30 @@ import Testing
         func close() async throws { try await channel.close() }
     }
 
-    func sClient(_ port: Int, _ extra: [String]) throws -> String {
-        try run(
+    func sClient(_ port: Int, _ extra: [String]) async throws -> String {
+        try await run(
             "/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(port)"] + extra, input: "", timeout: .seconds(10),
             includingErrors: true)
     }
 
     @Test func aConfiguredKindOfPeerCompletesTheHandshakeWithALPN() async throws {
-        let peer = try OpenSSLIdentity()
+        let peer = try await OpenSSLIdentity()
         defer { peer.remove() }
         let server = try await Server(identity: try Identity.generate())
-        let output = try sClient(
+        let output = try await sClient(
             server.port, ["-tls1_3", "-alpn", "storyteller/1", "-cert", peer.certificate, "-key", peer.key])
         let outcome = try await server.nextOutcome()
-        #expect(try outcome.get().peerID == (try peer.peerID))
+        #expect(try outcome.get().peerID == (try await peer.peerID))
         #expect(output.contains("TLSv1.3"))
         #expect(output.contains("ALPN protocol: storyteller/1"))
         try await server.close()
     }
 
     @Test func tls12IsRefused() async throws {
-        let peer = try OpenSSLIdentity()
+        let peer = try await OpenSSLIdentity()
         defer { peer.remove() }
         let server = try await Server(identity: try Identity.generate())
-        _ = try sClient(server.port, ["-tls1_2", "-alpn", "storyteller/1", "-cert", peer.certificate, "-key", peer.key])
+        _ = try await sClient(server.port, ["-tls1_2", "-alpn", "storyteller/1", "-cert", peer.certificate, "-key", peer.key])
         let outcome = try await server.nextOutcome()
         #expect(throws: TLSError.self) { try outcome.get() }
         try await server.close()
@@ -111,17 +111,17 @@ import Testing
 
     @Test func aClientWithoutACertificateIsRefused() async throws {
         let server = try await Server(identity: try Identity.generate())
-        _ = try sClient(server.port, ["-tls1_3", "-alpn", "storyteller/1"])
+        _ = try await sClient(server.port, ["-tls1_3", "-alpn", "storyteller/1"])
         let outcome = try await server.nextOutcome()
         #expect(throws: TLSError.self) { try outcome.get() }
         try await server.close()
     }
 
     @Test func aClientSpeakingAnotherProtocolIsRefused() async throws {
-        let peer = try OpenSSLIdentity()
+        let peer = try await OpenSSLIdentity()
         defer { peer.remove() }
         let server = try await Server(identity: try Identity.generate())
-        let output = try sClient(server.port, ["-tls1_3", "-alpn", "http/1.1", "-cert", peer.certificate, "-key", peer.key])
+        let output = try await sClient(server.port, ["-tls1_3", "-alpn", "http/1.1", "-cert", peer.certificate, "-key", peer.key])
         let outcome = try await server.nextOutcome()
         #expect(throws: TLSError.self) { try outcome.get() }
         #expect(output.contains("no application protocol"), "the promised alert: \(output)")
@@ -130,10 +130,10 @@ import Testing
 
     /// docs/protocol.md: a client that offers no ALPN at all gets the same fatal alert.
     @Test func aClientWithoutALPNGetsTheNoApplicationProtocolAlert() async throws {
-        let peer = try OpenSSLIdentity()
+        let peer = try await OpenSSLIdentity()
         defer { peer.remove() }
         let server = try await Server(identity: try Identity.generate())
-        let output = try sClient(server.port, ["-tls1_3", "-cert", peer.certificate, "-key", peer.key])
+        let output = try await sClient(server.port, ["-tls1_3", "-cert", peer.certificate, "-key", peer.key])
         let outcome = try await server.nextOutcome()
         #expect(throws: TLSError.self) { try outcome.get() }
         #expect(output.contains("no application protocol"), "the promised alert: \(output)")
@@ -182,14 +182,14 @@ import Testing
     }
 
     @Test func ourClientCompletesTheHandshakeWithOpenSSLServer() async throws {
-        let peer = try OpenSSLIdentity()
+        let peer = try await OpenSSLIdentity()
         defer { peer.remove() }
         let result = try await connect(toOpenSSLServer: ["-tls1_3", "-alpn", "storyteller/1"], peer: peer)
-        #expect(try result.get().peerID == (try peer.peerID))
+        #expect(try result.get().peerID == (try await peer.peerID))
     }
 
     @Test func ourClientRefusesATLS12Server() async throws {
-        let peer = try OpenSSLIdentity()
+        let peer = try await OpenSSLIdentity()
         defer { peer.remove() }
         let result = try await connect(toOpenSSLServer: ["-tls1_2", "-alpn", "storyteller/1"], peer: peer)
         #expect(throws: TLSError.self) { try result.get() }

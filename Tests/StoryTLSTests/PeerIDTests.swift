@@ -47,14 +47,14 @@ import Testing
         #expect(try Identity.generate().peerID != first.peerID)
     }
 
-    @Test func thePeerIDIsTheSHA256TheOpenSSLToolPrints() throws {
+    @Test func thePeerIDIsTheSHA256TheOpenSSLToolPrints() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storyteller-identity-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let identity = try Identity.loadOrCreate(in: directory)
-        let output = try run("/usr/bin/openssl", ["x509", "-in", directory + "/cert.pem", "-noout", "-fingerprint", "-sha256"])
+        let output = try await run("/usr/bin/openssl", ["x509", "-in", directory + "/cert.pem", "-noout", "-fingerprint", "-sha256"])
         let hex = output.split(separator: "=").last!.filter(\.isHexDigit)
         #expect(hex.lowercased() == identity.peerID.digest.map { String(format: "%02x", $0) }.joined())
-        let text = try run("/usr/bin/openssl", ["x509", "-in", directory + "/cert.pem", "-noout", "-text"])
+        let text = try await run("/usr/bin/openssl", ["x509", "-in", directory + "/cert.pem", "-noout", "-text"])
         #expect(text.contains("ED25519") && text.contains("CN = storyteller"))
     }
 
@@ -73,10 +73,19 @@ import Testing
     }
 }
 
-/// Runs a command to completion (with a time limit) and returns its standard output.
+/// Runs a command to completion (with a time limit) and returns its
+/// standard output; it waits off the cooperative pool (see `offThePool`).
 func run(
     _ executable: String, _ arguments: [String], input: String? = nil, timeout: Duration = .seconds(20),
     includingErrors: Bool = false
+) async throws -> String {
+    try await offThePool {
+        try runBlocking(executable, arguments, input: input, timeout: timeout, includingErrors: includingErrors)
+    }
+}
+
+private func runBlocking(
+    _ executable: String, _ arguments: [String], input: String?, timeout: Duration, includingErrors: Bool
 ) throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)

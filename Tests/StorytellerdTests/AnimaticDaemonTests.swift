@@ -13,18 +13,18 @@ import FoundationXML
 @Suite(.serialized) struct AnimaticDaemonTests {
     /// A scene of three shots: red 1.5 s with a caption and a stroke; green
     /// 0.7 s with dialogue and a 1 s sound from 0.2 s; blue, square, no duration (2 s).
-    func board(on daemon: StartedDaemon, files: TemporaryDirectory) throws -> String {
-        let project = try daemon.cli("projects", "create", "Night Train").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try daemon.cli("scenes", "add", project).status == 0)
-        for _ in 0..<3 { #expect(try daemon.cli("shots", "add", project, "1").status == 0) }
-        #expect(try daemon.cli("shots", "set", project, "1-1", "--background", "#ff0000", "--duration", "1.5", "--caption", "She runs").status == 0)
-        #expect(try daemon.cli("shots", "set", project, "1-2", "--background", "#00ff00", "--duration", "0.7", "--dialogue", "Tickets, please.").status == 0)
-        #expect(try daemon.cli("shots", "set", project, "1-3", "--background", "#0000ff", "--aspect-ratio", "1").status == 0)
-        #expect(try daemon.cli("layers", "add", project, "1-1", "--name", "ink").status == 0)
-        #expect(try daemon.cli("strokes", "add", project, "1-1/ink", "--points", "[0.1,0.9,0.5,0.5,0.5,0.95]", "--width", "0.02").status == 0)
+    func board(on daemon: StartedDaemon, files: TemporaryDirectory) async throws -> String {
+        let project = try await daemon.cli("projects", "create", "Night Train").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await daemon.cli("scenes", "add", project).status == 0)
+        for _ in 0..<3 { #expect(try await daemon.cli("shots", "add", project, "1").status == 0) }
+        #expect(try await daemon.cli("shots", "set", project, "1-1", "--background", "#ff0000", "--duration", "1.5", "--caption", "She runs").status == 0)
+        #expect(try await daemon.cli("shots", "set", project, "1-2", "--background", "#00ff00", "--duration", "0.7", "--dialogue", "Tickets, please.").status == 0)
+        #expect(try await daemon.cli("shots", "set", project, "1-3", "--background", "#0000ff", "--aspect-ratio", "1").status == 0)
+        #expect(try await daemon.cli("layers", "add", project, "1-1", "--name", "ink").status == 0)
+        #expect(try await daemon.cli("strokes", "add", project, "1-1/ink", "--points", "[0.1,0.9,0.5,0.5,0.5,0.95]", "--width", "0.02").status == 0)
         let sound = files.path + "/whistle.wav"
         _ = FileManager.default.createFile(atPath: sound, contents: Data(TestMedia.wav(seconds: 1.0, seed: 3)))
-        #expect(try daemon.cli("sound", "set", project, "1-2", sound, "--offset", "0.2").status == 0)
+        #expect(try await daemon.cli("sound", "set", project, "1-2", sound, "--offset", "0.2").status == 0)
         return project
     }
 
@@ -32,8 +32,8 @@ import FoundationXML
     static let frames = 101
 
     /// ffprobe's streams and format of a file.
-    func probe(_ path: String) throws -> (streams: [[String: Any]], duration: Double) {
-        let result = try ExternalProgram.run("ffprobe", ["-v", "error", "-print_format", "json", "-show_streams", "-show_format", "-count_frames", path])
+    func probe(_ path: String) async throws -> (streams: [[String: Any]], duration: Double) {
+        let result = try await ExternalProgram.run("ffprobe", ["-v", "error", "-print_format", "json", "-show_streams", "-show_format", "-count_frames", path])
         #expect(result.status == 0, "\(result.output)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
         let format = try #require(json["format"] as? [String: Any])
@@ -41,9 +41,9 @@ import FoundationXML
     }
 
     /// The RGB pixels of the frame ffmpeg shows at `seconds`.
-    func frame(of path: String, at seconds: Double, in files: TemporaryDirectory) throws -> [UInt8] {
+    func frame(of path: String, at seconds: Double, in files: TemporaryDirectory) async throws -> [UInt8] {
         let raw = files.path + "/frame-\(seconds).rgb"
-        let result = try ExternalProgram.run(
+        let result = try await ExternalProgram.run(
             "ffmpeg", ["-v", "error", "-y", "-ss", String(seconds), "-i", path, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
         #expect(result.status == 0, "\(result.output)")
         return Array(try Data(contentsOf: URL(fileURLWithPath: raw)))
@@ -64,13 +64,13 @@ import FoundationXML
         defer { files.remove() }
         let daemon = try await StartedDaemon.start()
         defer { daemon.stop() }
-        let project = try board(on: daemon, files: files)
+        let project = try await board(on: daemon, files: files)
         let out = files.path + "/night.mp4"
-        let made = try daemon.cli("export", "animatic", project, "--out", out, "--size", "320x180", "--captions")
+        let made = try await daemon.cli("export", "animatic", project, "--out", out, "--size", "320x180", "--captions")
         #expect(made.status == 0, "\(made.errors)")
         #expect(made.output.contains("3 shots") && made.output.contains("101 frames"), "\(made.output)")
 
-        let (streams, duration) = try probe(out)
+        let (streams, duration) = try await probe(out)
         #expect(abs(duration - 4.2) <= 1.0 / 24, "the animatic lasts \(duration) s")
         let video = try #require(streams.first { $0["codec_type"] as? String == "video" })
         #expect(video["codec_name"] as? String == "h264" && video["width"] as? Int == 320 && video["height"] as? Int == 180)
@@ -80,9 +80,9 @@ import FoundationXML
         #expect(streams.contains { $0["codec_type"] as? String == "subtitle" && $0["codec_name"] as? String == "mov_text" })
 
         // Each shot's midpoint shows that shot: its background at the top, away from the stroke and the caption.
-        let red = try frame(of: out, at: 0.75, in: files)
-        let green = try frame(of: out, at: 1.85, in: files)
-        let blue = try frame(of: out, at: 3.2, in: files)
+        let red = try await frame(of: out, at: 0.75, in: files)
+        let green = try await frame(of: out, at: 1.85, in: files)
+        let blue = try await frame(of: out, at: 3.2, in: files)
         #expect(isClose(pixel(red, x: 160, y: 20), to: (255, 0, 0)), "\(pixel(red, x: 160, y: 20))")
         #expect(isClose(pixel(green, x: 160, y: 20), to: (0, 255, 0)), "\(pixel(green, x: 160, y: 20))")
         #expect(isClose(pixel(blue, x: 160, y: 20), to: (0, 0, 255)), "\(pixel(blue, x: 160, y: 20))")
@@ -95,7 +95,7 @@ import FoundationXML
         #expect(captionRows.contains { $0.0 > 200 && $0.1 > 200 && $0.2 > 200 })
 
         // The soft subtitles carry the caption and the dialogue, timed by the shots.
-        let subtitles = try ExternalProgram.run("ffmpeg", ["-v", "error", "-i", out, "-map", "0:s", "-f", "srt", "-"])
+        let subtitles = try await ExternalProgram.run("ffmpeg", ["-v", "error", "-i", out, "-map", "0:s", "-f", "srt", "-"])
         #expect(subtitles.output.contains("She runs") && subtitles.output.contains("Tickets, please."), "\(subtitles.output)")
         #expect(subtitles.output.contains("00:00:01,500 --> 00:00:02,208"), "\(subtitles.output)")
     }
@@ -105,21 +105,21 @@ import FoundationXML
         defer { files.remove() }
         let daemon = try await StartedDaemon.start()
         defer { daemon.stop() }
-        let project = try board(on: daemon, files: files)
+        let project = try await board(on: daemon, files: files)
         let webm = files.path + "/night.webm"
-        let made = try daemon.cli("export", "animatic", project, "--out", webm, "--size", "320x180", "--captions", "--codec", "vp9")
+        let made = try await daemon.cli("export", "animatic", project, "--out", webm, "--size", "320x180", "--captions", "--codec", "vp9")
         #expect(made.status == 0, "\(made.errors)")
-        let (streams, duration) = try probe(webm)
+        let (streams, duration) = try await probe(webm)
         #expect(abs(duration - 4.2) <= 1.0 / 24 + 0.001, "the animatic lasts \(duration) s")
         #expect(streams.contains { $0["codec_name"] as? String == "vp9" && $0["nb_read_frames"] as? String == String(Self.frames) })
         #expect(streams.contains { $0["codec_name"] as? String == "opus" })
         #expect(streams.contains { $0["codec_name"] as? String == "webvtt" })
-        let green = try frame(of: webm, at: 1.85, in: files)
+        let green = try await frame(of: webm, at: 1.85, in: files)
         #expect(isClose(pixel(green, x: 160, y: 20), to: (0, 255, 0)), "\(pixel(green, x: 160, y: 20))")
 
         let gif = files.path + "/night.gif"
-        #expect(try daemon.cli("export", "animatic", project, "--out", gif, "--size", "160x90", "--fps", "10").status == 0)
-        let preview = try probe(gif)
+        #expect(try await daemon.cli("export", "animatic", project, "--out", gif, "--size", "160x90", "--fps", "10").status == 0)
+        let preview = try await probe(gif)
         #expect(preview.streams.first?["codec_name"] as? String == "gif" && preview.streams.count == 1)
         #expect(abs(preview.duration - 4.2) <= 0.1, "the preview lasts \(preview.duration) s")
     }
@@ -129,17 +129,17 @@ import FoundationXML
         defer { files.remove() }
         let daemon = try await StartedDaemon.start()
         defer { daemon.stop() }
-        let project = try daemon.cli("projects", "create", "Score").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try daemon.cli("scenes", "add", project).status == 0)
-        for _ in 0..<2 { #expect(try daemon.cli("shots", "add", project, "1").status == 0) }
-        for shot in ["1-1", "1-2"] { #expect(try daemon.cli("shots", "set", project, shot, "--duration", "1").status == 0) }
+        let project = try await daemon.cli("projects", "create", "Score").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await daemon.cli("scenes", "add", project).status == 0)
+        for _ in 0..<2 { #expect(try await daemon.cli("shots", "add", project, "1").status == 0) }
+        for shot in ["1-1", "1-2"] { #expect(try await daemon.cli("shots", "set", project, shot, "--duration", "1").status == 0) }
         // No shot has a sound; the 5 s soundtrack is the only one, cut at 2 s.
         let soundtrack = files.path + "/score.wav"
         _ = FileManager.default.createFile(atPath: soundtrack, contents: Data(TestMedia.wav(seconds: 5, seed: 9)))
         let out = files.path + "/score.mp4"
-        let made = try daemon.cli("export", "animatic", project, "--out", out, "--size", "160x90", "--soundtrack", soundtrack)
+        let made = try await daemon.cli("export", "animatic", project, "--out", out, "--size", "160x90", "--soundtrack", soundtrack)
         #expect(made.status == 0, "\(made.errors)")
-        let (streams, duration) = try probe(out)
+        let (streams, duration) = try await probe(out)
         let audio = try #require(streams.first { $0["codec_type"] as? String == "audio" })
         #expect(audio["codec_name"] as? String == "aac")
         #expect(abs((Double(audio["duration"] as? String ?? "") ?? 0) - 2) <= 0.05, "\(audio["duration"] ?? "-")")
@@ -156,11 +156,11 @@ import FoundationXML
         // ffmpeg is looked up on the daemon's PATH; this one has none.
         let daemon = try await StartedDaemon.start(environment: ["PATH": files.path + "/no-programs-here"])
         defer { daemon.stop() }
-        let project = try daemon.cli("projects", "create", "Night Train").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try daemon.cli("scenes", "add", project).status == 0)
-        #expect(try daemon.cli("shots", "add", project, "1").status == 0)
+        let project = try await daemon.cli("projects", "create", "Night Train").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await daemon.cli("scenes", "add", project).status == 0)
+        #expect(try await daemon.cli("shots", "add", project, "1").status == 0)
         let out = files.path + "/night.mp4"
-        let refused = try daemon.cli("export", "animatic", project, "--out", out)
+        let refused = try await daemon.cli("export", "animatic", project, "--out", out)
         #expect(refused.status == 1)
         #expect(refused.errors.contains("ffmpeg") && refused.errors.contains("sudo apt-get install ffmpeg"), "\(refused.errors)")
         #expect(!FileManager.default.fileExists(atPath: out))
@@ -168,7 +168,7 @@ import FoundationXML
             "POST", "/v1/projects/\(project)/exports", body: Data(#"{"kind":"animatic","width":320,"height":180}"#.utf8))
         #expect(answer.status == 503 && answer.errorCode == "unavailable")
         // An EDL needs no ffmpeg.
-        let edl = try daemon.cli("export", "edl", project, "--scene", "1", "--out", files.path + "/scene.edl")
+        let edl = try await daemon.cli("export", "edl", project, "--scene", "1", "--out", files.path + "/scene.edl")
         #expect(edl.status == 0, "\(edl.errors)")
     }
 
@@ -199,11 +199,11 @@ import FoundationXML
     @Test func deletingAnExportOrStoppingTheDaemonKillsItsFFmpeg() async throws {
         let daemon = try await StartedDaemon.start()
         defer { daemon.stop() }
-        let project = try daemon.cli("projects", "create", "Long").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try daemon.cli("scenes", "add", project).status == 0)
-        #expect(try daemon.cli("shots", "add", project, "1").status == 0)
+        let project = try await daemon.cli("projects", "create", "Long").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await daemon.cli("scenes", "add", project).status == 0)
+        #expect(try await daemon.cli("shots", "add", project, "1").status == 0)
         // An hour at 60 fps: far longer than the test waits.
-        #expect(try daemon.cli("shots", "set", project, "1-1", "--duration", "3600").status == 0)
+        #expect(try await daemon.cli("shots", "set", project, "1-1", "--duration", "3600").status == 0)
 
         let job = try await startLongExport(of: project, on: daemon)
         let running = try #require(try daemon.client.get("/v1/exports/\(job)").json as? [String: Any])
@@ -229,9 +229,9 @@ import FoundationXML
         defer { files.remove() }
         let daemon = try await StartedDaemon.start()
         defer { daemon.stop() }
-        let project = try board(on: daemon, files: files)
+        let project = try await board(on: daemon, files: files)
         let edl = files.path + "/scene1.edl"
-        let made = try daemon.cli("export", "edl", project, "--scene", "1", "--out", edl, "--fps", "25")
+        let made = try await daemon.cli("export", "edl", project, "--scene", "1", "--out", edl, "--fps", "25")
         #expect(made.status == 0, "\(made.errors)")
         let text = try String(contentsOfFile: edl, encoding: .utf8)
         #expect(text.hasPrefix("TITLE: Night Train – scene 1\nFCM: NON-DROP FRAME\n"))
@@ -250,7 +250,7 @@ import FoundationXML
         #expect(Array(sound) == TestMedia.wav(seconds: 1.0, seed: 3))
 
         let fcpxml = files.path + "/scene1.fcpxml"
-        #expect(try daemon.cli("export", "fcpxml", project, "--scene", "1", "--out", fcpxml).status == 0)
+        #expect(try await daemon.cli("export", "fcpxml", project, "--scene", "1", "--out", fcpxml).status == 0)
         let document = try XMLDocument(contentsOf: URL(fileURLWithPath: fcpxml))
         #expect(document.rootElement()?.attribute(forName: "version")?.stringValue == "1.9")
         #expect(try document.nodes(forXPath: "//spine/video").count == 3)
@@ -261,8 +261,8 @@ import FoundationXML
             let path = try #require(URL(string: source)?.path)
             #expect(FileManager.default.fileExists(atPath: path), "\(source)")
         }
-        if (try? ExternalProgram.run("xmllint", ["--version"]))?.status == 0 {
-            #expect(try ExternalProgram.run("xmllint", ["--noout", fcpxml]).status == 0)
+        if (try? await ExternalProgram.run("xmllint", ["--version"]))?.status == 0 {
+            #expect(try await ExternalProgram.run("xmllint", ["--noout", fcpxml]).status == 0)
         }
     }
     #endif

@@ -26,11 +26,11 @@ import Testing
     @Test func aBackupFromAnotherDirectoryIsTheCallersFileMode0600WithTheSameProjects() async throws {
         let started = try await StartedDaemon.start()
         defer { started.stop() }
-        for name in ["Night Train", "Harbour"] { #expect(try started.cli("projects", "create", name).status == 0) }
+        for name in ["Night Train", "Harbour"] { #expect(try await started.cli("projects", "create", name).status == 0) }
         let elsewhere = try TemporaryDirectory()
         defer { elsewhere.remove() }
         // A relative name, from a directory the daemon never heard of.
-        let result = try storyteller(["backup", "copy.sqlite", "--socket", started.socket], in: elsewhere.path)
+        let result = try await storyteller(["backup", "copy.sqlite", "--socket", started.socket], in: elsewhere.path)
         #expect(result.status == 0, "\(result.errors)")
         let file = elsewhere.path + "/copy.sqlite"
         #expect(result.output.hasPrefix("wrote \(file) ("), "\(result.output)")
@@ -44,7 +44,7 @@ import Testing
         #expect(try await projectNames(in: file) == ["Night Train", "Harbour"])
 
         // --json says where and how much.
-        let json = try storyteller(["backup", "again.sqlite", "--json", "--socket", started.socket], in: elsewhere.path)
+        let json = try await storyteller(["backup", "again.sqlite", "--json", "--socket", started.socket], in: elsewhere.path)
         let answer = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
         let size = try FileManager.default.attributesOfItem(atPath: elsewhere.path + "/again.sqlite")[.size] as? Int
         #expect(answer["path"] as? String == elsewhere.path + "/again.sqlite" && answer["bytes"] as? Int == size)
@@ -53,7 +53,7 @@ import Testing
     @Test func theRouteStreamsTheWholeCopyWithItsLength() async throws {
         let started = try await StartedDaemon.start()
         defer { started.stop() }
-        #expect(try started.cli("projects", "create", "Streamed").status == 0)
+        #expect(try await started.cli("projects", "create", "Streamed").status == 0)
         var received: [UInt8] = []
         var reports: [(Int, Int?)] = []
         let response = try started.client.download("/v1/backup", into: { received += $0 }, progress: { reports.append(($0, $1)) })
@@ -78,7 +78,7 @@ import Testing
             (directory.path + "/no/such/dir/copy.sqlite", "the directory \(directory.path)/no/such/dir does not exist"),
         ]
         for item in cases {
-            let result = try started.cli("backup", item.file)
+            let result = try await started.cli("backup", item.file)
             #expect(result.status == 1 && result.errors.contains(item.words), "\(item.file): \(result.errors)")
         }
         #expect(try String(contentsOfFile: existing, encoding: .utf8) == "keep me", "an existing file is never replaced")
@@ -124,12 +124,12 @@ import Testing
             environment: [:], setpriv: ["--reuid=65534", "--regid=65534", "--groups=0"])
         defer { daemon.kill() }
         try await daemon.waitForLog("ready")
-        #expect(try storyteller(["projects", "create", "Private", "--socket", socket]).status == 0)
+        #expect(try await storyteller(["projects", "create", "Private", "--socket", socket]).status == 0)
         let mine = try TemporaryDirectory()
         defer { mine.remove() }
         chmod(mine.path, 0o700)  // root's alone: nobody may not even look inside
         let file = mine.path + "/copy.sqlite"
-        let result = try storyteller(["backup", file, "--socket", socket])
+        let result = try await storyteller(["backup", file, "--socket", socket])
         #expect(result.status == 0, "\(result.errors)")
         let written = try #require(mode(of: file))
         #expect(written.mode == 0o600 && written.owner == 0, "the caller's file")
@@ -150,9 +150,9 @@ import Testing
         defer { unmount(scratch) }
         let started = try await StartedDaemon.start(in: home)
         defer { started.stop() }
-        let project = try started.cli("projects", "create", "Big enough").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        let scene = try started.cli("scenes", "add", project).output.trimmingCharacters(in: .whitespacesAndNewlines)
-        for index in 0..<20 { _ = try started.cli("scenes", "set", project, scene, "--title", String(repeating: "x", count: 4_000) + "\(index)") }
+        let project = try await started.cli("projects", "create", "Big enough").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let scene = try await started.cli("scenes", "add", project).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        for index in 0..<20 { _ = try await started.cli("scenes", "set", project, scene, "--title", String(repeating: "x", count: 4_000) + "\(index)") }
 
         let answer = try started.client.get("/v1/backup")
         #expect(answer.status == 507, "\(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
@@ -161,7 +161,7 @@ import Testing
 
         let elsewhere = try TemporaryDirectory()
         defer { elsewhere.remove() }
-        let result = try storyteller(["backup", "copy.sqlite", "--socket", started.socket], in: elsewhere.path)
+        let result = try await storyteller(["backup", "copy.sqlite", "--socket", started.socket], in: elsewhere.path)
         #expect(result.status == 1 && result.errors.contains("no room for a copy of the database"), "\(result.errors)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: elsewhere.path).isEmpty, "nothing is left at the destination")
         #expect(try started.client.get("/v1/projects/\(project)").status == 200, "the daemon goes on")
@@ -195,14 +195,14 @@ import Testing
         let runtime = try TemporaryDirectory()  // a desktop session with no user daemon
         defer { runtime.remove() }
         let environment = ["XDG_RUNTIME_DIR": runtime.path, "STORYTELLER_SYSTEM_SOCKET": system.socket]
-        let id = try storyteller(["id"], environment: environment)
+        let id = try await storyteller(["id"], environment: environment)
         #expect(id.status == 0, "\(id.errors)")
         #expect(id.output.trimmingCharacters(in: .whitespacesAndNewlines) == (try system.peerID()))
 
         // Given sockets win, even when nothing answers there.
-        let given = try storyteller(["id"], environment: environment.merging(["STORYTELLER_SOCKET": runtime.path + "/given.sock"]) { $1 })
+        let given = try await storyteller(["id"], environment: environment.merging(["STORYTELLER_SOCKET": runtime.path + "/given.sock"]) { $1 })
         #expect(given.status == 69 && given.errors.contains("cannot reach the daemon at \(runtime.path)/given.sock"), "\(given.errors)")
-        let flag = try storyteller(["id", "--socket", runtime.path + "/flag.sock"], environment: environment)
+        let flag = try await storyteller(["id", "--socket", runtime.path + "/flag.sock"], environment: environment)
         #expect(flag.status == 69 && flag.errors.contains("\(runtime.path)/flag.sock"))
     }
 
@@ -216,7 +216,7 @@ import Testing
         defer { user.stop() }
         let userIdentity = try ControlClient(path: runtime.path + "/storyteller/control.sock").get("/v1/identity").json as? [String: Any]
         let userID = try #require(userIdentity?["peerID"] as? String)
-        let id = try storyteller(["id"], environment: ["XDG_RUNTIME_DIR": runtime.path, "STORYTELLER_SYSTEM_SOCKET": system.socket])
+        let id = try await storyteller(["id"], environment: ["XDG_RUNTIME_DIR": runtime.path, "STORYTELLER_SYSTEM_SOCKET": system.socket])
         #expect(id.output.trimmingCharacters(in: .whitespacesAndNewlines) == userID)
         #expect(userID != (try system.peerID()))
     }
@@ -224,7 +224,7 @@ import Testing
     @Test func whenNothingAnswersTheErrorNamesEverySocketTried() async throws {
         let runtime = try TemporaryDirectory()
         defer { runtime.remove() }
-        let result = try storyteller(
+        let result = try await storyteller(
             ["status"], environment: ["XDG_RUNTIME_DIR": runtime.path, "STORYTELLER_SYSTEM_SOCKET": runtime.path + "/system.sock"])
         #expect(result.status == 69)
         #expect(result.errors.contains("nothing answers at \(runtime.path)/storyteller/control.sock (a user daemon's socket)"), "\(result.errors)")

@@ -1,4 +1,5 @@
 import Foundation
+import StoryTestSupport
 import StoryAPI
 import Testing
 
@@ -9,13 +10,13 @@ import Testing
     @Test func versionWarnsWhenTheDaemonIsAnotherVersion() async throws {
         let older = try FakeControlSocket(answering: #"{"version": "0.10.2", "api": "v1"}"#)
         defer { older.stop() }
-        let result = try await offThePool { try storyteller(["version", "--socket", older.path]) }
+        let result = try await storyteller(["version", "--socket", older.path])
         #expect(result.status == 0, "a warning, not a failure: \(result.errors)")
         #expect(result.output == "storyteller   \(API.version)\nstorytellerd  0.10.2 (API v1)\n", "\(result.output)")
         #expect(
             result.errors.contains("the daemon is 0.10.2 and this CLI \(API.version): install the same version of both"), "\(result.errors)")
         #expect(older.requestLines.contains { $0.hasPrefix("GET /v1/version ") }, "\(older.requestLines)")
-        let json = try await offThePool { try storyteller(["version", "--json", "--socket", older.path]) }
+        let json = try await storyteller(["version", "--json", "--socket", older.path])
         let answer = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
         #expect(answer["cli"] as? String == API.version && answer["daemon"] as? String == "0.10.2")
         #expect(json.errors.contains("install the same version of both"), "the warning goes to stderr with --json too")
@@ -23,7 +24,7 @@ import Testing
         // The same version: no warning.
         let started = try await StartedDaemon.start()
         defer { started.stop() }
-        let same = try started.cli("version")
+        let same = try await started.cli("version")
         #expect(same.status == 0 && same.output.contains("storytellerd  \(API.version) (API v1)") && same.errors.isEmpty, "\(same)")
     }
 
@@ -36,40 +37,43 @@ import Testing
         let b = try await StartedDaemon.start(name: "bob")
         defer { b.stop() }
         let (aID, bID) = (try a.peerID(), try b.peerID())
-        #expect(try a.cli("peers", "add", bID, "--address", "127.0.0.1:\(try b.port())").status == 0, "no --name: the announced one is used")
-        #expect(try b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())").status == 0)
-        func ok(_ daemon: StartedDaemon, _ arguments: String...) throws -> String {
-            let result = try storyteller(arguments + ["--socket", daemon.socket])
+        #expect(try await a.cli("peers", "add", bID, "--address", "127.0.0.1:\(try b.port())").status == 0, "no --name: the announced one is used")
+        #expect(try await b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())").status == 0)
+        func ok(_ daemon: StartedDaemon, _ arguments: String...) async throws -> String {
+            let result = try await storyteller(arguments + ["--socket", daemon.socket])
             #expect(result.status == 0, "\(arguments): \(result.errors)")
             return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        let project = try ok(a, "projects", "create", "Night Train")
-        let scene = try ok(a, "scenes", "add", project, "--title", "Platform")
-        let shot = try ok(a, "shots", "add", project, scene)
-        let layer = try ok(a, "layers", "add", project, shot, "--name", "ink")
-        _ = try ok(a, "share", project, bID)
-        try await eventually("b has the layer") { try b.client.get("/v1/projects/\(project)").status == 200 && ok(b, "layers", "list", project, "1-1").contains("ink") }
-        try await eventually("a knows b's name") { try ok(a, "peers").contains("bob") }
+        let project = try await ok(a, "projects", "create", "Night Train")
+        let scene = try await ok(a, "scenes", "add", project, "--title", "Platform")
+        let shot = try await ok(a, "shots", "add", project, scene)
+        let layer = try await ok(a, "layers", "add", project, shot, "--name", "ink")
+        _ = try await ok(a, "share", project, bID)
+        try await eventually("b has the layer") {
+            guard try b.client.get("/v1/projects/\(project)").status == 200 else { return false }
+            return try await ok(b, "layers", "list", project, "1-1").contains("ink")
+        }
+        try await eventually("a knows b's name") { try await ok(a, "peers").contains("bob") }
 
         let watch = try CLIProcess(["watch", "--project", project, "--socket", a.socket], keepingErrors: false)
         defer { watch.kill() }
         // An edit made here shows the stream is live ("you …"); one made before it subscribed is not in it.
         try await eventually("the watch is live", timeout: .seconds(30)) {
             if watch.output.contains("you ") { return true }
-            _ = try ok(a, "scenes", "add", project, "--title", "Tunnel")
-            Thread.sleep(forTimeInterval: 0.2)
+            _ = try await ok(a, "scenes", "add", project, "--title", "Tunnel")
+            try await Task.sleep(for: .milliseconds(200))
             return watch.output.contains("you ")
         }
-        _ = try ok(b, "strokes", "add", project, layer, "--points", "[0.1, 0.2, 0.5, 0.3, 0.4, 0.6]")
+        _ = try await ok(b, "strokes", "add", project, layer, "--points", "[0.1, 0.2, 0.5, 0.3, 0.4, 0.6]")
         try await eventually("a's watch says what bob did") { watch.output.contains("bob drew 1 stroke in Night Train › 1-1") }
         #expect(!watch.output.contains(String(bID.prefix(7))), "no id where a name is known: \(watch.output)")
 
-        let history = try ok(a, "history", project)
+        let history = try await ok(a, "history", project)
         let row = try #require(history.split(separator: "\n").first { $0.contains("drew 1 stroke") }, "\(history)")
         #expect(row.contains("  bob  ") && row.contains("1-1"), "\(row)")
         let own = try #require(history.split(separator: "\n").first { $0.contains("added 1 layer") || $0.contains("added layer") }, "\(history)")
         #expect(own.contains("  you  "), "a's own edits are 'you': \(own)")
-        let changes = try ok(a, "history", project, "--changes")
+        let changes = try await ok(a, "history", project, "--changes")
         #expect(changes.split(separator: "\n").contains { $0.contains("bob") && $0.contains("drew 1 stroke") }, "\(changes)")
     }
 
@@ -79,7 +83,7 @@ import Testing
     func backupShowsProgressOnATerminalOnly() async throws {
         let started = try await StartedDaemon.start()
         defer { started.stop() }
-        #expect(try started.cli("projects", "create", "Night Train").status == 0)
+        #expect(try await started.cli("projects", "create", "Night Train").status == 0)
         let binary = productsDirectory.appendingPathComponent("storyteller").path
         let file = started.home.path + "/copy.sqlite"
         let process = Process()
@@ -99,7 +103,7 @@ import Testing
         #expect(terminal.contains("wrote \(file) ("), "\(terminal.debugDescription)")
         #expect(FileManager.default.fileExists(atPath: file))
 
-        let piped = try started.cli("backup", started.home.path + "/piped.sqlite")
+        let piped = try await started.cli("backup", started.home.path + "/piped.sqlite")
         #expect(piped.status == 0 && piped.errors.isEmpty, "no progress when stderr is not a terminal: \(piped.errors.debugDescription)")
     }
 }

@@ -13,22 +13,22 @@ import Testing
         let b = try await StartedDaemon.start(name: "b")
         defer { b.stop() }
         let two = TwoDaemonTests()
-        let (aID, bID) = try two.pair(a, b)
-        func ok(_ daemon: StartedDaemon, _ arguments: String...) throws -> String {
-            let result = try storyteller(arguments + ["--socket", daemon.socket])
+        let (aID, bID) = try await two.pair(a, b)
+        func ok(_ daemon: StartedDaemon, _ arguments: String...) async throws -> String {
+            let result = try await storyteller(arguments + ["--socket", daemon.socket])
             #expect(result.status == 0, "\(arguments): \(result.errors)")
             return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        let project = try ok(a, "projects", "create", "Harbour")
-        _ = try ok(a, "scenes", "add", project, "--title", "Dock")
-        _ = try ok(a, "shots", "add", project, "Dock", "--caption", "Boat arrives")
-        _ = try ok(a, "shots", "add", project, "Dock", "--caption", "Crowd")
-        _ = try ok(a, "share", project, bID)
+        let project = try await ok(a, "projects", "create", "Harbour")
+        _ = try await ok(a, "scenes", "add", project, "--title", "Dock")
+        _ = try await ok(a, "shots", "add", project, "Dock", "--caption", "Boat arrives")
+        _ = try await ok(a, "shots", "add", project, "Dock", "--caption", "Crowd")
+        _ = try await ok(a, "share", project, bID)
         try await eventually("b has the project") { try two.projectBody(project, on: b) == two.projectBody(project, on: a) }
         // A caption changed by someone who had seen the old one is no conflict.
-        _ = try ok(b, "shots", "set", project, "1-2", "--caption", "Crowd cheers")
-        try await eventually("a has b's caption") { try ok(a, "shots", "list", project).contains("Crowd cheers") }
-        #expect(try ok(a, "conflicts", project).hasPrefix("no overwritten values"))
+        _ = try await ok(b, "shots", "set", project, "1-2", "--caption", "Crowd cheers")
+        try await eventually("a has b's caption") { try await ok(a, "shots", "list", project).contains("Crowd cheers") }
+        #expect(try await ok(a, "conflicts", project).hasPrefix("no overwritten values"))
 
         // The event stream of a, open before the merge.
         let seen = Mutex<[String]>([])
@@ -46,22 +46,22 @@ import Testing
         try await eventually("the stream is open") { !seen.withLock { $0.isEmpty } }
 
         // Apart, both set the caption of 1-1.
-        _ = try ok(a, "peers", "pause", "b")
+        _ = try await ok(a, "peers", "pause", "b")
         try await eventually("they are apart") { try two.connected(a) == 0 && two.connected(b) == 0 }
-        _ = try ok(a, "shots", "set", project, "1-1", "--caption", "Ana: the boat at dawn")
-        _ = try ok(b, "shots", "set", project, "1-1", "--caption", "Ben: the boat at night")
-        _ = try ok(a, "scenes", "set", project, "1", "--title", "Quay at sunrise")
-        _ = try ok(b, "scenes", "set", project, "1", "--title", "Quay at sunset")
-        _ = try ok(a, "peers", "resume", "b")
+        _ = try await ok(a, "shots", "set", project, "1-1", "--caption", "Ana: the boat at dawn")
+        _ = try await ok(b, "shots", "set", project, "1-1", "--caption", "Ben: the boat at night")
+        _ = try await ok(a, "scenes", "set", project, "1", "--title", "Quay at sunrise")
+        _ = try await ok(b, "scenes", "set", project, "1", "--title", "Quay at sunset")
+        _ = try await ok(a, "peers", "resume", "b")
         try await eventually("they merge") { try two.projectBody(project, on: a) == two.projectBody(project, on: b) }
         try await eventually("a reports the conflict") { seen.withLock { $0.contains { $0.contains("conflict.opened") } } }
         _ = await watcher.result
 
         // Both machines list both values, the same way.
-        let listed = try ok(a, "conflicts", project, "--json")
+        let listed = try await ok(a, "conflicts", project, "--json")
         // The same but for `local`, which says whose machine wrote it.
         func sameEverywhere(_ text: String) -> String { text.replacingOccurrences(of: #""local":true"#, with: #""local":false"#) }
-        #expect(sameEverywhere(listed) == sameEverywhere(try ok(b, "conflicts", project, "--json")))
+        #expect(sameEverywhere(listed) == sameEverywhere(try await ok(b, "conflicts", project, "--json")))
         let answer = try #require(try JSONSerialization.jsonObject(with: Data(listed.utf8)) as? [String: Any])
         let conflicts = try #require(answer["conflicts"] as? [[String: Any]])
         #expect(conflicts.map { $0["field"] as? String } == ["1.title", "1-1.caption"])
@@ -77,18 +77,18 @@ import Testing
 
         let word = lostText.hasPrefix("Ana") ? "dawn" : "night"
         // In words: field, value number, text, who.
-        let table = try ok(a, "conflicts", project)
+        let table = try await ok(a, "conflicts", project)
         #expect(table.contains("1-1.caption") && table.contains("kept") && table.contains("\"\(lostText)\"") && table.contains("you"), "\(table)")
         // projects show marks the field, in text and JSON.
-        #expect(try ok(a, "projects", "show", project).contains("shot 1-1  \(keptText)"))
-        #expect(try ok(a, "projects", "show", project).contains("* caption overwritten"))
+        #expect(try await ok(a, "projects", "show", project).contains("shot 1-1  \(keptText)"))
+        #expect(try await ok(a, "projects", "show", project).contains("* caption overwritten"))
         let shown = try #require(try a.client.get("/v1/projects/\(project)").json as? [String: Any])
         let shots = (shown["scenes"] as? [[String: Any]])?.first?["shots"] as? [[String: Any]]
         #expect(shots?.first?["conflicts"] as? [String] == ["caption"] && shots?.last?["conflicts"] == nil)
         // search finds the overwritten caption, marked as such.
         let hits = try #require(try a.client.get("/v1/search?q=\(word)").json as? [[String: Any]])
         #expect(hits.count == 1 && hits.first?["overwritten"] as? Bool == true && hits.first?["reference"] as? String == "1-1.caption")
-        #expect(try ok(a, "search", word).contains("(overwritten: 1-1.caption)"))
+        #expect(try await ok(a, "search", word).contains("(overwritten: 1-1.caption)"))
 
         // The answers are those docs/openapi.json describes.
         let openAPI = try Data(contentsOf: repositoryRoot.appendingPathComponent("docs/openapi.json"))
@@ -109,7 +109,7 @@ import Testing
             (["1-1.caption", "--value", "2"], "has 1 overwritten value: --value takes 1, not 2"),
             (["1-2.caption", "--value", "1"], "1-2.caption has no overwritten values"),
         ] {
-            let result = try storyteller(["conflicts", "keep", project] + arguments + ["--socket", a.socket])
+            let result = try await storyteller(["conflicts", "keep", project] + arguments + ["--socket", a.socket])
             #expect(result.status != 0 && result.errors.contains(words), "\(arguments): \(result.errors)")
         }
         let codes = try [
@@ -118,21 +118,23 @@ import Testing
             a.client.request("POST", "/v1/projects/\(project)/conflicts/keep", body: Data(#"{"field":"title","value":1}"#.utf8)),
         ].map { "\($0.status) \($0.errorCode ?? "")" }
         #expect(codes == ["404 not_found", "400 bad_request", "409 conflict"])
-        #expect(try ok(a, "conflicts", project, "--json") == listed)
+        #expect(try await ok(a, "conflicts", project, "--json") == listed)
 
         // keep brings the other caption back, as an edit: settled on both machines; undo takes it back.
-        let keptJSON = try ok(a, "conflicts", "keep", project, "1.title", "--value", "1", "--json")
+        let keptJSON = try await ok(a, "conflicts", "keep", project, "1.title", "--value", "1", "--json")
         let keepSchema = try #require(validator.responseSchema(path: "/v1/projects/{project}/conflicts/keep", method: "post", status: 200))
         let keepAnswer = try JSONSerialization.jsonObject(with: Data(keptJSON.utf8))
         #expect(validator.problems(of: keepAnswer, against: keepSchema, at: "keep").isEmpty)
         #expect((keepAnswer as? [String: Any])?["open"] as? Int == 0)
-        let kept1 = try ok(a, "conflicts", "keep", project, "1-1.caption", "--value", "1")
+        let kept1 = try await ok(a, "conflicts", "keep", project, "1-1.caption", "--value", "1")
         #expect(kept1.contains("1-1.caption is now \"\(lostText)\""), "\(kept1)")
-        #expect(try ok(a, "conflicts", project).hasPrefix("no overwritten values"))
+        #expect(try await ok(a, "conflicts", project).hasPrefix("no overwritten values"))
         try await eventually("b has the kept caption, settled") {
-            try ok(b, "shots", "list", project).contains(lostText) && ok(b, "conflicts", project).hasPrefix("no overwritten values")
+            let listed = try await ok(b, "shots", "list", project).contains(lostText)
+            let conflicts = try await ok(b, "conflicts", project)
+            return listed && conflicts.hasPrefix("no overwritten values")
         }
-        #expect(try ok(a, "undo", project).hasPrefix("undid:"))
-        #expect(try ok(a, "shots", "list", project).contains(keptText))
+        #expect(try await ok(a, "undo", project).hasPrefix("undid:"))
+        #expect(try await ok(a, "shots", "list", project).contains(keptText))
     }
 }

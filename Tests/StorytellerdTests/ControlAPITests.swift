@@ -204,10 +204,10 @@ import Testing
     @Test func aLargeAnswerArrivesWhole() async throws {
         let daemon = try await StartedDaemon.start()
         defer { daemon.stop() }
-        let project = try daemon.cli("projects", "create", "Heavy").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        let scene = try daemon.cli("scenes", "add", project).output.trimmingCharacters(in: .whitespacesAndNewlines)
-        let shot = try daemon.cli("shots", "add", project, scene).output.trimmingCharacters(in: .whitespacesAndNewlines)
-        let layer = try daemon.cli("layers", "add", project, shot).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let project = try await daemon.cli("projects", "create", "Heavy").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let scene = try await daemon.cli("scenes", "add", project).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let shot = try await daemon.cli("shots", "add", project, scene).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let layer = try await daemon.cli("layers", "add", project, shot).output.trimmingCharacters(in: .whitespacesAndNewlines)
         var random = SystemRandomNumberGenerator()
         for _ in 0..<2 {
             let ops: [[String: Any]] = (0..<30).map { _ in

@@ -232,13 +232,13 @@ struct StartedDaemon {
     }
 
     /// Runs the CLI against this daemon.
-    func cli(_ arguments: String...) throws -> (status: Int32, output: String, errors: String) {
-        try storyteller(arguments + ["--socket", socket])
+    func cli(_ arguments: String...) async throws -> (status: Int32, output: String, errors: String) {
+        try await storyteller(arguments + ["--socket", socket])
     }
 
     /// Runs the CLI with `--json` and parses its output.
-    func json(_ arguments: String...) throws -> Any {
-        let result = try storyteller(arguments + ["--json", "--socket", socket])
+    func json(_ arguments: String...) async throws -> Any {
+        let result = try await storyteller(arguments + ["--json", "--socket", socket])
         guard result.status == 0 else { throw TimedOut(description: "storyteller \(arguments) failed: \(result.errors)") }
         return try JSONSerialization.jsonObject(with: Data(result.output.utf8))
     }
@@ -265,22 +265,13 @@ struct StartedDaemon {
 }
 
 /// Polls `condition` every 50 ms for at most `timeout`; records an issue and throws if it never holds.
-func eventually(_ what: String, timeout: Duration = .seconds(60), _ condition: () throws -> Bool) async throws {
+func eventually(_ what: String, timeout: Duration = .seconds(60), _ condition: () async throws -> Bool) async throws {
     var limit = TestDeadline(timeout)
     while true {
-        if (try? condition()) == true { return }
+        if (try? await condition()) == true { return }
         if limit.hasPassed() { break }
         try await Task.sleep(for: .milliseconds(50))
     }
     Issue.record("timed out waiting until \(what)")
     throw TimedOut(description: what)
-}
-
-/// Runs blocking work on a thread of its own and waits for it without
-/// holding a thread of Swift's cooperative pool (which an in-process daemon
-/// needs to answer).
-func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try work() }) }.start()
-    }
 }

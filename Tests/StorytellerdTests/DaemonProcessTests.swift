@@ -20,7 +20,7 @@ import Testing
         #expect(daemon.output.contains("state:      \(state)"))
         // A desktop session's socket is in the runtime directory, where the CLI looks with no flags.
         #expect(daemon.output.contains("control:    \(home.path)/run/storyteller/control.sock"))
-        let status = try storyteller(["status"], environment: environment)
+        let status = try await storyteller(["status"], environment: environment)
         #expect(status.status == 0 && status.output.contains(peerLine(daemon)), "the CLI finds the daemon with no flags: \(status)")
         let peerID = try #require(PeerID(peerLine(daemon)), "the printed peer id parses")
         for file in ["identity/key.pem", "identity/cert.pem"] {
@@ -56,7 +56,7 @@ import Testing
             daemons.append(daemon)
             try await daemon.waitForLog("ready")
             #expect(daemon.output.contains("control:    \(home.path)/control.sock"))
-            let id = try storyteller(["id", "--socket", home.path + "/control.sock"])
+            let id = try await storyteller(["id", "--socket", home.path + "/control.sock"])
             #expect(id.status == 0 && id.output.contains(peerLine(daemon)))
         }
         for daemon in daemons { #expect(try await daemon.terminate() == 0) }

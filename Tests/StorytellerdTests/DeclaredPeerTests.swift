@@ -159,15 +159,15 @@ import Testing
         let a = try await StartedDaemon.start(in: home, name: "a", ["--config", file])
         defer { a.stop() }
         // b knows a but has no address for it: only a dials, so the link is a's second address.
-        #expect(try b.cli("peers", "add", try a.peerID(), "--name", "a").status == 0)
+        #expect(try await b.cli("peers", "add", try a.peerID(), "--name", "a").status == 0)
         try await eventually("a reaches b at its second address") {
             (try a.client.get("/v1/status").json as? [String: Any])?["peersConnected"] as? Int == 1
         }
         let shown = try #require(try a.client.get("/v1/peers").json as? [[String: Any]])
         #expect(shown.first?["name"] as? String == "bee" && shown.first?["address"] as? String == "127.0.0.1:\(closed)")
 
-        let project = try b.cli("projects", "create", "Offered").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try b.cli("share", project, try a.peerID()).status == 0)
+        let project = try await b.cli("projects", "create", "Offered").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await b.cli("share", project, try a.peerID()).status == 0)
         try await a.daemon.waitForLog("kept for a user to accept")
         #expect(try a.client.get("/v1/projects/\(project)").status == 404, "auto-accept = false for b wins over accept-shares = true")
     }

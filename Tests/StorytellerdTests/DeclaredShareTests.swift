@@ -99,8 +99,8 @@ import Testing
     }
 
     /// The rows of `storyteller shares list`, as (what, with whom, rights).
-    private func shares(_ daemon: StartedDaemon) throws -> [[String]] {
-        let output = try daemon.cli("shares", "list").output
+    private func shares(_ daemon: StartedDaemon) async throws -> [[String]] {
+        let output = try await daemon.cli("shares", "list").output
         return output.split(separator: "\n").dropFirst().map { line in
             line.split(separator: "  ", omittingEmptySubsequences: true).map { $0.trimmingCharacters(in: .whitespaces) }
         }
@@ -136,25 +136,25 @@ import Testing
         var daemon = try await StartedDaemon.start(in: home, name: "a", ["--config", file])
         defer { daemon.stop() }
         try await daemon.daemon.waitForLog("cannot share 'Films/Night Train' with bob (\(Self.bob.short)) yet: no project or folder is at that path")
-        #expect(try shares(daemon).isEmpty)
-        #expect(try daemon.cli("folders", "create", "Films").status == 0)
-        #expect(try daemon.cli("folders", "create", "Shorts").status == 0)
-        #expect(try daemon.cli("projects", "create", "Night Train", "--folder", "Films").status == 0)
+        #expect(try await shares(daemon).isEmpty)
+        #expect(try await daemon.cli("folders", "create", "Films").status == 0)
+        #expect(try await daemon.cli("folders", "create", "Shorts").status == 0)
+        #expect(try await daemon.cli("projects", "create", "Night Train", "--folder", "Films").status == 0)
         #expect(try await daemon.daemon.terminate() == 0)
 
         // Next start: both are shared, as declared.
         daemon = try await StartedDaemon.start(in: home, name: "a", ["--config", file])
         try await daemon.daemon.waitForLog("shared 'Films/Night Train' with bob (\(Self.bob.short)) (read-only), as declared")
-        var listed = try shares(daemon)
+        var listed = try await shares(daemon)
         #expect(listed.contains { $0.starts(with: ["Films/Night Train", "bob", "read-only"]) }, "\(listed)")
         #expect(listed.contains { $0.starts(with: ["Shorts/", "bob", "read-write"]) }, "\(listed)")
         #expect(daemon.daemon.errors.contains("cannot share 'Not Yet' with bob"), "one still missing is said again")
 
         // Unshared at run time: that holds over restarts.
-        #expect(try daemon.cli("unshare", "Films/Night Train", "bob").status == 0)
+        #expect(try await daemon.cli("unshare", "Films/Night Train", "bob").status == 0)
         #expect(try await daemon.daemon.terminate() == 0)
         daemon = try await StartedDaemon.start(in: home, name: "a", ["--config", file])
-        listed = try shares(daemon)
+        listed = try await shares(daemon)
         #expect(!listed.contains { $0.first == "Films/Night Train" }, "the run-time unshare holds: \(listed)")
         #expect(listed.contains { $0.starts(with: ["Shorts/", "bob"]) })
         #expect(!daemon.daemon.errors.contains("shared 'Films/Night Train'"))
@@ -164,7 +164,7 @@ import Testing
         #expect(try await daemon.daemon.terminate() == 0)
         daemon = try await StartedDaemon.start(in: home, name: "a", ["--config", file])
         try await daemon.daemon.waitForLog("shared 'Films/Night Train' with bob (\(Self.bob.short)) (read-write), as declared")
-        listed = try shares(daemon)
+        listed = try await shares(daemon)
         #expect(listed.contains { $0.starts(with: ["Films/Night Train", "bob", "read-write", "direct"]) }, "\(listed)")
     }
 
@@ -175,7 +175,7 @@ import Testing
         defer { b.stop() }
         let home = try TemporaryDirectory()
         let seed = try await StartedDaemon.start(in: home, name: "a")
-        let project = try seed.cli("projects", "create", "Harbour").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let project = try await seed.cli("projects", "create", "Harbour").output.trimmingCharacters(in: .whitespacesAndNewlines)
         let aID = try seed.peerID()
         #expect(try await seed.daemon.terminate() == 0)
         let file = home.path + "/a.toml"
@@ -189,9 +189,9 @@ import Testing
             path = "Harbour"
             peer = "bee"
             """.write(toFile: file, atomically: true, encoding: .utf8)
-        #expect(try b.cli("peers", "add", aID, "--name", "a").status == 0)
+        #expect(try await b.cli("peers", "add", aID, "--name", "a").status == 0)
         // Added by its id alone, a counts as discovered: b takes its shares once told to.
-        #expect(try b.cli("peers", "set", "a", "--auto-accept", "on").status == 0)
+        #expect(try await b.cli("peers", "set", "a", "--auto-accept", "on").status == 0)
         let a = try await StartedDaemon.start(in: home, name: "a", ["--config", file])
         defer { a.stop() }
         try await eventually("b has the project a's config shares") { try b.client.get("/v1/projects/\(project)").status == 200 }

@@ -52,37 +52,37 @@ import Testing
         let validator = SchemaValidator(document: try openAPIDocument())
         let schema = try #require(validator.responseSchema(path: "/v1/peers/discovered", method: "get", status: 200))
         #expect(validator.problems(of: answer, against: schema, at: "discovered").isEmpty)
-        let text = try a.cli("peers", "discovered")
+        let text = try await a.cli("peers", "discovered")
         #expect(text.status == 0)
         #expect(text.output.hasPrefix("PEER") && text.output.contains(String(idB.prefix(7))) && text.output.contains("127.0.0.1:\(portB)"))
         #expect(text.output.contains("storyteller peers add \(idB)"), "the whole id to add it with\n\(text.output)")
 
         // Each trusts the other's id, with no address: they meet where they were heard.
-        #expect(try a.cli("peers", "add", idB, "--name", "b").status == 0)
-        let added = try b.cli("peers", "add", idA, "--name", "a")
+        #expect(try await a.cli("peers", "add", idB, "--name", "b").status == 0)
+        let added = try await b.cli("peers", "add", idA, "--name", "a")
         #expect(added.status == 0 && added.output.contains("waits in `storyteller shares pending`"), "\(added.output)")
         try await eventually("a and b connect", timeout: .seconds(60)) {
             (try a.client.get("/v1/status").json as? [String: Any])?["peersConnected"] as? Int == 1
         }
         // Added by its id alone, a counts as discovered on b: what it shares waits for a user.
         #expect((try b.client.get("/v1/peers").json as? [[String: Any]])?.first?["autoAccept"] as? Bool == false)
-        let project = try a.cli("projects", "create", "Found on the LAN").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try a.cli("share", project, "b").status == 0)
-        try await eventually("the offer waits on b", timeout: .seconds(60)) { try b.cli("shares", "pending").output.contains("Found on the LAN") }
+        let project = try await a.cli("projects", "create", "Found on the LAN").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await a.cli("share", project, "b").status == 0)
+        try await eventually("the offer waits on b", timeout: .seconds(60)) { try await b.cli("shares", "pending").output.contains("Found on the LAN") }
         #expect(try b.client.get("/v1/projects/\(project)").status == 404, "nothing is taken before a user says so")
-        #expect(try b.cli("shares", "accept", "Found on the LAN").status == 0)
+        #expect(try await b.cli("shares", "accept", "Found on the LAN").status == 0)
         try await eventually("b has a's project", timeout: .seconds(60)) { try b.client.get("/v1/projects/\(project)").status == 200 }
         // Trusted from now on, a's next share is taken at once.
-        #expect(try b.cli("peers", "set", "a", "--auto-accept", "on").status == 0)
-        let next = try a.cli("projects", "create", "Second").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try a.cli("share", next, "b").status == 0)
+        #expect(try await b.cli("peers", "set", "a", "--auto-accept", "on").status == 0)
+        let next = try await a.cli("projects", "create", "Second").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await a.cli("share", next, "b").status == 0)
         try await eventually("b takes the next one itself", timeout: .seconds(60)) { try b.client.get("/v1/projects/\(next)").status == 200 }
 
         let known = try #require(try Self.heard(idB, by: a))
         #expect(known["configured"] as? Bool == true && known["name"] as? String == "b" && known["connected"] as? Bool == true)
         let listed = try #require(try a.client.get("/v1/peers").json as? [[String: Any]])
         #expect(listed.first?["addresses"] as? [String] == [], "nothing configured: the address came from discovery")
-        #expect(try a.cli("peers", "discovered").output.contains("yes, connected"))
+        #expect(try await a.cli("peers", "discovered").output.contains("yes, connected"))
     }
 
     @Test func aHostNameIsResolvedAndSeveralAddressesAreTriedInTurn() async throws {
@@ -92,8 +92,8 @@ import Testing
         defer { b.stop() }
         let closed = try freePort()
         // Discovery is off: only a dials, first where nothing answers, then b's host name.
-        #expect(try b.cli("peers", "add", try a.peerID(), "--name", "a").status == 0)
-        let added = try a.cli(
+        #expect(try await b.cli("peers", "add", try a.peerID(), "--name", "a").status == 0)
+        let added = try await a.cli(
             "peers", "add", try b.peerID(), "--name", "b", "--address", "127.0.0.1:\(closed)", "--address", "localhost:\(try b.port())",
             "--address", "127.0.0.1:\(closed)")
         #expect(added.status == 0, "\(added.errors)")
@@ -106,7 +106,7 @@ import Testing
         #expect(peer["addresses"] as? [String] == ["127.0.0.1:\(closed)", "localhost:\(try b.port())"], "in order, the repeat kept once")
         #expect(peer["address"] as? String == "127.0.0.1:\(closed)")
         // Adding it again without an address keeps them.
-        #expect(try a.cli("peers", "add", try b.peerID()).status == 0)
+        #expect(try await a.cli("peers", "add", try b.peerID()).status == 0)
         #expect((try a.client.get("/v1/peers").json as? [[String: Any]])?.first?["addresses"] as? [String] == peer["addresses"] as? [String])
     }
 
@@ -126,7 +126,7 @@ import Testing
             ("bad_-host-:7460", ["not a host name"]),
         ]
         for (address, words) in cases {
-            let result = try daemon.cli("peers", "add", peer, "--address", address)
+            let result = try await daemon.cli("peers", "add", peer, "--address", address)
             #expect(result.status == 64, "\(address): \(result.errors)")
             for word in words { #expect(result.errors.contains(word), "\(address): \(result.errors)") }
             // The daemon refuses the same, in the same words.
@@ -136,13 +136,13 @@ import Testing
         }
         #expect((try daemon.client.get("/v1/peers").json as? [Any])?.isEmpty == true, "nothing was added")
         for good in ["studio-mac.local:7460", "192.168.1.20:7460", "[fe80::1%eth0]:7460", "[::1]:7460", "studio-mac.local.:7460"] {
-            #expect(try daemon.cli("peers", "add", peer, "--address", good).status == 0, "\(good)")
+            #expect(try await daemon.cli("peers", "add", peer, "--address", good).status == 0, "\(good)")
         }
 
         // The test environment turns discovery off: the route and the command say so.
         let off = try #require(try daemon.client.get("/v1/peers/discovered").json as? [String: Any])
         #expect(off["enabled"] as? Bool == false && (off["peers"] as? [Any])?.isEmpty == true)
-        #expect(try daemon.cli("peers", "discovered").output.contains("local discovery is off"))
+        #expect(try await daemon.cli("peers", "discovered").output.contains("local discovery is off"))
     }
 
     @Test func theDiscoverySettingsAreCheckedAndShown() async throws {

@@ -51,12 +51,12 @@ import Testing
 
         // Defaults: A4 landscape, 6 a page: 5 shots on 1 page.
         let pdf = home + "/boards.pdf"
-        let made = try storyteller(["export", "pdf", "Night Train", "--out", pdf, "--socket", socket], environment: c)
+        let made = try await storyteller(["export", "pdf", "Night Train", "--out", pdf, "--socket", socket], environment: c)
         #expect(made.status == 0, "\(made.errors)")
         #expect(made.output.contains("wrote \(pdf) (1 page, "), "\(made.output)")
-        let info = try ExternalProgram.run("pdfinfo", [pdf]).output
+        let info = try await ExternalProgram.run("pdfinfo", [pdf]).output
         #expect(info.contains(/Pages:\s+1\n/) && info.contains(/Page size:\s+841.89 x 595.276 pts \(A4\)/), "\(info)")
-        let text = try ExternalProgram.run("pdftotext", ["-layout", pdf, "-"]).output
+        let text = try await ExternalProgram.run("pdftotext", ["-layout", pdf, "-"]).output
         let formatter = DateFormatter()
         formatter.dateFormat = "yyyy-MM-dd"
         #expect(text.contains(formatter.string(from: Date())), "today's date in the header: \(text)")
@@ -68,7 +68,7 @@ import Testing
         }
 
         // One scene on Letter portrait, 1 a page; a Letter locale's default paper; --json.
-        let letter = try storyteller(
+        let letter = try await storyteller(
             [
                 "export", "pdf", "Night Train", "--scene", "2", "--orientation", "portrait", "--per-page", "1", "--out",
                 pdf, "--json", "--socket", socket,
@@ -79,11 +79,11 @@ import Testing
         #expect(
             said["pages"] as? Int == 2 && said["out"] as? String == pdf && (said["bytes"] as? Int ?? 0) > 1000,
             "\(said)")
-        let letterInfo = try ExternalProgram.run("pdfinfo", [pdf]).output
+        let letterInfo = try await ExternalProgram.run("pdfinfo", [pdf]).output
         #expect(
             letterInfo.contains(/Pages:\s+2\n/) && letterInfo.contains(/Page size:\s+612 x 792 pts \(letter\)/),
             "\(letterInfo)")
-        let sceneText = try ExternalProgram.run("pdftotext", [pdf, "-"]).output
+        let sceneText = try await ExternalProgram.run("pdftotext", [pdf, "-"]).output
         #expect(sceneText.contains("Scene 2: Night") && !sceneText.contains("The train pulls in"), "\(sceneText)")
 
         // Mistakes are said in the command line's words, before the daemon is asked.
@@ -96,23 +96,23 @@ import Testing
             (["--fields", "label,colour"], "'colour' is not one of them"),
             (["--text", "above"], "--text must be below or beside"),
         ] {
-            let refused = try storyteller(
+            let refused = try await storyteller(
                 ["export", "pdf", "Night Train", "--out", pdf, "--socket", socket] + arguments, environment: c)
             #expect(refused.status == 64 && refused.errors.contains(words), "\(arguments): \(refused.errors)")
         }
-        let noDirectory = try storyteller([
+        let noDirectory = try await storyteller([
             "export", "pdf", "Night Train", "--out", home + "/missing/boards.pdf", "--socket", socket,
         ])
         #expect(
             noDirectory.status == 64 && noDirectory.errors.contains("does not exist: \(home)/missing"),
             "\(noDirectory.errors)")
-        let unknown = try storyteller(["export", "pdf", "Day Train", "--out", pdf, "--socket", socket])
+        let unknown = try await storyteller(["export", "pdf", "Day Train", "--out", pdf, "--socket", socket])
         #expect(unknown.status != 0 && unknown.errors.contains("Day Train"), "\(unknown.errors)")
-        let beyond = try storyteller(
+        let beyond = try await storyteller(
             ["export", "pdf", "Night Train", "--pages", "3-4", "--out", pdf, "--socket", socket], environment: c)
         #expect(beyond.status == 1 && beyond.errors.contains("the sheet has 1 page"), "\(beyond.errors)")
         #expect(
-            try ExternalProgram.run("pdfinfo", [pdf]).output.contains(/Pages:\s+2\n/),
+            try await ExternalProgram.run("pdfinfo", [pdf]).output.contains(/Pages:\s+2\n/),
             "a refused export leaves --out as it was")
 
         // The route: a PDF named after the project, its page count; typed errors for bad input.
@@ -146,7 +146,7 @@ import Testing
         defer { started.stop() }
         let (project, _) = try Self.project(started.client)
         let out = started.home.path + "/boards"
-        let made = try storyteller([
+        let made = try await storyteller([
             "export", "images", project, "--out", out, "--width", "320", "--json", "--socket", started.socket,
         ])
         #expect(made.status == 0, "\(made.errors)")
@@ -171,7 +171,7 @@ import Testing
             "the diagonal in the contact sheet's first panel: \(sheet[24 + 147, 86 + 83])")
         #expect(sheet[24 + 294 + 16 + 147, 86 + 83].isWhite, "the second panel is bare")
 
-        let bad = try storyteller([
+        let bad = try await storyteller([
             "export", "images", project, "--out", started.home.path + "/missing/deeper", "--socket", started.socket,
         ])
         #expect(bad.status == 64 && bad.errors.contains("does not exist"), "\(bad.errors)")

@@ -12,16 +12,16 @@ import Testing
 @Suite(.serialized) struct FolderShareTests {
     /// Runs the CLI and expects success; its output, trimmed.
     @discardableResult
-    private func ok(_ daemon: StartedDaemon, _ arguments: String...) throws -> String {
-        let result = try storyteller(arguments + ["--socket", daemon.socket])
+    private func ok(_ daemon: StartedDaemon, _ arguments: String...) async throws -> String {
+        let result = try await storyteller(arguments + ["--socket", daemon.socket])
         #expect(result.status == 0, "\(arguments): \(result.errors)")
         return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Pairs daemons both ways under the given names.
-    private func pair(_ a: StartedDaemon, _ aName: String, _ b: StartedDaemon, _ bName: String) throws {
-        try ok(a, "peers", "add", try b.peerID(), "--address", "127.0.0.1:\(try b.port())", "--name", bName)
-        try ok(b, "peers", "add", try a.peerID(), "--address", "127.0.0.1:\(try a.port())", "--name", aName)
+    private func pair(_ a: StartedDaemon, _ aName: String, _ b: StartedDaemon, _ bName: String) async throws {
+        try await ok(a, "peers", "add", try b.peerID(), "--address", "127.0.0.1:\(try b.port())", "--name", bName)
+        try await ok(b, "peers", "add", try a.peerID(), "--address", "127.0.0.1:\(try a.port())", "--name", aName)
     }
 
     /// Two daemons, a and b, paired both ways.
@@ -30,7 +30,7 @@ import Testing
         var b: StartedDaemon?
         do {
             b = try await StartedDaemon.start(name: "b")
-            try pair(a, "a", b!, "b")
+            try await pair(a, "a", b!, "b")
             return (a, b!)
         } catch {
             a.stop()
@@ -47,8 +47,8 @@ import Testing
     }
 
     /// Names of the projects a daemon's tree shows under a shared folder named `folder`.
-    private func sharedTree(_ daemon: StartedDaemon) throws -> [String: [String]] {
-        let library = try #require(try daemon.json("tree") as? [String: Any])
+    private func sharedTree(_ daemon: StartedDaemon) async throws -> [String: [String]] {
+        let library = try #require(try await daemon.json("tree") as? [String: Any])
         var result: [String: [String]] = [:]
         for shared in library["shared"] as? [[String: Any]] ?? [] {
             let nodes = shared["nodes"] as? [[String: Any]] ?? []
@@ -61,60 +61,60 @@ import Testing
         let (a, b) = try await startedPair()
         defer { a.stop(); b.stop() }
 
-        try ok(a, "folders", "create", "Films")
-        try ok(a, "folders", "create", "Shorts", "--in", "Films")
-        let night = try ok(a, "projects", "create", "Night Train", "--folder", "Films")
-        let dawn = try ok(a, "projects", "create", "Dawn", "--folder", "Films/Shorts")
-        let secret = try ok(a, "projects", "create", "Private")
+        try await ok(a, "folders", "create", "Films")
+        try await ok(a, "folders", "create", "Shorts", "--in", "Films")
+        let night = try await ok(a, "projects", "create", "Night Train", "--folder", "Films")
+        let dawn = try await ok(a, "projects", "create", "Dawn", "--folder", "Films/Shorts")
+        let secret = try await ok(a, "projects", "create", "Private")
         // Dawn is also shared with b on its own: it stays when it leaves the folder.
-        try ok(a, "share", "Dawn", "b")
+        try await ok(a, "share", "Dawn", "b")
 
-        #expect(try ok(a, "share", "Films", "b").contains("shared folder Films with b"))
+        #expect(try await ok(a, "share", "Films", "b").contains("shared folder Films with b"))
         try await eventually("b holds the folder's projects") {
             try role(of: night, on: b) == "editor" && role(of: dawn, on: b) == "editor"
         }
         try await eventually("b sees the folder under its name, with its nesting") {
-            let tree = try sharedTree(b)
+            let tree = try await sharedTree(b)
             return tree["Films"].map { Set($0) == ["Shorts", "Night Train", "Dawn"] } ?? false
         }
         #expect(try role(of: secret, on: b) == "none", "what is not in the folder stays here")
-        let bTree = try ok(b, "tree")
+        let bTree = try await ok(b, "tree")
         #expect(bTree.contains("Films/  (shared by a") && bTree.contains("  Shorts/") && bTree.contains("    Dawn  "), "\(bTree)")
         // a still sees its folder where it was (now a shared folder).
-        #expect(try ok(a, "tree").contains("Films/  (shared folder)"))
+        #expect(try await ok(a, "tree").contains("Films/  (shared folder)"))
 
         // Created in it, moved into it: they follow.
-        let sequel = try ok(a, "projects", "create", "Night Train II", "--folder", "Films/Shorts")
-        let loose = try ok(a, "projects", "create", "Loose")
-        try ok(a, "folders", "move", "Loose", "--to", "Films")
+        let sequel = try await ok(a, "projects", "create", "Night Train II", "--folder", "Films/Shorts")
+        let loose = try await ok(a, "projects", "create", "Loose")
+        try await ok(a, "folders", "move", "Loose", "--to", "Films")
         try await eventually("what went in reached b") { try role(of: sequel, on: b) == "editor" && role(of: loose, on: b) == "editor" }
 
         // b, an editor of the folder, files its own project in it: a gets it.
-        let fromB = try ok(b, "projects", "create", "From b", "--folder", "Films")
+        let fromB = try await ok(b, "projects", "create", "From b", "--folder", "Films")
         try await eventually("b's project reached a") { try role(of: fromB, on: a) == "editor" }
 
         // Moved out: b loses it, unless it has it another way (Dawn was shared directly).
-        try ok(a, "folders", "move", "Films/Night Train", "--to", "root")
-        try ok(a, "folders", "move", "Films/Shorts/Dawn", "--to", "root")
+        try await ok(a, "folders", "move", "Films/Night Train", "--to", "root")
+        try await ok(a, "folders", "move", "Films/Shorts/Dawn", "--to", "root")
         try await eventually("b lost what left the folder") { try role(of: night, on: b) == "none" }
         #expect(try role(of: dawn, on: b) == "editor", "shared directly too: it stays")
-        let why = try #require(try a.json("shares", "list", "--peer", "b") as? [[String: Any]])
+        let why = try #require(try await a.json("shares", "list", "--peer", "b") as? [[String: Any]])
         #expect(why.first { $0["document"] as? String == dawn }?["via"] as? [String] == ["direct"])
         #expect(why.first { $0["document"] as? String == sequel }?["via"] as? [String] == ["folder Films"])
         #expect(why.first { $0["document"] as? String == night } == nil)
-        let table = try ok(a, "shares")
+        let table = try await ok(a, "shares")
         #expect(table.contains("Films/") && table.contains("folder Films"), "\(table)")
 
         // Unsharing the folder takes it and what b has only through it.
-        try ok(a, "unshare", "Films", "b")
+        try await ok(a, "unshare", "Films", "b")
         try await eventually("b lost the folder's projects") { try role(of: sequel, on: b) == "none" && role(of: loose, on: b) == "none" }
         #expect(try role(of: dawn, on: b) == "editor")
         #expect(try role(of: fromB, on: b) == "owner", "b keeps what it owns")
     }
 
     /// Where a project's entry is in a shared folder, as a daemon's tree shows it: the names of its folders.
-    private func folderPath(of name: String, on daemon: StartedDaemon) throws -> [String] {
-        let library = try #require(try daemon.json("tree") as? [String: Any])
+    private func folderPath(of name: String, on daemon: StartedDaemon) async throws -> [String] {
+        let library = try #require(try await daemon.json("tree") as? [String: Any])
         let nodes = (library["nodes"] as? [[String: Any]] ?? []) + (library["shared"] as? [[String: Any]] ?? []).flatMap { $0["nodes"] as? [[String: Any]] ?? [] }
         var byID: [String: [String: Any]] = [:]
         for node in nodes { byID[node["id"] as? String ?? ""] = node }
@@ -135,8 +135,8 @@ import Testing
     /// lists inside the shared folder named `folder`, in order: each name
     /// indented by its depth below the folder. The sharer shows the folder's
     /// contents in place under its entry; a recipient under the folder's name.
-    private func contents(of folder: String, on daemon: StartedDaemon) throws -> [String] {
-        let library = try #require(try daemon.json("tree") as? [String: Any])
+    private func contents(of folder: String, on daemon: StartedDaemon) async throws -> [String] {
+        let library = try #require(try await daemon.json("tree") as? [String: Any])
         func lines(_ nodes: [[String: Any]], below depth: Int) -> [String] {
             nodes.filter { $0["inTrash"] as? Bool != true }.map {
                 String(repeating: "  ", count: ($0["depth"] as? Int ?? 0) - depth) + ($0["name"] as? String ?? "?")
@@ -156,51 +156,57 @@ import Testing
         let (a, b) = try await startedPair()
         defer { a.stop(); b.stop() }
         // Made in an order that is neither alphabetical nor the order shown.
-        try ok(a, "folders", "create", "Shows")
-        try ok(a, "folders", "create", "Reel 3", "--in", "Shows")
-        try ok(a, "projects", "create", "Zeta", "--folder", "Shows")
-        try ok(a, "folders", "create", "Reel 1", "--in", "Shows")
-        try ok(a, "projects", "create", "Alpha", "--folder", "Shows/Reel 1")
-        try ok(a, "projects", "create", "Mid", "--folder", "Shows")
-        try ok(a, "folders", "create", "Reel 2", "--in", "Shows", "--index", "1")
+        try await ok(a, "folders", "create", "Shows")
+        try await ok(a, "folders", "create", "Reel 3", "--in", "Shows")
+        try await ok(a, "projects", "create", "Zeta", "--folder", "Shows")
+        try await ok(a, "folders", "create", "Reel 1", "--in", "Shows")
+        try await ok(a, "projects", "create", "Alpha", "--folder", "Shows/Reel 1")
+        try await ok(a, "projects", "create", "Mid", "--folder", "Shows")
+        try await ok(a, "folders", "create", "Reel 2", "--in", "Shows", "--index", "1")
         let made = ["Reel 3", "Reel 2", "Zeta", "Reel 1", "  Alpha", "Mid"]
-        #expect(try contents(of: "Shows", on: a) == made)
+        #expect(try await contents(of: "Shows", on: a) == made)
 
-        try ok(a, "share", "Shows", "b")
-        #expect(try contents(of: "Shows", on: a) == made, "sharing keeps the order on the sender")
-        try await eventually("b shows the folder in a's order") { try contents(of: "Shows", on: b) == made }
-        let text = try ok(b, "tree").split(separator: "\n").map(String.init)
+        try await ok(a, "share", "Shows", "b")
+        #expect(try await contents(of: "Shows", on: a) == made, "sharing keeps the order on the sender")
+        try await eventually("b shows the folder in a's order") { try await contents(of: "Shows", on: b) == made }
+        let text = try await ok(b, "tree").split(separator: "\n").map(String.init)
         let shown = made.map { name in text.firstIndex { $0.trimmingCharacters(in: .whitespaces).hasPrefix(name.trimmingCharacters(in: .whitespaces)) } ?? -1 }
         #expect(shown == shown.sorted() && !shown.contains(-1), "the text tree lists them in that order too:\n\(text.joined(separator: "\n"))")
 
         // The sender reorders and moves within the folder: the recipient follows.
-        try ok(a, "folders", "reorder", "Shows/Mid", "0")
-        try ok(a, "folders", "move", "Shows/Zeta", "--to", "Shows/Reel 2")
-        try ok(a, "folders", "reorder", "Shows/Reel 1", "1")
+        try await ok(a, "folders", "reorder", "Shows/Mid", "0")
+        try await ok(a, "folders", "move", "Shows/Zeta", "--to", "Shows/Reel 2")
+        try await ok(a, "folders", "reorder", "Shows/Reel 1", "1")
         let reordered = ["Mid", "Reel 1", "  Alpha", "Reel 3", "Reel 2", "  Zeta"]
-        #expect(try contents(of: "Shows", on: a) == reordered)
-        try await eventually("b follows a's reorder") { try contents(of: "Shows", on: b) == reordered }
+        #expect(try await contents(of: "Shows", on: a) == reordered)
+        try await eventually("b follows a's reorder") { try await contents(of: "Shows", on: b) == reordered }
         // And the other way: b, an editor of the folder, reorders; a follows.
-        try ok(b, "folders", "reorder", "Shows/Reel 3", "0")
+        try await ok(b, "folders", "reorder", "Shows/Reel 3", "0")
         let fromB = ["Reel 3", "Mid", "Reel 1", "  Alpha", "Reel 2", "  Zeta"]
-        try await eventually("a follows b's reorder") { try contents(of: "Shows", on: a) == fromB && contents(of: "Shows", on: b) == fromB }
+        try await eventually("a follows b's reorder") {
+            let (onA, onB) = (try await contents(of: "Shows", on: a), try await contents(of: "Shows", on: b))
+            return onA == fromB && onB == fromB
+        }
     }
 
     @Test func concurrentMovesInASharedFolderEndInOnePlaceOnBoth() async throws {
         let (a, b) = try await startedPair()
         defer { a.stop(); b.stop() }
-        try ok(a, "folders", "create", "Films")
-        for name in ["Left", "Right"] { try ok(a, "folders", "create", name, "--in", "Films") }
-        let project = try ok(a, "projects", "create", "Wanderer", "--folder", "Films")
-        try ok(a, "share", "Films", "b")
-        try await eventually("b has the folder") { try role(of: project, on: b) == "editor" && folderPath(of: "Wanderer", on: b) == ["Films"] }
-        try ok(a, "peers", "pause", "b")
+        try await ok(a, "folders", "create", "Films")
+        for name in ["Left", "Right"] { try await ok(a, "folders", "create", name, "--in", "Films") }
+        let project = try await ok(a, "projects", "create", "Wanderer", "--folder", "Films")
+        try await ok(a, "share", "Films", "b")
+        try await eventually("b has the folder") {
+            let (role, path) = (try role(of: project, on: b), try await folderPath(of: "Wanderer", on: b))
+            return role == "editor" && path == ["Films"]
+        }
+        try await ok(a, "peers", "pause", "b")
         try await Task.sleep(for: .milliseconds(300))
-        try ok(a, "folders", "move", "Films/Wanderer", "--to", "Films/Left")
-        try ok(b, "folders", "move", "Films/Wanderer", "--to", "Films/Right")
-        try ok(a, "peers", "resume", "b")
+        try await ok(a, "folders", "move", "Films/Wanderer", "--to", "Films/Left")
+        try await ok(b, "folders", "move", "Films/Wanderer", "--to", "Films/Right")
+        try await ok(a, "peers", "resume", "b")
         try await eventually("both show it in one and the same folder") {
-            let (left, right) = (try folderPath(of: "Wanderer", on: a), try folderPath(of: "Wanderer", on: b))
+            let (left, right) = await (try folderPath(of: "Wanderer", on: a), try folderPath(of: "Wanderer", on: b))
             return left == right && (left == ["Films", "Left"] || left == ["Films", "Right"])
         }
     }
@@ -208,44 +214,44 @@ import Testing
     @Test func anUnshareMadeWhileThePeerIsAwayHoldsWhenItComesBack() async throws {
         let (a, b) = try await startedPair()
         defer { a.stop(); b.stop() }
-        try ok(a, "folders", "create", "Films")
-        let project = try ok(a, "projects", "create", "Night Train", "--folder", "Films")
-        try ok(a, "share", "Films", "b")
+        try await ok(a, "folders", "create", "Films")
+        let project = try await ok(a, "projects", "create", "Night Train", "--folder", "Films")
+        try await ok(a, "share", "Films", "b")
         try await eventually("b has it") { try role(of: project, on: b) == "editor" }
-        try ok(a, "peers", "pause", "b")
+        try await ok(a, "peers", "pause", "b")
         try await Task.sleep(for: .milliseconds(300))
-        try ok(a, "unshare", "Films", "b")
+        try await ok(a, "unshare", "Films", "b")
         // b edits while it does not know yet; when they meet, b learns it left,
         // and a does not sync that document with it any more.
-        try ok(b, "scenes", "add", project, "--title", "Late")
-        try ok(a, "peers", "resume", "b")
+        try await ok(b, "scenes", "add", project, "--title", "Late")
+        try await ok(a, "peers", "resume", "b")
         try await eventually("b learns it left") { try role(of: project, on: b) == "none" }
-        let body = try #require(try a.json("projects", "show", project) as? [String: Any])
+        let body = try #require(try await a.json("projects", "show", project) as? [String: Any])
         #expect((body["scenes"] as? [Any])?.isEmpty == true, "b's edit made after its rights were taken never lands on a")
     }
 
     @Test func aSharedFolderDeletedGoesToEveryonesTrashAndComesBackForAll() async throws {
         let (a, b) = try await startedPair()
         defer { a.stop(); b.stop() }
-        try ok(a, "folders", "create", "Films")
-        let project = try ok(a, "projects", "create", "Night Train", "--folder", "Films")
-        try ok(a, "share", "Films", "b")
-        try await eventually("b has the folder") { try sharedTree(b)["Films"] != nil }
-        func deleted(_ daemon: StartedDaemon) throws -> Bool? {
-            let library = try #require(try daemon.json("tree") as? [String: Any])
+        try await ok(a, "folders", "create", "Films")
+        let project = try await ok(a, "projects", "create", "Night Train", "--folder", "Films")
+        try await ok(a, "share", "Films", "b")
+        try await eventually("b has the folder") { try await sharedTree(b)["Films"] != nil }
+        func deleted(_ daemon: StartedDaemon) async throws -> Bool? {
+            let library = try #require(try await daemon.json("tree") as? [String: Any])
             guard let folder = (library["shared"] as? [[String: Any]] ?? []).first(where: { $0["name"] as? String == "Films" }) else { return nil }
             return folder["deletedAt"] != nil
         }
-        try ok(a, "folders", "delete", "Films")
-        try await eventually("b sees it in the trash") { try deleted(b) == true }
-        #expect(!(try ok(b, "tree").contains("Films/")))
-        #expect(try ok(b, "tree", "--trash").contains("Films/  (a shared folder, deleted for everyone)"))
-        #expect(try ok(a, "tree", "--trash").contains("Trash\n  Films/"))
+        try await ok(a, "folders", "delete", "Films")
+        try await eventually("b sees it in the trash") { try await deleted(b) == true }
+        #expect(!(try await ok(b, "tree").contains("Films/")))
+        #expect(try await ok(b, "tree", "--trash").contains("Films/  (a shared folder, deleted for everyone)"))
+        #expect(try await ok(a, "tree", "--trash").contains("Trash\n  Films/"))
         #expect(try role(of: project, on: b) == "editor", "the projects in it are not gone")
         // b, an editor, brings it back for everyone; a's entry follows out of the trash.
-        try ok(b, "folders", "restore", "Films")
-        try await eventually("a's entry is back") { try ok(a, "tree").hasPrefix("Films/  (shared folder)") }
-        #expect(try deleted(b) == false)
+        try await ok(b, "folders", "restore", "Films")
+        try await eventually("a's entry is back") { try await ok(a, "tree").hasPrefix("Films/  (shared folder)") }
+        #expect(try await deleted(b) == false)
     }
 
     @Test func aReadOnlyFolderShareMakesEveryProjectInItReadOnlyThere() async throws {
@@ -253,75 +259,78 @@ import Testing
         defer { a.stop() }
         let c = try await StartedDaemon.start(name: "c")
         defer { c.stop() }
-        try pair(a, "a", c, "client")
-        try ok(a, "folders", "create", "Review")
-        let board = try ok(a, "projects", "create", "Pitch", "--folder", "Review")
-        try ok(a, "scenes", "add", board, "--title", "Opening")
-        try ok(a, "share", "Review", "client", "--read-only")
+        try await pair(a, "a", c, "client")
+        try await ok(a, "folders", "create", "Review")
+        let board = try await ok(a, "projects", "create", "Pitch", "--folder", "Review")
+        try await ok(a, "scenes", "add", board, "--title", "Opening")
+        try await ok(a, "share", "Review", "client", "--read-only")
         try await eventually("the client holds it as a reader") { try role(of: board, on: c) == "reader" }
-        let later = try ok(a, "projects", "create", "Pitch v2", "--folder", "Review")
+        let later = try await ok(a, "projects", "create", "Pitch v2", "--folder", "Review")
         try await eventually("what is added later is read-only there too") { try role(of: later, on: c) == "reader" }
         // Its edits are refused where it is made, before anything is stored.
-        let edit = try storyteller(["scenes", "add", board, "--title", "Mine", "--socket", c.socket])
+        let edit = try await storyteller(["scenes", "add", board, "--title", "Mine", "--socket", c.socket])
         #expect(edit.status == 1 && edit.errors.contains("read"), "\(edit.errors)")
-        let create = try storyteller(["projects", "create", "Sneak", "--folder", "Review", "--socket", c.socket])
+        let create = try await storyteller(["projects", "create", "Sneak", "--folder", "Review", "--socket", c.socket])
         #expect(create.status == 1, "a reader cannot file into the folder: \(create.errors)")
     }
 
     @Test func aFolderShareMadeReadOnlyMakesItsProjectsReadOnlyToo() async throws {
         let (a, b) = try await startedPair()
         defer { a.stop(); b.stop() }
-        try ok(a, "folders", "create", "Shows")
-        try ok(a, "folders", "create", "Night Train", "--in", "Shows")
-        let board = try ok(a, "projects", "create", "Pitch", "--folder", "Shows/Night Train")
-        let loose = try ok(a, "projects", "create", "Loose", "--folder", "Shows")
-        let direct = try ok(a, "projects", "create", "Direct", "--folder", "Shows")
-        try ok(a, "share", "Direct", "b")
-        try ok(a, "share", "Shows", "b")
+        try await ok(a, "folders", "create", "Shows")
+        try await ok(a, "folders", "create", "Night Train", "--in", "Shows")
+        let board = try await ok(a, "projects", "create", "Pitch", "--folder", "Shows/Night Train")
+        let loose = try await ok(a, "projects", "create", "Loose", "--folder", "Shows")
+        let direct = try await ok(a, "projects", "create", "Direct", "--folder", "Shows")
+        try await ok(a, "share", "Direct", "b")
+        try await ok(a, "share", "Shows", "b")
         try await eventually("b edits all of it") {
             try [board, loose, direct].allSatisfy { try role(of: $0, on: b) == "editor" }
         }
         // The share turns read-only: what b has only through it turns read-only with it.
-        try ok(a, "share", "Shows", "b", "--read-only")
+        try await ok(a, "share", "Shows", "b", "--read-only")
         try await eventually("b only reads the folder's projects now") {
             try role(of: board, on: b) == "reader" && role(of: loose, on: b) == "reader"
         }
         #expect(try role(of: direct, on: b) == "editor", "shared directly read-write: that share still holds")
-        let edit = try storyteller(["scenes", "add", board, "--title", "Mine", "--socket", b.socket])
+        let edit = try await storyteller(["scenes", "add", board, "--title", "Mine", "--socket", b.socket])
         #expect(edit.status == 1 && edit.errors.contains("read"), "\(edit.errors)")
-        let why = try #require(try a.json("shares", "list", "--peer", "b") as? [[String: Any]])
+        let why = try #require(try await a.json("shares", "list", "--peer", "b") as? [[String: Any]])
         #expect(why.first { $0["document"] as? String == board }?["role"] as? String == "reader", "\(why)")
         // And back: read-write again raises them again.
-        try ok(a, "share", "Shows", "b")
+        try await ok(a, "share", "Shows", "b")
         try await eventually("b edits them again") { try role(of: board, on: b) == "editor" && role(of: loose, on: b) == "editor" }
     }
 
     @Test func offersWaitForAUserWhenThePeerIsNotTrustedToShareFreely() async throws {
         let (a, b) = try await startedPair()
         defer { a.stop(); b.stop() }
-        #expect(try ok(b, "peers", "set", "a", "--auto-accept", "off").contains("wait in `storyteller shares pending`"))
-        let peers = try #require(try b.json("peers") as? [[String: Any]])
+        #expect(try await ok(b, "peers", "set", "a", "--auto-accept", "off").contains("wait in `storyteller shares pending`"))
+        let peers = try #require(try await b.json("peers") as? [[String: Any]])
         #expect(peers.first?["autoAccept"] as? Bool == false)
 
-        let first = try ok(a, "projects", "create", "Offered")
-        let second = try ok(a, "projects", "create", "Unwanted")
-        try ok(a, "share", first, "b")
-        try ok(a, "share", second, "b")
-        try await eventually("both wait on b") { try ok(b, "shares", "pending").contains("Unwanted") && ok(b, "shares", "pending").contains("Offered") }
+        let first = try await ok(a, "projects", "create", "Offered")
+        let second = try await ok(a, "projects", "create", "Unwanted")
+        try await ok(a, "share", first, "b")
+        try await ok(a, "share", second, "b")
+        try await eventually("both wait on b") {
+            let pending = try await ok(b, "shares", "pending")
+            return pending.contains("Unwanted") && pending.contains("Offered")
+        }
         #expect(try role(of: first, on: b) == "none", "nothing is taken before a user says so")
 
-        #expect(try ok(b, "shares", "accept", "Offered").contains("accepted Offered"))
+        #expect(try await ok(b, "shares", "accept", "Offered").contains("accepted Offered"))
         try await eventually("the accepted one syncs") { try role(of: first, on: b) == "editor" }
-        #expect(try ok(b, "shares", "decline", "Unwanted").contains("declined Unwanted"))
-        #expect(!(try ok(b, "shares", "pending").contains("Unwanted")))
+        #expect(try await ok(b, "shares", "decline", "Unwanted").contains("declined Unwanted"))
+        #expect(!(try await ok(b, "shares", "pending").contains("Unwanted")))
         // The peer offering it again (a reconnect) is ignored.
-        try ok(b, "peers", "pause", "a")
-        try ok(b, "peers", "resume", "a")
+        try await ok(b, "peers", "pause", "a")
+        try await ok(b, "peers", "resume", "a")
         try await Task.sleep(for: .seconds(1))
-        let pendingNow = try ok(b, "shares", "pending")
+        let pendingNow = try await ok(b, "shares", "pending")
         let secondRole = try role(of: second, on: b)
         #expect(!pendingNow.contains("Unwanted") && secondRole == "none")
-        let unknown = try storyteller(["shares", "accept", "Nothing", "--socket", b.socket])
+        let unknown = try await storyteller(["shares", "accept", "Nothing", "--socket", b.socket])
         #expect(unknown.status == 64 && unknown.errors.contains("no offer 'Nothing'"))
     }
 }
@@ -415,9 +424,9 @@ import Testing
         // from a (of about 700): the catch-up stops in the middle
         // however fast the machine, and the SIGKILL comes then. a does not dial b.
         let proxy = try await CuttingProxy(to: try a.port(), cutAfter: 256 << 10, stall: true, group: Self.group)
-        #expect(try a.cli("peers", "add", bID, "--name", "b").status == 0)
-        #expect(try b.cli("peers", "add", aID, "--address", "127.0.0.1:\(proxy.port)", "--name", "a").status == 0)
-        let share = try a.cli("share", "Shows/Night Train", "b")
+        #expect(try await a.cli("peers", "add", bID, "--name", "b").status == 0)
+        #expect(try await b.cli("peers", "add", aID, "--address", "127.0.0.1:\(proxy.port)", "--name", "a").status == 0)
+        let share = try await a.cli("share", "Shows/Night Train", "b")
         #expect(share.status == 0 && share.output.contains("shared folder Shows/Night Train with b"), "\(share.errors)")
         let shared = ContinuousClock.now
         try await eventually("part of the folder reached b, and the proxy holds", timeout: .seconds(60)) { try proxy.isCut && changes(b) > 0 }
@@ -427,13 +436,13 @@ import Testing
             let partial = try await storedChanges(in: b.home)
             #expect(partial > 0 && partial < 3 * Self.projects, "cut in the middle (\(partial) changes)")
             b = try await StartedDaemon.start(in: b.home, name: "b")
-            #expect(try b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())").status == 0)
+            #expect(try await b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())").status == 0)
         } else {
             let partial = try changes(b)
             a.daemon.kill()
             #expect(partial > 0 && partial < 3 * Self.projects, "cut in the middle (\(partial) changes)")
             a = try await StartedDaemon.start(in: a.home, name: "a")
-            #expect(try b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())").status == 0)
+            #expect(try await b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())").status == 0)
         }
         await proxy.close()
         let resumed = ContinuousClock.now
@@ -454,7 +463,7 @@ import Testing
         }
         #expect(strokes.allSatisfy { $0 == 1 }, "\(strokes)")
         // b shows the folder under its name, with its subfolder and every project.
-        let tree = try #require(try b.json("tree") as? [String: Any])
+        let tree = try #require(try await b.json("tree") as? [String: Any])
         let folder = try #require((tree["shared"] as? [[String: Any]] ?? []).first { $0["name"] as? String == "Night Train" })
         let nodes = folder["nodes"] as? [[String: Any]] ?? []
         #expect(nodes.filter { $0["kind"] as? String == "project" }.count == Self.projects)

@@ -21,8 +21,8 @@ import Testing
 
     /// Runs the CLI and expects success; its output, trimmed.
     @discardableResult
-    private func ok(_ daemon: StartedDaemon, _ arguments: String...) throws -> String {
-        let result = try storyteller(arguments + ["--socket", daemon.socket])
+    private func ok(_ daemon: StartedDaemon, _ arguments: String...) async throws -> String {
+        let result = try await storyteller(arguments + ["--socket", daemon.socket])
         #expect(result.status == 0, "\(arguments): \(result.errors)")
         return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -78,22 +78,22 @@ import Testing
         // Its accomplice, given the folder read-write: a relay whose own rights are not the author's.
         let relay = try Identity.generate(commonName: "relay")
         let r = relay.peerID.description
-        try ok(a, "peers", "add", try c.peerID(), "--address", "127.0.0.1:\(try c.port())", "--name", "c")
-        try ok(c, "peers", "add", try a.peerID(), "--address", "127.0.0.1:\(try a.port())", "--name", "a")
+        try await ok(a, "peers", "add", try c.peerID(), "--address", "127.0.0.1:\(try c.port())", "--name", "c")
+        try await ok(c, "peers", "add", try a.peerID(), "--address", "127.0.0.1:\(try a.port())", "--name", "a")
         // Both know the hostile peer (a crew member's laptop); neither dials it.
-        try ok(a, "peers", "add", h, "--name", "h")
-        try ok(c, "peers", "add", h, "--name", "h")
-        try ok(a, "peers", "add", r, "--name", "r")
-        try ok(c, "peers", "add", r, "--name", "r")
+        try await ok(a, "peers", "add", h, "--name", "h")
+        try await ok(c, "peers", "add", h, "--name", "h")
+        try await ok(a, "peers", "add", r, "--name", "r")
+        try await ok(c, "peers", "add", r, "--name", "r")
 
-        try ok(a, "folders", "create", "Shows")
-        try ok(a, "folders", "create", "Night Train", "--in", "Shows")
-        let board = try ok(a, "projects", "create", "Pitch", "--folder", "Shows/Night Train")
-        try ok(a, "scenes", "add", board, "--title", "Opening")
-        try ok(a, "share", "Shows/Night Train", "c")
-        try ok(a, "share", "Shows/Night Train", "h", "--read-only")
-        try ok(a, "share", "Shows/Night Train", "r")
-        let library = try #require(try a.json("tree") as? [String: Any])
+        try await ok(a, "folders", "create", "Shows")
+        try await ok(a, "folders", "create", "Night Train", "--in", "Shows")
+        let board = try await ok(a, "projects", "create", "Pitch", "--folder", "Shows/Night Train")
+        try await ok(a, "scenes", "add", board, "--title", "Opening")
+        try await ok(a, "share", "Shows/Night Train", "c")
+        try await ok(a, "share", "Shows/Night Train", "h", "--read-only")
+        try await ok(a, "share", "Shows/Night Train", "r")
+        let library = try #require(try await a.json("tree") as? [String: Any])
         let entry = try #require((library["nodes"] as? [[String: Any]] ?? []).first { $0["name"] as? String == "Night Train" })
         let folderText = try #require(entry["folder"] as? String)
         let (project, folder) = (try #require(DocumentID(board)), try #require(DocumentID(folderText)))
@@ -115,7 +115,7 @@ import Testing
         var mineFolder = LibraryDocument(id: folder, author: LocalAuthor(identity: signer, nonce: 1)!)
         try mineFolder.apply(batch: ChangeBatch.encode(try #require(taken[folder]).map(\.0))[...])
         #expect(mine.role(of: hostile.peerID) == .reader && mineFolder.role(of: hostile.peerID) == .reader)
-        let title = (try a.json("projects", "show", board) as? [String: Any])?["title"] as? String
+        let title = (try await a.json("projects", "show", board) as? [String: Any])?["title"] as? String
         let owner = try #require(projectChanges.first?.1.replica, "the founding change is the owner's")
 
         let before = (try status(of: board, on: a)?.changes, try status(of: board, on: c)?.changes)
@@ -164,15 +164,15 @@ import Testing
         // Nothing of it landed anywhere; the honest daemons sync on (c's edit reaches a).
         #expect(try status(of: board, on: a)?.changes == before.0 && status(of: board, on: c)?.changes == before.1)
         #expect(try status(of: folderText, on: a)?.changes == folderBefore.0 && status(of: folderText, on: c)?.changes == folderBefore.1)
-        try ok(c, "scenes", "add", board, "--title", "From c")
+        try await ok(c, "scenes", "add", board, "--title", "From c")
         try await eventually("c's edit reaches a") {
-            let scenes = (try a.json("projects", "show", board) as? [String: Any])?["scenes"] as? [[String: Any]] ?? []
+            let scenes = (try await a.json("projects", "show", board) as? [String: Any])?["scenes"] as? [[String: Any]] ?? []
             return scenes.contains { $0["title"] as? String == "From c" }
         }
         for daemon in [a, c] {
-            let body = try #require(try daemon.json("projects", "show", board) as? [String: Any])
+            let body = try #require(try await daemon.json("projects", "show", board) as? [String: Any])
             #expect(body["title"] as? String == title && title != "Hijacked")
-            #expect(!(try ok(daemon, "tree").contains("Hijacked")))
+            #expect(!(try await ok(daemon, "tree").contains("Hijacked")))
         }
         #expect(try status(of: board, on: a)?.changes == status(of: board, on: c)?.changes)
     }

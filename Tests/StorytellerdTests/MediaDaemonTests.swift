@@ -9,18 +9,18 @@ import Testing
 /// stored; a transfer cut by SIGKILL resuming from the chunks it held.
 @Suite(.serialized) struct MediaDaemonTests {
     /// a and b trust and dial each other.
-    func pair(_ a: StartedDaemon, _ b: StartedDaemon) throws -> (aID: String, bID: String) {
+    func pair(_ a: StartedDaemon, _ b: StartedDaemon) async throws -> (aID: String, bID: String) {
         let (aID, bID) = (try a.peerID(), try b.peerID())
-        #expect(try a.cli("peers", "add", bID, "--address", "127.0.0.1:\(try b.port())", "--name", "b").status == 0)
-        #expect(try b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())", "--name", "a").status == 0)
+        #expect(try await a.cli("peers", "add", bID, "--address", "127.0.0.1:\(try b.port())", "--name", "b").status == 0)
+        #expect(try await b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())", "--name", "a").status == 0)
         return (aID, bID)
     }
 
     /// A project with one scene and shot (1-1) on `daemon`.
-    func boardWithAShot(on daemon: StartedDaemon, _ name: String) throws -> String {
-        let project = try daemon.cli("projects", "create", name).output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try daemon.cli("scenes", "add", project).status == 0)
-        #expect(try daemon.cli("shots", "add", project, "1").status == 0)
+    func boardWithAShot(on daemon: StartedDaemon, _ name: String) async throws -> String {
+        let project = try await daemon.cli("projects", "create", name).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await daemon.cli("scenes", "add", project).status == 0)
+        #expect(try await daemon.cli("shots", "add", project, "1").status == 0)
         return project
     }
 
@@ -33,8 +33,8 @@ import Testing
     func sha256(_ bytes: [UInt8]) -> String { OpenSSLCrypto.shared.sha256(nil, bytes[...]).description }
 
     /// `media list --json` of a project on a daemon.
-    func media(_ project: String, on daemon: StartedDaemon) throws -> [[String: Any]] {
-        try daemon.json("media", "list", project) as? [[String: Any]] ?? []
+    func media(_ project: String, on daemon: StartedDaemon) async throws -> [[String: Any]] {
+        try await daemon.json("media", "list", project) as? [[String: Any]] ?? []
     }
 
     @Test func anImageAndASoundAddedOfflineArriveAfterTheReconnectByteForByte() async throws {
@@ -44,38 +44,38 @@ import Testing
         defer { a.stop() }
         var b = try await StartedDaemon.start(name: "b")
         defer { b.stop() }
-        let (_, bID) = try pair(a, b)
-        let project = try boardWithAShot(on: a, "Night Train")
-        #expect(try a.cli("share", project, bID).status == 0)
+        let (_, bID) = try await pair(a, b)
+        let project = try await boardWithAShot(on: a, "Night Train")
+        #expect(try await a.cli("share", project, bID).status == 0)
         try await eventually("b has the project") { try b.client.get("/v1/projects/\(project)").status == 200 }
         // b goes offline; a adds a photo (over a megabyte: several chunks), a sound and dialogue.
         b.daemon.kill()
         let picture = TestMedia.png(width: 800, height: 600, seed: 11)
         let sound = TestMedia.wav(seconds: 1.5, seed: 2)
-        let added = try a.json("images", "add", project, "1-1", write(picture, named: "platform.png", in: files), "--name", "Plate", "--fit", "cover")
+        let added = try await a.json("images", "add", project, "1-1", write(picture, named: "platform.png", in: files), "--name", "Plate", "--fit", "cover")
         let layer = try #require(added as? [String: Any])
         #expect(layer["kind"] as? String == "image" && layer["name"] as? String == "Plate" && layer["fit"] as? String == "cover")
         let image = try #require(layer["image"] as? [String: Any])
         #expect(image["blob"] as? String == sha256(picture))
         #expect(image["type"] as? String == "image/png" && image["width"] as? Int == 800 && image["height"] as? Int == 600)
-        let set = try a.cli("sound", "set", project, "1-1", write(sound, named: "whistle.wav", in: files), "--offset", "0.5")
+        let set = try await a.cli("sound", "set", project, "1-1", write(sound, named: "whistle.wav", in: files), "--offset", "0.5")
         #expect(set.status == 0, "\(set.errors)")
         #expect(set.output.contains("1.50 s") && set.output.contains(sha256(sound)), "\(set.output)")
-        #expect(try a.cli("shots", "set", project, "1-1", "--dialogue", "Tickets, please.", "--action", "She runs.").status == 0)
+        #expect(try await a.cli("shots", "set", project, "1-1", "--dialogue", "Tickets, please.", "--action", "She runs.").status == 0)
         // Drawing on the image layer is refused: strokes go on other layers.
-        let drawn = try a.cli("strokes", "add", project, "1-1/Plate", "--points", "[0.1,0.1,0.5,0.2,0.2,0.5]")
+        let drawn = try await a.cli("strokes", "add", project, "1-1/Plate", "--points", "[0.1,0.1,0.5,0.2,0.2,0.5]")
         #expect(drawn.status != 0 && drawn.errors.contains("image layer"), "\(drawn.errors) \(drawn.output)")
 
         b = try await StartedDaemon.start(in: b.home, name: "b")
         try await eventually("b holds both", timeout: .seconds(60)) {
-            let entries = try media(project, on: b)
+            let entries = try await media(project, on: b)
             return entries.count == 2 && entries.allSatisfy { $0["state"] as? String == "complete" }
         }
         let got = files.path + "/got.png"
-        let fetched = try b.cli("media", "get", project, String(sha256(picture).prefix(10)), "--out", got)
+        let fetched = try await b.cli("media", "get", project, String(sha256(picture).prefix(10)), "--out", got)
         #expect(fetched.status == 0, "\(fetched.errors)")
         #expect(FileManager.default.contents(atPath: got).map { Array($0) } == picture)
-        let shot = try #require(((b.json("shots", "list", project) as? [[String: Any]]) ?? []).first)
+        let shot = try #require(((await b.json("shots", "list", project) as? [[String: Any]]) ?? []).first)
         #expect(shot["dialogue"] as? String == "Tickets, please." && shot["action"] as? String == "She runs.")
         let onB = try #require(shot["sound"] as? [String: Any])
         #expect(onB["blob"] as? String == sha256(sound) && onB["offset"] as? Double == 0.5)
@@ -89,9 +89,9 @@ import Testing
         let colours = Set((0..<400).map { panel[$0, 112] })
         #expect(colours.count > 150, "the picture's pixels across the panel: \(colours.count) colours")
         // The sound cleared on b reaches a.
-        #expect(try b.cli("sound", "clear", project, "1-1").status == 0)
+        #expect(try await b.cli("sound", "clear", project, "1-1").status == 0)
         try await eventually("a has no sound on 1-1") {
-            let shots = try a.json("shots", "list", project) as? [[String: Any]] ?? []
+            let shots = try await a.json("shots", "list", project) as? [[String: Any]] ?? []
             return shots.first.map { $0["sound"] == nil } ?? false
         }
     }
@@ -102,7 +102,7 @@ import Testing
         // At most 1 MiB, and only PNG images (media-types).
         let daemon = try await StartedDaemon.start(environment: ["STORYTELLER_BLOB_MAX_BYTES": "1048576", "STORYTELLER_MEDIA_TYPES": "png"])
         defer { daemon.stop() }
-        let project = try boardWithAShot(on: daemon, "Refusals")
+        let project = try await boardWithAShot(on: daemon, "Refusals")
         let picture = TestMedia.png(width: 100, height: 80, seed: 1)
         let cases: [(String, [UInt8], [String], String)] = [
             ("notes.png", Array("hello, this is text\n".utf8), ["images", "add"], "not an image"),
@@ -114,7 +114,7 @@ import Testing
             ("empty.png", [], ["images", "add"], "empty"),
         ]
         for (name, bytes, command, words) in cases {
-            let result = try storyteller(command + [project, "1-1", write(bytes, named: name, in: files), "--socket", daemon.socket])
+            let result = try await storyteller(command + [project, "1-1", write(bytes, named: name, in: files), "--socket", daemon.socket])
             #expect(result.status == 1, "\(name) was taken")
             #expect(result.errors.lowercased().contains(words.lowercased()), "\(name): \(result.errors)")
         }
@@ -123,10 +123,10 @@ import Testing
         let png = write(picture, named: "ok.png", in: files)
         let missingShot = try daemon.client.upload("POST", "/v1/projects/\(project)/shots/99@00000000000000aa/images", file: png)
         #expect(missingShot.status == 404)
-        let shotIDText = try #require((try daemon.json("shots", "list", project) as? [[String: Any]])?.first?["id"] as? String)
+        let shotIDText = try #require((try await daemon.json("shots", "list", project) as? [[String: Any]])?.first?["id"] as? String)
         let hexOffset = try daemon.client.upload("PUT", "/v1/projects/\(project)/shots/\(shotIDText)/sound?offset=0x10", file: png)
         #expect(hexOffset.status == 400)
-        let cleared = try daemon.cli("sound", "clear", project, "1-1")
+        let cleared = try await daemon.cli("sound", "clear", project, "1-1")
         #expect(cleared.status == 0 && cleared.output.contains("had no sound"), "\(cleared.output)")
         // A 2 GiB file (sparse: it takes no disk) is refused at once, from its announced length.
         let huge = files.path + "/huge.png"
@@ -135,7 +135,7 @@ import Testing
         try handle.truncate(atOffset: 2 << 30)
         try handle.close()
         let started = ContinuousClock.now
-        let refused = try storyteller(["images", "add", project, "1-1", huge, "--socket", daemon.socket])
+        let refused = try await storyteller(["images", "add", project, "1-1", huge, "--socket", daemon.socket])
         #expect(refused.status == 1 && refused.errors.contains("2 GiB, over the limit"), "\(refused.errors)")
         #expect(ContinuousClock.now - started < .seconds(20), "the CLI stopped sending once refused")
         // An upload cut in the middle of its body.
@@ -147,14 +147,14 @@ import Testing
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         #expect(connected == 0)
-        let shotID = try #require((try daemon.json("shots", "list", project) as? [[String: Any]])?.first?["id"] as? String)
+        let shotID = try #require((try await daemon.json("shots", "list", project) as? [[String: Any]])?.first?["id"] as? String)
         let head = "POST /v1/projects/\(project)/shots/\(shotID)/images HTTP/1.1\r\nHost: x\r\nContent-Length: 500000\r\n\r\n"
         let partial = Array(head.utf8) + Array(picture.prefix(20_000))
         _ = partial.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         close(fd)
         try await Task.sleep(for: .milliseconds(300))
         // Nothing of any of them is kept, nothing is half-applied, and the daemon is fine.
-        let status = try daemon.json("media", "status") as? [String: Any] ?? [:]
+        let status = try await daemon.json("media", "status") as? [String: Any] ?? [:]
         #expect(status["stored"] as? Int == 0)
         let blobs = daemon.home.path + "/blobs"
         let kept = (FileManager.default.enumerator(atPath: blobs + "/complete")?.allObjects as? [String] ?? []).filter { $0.count == 64 }
@@ -162,9 +162,9 @@ import Testing
         try await eventually("no upload is left in the blob store's scratch directory") {
             (try FileManager.default.contentsOfDirectory(atPath: blobs + "/tmp")).isEmpty
         }
-        let layers = try daemon.json("layers", "list", project, "1-1") as? [[String: Any]] ?? []
+        let layers = try await daemon.json("layers", "list", project, "1-1") as? [[String: Any]] ?? []
         #expect(layers.isEmpty, "a refused upload added a layer: \(layers)")
-        #expect(try daemon.cli("images", "add", project, "1-1", write(picture, named: "good.png", in: files)).status == 0)
+        #expect(try await daemon.cli("images", "add", project, "1-1", write(picture, named: "good.png", in: files)).status == 0)
     }
 
     @Test func aReaderCannotAddMediaToTheProjectItWasShownAndGetsItsMedia() async throws {
@@ -174,17 +174,17 @@ import Testing
         defer { a.stop() }
         let b = try await StartedDaemon.start(name: "b")
         defer { b.stop() }
-        let (_, bID) = try pair(a, b)
-        let project = try boardWithAShot(on: a, "Look only")
+        let (_, bID) = try await pair(a, b)
+        let project = try await boardWithAShot(on: a, "Look only")
         let picture = TestMedia.png(width: 300, height: 200, seed: 4)
-        #expect(try a.cli("images", "add", project, "1-1", write(picture, named: "ref.png", in: files)).status == 0)
-        #expect(try a.cli("share", project, bID, "--read-only").status == 0)
+        #expect(try await a.cli("images", "add", project, "1-1", write(picture, named: "ref.png", in: files)).status == 0)
+        #expect(try await a.cli("share", project, bID, "--read-only").status == 0)
         try await eventually("b holds the project and its image") {
-            try media(project, on: b).first?["state"] as? String == "complete"
+            try await media(project, on: b).first?["state"] as? String == "complete"
         }
-        let refused = try b.cli("images", "add", project, "1-1", write(TestMedia.png(width: 10, height: 10, seed: 9), named: "mine.png", in: files))
+        let refused = try await b.cli("images", "add", project, "1-1", write(TestMedia.png(width: 10, height: 10, seed: 9), named: "mine.png", in: files))
         #expect(refused.status == 1 && refused.errors.contains("read-only"), "\(refused.errors)")
-        let stored = try b.json("media", "status") as? [String: Any] ?? [:]
+        let stored = try await b.json("media", "status") as? [String: Any] ?? [:]
         #expect(stored["stored"] as? Int == 1, "the reader stored only what it was shown")
     }
 
@@ -196,26 +196,26 @@ import Testing
         defer { a.stop() }
         var b = try await StartedDaemon.start(name: "b")
         defer { b.stop() }
-        let (_, bID) = try pair(a, b)
-        let project = try boardWithAShot(on: a, "Resume")
-        #expect(try a.cli("share", project, bID).status == 0)
+        let (_, bID) = try await pair(a, b)
+        let project = try await boardWithAShot(on: a, "Resume")
+        #expect(try await a.cli("share", project, bID).status == 0)
         try await eventually("b has the project") { try b.client.get("/v1/projects/\(project)").status == 200 }
         let picture = TestMedia.png(ofAbout: 12 << 20, seed: 21)
-        #expect(try a.cli("images", "add", project, "1-1", write(picture, named: "big.png", in: files)).status == 0)
+        #expect(try await a.cli("images", "add", project, "1-1", write(picture, named: "big.png", in: files)).status == 0)
         var heldBeforeKill = 0
         try await eventually("b holds a third of it", timeout: .seconds(60)) {
-            heldBeforeKill = (try media(project, on: b).first?["heldBytes"] as? Int) ?? 0
+            heldBeforeKill = await (try media(project, on: b).first?["heldBytes"] as? Int) ?? 0
             return heldBeforeKill > picture.count / 3
         }
         b.daemon.kill()
         b = try await StartedDaemon.start(in: b.home, name: "b")
-        let heldAfterRestart = (try media(project, on: b).first?["heldBytes"] as? Int) ?? 0
+        let heldAfterRestart = await (try media(project, on: b).first?["heldBytes"] as? Int) ?? 0
         #expect(heldAfterRestart >= heldBeforeKill * 9 / 10, "the chunks held before the kill were kept (\(heldAfterRestart) of \(heldBeforeKill))")
         try await eventually("b holds all of it", timeout: .seconds(60)) {
-            try media(project, on: b).first?["state"] as? String == "complete"
+            try await media(project, on: b).first?["state"] as? String == "complete"
         }
         let got = files.path + "/got.png"
-        #expect(try b.cli("media", "get", project, sha256(picture), "--out", got).status == 0)
+        #expect(try await b.cli("media", "get", project, sha256(picture), "--out", got).status == 0)
         #expect(FileManager.default.contents(atPath: got).map { Array($0) } == picture)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StoryTestSupport
 import StoryClient
 import StoryDaemon
 import Testing
@@ -125,12 +126,12 @@ import Testing
         let b = try await StartedDaemon.start(name: "b")
         defer { b.stop() }
         let (aID, bID) = (try a.peerID(), try b.peerID())
-        #expect(try a.cli("peers", "add", bID, "--address", "127.0.0.1:\(try b.port())", "--name", "bob").status == 0)
-        #expect(try b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())").status == 0)
-        let project = try a.cli("projects", "create", "Measured").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try a.cli("share", project, bID).status == 0)
+        #expect(try await a.cli("peers", "add", bID, "--address", "127.0.0.1:\(try b.port())", "--name", "bob").status == 0)
+        #expect(try await b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())").status == 0)
+        let project = try await a.cli("projects", "create", "Measured").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await a.cli("share", project, bID).status == 0)
         try await eventually("b has the project") { try b.client.get("/v1/projects/\(project)").status == 200 }
-        #expect(try a.cli("scenes", "add", project, "--title", "Timed").status == 0)
+        #expect(try await a.cli("scenes", "add", project, "--title", "Timed").status == 0)
 
         let line = try #require(a.daemon.errors.split(separator: "\n").first { $0.contains("serving metrics on http://127.0.0.1:") })
         let port = try #require(line.firstMatch(of: /127\.0\.0\.1:(\d+)\/metrics/).flatMap { Int($0.1) })

@@ -10,30 +10,30 @@ import Testing
         defer { started.stop() }
         let config = try TemporaryDirectory()
         defer { config.remove() }
-        func run(_ arguments: String..., environment: [String: String] = [:]) throws -> (status: Int32, output: String, errors: String) {
-            try storyteller(arguments + ["--socket", started.socket], environment: ["XDG_CONFIG_HOME": config.path].merging(environment) { $1 })
+        func run(_ arguments: String..., environment: [String: String] = [:]) async throws -> (status: Int32, output: String, errors: String) {
+            try await storyteller(arguments + ["--socket", started.socket], environment: ["XDG_CONFIG_HOME": config.path].merging(environment) { $1 })
         }
-        func ok(_ arguments: String...) throws -> String {
-            let result = try storyteller(arguments + ["--socket", started.socket], environment: ["XDG_CONFIG_HOME": config.path])
+        func ok(_ arguments: String...) async throws -> String {
+            let result = try await storyteller(arguments + ["--socket", started.socket], environment: ["XDG_CONFIG_HOME": config.path])
             #expect(result.status == 0, "\(arguments): \(result.errors)")
             return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
-        #expect(try run("folders", "create", "Films").status == 0)
-        let project = try ok("projects", "create", "Night Train", "--folder", "Films")
-        let other = try ok("projects", "create", "Night Bus")
+        #expect(try await run("folders", "create", "Films").status == 0)
+        let project = try await ok("projects", "create", "Night Train", "--folder", "Films")
+        let other = try await ok("projects", "create", "Night Bus")
         // Scenes by number and title, shots by label, layers by name.
-        _ = try ok("scenes", "add", "Night Train", "--title", "Platform")
-        _ = try ok("scenes", "add", "Films/Night Train", "--title", "Tunnel")
-        let first = try ok("shots", "add", String(project.prefix(8)), "1", "--caption", "Wide", "--duration", "3")
-        let second = try ok("shots", "add", "night train", "Platform", "--caption", "Close")
-        let third = try ok("shots", "add", "Night Train", "tunnel")
-        _ = try ok("layers", "add", "Night Train", "1-2", "--name", "ink")
-        _ = try ok("layers", "add", "Night Train", "2A", "--name", "ink")
-        _ = try ok("strokes", "add", "Night Train", "1-2/ink", "--points", "[0.1,0.1,1, 0.9,0.9,1]")
-        _ = try ok("strokes", "add", "Night Train", "1B/ink", "--points", "[0.2,0.2,1, 0.8,0.8,1]")
+        _ = try await ok("scenes", "add", "Night Train", "--title", "Platform")
+        _ = try await ok("scenes", "add", "Films/Night Train", "--title", "Tunnel")
+        let first = try await ok("shots", "add", String(project.prefix(8)), "1", "--caption", "Wide", "--duration", "3")
+        let second = try await ok("shots", "add", "night train", "Platform", "--caption", "Close")
+        let third = try await ok("shots", "add", "Night Train", "tunnel")
+        _ = try await ok("layers", "add", "Night Train", "1-2", "--name", "ink")
+        _ = try await ok("layers", "add", "Night Train", "2A", "--name", "ink")
+        _ = try await ok("strokes", "add", "Night Train", "1-2/ink", "--points", "[0.1,0.1,1, 0.9,0.9,1]")
+        _ = try await ok("strokes", "add", "Night Train", "1B/ink", "--points", "[0.2,0.2,1, 0.8,0.8,1]")
 
-        let body = try #require(try JSONSerialization.jsonObject(with: Data(try ok("projects", "show", project, "--json").utf8)) as? [String: Any])
+        let body = try #require(try await JSONSerialization.jsonObject(with: Data(try ok("projects", "show", project, "--json").utf8)) as? [String: Any])
         let scenes = try #require(body["scenes"] as? [[String: Any]])
         let shots = scenes.flatMap { $0["shots"] as? [[String: Any]] ?? [] }
         #expect(shots.map { $0["id"] as? String } == [first, second, third], "shots in the scenes named by number, title and any case")
@@ -43,62 +43,62 @@ import Testing
         #expect(inkStrokes?.count == 2, "1-2/ink and 1B/ink are the same layer")
 
         // An ambiguous layer name lists the candidates and exits 64; the shot narrows it.
-        let ambiguous = try run("strokes", "list", "Night Train", "ink")
+        let ambiguous = try await run("strokes", "list", "Night Train", "ink")
         #expect(ambiguous.status == 64)
         #expect(ambiguous.errors.contains("'ink' could be any of 2 layers") && ambiguous.errors.contains("in shot 1-2")
             && ambiguous.errors.contains("in shot 2-1"), "\(ambiguous.errors)")
-        let listed = try ok("strokes", "list", "Night Train", "1-2/ink")
+        let listed = try await ok("strokes", "list", "Night Train", "1-2/ink")
         #expect(listed.hasPrefix("#") && listed.split(separator: "\n").count == 3, "a header and two strokes: \(listed)")
         // Strokes by their number in the layer.
-        _ = try ok("strokes", "erase", "Night Train", "1-2/ink", "1")
-        #expect(try ok("strokes", "list", "Night Train", "1-2/ink").split(separator: "\n").count == 2)
+        _ = try await ok("strokes", "erase", "Night Train", "1-2/ink", "1")
+        #expect(try await ok("strokes", "list", "Night Train", "1-2/ink").split(separator: "\n").count == 2)
 
         // Listing commands.
-        let scenesList = try ok("scenes", "list", "Night Train")
+        let scenesList = try await ok("scenes", "list", "Night Train")
         #expect(scenesList.contains("Platform") && scenesList.contains("Tunnel") && scenesList.contains("5 s"), "2 shots: 3 s + 2 s: \(scenesList)")
-        let shotsList = try ok("shots", "list", "Night Train", "--scene", "2")
+        let shotsList = try await ok("shots", "list", "Night Train", "--scene", "2")
         #expect(shotsList.contains("2-1") && !shotsList.contains("1-1"))
-        let layersList = try ok("layers", "list", "Night Train", "1-2")
+        let layersList = try await ok("layers", "list", "Night Train", "1-2")
         #expect(layersList.contains("ink"))
 
         // A project name that is close but wrong: did you mean; an id prefix shared by nothing: not found.
-        let typo = try run("projects", "show", "Nigth Train")
+        let typo = try await run("projects", "show", "Nigth Train")
         #expect(typo.status == 64 && typo.errors.contains("did you mean 'Night Train'?"), "\(typo.errors)")
         // Two projects with the same name: ambiguous, both listed with their short ids.
-        _ = try ok("projects", "rename", other, "Night Train")
-        let twins = try run("projects", "show", "Night Train")
+        _ = try await ok("projects", "rename", other, "Night Train")
+        let twins = try await run("projects", "show", "Night Train")
         #expect(twins.status == 64 && twins.errors.contains("could be any of 2 projects"), "\(twins.errors)")
         #expect(twins.errors.contains(String(project.prefix(7))) && twins.errors.contains(String(other.prefix(7))))
-        #expect(try run("projects", "show", "Films/Night Train").status == 0, "the library path still tells them apart")
+        #expect(try await run("projects", "show", "Films/Night Train").status == 0, "the library path still tells them apart")
 
         // A current project: `use`, then commands without one; STORYTELLER_PROJECT wins.
-        #expect(try run("shots", "list").errors.contains("which project?"))
-        #expect(try ok("use", "Films/Night Train").contains("using Night Train"))
-        #expect(try ok("shots", "list").contains("1-2"))
-        _ = try ok("shots", "set", "1-1", "--caption", "Very wide")
-        #expect(try ok("shots", "list").contains("Very wide"))
-        let environment = try run("shots", "list", environment: ["STORYTELLER_PROJECT": other])
+        #expect(try await run("shots", "list").errors.contains("which project?"))
+        #expect(try await ok("use", "Films/Night Train").contains("using Night Train"))
+        #expect(try await ok("shots", "list").contains("1-2"))
+        _ = try await ok("shots", "set", "1-1", "--caption", "Very wide")
+        #expect(try await ok("shots", "list").contains("Very wide"))
+        let environment = try await run("shots", "list", environment: ["STORYTELLER_PROJECT": other])
         #expect(environment.status == 0 && !environment.output.contains("1-2"), "the other project has no shots")
-        #expect(try ok("use").contains("chosen with `storyteller use`"))
+        #expect(try await ok("use").contains("chosen with `storyteller use`"))
         // A shot label where the project goes (`layers add 1-1 ink`: the name is an option) says so.
-        let misplaced = try run("layers", "add", "1-1", "ink")
+        let misplaced = try await run("layers", "add", "1-1", "ink")
         #expect(misplaced.status == 64 && misplaced.errors.contains("no project '1-1'"), "\(misplaced)")
         #expect(misplaced.errors.contains("'1-1' looks like a shot label, not a project"), "\(misplaced)")
-        #expect(!(try run("layers", "add", "Night Train", "nowhere").errors.contains("looks like a shot label")))
-        _ = try ok("use", "--clear")
-        #expect(try run("shots", "list").status == 64)
+        #expect(!(try await run("layers", "add", "Night Train", "nowhere").errors.contains("looks like a shot label")))
+        _ = try await ok("use", "--clear")
+        #expect(try await run("shots", "list").status == 64)
 
         // Peers by name and prefix.
         let peer = CLITests.otherPeer
-        _ = try ok("peers", "add", peer, "--address", "127.0.0.1:9", "--name", "bob")
-        #expect(try ok("share", "Films/Night Train", "bob", "--read-only").contains("read-only"))
-        let shares = try #require(try JSONSerialization.jsonObject(with: Data(try ok("--json", "projects", "show", project).utf8)) as? [String: Any])
+        _ = try await ok("peers", "add", peer, "--address", "127.0.0.1:9", "--name", "bob")
+        #expect(try await ok("share", "Films/Night Train", "bob", "--read-only").contains("read-only"))
+        let shares = try #require(try await JSONSerialization.jsonObject(with: Data(try ok("--json", "projects", "show", project).utf8)) as? [String: Any])
         #expect(shares["id"] as? String == project)
-        #expect(try ok("unshare", String(project.prefix(8)), String(peer.prefix(9))).contains("unshared"))
-        _ = try ok("peers", "pause", "bob")
-        #expect(try ok("peers").contains("paused by you"))
-        _ = try ok("peers", "remove", "bob")
-        let gone = try run("peers", "pause", "bob")
+        #expect(try await ok("unshare", String(project.prefix(8)), String(peer.prefix(9))).contains("unshared"))
+        _ = try await ok("peers", "pause", "bob")
+        #expect(try await ok("peers").contains("paused by you"))
+        _ = try await ok("peers", "remove", "bob")
+        let gone = try await run("peers", "pause", "bob")
         #expect(gone.status == 64 && gone.errors.contains("no peer 'bob'"))
     }
 }

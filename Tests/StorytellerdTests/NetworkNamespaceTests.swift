@@ -139,15 +139,15 @@ struct NetworkNamespaceTests {
                 "b's link-local address, with a's interface to reach it: \(addresses)")
         }
 
-        #expect(try a.cli("peers", "add", idB, "--name", "b").status == 0)
-        #expect(try b.cli("peers", "add", idA, "--name", "a").status == 0)
+        #expect(try await a.cli("peers", "add", idB, "--name", "b").status == 0)
+        #expect(try await b.cli("peers", "add", idA, "--name", "a").status == 0)
         // Added by its id alone, a counts as discovered on b: b takes its shares once told to.
-        #expect(try b.cli("peers", "set", "a", "--auto-accept", "on").status == 0)
+        #expect(try await b.cli("peers", "set", "a", "--auto-accept", "on").status == 0)
         try await eventually("a and b connect over the link", timeout: .seconds(60)) {
             (try a.client.get("/v1/status").json as? [String: Any])?["peersConnected"] as? Int == 1
         }
-        let project = try a.cli("projects", "create", "Across the link").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try a.cli("share", project, "b").status == 0)
+        let project = try await a.cli("projects", "create", "Across the link").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await a.cli("share", project, "b").status == 0)
         try await eventually("b has a's project", timeout: .seconds(60)) { try b.client.get("/v1/projects/\(project)").status == 200 }
         for daemon in daemons { #expect(try await daemon.daemon.terminate() == 0) }
     }

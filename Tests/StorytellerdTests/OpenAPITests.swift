@@ -79,15 +79,15 @@ import Testing
         let validator = SchemaValidator(document: document)
         let daemon = try await StartedDaemon.start()
         defer { daemon.stop() }
-        let project = try daemon.cli("projects", "create", "Checked", "--folder", "root").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        let scene = try daemon.cli("scenes", "add", project, "--title", "Harbour").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        let shot = try daemon.cli("shots", "add", project, scene).output.trimmingCharacters(in: .whitespacesAndNewlines)
-        let layer = try daemon.cli("layers", "add", project, shot, "--name", "harbour ink").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try daemon.cli("strokes", "add", project, layer, "--points", "[0.1,0.2,0.5,0.3,0.4,0.6]").status == 0)
-        #expect(try daemon.cli("folders", "create", "Boards").status == 0)
-        #expect(try daemon.cli("peers", "add", CLITests.otherPeer, "--address", "127.0.0.1:9").status == 0)
-        #expect(try daemon.cli("share", project, CLITests.otherPeer).status == 0)
-        #expect(try daemon.cli("share", "library", CLITests.otherPeer, "--read-only").status == 0)
+        let project = try await daemon.cli("projects", "create", "Checked", "--folder", "root").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let scene = try await daemon.cli("scenes", "add", project, "--title", "Harbour").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let shot = try await daemon.cli("shots", "add", project, scene).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let layer = try await daemon.cli("layers", "add", project, shot, "--name", "harbour ink").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await daemon.cli("strokes", "add", project, layer, "--points", "[0.1,0.2,0.5,0.3,0.4,0.6]").status == 0)
+        #expect(try await daemon.cli("folders", "create", "Boards").status == 0)
+        #expect(try await daemon.cli("peers", "add", CLITests.otherPeer, "--address", "127.0.0.1:9").status == 0)
+        #expect(try await daemon.cli("share", project, CLITests.otherPeer).status == 0)
+        #expect(try await daemon.cli("share", "library", CLITests.otherPeer, "--read-only").status == 0)
         // Media: an image layer and a sound (shown by the project below too),
         // the answers of the upload routes, a file's bytes, and a refusal.
         let picture = Data(TestMedia.png(width: 40, height: 30))
@@ -171,7 +171,7 @@ import Testing
         #expect(validator.problems(of: try #require(edit.json), against: editSchema, at: "edits").isEmpty)
         // A project in the trash, listed, shown, in the status, and purged (the
         // peer it is shared with never had the delete: refused, then forced).
-        #expect(try daemon.cli("projects", "delete", project).status == 0)
+        #expect(try await daemon.cli("projects", "delete", project).status == 0)
         let trashChecks: [(path: String, target: String, shows: String)] = [
             ("/v1/projects", "/v1/projects?deleted=true", "everyone"), ("/v1/projects/{project}", "/v1/projects/\(project)", "everyone"),
             ("/v1/status", "/v1/status", "deleted"),

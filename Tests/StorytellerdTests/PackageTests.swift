@@ -12,8 +12,8 @@ import ZIPFoundation
 /// moves, moves in the package.
 @Suite(.serialized) struct PackageTests {
     /// `projects show --json` without what differs by machine (its rights here).
-    func board(_ project: String, on daemon: StartedDaemon) throws -> NSDictionary {
-        var shown = try #require(try daemon.json("projects", "show", project) as? [String: Any])
+    func board(_ project: String, on daemon: StartedDaemon) async throws -> NSDictionary {
+        var shown = try #require(try await daemon.json("projects", "show", project) as? [String: Any])
         shown["role"] = nil
         shown["readOnly"] = nil
         return shown as NSDictionary
@@ -26,28 +26,28 @@ import ZIPFoundation
     }
 
     /// A project on `a` with two shots, ink and an image, shared read-write with `b`.
-    func makeBoard(on a: StartedDaemon, sharedWith b: StartedDaemon, picture: String) throws -> String {
-        #expect(try a.cli("peers", "add", try b.peerID(), "--name", "b").status == 0)
-        let project = try a.cli("projects", "create", "Night Train").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try a.cli("scenes", "add", project).status == 0)
-        #expect(try a.cli("shots", "add", project, "1").status == 0)
-        #expect(try a.cli("shots", "add", project, "1").status == 0)
-        #expect(try a.cli("layers", "add", project, "1-1", "--name", "ink").status == 0)
-        let drawn = try a.cli("strokes", "add", project, "1-1/ink", "--points", "[0.1,0.1,0.5,0.5,0.9,0.5]")
+    func makeBoard(on a: StartedDaemon, sharedWith b: StartedDaemon, picture: String) async throws -> String {
+        #expect(try await a.cli("peers", "add", try b.peerID(), "--name", "b").status == 0)
+        let project = try await a.cli("projects", "create", "Night Train").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await a.cli("scenes", "add", project).status == 0)
+        #expect(try await a.cli("shots", "add", project, "1").status == 0)
+        #expect(try await a.cli("shots", "add", project, "1").status == 0)
+        #expect(try await a.cli("layers", "add", project, "1-1", "--name", "ink").status == 0)
+        let drawn = try await a.cli("strokes", "add", project, "1-1/ink", "--points", "[0.1,0.1,0.5,0.5,0.9,0.5]")
         #expect(drawn.status == 0, "\(drawn.errors)")
-        let added = try a.cli("images", "add", project, "1-2", picture, "--name", "Plate")
+        let added = try await a.cli("images", "add", project, "1-2", picture, "--name", "Plate")
         #expect(added.status == 0, "\(added.errors)")
-        #expect(try a.cli("share", project, "b").status == 0)
+        #expect(try await a.cli("share", project, "b").status == 0)
         return project
     }
 
-    func export(_ project: String, from daemon: StartedDaemon, to path: String) throws {
-        let result = try daemon.cli("export", "package", project, "--out", path)
+    func export(_ project: String, from daemon: StartedDaemon, to path: String) async throws {
+        let result = try await daemon.cli("export", "package", project, "--out", path)
         #expect(result.status == 0, "\(result.errors)")
     }
 
-    func importing(_ path: String, into daemon: StartedDaemon, _ extra: String...) throws -> [String: Any] {
-        let result = try storyteller(["import", path] + extra + ["--json", "--socket", daemon.socket])
+    func importing(_ path: String, into daemon: StartedDaemon, _ extra: String...) async throws -> [String: Any] {
+        let result = try await storyteller(["import", path] + extra + ["--json", "--socket", daemon.socket])
         #expect(result.status == 0, "\(result.errors)")
         return try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
     }
@@ -74,9 +74,9 @@ import ZIPFoundation
         let b = try await StartedDaemon.start(name: "b", ["--no-discovery"])
         defer { b.stop() }
         let picture = TestMedia.png(width: 300, height: 200, seed: 5)
-        let project = try makeBoard(on: a, sharedWith: b, picture: write(picture, named: "plate.png", in: files))
+        let project = try await makeBoard(on: a, sharedWith: b, picture: write(picture, named: "plate.png", in: files))
         let package = files.path + "/night-train.storyboard"
-        try export(project, from: a, to: package)
+        try await export(project, from: a, to: package)
 
         // An independent tool sees a valid zip with the manifest and a thumbnail per shot.
         let (tested, testOutput) = try run("/usr/bin/unzip", ["-t", package])
@@ -100,35 +100,35 @@ import ZIPFoundation
         #expect(sheetText.contains("Night Train") && sheetText.contains("1-1") && sheetText.contains("1-2"), "\(sheetText)")
 
         // Imported on a fresh daemon: the same board, its image byte for byte, editable (b was given the right).
-        let added = try importing(package, into: b, "--folder", "root")
+        let added = try await importing(package, into: b, "--folder", "root")
         #expect(added["outcome"] as? String == "added" && added["project"] as? String == project, "\(added)")
         #expect(added["blobsAdded"] as? Int == 1 && added["role"] as? String == "editor", "\(added)")
-        #expect(try board(project, on: b) == board(project, on: a))
+        #expect(try await board(project, on: b) == board(project, on: a))
         let got = files.path + "/got.png"
         let hash = OpenSSLCrypto.shared.sha256(nil, picture[...]).description
-        #expect(try b.cli("media", "get", project, String(hash.prefix(12)), "--out", got).status == 0)
+        #expect(try await b.cli("media", "get", project, String(hash.prefix(12)), "--out", got).status == 0)
         #expect(FileManager.default.contents(atPath: got).map { Array($0) } == picture)
-        #expect(try b.cli("tree").output.contains("Night Train"))
+        #expect(try await b.cli("tree").output.contains("Night Train"))
 
         // Again: nothing new.
-        let again = try importing(package, into: b)
+        let again = try await importing(package, into: b)
         #expect(again["outcome"] as? String == "merged" && again["newChanges"] as? Int == 0 && again["blobsAdded"] as? Int == 0)
 
         // Both edit, offline from each other; packages carry the edits both ways.
-        #expect(try a.cli("strokes", "add", project, "1-1/ink", "--points", "[0.2,0.8,0.5,0.3,0.7,0.5]").status == 0)
-        #expect(try a.cli("shots", "set", project, "1-2", "--caption", "from a").status == 0)
-        #expect(try b.cli("layers", "add", project, "1-2", "--name", "b-ink").status == 0)
-        #expect(try b.cli("strokes", "add", project, "1-2/b-ink", "--points", "[0.5,0.5,0.5,0.6,0.6,0.5]").status == 0)
+        #expect(try await a.cli("strokes", "add", project, "1-1/ink", "--points", "[0.2,0.8,0.5,0.3,0.7,0.5]").status == 0)
+        #expect(try await a.cli("shots", "set", project, "1-2", "--caption", "from a").status == 0)
+        #expect(try await b.cli("layers", "add", project, "1-2", "--name", "b-ink").status == 0)
+        #expect(try await b.cli("strokes", "add", project, "1-2/b-ink", "--points", "[0.5,0.5,0.5,0.6,0.6,0.5]").status == 0)
         let fromA = files.path + "/from-a.storyboard"
         let fromB = files.path + "/from-b.storyboard"
-        try export(project, from: a, to: fromA)
-        try export(project, from: b, to: fromB)
-        let intoB = try importing(fromA, into: b)
+        try await export(project, from: a, to: fromA)
+        try await export(project, from: b, to: fromB)
+        let intoB = try await importing(fromA, into: b)
         #expect(intoB["outcome"] as? String == "merged" && (intoB["newChanges"] as? Int ?? 0) >= 2, "\(intoB)")
-        let intoA = try importing(fromB, into: a)
+        let intoA = try await importing(fromB, into: a)
         #expect(intoA["outcome"] as? String == "merged" && (intoA["newChanges"] as? Int ?? 0) >= 2, "\(intoA)")
-        let merged = try board(project, on: a)
-        #expect(merged == (try board(project, on: b)))
+        let merged = try await board(project, on: a)
+        #expect(merged == (try await board(project, on: b)))
         let text = String(decoding: try JSONSerialization.data(withJSONObject: merged), as: UTF8.self)
         #expect(text.contains("from a") && text.contains("b-ink"), "both sides' edits are in the merged board")
     }
@@ -140,14 +140,14 @@ import ZIPFoundation
         defer { a.stop() }
         let b = try await StartedDaemon.start(name: "b", ["--no-discovery"])
         defer { b.stop() }
-        let project = try makeBoard(on: a, sharedWith: b, picture: write(TestMedia.png(width: 64, height: 48, seed: 2), named: "p.png", in: files))
+        let project = try await makeBoard(on: a, sharedWith: b, picture: write(TestMedia.png(width: 64, height: 48, seed: 2), named: "p.png", in: files))
         let good = files.path + "/good.storyboard"
-        try export(project, from: a, to: good)
+        try await export(project, from: a, to: good)
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: good)))
         // b has a project of its own, and has taken in the project once.
-        let own = try b.cli("projects", "create", "Own").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try b.cli("scenes", "add", own).status == 0)
-        let before = (try b.cli("projects", "list", "--json").output, try board(own, on: b))
+        let own = try await b.cli("projects", "create", "Own").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await b.cli("scenes", "add", own).status == 0)
+        let before = await (try await b.cli("projects", "list", "--json").output, try board(own, on: b))
 
         // A flipped byte inside a stored entry (the first thumbnail's pixels).
         var flipped = bytes
@@ -174,17 +174,17 @@ import ZIPFoundation
             ("text", write(Array("just some words\n".utf8), named: "notes.storyboard", in: files), "text"),
         ]
         for (what, path, words) in cases {
-            let result = try b.cli("import", path)
+            let result = try await b.cli("import", path)
             #expect(result.status == 1, "\(what): exit \(result.status)")
             #expect(result.errors.contains("nothing stored") && result.errors.contains(words), "\(what): \(result.errors)")
         }
         // Nothing of any of them stored; the daemon still serves (and takes the good one).
-        #expect(try b.cli("projects", "list", "--json").output == before.0)
-        #expect(try board(own, on: b) == before.1)
+        #expect(try await b.cli("projects", "list", "--json").output == before.0)
+        #expect(try await board(own, on: b) == before.1)
         #expect(try b.client.get("/v1/projects/\(project)").status == 404)
         let scratch = try FileManager.default.contentsOfDirectory(atPath: b.home.path + "/blobs/tmp")
         #expect(scratch.isEmpty, "no staged blob left: \(scratch)")
-        #expect(try importing(good, into: b)["outcome"] as? String == "added")
+        #expect(try await importing(good, into: b)["outcome"] as? String == "added")
     }
 
     /// A copy of the package at `source` with each entry's bytes passed through `change` (CRCs made anew).

@@ -9,20 +9,20 @@ import Testing
 /// them, under the name the peer announced even once it has gone.
 @Suite(.serialized) struct PeerStatusTests {
     /// The `peers` entry of `id` on `daemon`.
-    private func peer(_ id: String, on daemon: StartedDaemon) throws -> [String: Any] {
-        try #require((try daemon.json("peers") as? [[String: Any]])?.first { $0["id"] as? String == id })
+    private func peer(_ id: String, on daemon: StartedDaemon) async throws -> [String: Any] {
+        try #require((try await daemon.json("peers") as? [[String: Any]])?.first { $0["id"] as? String == id })
     }
 
     /// The `storyteller peers` row of `id` on `daemon`.
-    private func row(_ id: String, on daemon: StartedDaemon) throws -> String {
-        let output = try daemon.cli("peers").output
+    private func row(_ id: String, on daemon: StartedDaemon) async throws -> String {
+        let output = try await daemon.cli("peers").output
         return try #require(output.split(separator: "\n").first { $0.hasPrefix(String(id.prefix(7))) }.map(String.init), "\(output)")
     }
 
-    private func pairWithoutNames(_ a: StartedDaemon, _ b: StartedDaemon) throws -> (aID: String, bID: String) {
+    private func pairWithoutNames(_ a: StartedDaemon, _ b: StartedDaemon) async throws -> (aID: String, bID: String) {
         let (aID, bID) = (try a.peerID(), try b.peerID())
-        #expect(try a.cli("peers", "add", bID, "--address", "127.0.0.1:\(try b.port())").status == 0)
-        #expect(try b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())").status == 0)
+        #expect(try await a.cli("peers", "add", bID, "--address", "127.0.0.1:\(try b.port())").status == 0)
+        #expect(try await b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())").status == 0)
         return (aID, bID)
     }
 
@@ -31,24 +31,24 @@ import Testing
         defer { a.stop() }
         let b = try await StartedDaemon.start(name: "bob")
         defer { b.stop() }
-        let (_, bID) = try pairWithoutNames(a, b)
-        try await eventually("a is connected to b") { try peer(bID, on: a)["connected"] as? Bool == true }
-        #expect(try peer(bID, on: a)["announcedName"] as? String == "bob")
-        #expect(try row(bID, on: a).contains(" bob "))
+        let (_, bID) = try await pairWithoutNames(a, b)
+        try await eventually("a is connected to b") { try await peer(bID, on: a)["connected"] as? Bool == true }
+        #expect(try await peer(bID, on: a)["announcedName"] as? String == "bob")
+        #expect(try await row(bID, on: a).contains(" bob "))
 
         #expect(try await b.daemon.terminate() == 0)
-        try await eventually("a sees b gone") { try peer(bID, on: a)["connected"] as? Bool == false }
-        #expect(try peer(bID, on: a)["announcedName"] as? String == "bob", "kept once it disconnected")
-        let offline = try row(bID, on: a)
+        try await eventually("a sees b gone") { try await peer(bID, on: a)["connected"] as? Bool == false }
+        #expect(try await peer(bID, on: a)["announcedName"] as? String == "bob", "kept once it disconnected")
+        let offline = try await row(bID, on: a)
         #expect(offline.contains(" bob ") && offline.contains("offline, last seen"), "\(offline)")
 
         #expect(try await a.daemon.terminate() == 0)
         let again = try await StartedDaemon.start(in: a.home, name: "alice")
         defer { again.daemon.kill() }
-        #expect(try peer(bID, on: again)["announcedName"] as? String == "bob", "kept across a restart")
-        #expect(try row(bID, on: again).contains(" bob "))
+        #expect(try await peer(bID, on: again)["announcedName"] as? String == "bob", "kept across a restart")
+        #expect(try await row(bID, on: again).contains(" bob "))
         // Commands take the announced name too.
-        #expect(try again.cli("peers", "pause", "bob").status == 0)
+        #expect(try await again.cli("peers", "pause", "bob").status == 0)
     }
 
     @Test func aPeerThatPausedUsIsPausedByThemUntilItResumes() async throws {
@@ -56,22 +56,22 @@ import Testing
         defer { a.stop() }
         let b = try await StartedDaemon.start(name: "bob")
         defer { b.stop() }
-        let (aID, bID) = try pairWithoutNames(a, b)
-        try await eventually("connected") { try peer(bID, on: a)["connected"] as? Bool == true }
-        #expect(try peer(bID, on: a)["pausedByPeer"] as? Bool == false)
+        let (aID, bID) = try await pairWithoutNames(a, b)
+        try await eventually("connected") { try await peer(bID, on: a)["connected"] as? Bool == true }
+        #expect(try await peer(bID, on: a)["pausedByPeer"] as? Bool == false)
 
-        #expect(try b.cli("peers", "pause", aID).status == 0)
-        try await eventually("a learns that b paused it") { try peer(bID, on: a)["pausedByPeer"] as? Bool == true }
-        let paused = try peer(bID, on: a)
+        #expect(try await b.cli("peers", "pause", aID).status == 0)
+        try await eventually("a learns that b paused it") { try await peer(bID, on: a)["pausedByPeer"] as? Bool == true }
+        let paused = try await peer(bID, on: a)
         #expect(paused["connected"] as? Bool == false && paused["paused"] as? Bool == false, "\(paused)")
-        let pausedRow = try row(bID, on: a)
+        let pausedRow = try await row(bID, on: a)
         #expect(pausedRow.contains("paused by them"), "\(pausedRow)")
-        #expect(try row(aID, on: b).contains("paused by you"))
+        #expect(try await row(aID, on: b).contains("paused by you"))
 
-        #expect(try b.cli("peers", "resume", aID).status == 0)
-        try await eventually("connected again") { try peer(bID, on: a)["connected"] as? Bool == true }
-        #expect(try peer(bID, on: a)["pausedByPeer"] as? Bool == false)
-        let resumedRow = try row(bID, on: a)
+        #expect(try await b.cli("peers", "resume", aID).status == 0)
+        try await eventually("connected again") { try await peer(bID, on: a)["connected"] as? Bool == true }
+        #expect(try await peer(bID, on: a)["pausedByPeer"] as? Bool == false)
+        let resumedRow = try await row(bID, on: a)
         #expect(resumedRow.contains("connected, "), "\(resumedRow)")
     }
 
@@ -80,15 +80,15 @@ import Testing
         defer { a.stop() }
         let b = try await StartedDaemon.start(name: "bob")
         defer { b.stop() }
-        let (_, bID) = try pairWithoutNames(a, b)
-        let project = try a.cli("projects", "create", "Harbour").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try a.cli("share", project, bID).status == 0)
+        let (_, bID) = try await pairWithoutNames(a, b)
+        let project = try await a.cli("projects", "create", "Harbour").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await a.cli("share", project, bID).status == 0)
         try await eventually("b has it") { try b.client.get("/v1/projects/\(project)").status == 200 }
-        func idle() throws -> Int? { (try peer(bID, on: a)["connection"] as? [String: Any])?["idleSeconds"] as? Int }
+        func idle() async throws -> Int? { (try await peer(bID, on: a)["connection"] as? [String: Any])?["idleSeconds"] as? Int }
         // Pings every 15 s do not count: only what the peer says beyond keepalives.
-        try await eventually("quiet for 3 s", timeout: .seconds(30)) { (try idle() ?? 0) >= 3 }
-        #expect(try b.cli("scenes", "add", project, "--title", "Dawn").status == 0)
-        try await eventually("b's change ends the quiet") { (try idle() ?? 99) < 3 }
+        try await eventually("quiet for 3 s", timeout: .seconds(30)) { (try await idle() ?? 0) >= 3 }
+        #expect(try await b.cli("scenes", "add", project, "--title", "Dawn").status == 0)
+        try await eventually("b's change ends the quiet") { (try await idle() ?? 99) < 3 }
     }
 
     /// How a row reads, for each state (the CLI's own wording).

@@ -10,7 +10,7 @@ import Testing
     @Test func aSecondDaemonOnTheSameDataDirectoryStopsAndLeavesTheFirstAlone() async throws {
         let first = try await StartedDaemon.start(name: "first")
         defer { first.stop() }
-        let project = try first.cli("projects", "create", "Kept").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let project = try await first.cli("projects", "create", "Kept").output.trimmingCharacters(in: .whitespacesAndNewlines)
         // Same directory (so the same socket beside it): refused before the socket is touched.
         let second = try DaemonProcess(arguments: ["--data-dir", first.home.path, "--listen", "127.0.0.1:0"], environment: [:])
         defer { second.kill() }
@@ -44,7 +44,7 @@ import Testing
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: home.path)
         let started = try await StartedDaemon.start(in: home)
         defer { started.stop() }
-        #expect(try started.cli("projects", "create", "Private").status == 0)
+        #expect(try await started.cli("projects", "create", "Private").status == 0)
         func mode(_ path: String) throws -> Int { try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int ?? -1 }
         #expect(try mode(home.path) == 0o700, "an existing data directory is made private")
         for file in ["storyteller.sqlite", "storyteller.sqlite-wal", "storyteller.sqlite-shm", "lock", "identity/key.pem"]
@@ -90,9 +90,9 @@ import Testing
             #expect(answer.status == 400, "\(name.debugDescription)")
             #expect(String(decoding: answer.body, as: UTF8.self).contains("control characters"))
         }
-        #expect(try started.cli("projects").output.contains("Night") == false, "nothing was created")
+        #expect(try await started.cli("projects").output.contains("Night") == false, "nothing was created")
         // A name that is fine, with non-ASCII letters, comes back whole.
-        let created = try #require(try started.json("projects", "create", "Nuit d’été — 夜") as? [String: Any])
+        let created = try #require(try await started.json("projects", "create", "Nuit d’été — 夜") as? [String: Any])
         #expect(created["name"] as? String == "Nuit d’été — 夜")
     }
 

@@ -15,20 +15,20 @@ import Testing
 @Suite struct SlideshowTests {
     /// A project of two shots: 1-1 (1 s, a red stroke, a caption that tries
     /// to run a script, dialogue, a sound) and 1-2 (no duration, a green stroke).
-    private func board(on started: StartedDaemon, files: TemporaryDirectory) throws -> String {
-        let project = try started.cli("projects", "create", "Night <Train>").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try started.cli("scenes", "add", project).status == 0)
+    private func board(on started: StartedDaemon, files: TemporaryDirectory) async throws -> String {
+        let project = try await started.cli("projects", "create", "Night <Train>").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await started.cli("scenes", "add", project).status == 0)
         let caption = #"Wide <script>document.title="pwned"</script> & "fog""#
-        #expect(try started.cli("shots", "add", project, "1", "--caption", caption, "--dialogue", "Anyone there?", "--duration", "1").status == 0)
-        #expect(try started.cli("shots", "add", project, "1", "--caption", "Close on her hand").status == 0)
+        #expect(try await started.cli("shots", "add", project, "1", "--caption", caption, "--dialogue", "Anyone there?", "--duration", "1").status == 0)
+        #expect(try await started.cli("shots", "add", project, "1", "--caption", "Close on her hand").status == 0)
         for (shot, colour, points) in [("1-1", "#e01010", "[0.1,0.5,0.8,0.9,0.5,0.8]"), ("1-2", "#10b010", "[0.5,0.1,0.8,0.5,0.9,0.8]")] {
-            #expect(try started.cli("layers", "add", project, shot, "--name", "ink").status == 0)
-            let drawn = try started.cli("strokes", "add", project, "\(shot)/ink", "--points", points, "--color", colour, "--width", "0.05")
+            #expect(try await started.cli("layers", "add", project, shot, "--name", "ink").status == 0)
+            let drawn = try await started.cli("strokes", "add", project, "\(shot)/ink", "--points", points, "--color", colour, "--width", "0.05")
             #expect(drawn.status == 0, "\(drawn.errors)")
         }
         let sound = files.path + "/whistle.wav"
         try Data(TestMedia.wav(seconds: 0.5, seed: 3)).write(to: URL(fileURLWithPath: sound))
-        #expect(try started.cli("sound", "set", project, "1-1", sound).status == 0)
+        #expect(try await started.cli("sound", "set", project, "1-1", sound).status == 0)
         return project
     }
 
@@ -37,10 +37,10 @@ import Testing
         defer { files.remove() }
         let started = try await StartedDaemon.start()
         defer { started.stop() }
-        let project = try board(on: started, files: files)
+        let project = try await board(on: started, files: files)
 
         let page = files.path + "/board.html"
-        let exported = try started.cli("export", "html", project, "--out", page)
+        let exported = try await started.cli("export", "html", project, "--out", page)
         #expect(exported.status == 0, "\(exported.errors)")
         let html = try String(contentsOfFile: page, encoding: .utf8)
         // Self-contained: every picture and sound is inline, and the CSP forbids fetching anything.
@@ -57,13 +57,13 @@ import Testing
         defer { chromium.remove() }
         // At load: the first board (its red stroke), not the second (green).
         // (The timeline's playhead is red too, but a few dozen pixels, not a stroke's thousands.)
-        let first = try chromium.screenshot("file://" + page)
+        let first = try await chromium.screenshot("file://" + page)
         #expect(first.count(where: \.isReddish) > 500 && first.count(where: \.isGreenish) == 0)
         // `#2` opens the second shot.
-        let second = try chromium.screenshot("file://" + page + "#2")
+        let second = try await chromium.screenshot("file://" + page + "#2")
         #expect(second.count(where: \.isGreenish) > 500 && second.count(where: \.isReddish) < 100)
         // Played for 1.5 s of (virtual) time: the first shot lasts 1 s, so the second is showing.
-        let played = try chromium.dom("file://" + page, virtualMilliseconds: 1_500)
+        let played = try await chromium.dom("file://" + page, virtualMilliseconds: 1_500)
         #expect(played.contains(#"<figure class="slide current" id="shot-2""#), "\(played.prefix(3_000))")
         // The caption is text on the page, and its script never ran.
         #expect(played.contains(#"Wide &lt;script&gt;document.title="pwned"&lt;/script&gt; &amp; "fog""#))
@@ -71,12 +71,12 @@ import Testing
 
         // The directory form: the same page with its panels and sound as files beside it.
         let directory = files.path + "/board"
-        let written = try started.cli("export", "html", project, "--out", directory)
+        let written = try await started.cli("export", "html", project, "--out", directory)
         #expect(written.status == 0, "\(written.errors)")
         for file in ["index.html", "panels/1-1.png", "panels/1-2.png", "sounds/1-1.wav"] {
             #expect(FileManager.default.fileExists(atPath: directory + "/" + file), "\(file)")
         }
-        let fromFiles = try chromium.screenshot("file://" + directory + "/index.html")
+        let fromFiles = try await chromium.screenshot("file://" + directory + "/index.html")
         #expect(fromFiles.count(where: \.isReddish) > 500)
     }
 
@@ -85,11 +85,11 @@ import Testing
         defer { files.remove() }
         let started = try await StartedDaemon.start()
         defer { started.stop() }
-        let project = try board(on: started, files: files)
+        let project = try await board(on: started, files: files)
 
         let preview = try CLIProcess(["preview", project, "--socket", started.socket])
         defer { preview.kill() }
-        let printed = try preview.waitForOutput(containing: "/\n", timeout: .seconds(10))
+        let printed = try await preview.waitForOutput(containing: "/\n", timeout: .seconds(10))
         let match = try #require(printed.firstMatch(of: /http:\/\/127\.0\.0\.1:(\d+)\/([A-Za-z0-9_-]{43})\//))
         let port = try #require(Int(match.output.1))
         let token = String(match.output.2)
@@ -101,39 +101,39 @@ import Testing
             return !listening.isEmpty
         }
         #expect(!listening.isEmpty && listening.allSatisfy { $0 == "0100007F" }, "\(listening)")
-        #expect(try LoopbackHTTP.get(port: port, "/\(token)/").status == 200)
-        #expect(try LoopbackHTTP.get(port: port, "/").status == 403)
-        #expect(try LoopbackHTTP.get(port: port, "/\(String(token.reversed()))/").status == 403)
-        #expect(try LoopbackHTTP.get(port: port, "/\(token.dropLast())/").status == 403)
-        #expect(try LoopbackHTTP.get(port: port, "/\(token)/", host: "attacker.example").status == 403, "DNS rebinding")
+        #expect(try await LoopbackHTTP.get(port: port, "/\(token)/").status == 200)
+        #expect(try await LoopbackHTTP.get(port: port, "/").status == 403)
+        #expect(try await LoopbackHTTP.get(port: port, "/\(String(token.reversed()))/").status == 403)
+        #expect(try await LoopbackHTTP.get(port: port, "/\(token.dropLast())/").status == 403)
+        #expect(try await LoopbackHTTP.get(port: port, "/\(token)/", host: "attacker.example").status == 403, "DNS rebinding")
 
         // The sound can be sought in: a range of it is a 206 with exactly those bytes of the file.
-        let page = try LoopbackHTTP.get(port: port, "/\(token)/").body
+        let page = try await LoopbackHTTP.get(port: port, "/\(token)/").body
         let soundPath = try #require(page.firstMatch(of: /src="(sounds\/[0-9a-f]+)"/)).output.1
-        let wholeSound = try LoopbackHTTP.getBytes(port: port, "/\(token)/\(soundPath)")
+        let wholeSound = try await LoopbackHTTP.getBytes(port: port, "/\(token)/\(soundPath)")
         #expect(wholeSound.status == 200 && Self.header("accept-ranges", in: wholeSound.answer) == "bytes")
         let soundBytes = Self.body(of: wholeSound.answer)
         #expect(soundBytes.count > 1_000 && soundBytes.starts(with: Array("RIFF".utf8)))
-        let part = try LoopbackHTTP.getBytes(port: port, "/\(token)/\(soundPath)", range: "bytes=100-299")
+        let part = try await LoopbackHTTP.getBytes(port: port, "/\(token)/\(soundPath)", range: "bytes=100-299")
         #expect(part.status == 206 && Self.header("content-range", in: part.answer) == "bytes 100-299/\(soundBytes.count)")
         #expect(Self.body(of: part.answer) == Array(soundBytes[100..<300]))
-        let past = try LoopbackHTTP.getBytes(port: port, "/\(token)/\(soundPath)", range: "bytes=\(soundBytes.count)-")
+        let past = try await LoopbackHTTP.getBytes(port: port, "/\(token)/\(soundPath)", range: "bytes=\(soundBytes.count)-")
         #expect(past.status == 416 && Self.header("content-range", in: past.answer) == "bytes */\(soundBytes.count)")
 
         // Chromium shows the first board from the listener (CSP 'self').
         let browser = try Chromium()
         defer { browser.remove() }
-        let shown = try browser.screenshot("http://127.0.0.1:\(port)/\(token)/")
+        let shown = try await browser.screenshot("http://127.0.0.1:\(port)/\(token)/")
         #expect(shown.count(where: \.isReddish) > 500)
 
         // A stroke drawn through the CLI is pushed to the page's event stream
         // (how fast is the benchmarks' business, not a test's on a loaded machine).
         let events = try LoopbackHTTP.Stream(port: port, "/\(token)/events")
         defer { events.close() }
-        _ = try events.read(until: "storyteller preview", timeout: .seconds(5))
-        let drawn = try started.cli("strokes", "add", project, "1-2/ink", "--points", "[0.2,0.2,0.5,0.3,0.3,0.5]")
+        _ = try await events.read(until: "storyteller preview", timeout: .seconds(5))
+        let drawn = try await started.cli("strokes", "add", project, "1-2/ink", "--points", "[0.2,0.2,0.5,0.3,0.3,0.5]")
         #expect(drawn.status == 0)
-        let received = try events.read(until: "event: shot", timeout: .seconds(15))
+        let received = try await events.read(until: "event: shot", timeout: .seconds(15))
         #expect(received.contains("event: shot"))
 
         // Ctrl-C: the CLI closes the preview and the port refuses connections.
@@ -164,11 +164,11 @@ import Testing
         defer { files.remove() }
         let started = try await StartedDaemon.start()
         defer { started.stop() }
-        let project = try board(on: started, files: files)
+        let project = try await board(on: started, files: files)
         // The CLI killed outright (no DELETE): the daemon sees its held stream close.
         let preview = try CLIProcess(["preview", project, "--socket", started.socket])
         defer { preview.kill() }
-        let printed = try preview.waitForOutput(containing: "/\n", timeout: .seconds(10))
+        let printed = try await preview.waitForOutput(containing: "/\n", timeout: .seconds(10))
         let port = try #require(printed.firstMatch(of: /127\.0\.0\.1:(\d+)\//).flatMap { Int($0.output.1) })
         #expect(LoopbackHTTP.accepts(port: port))
         // Killed once it holds the preview (before that, the 30 s lease for unheld previews applies).
@@ -207,7 +207,7 @@ import Testing
         // ends with the preview), and the CLI says the daemon closed it.
         let second = try CLIProcess(["preview", project, "--socket", started.socket])
         defer { second.kill() }
-        _ = try second.waitForOutput(containing: "/\n", timeout: .seconds(10))
+        _ = try await second.waitForOutput(containing: "/\n", timeout: .seconds(10))
         try await eventually("the CLI holds the preview", timeout: .seconds(5)) {
             String(decoding: try started.client.get("/v1/previews").body, as: UTF8.self).contains(#""held":true"#)
         }
@@ -215,7 +215,7 @@ import Testing
         // Well under the 20 s the control server would wait for a held stream (a loaded machine
         // takes a few seconds to stop; the wait does not count a stall of this test process).
         #expect(try await started.daemon.waitForExit(timeout: .seconds(12)) == 0, "not the 20 s the control server would wait for a held stream")
-        _ = try second.waitForOutput(containing: "the daemon closed the preview", timeout: .seconds(5))
+        _ = try await second.waitForOutput(containing: "the daemon closed the preview", timeout: .seconds(5))
     }
 
     @Test func aPreviewNobodyHoldsClosesAfterItsLease() async throws {
@@ -288,21 +288,27 @@ struct Chromium {
     func remove() { profile.remove() }
 
     /// A 1000 × 640 screenshot of `url`, decoded.
-    func screenshot(_ url: String) throws -> RasterImage {
+    func screenshot(_ url: String) async throws -> RasterImage {
         let file = profile.path + "/shot-\(UUID()).png"
-        _ = try run(["--screenshot=\(file)", "--window-size=1000,640", "--hide-scrollbars", url])
+        _ = try await run(["--screenshot=\(file)", "--window-size=1000,640", "--hide-scrollbars", url])
         return try RasterImage(png: Array(try Data(contentsOf: URL(fileURLWithPath: file))))
     }
 
     /// The DOM of `url` after it ran for `virtualMilliseconds` of virtual time.
-    func dom(_ url: String, virtualMilliseconds: Int) throws -> String {
-        try run(["--virtual-time-budget=\(virtualMilliseconds)", "--dump-dom", url])
+    func dom(_ url: String, virtualMilliseconds: Int) async throws -> String {
+        try await run(["--virtual-time-budget=\(virtualMilliseconds)", "--dump-dom", url])
     }
 
-    private func run(_ arguments: [String]) throws -> String {
+    /// Runs headless Chromium (off the cooperative pool: it takes seconds).
+    private func run(_ arguments: [String]) async throws -> String {
+        let profile = profile.path
+        return try await offThePool { try Self.runBlocking(arguments, profile: profile) }
+    }
+
+    private static func runBlocking(_ arguments: [String], profile: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/chromium")
-        process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=\(profile.path)/profile"] + arguments
+        process.arguments = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=\(profile)/profile"] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -362,13 +368,13 @@ final class CLIProcess: Sendable {
     var output: String { collected.text.withLock { $0 } }
 
     /// Waits until the output contains `text`; the output so far.
-    func waitForOutput(containing text: String, timeout: Duration) throws -> String {
+    func waitForOutput(containing text: String, timeout: Duration) async throws -> String {
         var limit = TestDeadline(timeout)
         while true {
             let now = output
             if now.contains(text) { return now }
             guard process.isRunning, !limit.hasPassed() else { break }
-            usleep(20_000)
+            try await Task.sleep(for: .milliseconds(20))
         }
         throw TimedOut(description: "storyteller printed no '\(text)': \(output)")
     }
@@ -427,13 +433,18 @@ enum LoopbackHTTP {
     }
 
     /// A GET's status and body (read to the end of the connection).
-    static func get(port: Int, _ path: String, host: String? = nil, range: String? = nil) throws -> (status: Int, body: String) {
-        let (status, bytes) = try getBytes(port: port, path, host: host, range: range)
+    static func get(port: Int, _ path: String, host: String? = nil, range: String? = nil) async throws -> (status: Int, body: String) {
+        let (status, bytes) = try await getBytes(port: port, path, host: host, range: range)
         return (status, String(decoding: bytes, as: UTF8.self))
     }
 
     /// A GET's status and whole answer (head and body) as bytes.
-    static func getBytes(port: Int, _ path: String, host: String? = nil, range: String? = nil) throws -> (status: Int, answer: [UInt8]) {
+    /// It reads off the cooperative pool (see `offThePool`).
+    static func getBytes(port: Int, _ path: String, host: String? = nil, range: String? = nil) async throws -> (status: Int, answer: [UInt8]) {
+        try await offThePool { try getBytesBlocking(port: port, path, host: host, range: range) }
+    }
+
+    private static func getBytesBlocking(port: Int, _ path: String, host: String?, range: String?) throws -> (status: Int, answer: [UInt8]) {
         guard let fd = connect(port: port) else { throw TimedOut(description: "nothing accepts on port \(port)") }
         defer { close(fd) }
         send(fd, path, host: host ?? "127.0.0.1:\(port)", headers: range.map { "Range: \($0)\r\n" } ?? "")
@@ -463,14 +474,17 @@ enum LoopbackHTTP {
         }
 
         /// Reads until what arrived contains `marker`; what arrived since the last marker.
-        func read(until marker: String, timeout: Duration) throws -> String {
+        func read(until marker: String, timeout: Duration) async throws -> String {
             var limit = TestDeadline(timeout)
             var buffer = [UInt8](repeating: 0, count: 16_384)
             while !text.contains(marker) {
                 guard !limit.hasPassed() else { throw TimedOut(description: "no '\(marker)' in: \(text)") }
                 var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-                guard poll(&ready, 1, 50) >= 0 else { throw TimedOut(description: "poll failed") }
-                guard ready.revents != 0 else { continue }
+                guard poll(&ready, 1, 0) >= 0 else { throw TimedOut(description: "poll failed") }
+                guard ready.revents != 0 else {
+                    try await Task.sleep(for: .milliseconds(20))
+                    continue
+                }
                 let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
                 guard n > 0 else { throw TimedOut(description: "the stream ended before '\(marker)': \(text)") }
                 text += String(decoding: buffer[..<n], as: UTF8.self)

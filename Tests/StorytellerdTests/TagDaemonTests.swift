@@ -13,32 +13,32 @@ import Testing
         defer { started.stop() }
         let client = started.client
         let socket = started.socket
-        func run(_ arguments: String...) throws -> (status: Int32, output: String, errors: String) {
-            try storyteller(arguments + ["--socket", socket], environment: ["LANG": "C.UTF-8", "LC_ALL": "", "LC_PAPER": ""])
+        func run(_ arguments: String...) async throws -> (status: Int32, output: String, errors: String) {
+            try await storyteller(arguments + ["--socket", socket], environment: ["LANG": "C.UTF-8", "LC_ALL": "", "LC_PAPER": ""])
         }
         _ = try ExportDaemonTests.project(client)
-        #expect(try run("projects", "create", "Second").status == 0)
+        #expect(try await run("projects", "create", "Second").status == 0)
 
-        var result = try run("tags", "add", "Night Train", " client review ", "approved")
+        var result = try await run("tags", "add", "Night Train", " client review ", "approved")
         #expect(result.status == 0 && result.output == "tagged the project: client review, approved\n", "\(result)")
-        result = try run("tags", "add", "Night Train", "1-2", "night")
+        result = try await run("tags", "add", "Night Train", "1-2", "night")
         #expect(result.status == 0 && result.output == "tagged shot 1-2: night\n", "\(result)")
-        #expect(try run("tags", "add", "Night Train", "2-1", "NIGHT", "exterior").status == 0)
-        let listed = try run("tags", "list", "Night Train").output
+        #expect(try await run("tags", "add", "Night Train", "2-1", "NIGHT", "exterior").status == 0)
+        let listed = try await run("tags", "list", "Night Train").output
         #expect(listed == "project: approved, client review\nshot 1-2: night\nshot 2-1: exterior, NIGHT\n", "\(listed)")
 
         // The listing's filter, in any case; projects without the tag are left out.
-        let tagged = try run("projects", "list", "--tag", "APPROVED").output
+        let tagged = try await run("projects", "list", "--tag", "APPROVED").output
         #expect(tagged.contains("Night Train") && tagged.contains("TAGS") && !tagged.contains("Second"), "\(tagged)")
-        result = try run("projects", "list", "--tag", "nothing")
+        result = try await run("projects", "list", "--tag", "nothing")
         #expect(result.status == 0 && result.output.isEmpty && result.errors == "storyteller: no project carries the tag 'nothing'\n", "\(result)")
         // A tag only shots carry: the empty list says which shots do.
-        result = try run("projects", "list", "--tag", "Exterior")
+        result = try await run("projects", "list", "--tag", "Exterior")
         #expect(result.status == 0 && result.output.isEmpty, "\(result)")
         #expect(result.errors.contains("no project carries the tag 'Exterior', but shots do (Night Train: ") && result.errors.contains("Shot 2-1"), "\(result)")
-        let shots = try run("shots", "list", "Night Train").output
+        let shots = try await run("shots", "list", "Night Train").output
         #expect(shots.contains("TAGS") && shots.contains("exterior, NIGHT"), "\(shots)")
-        #expect(try run("projects", "show", "Night Train").output.contains("  tags: approved, client review\n"))
+        #expect(try await run("projects", "show", "Night Train").output.contains("  tags: approved, client review\n"))
 
         // Search finds tags, naming the field `tags`.
         let hits = try #require(try client.get("/v1/search?q=night").json as? [[String: Any]])
@@ -48,59 +48,59 @@ import Testing
         // Exports limited to the tag: a page a panel, so pages count the shots (2 of 5).
         let home = started.home.path
         let all = home + "/all.pdf", night = home + "/night.pdf"
-        #expect(try run("export", "pdf", "Night Train", "--per-page", "1", "--out", all).status == 0)
-        result = try run("export", "pdf", "Night Train", "--per-page", "1", "--tag", "Night", "--out", night)
+        #expect(try await run("export", "pdf", "Night Train", "--per-page", "1", "--out", all).status == 0)
+        result = try await run("export", "pdf", "Night Train", "--per-page", "1", "--tag", "Night", "--out", night)
         #expect(result.status == 0, "\(result)")
-        #expect(try ExternalProgram.run("pdfinfo", [all]).output.contains(/Pages:\s+5\n/))
-        #expect(try ExternalProgram.run("pdfinfo", [night]).output.contains(/Pages:\s+2\n/))
-        result = try run("export", "images", "Night Train", "--tag", "night", "--width", "160", "--out", home + "/night")
+        #expect(try await ExternalProgram.run("pdfinfo", [all]).output.contains(/Pages:\s+5\n/))
+        #expect(try await ExternalProgram.run("pdfinfo", [night]).output.contains(/Pages:\s+2\n/))
+        result = try await run("export", "images", "Night Train", "--tag", "night", "--width", "160", "--out", home + "/night")
         #expect(result.status == 0, "\(result)")
         let files = try FileManager.default.contentsOfDirectory(atPath: home + "/night").sorted()
         #expect(files == ["01-02.png", "02-01.png", "contact-sheet.png"], "\(files)")
-        result = try run("export", "edl", "Night Train", "--scene", "1", "--tag", "night", "--out", home + "/night.edl")
+        result = try await run("export", "edl", "Night Train", "--scene", "1", "--tag", "night", "--out", home + "/night.edl")
         #expect(result.status == 0 && result.output.contains("(1 shots,"), "\(result)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: home + "/night_media") == ["1-2.png"])
-        result = try run("export", "html", "Night Train", "--tag", "NIGHT", "--out", home + "/slides")
+        result = try await run("export", "html", "Night Train", "--tag", "NIGHT", "--out", home + "/slides")
         #expect(result.status == 0, "\(result)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: home + "/slides/panels").sorted() == ["1-2.png", "2-1.png"])
-        result = try run("export", "pdf", "Night Train", "--tag", "nowhere", "--out", home + "/none.pdf")
+        result = try await run("export", "pdf", "Night Train", "--tag", "nowhere", "--out", home + "/none.pdf")
         #expect(result.status == 1 && result.errors.contains("no shot to export carries the tag 'nowhere'"), "\(result)")
         #expect(!FileManager.default.fileExists(atPath: home + "/none.pdf"))
 
         // Removing, and undoing the removal.
-        #expect(try run("tags", "remove", "Night Train", "Approved").status == 0)
-        #expect(try run("tags", "list", "Night Train").output.hasPrefix("project: client review\n"))
-        #expect(try run("undo", "Night Train").status == 0)
-        #expect(try run("tags", "list", "Night Train").output.hasPrefix("project: approved, client review\n"))
+        #expect(try await run("tags", "remove", "Night Train", "Approved").status == 0)
+        #expect(try await run("tags", "list", "Night Train").output.hasPrefix("project: client review\n"))
+        #expect(try await run("undo", "Night Train").status == 0)
+        #expect(try await run("tags", "list", "Night Train").output.hasPrefix("project: approved, client review\n"))
 
         // Bad input: clear words, nothing changed.
-        result = try run("tags", "add", "Night Train", "   ")
+        result = try await run("tags", "add", "Night Train", "   ")
         #expect(result.status == 64 && result.errors.contains("must not be empty"), "\(result)")
-        result = try run("tags", "add", "Night Train", String(repeating: "x", count: 65))
+        result = try await run("tags", "add", "Night Train", String(repeating: "x", count: 65))
         #expect(result.status == 64 && result.errors.contains("65 bytes, at most 64"), "\(result)")
-        result = try run("tags", "remove", "Night Train", "1-2", "never")
+        result = try await run("tags", "remove", "Night Train", "1-2", "never")
         #expect(result.status == 1 && result.errors.contains("has no tag \"never\""), "\(result)")
-        result = try run("tags", "add", "No Such Project", "x")
+        result = try await run("tags", "add", "No Such Project", "x")
         #expect(result.status != 0 && result.errors.contains("No Such Project"), "\(result)")
-        result = try run("tags", "add", "Night Train")
+        result = try await run("tags", "add", "Night Train")
         #expect(result.status == 64 && result.errors.contains("give the tags"), "\(result)")
-        #expect(try run("tags", "list", "Night Train").output == "project: approved, client review\nshot 1-2: night\nshot 2-1: exterior, NIGHT\n")
+        #expect(try await run("tags", "list", "Night Train").output == "project: approved, client review\nshot 1-2: night\nshot 2-1: exterior, NIGHT\n")
 
         // With a current project (`storyteller use`, here its variable) the project may be left
         // out: a first word naming no project is the shot or a tag; one naming a project is it.
-        func runInCurrent(_ arguments: String...) throws -> (status: Int32, output: String, errors: String) {
-            try storyteller(arguments + ["--socket", socket], environment: ["LANG": "C.UTF-8", "STORYTELLER_PROJECT": "Night Train"])
+        func runInCurrent(_ arguments: String...) async throws -> (status: Int32, output: String, errors: String) {
+            try await storyteller(arguments + ["--socket", socket], environment: ["LANG": "C.UTF-8", "STORYTELLER_PROJECT": "Night Train"])
         }
-        result = try runInCurrent("tags", "add", "1-1", "chase")
+        result = try await runInCurrent("tags", "add", "1-1", "chase")
         #expect(result.status == 0 && result.output == "tagged shot 1-1: chase\n", "\(result)")
-        result = try runInCurrent("tags", "add", "wide")
+        result = try await runInCurrent("tags", "add", "wide")
         #expect(result.status == 0 && result.output == "tagged the project: wide\n", "\(result)")
-        result = try runInCurrent("tags", "add", "Second", "draft")
+        result = try await runInCurrent("tags", "add", "Second", "draft")
         #expect(result.status == 0 && result.output == "tagged the project: draft\n", "\(result)")
-        #expect(try run("tags", "list", "Second").output == "project: draft\n")
-        result = try runInCurrent("tags", "remove", "1-1", "CHASE")
+        #expect(try await run("tags", "list", "Second").output == "project: draft\n")
+        result = try await runInCurrent("tags", "remove", "1-1", "CHASE")
         #expect(result.status == 0 && result.output == "untagged shot 1-1: CHASE\n", "\(result)")
-        #expect(try run("tags", "list", "Night Train").output == "project: approved, client review, wide\nshot 1-2: night\nshot 2-1: exterior, NIGHT\n")
+        #expect(try await run("tags", "list", "Night Train").output == "project: approved, client review, wide\nshot 1-2: night\nshot 2-1: exterior, NIGHT\n")
     }
 
     @Test func theAPIFiltersProjectsByTagAndRefusesBadTagsNamingTheField() async throws {

@@ -45,16 +45,16 @@ import Testing
         let daemon = try await StartedDaemon.start(
             environment: ["STORYTELLER_TRASH_RETENTION": "1s", "STORYTELLER_MAINTENANCE_INTERVAL": "1"])
         defer { daemon.stop() }
-        func run(_ arguments: String...) throws -> String {
-            let result = try storyteller(arguments + ["--socket", daemon.socket])
+        func run(_ arguments: String...) async throws -> String {
+            let result = try await storyteller(arguments + ["--socket", daemon.socket])
             #expect(result.status == 0, "\(arguments): \(result.errors)")
             return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        let gone = try run("projects", "create", "Old cut")
-        let kept = try run("projects", "create", "New cut")
-        _ = try run("folders", "create", "Outtakes")
-        _ = try run("projects", "delete", gone)
-        _ = try run("folders", "delete", "Outtakes")
+        let gone = try await run("projects", "create", "Old cut")
+        let kept = try await run("projects", "create", "New cut")
+        _ = try await run("folders", "create", "Outtakes")
+        _ = try await run("projects", "delete", gone)
+        _ = try await run("folders", "delete", "Outtakes")
         try await daemon.daemon.waitForLog("purged project \(gone)")
         let listed = try daemon.client.get("/v1/projects?deleted=true").json as? [[String: Any]] ?? []
         #expect(listed.map { $0["id"] as? String } == [kept])

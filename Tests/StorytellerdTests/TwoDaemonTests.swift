@@ -12,10 +12,10 @@ import Testing
 /// batch, and `storyteller demo`.
 @Suite(.serialized) struct TwoDaemonTests {
     /// Pairs two daemons through the CLI (each trusts the other and dials it).
-    func pair(_ a: StartedDaemon, _ b: StartedDaemon) throws -> (aID: String, bID: String) {
+    func pair(_ a: StartedDaemon, _ b: StartedDaemon) async throws -> (aID: String, bID: String) {
         let (aID, bID) = (try a.peerID(), try b.peerID())
-        #expect(try a.cli("peers", "add", bID, "--address", "127.0.0.1:\(try b.port())", "--name", "b").status == 0)
-        #expect(try b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())", "--name", "a").status == 0)
+        #expect(try await a.cli("peers", "add", bID, "--address", "127.0.0.1:\(try b.port())", "--name", "b").status == 0)
+        #expect(try await b.cli("peers", "add", aID, "--address", "127.0.0.1:\(try a.port())", "--name", "a").status == 0)
         return (aID, bID)
     }
 
@@ -57,9 +57,9 @@ import Testing
         defer { a.stop() }
         let b = try await StartedDaemon.start(name: "b")
         defer { b.stop() }
-        let (_, bID) = try pair(a, b)
-        let project = try a.cli("projects", "create", "Harbour").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try a.cli("share", project, bID).status == 0)
+        let (_, bID) = try await pair(a, b)
+        let project = try await a.cli("projects", "create", "Harbour").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await a.cli("share", project, bID).status == 0)
         try await eventually("b has the project") { try projectBody(project, on: b) != nil }
         // Lines of the stream, and the first peer.caughtUp once the edit is under way.
         let seen = Mutex<(lines: [String], edited: Bool, caughtUp: String?)>(([], false, nil))
@@ -77,7 +77,7 @@ import Testing
         }
         try await eventually("the stream is open") { !seen.withLock { $0.lines.isEmpty } }
         seen.withLock { $0.edited = true }
-        #expect(try a.cli("scenes", "add", project, "--title", "Dawn").status == 0)
+        #expect(try await a.cli("scenes", "add", project, "--title", "Dawn").status == 0)
         try await eventually("a says b caught up") { seen.withLock { $0.caughtUp } != nil }
         let event = try #require(seen.withLock { $0.caughtUp })
         let json = try #require(try JSONSerialization.jsonObject(with: Data(event.utf8)) as? [String: Any])
@@ -95,49 +95,49 @@ import Testing
         defer { a.stop() }
         let b = try await StartedDaemon.start(name: "b")
         defer { b.stop() }
-        let (_, bID) = try pair(a, b)
-        func ok(_ daemon: StartedDaemon, _ arguments: String...) throws -> String {
-            let result = try storyteller(arguments + ["--socket", daemon.socket])
+        let (_, bID) = try await pair(a, b)
+        func ok(_ daemon: StartedDaemon, _ arguments: String...) async throws -> String {
+            let result = try await storyteller(arguments + ["--socket", daemon.socket])
             #expect(result.status == 0, "\(arguments): \(result.errors)")
             return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
         }
-        let project = try ok(a, "projects", "create", "Harbour")
-        for title in ["Dock", "Storm", "Lighthouse"] { _ = try ok(a, "scenes", "add", project, "--title", title) }
-        for _ in 0..<2 { _ = try ok(a, "shots", "add", project, "Dock") }
-        _ = try ok(a, "share", project, bID)
+        let project = try await ok(a, "projects", "create", "Harbour")
+        for title in ["Dock", "Storm", "Lighthouse"] { _ = try await ok(a, "scenes", "add", project, "--title", title) }
+        for _ in 0..<2 { _ = try await ok(a, "shots", "add", project, "Dock") }
+        _ = try await ok(a, "share", project, bID)
         try await eventually("b has the project") { try projectBody(project, on: b) == projectBody(project, on: a) }
 
         // Apart: a adds a shot and moves 1-1 to scene 2; b moves 1-1 to scene 3, later in Lamport order.
-        _ = try ok(a, "peers", "pause", "b")
+        _ = try await ok(a, "peers", "pause", "b")
         try await eventually("they are apart") { try connected(a) == 0 && connected(b) == 0 }
-        _ = try ok(a, "shots", "add", project, "Dock", "--caption", "New angle")
-        _ = try ok(a, "shots", "move", project, "1-1", "--scene", "Storm", "--to", "0")
-        for take in 0..<6 { _ = try ok(b, "shots", "set", project, "1-2", "--caption", "take \(take)") }
-        _ = try ok(b, "shots", "move", project, "1-1", "--scene", "3", "--to", "0")
-        _ = try ok(a, "peers", "resume", "b")
+        _ = try await ok(a, "shots", "add", project, "Dock", "--caption", "New angle")
+        _ = try await ok(a, "shots", "move", project, "1-1", "--scene", "Storm", "--to", "0")
+        for take in 0..<6 { _ = try await ok(b, "shots", "set", project, "1-2", "--caption", "take \(take)") }
+        _ = try await ok(b, "shots", "move", project, "1-1", "--scene", "3", "--to", "0")
+        _ = try await ok(a, "peers", "resume", "b")
         try await eventually("they merge") { try projectBody(project, on: a) == projectBody(project, on: b) }
-        let merged = try ok(a, "shots", "list", project)
+        let merged = try await ok(a, "shots", "list", project)
         #expect(merged.contains("New angle") && merged.contains("3-1"), "b's move won: \(merged)")
 
-        let overruled = try ok(a, "undo", project)
+        let overruled = try await ok(a, "undo", project)
         #expect(overruled.contains("nothing undone: your last edit (moved shot 1-1 to scene 2 (now 2-1)) was overruled by b"), "\(overruled)")
         #expect(overruled.contains("storyteller undo --older"))
-        #expect(try ok(a, "shots", "list", project).contains("New angle"), "the added shot is still there")
+        #expect(try await ok(a, "shots", "list", project).contains("New angle"), "the added shot is still there")
 
-        let older = try ok(a, "undo", project, "--older")
+        let older = try await ok(a, "undo", project, "--older")
         #expect(older.contains("passed over: moved shot 1-1 to scene 2 (now 2-1)") && older.contains("undid: added shot 1-3"), "\(older)")
-        #expect(!(try ok(a, "shots", "list", project).contains("New angle")))
-        let json = try #require(try JSONSerialization.jsonObject(with: Data(try ok(a, "undo", project, "--json").utf8)) as? [String: Any])
+        #expect(!(try await ok(a, "shots", "list", project).contains("New angle")))
+        let json = try #require(try await JSONSerialization.jsonObject(with: Data(try ok(a, "undo", project, "--json").utf8)) as? [String: Any])
         #expect(json["undone"] as? Bool == true && json["summary"] as? String == "added shot 1-2" && json["overruled"] as? Bool == false)
 
         // A restart keeps both stacks.
         #expect(try await a.daemon.terminate() == 0)
         let again = try await StartedDaemon.start(in: a.home, name: "a")
         defer { again.daemon.kill() }
-        #expect(try ok(again, "redo", project) == "redid: added shot 1-2", "the redo stack came back")
-        #expect(try ok(again, "redo", project) == "redid: added shot 1-3")
-        #expect(try ok(again, "shots", "list", project).contains("New angle"))
-        #expect(try ok(again, "undo", project) == "undid: added shot 1-3")
+        #expect(try await ok(again, "redo", project) == "redid: added shot 1-2", "the redo stack came back")
+        #expect(try await ok(again, "redo", project) == "redid: added shot 1-3")
+        #expect(try await ok(again, "shots", "list", project).contains("New angle"))
+        #expect(try await ok(again, "undo", project) == "undid: added shot 1-3")
     }
 
     @Test func pausedPeersWaitAndMergeOnResumeAndSharedProjectsArriveInIncoming() async throws {
@@ -145,49 +145,49 @@ import Testing
         defer { a.stop() }
         let b = try await StartedDaemon.start(name: "b")
         defer { b.stop() }
-        let (_, bID) = try pair(a, b)
+        let (_, bID) = try await pair(a, b)
         try await eventually("the two connect") { try connected(a) == 1 && connected(b) == 1 }
 
-        let project = try a.cli("projects", "create", "Shared").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        let scene = try a.cli("scenes", "add", project).output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try a.cli("share", project, bID).status == 0)
+        let project = try await a.cli("projects", "create", "Shared").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let scene = try await a.cli("scenes", "add", project).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await a.cli("share", project, bID).status == 0)
         try await eventually("b has the project") { try projectBody(project, on: b) == projectBody(project, on: a) }
         // b files it in Incoming (a's own folders are not revealed).
-        let tree = try b.cli("tree").output
+        let tree = try await b.cli("tree").output
         #expect(tree.contains("Incoming/") && tree.contains("  Shared  \(project.prefix(7))"), "\(tree)")
         // b sent a nothing of it, yet knows a has it all: what a's offer said it had counts as
         // acknowledged (b had said "a never synced", every change "to send").
-        let received = try b.cli("status", "--wait", "--timeout", "30")
+        let received = try await b.cli("status", "--wait", "--timeout", "30")
         #expect(received.status == 0 && received.output.contains("sync with a:      in sync"), "\(received)")
         #expect(received.output.range(of: "Shared +[0-9]+ +a in sync +\(project.prefix(7))", options: .regularExpression) != nil, "\(received)")
         // So do changes a sends later: b records that a has them as it stores them (b had
         // said "a 1 behind" after each, since a never acknowledges what it sent itself).
-        #expect(try a.cli("scenes", "add", project, "--title", "Later").status == 0)
+        #expect(try await a.cli("scenes", "add", project, "--title", "Later").status == 0)
         try await eventually("b has the new scene") { try projectBody(project, on: b) == projectBody(project, on: a) }
-        let later = try b.cli("status", "--wait", "--timeout", "30")
+        let later = try await b.cli("status", "--wait", "--timeout", "30")
         #expect(later.status == 0 && later.output.contains("sync with a:      in sync"), "\(later)")
 
-        let paused = try #require(try a.json("peers", "pause", bID) as? [String: Any])
+        let paused = try #require(try await a.json("peers", "pause", bID) as? [String: Any])
         #expect(paused["id"] as? String == bID && paused["paused"] as? Bool == true)
         try await eventually("the connection is closed") { try connected(a) == 0 && connected(b) == 0 }
-        #expect(try a.cli("shots", "add", project, scene).status == 0)
-        #expect(try b.cli("scenes", "set", project, scene, "--title", "From b").status == 0)
+        #expect(try await a.cli("shots", "add", project, scene).status == 0)
+        #expect(try await b.cli("scenes", "set", project, scene, "--title", "From b").status == 0)
         try await Task.sleep(for: .seconds(1))
         #expect(try connected(a) == 0, "a refuses b's dialing while paused")
         #expect(try projectBody(project, on: a) != projectBody(project, on: b), "nothing crossed while paused")
-        let pausedStatus = try a.cli("status").output
+        let pausedStatus = try await a.cli("status").output
         #expect(pausedStatus.range(of: "  b [1-9][0-9]* behind \\(offline\\)", options: .regularExpression) != nil, "peers by name: \(pausedStatus)")
 
         // A restart keeps the pause (a comes back on a new port; it would dial b, but does not).
         #expect(try await a.daemon.terminate() == 0)
         let again = try await StartedDaemon.start(in: a.home, name: "a")
         defer { again.daemon.kill() }
-        #expect(try again.cli("peers").output.contains("paused by you"))
+        #expect(try await again.cli("peers").output.contains("paused by you"))
         try await Task.sleep(for: .seconds(1))
         #expect(try connected(again) == 0, "still paused after the restart")
 
-        #expect(try again.cli("peers", "resume", bID).status == 0)
-        #expect(try (again.json("peers") as? [[String: Any]])?.first?["paused"] as? Bool == false)
+        #expect(try await again.cli("peers", "resume", bID).status == 0)
+        #expect(try await (again.json("peers") as? [[String: Any]])?.first?["paused"] as? Bool == false)
         try await eventually("they merge after resuming") {
             let (left, right) = (try projectBody(project, on: again), try projectBody(project, on: b))
             guard let left, left == right, let body = try JSONSerialization.jsonObject(with: left) as? [String: Any],
@@ -195,19 +195,19 @@ import Testing
             else { return false }
             return scenes.first?["title"] as? String == "From b" && (scenes.first?["shots"] as? [Any])?.count == 1
         }
-        let waited = try again.cli("status", "--wait", "--timeout", "30")
+        let waited = try await again.cli("status", "--wait", "--timeout", "30")
         #expect(waited.status == 0, "status --wait ends when b is in sync: \(waited.errors)")
         #expect(waited.output.contains("sync with b:      in sync") && waited.output.contains("b in sync"), "\(waited.output)")
         #expect(waited.output.range(of: "Shared +[0-9]+ +b in sync +\(project.prefix(7))", options: .regularExpression) != nil, "\(waited.output)")
-        #expect(try again.cli("peers", "pause", "AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA").status == 1)
+        #expect(try await again.cli("peers", "pause", "AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA-AAAAAAA").status == 1)
 
         // A member b is not paired with (it syncs through a) is named as one, not as a peer
         // b "never synced" with (as every other member of a crew's folder was).
         let third = try Identity.generate(commonName: "third").peerID.description
-        #expect(try again.cli("peers", "add", third, "--name", "third").status == 0)
-        #expect(try again.cli("share", project, "third").status == 0)
-        try await eventually("b knows the third member") { try b.cli("status").output.contains(String(third.prefix(7))) }
-        let members = try b.cli("status").output
+        #expect(try await again.cli("peers", "add", third, "--name", "third").status == 0)
+        #expect(try await again.cli("share", project, "third").status == 0)
+        try await eventually("b knows the third member") { try await b.cli("status").output.contains(String(third.prefix(7))) }
+        let members = try await b.cli("status").output
         #expect(members.contains("\(third.prefix(7)) (a member, not paired here)") && !members.contains("never synced"), "\(members)")
     }
 
@@ -256,15 +256,15 @@ import Testing
         defer { b.stop() }
 
         // b has work of its own that must survive.
-        let own = try b.cli("projects", "create", "B's own").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        let ownScene = try b.cli("scenes", "add", own).output.trimmingCharacters(in: .whitespacesAndNewlines)
-        let ownShot = try b.cli("shots", "add", own, ownScene).output.trimmingCharacters(in: .whitespacesAndNewlines)
-        let ownLayer = try b.cli("layers", "add", own, ownShot).output.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(try b.cli("strokes", "add", own, ownLayer, "--points", "[0.5,0.5,1]").status == 0)
+        let own = try await b.cli("projects", "create", "B's own").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let ownScene = try await b.cli("scenes", "add", own).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let ownShot = try await b.cli("shots", "add", own, ownScene).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let ownLayer = try await b.cli("layers", "add", own, ownShot).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await b.cli("strokes", "add", own, ownLayer, "--points", "[0.5,0.5,1]").status == 0)
         let ownBefore = try #require(try projectBody(own, on: b))
 
         // Watch b's events; SIGTERM b as soon as the first batch from a is stored.
-        let (aID, bID) = try pair(a, b)
+        let (aID, bID) = try await pair(a, b)
         let client = b.client
         let seen = Lines()
         let watcher = Task { () throws -> ControlClient.Response? in
@@ -276,7 +276,7 @@ import Testing
             }
         }
         try await eventually("b's stream is open") { seen.all.contains { $0.contains("hello") } }
-        #expect(try a.cli("share", big.description, bID).status == 0)
+        #expect(try await a.cli("share", big.description, bID).status == 0)
         try await eventually("the first batch from a reaches b", timeout: .seconds(60)) {
             seen.all.contains { $0.contains(#""origin":"peer""#) }
         }
@@ -301,8 +301,8 @@ import Testing
         // a back (on a new port, as is b): the sync finishes, nothing lost or duplicated.
         let aAgain = try await StartedDaemon.start(in: aHome, name: "a")
         defer { aAgain.daemon.kill() }
-        #expect(try aAgain.cli("peers", "add", bID, "--address", "127.0.0.1:\(try bAlone.port())").status == 0)
-        #expect(try bAlone.cli("peers", "add", aID, "--address", "127.0.0.1:\(try aAgain.port())").status == 0)
+        #expect(try await aAgain.cli("peers", "add", bID, "--address", "127.0.0.1:\(try bAlone.port())").status == 0)
+        #expect(try await bAlone.cli("peers", "add", aID, "--address", "127.0.0.1:\(try aAgain.port())").status == 0)
         // The status's per-document sync state says when b has all of a's changes.
         func changesOf(_ daemon: StartedDaemon) throws -> Int? {
             let status = try daemon.client.get("/v1/status").json as? [String: Any]
@@ -325,8 +325,8 @@ import Testing
         #expect(try await storedStrokes(big, in: b.home) == all, "b has every stroke of a, each once")
     }
 
-    private func library(_ daemon: StartedDaemon) throws -> (id: String, nodes: [[String: Any]]) {
-        let body = try #require(try daemon.json("tree") as? [String: Any])
+    private func library(_ daemon: StartedDaemon) async throws -> (id: String, nodes: [[String: Any]]) {
+        let body = try #require(try await daemon.json("tree") as? [String: Any])
         return (body["id"] as? String ?? "", body["nodes"] as? [[String: Any]] ?? [])
     }
 
@@ -338,45 +338,45 @@ import Testing
         defer { a.stop() }
         let b = try await StartedDaemon.start(name: "b")
         defer { b.stop() }
-        let local = try b.cli("projects", "create", "Ben's sketches").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        let bLibrary = try library(b).id
-        let (_, bID) = try pair(a, b)
-        #expect(try a.cli("folders", "create", "Films").status == 0)
-        let film = try a.cli("projects", "create", "Night Train", "--folder", "Films").output.trimmingCharacters(in: .whitespacesAndNewlines)
-        let shared = try #require(try a.json("share", "library", bID) as? [String: Any])
+        let local = try await b.cli("projects", "create", "Ben's sketches").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let bLibrary = try await library(b).id
+        let (_, bID) = try await pair(a, b)
+        #expect(try await a.cli("folders", "create", "Films").status == 0)
+        let film = try await a.cli("projects", "create", "Night Train", "--folder", "Films").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let shared = try #require(try await a.json("share", "library", bID) as? [String: Any])
         #expect(shared["mode"] as? String == "read-write")
-        let aLibrary = try library(a).id
+        let aLibrary = try await library(a).id
 
-        func sharedLibraries(_ daemon: StartedDaemon) throws -> [[String: Any]] {
-            (try daemon.json("tree") as? [String: Any])?["shared"] as? [[String: Any]] ?? []
+        func sharedLibraries(_ daemon: StartedDaemon) async throws -> [[String: Any]] {
+            (try await daemon.json("tree") as? [String: Any])?["shared"] as? [[String: Any]] ?? []
         }
         try await eventually("b shows a's library beside its own, with a's folder and project") {
-            guard let theirs = try sharedLibraries(b).first, theirs["id"] as? String == aLibrary else { return false }
+            guard let theirs = try await sharedLibraries(b).first, theirs["id"] as? String == aLibrary else { return false }
             let nodes = theirs["nodes"] as? [[String: Any]] ?? []
             let folder = nodes.first { $0["name"] as? String == "Films" }
             let entry = nodes.first { $0["project"] as? String == film }
             return entry?["parent"] as? String == folder?["id"] as? String && entry?["available"] as? Bool == true
         }
         // The library's project came with it (shared as the library is), as an editor.
-        #expect((try b.json("projects", "show", film) as? [String: Any])?["role"] as? String == "editor")
+        #expect((try await b.json("projects", "show", film) as? [String: Any])?["role"] as? String == "editor")
         // b keeps its own library, and its own project stays out of a's.
-        #expect(try library(b).id == bLibrary)
-        #expect(try library(b).nodes.contains { $0["project"] as? String == local })
+        #expect(try await library(b).id == bLibrary)
+        #expect(try await library(b).nodes.contains { $0["project"] as? String == local })
         try await Task.sleep(for: .milliseconds(500))
-        #expect(try !a.cli("tree").output.contains("Ben's sketches"), "nothing of b's reached a")
+        #expect(try await !a.cli("tree").output.contains("Ben's sketches"), "nothing of b's reached a")
         #expect(try a.client.get("/v1/projects/\(local)").status == 404)
         // A project created in the shared library later follows it.
-        let later = try a.cli("projects", "create", "Day Train", "--folder", "Films").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let later = try await a.cli("projects", "create", "Day Train", "--folder", "Films").output.trimmingCharacters(in: .whitespacesAndNewlines)
         try await eventually("the later project reaches b") { try b.client.get("/v1/projects/\(later)").status == 200 }
         // The tree says whose library it is.
-        let sharedTree = try b.cli("tree").output
-        #expect(sharedTree.contains("Library/  (shared by a (\(try a.cli("id").output.prefix(7))), you may edit)"), "\(sharedTree)")
+        let sharedTree = try await b.cli("tree").output
+        #expect(sharedTree.contains("Library/  (shared by a (\(try await a.cli("id").output.prefix(7))), you may edit)"), "\(sharedTree)")
         // Unsharing the library takes back what it shared.
         let listed = try #require(try a.client.get("/v1/library/shares").json as? [[String: Any]])
         #expect(listed.compactMap { $0["peer"] as? String } == [bID])
-        #expect(try a.cli("unshare", "library", bID).status == 0)
+        #expect(try await a.cli("unshare", "library", bID).status == 0)
         try await eventually("b is told it is no longer a member") {
-            (try b.json("projects", "show", film) as? [String: Any])?["role"] as? String == "none"
+            (try await b.json("projects", "show", film) as? [String: Any])?["role"] as? String == "none"
         }
         let refused = try b.client.post("/v1/projects/\(film)/edits", json: #"{"ops": [{"op": "scene.add"}]}"#)
         #expect(refused.status == 403 && String(decoding: refused.body, as: UTF8.self).contains("read_only"))
@@ -384,12 +384,12 @@ import Testing
         #expect(try await b.daemon.terminate() == 0)
         let again = try await StartedDaemon.start(in: b.home, name: "b")
         defer { again.daemon.kill() }
-        #expect(try library(again).id == bLibrary)
+        #expect(try await library(again).id == bLibrary)
     }
 
     /// `storyteller demo` runs the whole mission and leaves nothing behind.
     @Test func theDemoConvergesAndCleansUp() async throws {
-        let result = try storyteller(["demo"])
+        let result = try await storyteller(["demo"])
         #expect(result.status == 0, "\(result.errors)")
         #expect(result.errors.contains("[7/7] merged"))
         let lines = result.output.split(separator: "\n").map(String.init)

@@ -161,7 +161,7 @@ import Testing
         #expect(try Self.scenes(try await started.get("/v1/projects/\(project)?at=\(between)")) == boards[0].scenes)
         // The CLI lists them after the versions.
         let socket = started.socket
-        let listed = try storyteller(["history", project, "--socket", socket])
+        let listed = try await storyteller(["history", project, "--socket", socket])
         #expect(listed.status == 0 && listed.output.contains("Kept from before"), "\(listed.output)\(listed.errors)")
         #expect(checkpoints.allSatisfy { listed.output.contains($0["id"] as? String ?? "?") })
         try await started.stop()
@@ -170,12 +170,12 @@ import Testing
     @Test func theCLIShowsAndRendersThePastAndListsVersions() async throws {
         let daemon = try await StartedDaemon.start()
         defer { daemon.stop() }
-        func made(_ arguments: String...) throws -> String { try Self.run(daemon, arguments) }
-        let project = try made("projects", "create", "Film")
-        let scene = try made("scenes", "add", project, "--title", "One")
-        let shot = try made("shots", "add", project, scene)
-        let layer = try made("layers", "add", project, shot, "--name", "ink")
-        _ = try made("strokes", "add", project, layer, "--points", "[0.1,0.1,0.5, 0.2,0.2,0.5]")
+        func made(_ arguments: String...) async throws -> String { try await Self.run(daemon, arguments) }
+        let project = try await made("projects", "create", "Film")
+        let scene = try await made("scenes", "add", project, "--title", "One")
+        let shot = try await made("shots", "add", project, scene)
+        let layer = try await made("layers", "add", project, shot, "--name", "ink")
+        _ = try await made("strokes", "add", project, layer, "--points", "[0.1,0.1,0.5, 0.2,0.2,0.5]")
         // A moment between the drawing and the deletion, in this machine's local time.
         try await Task.sleep(for: .milliseconds(30))
         let formatter = DateFormatter()
@@ -184,69 +184,69 @@ import Testing
         formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss.SSS"
         let moment = formatter.string(from: Date())
         try await Task.sleep(for: .milliseconds(30))
-        _ = try made("shots", "delete", project, "1-1")
+        _ = try await made("shots", "delete", project, "1-1")
 
-        let then = try daemon.cli("projects", "show", project, "--at", moment)
+        let then = try await daemon.cli("projects", "show", project, "--at", moment)
         #expect(then.status == 0 && then.output.contains("shot 1-1") && then.output.contains("as it was at version"), "\(then)")
-        #expect(try made("projects", "show", project).contains("shot 1-1") == false)
+        #expect(try await made("projects", "show", project).contains("shot 1-1") == false)
         // The deleted shot, by the label it had then.
         let file = daemon.home.path + "/then.png"
-        let render = try daemon.cli("render", project, "1-1", "--out", file, "--at", moment)
+        let render = try await daemon.cli("render", project, "1-1", "--out", file, "--at", moment)
         #expect(render.status == 0, "\(render.errors)")
         #expect(FileManager.default.contents(atPath: file)?.starts(with: [0x89, 0x50, 0x4E, 0x47]) == true)
         // The animatic and the EDL of the board as it was: one shot of the default 2 s (now there is none).
         let video = daemon.home.path + "/then.mp4"
-        let animatic = try daemon.cli("export", "animatic", project, "--out", video, "--size", "320x180", "--at", moment)
+        let animatic = try await daemon.cli("export", "animatic", project, "--out", video, "--size", "320x180", "--at", moment)
         #expect(animatic.status == 0, "\(animatic.errors)")
-        let probed = try ExternalProgram.run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", video])
+        let probed = try await ExternalProgram.run("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", video])
         let seconds = Double(probed.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         #expect(abs(seconds - 2) < 0.1, "\(probed.output)")
         let edl = daemon.home.path + "/then.edl"
-        let cut = try daemon.cli("export", "edl", project, "--scene", "1", "--out", edl, "--at", moment)
+        let cut = try await daemon.cli("export", "edl", project, "--scene", "1", "--out", edl, "--at", moment)
         #expect(cut.status == 0, "\(cut.errors)")
         #expect(cut.output.contains("(1 shots") && cut.output.contains("1 still(s)"), "the shot as it was, and its still: \(cut.output)")
-        let empty = try daemon.cli("export", "animatic", project, "--out", daemon.home.path + "/now.mp4", "--size", "320x180")
+        let empty = try await daemon.cli("export", "animatic", project, "--out", daemon.home.path + "/now.mp4", "--size", "320x180")
         #expect(empty.status != 0 && empty.errors.contains("nothing to export"), "now the scene has no shots: \(empty.errors)")
 
         // One person's edits a moment apart are one version; --changes lists each.
-        let history = try daemon.cli("history", project)
+        let history = try await daemon.cli("history", project)
         #expect(history.status == 0 && history.output.hasPrefix("VERSION") && history.output.contains("  you  "), "\(history.output)")
         #expect(history.output.split(separator: "\n").count == 2, "a header and one version: \(history.output)")
-        let versions = try #require((try daemon.json("history", project) as? [String: Any])?["versions"] as? [[String: Any]])
+        let versions = try #require((try await daemon.json("history", project) as? [String: Any])?["versions"] as? [[String: Any]])
         let id = try #require(versions.first?["id"] as? String)
         #expect((versions.first?["changes"] as? [Any])?.count == 7, "founding, title, scene, shot, layer, stroke, deletion")
-        #expect(try made("projects", "show", project, "--at", id).contains("as it was at version \(id)"))
-        #expect(try made("history", project, "--changes", "--since", "2001-01-01").split(separator: "\n").count == 8)
+        #expect(try await made("projects", "show", project, "--at", id).contains("as it was at version \(id)"))
+        #expect(try await made("history", project, "--changes", "--since", "2001-01-01").split(separator: "\n").count == 8)
 
-        let diff = try made("diff", project, moment)
+        let diff = try await made("diff", project, moment)
         #expect(diff.contains("to now") && diff.contains("shot 1-1: removed"), "\(diff)")
-        #expect(try made("diff", project, moment, moment).hasSuffix("no differences"))
+        #expect(try await made("diff", project, moment, moment).hasSuffix("no differences"))
 
         // Restore the deleted shot (named as it was), as a new edit that undo takes back.
-        let restored = try made("restore", project, "--to", moment, "--shot", "1-1")
+        let restored = try await made("restore", project, "--to", moment, "--shot", "1-1")
         #expect(restored.hasPrefix("restored shot 1-1 as it was at version") && restored.contains("restored 1 shot"), "\(restored)")
-        #expect(try made("projects", "show", project).contains("shot 1-1"))
-        #expect(try made("restore", project, "--to", moment).contains("is already as it was"))
-        _ = try made("undo", project)
-        #expect(try made("projects", "show", project).contains("shot 1-1") == false)
-        let later = try made("shots", "add", project, scene)
-        let missing = try daemon.cli("restore", project, "--to", moment, "--shot", later)
+        #expect(try await made("projects", "show", project).contains("shot 1-1"))
+        #expect(try await made("restore", project, "--to", moment).contains("is already as it was"))
+        _ = try await made("undo", project)
+        #expect(try await made("projects", "show", project).contains("shot 1-1") == false)
+        let later = try await made("shots", "add", project, scene)
+        let missing = try await daemon.cli("restore", project, "--to", moment, "--shot", later)
         #expect(missing.status == 1 && missing.errors.contains("was not on the board at that version"), "\(missing.errors)")
-        let both = try daemon.cli("restore", project, "--to", moment, "--shot", "1-1", "--scene", "1")
+        let both = try await daemon.cli("restore", project, "--to", moment, "--shot", "1-1", "--scene", "1")
         #expect(both.status == 64)
 
         // Bad input, in words.
-        let before = try daemon.cli("projects", "show", project, "--at", "2001-01-01T00:00")
+        let before = try await daemon.cli("projects", "show", project, "--at", "2001-01-01T00:00")
         #expect(before.status == 1 && before.errors.contains("did not exist yet"), "\(before.errors)")
-        let unknown = try daemon.cli("projects", "show", project, "--at", "review-3")
+        let unknown = try await daemon.cli("projects", "show", project, "--at", "review-3")
         #expect(unknown.status == 1 && unknown.errors.contains("storyteller history"), "\(unknown.errors)")
-        let since = try daemon.cli("history", project, "--since", "soon")
+        let since = try await daemon.cli("history", project, "--since", "soon")
         #expect(since.status == 64 && since.errors.contains("--since must be a time"), "\(since.errors)")
     }
 
     /// Runs the CLI against `daemon`, expecting success; its output, trimmed.
-    static func run(_ daemon: StartedDaemon, _ arguments: [String]) throws -> String {
-        let result = try storyteller(arguments + ["--socket", daemon.socket])
+    static func run(_ daemon: StartedDaemon, _ arguments: [String]) async throws -> String {
+        let result = try await storyteller(arguments + ["--socket", daemon.socket])
         #expect(result.status == 0, "\(arguments): \(result.errors)")
         return result.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -254,42 +254,42 @@ import Testing
     @Test func namedVersionsAreKeptInTheProjectAndWorkWhereAVersionDoes() async throws {
         let daemon = try await StartedDaemon.start()
         defer { daemon.stop() }
-        func made(_ arguments: String...) throws -> String { try Self.run(daemon, arguments) }
-        let project = try made("projects", "create", "Film")
-        _ = try made("scenes", "add", project, "--title", "Harbour")
-        #expect(try made("versions", "tag", project, "client review 2").hasPrefix("named version "))
-        _ = try made("scenes", "add", project, "--title", "Lighthouse")
+        func made(_ arguments: String...) async throws -> String { try await Self.run(daemon, arguments) }
+        let project = try await made("projects", "create", "Film")
+        _ = try await made("scenes", "add", project, "--title", "Harbour")
+        #expect(try await made("versions", "tag", project, "client review 2").hasPrefix("named version "))
+        _ = try await made("scenes", "add", project, "--title", "Lighthouse")
 
-        let listed = try made("versions", "list", project)
+        let listed = try await made("versions", "list", project)
         #expect(listed.hasPrefix("NAME") && listed.contains("client review 2") && listed.contains("you"), "\(listed)")
-        let then = try made("projects", "show", project, "--at", "client review 2")
+        let then = try await made("projects", "show", project, "--at", "client review 2")
         #expect(then.contains("Harbour") && !then.contains("Lighthouse"), "\(then)")
-        #expect(try made("projects", "show", project, "--at", "CLIENT REVIEW 2").contains("Harbour"), "names match in any case")
-        let entries = try #require(try daemon.json("versions", "list", project) as? [[String: Any]])
+        #expect(try await made("projects", "show", project, "--at", "CLIENT REVIEW 2").contains("Harbour"), "names match in any case")
+        let entries = try #require(try await daemon.json("versions", "list", project) as? [[String: Any]])
         let version = try #require(entries.first?["version"] as? String)
         let me = try daemon.peerID()
         #expect(entries.count == 1 && version.count == 8 && entries.first?["author"] as? String == me)
 
         // --at names the version to name: an id, a name, a time.
-        #expect(try made("versions", "tag", project, "start", "--at", version).contains(version))
-        #expect(try made("versions", "tag", project, "first light", "--at", "client review 2").contains(version))
+        #expect(try await made("versions", "tag", project, "start", "--at", version).contains(version))
+        #expect(try await made("versions", "tag", project, "first light", "--at", "client review 2").contains(version))
         // Naming again moves the name.
-        let moved = try made("versions", "tag", project, "start")
+        let moved = try await made("versions", "tag", project, "start")
         #expect(!moved.contains(version))
-        #expect((try daemon.json("versions", "list", project) as? [[String: Any]])?.count == 3)
-        #expect(try made("history", project, "--changes").contains("named a version \"start\""))
+        #expect((try await daemon.json("versions", "list", project) as? [[String: Any]])?.count == 3)
+        #expect(try await made("history", project, "--changes").contains("named a version \"start\""))
 
         // Bad input in words; nothing changed.
-        let blank = try daemon.cli("versions", "tag", project, "   ")
+        let blank = try await daemon.cli("versions", "tag", project, "   ")
         #expect(blank.status == 1 && blank.errors.contains("1 to 100 characters"), "\(blank.errors)")
-        let unknownAt = try daemon.cli("versions", "tag", project, "x", "--at", "review-9")
+        let unknownAt = try await daemon.cli("versions", "tag", project, "x", "--at", "review-9")
         #expect(unknownAt.status == 1 && unknownAt.errors.contains("no version 'review-9'"), "\(unknownAt.errors)")
-        let unknown = try daemon.cli("versions", "untag", project, "final")
+        let unknown = try await daemon.cli("versions", "untag", project, "final")
         #expect(unknown.status == 1 && unknown.errors.contains("no version of this project is named 'final'"), "\(unknown.errors)")
-        #expect((try daemon.json("versions", "list", project) as? [[String: Any]])?.count == 3)
+        #expect((try await daemon.json("versions", "list", project) as? [[String: Any]])?.count == 3)
 
-        #expect(try made("versions", "untag", project, "client review 2").contains("took the name \"client review 2\" away"))
-        let gone = try daemon.cli("projects", "show", project, "--at", "client review 2")
+        #expect(try await made("versions", "untag", project, "client review 2").contains("took the name \"client review 2\" away"))
+        let gone = try await daemon.cli("projects", "show", project, "--at", "client review 2")
         #expect(gone.status == 1 && gone.errors.contains("no version 'client review 2'"), "\(gone.errors)")
         let api = try daemon.client.request("POST", "/v1/projects/\(project)/versions/names", body: Data(#"{"name":""}"#.utf8))
         #expect(api.status == 400 && api.errorCode == "bad_request")
@@ -301,18 +301,18 @@ import Testing
         defer { a.stop() }
         let b = try await StartedDaemon.start(name: "b")
         defer { b.stop() }
-        let (_, bID) = try TwoDaemonTests().pair(a, b)
-        let project = try Self.run(a, ["projects", "create", "Harbour"])
-        _ = try Self.run(a, ["scenes", "add", project, "--title", "Dawn"])
-        _ = try Self.run(a, ["share", project, bID, "--read-only"])
-        _ = try Self.run(a, ["versions", "tag", project, "review"])
-        _ = try Self.run(a, ["scenes", "add", project, "--title", "Dusk"])
+        let (_, bID) = try await TwoDaemonTests().pair(a, b)
+        let project = try await Self.run(a, ["projects", "create", "Harbour"])
+        _ = try await Self.run(a, ["scenes", "add", project, "--title", "Dawn"])
+        _ = try await Self.run(a, ["share", project, bID, "--read-only"])
+        _ = try await Self.run(a, ["versions", "tag", project, "review"])
+        _ = try await Self.run(a, ["scenes", "add", project, "--title", "Dusk"])
         try await eventually("the name reaches b") {
-            (try? b.json("versions", "list", project) as? [[String: Any]])??.first?["name"] as? String == "review"
+            await (try? b.json("versions", "list", project) as? [[String: Any]])??.first?["name"] as? String == "review"
         }
-        let then = try Self.run(b, ["projects", "show", project, "--at", "review"])
+        let then = try await Self.run(b, ["projects", "show", project, "--at", "review"])
         #expect(then.contains("Dawn") && !then.contains("Dusk"), "\(then)")
-        let refused = try b.cli("versions", "tag", project, "mine")
+        let refused = try await b.cli("versions", "tag", project, "mine")
         #expect(refused.status == 1 && refused.errors.contains("read-only"), "\(refused.errors)")
     }
 }
