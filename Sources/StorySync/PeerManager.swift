@@ -642,9 +642,10 @@ public actor PeerManager {
     /// decide), never a right of the offerer: a document this daemon already
     /// holds is synced only with the members of its access list, so
     /// advertising one (or having been unshared) obtains nothing.
-    private func take(_ offers: [Message.Advertisement], from peer: PeerID) async -> [SyncSessionStateMachine.SharedDocument?] {
+    func take(_ offers: [Message.Advertisement], from peer: PeerID) async -> [SyncSessionStateMachine.SharedDocument?] {
         enum Decision: Sendable {
             case invalid, existing(DocumentKind), farewell(DocumentKind, VersionVector), purged(PurgedRecord), declined, taken(DocumentKind)
+            case shared(DocumentKind, Role)
             case kept(DocumentKind), failed(String)
         }
         // A peer's [[peer]] auto-accept in the config, else what `peers set` stored, else accept-shares.
@@ -661,7 +662,16 @@ public actor PeerManager {
                     do {
                         if let existing = try store.documentIfPresent(offer.document) {
                             // Rights taken while it was away: it learns so now, unless it already has.
-                            guard let cap = try store.farewell(of: offer.document, to: peer) else { return .existing(existing.kind) }
+                            guard let cap = try store.farewell(of: offer.document, to: peer) else {
+                                // Shared with the peer after this session read its shares: another
+                                // session with it (crossing dials) took it meanwhile, or an access change
+                                // is on its way. It syncs here too, else this session never would.
+                                let member = try store.members(of: offer.document).first { $0.peer == peer }
+                                if member != nil || existing.origin == peer.description {
+                                    return .shared(existing.kind, member?.role ?? .none)
+                                }
+                                return .existing(existing.kind)
+                            }
                             if cap.isCovered(by: offer.version) {
                                 try store.forgetFarewell(of: offer.document, to: peer)
                                 return .existing(existing.kind)
@@ -700,6 +710,9 @@ public actor PeerManager {
             case .declined:
                 logger.debug("\(peer.short) offers \(offer.document) again, which a user declined")
                 result.append(nil)
+            case .shared(let kind, let role):
+                logger.debug("\(peer.short) advertised \(kind) \(offer.document), shared with it since this session began; syncing it")
+                result.append(.init(id: offer.document, kind: offer.kind, peerRole: role))
             case .existing(let kind):
                 logger.notice("\(peer.short) advertised \(kind) \(offer.document), which is not shared with it here; ignored")
                 result.append(nil)

@@ -47,7 +47,7 @@ import Testing
         try await a.pair(with: b)
         try await b.pair(with: a)
         let (project, _) = try await makeSharedProject(on: a, with: [b])
-        try await eventually("b has the project") { await inSync(a, b, project) }
+        try await eventually("b has the project", nodes: [a, b]) { await inSync(a, b, project) }
         // Several chunks (256 KiB each), not a multiple of the chunk size.
         let picture = TestMedia.png(width: 700, height: 500, seed: 3)
         let events = b.manager.blobExchange!.events()

@@ -20,7 +20,7 @@ import Testing
         try await a.pair(with: b)
         try await b.pair(with: a)
         let (project, layer) = try await makeSharedProject(on: a, with: [b])
-        try await eventually("b has the project") { await inSync(a, b, project) }
+        try await eventually("b has the project", nodes: [a, b]) { await inSync(a, b, project) }
         let hostile = try Identity.generate(commonName: "hostile")
         try await a.store.addPeer(hostile.peerID, name: "hostile", at: 5)
         return (a, b, hostile, project, layer)

@@ -117,7 +117,7 @@ import Testing
         defer { a.remove(); b.remove() }
         let peer = b.identity.peerID
         let (id, layer) = try await makeSharedProject(on: a, with: [b])
-        try await eventually("b has the project") { await inSync(a, b, id) }
+        try await eventually("b has the project", nodes: [a, b]) { await inSync(a, b, id) }
         let caughtUp = Mutex<[VersionVector]>([])
         let events = a.manager.events()
         let watcher = Task {
@@ -144,7 +144,7 @@ import Testing
         defer { a.remove(); b.remove() }
         let (id, layer) = try await makeSharedProject(on: a, with: [b])
         // b does not have the project: it takes it (shared by a configured peer).
-        try await eventually("b has the project") { await inSync(a, b, id) }
+        try await eventually("b has the project", nodes: [a, b]) { await inSync(a, b, id) }
         #expect(try await b.store.members(of: id).first { $0.peer == a.identity.peerID }?.role == .owner)
         #expect(try await b.store.localRole(of: id) == .editor)
         let drawn = try await a.store.editProject(id, at: 3) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(1)) }.value
@@ -155,6 +155,31 @@ import Testing
         #expect(try await a.store.project(id).view == (try await b.store.project(id).view))
         await a.stop()
         await b.stop()
+    }
+
+    /// Crossing dials: both of b's sessions with a hear a's advertisement of
+    /// a new project. The first takes it; the second read b's shares before
+    /// that, and must sync the project too, not ignore it as one not shared
+    /// with a: when the second was the one kept, b never synced it (CI failed
+    /// so, "b has the project", once in about two full runs).
+    @Test func anAdvertisementOfADocumentTakenMeanwhileFromThatPeerIsSynced() async throws {
+        let a = try await SyncNode("a"), b = try await SyncNode("b"), c = try await SyncNode("c")
+        defer { a.remove(); b.remove(); c.remove() }
+        try await b.pair(with: a)
+        try await b.pair(with: c)
+        let id = try await a.store.createDocument(kind: .project, name: "Night Train", at: 1)
+        try await a.store.share(id, with: b.identity.peerID, role: .editor, at: 2)
+        let advertisement = Message.Advertisement(
+            document: id, kind: UInt8(DocumentKind.project.rawValue), name: "Night Train", role: .editor,
+            version: try await a.store.version(of: id))
+
+        let first = await b.manager.take([advertisement], from: a.identity.peerID)
+        #expect(first.count == 1 && first[0]?.id == id, "the first session takes it")
+        let second = await b.manager.take([advertisement], from: a.identity.peerID)
+        #expect(second.count == 1 && second[0]?.id == id, "the second session syncs it too")
+        // Another configured peer, not a member, advertising it obtains nothing.
+        let fromC = await b.manager.take([advertisement], from: c.identity.peerID)
+        #expect(fromC.count == 1 && fromC[0] == nil)
     }
 
     /// A peer far behind (here: new) gets the snapshot, in parts when it is
@@ -182,7 +207,7 @@ import Testing
         try await b.start()
         try await a.pair(with: b)
         try await b.pair(with: a)
-        try await eventually("b caught up") { await inSync(a, b, id) }
+        try await eventually("b caught up", nodes: [a, b]) { await inSync(a, b, id) }
         #expect(try await b.store.project(id).view == (try await a.store.project(id).view))
         #expect(try await b.store.project(id).strokes(in: layer).count == 45)
         // b took the snapshot: the 40 strokes before it are not in b's change log, the 5 after it are.
@@ -202,7 +227,7 @@ import Testing
         let (a, b) = try await startedPair { $0.snapshotCatchUpChanges = 20 }
         defer { a.remove(); b.remove() }
         let (id, layer) = try await makeSharedProject(on: a, with: [b])
-        try await eventually("b has the project") { await inSync(a, b, id) }
+        try await eventually("b has the project", nodes: [a, b]) { await inSync(a, b, id) }
         await b.stop()
         for index in 0..<40 {
             _ = try await a.store.editProject(id, at: 5) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(index)) }
@@ -227,7 +252,7 @@ import Testing
         let (a, b) = try await startedPair()
         defer { a.remove(); b.remove() }
         let (id, layer) = try await makeSharedProject(on: a, with: [b])
-        try await eventually("b has the project") { await inSync(a, b, id) }
+        try await eventually("b has the project", nodes: [a, b]) { await inSync(a, b, id) }
         let shot = try await a.store.project(id).view.shots[0].id
         let scene = try await a.store.project(id).scenes[0]
         await b.stop()
@@ -263,7 +288,7 @@ import Testing
         try await b.pair(with: c)
         try await c.pair(with: b)
         let (id, layer) = try await makeSharedProject(on: a, with: [b])
-        try await eventually("b has the project") { await inSync(a, b, id) }
+        try await eventually("b has the project", nodes: [a, b]) { await inSync(a, b, id) }
         try await b.store.share(id, with: c.identity.peerID, role: .editor, at: 5)
         try await eventually("c has the project via b") { await inSync(b, c, id) }
         let fromA = try await a.store.editProject(id, at: 3) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(3)) }.value
@@ -308,7 +333,7 @@ import Testing
             return still >= 10
         }
         proxy.open()
-        try await eventually("b caught up") { await inSync(a, b, id) }
+        try await eventually("b caught up", nodes: [a, b]) { await inSync(a, b, id) }
         #expect(try await b.store.document(id).changeCount == (try await a.store.document(id).changeCount))
         #expect(try await b.store.project(id).view == (try await a.store.project(id).view))
         // The cut came mid-history: b had part of it, then got exactly the rest.
@@ -341,7 +366,7 @@ import Testing
         let (a, b) = try await startedPair()
         defer { a.remove(); b.remove() }
         let (id, layer) = try await makeSharedProject(on: a, with: [b], mode: .readOnly)
-        try await eventually("b has the project") { await inSync(a, b, id) }
+        try await eventually("b has the project", nodes: [a, b]) { await inSync(a, b, id) }
         let before = try await a.store.version(of: id)
         // b knows it may only read: its edit is refused before anything is stored.
         #expect(try await b.store.localRole(of: id) == .reader)
@@ -365,7 +390,7 @@ import Testing
         let (a, b) = try await startedPair { $0.maximumFrameBytes = 64 << 10 }
         defer { a.remove(); b.remove() }
         let (id, layer) = try await makeSharedProject(on: a, with: [b])
-        try await eventually("b has the project") { await inSync(a, b, id) }
+        try await eventually("b has the project", nodes: [a, b]) { await inSync(a, b, id) }
         // A rogue but configured peer (so it passes the peer check).
         let rogue = try Identity.generate()
         try await a.store.addPeer(rogue.peerID, at: 5)

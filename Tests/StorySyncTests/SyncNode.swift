@@ -18,6 +18,8 @@ final class SyncNode: @unchecked Sendable {
     static let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
 
     let name: String
+    /// The name its log lines carry: the test's name for it and its short peer id.
+    let logName: String
     let directory: String
     let identity: Identity
     let store: Store
@@ -41,6 +43,8 @@ final class SyncNode: @unchecked Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("storyteller-sync-\(name)-\(UUID())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         identity = try Identity.loadOrCreate(in: directory + "/identity")
+        let logName = "\(name)@\(identity.peerID.short)"
+        self.logName = logName
         store = try Store(path: directory + "/store.db", identity: try identity.signingIdentity, options: storeOptions)
         blobs = try BlobStore(directory: directory + "/blobs")
         exchangeConfiguration = blobExchange
@@ -53,12 +57,12 @@ final class SyncNode: @unchecked Sendable {
         discovery = discoveryPort.map { port in
             var settings = DiscoveryConfiguration()
             settings.port = port
-            return LocalDiscovery(peerID: peerID, configuration: settings, group: SyncNode.group, logger: SyncNode.logger(name))
+            return LocalDiscovery(peerID: peerID, configuration: settings, group: SyncNode.group, logger: SyncNode.logger(logName))
         }
         manager = try PeerManager(
             store: store, identity: identity, configuration: configuration, group: Self.group, discovery: discovery,
-            blobExchange: BlobExchange(blobs: blobs, store: store, configuration: blobExchange, logger: Self.logger(name)),
-            logger: Self.logger(name))
+            blobExchange: BlobExchange(blobs: blobs, store: store, configuration: blobExchange, logger: Self.logger(logName)),
+            logger: Self.logger(logName))
         blobEvents = Task { [store, manager] in
             for await event in await store.events(lossless: true) {
                 if case .blobsReferenced = event { await manager.blobExchange?.documentsChanged() }
@@ -113,8 +117,8 @@ final class SyncNode: @unchecked Sendable {
         // A new manager for a later start (a stopped one does not restart).
         manager = try! PeerManager(
             store: store, identity: identity, configuration: configuration, group: Self.group, discovery: discovery,
-            blobExchange: BlobExchange(blobs: blobs, store: store, configuration: exchangeConfiguration, logger: Self.logger(name)),
-            logger: Self.logger(name))
+            blobExchange: BlobExchange(blobs: blobs, store: store, configuration: exchangeConfiguration, logger: Self.logger(logName)),
+            logger: Self.logger(logName))
         blobEvents?.cancel()
         blobEvents = Task { [store, manager] in
             for await event in await store.events(lossless: true) {
@@ -134,9 +138,11 @@ final class SyncNode: @unchecked Sendable {
     }
 }
 
-/// Polls `condition` until it holds or `timeout` passes.
+/// Polls `condition` until it holds or `timeout` passes. When it never
+/// holds, the issue shows the last log lines of `nodes` (tests run in
+/// parallel: all nodes' lines, when none are named).
 func eventually(
-    _ what: String, timeout: Duration = .seconds(60), _ condition: () async throws -> Bool
+    _ what: String, timeout: Duration = .seconds(60), nodes: [SyncNode] = [], _ condition: () async throws -> Bool
 ) async throws {
     var limit = TestDeadline(timeout)
     while true {
@@ -144,17 +150,20 @@ func eventually(
         if limit.hasPassed() { break }
         try await Task.sleep(for: .milliseconds(25))
     }
-    Issue.record("timed out waiting until \(what); the sync logs of the last seconds:\n\(RecentLogs.lines().joined(separator: "\n"))")
+    let lines = RecentLogs.lines(of: nodes.isEmpty ? nil : Set(nodes.map { "sync-test.\($0.logName)" }))
+    let whose = nodes.isEmpty ? "all nodes" : nodes.map(\.logName).joined(separator: ", ")
+    Issue.record("timed out waiting until \(what); the last sync logs of \(whose):\n\(lines.suffix(400).joined(separator: "\n"))")
     throw CancellationError()
 }
 
 /// The last lines every test node logged (tests run in parallel, so they
 /// are interleaved; each line names its node and the time).
 enum RecentLogs {
-    private static let buffer = Mutex<(lines: [String], next: Int)>(([], 0))
-    private static let capacity = 400
+    private static let buffer = Mutex<(lines: [(label: String, line: String)], next: Int)>(([], 0))
+    private static let capacity = 20_000
 
-    static func append(_ line: String) {
+    static func append(_ line: String, label: String) {
+        let line = (label, line)
         buffer.withLock { state in
             if state.lines.count < capacity {
                 state.lines.append(line)
@@ -165,10 +174,12 @@ enum RecentLogs {
         }
     }
 
-    static func lines() -> [String] {
-        buffer.withLock { state in
+    /// The lines kept, oldest first: those of the loggers labelled `labels`, or all.
+    static func lines(of labels: Set<String>? = nil) -> [String] {
+        let all = buffer.withLock { state in
             state.lines.count < capacity ? state.lines : Array(state.lines[state.next...] + state.lines[..<state.next])
         }
+        return all.filter { labels?.contains($0.label) ?? true }.map(\.line)
     }
 
     struct Handler: LogHandler {
@@ -183,7 +194,7 @@ enum RecentLogs {
 
         func log(event: LogEvent) {
             let time = Date().formatted(.iso8601.time(includingFractionalSeconds: true))
-            RecentLogs.append("\(time) \(event.level) \(label): \(event.message)")
+            RecentLogs.append("\(time) \(event.level) \(label): \(event.message)", label: label)
         }
     }
 }

@@ -17,7 +17,7 @@ import Testing
         try await a.pair(with: b)
         try await b.pair(with: a)
         let (id, _) = try await makeSharedProject(on: a, with: [b])
-        try await eventually("b has the project") { await inSync(a, b, id) }
+        try await eventually("b has the project", nodes: [a, b]) { await inSync(a, b, id) }
 
         _ = try await a.store.editProject(id, at: 3) { try $0.addTag("Night") }
         try await eventually("b has a's tag") { (try? await b.store.project(id).view.tags) == ["Night"] }
