@@ -14,13 +14,36 @@ public struct Color: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Parses `#RRGGBB` or `#RRGGBBAA` (the `#` is optional, case-insensitive).
-    public init?(hex: some StringProtocol) {
-        var digits = Substring(hex)
-        if digits.first == "#" { digits = digits.dropFirst() }
-        guard digits.count == 6 || digits.count == 8, digits.allSatisfy(\.isHexDigit),
-            let value = UInt32(digits, radix: 16)
-        else { return nil }
-        rgba = digits.count == 6 ? value << 8 | 0xFF : value
+    public init?(hex: String) {
+        // Over the string's UTF-8 bytes: `Character` iteration and
+        // `UInt32(_:radix:)` took about a microsecond a colour, and iterating
+        // a generic view byte by byte across modules more still, on every
+        // stroke an edit adds.
+        var text = hex
+        guard let rgba = text.withUTF8(Self.parseHex) else { return nil }
+        self.rgba = rgba
+    }
+
+    /// Parses `#RRGGBB` or `#RRGGBBAA` from a substring or other text.
+    public init?(hex: some StringProtocol) { self.init(hex: String(hex)) }
+
+    /// `RRGGBB` (opaque) or `RRGGBBAA`, after an optional `#`.
+    private static func parseHex(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32? {
+        var digits = bytes[...]
+        if digits.first == UInt8(ascii: "#") { digits = digits.dropFirst() }
+        guard digits.count == 6 || digits.count == 8 else { return nil }
+        var value: UInt32 = 0
+        for byte in digits {
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte &- UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte &- UInt8(ascii: "a") &+ 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte &- UInt8(ascii: "A") &+ 10
+            default: return nil
+            }
+            value = value << 4 | UInt32(digit)
+        }
+        return digits.count == 6 ? value << 8 | 0xFF : value
     }
 
     public static let black = Color(rgba: 0x0000_00FF)

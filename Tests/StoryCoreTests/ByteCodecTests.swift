@@ -146,6 +146,30 @@ import Testing
         #expect(Color(hex: "#12345") == nil)
     }
 
+    @Test func coloursParseFromSixOrEightHexDigitsWithOrWithoutTheHash() {
+        #expect(Color(hex: "c0392b") == Color(rgba: 0xC039_2BFF), "lowercase, no '#': opaque")
+        #expect(Color(hex: "#c0392B80") == Color(rgba: 0xC039_2B80), "mixed case, alpha given")
+        #expect(Color(hex: Substring("x#00FF00").dropFirst()) == Color(rgba: 0x00FF_00FF), "a substring")
+        for bad in ["", "#", "#1234567", "#123456789", "##123456", "#12345G", "#12 456", "#１２３４５６", "123456#", "#+12345"] {
+            #expect(Color(hex: bad) == nil, "\(bad)")
+        }
+        for rgba: UInt32 in [0, 0xFFFF_FFFF, 0x1234_5678, 0xABCD_EF01] {
+            #expect(Color(hex: Color(rgba: rgba).description) == Color(rgba: rgba), "prints and parses back")
+        }
+    }
+
+    @Test func brushNamesAreTheLowercaseCaseNamesAndParseBack() {
+        #expect(Brush.Tool.allCases.map(\.name) == ["pen", "marker", "pencil", "eraser", "brush", "highlighter"])
+        #expect(Brush.Cap.allCases.map(\.name) == ["round", "butt", "square"])
+        #expect(Brush.Join.allCases.map(\.name) == ["round", "miter", "bevel"])
+        for tool in Brush.Tool.allCases { #expect(Brush.Tool(name: tool.name) == tool) }
+        for cap in Brush.Cap.allCases { #expect(Brush.Cap(name: cap.name) == cap) }
+        for join in Brush.Join.allCases { #expect(Brush.Join(name: join.name) == join) }
+        for bad in ["", "Pen", "pens", " pen", "round "] {
+            #expect(Brush.Tool(name: bad) == nil && Brush.Cap(name: bad) == nil && Brush.Join(name: bad) == nil, "\(bad)")
+        }
+    }
+
     @Test func opIDsOrderByCounterThenReplica() {
         let a = OpID(counter: 2, replica: ReplicaID(9))
         let b = OpID(counter: 3, replica: ReplicaID(1))
