@@ -7,7 +7,7 @@ public struct Brush: Hashable, Sendable {
         /// The lowercase name used in JSON and on the command line.
         ///
         /// Spelled out, not `String(describing:)`: reflection took about
-        /// 1 µs a name, and the lookup below tried up to six, on every
+        /// 1 µs a name, and the lookup by name tried up to six, on every
         /// stroke an edit or the trace benchmark adds (half its time).
         public var name: String {
             switch self {
@@ -22,16 +22,11 @@ public struct Brush: Hashable, Sendable {
 
         /// The tool with that name.
         public init?(name: String) {
-            switch name {
-            case "pen": self = .pen
-            case "marker": self = .marker
-            case "pencil": self = .pencil
-            case "eraser": self = .eraser
-            case "brush": self = .brush
-            case "highlighter": self = .highlighter
-            default: return nil
-            }
+            guard let tool = Self.byName[name] else { return nil }
+            self = tool
         }
+
+        private static let byName = Dictionary(uniqueKeysWithValues: allCases.map { ($0.name, $0) })
     }
 
     /// How open ends of a line are drawn (SVG `stroke-linecap`).
@@ -47,13 +42,11 @@ public struct Brush: Hashable, Sendable {
         }
 
         public init?(name: String) {
-            switch name {
-            case "round": self = .round
-            case "butt": self = .butt
-            case "square": self = .square
-            default: return nil
-            }
+            guard let cap = Self.byName[name] else { return nil }
+            self = cap
         }
+
+        private static let byName = Dictionary(uniqueKeysWithValues: allCases.map { ($0.name, $0) })
     }
 
     /// How corners are drawn (SVG `stroke-linejoin`).
@@ -69,13 +62,11 @@ public struct Brush: Hashable, Sendable {
         }
 
         public init?(name: String) {
-            switch name {
-            case "round": self = .round
-            case "miter": self = .miter
-            case "bevel": self = .bevel
-            default: return nil
-            }
+            guard let join = Self.byName[name] else { return nil }
+            self = join
         }
+
+        private static let byName = Dictionary(uniqueKeysWithValues: allCases.map { ($0.name, $0) })
     }
 
     public var tool: Tool

@@ -78,6 +78,14 @@ extension Store {
         return result
     }
 
+    /// How one document is synced with `peer`, by the rule of
+    /// `sharedDocuments(with:)`: with its role as a member, with `.none` for
+    /// the peer the document was taken from; nil when it is not synced with it.
+    public func sharedRole(of record: DocumentRecord, with peer: PeerID) throws -> Role? {
+        if let member = try database.members(of: record.id).first(where: { $0.peer == peer }) { return member.role }
+        return record.origin == peer.description ? Role.none : nil
+    }
+
     /// Keeps an offer this daemon did not take (not accepting offers from that peer).
     public func recordOffer(_ document: DocumentID, kind: DocumentKind, name: String?, from peer: PeerID, at time: Int64) throws {
         try database.recordOffer(OfferRecord(document: document, peer: peer, kind: kind, name: name, received: time))

@@ -666,11 +666,8 @@ public actor PeerManager {
                                 // Shared with the peer after this session read its shares: another
                                 // session with it (crossing dials) took it meanwhile, or an access change
                                 // is on its way. It syncs here too, else this session never would.
-                                let member = try store.members(of: offer.document).first { $0.peer == peer }
-                                if member != nil || existing.origin == peer.description {
-                                    return .shared(existing.kind, member?.role ?? .none)
-                                }
-                                return .existing(existing.kind)
+                                guard let role = try store.sharedRole(of: existing, with: peer) else { return .existing(existing.kind) }
+                                return .shared(existing.kind, role)
                             }
                             if cap.isCovered(by: offer.version) {
                                 try store.forgetFarewell(of: offer.document, to: peer)
@@ -791,13 +788,12 @@ public actor PeerManager {
                 session.forget(id)  // purged here: nothing of it is left to send
                 return
             }
-            let member = try await store.members(of: id).first { $0.peer == peer }
             // A project in the trash still syncs: a restore made elsewhere must arrive.
-            guard member != nil || record.origin == peer.description else {
+            guard let role = try await store.sharedRole(of: record, with: peer) else {
                 if session.documentIDs.contains(id) { session.unshare(id, at: try await store.version(of: id)) }
                 return
             }
-            await session.share(.init(id: id, kind: UInt8(record.kind.rawValue), peerRole: member?.role ?? .none))
+            await session.share(.init(id: id, kind: UInt8(record.kind.rawValue), peerRole: role))
         } catch {
             logger.error("cannot read who shares \(id) to update \(peer.short)'s session: \(error)")
         }
