@@ -73,7 +73,7 @@ public struct Change: Hashable, Sendable {
     /// Most points in one stroke (the control API's limit).
     public static let maximumStrokePoints = 100_000
 
-    private enum Flag {
+    fileprivate enum Flag {
         static let declaration: UInt8 = 1
         static let all: UInt8 = 1
     }
@@ -712,6 +712,72 @@ extension ByteReader {
             let name = try readString("a version name")
             let version = try readBool("version flag") ? try VersionVector(from: &self) : nil
             return .nameVersion(name: name, version: version)
+        }
+    }
+}
+
+extension EncodedChange {
+    /// The first counter of the change encoded in `bytes`, read from its
+    /// header (`ChangeLog` keeps changes without their header fields).
+    /// - Precondition: `bytes` decoded as a change before.
+    static func startCounter(of bytes: ArraySlice<UInt8>) -> UInt64 {
+        bytes.withUnsafeBufferPointer { bytes in
+            var header = HeaderScan(bytes)
+            return header.varint()
+        }
+    }
+
+    /// The counters and wall time of the change encoded in `bytes`, read from its header.
+    /// - Precondition: `bytes` decoded as a change before.
+    static func headerFields(of bytes: ArraySlice<UInt8>) -> (startCounter: UInt64, endCounter: UInt64, wallTime: Int64) {
+        bytes.withUnsafeBufferPointer { bytes in
+            var header = HeaderScan(bytes)
+            let startCounter = header.varint()
+            let wallTime = ByteWriter.unzigzag(header.varint())
+            for _ in 0..<header.varint() {
+                _ = header.varint()
+                _ = header.varint()
+            }
+            if header.hasDeclaration { header.skip(Int(header.varint()) + 8) }
+            let opCount = header.varint()
+            return (startCounter, startCounter + max(opCount, 1) - 1, wallTime)
+        }
+    }
+
+    /// A reader of a logged change's header, past the format version, flags,
+    /// replica table and sequence number: at the first counter (the layout
+    /// `Change.read` reads and checked). Every read is bounds-checked.
+    private struct HeaderScan {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var position = 0
+        let hasDeclaration: Bool
+
+        init(_ bytes: UnsafeBufferPointer<UInt8>) {
+            self.bytes = bytes
+            precondition(bytes.count >= 2, "a logged change is too short to read")
+            let version = bytes[0]
+            hasDeclaration = version != 1 && bytes[1] & Change.Flag.declaration != 0
+            position = version == 1 ? 1 : 2
+            skip(8 * Int(varint()))
+            _ = varint()
+        }
+
+        mutating func varint() -> UInt64 {
+            var result: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                precondition(position < bytes.count && shift < 64, "a logged change's header no longer reads")
+                let byte = bytes[position]
+                position += 1
+                result |= UInt64(byte & 0x7F) << shift
+                if byte < 0x80 { return result }
+                shift += 7
+            }
+        }
+
+        mutating func skip(_ count: Int) {
+            precondition(count >= 0 && count <= bytes.count - position, "a logged change's header no longer reads")
+            position += count
         }
     }
 }

@@ -115,7 +115,7 @@ extension ReplicaCore {
             // Ours is the only reference again, so packing moves blobs in place.
             editor.state = placeholder
             commitLocal(change, encoded: encoded, hash: signer?.1())
-            packOwnChangesIfDue(&state)
+            packOwnLog(&state)
             guard keepingJournal else { return (encoded.markedAnchor(signer != nil), []) }
             var journal: [(OpID, Builder.State.JournalEntry)] = []
             journal.reserveCapacity(editor.core.journal.count)

@@ -117,16 +117,37 @@ struct ContentTable: Sendable, Sequence {
         count += 1
     }
 
-    /// Moves the blobs of `replica`'s operations `counters` that lie inside
-    /// `old` (its storage, not merely equal bytes) to the same offset in `new`.
-    mutating func move(replica: ReplicaID, counters: Range<UInt64>, from old: ArraySlice<UInt8>, to new: ArraySlice<UInt8>) {
-        precondition(old.count == new.count, "bytes move to a place of their size")
-        for counter in counters {
-            guard let at = location(of: OpID(counter: counter, replica: replica)) else { continue }
-            let bytes = columns[at.column][at.chunk].blobs[at.index].bytes
-            guard let offset = bytes.offset(in: old) else { continue }
-            let start = new.startIndex + offset
-            columns[at.column][at.chunk].blobs[at.index].share(new[start..<(start + bytes.count)])
+    /// Moves the blobs of `replica`'s changes in `moved` (ascending by
+    /// counter, as a log holds them): each blob of a change's `counters` that
+    /// lies inside its `old` bytes (the same storage, not merely equal bytes)
+    /// to the same offset in `new`. One walk over the blobs of the range.
+    mutating func move(replica: ReplicaID, moved: [(old: ArraySlice<UInt8>, new: ArraySlice<UInt8>, counters: Range<UInt64>)]) {
+        guard let first = moved.first, let column = column(of: replica),
+            var (chunk, index) = Self.position(of: first.counters.lowerBound, in: columns[column])
+        else { return }
+        var next = 0
+        // Read in place: an element read from the array is copied whole, its two slices retained.
+        moved.withUnsafeBufferPointer { moved in
+            while chunk < columns[column].count {
+                if index >= columns[column][chunk].counters.count {
+                    (chunk, index) = (chunk + 1, 0)
+                    continue
+                }
+                let counter = columns[column][chunk].counters[index]
+                while moved[next].counters.upperBound <= counter {
+                    next += 1
+                    guard next < moved.count else { return }
+                }
+                if counter >= moved[next].counters.lowerBound,
+                    let offset = columns[column][chunk].blobs[index].bytes.offset(in: moved[next].old)
+                {
+                    precondition(moved[next].old.count == moved[next].new.count, "bytes move to a place of their size")
+                    let start = moved[next].new.startIndex + offset
+                    let length = columns[column][chunk].blobs[index].bytes.count
+                    columns[column][chunk].blobs[index].share(moved[next].new[start..<(start + length)])
+                }
+                index += 1
+            }
         }
     }
 

@@ -327,8 +327,8 @@ struct ProjectState: Sendable {
         }
     }
 
-    mutating func movePoints(of replica: ReplicaID, counters: Range<UInt64>, from old: ArraySlice<UInt8>, to new: ArraySlice<UInt8>) {
-        contents.move(replica: replica, counters: counters, from: old, to: new)
+    mutating func movePoints(of replica: ReplicaID, moved: [(old: ArraySlice<UInt8>, new: ArraySlice<UInt8>, counters: Range<UInt64>)]) {
+        contents.move(replica: replica, moved: moved)
     }
 
     // MARK: - Reading

@@ -139,8 +139,6 @@ struct ReplicaCore: Sendable {
     /// Last counter used by each replica, so a replica cannot reuse op ids.
     var lastCounters: [ReplicaID: UInt64] = [:]
     var logs: [ReplicaID: ChangeLog] = [:]
-    /// Changes made here since the log last packed its newest ones (`packOwnChangesIfDue`).
-    var unpackedOwnChanges = 0
     /// Changes waiting for their dependencies, by replica and sequence number.
     var pending: [ReplicaID: [UInt64: HeldChange]] = [:]
     /// Earliest and latest wall time of any applied change.
@@ -612,33 +610,41 @@ struct ReplicaCore: Sendable {
     /// The changes `other` lacks, in causal order.
     func changes(since other: VersionVector) -> ChangesSince {
         // Each replica's run is in counter order already: merged, not sorted.
-        var runs: [(replica: ReplicaID, log: ChangeLog, next: Int)] = []
+        // Each replica's run is read out of its log in one pass (a change's
+        // header fields are read from its bytes), then the runs are merged.
+        var runs: [[EncodedChange]] = []
         var total = 0
         for (replica, seq) in versionVector.sortedEntries where seq > other[replica] {
             guard let log = logs[replica], log.firstSeq <= other[replica] + 1, log.nextSeq == seq + 1 else {
                 return .snapshotRequired
             }
             let first = Int(other[replica] + 1 - log.firstSeq)
-            runs.append((replica, log, first))
-            total += log.count - first
+            var run: [EncodedChange] = []
+            run.reserveCapacity(log.count - first)
+            for index in first..<log.count { run.append(log.change(at: index, replica: replica)) }
+            total += run.count
+            runs.append(run)
         }
+        guard runs.count > 1 else { return .changes(runs.first ?? []) }
         var result: [EncodedChange] = []
         result.reserveCapacity(total)
+        var next = [Int](repeating: 0, count: runs.count)
+        var counters = runs.map { $0[0].startCounter }
         while true {
             // The run whose next change comes first (`EncodedChange.causalOrder`:
             // by first counter, then replica; runs are in replica order).
             var best = -1
             var bestCounter = UInt64.max
-            for index in runs.indices where runs[index].next < runs[index].log.count {
-                let counter = runs[index].log.startCounter(at: runs[index].next)
-                if best < 0 || counter < bestCounter {
+            for index in runs.indices where next[index] < runs[index].count {
+                if best < 0 || counters[index] < bestCounter {
                     best = index
-                    bestCounter = counter
+                    bestCounter = counters[index]
                 }
             }
             guard best >= 0 else { break }
-            result.append(runs[best].log.change(at: runs[best].next, replica: runs[best].replica))
-            runs[best].next += 1
+            result.append(runs[best][next[best]])
+            next[best] += 1
+            if next[best] < runs[best].count { counters[best] = runs[best][next[best]].startCounter }
         }
         return .changes(result)
     }
@@ -720,17 +726,17 @@ struct ReplicaCore: Sendable {
         }
         if keepsLog {
             logs[replica, default: ChangeLog()].append(encoded)
-            unpackedOwnChanges += 1
         }
     }
 
-    /// Every `ChangeLog.packSize` changes made here, moves their bytes into
-    /// one array and the state's point blobs with them (`ChangeLog.packLast`).
-    mutating func packOwnChangesIfDue<State: ReplicatedState>(_ state: inout State) {
-        guard unpackedOwnChanges >= ChangeLog.packSize else { return }
-        defer { unpackedOwnChanges = 0 }
-        guard let moved = logs[replica]?.packLast(unpackedOwnChanges) else { return }
-        for (old, new, counters) in moved { state.movePoints(of: replica, counters: counters, from: old, to: new) }
+    /// Packs each full block of changes in this replica's log
+    /// (`ChangeLog.packFull`), and moves the state's point blobs into the
+    /// packed bytes with them: the arrays the changes were made in are then
+    /// held by nothing and freed. Called once an edit has committed (a
+    /// rollback removes only changes not packed).
+    mutating func packOwnLog<State: ReplicatedState>(_ state: inout State) {
+        guard logs[replica]?.hasFullUnpackedBlock == true else { return }
+        state.movePoints(of: replica, moved: logs[replica]!.packFull())
     }
 
     /// Makes a local change of access operations (founding, sharing): checked

@@ -25,16 +25,17 @@ protocol ReplicatedState: Sendable {
     /// encoded change, so the document and its change log share one copy.
     mutating func adoptPoints(_ blobs: [(id: OpID, bytes: ArraySlice<UInt8>)])
 
-    /// Moves the point blobs of `replica`'s operations `counters` that lie
-    /// inside `old` (the same storage, not merely equal bytes) to the same
-    /// place in `new`: the change log packed the change they came in.
-    mutating func movePoints(of replica: ReplicaID, counters: Range<UInt64>, from old: ArraySlice<UInt8>, to new: ArraySlice<UInt8>)
+    /// Moves the point blobs of `replica`'s changes in `moved` (ascending by
+    /// counter): those of a change's operations `counters` that lie inside
+    /// its `old` bytes (the same storage, not merely equal bytes) to the same
+    /// place in `new`: the change log packed the changes they came in.
+    mutating func movePoints(of replica: ReplicaID, moved: [(old: ArraySlice<UInt8>, new: ArraySlice<UInt8>, counters: Range<UInt64>)])
 }
 
 extension ReplicatedState {
     mutating func adoptPoints(_ blobs: [(id: OpID, bytes: ArraySlice<UInt8>)]) {}
 
-    mutating func movePoints(of replica: ReplicaID, counters: Range<UInt64>, from old: ArraySlice<UInt8>, to new: ArraySlice<UInt8>) {}
+    mutating func movePoints(of replica: ReplicaID, moved: [(old: ArraySlice<UInt8>, new: ArraySlice<UInt8>, counters: Range<UInt64>)]) {}
 
     mutating func merge(_ other: Self, ours: VersionVector, theirs: VersionVector, known: [ReplicaID: UInt64]) { merge(other) }
 

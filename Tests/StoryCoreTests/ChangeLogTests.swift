@@ -6,15 +6,26 @@ import Testing
 @Suite struct ChangeLogTests {
     private static let replica = ReplicaID(7)
 
-    /// A change of the log's replica with header fields and bytes of its own.
+    /// A change of the log's replica, encoded, with header fields of its own:
+    /// dependencies, an author declaration sometimes, 1 to 40 operations, a
+    /// signature beside it sometimes. (Packed changes' fields are read back
+    /// from their bytes.)
     private static func change(seq: UInt64, random: inout SeededGenerator) -> EncodedChange {
         let start = seq * 20 + UInt64.random(in: 0..<10, using: &random)
-        let bytes = (0..<Int.random(in: 1...40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
-        return EncodedChange(
-            bytes: bytes[...], replica: replica, seq: seq, startCounter: start,
-            endCounter: start + UInt64.random(in: 0...9_999, using: &random), wallTime: Int64.random(in: -5...1_000_000, using: &random),
-            signature: Bool.random(using: &random) && seq % 3 == 0 ? (0..<64).map { _ in UInt8(seq % 251) } : nil,
-            isAnchor: Bool.random(using: &random))
+        var dependencies = VersionVector()
+        for other in 0..<Int.random(in: 0...3, using: &random) { dependencies[ReplicaID(UInt64(100 + other))] = UInt64.random(in: 1...90_000, using: &random) }
+        let operations = (0..<Int.random(in: 1...40, using: &random)).map { index in
+            Operation.setDeleted(object: OpID(counter: UInt64(index + 1), replica: ReplicaID(UInt64(100 + index % 4))), isDeleted: Bool.random(using: &random))
+        }
+        let declaration = Int.random(in: 0..<5, using: &random) == 0
+            ? AuthorDeclaration(certificate: (0..<Int.random(in: 1...300, using: &random)).map { UInt8($0 % 256) }, nonce: UInt64.random(in: 0...UInt64.max, using: &random))
+            : nil
+        let change = Change(
+            replica: replica, seq: seq, startCounter: start, wallTime: Int64.random(in: -5...1_000_000_000, using: &random),
+            dependencies: dependencies, operations: operations, declaration: declaration)
+        return change.encoded()
+            .withSignature(Bool.random(using: &random) && seq % 3 == 0 ? (0..<64).map { _ in UInt8(seq % 251) } : nil)
+            .markedAnchor(Bool.random(using: &random))
     }
 
     private static func same(_ a: EncodedChange, _ b: EncodedChange) -> Bool {
@@ -22,9 +33,11 @@ import Testing
             && a.endCounter == b.endCounter && a.wallTime == b.wallTime && a.signature == b.signature && a.isAnchor == b.isAnchor
     }
 
-    /// Appends, removals of the newest (a rolled-back apply) and compaction
-    /// (dropping a prefix), across chunk boundaries, with signatures coming
-    /// late or never: every change read back is the one appended.
+    /// Appends, removals of the newest (a rolled-back apply), packing (some
+    /// blocks too large to pack, left as they are) and compaction
+    /// (dropping a prefix, inside a pack or past them all), with signatures
+    /// coming late or never: every change read back is the one appended, and
+    /// packing hands back each packed change's old and new bytes.
     @Test(arguments: 0..<8)
     func everyChangeReadBackIsTheOneAppended(seed: Int) {
         var random = SeededGenerator(seed: UInt64(seed))
@@ -35,7 +48,14 @@ import Testing
         for _ in 0..<300 {
             switch Int.random(in: 0..<10, using: &random) {
             case 0:
-                let k = Int.random(in: 0...min(model.count, 2 * ChangeLog.chunkSize), using: &random)
+                // An apply that appends, then rolls back some of what it appended.
+                let appended = Int.random(in: 0...300, using: &random)
+                for _ in 0..<appended {
+                    let change = Self.change(seq: firstSeq + UInt64(model.count), random: &random)
+                    log.append(change)
+                    model.append(change)
+                }
+                let k = Int.random(in: 0...appended, using: &random)
                 log.removeLast(k)
                 model.removeLast(k)
             case 1 where !model.isEmpty:
@@ -43,6 +63,25 @@ import Testing
                 log = log.dropping(before: seq, replica: Self.replica)
                 model.removeFirst(Int(seq - firstSeq))
                 firstSeq = seq
+            case 2, 3:
+                let unpacked = log.unpackedCount
+                // Sometimes small enough that a block's bytes exceed it.
+                let limit = Bool.random(using: &random) ? Int(UInt32.max) : Int.random(in: 1_000...60_000, using: &random)
+                let moved = log.packFull(maximumPackBytes: limit)
+                #expect(!log.hasFullUnpackedBlock)
+                #expect(log.unpackedCount <= unpacked - moved.count)
+                // What moved is each change's bytes, in order, to a copy of its own size.
+                var next = 0
+                for (old, new, counters) in moved {
+                    while next < model.count, model[next].bytes != old { next += 1 }
+                    guard next < model.count else {
+                        Issue.record("a moved change is not one of the log's")
+                        break
+                    }
+                    #expect(new == old && new.withUnsafeBufferPointer { $0.baseAddress } != old.withUnsafeBufferPointer { $0.baseAddress })
+                    #expect(counters == model[next].startCounter..<(model[next].endCounter + 1))
+                    next += 1
+                }
             default:
                 for _ in 0..<Int.random(in: 1...700, using: &random) {
                     let change = Self.change(seq: firstSeq + UInt64(model.count), random: &random)
@@ -137,15 +176,15 @@ import Testing
             made.append(result.change!)
             for (stroke, points) in result.value { drawn[stroke] = points.map(\.quantized) }
         }
-        #expect(doc.replicaState.core.unpackedOwnChanges < ChangeLog.packSize)
+        let log = try #require(doc.replicaState.core.logs[ReplicaID(1)])
+        #expect(log.unpackedCount < ChangeLog.packSize)
 
         guard case .changes(let logged) = doc.changes(since: VersionVector()) else {
             Issue.record("the log was compacted")
             return
         }
         #expect(logged.map(\.bytes) == made.map(\.bytes))
-        let log = try #require(doc.replicaState.core.logs[ReplicaID(1)])
-        let packed = made.count - doc.replicaState.core.unpackedOwnChanges
+        let packed = made.count - log.unpackedCount
         for (stroke, points) in drawn {
             let blob = try #require(doc.points(of: stroke))
             #expect(blob.points() == points)
@@ -167,5 +206,72 @@ import Testing
         try peer.apply(batch: ChangeBatch.encode(logged)[...])
         #expect(peer.view == doc.view)
         for (stroke, points) in drawn { #expect(peer.points(of: stroke)?.points() == points) }
+    }
+
+    /// Changes received from peers are kept where they arrived (the batches'
+    /// arrays), with only their bytes: their header fields read back from
+    /// them are the ones sent, each stroke's points are inside its change's
+    /// bytes (one copy, not two), and what the receiver sends on and
+    /// snapshots is unchanged.
+    @Test(arguments: 0..<3)
+    func receivedChangesAreKeptWhereTheyArrived(seed: Int) throws {
+        var random = SeededGenerator(seed: UInt64(200 + seed))
+        let id = DocumentID(high: 5, low: UInt64(seed))
+        var authors = (1...2).map { ProjectDocument(id: id, replica: ReplicaID(UInt64($0))) }
+        var receiver = ProjectDocument(id: id, replica: ReplicaID(9))
+        let layer = try authors[0].edit(at: 0) { editor in
+            try editor.insertLayer(in: try editor.insertShot(in: try editor.insertScene(at: 0), at: 0), at: 0)
+        }.value
+        try authors[1].apply(batch: ChangeBatch.encode(authors[0].allChanges())[...])
+        var drawn: [OpID: [Point]] = [:]
+        for step in 0..<(3 * ChangeLog.packSize) {
+            let author = Int.random(in: 0..<2, using: &random)
+            let points = randomPoints(Int.random(in: 1...120, using: &random), using: &random)
+            let stroke = try authors[author].edit(at: Int64(step)) { try $0.addStroke(to: layer, brush: Brush(), points: points) }.value
+            drawn[stroke] = points.map(\.quantized)
+            // Batches of every size, some ending inside a pack.
+            if Int.random(in: 0..<9, using: &random) == 0 || step == 3 * ChangeLog.packSize - 1 {
+                for index in authors.indices {
+                    guard case .changes(let missing) = authors[index].changes(since: receiver.versionVector) else {
+                        Issue.record("a log was compacted")
+                        return
+                    }
+                    if !missing.isEmpty { try receiver.apply(batch: ChangeBatch.encode(missing)[...]) }
+                }
+            }
+        }
+        for replica in [ReplicaID(1), ReplicaID(2)] {
+            let log = try #require(receiver.replicaState.core.logs[replica])
+            #expect(log.unpackedCount == log.count)
+            #expect(log.count > ChangeLog.packSize)
+        }
+        let received = try receiver.allChanges()
+        for (stroke, points) in drawn {
+            let blob = try #require(receiver.points(of: stroke))
+            #expect(blob.points() == points)
+            let change = try #require(received.first { $0.replica == stroke.replica && $0.startCounter <= stroke.counter && stroke.counter <= $0.endCounter })
+            let log = try #require(receiver.replicaState.core.logs[stroke.replica])
+            #expect(blob.bytes.offset(in: log.bytes(ofSeq: change.seq)) != nil, "stroke \(stroke)'s points are not inside its change's bytes")
+        }
+        for replica in [ReplicaID(1), ReplicaID(2)] {
+            let sent = try authors[replica == ReplicaID(1) ? 0 : 1].allChanges().filter { $0.replica == replica }
+            let kept = received.filter { $0.replica == replica }
+            #expect(kept.map(\.bytes) == sent.map(\.bytes))
+            #expect(kept.map(\.startCounter) == sent.map(\.startCounter))
+            #expect(kept.map(\.endCounter) == sent.map(\.endCounter))
+            #expect(kept.map(\.wallTime) == sent.map(\.wallTime))
+        }
+        var next = ProjectDocument(id: id, replica: ReplicaID(10))
+        try next.apply(batch: ChangeBatch.encode(received)[...])
+        #expect(next.view == receiver.view)
+        #expect(try ProjectDocument(snapshot: receiver.snapshot(), replica: ReplicaID(11)).view == receiver.view)
+    }
+}
+
+private extension ProjectDocument {
+    /// Every change the document holds, in causal order.
+    func allChanges() throws -> [EncodedChange] {
+        guard case .changes(let changes) = changes(since: VersionVector()) else { throw CodecError(.invalidValue, "a log was compacted") }
+        return changes
     }
 }
