@@ -57,7 +57,13 @@ extension ProjectDocument {
             }
         }
         for named in state.versionNames.values { replicas.insert(named.stamp.replica) }
-        var writer = SnapshotWriter(header: replicaState.header(kind: .project, document: id), replicas: replicas)
+        // The point blobs are most of a snapshot: sized for them, with room
+        // for each stroke's row and each object, the sections grow without copies.
+        let contents = state.allContents.filter { isKept($0.key) }.sorted { $0.key < $1.key }
+        let contentBytes = contents.reduce(0) { $0 + $1.value.bytes.count } + 24 * contents.count + 64
+        var writer = SnapshotWriter(
+            header: replicaState.header(kind: .project, document: id), replicas: replicas,
+            capacity: contentBytes + 16 * statistics.strokeEntries + 64 * state.objectCount + (1 << 16))
         let table = writer.table
 
         writer.section { out in
@@ -76,8 +82,7 @@ extension ProjectDocument {
         }
         writer.section { out in out.write(trees: state.allContainers, table: table) }
         writer.section { out in Self.writeStrokes(state.allStrokes, table: table, into: &out) }
-        writer.section { out in
-            let contents = state.allContents.filter { isKept($0.key) }.sorted { $0.key < $1.key }
+        writer.section(capacity: contentBytes) { out in
             out.write(count: contents.count)
             out.write(runLengthColumn: contents.map { UInt64(table.index(of: $0.key.replica)) })
             var previous: UInt64 = 0
@@ -121,6 +126,7 @@ extension ProjectDocument {
         let layers = strokes.filter { !$0.value.isEmpty }.sorted { $0.key < $1.key }
         out.write(count: layers.count)
         var rows: [(OpID, StrokeEntry)] = []
+        rows.reserveCapacity(layers.reduce(0) { $0 + $1.value.count })
         for (layer, map) in layers {
             out.write(layer, table: table)
             out.write(count: map.count)

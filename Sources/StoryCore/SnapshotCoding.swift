@@ -32,10 +32,12 @@ enum SnapshotFormat {
 
 /// Writes a snapshot: header, then sections each length-prefixed, then a checksum.
 struct SnapshotWriter {
-    private(set) var writer = ByteWriter(capacity: 1 << 16)
+    private(set) var writer: ByteWriter
     let table: ReplicaTable
 
-    init(header: SnapshotHeader, replicas: Set<ReplicaID>) {
+    /// `capacity`: about the snapshot's size, where the document can tell.
+    init(header: SnapshotHeader, replicas: Set<ReplicaID>, capacity: Int = 1 << 16) {
+        writer = ByteWriter(capacity: capacity)
         var all = replicas
         all.formUnion(header.versionVector.replicas)
         all.formUnion(header.lastCounters.keys)
@@ -75,9 +77,11 @@ struct SnapshotWriter {
         writer.writeAuthorship(of: header, table: table)
     }
 
-    /// Appends one section written by `body`.
-    mutating func section(_ body: (inout ByteWriter) -> Void) {
-        var part = ByteWriter(capacity: 256)
+    /// Appends one section written by `body`; `capacity`, a bound on its
+    /// size where one is known, spares the copies of growing by doubling (a
+    /// project's point blobs are most of its snapshot).
+    mutating func section(capacity: Int = 256, _ body: (inout ByteWriter) -> Void) {
+        var part = ByteWriter(capacity: capacity)
         body(&part)
         writer.write(lengthPrefixed: part.bytes)
     }
