@@ -125,7 +125,7 @@ public struct Change: Hashable, Sendable {
             }
         }
         // The capacity above is a bound, about 70 bytes over: the log keeps
-        // these bytes only until it packs them (`ChangeLog.packLast`), into an
+        // these bytes only until it packs them (`ChangeLog.packFull`), into an
         // array of their size, so they are not copied here.
         let bytes = writer.bytes
         let signature = sign.map { $0(bytes[...]) }

@@ -609,9 +609,9 @@ struct ReplicaCore: Sendable {
 
     /// The changes `other` lacks, in causal order.
     func changes(since other: VersionVector) -> ChangesSince {
-        // Each replica's run is in counter order already: merged, not sorted.
         // Each replica's run is read out of its log in one pass (a change's
-        // header fields are read from its bytes), then the runs are merged.
+        // header fields are read from its bytes); the runs are in counter
+        // order already, so they are merged, not sorted.
         var runs: [[EncodedChange]] = []
         var total = 0
         for (replica, seq) in versionVector.sortedEntries where seq > other[replica] {
