@@ -717,17 +717,8 @@ extension ByteReader {
 }
 
 extension EncodedChange {
-    /// The first counter of the change encoded in `bytes`, read from its
-    /// header (`ChangeLog` keeps changes without their header fields).
-    /// - Precondition: `bytes` decoded as a change before.
-    static func startCounter(of bytes: ArraySlice<UInt8>) -> UInt64 {
-        bytes.withUnsafeBufferPointer { bytes in
-            var header = HeaderScan(bytes)
-            return header.varint()
-        }
-    }
-
-    /// The counters and wall time of the change encoded in `bytes`, read from its header.
+    /// The counters and wall time of the change encoded in `bytes`, read from
+    /// its header (`ChangeLog` keeps changes without their header fields).
     /// - Precondition: `bytes` decoded as a change before.
     static func headerFields(of bytes: ArraySlice<UInt8>) -> (startCounter: UInt64, endCounter: UInt64, wallTime: Int64) {
         bytes.withUnsafeBufferPointer { bytes in

@@ -172,9 +172,6 @@ struct ChangeLog: Sendable {
             isAnchor: anchors[position / 64] >> UInt64(position % 64) & 1 == 1)
     }
 
-    /// The first counter of the change at `index`.
-    func startCounter(at index: Int) -> UInt64 { EncodedChange.startCounter(of: bytes(at: index)) }
-
     /// The same log without the changes before `seq`. Blocks wholly before
     /// `seq` are dropped; a packed block that `seq` falls inside is kept
     /// whole (up to `packSize - 1` dropped changes' bytes), and in a block

@@ -96,7 +96,6 @@ import Testing
         for (index, expected) in model.enumerated() {
             let read = log.change(at: index, replica: Self.replica)
             #expect(Self.same(read, expected), "change \(index) of \(model.count)")
-            #expect(log.startCounter(at: index) == expected.startCounter)
             #expect(log.bytes(ofSeq: expected.seq) == expected.bytes)
         }
     }
