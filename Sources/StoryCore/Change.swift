@@ -96,7 +96,8 @@ public struct Change: Hashable, Sendable {
             table.collect(op)
             if case .addStroke(_, _, let points) = op { capacity += points.bytes.count + 32 } else { capacity += 40 }
         }
-        for replica in dependencies.replicas { table.add(replica) }
+        let deps = dependencies.sortedEntries
+        for (replica, _) in deps { table.add(replica) }
         capacity += 8 * table.replicas.count + (declaration?.certificate.count ?? 0) + 16
         var writer = ByteWriter(capacity: capacity)
         writer.write(byte: Change.formatVersion)
@@ -106,7 +107,6 @@ public struct Change: Hashable, Sendable {
         writer.write(varint: seq)
         writer.write(varint: startCounter)
         writer.write(signed: wallTime)
-        let deps = dependencies.sortedEntries
         writer.write(count: deps.count)
         for (replica, seq) in deps {
             writer.write(count: table.index(of: replica))

@@ -91,13 +91,14 @@ extension ReplicaCore {
         let header = nextLocalChangeHeader()
         let signer = try localSigner(seq: header.seq)
         state.begin(WriteContext(dot: ChangeDot(replica: replica, seq: header.seq), past: nil))
-        var editor = Builder(state: state, replica: replica, startCounter: header.startCounter, time: time)
-        // Drop our reference so the editor's copy is unique and mutates in place.
-        state = placeholder
+        // The editor takes the state by a swap (a move: no field is retained
+        // or released), so the state is held once and mutates in place.
+        var editor = Builder(state: placeholder, replica: replica, startCounter: header.startCounter, time: time)
+        swap(&state, &editor.state)
         do {
             try body(&editor)
             guard !editor.core.operations.isEmpty else {
-                state = editor.state
+                swap(&state, &editor.state)
                 return (nil, [])
             }
             guard editor.core.operations.count <= Change.maximumOperations else {
@@ -109,11 +110,10 @@ extension ReplicaCore {
                 declaration: declaration(forSeq: header.seq))
             let (encoded, points) = change.encodedSharingPoints(sign: signer?.0)
             try beforeCommit(encoded.markedAnchor(signer != nil))
-            // On the editor's copy, which is the only reference to the state.
+            // In the editor, which holds the state (once).
             editor.state.adoptPoints(points.map { (change.opID(at: $0.index), $0.bytes) })
-            state = editor.state
-            // Ours is the only reference again, so packing moves blobs in place.
-            editor.state = placeholder
+            // Back with its only holder, so packing moves blobs in place.
+            swap(&state, &editor.state)
             commitLocal(change, encoded: encoded, hash: signer?.1())
             packOwnLog(&state)
             guard keepingJournal else { return (encoded.markedAnchor(signer != nil), []) }
@@ -125,7 +125,7 @@ extension ReplicaCore {
             return (encoded.markedAnchor(signer != nil), journal)
         } catch {
             editor.state.rollback(editor.core.journal)
-            state = editor.state
+            swap(&state, &editor.state)
             throw error
         }
     }

@@ -121,33 +121,30 @@ struct ContentTable: Sendable, Sequence {
     /// counter, as a log holds them): each blob of a change's `counters` that
     /// lies inside its `old` bytes (the same storage, not merely equal bytes)
     /// to the same offset in `new`. One walk over the blobs of the range.
-    mutating func move(replica: ReplicaID, moved: [(old: ArraySlice<UInt8>, new: ArraySlice<UInt8>, counters: Range<UInt64>)]) {
+    mutating func move(replica: ReplicaID, moved: [MovedChange]) {
         guard let first = moved.first, let column = column(of: replica),
             var (chunk, index) = Self.position(of: first.counters.lowerBound, in: columns[column])
         else { return }
         var next = 0
-        // Read in place: an element read from the array is copied whole, its two slices retained.
-        moved.withUnsafeBufferPointer { moved in
-            while chunk < columns[column].count {
-                if index >= columns[column][chunk].counters.count {
-                    (chunk, index) = (chunk + 1, 0)
-                    continue
-                }
-                let counter = columns[column][chunk].counters[index]
-                while moved[next].counters.upperBound <= counter {
-                    next += 1
-                    guard next < moved.count else { return }
-                }
-                if counter >= moved[next].counters.lowerBound,
-                    let offset = columns[column][chunk].blobs[index].bytes.offset(in: moved[next].old)
-                {
-                    precondition(moved[next].old.count == moved[next].new.count, "bytes move to a place of their size")
-                    let start = moved[next].new.startIndex + offset
-                    let length = columns[column][chunk].blobs[index].bytes.count
-                    columns[column][chunk].blobs[index].share(moved[next].new[start..<(start + length)])
-                }
-                index += 1
+        var current = first
+        while chunk < columns[column].count {
+            if index >= columns[column][chunk].counters.count {
+                (chunk, index) = (chunk + 1, 0)
+                continue
             }
+            let counter = columns[column][chunk].counters[index]
+            while current.counters.upperBound <= counter {
+                next += 1
+                guard next < moved.count else { return }
+                current = moved[next]
+            }
+            if counter >= current.counters.lowerBound, let offset = columns[column][chunk].blobs[index].bytes.offset(in: current.old) {
+                precondition(current.old.count == current.new.count, "bytes move to a place of their size")
+                let start = current.new.startIndex + offset
+                let length = columns[column][chunk].blobs[index].bytes.count
+                columns[column][chunk].blobs[index].share(current.new[start..<(start + length)])
+            }
+            index += 1
         }
     }
 

@@ -58,85 +58,138 @@ public struct PointsBlob: Hashable, Sendable {
     public init(encoding points: [Point]) {
         let n = points.count
         precondition(n >= 1 && n <= PointsBlob.maximumCount, "a stroke has 1…2^20 points")
-        var header = ByteWriter(capacity: 24)
-        header.write(count: n)
-        let first = points[0]
-        header.write(varint: UInt64(PointsBlob.quantize(first.x, scale: 65535)))
-        header.write(varint: UInt64(PointsBlob.quantize(first.y, scale: 65535)))
-        header.write(varint: UInt64(PointsBlob.quantize(first.pressure, scale: 255)))
-        guard n >= 2 else {
-            self.init(bytes: header.bytes[...], count: 1)
-            return
-        }
-        // Worst case per stream: n-1 codes of 42 bits.
-        let streamCapacity = ((n - 1) * (PointsBlob.escapeLength + PointsBlob.escapeBits) + 7) / 8 + 1
-        let bytes = withUnsafeTemporaryAllocation(of: UInt32.self, capacity: n - 1) { codes in
-            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 3 * streamCapacity) { streams in
-                var ks = [0, 0, 0]
-                var lengths = [0, 0, 0]
-                points.withUnsafeBufferPointer { input in
-                    for channel in 0..<3 {
-                        let scale: Double = channel == 2 ? 255 : 65535
-                        // One forward pass: quantize, second difference, zigzag, sum.
-                        var previous = Int32(PointsBlob.quantize(PointsBlob.component(input[0], channel), scale: scale))
-                        var previousDelta: Int32 = 0
-                        var sum: UInt64 = 0
-                        for i in 1..<n {
-                            let value = Int32(PointsBlob.quantize(PointsBlob.component(input[i], channel), scale: scale))
-                            let delta = value &- previous
-                            let d2 = delta &- previousDelta
-                            let code = UInt32(bitPattern: (d2 &<< 1) ^ (d2 &>> 31))
-                            codes[i &- 1] = code
-                            sum &+= UInt64(code)
-                            previous = value
-                            previousDelta = delta
-                        }
-                        // The Rice parameter from the mean: within 1.3% of the
-                        // best one on the benchmark traces, at the cost of one sum.
-                        let mean = sum / UInt64(n - 1)
-                        let k = min((mean &* 69 / 100).bitWidthUsed, PointsBlob.maximumK)
-                        let output = UnsafeMutableBufferPointer(
-                            rebasing: streams[(channel * streamCapacity)..<((channel + 1) * streamCapacity)])
-                        ks[channel] = k
-                        lengths[channel] = PointsBlob.writeStream(UnsafeBufferPointer(codes), k: k, into: output)
+        let bytes = points.withUnsafeBufferPointer { input in
+            let first = (
+                PointsBlob.quantize(input[0].x, scale: 65535), PointsBlob.quantize(input[0].y, scale: 65535),
+                PointsBlob.quantize(input[0].pressure, scale: 255)
+            )
+            guard n >= 2 else {
+                return PointsBlob.assemble(count: 1, first: first, parameters: (0, 0), lengths: (0, 0, 0), streams: nil)
+            }
+            let codeCount = n - 1
+            // Worst case per stream: n-1 codes of 42 bits, and the writer's slack.
+            let streamCapacity = (codeCount * (PointsBlob.escapeLength + PointsBlob.escapeBits) + 7) / 8 + PointsBlob.slack
+            return withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 3 * codeCount) { codes in
+                // One pass over the points: quantize, second difference and
+                // zigzag all three channels, summing each channel's codes.
+                var previous = (Int32(first.0), Int32(first.1), Int32(first.2))
+                var previousDelta: (Int32, Int32, Int32) = (0, 0, 0)
+                var sums: (UInt64, UInt64, UInt64) = (0, 0, 0)
+                let codeBase = codes.baseAddress!
+                for i in 1..<n {
+                    let point = input[i]
+                    let value = (
+                        Int32(PointsBlob.quantize(point.x, scale: 65535)), Int32(PointsBlob.quantize(point.y, scale: 65535)),
+                        Int32(PointsBlob.quantize(point.pressure, scale: 255))
+                    )
+                    let delta = (value.0 &- previous.0, value.1 &- previous.1, value.2 &- previous.2)
+                    let code = (
+                        PointsBlob.zigzag(delta.0 &- previousDelta.0), PointsBlob.zigzag(delta.1 &- previousDelta.1),
+                        PointsBlob.zigzag(delta.2 &- previousDelta.2)
+                    )
+                    codeBase[i &- 1] = code.0
+                    codeBase[codeCount &+ i &- 1] = code.1
+                    codeBase[2 &* codeCount &+ i &- 1] = code.2
+                    sums = (sums.0 &+ UInt64(code.0), sums.1 &+ UInt64(code.1), sums.2 &+ UInt64(code.2))
+                    previous = value
+                    previousDelta = delta
+                }
+                let ks = (PointsBlob.riceParameter(sum: sums.0, count: codeCount), PointsBlob.riceParameter(sum: sums.1, count: codeCount),
+                    PointsBlob.riceParameter(sum: sums.2, count: codeCount))
+                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 3 * streamCapacity) { streams in
+                    let base = streams.baseAddress!
+                    func write(_ channel: Int, _ k: Int) -> Int {
+                        PointsBlob.writeStream(
+                            UnsafeBufferPointer(start: codeBase + channel * codeCount, count: codeCount), k: k,
+                            into: UnsafeMutableBufferPointer(start: base + channel * streamCapacity, count: streamCapacity))
                     }
+                    let lengths = (write(0, ks.0), write(1, ks.1), write(2, ks.2))
+                    return PointsBlob.assemble(
+                        count: n, first: first, parameters: (ks.0 | ks.1 << 4, ks.2), lengths: lengths,
+                        streams: (UnsafeRawPointer(base), streamCapacity))
                 }
-                header.write(byte: UInt8(ks[0] | ks[1] << 4))
-                header.write(byte: UInt8(ks[2]))
-                for length in lengths { header.write(count: length) }
-                var result = header.bytes
-                result.reserveCapacity(result.count + lengths[0] + lengths[1] + lengths[2])
-                for channel in 0..<3 {
-                    let start = channel * streamCapacity
-                    result.append(contentsOf: UnsafeBufferPointer(rebasing: streams[start..<(start + lengths[channel])]))
-                }
-                return result
             }
         }
         self.init(bytes: bytes[...], count: n)
     }
 
     @inline(__always)
-    private static func component(_ point: Point, _ channel: Int) -> Double {
-        channel == 0 ? point.x : channel == 1 ? point.y : point.pressure
+    private static func zigzag(_ value: Int32) -> UInt32 { UInt32(bitPattern: (value &<< 1) ^ (value &>> 31)) }
+
+    /// The Rice parameter from the mean code: within 1.3% of the best one on
+    /// the benchmark traces, at the cost of one sum.
+    @inline(__always)
+    private static func riceParameter(sum: UInt64, count: Int) -> Int {
+        min((sum / UInt64(count) &* 69 / 100).bitWidthUsed, maximumK)
+    }
+
+    /// The blob's bytes in one allocation of their exact size: the header,
+    /// then each channel's stream (`lengths` bytes at `streams.base` +
+    /// channel × `streams.stride`).
+    private static func assemble(
+        count n: Int, first: (UInt32, UInt32, UInt32), parameters: (Int, Int), lengths: (Int, Int, Int),
+        streams: (base: UnsafeRawPointer, stride: Int)?
+    ) -> [UInt8] {
+        // The count and first x and y take at most 3 bytes each, the first
+        // pressure 2, the parameters 2, and a stream's length (< 2^20 × 42
+        // bits) at most 4.
+        let headerCapacity = 3 * 3 + 2 + 2 + 3 * 4
+        let total = headerCapacity + lengths.0 + lengths.1 + lengths.2
+        return [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+            var position = 0
+            func put(_ value: UInt64) {
+                var value = value
+                while value >= 0x80 {
+                    buffer[position] = UInt8(truncatingIfNeeded: value) | 0x80
+                    position &+= 1
+                    value >>= 7
+                }
+                buffer[position] = UInt8(truncatingIfNeeded: value)
+                position &+= 1
+            }
+            put(UInt64(n))
+            put(UInt64(first.0))
+            put(UInt64(first.1))
+            put(UInt64(first.2))
+            if let streams {
+                buffer[position] = UInt8(parameters.0)
+                buffer[position + 1] = UInt8(parameters.1)
+                position += 2
+                put(UInt64(lengths.0))
+                put(UInt64(lengths.1))
+                put(UInt64(lengths.2))
+                func copy(_ channel: Int, _ length: Int) {
+                    UnsafeMutableRawPointer(buffer.baseAddress! + position)
+                        .copyMemory(from: streams.base + channel * streams.stride, byteCount: length)
+                    position += length
+                }
+                copy(0, lengths.0)
+                copy(1, lengths.1)
+                copy(2, lengths.2)
+            }
+            initialized = position
+        }
     }
 
     /// Rice-codes values MSB first into `output`; returns the bytes written.
-    /// Bits gather in a 64-bit register and leave 32 at a time.
+    /// Bits gather at the top of a 64-bit register; after each code the
+    /// register is stored whole and the position moves past the complete
+    /// bytes, so no branch depends on where a byte ends. `output` needs
+    /// `slack` bytes beyond what the codes take.
     private static func writeStream(_ codes: UnsafeBufferPointer<UInt32>, k: Int, into output: UnsafeMutableBufferPointer<UInt8>) -> Int {
-        var accumulator: UInt64 = 0
-        var pending = 0  // bits held in the low end of `accumulator`, < 32 between puts
+        var register: UInt64 = 0
+        var filled = 0  // bits held at the top of `register`, < 8 between codes
         var position = 0
+        let base = UnsafeMutableRawPointer(output.baseAddress!)
         @inline(__always) func put(_ value: UInt64, _ bits: Int) {
-            // bits ≤ 32 and pending < 32 before, so the register never overflows.
-            accumulator = (accumulator &<< UInt64(bits)) | value
-            pending &+= bits
-            if pending >= 32 {
-                pending &-= 32
-                let word = UInt32(truncatingIfNeeded: accumulator &>> UInt64(pending))
-                UnsafeMutableRawPointer(output.baseAddress! + position).storeBytes(of: word.bigEndian, as: UInt32.self)
-                position &+= 4
-            }
+            // filled < 8 and bits ≤ 32, so the bits fit.
+            register |= value &<< UInt64(64 &- filled &- bits)
+            filled &+= bits
+            (base + position).storeBytes(of: register.bigEndian, as: UInt64.self)
+            let complete = filled &>> 3
+            position &+= complete
+            register = register &<< UInt64(complete &<< 3)
+            filled &= 7
         }
         let lowMask = (UInt64(1) &<< UInt64(k)) &- 1
         for value in codes {
@@ -154,18 +207,15 @@ public struct PointsBlob: Hashable, Sendable {
                 }
             } else {
                 put((UInt64(1) &<< UInt64(escapeLength)) &- 1, escapeLength)
-                put(UInt64(value) &>> 9, escapeBits - 9)
-                put(UInt64(value) & 0x1FF, 9)
+                put(UInt64(value) & ((1 << UInt64(escapeBits)) - 1), escapeBits)
             }
         }
-        while pending > 0 {
-            let take = min(pending, 8)
-            output[position] = UInt8(truncatingIfNeeded: (accumulator &>> UInt64(pending &- take)) &<< UInt64(8 &- take))
-            position &+= 1
-            pending &-= take
-        }
-        return position
+        // The last, partial byte was stored with its zero padding.
+        return position &+ (filled > 0 ? 1 : 0)
     }
+
+    /// Bytes `writeStream` may write past the end of its codes.
+    private static let slack = 8
 
     /// Checks the structure of encoded points: the header's values are in
     /// range and the three streams fill the rest of the bytes exactly. O(1).
@@ -317,11 +367,11 @@ public struct PointsBlob: Hashable, Sendable {
     }
 
     /// Rounds a clamped value to the nearest step (halves away from zero).
+    /// Branch-free: NaN and values below 0 give 0, values above 1 `scale`.
     @inline(__always)
     static func quantize(_ value: Double, scale: Double) -> UInt32 {
-        guard value >= 0 else { return 0 }  // also NaN
-        guard value <= 1 else { return UInt32(scale) }
-        return UInt32(value * scale + 0.5)
+        let clamped = value > 0 ? (value < 1 ? value : 1) : 0
+        return UInt32(clamped * scale + 0.5)
     }
 }
 

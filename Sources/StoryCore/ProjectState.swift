@@ -327,7 +327,7 @@ struct ProjectState: Sendable {
         }
     }
 
-    mutating func movePoints(of replica: ReplicaID, moved: [(old: ArraySlice<UInt8>, new: ArraySlice<UInt8>, counters: Range<UInt64>)]) {
+    mutating func movePoints(of replica: ReplicaID, moved: [MovedChange]) {
         contents.move(replica: replica, moved: moved)
     }
 

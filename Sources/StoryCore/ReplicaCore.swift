@@ -719,7 +719,13 @@ struct ReplicaCore: Sendable {
         let encoded = encoded.markedAnchor(true)
         // Open documents too: a snapshot carries the frontier a text field's
         // concurrency check needs (`WriteContext`).
-        frontiers[replica] = versionVector
+        // Raised in place, not assigned: an assignment would share
+        // `versionVector`'s storage, and the next edit would copy it to write.
+        if frontiers[replica]?.isCovered(by: versionVector) == true {
+            frontiers[replica]!.formUnion(versionVector)
+        } else {
+            frontiers[replica] = versionVector
+        }
         if let author, let hash {
             heads[replica] = ChainHead(seq: change.seq, hash: hash, signature: encoded.signature)
             if change.seq == 1 { authors[replica] = author.record }

@@ -29,13 +29,13 @@ protocol ReplicatedState: Sendable {
     /// counter): those of a change's operations `counters` that lie inside
     /// its `old` bytes (the same storage, not merely equal bytes) to the same
     /// place in `new`: the change log packed the changes they came in.
-    mutating func movePoints(of replica: ReplicaID, moved: [(old: ArraySlice<UInt8>, new: ArraySlice<UInt8>, counters: Range<UInt64>)])
+    mutating func movePoints(of replica: ReplicaID, moved: [MovedChange])
 }
 
 extension ReplicatedState {
     mutating func adoptPoints(_ blobs: [(id: OpID, bytes: ArraySlice<UInt8>)]) {}
 
-    mutating func movePoints(of replica: ReplicaID, moved: [(old: ArraySlice<UInt8>, new: ArraySlice<UInt8>, counters: Range<UInt64>)]) {}
+    mutating func movePoints(of replica: ReplicaID, moved: [MovedChange]) {}
 
     mutating func merge(_ other: Self, ours: VersionVector, theirs: VersionVector, known: [ReplicaID: UInt64]) { merge(other) }
 

@@ -29,7 +29,9 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
 
     /// The (replica, seq) pairs, sorted by replica.
     public var sortedEntries: [(replica: ReplicaID, seq: UInt64)] {
-        entries.sorted { $0.key < $1.key }.map { (replica: $0.key, seq: $0.value) }
+        var sorted = entries.map { (replica: $0.key, seq: $0.value) }
+        sorted.sort { $0.replica < $1.replica }
+        return sorted
     }
 
     /// Whether no change at all is covered.

@@ -116,7 +116,11 @@ struct TraceReplay {
                 syncs += 1
                 continue
             }
-            // Decoding the points into values is the trace's business, not the edit's.
+            // Decoding the trace's strings into values is the trace's business,
+            // not the edit's: the points, the brush, and which operation it is
+            // (peers.py too picks an operation's handler before its clock).
+            guard let kind = TraceOpKind(rawValue: op.op) else { throw ValidationError("unknown trace operation \(op.op)") }
+            let brush = kind == .strokeAdd ? Self.brush(of: op) : nil
             let points = op.points.map { flat in
                 stride(from: 0, to: flat.count - 2, by: 3).map { Point(x: flat[$0], y: flat[$0 + 1], pressure: flat[$0 + 2]) }
             }
@@ -124,7 +128,7 @@ struct TraceReplay {
             // Timed as peers.py times Loro and Yrs: finding the target and the
             // edit; the benchmark's own trace-id maps are kept after the clock.
             let opStart = ContinuousClock.now
-            let outcome = try Self.apply(op, points: points, to: &docs[op.r], ids: traceIDs, at: clock)
+            let outcome = try Self.apply(kind, op, points: points, brush: brush, to: &docs[op.r], ids: traceIDs, at: clock)
             let elapsed = (ContinuousClock.now - opStart).seconds
             applySeconds += elapsed
             opSeconds[op.op, default: 0] += elapsed
@@ -133,7 +137,7 @@ struct TraceReplay {
             case .skipped: skipped[op.op, default: 0] += 1
             case .applied(let created?):
                 traceIDs.record(op.id, created)
-                if op.op == "stroke.add", let traceID = op.id, let layerID = op.layer { traceIDs.setLayer(layerID, ofStroke: traceID) }
+                if kind == .strokeAdd, let traceID = op.id, let layerID = op.layer { traceIDs.setLayer(layerID, ofStroke: traceID) }
             case .applied(nil): break
             }
         }
@@ -182,41 +186,48 @@ struct TraceReplay {
         case applied(created: OpID?)
     }
 
+    /// A stroke's brush; nil if the trace names a tool or colour this build does not know.
+    private static func brush(of op: TraceOp) -> Brush? {
+        guard let tool = op.tool.flatMap(Brush.Tool.init(name:)), let color = op.color.flatMap(Color.init(hex:)) else { return nil }
+        return Brush(tool: tool, color: color, width: Float(op.width ?? 0.003))
+    }
+
     private static func apply(
-        _ op: TraceOp, points: [Point]?, to doc: inout ProjectDocument, ids traceIDs: TraceIDs, at time: Int64
+        _ kind: TraceOpKind, _ op: TraceOp, points: [Point]?, brush: Brush?, to doc: inout ProjectDocument, ids traceIDs: TraceIDs,
+        at time: Int64
     ) throws -> Outcome {
         func visible(_ traceID: String?, _ doc: ProjectDocument, kind: ObjectKind) -> OpID? {
             traceIDs.visible(traceID, doc, kind: kind)
         }
-        switch op.op {
-        case "project.set":
+        switch kind {
+        case .projectSet:
             guard let key = op.key.flatMap(FieldKey.init(name:)) else { return .skipped }
             try doc.edit(at: time) { try $0.set(key, to: fieldValue(op.value)) }
-        case "scene.insert":
+        case .sceneInsert:
             let index = clampIndex(op.index, doc.scenes.count)
             return .applied(created: try doc.edit(at: time) { editor in
                 let id = try editor.insertScene(at: index)
                 if let title = op.title { try editor.set(.title, to: .string(title), on: id) }
                 return id
             }.value)
-        case "scene.move":
+        case .sceneMove:
             guard let scene = visible(op.id, doc, kind: .scene) else { return .skipped }
             let index = clampIndex(op.index, doc.scenes.count - 1)
             try doc.edit(at: time) { try $0.move(scene, to: index) }
-        case "scene.delete":
+        case .sceneDelete:
             guard let scene = visible(op.id, doc, kind: .scene) else { return .skipped }
             try doc.edit(at: time) { try $0.delete(scene) }
-        case "scene.set", "shot.set", "layer.set":
-            let kind: ObjectKind = op.op == "scene.set" ? .scene : op.op == "shot.set" ? .shot : .layer
-            guard let object = visible(op.id, doc, kind: kind), let name = op.key else { return .skipped }
+        case .sceneSet, .shotSet, .layerSet:
+            let objectKind: ObjectKind = kind == .sceneSet ? .scene : kind == .shotSet ? .shot : .layer
+            guard let object = visible(op.id, doc, kind: objectKind), let name = op.key else { return .skipped }
             let key = name == "background" ? FieldKey.background : FieldKey(name: name)
             guard let key else { return .skipped }
             try doc.edit(at: time) { try $0.set(key, to: fieldValue(op.value), on: object) }
-        case "shot.insert":
+        case .shotInsert:
             guard let scene = visible(op.scene, doc, kind: .scene) else { return .skipped }
             let index = clampIndex(op.index, doc.shots(in: scene).count)
             return .applied(created: try doc.edit(at: time) { try $0.insertShot(in: scene, at: index) }.value)
-        case "shot.move":
+        case .shotMove:
             guard let shot = visible(op.id, doc, kind: .shot), let target = visible(op.scene, doc, kind: .scene) else {
                 return .skipped
             }
@@ -224,10 +235,10 @@ struct TraceReplay {
             let count = doc.shots(in: target).count - (target == current ? 1 : 0)
             let index = clampIndex(op.index, count)
             try doc.edit(at: time) { try $0.move(shot, to: index, in: target) }
-        case "shot.delete":
+        case .shotDelete:
             guard let shot = visible(op.id, doc, kind: .shot) else { return .skipped }
             try doc.edit(at: time) { try $0.delete(shot) }
-        case "layer.insert":
+        case .layerInsert:
             guard let shot = visible(op.shot, doc, kind: .shot) else { return .skipped }
             let index = clampIndex(op.index, doc.layers(in: shot).count)
             return .applied(created: try doc.edit(at: time) { editor in
@@ -235,26 +246,21 @@ struct TraceReplay {
                 if let name = op.name { try editor.set(.name, to: .string(name), on: id) }
                 return id
             }.value)
-        case "layer.move":
+        case .layerMove:
             guard let layer = visible(op.id, doc, kind: .layer) else { return .skipped }
             let index = clampIndex(op.index, doc.layers(in: doc.container(of: layer)!).count - 1)
             try doc.edit(at: time) { try $0.move(layer, to: index) }
-        case "layer.delete":
+        case .layerDelete:
             guard let layer = visible(op.id, doc, kind: .layer) else { return .skipped }
             try doc.edit(at: time) { try $0.delete(layer) }
-        case "stroke.add":
-            guard let layer = visible(op.layer, doc, kind: .layer), let points, !points.isEmpty,
-                let tool = op.tool.flatMap(Brush.Tool.init(name:)), let color = op.color.flatMap(Color.init(hex:))
-            else { return .skipped }
-            let brush = Brush(tool: tool, color: color, width: Float(op.width ?? 0.003))
+        case .strokeAdd:
+            guard let layer = visible(op.layer, doc, kind: .layer), let points, !points.isEmpty, let brush else { return .skipped }
             return .applied(created: try doc.edit(at: time) { try $0.addStroke(to: layer, brush: brush, points: points) }.value)
-        case "stroke.erase":
+        case .strokeErase:
             guard let traceID = op.id, let layer = visible(traceIDs.layer(ofStroke: traceID), doc, kind: .layer),
                 let stroke = traceIDs.id(traceID), doc.stroke(stroke, in: layer) != nil
             else { return .skipped }
             try doc.edit(at: time) { try $0.eraseStroke(stroke, in: layer) }
-        default:
-            throw ValidationError("unknown trace operation \(op.op)")
         }
         return .applied(created: nil)
     }
@@ -497,16 +503,50 @@ struct TraceIDs {
     /// Marks a slot no id was recorded in (a counter no operation uses).
     private static let absent = OpID(counter: 0, replica: ReplicaID(0))
 
-    /// Packs `prefix` `replica` `.` `hexcounter` into kind, replica and counter bits.
+    /// Packs `prefix` `replica` `.` `hexcounter` into kind, replica and counter
+    /// bits. Reads the UTF-8 bytes: it runs for every operation, inside the
+    /// time an operation is charged with.
     static func pack(_ text: String) -> UInt64? {
-        guard let dot = text.firstIndex(of: ".") else { return nil }
-        let head = text[..<dot]
-        guard let digits = head.firstIndex(where: \.isNumber),
-            let kind = prefixes.firstIndex(of: String(head[..<digits])),
-            let replica = UInt64(head[digits...]), replica < 256,
-            let counter = UInt64(text[text.index(after: dot)...], radix: 16), counter < (1 << 48)
-        else { return nil }
-        return UInt64(kind + 1) << 56 | replica << 48 | counter
+        var text = text
+        return text.withUTF8 { bytes -> UInt64? in
+            var index = 0
+            while index < bytes.count, bytes[index] >= UInt8(ascii: "a"), bytes[index] <= UInt8(ascii: "z") { index += 1 }
+            let kind: UInt64
+            switch (index, index > 0 ? bytes[0] : 0, index > 1 ? bytes[1] : 0) {
+            case (2, UInt8(ascii: "s"), UInt8(ascii: "c")): kind = 1
+            case (2, UInt8(ascii: "s"), UInt8(ascii: "h")): kind = 2
+            case (2, UInt8(ascii: "l"), UInt8(ascii: "y")): kind = 3
+            case (1, UInt8(ascii: "k"), _): kind = 4
+            default: return nil
+            }
+            var replica: UInt64 = 0
+            let replicaStart = index
+            while index < bytes.count, bytes[index] != UInt8(ascii: ".") {
+                let digit = bytes[index] &- UInt8(ascii: "0")
+                guard digit < 10, replica < 256 else { return nil }
+                replica = replica * 10 + UInt64(digit)
+                index += 1
+            }
+            guard index > replicaStart, index < bytes.count, replica < 256 else { return nil }
+            index += 1  // the dot
+            var counter: UInt64 = 0
+            let counterStart = index
+            while index < bytes.count {
+                let byte = bytes[index]
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+                default: return nil
+                }
+                guard counter < 1 << 44 else { return nil }
+                counter = counter << 4 | UInt64(digit)
+                index += 1
+            }
+            guard index > counterStart else { return nil }
+            return kind << 56 | replica << 48 | counter
+        }
     }
 
     static func unpack(_ key: UInt64) -> String {

@@ -48,6 +48,15 @@ struct TraceOp: Decodable {
     var b: Int?
 }
 
+/// The edits a trace line can name (its `op`, but `sync`).
+enum TraceOpKind: String {
+    case projectSet = "project.set"
+    case sceneInsert = "scene.insert", sceneMove = "scene.move", sceneDelete = "scene.delete", sceneSet = "scene.set"
+    case shotInsert = "shot.insert", shotMove = "shot.move", shotDelete = "shot.delete", shotSet = "shot.set"
+    case layerInsert = "layer.insert", layerMove = "layer.move", layerDelete = "layer.delete", layerSet = "layer.set"
+    case strokeAdd = "stroke.add", strokeErase = "stroke.erase"
+}
+
 /// Reads a trace line by line without holding the whole file.
 struct TraceReader {
     let header: TraceHeader

@@ -72,7 +72,7 @@ import Testing
                 #expect(log.unpackedCount <= unpacked - moved.count)
                 // What moved is each change's bytes, in order, to a copy of its own size.
                 var next = 0
-                for (old, new, counters) in moved {
+                for (old, new, counters) in moved.map({ ($0.old, $0.new, $0.counters) }) {
                     while next < model.count, model[next].bytes != old { next += 1 }
                     guard next < model.count else {
                         Issue.record("a moved change is not one of the log's")

@@ -132,4 +132,90 @@ import Testing
         writer.write(raw: [0, 0, 0])
         #expect(throws: CodecError.self) { try PointsBlob(validating: writer.bytes[...]) }
     }
+
+    /// The encoder writes the format docs/crdt.md states, byte for byte: it
+    /// is checked against `referenceEncoding`, a bit-by-bit writing of that
+    /// text, on strokes of every shape (smooth, jumpy, clamped, NaN, one
+    /// point, long). A change here would split peers on different versions.
+    @Test func theEncoderWritesTheDocumentedFormatByteForByte() {
+        var random = SeededGenerator(seed: 13)
+        var strokes: [[Point]] = [[Point(x: 0.5, y: 0.25, pressure: 1)], [Point(x: .nan, y: -1, pressure: 2), Point(x: 1, y: 1, pressure: 0)]]
+        for count in [2, 3, 7, 80, 81, 300, 2_000] { strokes.append(randomPoints(count, using: &random)) }
+        for _ in 0..<200 {
+            let count = Int.random(in: 1...120, using: &random)
+            let jumpy = Bool.random(using: &random)  // else a pen held still: every code 0
+            strokes.append((0..<count).map { _ in
+                jumpy
+                    ? Point(x: Double.random(in: -0.2...1.2, using: &random), y: Double.random(in: -0.2...1.2, using: &random),
+                        pressure: Double.random(in: -0.1...1.1, using: &random))
+                    : Point(x: 0.5, y: 0.5, pressure: 0.5)
+            })
+            strokes.append(randomPoints(count, using: &random))
+        }
+        // Alternating corners: every code escapes.
+        strokes.append((0..<50).map { (index: Int) -> Point in
+            let corner = Double(index % 2)
+            return Point(x: corner, y: Double(index / 2 % 2), pressure: corner)
+        })
+        for points in strokes {
+            #expect(Array(PointsBlob(encoding: points).bytes) == Self.referenceEncoding(points), "\(points.count) points")
+        }
+    }
+
+    /// docs/crdt.md's "Points", written one bit at a time.
+    private static func referenceEncoding(_ points: [Point]) -> [UInt8] {
+        func quantize(_ value: Double, _ scale: Double) -> Int64 {
+            value.isNaN || value < 0 ? 0 : value > 1 ? Int64(scale) : Int64(value * scale + 0.5)
+        }
+        var bytes: [UInt8] = []
+        func varint(_ value: Int) {
+            var value = value
+            while value >= 0x80 {
+                bytes.append(UInt8(value & 0x7F) | 0x80)
+                value >>= 7
+            }
+            bytes.append(UInt8(value))
+        }
+        let channels = [points.map { quantize($0.x, 65535) }, points.map { quantize($0.y, 65535) }, points.map { quantize($0.pressure, 255) }]
+        varint(points.count)
+        for channel in channels { varint(Int(channel[0])) }
+        guard points.count > 1 else { return bytes }
+        var streams: [[UInt8]] = []
+        var parameters: [Int] = []
+        for channel in channels {
+            var codes: [UInt64] = []
+            var previousDelta: Int64 = 0
+            for index in 1..<channel.count {
+                let delta = channel[index] - channel[index - 1]
+                let second = delta - previousDelta
+                previousDelta = delta
+                codes.append(second >= 0 ? UInt64(2 * second) : UInt64(-2 * second - 1))
+            }
+            let mean = codes.reduce(0, +) / UInt64(codes.count)
+            let k = min(64 - (mean * 69 / 100).leadingZeroBitCount, 15)
+            var bits: [Bool] = []
+            func low(_ value: UInt64, _ width: Int) {
+                for bit in stride(from: width - 1, through: 0, by: -1) { bits.append(value >> UInt64(bit) & 1 == 1) }
+            }
+            for code in codes {
+                let quotient = Int(code >> UInt64(k))
+                if quotient < 24 {
+                    bits += Array(repeating: true, count: quotient) + [false]
+                    low(code, k)
+                } else {
+                    bits += Array(repeating: true, count: 24)
+                    low(code, 18)
+                }
+            }
+            var stream = [UInt8](repeating: 0, count: (bits.count + 7) / 8)
+            for (index, bit) in bits.enumerated() where bit { stream[index / 8] |= 0x80 >> UInt8(index % 8) }
+            streams.append(stream)
+            parameters.append(k)
+        }
+        bytes.append(UInt8(parameters[0] | parameters[1] << 4))
+        bytes.append(UInt8(parameters[2]))
+        for stream in streams { varint(stream.count) }
+        for stream in streams { bytes += stream }
+        return bytes
+    }
 }
