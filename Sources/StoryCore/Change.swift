@@ -392,6 +392,7 @@ public enum ChangeBatch {
             arrivals: try decode(bytes) { (result, slice, signature) throws(CodecError) in
                 result.append(.placeholder)
                 try result[result.count - 1].read(slice, signature: signature)
+                result[result.count - 1].batch = bytes
             })
     }
 

@@ -3,8 +3,9 @@
 ///
 /// Kept slim, since a project's log holds every change of its history. A
 /// change is kept as its bytes alone, where they are (the batch it arrived
-/// in, or the array it was made in): 32 bytes and a bit (whether this daemon
-/// checked its own signature). Its header fields (counters, wall time) are
+/// in, or the array it was made in): 8 bytes (where it lies there; the
+/// batch is held once for the changes that came in it) and a bit (whether
+/// this daemon checked its own signature). Its header fields (counters, wall time) are
 /// read from the bytes when asked. Changes come in blocks of `packSize`; a
 /// full block of changes made here is packed: their bytes are copied into one
 /// array of their total size, and the document moves the state's point blobs
@@ -15,19 +16,93 @@
 /// what the copy saved, and the copies cost 15-40 % of a sync). Signatures are
 /// beside the entries, only once a change comes with one.
 struct ChangeLog: Sendable {
-    /// `packSize` changes (the last block: up to that), as slices where they
-    /// are, or packed: one after the other in `bytes`, change `i` ending at
+    /// `packSize` changes (the last block: up to that), where they are, or
+    /// packed: one after the other in `bytes`, change `i` ending at
     /// `ends[i]` (starting where `i - 1` ends).
     private struct Block: Sendable {
-        var slices: [ArraySlice<UInt8>] = []
+        /// Not packed: runs of rows whose bytes lie in one array (the batch
+        /// they came in, or the array a change was made in), held once per
+        /// run as a slice of it; run `r` starts at row `runStarts[r]`. Row
+        /// `i`'s bytes are `spans[2i]..<spans[2i+1]` in its run's slice,
+        /// counted from the slice's start: 8 bytes a change, where a slice a
+        /// change took 32.
+        var owners: [ArraySlice<UInt8>] = []
+        var runStarts: [UInt16] = []
+        var spans: [UInt32] = []
         var bytes: [UInt8] = []
         var ends: [UInt32] = []
 
         var isPacked: Bool { !ends.isEmpty }
-        var count: Int { isPacked ? ends.count : slices.count }
+        var count: Int { isPacked ? ends.count : spans.count / 2 }
 
         func bytes(at row: Int) -> ArraySlice<UInt8> {
-            isPacked ? bytes[(row == 0 ? 0 : Int(ends[row - 1]))..<Int(ends[row])] : slices[row]
+            if isPacked { return bytes[(row == 0 ? 0 : Int(ends[row - 1]))..<Int(ends[row])] }
+            // The last run that starts at or before the row.
+            var low = 0
+            var high = runStarts.count
+            while high - low > 1 {
+                let middle = (low + high) / 2
+                if Int(runStarts[middle]) <= row { low = middle } else { high = middle }
+            }
+            let owner = owners[low]
+            return owner[(owner.startIndex + Int(spans[2 * row]))..<(owner.startIndex + Int(spans[2 * row + 1]))]
+        }
+
+        /// Appends a row: `bytes`, inside `container` if they lie in it (the
+        /// same storage) and it is no larger than the 32-bit spans reach.
+        mutating func append(_ bytes: ArraySlice<UInt8>, within container: ArraySlice<UInt8>) {
+            let owner = container.count <= Int(UInt32.max) && Self.holds(container, bytes) ? container : bytes
+            if let last = owners.last, Self.isSame(last, owner) {
+                // The run goes on.
+            } else {
+                owners.append(owner)
+                runStarts.append(UInt16(count))
+            }
+            let base = owners[owners.count - 1].startIndex
+            spans.append(UInt32(bytes.startIndex - base))
+            spans.append(UInt32(bytes.endIndex - base))
+        }
+
+        /// Removes the last `k` rows (not packed).
+        mutating func removeLast(_ k: Int) {
+            spans.removeLast(2 * k)
+            while let last = runStarts.last, Int(last) >= count, !runStarts.isEmpty {
+                runStarts.removeLast()
+                owners.removeLast()
+            }
+        }
+
+        /// Lets go of the bytes of the first `k` rows (not packed): they read as empty.
+        mutating func release(first k: Int) {
+            guard k > 0 else { return }
+            var keptOwners: [ArraySlice<UInt8>] = [[]]
+            var keptStarts: [UInt16] = [0]
+            for run in owners.indices {
+                let end = run + 1 < runStarts.count ? Int(runStarts[run + 1]) : count
+                guard end > k else { continue }
+                keptOwners.append(owners[run])
+                keptStarts.append(UInt16(max(Int(runStarts[run]), k)))
+            }
+            for row in 0..<min(k, count) {
+                spans[2 * row] = 0
+                spans[2 * row + 1] = 0
+            }
+            owners = keptOwners
+            runStarts = keptStarts
+        }
+
+        /// Whether `inner` lies inside `outer`, in the same storage.
+        private static func holds(_ outer: ArraySlice<UInt8>, _ inner: ArraySlice<UInt8>) -> Bool {
+            guard outer.startIndex <= inner.startIndex, inner.endIndex <= outer.endIndex, !inner.isEmpty else { return false }
+            return outer.withUnsafeBufferPointer { o in
+                inner.withUnsafeBufferPointer { i in o.baseAddress! + (inner.startIndex - outer.startIndex) == i.baseAddress! }
+            }
+        }
+
+        /// Whether two slices are the same bytes of the same storage.
+        private static func isSame(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
+            guard a.startIndex == b.startIndex, a.endIndex == b.endIndex else { return false }
+            return a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }
         }
     }
 
@@ -69,19 +144,21 @@ struct ChangeLog: Sendable {
     /// Appends `change` if it is the log's next one; a log that restarted
     /// after a snapshot skips the changes the snapshot covered. Returns
     /// whether it was appended.
+    /// `container`: the batch the change came in (its bytes a slice of it),
+    /// held once for a run of changes that came in it; empty for none.
     @discardableResult
-    mutating func append(_ change: EncodedChange) -> Bool {
+    mutating func append(_ change: EncodedChange, within container: ArraySlice<UInt8> = []) -> Bool {
         guard change.seq == nextSeq else { return false }
         let position = positions
         // By index: a copy of the last block held here would make the append copy it.
         if blocks.isEmpty || blocks[blocks.count - 1].count >= Self.packSize {
-            // Grown by doubling, the slices would leave a trail of freed
+            // Grown by doubling, the spans would leave a trail of freed
             // arrays in the heap: a block after the first is allocated whole.
             var block = Block()
-            if !blocks.isEmpty { block.slices.reserveCapacity(Self.packSize) }
+            if !blocks.isEmpty { block.spans.reserveCapacity(2 * Self.packSize) }
             blocks.append(block)
         }
-        blocks[blocks.count - 1].slices.append(change.bytes)
+        blocks[blocks.count - 1].append(change.bytes, within: container)
         if position / 64 >= anchors.count { anchors.append(0) }
         if change.isAnchor { anchors[position / 64] |= 1 << UInt64(position % 64) }
         if let signature = change.signature {
@@ -106,7 +183,7 @@ struct ChangeLog: Sendable {
         defer { firstUnpackedBlock = blocks.isEmpty || blocks[blocks.count - 1].count == Self.packSize ? blocks.count : blocks.count - 1 }
         for index in firstUnpackedBlock..<blocks.count where !blocks[index].isPacked && blocks[index].count == Self.packSize {
             // The first block may hold changes compacted away (empty slices).
-            let slices = blocks[index].slices
+            let slices = (0..<Self.packSize).map { blocks[index].bytes(at: $0) }
             let total = slices.reduce(0) { $0 + $1.count }
             guard total <= maximumPackBytes else { continue }
             var bytes: [UInt8] = []
@@ -140,7 +217,7 @@ struct ChangeLog: Sendable {
             let last = blocks.count - 1
             precondition(!blocks[last].isPacked, "removing packed changes")
             let take = min(left, blocks[last].count)
-            blocks[last].slices.removeLast(take)
+            blocks[last].removeLast(take)
             if blocks[last].count == 0 { blocks.removeLast() }
             firstUnpackedBlock = min(firstUnpackedBlock, blocks.count)
             left -= take
@@ -189,7 +266,7 @@ struct ChangeLog: Sendable {
         kept.anchors.removeFirst(dropBlocks * Self.packSize / 64)
         kept.skipped = kept.blocks.isEmpty ? 0 : position % Self.packSize
         if !kept.blocks.isEmpty && !kept.blocks[0].isPacked {
-            for row in 0..<kept.skipped { kept.blocks[0].slices[row] = [] }
+            kept.blocks[0].release(first: kept.skipped)
         }
         return kept
     }

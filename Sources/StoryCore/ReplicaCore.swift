@@ -100,6 +100,9 @@ struct HeldChange: Sendable {
     var hash: Digest32?
     var author: AuthorRecord?
     var origin: ChangeOrigin
+    /// The batch the change came in (its bytes a slice of it), for the log
+    /// to hold once for the changes that came in it; empty when none.
+    var batch: ArraySlice<UInt8> = []
 
     init(encoded: EncodedChange, change: Change, hash: Digest32? = nil, author: AuthorRecord? = nil, origin: ChangeOrigin) {
         self.encoded = encoded
@@ -257,7 +260,7 @@ struct ReplicaCore: Sendable {
                         rejected = (item.change.replica, item.change.seq)
                         throw error
                     }
-                    appendToLog(item.encoded, appends: &logAppends)
+                    appendToLog(item.encoded, within: item.batch, appends: &logAppends)
                     report.applied.append(item.encoded)
                 } else {
                     queues[item.change.replica, default: [:]][item.change.seq] = item
@@ -299,7 +302,7 @@ struct ReplicaCore: Sendable {
                             droppedFrom.append((replica, next))
                             break
                         }
-                        appendToLog(item.encoded, appends: &logAppends)
+                        appendToLog(item.encoded, within: item.batch, appends: &logAppends)
                         report.applied.append(item.encoded)
                         progress = true
                     }
@@ -487,8 +490,8 @@ struct ReplicaCore: Sendable {
         }
     }
 
-    private mutating func appendToLog(_ change: EncodedChange, appends: inout [ReplicaID: Int]) {
-        guard keepsLog, logs[change.replica, default: ChangeLog()].append(change) else { return }
+    private mutating func appendToLog(_ change: EncodedChange, within batch: ArraySlice<UInt8>, appends: inout [ReplicaID: Int]) {
+        guard keepsLog, logs[change.replica, default: ChangeLog()].append(change, within: batch) else { return }
         appends[change.replica, default: 0] += 1
     }
 

@@ -28,12 +28,41 @@ import Testing
             .markedAnchor(Bool.random(using: &random))
     }
 
+    /// Appends changes as they would come: one by one in arrays of their
+    /// own, or (half the time) in a batch: their bytes copied one after the
+    /// other, with framing bytes between, into one array, each appended as a
+    /// slice of it within the batch's slice (a few without it, as a
+    /// change held back from an earlier batch would be).
+    private static func append(_ changes: [EncodedChange], to log: inout ChangeLog, random: inout SeededGenerator) {
+        guard Bool.random(using: &random) else {
+            for change in changes { log.append(change) }
+            return
+        }
+        var array: [UInt8] = [0xFE, 0xED]
+        var ranges: [Range<Int>] = []
+        for change in changes {
+            array.append(UInt8(change.bytes.count % 256))
+            let start = array.count
+            array += change.bytes
+            ranges.append(start..<array.count)
+        }
+        array.append(0xEE)
+        let batch = array[1...]
+        for (change, range) in zip(changes, ranges) {
+            let inBatch = EncodedChange(
+                bytes: batch[range], replica: change.replica, seq: change.seq, startCounter: change.startCounter,
+                endCounter: change.endCounter, wallTime: change.wallTime, signature: change.signature, isAnchor: change.isAnchor)
+            log.append(inBatch, within: Int.random(in: 0..<10, using: &random) == 0 ? [] : batch)
+        }
+    }
+
     private static func same(_ a: EncodedChange, _ b: EncodedChange) -> Bool {
         a.bytes == b.bytes && a.replica == b.replica && a.seq == b.seq && a.startCounter == b.startCounter
             && a.endCounter == b.endCounter && a.wallTime == b.wallTime && a.signature == b.signature && a.isAnchor == b.isAnchor
     }
 
-    /// Appends, removals of the newest (a rolled-back apply), packing (some
+    /// Appends (alone, or in batches the log holds once), removals of the
+    /// newest (a rolled-back apply), packing (some
     /// blocks too large to pack, left as they are) and compaction
     /// (dropping a prefix, inside a pack or past them all), with signatures
     /// coming late or never: every change read back is the one appended, and
@@ -50,11 +79,9 @@ import Testing
             case 0:
                 // An apply that appends, then rolls back some of what it appended.
                 let appended = Int.random(in: 0...300, using: &random)
-                for _ in 0..<appended {
-                    let change = Self.change(seq: firstSeq + UInt64(model.count), random: &random)
-                    log.append(change)
-                    model.append(change)
-                }
+                let changes = (0..<appended).map { Self.change(seq: firstSeq + UInt64(model.count + $0), random: &random) }
+                Self.append(changes, to: &log, random: &random)
+                model += changes
                 let k = Int.random(in: 0...appended, using: &random)
                 log.removeLast(k)
                 model.removeLast(k)
@@ -83,10 +110,13 @@ import Testing
                     next += 1
                 }
             default:
-                for _ in 0..<Int.random(in: 1...700, using: &random) {
-                    let change = Self.change(seq: firstSeq + UInt64(model.count), random: &random)
-                    log.append(change)
-                    model.append(change)
+                // In up to three batches.
+                for _ in 0..<Int.random(in: 1...3, using: &random) {
+                    let changes = (0..<Int.random(in: 1...300, using: &random)).map {
+                        Self.change(seq: firstSeq + UInt64(model.count + $0), random: &random)
+                    }
+                    Self.append(changes, to: &log, random: &random)
+                    model += changes
                 }
             }
             #expect(log.count == model.count)
