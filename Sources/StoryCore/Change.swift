@@ -388,12 +388,13 @@ public enum ChangeBatch {
     /// read where it is kept, not copied there (see `Change.read`).
     /// - Throws: `CodecError` naming the first bad change.
     public static func decodeReceived(_ bytes: ArraySlice<UInt8>) throws(CodecError) -> ReceivedChanges {
-        ReceivedChanges(
+        var received = ReceivedChanges(
             arrivals: try decode(bytes) { (result, slice, signature) throws(CodecError) in
                 result.append(.placeholder)
                 try result[result.count - 1].read(slice, signature: signature)
-                result[result.count - 1].batch = bytes
             })
+        received.batch = bytes
+        return received
     }
 
     /// Decodes every change of a batch: `append` adds the change whose

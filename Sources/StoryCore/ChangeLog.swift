@@ -20,14 +20,8 @@ struct ChangeLog: Sendable {
     /// packed: one after the other in `bytes`, change `i` ending at
     /// `ends[i]` (starting where `i - 1` ends).
     private struct Block: Sendable {
-        /// Not packed: runs of rows whose bytes lie in one array (the batch
-        /// they came in, or the array a change was made in), held once per
-        /// run as a slice of it; run `r` starts at row `runStarts[r]`. Row
-        /// `i`'s bytes are `spans[2i]..<spans[2i+1]` in its run's slice,
-        /// counted from the slice's start: 8 bytes a change, where a slice a
-        /// change took 32.
-        var owners: [ArraySlice<UInt8>] = []
-        var runStarts: [UInt16] = []
+        /// Not packed: row `i`'s bytes are `spans[2i]..<spans[2i+1]` in the
+        /// slice of its run (`ChangeLog.runs`), counted from the slice's start.
         var spans: [UInt32] = []
         var bytes: [UInt8] = []
         var ends: [UInt32] = []
@@ -35,75 +29,19 @@ struct ChangeLog: Sendable {
         var isPacked: Bool { !ends.isEmpty }
         var count: Int { isPacked ? ends.count : spans.count / 2 }
 
-        func bytes(at row: Int) -> ArraySlice<UInt8> {
-            if isPacked { return bytes[(row == 0 ? 0 : Int(ends[row - 1]))..<Int(ends[row])] }
-            // The last run that starts at or before the row.
-            var low = 0
-            var high = runStarts.count
-            while high - low > 1 {
-                let middle = (low + high) / 2
-                if Int(runStarts[middle]) <= row { low = middle } else { high = middle }
-            }
-            let owner = owners[low]
-            return owner[(owner.startIndex + Int(spans[2 * row]))..<(owner.startIndex + Int(spans[2 * row + 1]))]
+        func packedBytes(at row: Int) -> ArraySlice<UInt8> {
+            bytes[(row == 0 ? 0 : Int(ends[row - 1]))..<Int(ends[row])]
         }
+    }
 
-        /// Appends a row: `bytes`, inside `container` if they lie in it (the
-        /// same storage) and it is no larger than the 32-bit spans reach.
-        mutating func append(_ bytes: ArraySlice<UInt8>, within container: ArraySlice<UInt8>) {
-            let owner = container.count <= Int(UInt32.max) && Self.holds(container, bytes) ? container : bytes
-            if let last = owners.last, Self.isSame(last, owner) {
-                // The run goes on.
-            } else {
-                owners.append(owner)
-                runStarts.append(UInt16(count))
-            }
-            let base = owners[owners.count - 1].startIndex
-            spans.append(UInt32(bytes.startIndex - base))
-            spans.append(UInt32(bytes.endIndex - base))
-        }
-
-        /// Removes the last `k` rows (not packed).
-        mutating func removeLast(_ k: Int) {
-            spans.removeLast(2 * k)
-            while let last = runStarts.last, Int(last) >= count, !runStarts.isEmpty {
-                runStarts.removeLast()
-                owners.removeLast()
-            }
-        }
-
-        /// Lets go of the bytes of the first `k` rows (not packed): they read as empty.
-        mutating func release(first k: Int) {
-            guard k > 0 else { return }
-            var keptOwners: [ArraySlice<UInt8>] = [[]]
-            var keptStarts: [UInt16] = [0]
-            for run in owners.indices {
-                let end = run + 1 < runStarts.count ? Int(runStarts[run + 1]) : count
-                guard end > k else { continue }
-                keptOwners.append(owners[run])
-                keptStarts.append(UInt16(max(Int(runStarts[run]), k)))
-            }
-            for row in 0..<min(k, count) {
-                spans[2 * row] = 0
-                spans[2 * row + 1] = 0
-            }
-            owners = keptOwners
-            runStarts = keptStarts
-        }
-
-        /// Whether `inner` lies inside `outer`, in the same storage.
-        private static func holds(_ outer: ArraySlice<UInt8>, _ inner: ArraySlice<UInt8>) -> Bool {
-            guard outer.startIndex <= inner.startIndex, inner.endIndex <= outer.endIndex, !inner.isEmpty else { return false }
-            return outer.withUnsafeBufferPointer { o in
-                inner.withUnsafeBufferPointer { i in o.baseAddress! + (inner.startIndex - outer.startIndex) == i.baseAddress! }
-            }
-        }
-
-        /// Whether two slices are the same bytes of the same storage.
-        private static func isSame(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
-            guard a.startIndex == b.startIndex, a.endIndex == b.endIndex else { return false }
-            return a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }
-        }
+    /// Changes not packed lie in runs: from position `start` up to the next
+    /// run's, in `owner` (the batch they came in, or the array a change was
+    /// made in), held once for the run. One array for the log, not one per
+    /// block: grown per block, they left 2-4 MB of small freed arrays in the
+    /// heap over the medium trace.
+    private struct Run: Sendable {
+        var owner: ArraySlice<UInt8>
+        var start: Int
     }
 
     /// Changes per block.
@@ -114,6 +52,8 @@ struct ChangeLog: Sendable {
     /// of the first block are before `firstSeq` (compacted away with the
     /// blocks before them).
     private var blocks: [Block] = []
+    /// By `start`; they cover every position of the blocks not packed.
+    private var runs: [Run] = []
     private var skipped = 0
     /// Blocks before this one are packed, or too large to pack.
     private var firstUnpackedBlock = 0
@@ -135,6 +75,10 @@ struct ChangeLog: Sendable {
 
     /// Changes in blocks not packed yet.
     var unpackedCount: Int { blocks.reduce(0) { $0 + ($1.isPacked ? 0 : $1.count) } - (blocks.first?.isPacked == false ? skipped : 0) }
+
+    /// The runs held (for tests): each has a change not packed, so packed
+    /// changes' arrays and batches are let go.
+    var runCount: Int { runs.count }
 
     /// Whether `packFull` has a block to pack.
     var hasFullUnpackedBlock: Bool {
@@ -158,7 +102,12 @@ struct ChangeLog: Sendable {
             if !blocks.isEmpty { block.spans.reserveCapacity(2 * Self.packSize) }
             blocks.append(block)
         }
-        blocks[blocks.count - 1].append(change.bytes, within: container)
+        let bytes = change.bytes
+        let owner = container.count <= Int(UInt32.max) && Self.holds(container, bytes) ? container : bytes
+        if runs.isEmpty || !Self.isSame(runs[runs.count - 1].owner, owner) { runs.append(Run(owner: owner, start: position)) }
+        let base = runs[runs.count - 1].owner.startIndex
+        blocks[blocks.count - 1].spans.append(UInt32(bytes.startIndex - base))
+        blocks[blocks.count - 1].spans.append(UInt32(bytes.endIndex - base))
         if position / 64 >= anchors.count { anchors.append(0) }
         if change.isAnchor { anchors[position / 64] |= 1 << UInt64(position % 64) }
         if let signature = change.signature {
@@ -183,7 +132,7 @@ struct ChangeLog: Sendable {
         defer { firstUnpackedBlock = blocks.isEmpty || blocks[blocks.count - 1].count == Self.packSize ? blocks.count : blocks.count - 1 }
         for index in firstUnpackedBlock..<blocks.count where !blocks[index].isPacked && blocks[index].count == Self.packSize {
             // The first block may hold changes compacted away (empty slices).
-            let slices = (0..<Self.packSize).map { blocks[index].bytes(at: $0) }
+            let slices = (0..<Self.packSize).map { self.bytes(atPosition: index * Self.packSize + $0) }
             let total = slices.reduce(0) { $0 + $1.count }
             guard total <= maximumPackBytes else { continue }
             var bytes: [UInt8] = []
@@ -204,6 +153,7 @@ struct ChangeLog: Sendable {
             }
             blocks[index] = Block(bytes: bytes, ends: ends)
         }
+        dropRunsOfPackedBlocks()
         return moved
     }
 
@@ -217,12 +167,13 @@ struct ChangeLog: Sendable {
             let last = blocks.count - 1
             precondition(!blocks[last].isPacked, "removing packed changes")
             let take = min(left, blocks[last].count)
-            blocks[last].removeLast(take)
+            blocks[last].spans.removeLast(2 * take)
             if blocks[last].count == 0 { blocks.removeLast() }
             firstUnpackedBlock = min(firstUnpackedBlock, blocks.count)
             left -= take
         }
         if blocks.isEmpty { skipped = 0 }
+        dropRunsOfPackedBlocks()
         anchors.removeLast(anchors.count - (positions + 63) / 64)
         if positions % 64 != 0 { anchors[anchors.count - 1] &= (1 << UInt64(positions % 64)) - 1 }
         if !signatures.isEmpty { signatures.removeLast(k) }
@@ -231,7 +182,52 @@ struct ChangeLog: Sendable {
     /// The bytes of the change at `index`.
     private func bytes(at index: Int) -> ArraySlice<UInt8> {
         let position = index + skipped
-        return blocks[position / Self.packSize].bytes(at: position % Self.packSize)
+        return bytes(atPosition: position)
+    }
+
+    /// The bytes at a position (empty before `skipped`: compacted away).
+    private func bytes(atPosition position: Int) -> ArraySlice<UInt8> {
+        let block = position / Self.packSize
+        let row = position % Self.packSize
+        if blocks[block].isPacked { return blocks[block].packedBytes(at: row) }
+        guard position >= skipped else { return [] }
+        // The last run that starts at or before the position.
+        var low = 0
+        var high = runs.count
+        while high - low > 1 {
+            let middle = (low + high) / 2
+            if runs[middle].start <= position { low = middle } else { high = middle }
+        }
+        let base = runs[low].owner.startIndex
+        return runs[low].owner[(base + Int(blocks[block].spans[2 * row]))..<(base + Int(blocks[block].spans[2 * row + 1]))]
+    }
+
+    /// Lets go of the runs with no change left that is not packed.
+    private mutating func dropRunsOfPackedBlocks() {
+        var kept: [Run] = []
+        for index in runs.indices {
+            let start = max(runs[index].start, skipped)
+            let end = min(index + 1 < runs.count ? runs[index + 1].start : positions, positions)
+            guard start < end else { continue }
+            let first = start / Self.packSize
+            let last = (end - 1) / Self.packSize
+            if (first...last).contains(where: { !blocks[$0].isPacked }) { kept.append(runs[index]) }
+        }
+        runs = kept
+    }
+
+    /// Whether `inner` lies inside `outer`, in the same storage.
+    private static func holds(_ outer: ArraySlice<UInt8>, _ inner: ArraySlice<UInt8>) -> Bool {
+        guard outer.startIndex <= inner.startIndex, inner.endIndex <= outer.endIndex, !inner.isEmpty else { return false }
+        return outer.withUnsafeBufferPointer { o in
+            inner.withUnsafeBufferPointer { i in o.baseAddress! + (inner.startIndex - outer.startIndex) == i.baseAddress! }
+        }
+    }
+
+    /// Whether two slices are the same bytes of the same storage.
+    private static func isSame(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
+        guard a.startIndex == b.startIndex, a.endIndex == b.endIndex else { return false }
+        return a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }
     }
 
     /// The bytes of the change with sequence number `seq` (in the log).
@@ -265,9 +261,16 @@ struct ChangeLog: Sendable {
         kept.firstUnpackedBlock = max(firstUnpackedBlock - dropBlocks, 0)
         kept.anchors.removeFirst(dropBlocks * Self.packSize / 64)
         kept.skipped = kept.blocks.isEmpty ? 0 : position % Self.packSize
-        if !kept.blocks.isEmpty && !kept.blocks[0].isPacked {
-            kept.blocks[0].release(first: kept.skipped)
+        // The runs of the changes kept, counted from the first kept block; a
+        // run that began before the first kept change begins with it.
+        let shift = dropBlocks * Self.packSize
+        kept.runs = []
+        for index in runs.indices {
+            let end = index + 1 < runs.count ? runs[index + 1].start : positions
+            guard end > position else { continue }
+            kept.runs.append(Run(owner: runs[index].owner, start: max(runs[index].start, position) - shift))
         }
+        kept.dropRunsOfPackedBlocks()
         return kept
     }
 }

@@ -162,6 +162,29 @@ struct ContentTable: Sendable, Sequence {
 
     func makeIterator() -> Iterator { Iterator(table: self) }
 
+    /// Calls `body` with every blob in `OpID` order (counter, then replica):
+    /// the replicas' columns merged as they are read, without a sorted copy
+    /// of the table (a snapshot writes them in this order).
+    func forEachInOrder(_ body: (OpID, PointsBlob) -> Void) {
+        // One cursor per replica's column: (chunk, index).
+        var cursors = [(chunk: Int, index: Int)](repeating: (0, 0), count: columns.count)
+        while true {
+            var best = -1
+            var bestID = OpID(counter: 0, replica: .reserved)
+            for column in cursors.indices where cursors[column].chunk < columns[column].count {
+                let id = OpID(counter: columns[column][cursors[column].chunk].counters[cursors[column].index], replica: replicas[column])
+                if best < 0 || id < bestID {
+                    best = column
+                    bestID = id
+                }
+            }
+            guard best >= 0 else { return }
+            let (chunk, index) = cursors[best]
+            body(bestID, columns[best][chunk].blobs[index])
+            cursors[best] = index + 1 < columns[best][chunk].counters.count ? (chunk, index + 1) : (chunk + 1, 0)
+        }
+    }
+
     /// The blobs by replica, each replica's by counter.
     struct Iterator: IteratorProtocol {
         fileprivate let table: ContentTable

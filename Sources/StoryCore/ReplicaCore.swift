@@ -66,6 +66,11 @@ struct ChangeKey: Hashable {
 /// ready to apply (`ProjectDocument.apply(_:origin:limits:beforeCommit:)`).
 public struct ReceivedChanges: Sendable {
     var arrivals: [HeldChange]
+    /// The batch they came in (each one's bytes a slice of it), for the log
+    /// to hold once for the changes that came in it; empty when none. Not
+    /// in each `HeldChange`: 32 more bytes a change made the arrays of a
+    /// large batch's arrivals larger, and the holes they left when freed too.
+    var batch: ArraySlice<UInt8> = []
 
     init(arrivals: [HeldChange]) {
         self.arrivals = arrivals
@@ -100,9 +105,6 @@ struct HeldChange: Sendable {
     var hash: Digest32?
     var author: AuthorRecord?
     var origin: ChangeOrigin
-    /// The batch the change came in (its bytes a slice of it), for the log
-    /// to hold once for the changes that came in it; empty when none.
-    var batch: ArraySlice<UInt8> = []
 
     init(encoded: EncodedChange, change: Change, hash: Digest32? = nil, author: AuthorRecord? = nil, origin: ChangeOrigin) {
         self.encoded = encoded
@@ -239,6 +241,7 @@ struct ReplicaCore: Sendable {
         var usedPending: [(ReplicaID, UInt64)] = []
         var droppedFrom: [(ReplicaID, UInt64)] = []
         var rejected: (ReplicaID, UInt64)?
+        let batch = received.batch
         do {
             // Taken, so the array is uniquely held and changes in place.
             var fresh = (consume received).arrivals
@@ -260,7 +263,7 @@ struct ReplicaCore: Sendable {
                         rejected = (item.change.replica, item.change.seq)
                         throw error
                     }
-                    appendToLog(item.encoded, within: item.batch, appends: &logAppends)
+                    appendToLog(item.encoded, within: batch, appends: &logAppends)
                     report.applied.append(item.encoded)
                 } else {
                     queues[item.change.replica, default: [:]][item.change.seq] = item
@@ -302,7 +305,8 @@ struct ReplicaCore: Sendable {
                             droppedFrom.append((replica, next))
                             break
                         }
-                        appendToLog(item.encoded, within: item.batch, appends: &logAppends)
+                        // Held back from an earlier call, it may have come in another batch.
+                        appendToLog(item.encoded, within: fromPending ? [] : batch, appends: &logAppends)
                         report.applied.append(item.encoded)
                         progress = true
                     }

@@ -120,6 +120,8 @@ import Testing
                 }
             }
             #expect(log.count == model.count)
+            // Only changes not packed hold their arrays (a run each at most).
+            #expect(log.runCount <= log.unpackedCount)
             #expect(log.firstSeq == firstSeq)
             #expect(log.nextSeq == firstSeq + UInt64(model.count))
         }
@@ -207,6 +209,7 @@ import Testing
         }
         let log = try #require(doc.replicaState.core.logs[ReplicaID(1)])
         #expect(log.unpackedCount < ChangeLog.packSize)
+        #expect(log.runCount == log.unpackedCount, "each change not packed holds its own array, and only those")
 
         guard case .changes(let logged) = doc.changes(since: VersionVector()) else {
             Issue.record("the log was compacted")
