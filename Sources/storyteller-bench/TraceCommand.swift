@@ -490,18 +490,20 @@ struct TraceIDs {
     /// The benchmark's own bookkeeping, not a replica's, yet inside the RSS
     /// it reports: so it is kept small. A trace id is a kind, a replica and
     /// that replica's count of ids of that kind (gen_trace.py), so ids live in
-    /// dense columns by kind and replica, indexed by count: 16 bytes an id
-    /// (8 for a stroke's layer) where dictionaries took about 100 (5 MB on
-    /// the medium trace). A count beyond `denseLimit` goes to a dictionary.
-    private var columns: [[OpID]] = []
+    /// dense columns by kind and replica, indexed by count, grown in steps:
+    /// 8 bytes an id (and 8 for a stroke's layer) where dictionaries took
+    /// about 100 (5 MB on the medium trace), then OpIDs in columns grown by
+    /// doubling 1.7 MB. A count beyond `denseLimit` goes to a dictionary.
+    private var columns: [[UInt64]] = []
+    /// The replicas of the ids recorded: an id is kept as 8 bytes, its
+    /// replica's place here (plus one) above its 48-bit counter (0: none).
+    private var replicas: [ReplicaID] = []
     private var layerColumns: [[UInt64]] = []
     private var sparse: [UInt64: OpID] = [:]
     private var sparseLayers: [UInt64: UInt64] = [:]
 
     private static let prefixes = ["sc", "sh", "ly", "k"]
     private static let denseLimit: UInt64 = 1 << 24
-    /// Marks a slot no id was recorded in (a counter no operation uses).
-    private static let absent = OpID(counter: 0, replica: ReplicaID(0))
 
     /// Packs `prefix` `replica` `.` `hexcounter` into kind, replica and counter
     /// bits. Reads the UTF-8 bytes: it runs for every operation, inside the
@@ -563,6 +565,8 @@ struct TraceIDs {
     private static func store<Value>(_ value: Value, at slot: (column: Int, index: Int), in columns: inout [[Value]], absent: Value) {
         if columns.count <= slot.column { columns.append(contentsOf: repeatElement([], count: slot.column + 1 - columns.count)) }
         if columns[slot.column].count <= slot.index {
+            // Grown in steps of 8,192 ids, not by doubling: this is inside the RSS measured.
+            if columns[slot.column].capacity <= slot.index { columns[slot.column].reserveCapacity((slot.index / 8_192 + 1) * 8_192) }
             columns[slot.column].append(contentsOf: repeatElement(absent, count: slot.index + 1 - columns[slot.column].count))
         }
         columns[slot.column][slot.index] = value
@@ -576,13 +580,30 @@ struct TraceIDs {
 
     mutating func record(_ traceID: String?, _ id: OpID) {
         guard let key = traceID.flatMap(Self.pack) else { return }
-        if let slot = Self.slot(key) { Self.store(id, at: slot, in: &columns, absent: Self.absent) } else { sparse[key] = id }
+        guard let slot = Self.slot(key), id.counter < 1 << 48 else {
+            sparse[key] = id
+            return
+        }
+        var place = replicas.firstIndex(of: id.replica)
+        if place == nil, replicas.count < 0xFFFF {
+            replicas.append(id.replica)
+            place = replicas.count - 1
+        }
+        guard let place else {
+            sparse[key] = id
+            return
+        }
+        Self.store(UInt64(place + 1) << 48 | id.counter, at: slot, in: &columns, absent: 0)
+    }
+
+    private func unpackID(_ packed: UInt64) -> OpID {
+        OpID(counter: packed & 0xFFFF_FFFF_FFFF, replica: replicas[Int(packed >> 48) - 1])
     }
 
     func id(_ traceID: String) -> OpID? {
         guard let key = Self.pack(traceID) else { return nil }
-        guard let slot = Self.slot(key) else { return sparse[key] }
-        return Self.load(slot, in: columns, absent: Self.absent)
+        guard let slot = Self.slot(key), let packed = Self.load(slot, in: columns, absent: 0) else { return sparse[key] }
+        return unpackID(packed)
     }
 
     mutating func setLayer(_ layer: String, ofStroke stroke: String) {
@@ -600,8 +621,8 @@ struct TraceIDs {
     func names() -> [OpID: String] {
         var names = Dictionary(uniqueKeysWithValues: sparse.map { ($0.value, Self.unpack($0.key)) })
         for (column, ids) in columns.enumerated() {
-            for (counter, id) in ids.enumerated() where id != Self.absent {
-                names[id] = Self.unpack(UInt64(column) << 48 | UInt64(counter))
+            for (counter, packed) in ids.enumerated() where packed != 0 {
+                names[unpackID(packed)] = Self.unpack(UInt64(column) << 48 | UInt64(counter))
             }
         }
         return names
