@@ -120,10 +120,11 @@ public struct LibraryDocument: Sendable {
     /// applies decoded ones, without copying each change into the records it is held in.
     @discardableResult
     public mutating func apply(
-        _ received: ReceivedChanges, origin: ChangeOrigin = .unknown, limits: HeldBackLimits? = nil,
+        _ received: consuming ReceivedChanges, origin: ChangeOrigin = .unknown, limits: HeldBackLimits? = nil,
         beforeCommit: (ApplyReport) throws -> Void = { _ in }
     ) throws -> ApplyReport {
-        try replicaState.apply(received, origin: origin, limits: limits, beforeCommit: beforeCommit)
+        // Handed on, not copied (see `ProjectDocument.apply(_:origin:limits:beforeCommit:)`).
+        try replicaState.apply(consume received, origin: origin, limits: limits, beforeCommit: beforeCommit)
     }
 
     /// Decodes and applies a batch.

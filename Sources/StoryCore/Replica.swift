@@ -106,10 +106,10 @@ struct Replica<Builder: ChangeBuilder>: Sendable {
     }
 
     mutating func apply(
-        _ received: ReceivedChanges, origin: ChangeOrigin, limits: HeldBackLimits?,
+        _ received: consuming ReceivedChanges, origin: ChangeOrigin, limits: HeldBackLimits?,
         beforeCommit: (ApplyReport) throws -> Void
     ) throws -> ApplyReport {
-        try core.integrate(received, origin: origin, limits: limits, into: &state, beforeCommit: beforeCommit)
+        try core.integrate(consume received, origin: origin, limits: limits, into: &state, beforeCommit: beforeCommit)
     }
 
     // MARK: - Access

@@ -23,7 +23,7 @@ extension Store {
 
     /// Applies received changes (`ChangeBatch.decodeReceived`), as `apply(_:to:from:)` applies decoded ones.
     @discardableResult
-    public func apply(_ changes: ReceivedChanges, to id: DocumentID, from peer: PeerID? = nil) throws -> ApplyReport {
+    public func apply(_ changes: consuming ReceivedChanges, to id: DocumentID, from peer: PeerID? = nil) throws -> ApplyReport {
         let origin = peer.map(Self.origin(of:)) ?? .unknown
         let limits = heldBackLimits(for: id, origin: origin)
         let commit: (ApplyReport) throws -> Void = { report in
@@ -38,7 +38,15 @@ extension Store {
         }
         let report: ApplyReport
         do {
-            report = try changingDocument(id) { try mutate(id) { try $0.apply(changes, origin: origin, limits: limits, beforeCommit: commit) } }
+            // Moved into the document, not copied (the changes are moved out
+            // of their array where they are; a second holder made that a copy).
+            var pending = Optional(consume changes)
+            report = try changingDocument(id) {
+                try mutate(id) { document in
+                    guard let changes = pending.take() else { preconditionFailure("a document's changes applied twice") }
+                    return try document.apply(changes, origin: origin, limits: limits, beforeCommit: commit)
+                }
+            }
         } catch let error as DocumentError where error.code == .replicaReused {
             let fresh = try mintReplicaID()
             throw DocumentError(.replicaReused, "\(error.message); this database is now replica \(fresh)")

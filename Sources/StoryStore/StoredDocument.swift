@@ -17,7 +17,7 @@ protocol StoredDocument: Sendable {
     func snapshot() -> [UInt8]
     func changes(since other: VersionVector) -> ChangesSince
     mutating func apply(
-        _ received: ReceivedChanges, origin: ChangeOrigin, limits: HeldBackLimits?,
+        _ received: consuming ReceivedChanges, origin: ChangeOrigin, limits: HeldBackLimits?,
         beforeCommit: (ApplyReport) throws -> Void
     ) throws -> ApplyReport
     mutating func merge(snapshot bytes: [UInt8]) throws -> [any Error]
