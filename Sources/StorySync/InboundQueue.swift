@@ -48,17 +48,18 @@ final class InboundQueue: Sendable {
     func push(_ message: Message) async {
         let size = Self.size(of: message)
         while true {
-            let full: Bool = state.withLock { state in
-                guard state.end == nil else { return false }
-                guard state.bytes < capacity || state.bytes == 0 else { return true }
+            // A continuation is resumed after the lock is let go: resuming takes
+            // the task's status lock, which a cancellation handler (`finish`)
+            // holds while it waits for this lock (a deadlock seen in CI).
+            let (full, processor): (Bool, CheckedContinuation<Void, Never>?) = state.withLock { state in
+                guard state.end == nil else { return (false, nil) }
+                guard state.bytes < capacity || state.bytes == 0 else { return (true, nil) }
                 state.messages.append((message, size))
                 state.bytes += size
-                if let processor = state.processor {
-                    state.processor = nil
-                    processor.resume()
-                }
-                return false
+                defer { state.processor = nil }
+                return (false, state.processor)
             }
+            processor?.resume()
             guard full else { return }
             await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
@@ -94,6 +95,7 @@ final class InboundQueue: Sendable {
     /// empty array with the reason once the reader stopped and all was taken.
     func take(maximumBytes: Int) async -> (messages: [Message], end: End?) {
         while true {
+            var wakeReader: CheckedContinuation<Void, Never>?
             let taken: (messages: [Message], end: End?)? = state.withLock { state in
                 if state.head < state.messages.count {
                     var messages: [Message] = []
@@ -113,13 +115,14 @@ final class InboundQueue: Sendable {
                     }
                     if let reader = state.reader, state.bytes < capacity {
                         state.reader = nil
-                        reader.resume()
+                        wakeReader = reader  // resumed once the lock is let go (see `push`)
                     }
                     return (messages, nil)
                 }
                 if let end = state.end { return ([], end) }
                 return nil
             }
+            wakeReader?.resume()
             if let taken { return taken }
             await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
