@@ -103,7 +103,7 @@ struct ChangeLog: Sendable {
             blocks.append(block)
         }
         let bytes = change.bytes
-        let owner = container.count <= Int(UInt32.max) && Self.holds(container, bytes) ? container : bytes
+        let owner = container.count <= Int(UInt32.max) && bytes.offset(in: container) != nil ? container : bytes
         if runs.isEmpty || !Self.isSame(runs[runs.count - 1].owner, owner) { runs.append(Run(owner: owner, start: position)) }
         let base = runs[runs.count - 1].owner.startIndex
         blocks[blocks.count - 1].spans.append(UInt32(bytes.startIndex - base))
@@ -216,18 +216,9 @@ struct ChangeLog: Sendable {
         runs = kept
     }
 
-    /// Whether `inner` lies inside `outer`, in the same storage.
-    private static func holds(_ outer: ArraySlice<UInt8>, _ inner: ArraySlice<UInt8>) -> Bool {
-        guard outer.startIndex <= inner.startIndex, inner.endIndex <= outer.endIndex, !inner.isEmpty else { return false }
-        return outer.withUnsafeBufferPointer { o in
-            inner.withUnsafeBufferPointer { i in o.baseAddress! + (inner.startIndex - outer.startIndex) == i.baseAddress! }
-        }
-    }
-
     /// Whether two slices are the same bytes of the same storage.
     private static func isSame(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
-        guard a.startIndex == b.startIndex, a.endIndex == b.endIndex else { return false }
-        return a.withUnsafeBufferPointer { x in b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress } }
+        a.count == b.count && a.offset(in: b) == 0
     }
 
     /// The bytes of the change with sequence number `seq` (in the log).

@@ -159,19 +159,19 @@ extension ProjectDocument {
             return column
         }
         out.write(runLengthColumn: column { key, _ in UInt64(table.index(of: key.replica)) })
-        // Counters restart at each layer's first key; a layer's strokes are in key order.
-        var previousCounter: UInt64 = 0
-        var inLayer = 0, layerIndex = 0
-        out.write(varintColumn: column { key, _ in
-            if inLayer == 0 { previousCounter = 0 }
-            inLayer += 1
-            if inLayer == layers[layerIndex].value.count {
-                inLayer = 0
-                layerIndex += 1
+        do {
+            // Counters restart at each layer's first key; a layer's strokes are in key order.
+            var counters: [UInt64] = []
+            counters.reserveCapacity(total)
+            for (_, map) in layers {
+                var previous: UInt64 = 0
+                for (key, _) in map {
+                    counters.append(key.counter - previous)
+                    previous = key.counter
+                }
             }
-            defer { previousCounter = key.counter }
-            return key.counter - previousCounter
-        })
+            out.write(varintColumn: counters)
+        }
         var extras = ByteWriter(capacity: 64)
         out.write(runLengthColumn: column { key, entry in
             var flag: UInt64 = entry.isErased ? StrokeFlag.erased : 0
