@@ -33,7 +33,19 @@ struct InProcessDaemon {
         let daemon = Daemon(settings: settings, environment: TestEnvironment.make(), clock: clock, signals: [])
         let run = Task { try await daemon.run() }
         await daemon.waitUntilReady()
+        // Readiness also comes when the run failed: then its error is the
+        // one to report, not a missing socket at the first request.
+        guard FileManager.default.fileExists(atPath: daemon.paths.socketPath) else {
+            try await run.value
+            throw NotStarted(socket: daemon.paths.socketPath)
+        }
         return InProcessDaemon(home: home, daemon: daemon, run: run)
+    }
+
+    /// The run ended without an error before its control socket existed.
+    struct NotStarted: Error, CustomStringConvertible {
+        let socket: String
+        var description: String { "the daemon stopped before it served \(socket)" }
     }
 
     /// A request to the daemon, made on a thread of its own: the client

@@ -7,6 +7,12 @@ import Foundation
 /// The lock is an `flock` on `DATA_DIR/lock`, taken before the database or the
 /// control socket is touched and held until the process ends (the kernel
 /// releases it however the process ends, so a crash leaves no stale lock).
+///
+/// A lock this same process held can outlive its daemon for a moment: a
+/// child process spawned just then (an `ffmpeg`, a test's CLI) shares the
+/// descriptor from its fork until its exec closes it. So a daemon started
+/// again in one process (an embedding app, the tests) waits for a lock held
+/// under its own pid, briefly and boundedly, before it gives up.
 final class DataDirectoryLock: Sendable {
     /// Why the directory cannot be used.
     struct Failure: Error, CustomStringConvertible {
@@ -26,9 +32,10 @@ final class DataDirectoryLock: Sendable {
     }
 
     /// Creates the directory (0700) or makes an existing one private to its
-    /// owner, then takes the lock.
+    /// owner, then takes the lock; a lock held under this process's own pid
+    /// is tried again every 10 ms for up to `ownWait` (see above).
     /// - Throws: `Failure` saying which daemon holds it, or what is wrong with the directory.
-    static func acquire(_ directory: String) throws(Failure) -> DataDirectoryLock {
+    static func acquire(_ directory: String, ownWait: Duration = .seconds(2)) async throws(Failure) -> DataDirectoryLock {
         try prepare(directory)
         let path = directory + "/lock"
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
@@ -37,9 +44,15 @@ final class DataDirectoryLock: Sendable {
                 description: "cannot write in the state directory \(directory) (\(path): \(String(cString: strerror(errno)))); "
                     + "give this user write access to it, or give --data-dir another directory")
         }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+        let deadline = ContinuousClock.now + ownWait
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
             let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            if code == EWOULDBLOCK, holder == "\(getpid())", ContinuousClock.now < deadline,
+                (try? await Task.sleep(for: .milliseconds(10))) != nil
+            {
+                continue
+            }
             close(descriptor)
             if code == EWOULDBLOCK {
                 throw Failure(
