@@ -9,21 +9,23 @@ import Testing
 /// themselves) is already using …"). Another open description of the lock
 /// file, held and let go by the test, stands for that child.
 @Suite struct DataDirectoryLockTests {
-    /// Holds the lock file through a description of its own, as a forked child does.
-    private static func holdAsAChild(_ path: String) throws -> Int32 {
+    /// Takes the lock in `home` and lets it go, then holds the lock file
+    /// through a description of its own, as a forked child does (the file
+    /// still names this process). Returns the file and that descriptor.
+    private static func lockLeftToAChild(in home: TemporaryDirectory) async throws -> (path: String, child: Int32) {
+        var first: DataDirectoryLock? = try await DataDirectoryLock.acquire(home.path)
+        let path = try #require(first?.path)
+        first = nil
         let descriptor = open(path, O_RDWR | O_CLOEXEC)
         try #require(descriptor >= 0)
         try #require(flock(descriptor, LOCK_EX | LOCK_NB) == 0)
-        return descriptor
+        return (path, descriptor)
     }
 
     @Test func aLockStillHeldUnderThisProcesssPidIsWaitedForUntilLetGo() async throws {
         let home = try TemporaryDirectory()
         defer { home.remove() }
-        var first: DataDirectoryLock? = try await DataDirectoryLock.acquire(home.path)
-        let path = try #require(first?.path)
-        first = nil
-        let child = try Self.holdAsAChild(path)
+        let (path, child) = try await Self.lockLeftToAChild(in: home)
         let letGo = Task {
             try await Task.sleep(for: .milliseconds(100))
             close(child)
@@ -37,10 +39,7 @@ import Testing
     @Test func aLockHeldLongerThanTheWaitIsAnErrorNamingTheHolder() async throws {
         let home = try TemporaryDirectory()
         defer { home.remove() }
-        var first: DataDirectoryLock? = try await DataDirectoryLock.acquire(home.path)
-        let path = try #require(first?.path)
-        first = nil
-        let child = try Self.holdAsAChild(path)
+        let (_, child) = try await Self.lockLeftToAChild(in: home)
         defer { close(child) }
         do {
             _ = try await DataDirectoryLock.acquire(home.path, ownWait: .milliseconds(50))
@@ -54,10 +53,7 @@ import Testing
     @Test func aLockHeldByAnotherProcessIsNotWaitedFor() async throws {
         let home = try TemporaryDirectory()
         defer { home.remove() }
-        var first: DataDirectoryLock? = try await DataDirectoryLock.acquire(home.path)
-        let path = try #require(first?.path)
-        first = nil
-        let child = try Self.holdAsAChild(path)
+        let (path, child) = try await Self.lockLeftToAChild(in: home)
         defer { close(child) }
         try Data("1\n".utf8).write(to: URL(fileURLWithPath: path))
         let started = ContinuousClock.now
