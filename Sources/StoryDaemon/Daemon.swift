@@ -89,7 +89,7 @@ public final class Daemon: Sendable {
         do {
             // Before the database or the socket is touched: a second daemon on
             // this directory stops here and leaves the running one alone.
-            lock = try await DataDirectoryLock.acquire(paths.dataDirectory)
+            lock = try DataDirectoryLock.acquire(paths.dataDirectory)
         } catch {
             throw Failure(description: error.description)
         }

@@ -8,11 +8,12 @@ import Foundation
 /// control socket is touched and held until the process ends (the kernel
 /// releases it however the process ends, so a crash leaves no stale lock).
 ///
-/// A lock this same process held can outlive its daemon for a moment: a
-/// child process spawned just then (an `ffmpeg`, a test's CLI) shares the
-/// descriptor from its fork until its exec closes it. So a daemon started
-/// again in one process (an embedding app, the tests) waits for a lock held
-/// under its own pid, briefly and boundedly, before it gives up.
+/// A daemon that stops lets go of the lock explicitly (`LOCK_UN`) before it
+/// closes the descriptor: the lock belongs to the open file description, and
+/// a child process spawned just then (an `ffmpeg`, a test's CLI) shares that
+/// description from its fork until its exec closes it, so closing alone left
+/// the lock held for that moment and a daemon started again in the same
+/// process (an embedding app, the tests) was refused.
 final class DataDirectoryLock: Sendable {
     /// Why the directory cannot be used.
     struct Failure: Error, CustomStringConvertible {
@@ -20,7 +21,8 @@ final class DataDirectoryLock: Sendable {
     }
 
     let path: String
-    private let descriptor: Int32
+    /// The open lock file (a forked child shares its description until its exec).
+    let descriptor: Int32
 
     private init(path: String, descriptor: Int32) {
         self.path = path
@@ -28,14 +30,15 @@ final class DataDirectoryLock: Sendable {
     }
 
     deinit {
+        // Let go for every holder of the description, then close ours.
+        flock(descriptor, LOCK_UN)
         close(descriptor)
     }
 
     /// Creates the directory (0700) or makes an existing one private to its
-    /// owner, then takes the lock; a lock held under this process's own pid
-    /// is tried again every 10 ms for up to `ownWait` (see above).
+    /// owner, then takes the lock.
     /// - Throws: `Failure` saying which daemon holds it, or what is wrong with the directory.
-    static func acquire(_ directory: String, ownWait: Duration = .seconds(2)) async throws(Failure) -> DataDirectoryLock {
+    static func acquire(_ directory: String) throws(Failure) -> DataDirectoryLock {
         try prepare(directory)
         let path = directory + "/lock"
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
@@ -44,15 +47,9 @@ final class DataDirectoryLock: Sendable {
                 description: "cannot write in the state directory \(directory) (\(path): \(String(cString: strerror(errno)))); "
                     + "give this user write access to it, or give --data-dir another directory")
         }
-        let deadline = ContinuousClock.now + ownWait
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
             let holder = (try? String(contentsOfFile: path, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-            if code == EWOULDBLOCK, holder == "\(getpid())", ContinuousClock.now < deadline,
-                (try? await Task.sleep(for: .milliseconds(10))) != nil
-            {
-                continue
-            }
             close(descriptor)
             if code == EWOULDBLOCK {
                 throw Failure(
