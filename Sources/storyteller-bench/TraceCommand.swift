@@ -580,20 +580,19 @@ struct TraceIDs {
 
     mutating func record(_ traceID: String?, _ id: OpID) {
         guard let key = traceID.flatMap(Self.pack) else { return }
-        guard let slot = Self.slot(key), id.counter < 1 << 48 else {
+        if let slot = Self.slot(key), id.counter < 1 << 48, let place = place(of: id.replica) {
+            Self.store(UInt64(place + 1) << 48 | id.counter, at: slot, in: &columns, absent: 0)
+        } else {
             sparse[key] = id
-            return
         }
-        var place = replicas.firstIndex(of: id.replica)
-        if place == nil, replicas.count < 0xFFFF {
-            replicas.append(id.replica)
-            place = replicas.count - 1
-        }
-        guard let place else {
-            sparse[key] = id
-            return
-        }
-        Self.store(UInt64(place + 1) << 48 | id.counter, at: slot, in: &columns, absent: 0)
+    }
+
+    /// The replica's place in `replicas`, added if new (nil once 65,535 are there).
+    private mutating func place(of replica: ReplicaID) -> Int? {
+        if let place = replicas.firstIndex(of: replica) { return place }
+        guard replicas.count < 0xFFFF else { return nil }
+        replicas.append(replica)
+        return replicas.count - 1
     }
 
     private func unpackID(_ packed: UInt64) -> OpID {
