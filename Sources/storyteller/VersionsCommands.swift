@@ -96,17 +96,32 @@ struct Diff: ParsableCommand {
             FROM and TO are version ids (`storyteller history`), names (`storyteller versions list`) or \
             times (2026-11-25T14:00 in local time, …Z for UTC, yesterday); TO is now when left out.
 
+            After `storyteller use PROJECT` the project may be left out: one word is FROM; of two, the first is \
+            the project if it names one, else they are FROM and TO.
+
             Examples:
               storyteller diff "Night Train" yesterday
               storyteller diff "Night Train" "client review 2" 3f9a1c02 --json
+              storyteller diff "client review 2"
             """)
-    @Argument(help: Help.project) var project: String
-    @Argument(help: "The version to compare from.") var from: String
+    @Argument(help: Help.project) var project: String?
+    @Argument(help: "The version to compare from.") var from: String?
     @Argument(help: "The version to compare to (default: now).") var to: String?
     @OptionGroup var options: ClientOptions
 
     func run() throws {
-        let id = try Names(options).project(project)
+        let names = Names(options)
+        var (project, from, to) = (self.project, self.from, self.to)
+        if from == nil {
+            (project, from) = (nil, project)
+        } else if to == nil, CurrentProject.chosen() != nil, let first = project, !(try names.namesProject(first)) {
+            (project, from, to) = (nil, first, from)
+        }
+        guard let from else {
+            printError("give the version to compare from (`storyteller history` lists them)")
+            throw ExitCode(64)
+        }
+        let id = try names.project(project)
         var query = "from=" + segment(AtOption.sent(from))
         if let to { query += "&to=" + segment(AtOption.sent(to)) }
         let diff = try options.call(API.Diff.self, "GET", "/v1/projects/\(segment(id))/diff?\(query)")
