@@ -52,20 +52,6 @@ import ZIPFoundation
         return try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
     }
 
-    /// Runs a program; its exit status and output.
-    func run(_ program: String, _ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
-    }
-
     @Test func aPackageRoundTripsAndEditsOnBothSidesMergeBothWays() async throws {
         let files = try TemporaryDirectory()
         defer { files.remove() }
@@ -79,14 +65,14 @@ import ZIPFoundation
         try await export(project, from: a, to: package)
 
         // An independent tool sees a valid zip with the manifest and a thumbnail per shot.
-        let (tested, testOutput) = try run("/usr/bin/unzip", ["-t", package])
+        let (tested, testOutput) = try await ExternalProgram.run("unzip", ["-t", package])
         #expect(tested == 0 && testOutput.contains("No errors detected"), "\(testOutput)")
-        let (_, listing) = try run("/usr/bin/unzip", ["-l", package])
+        let (_, listing) = try await ExternalProgram.run("unzip", ["-l", package])
         for name in ["manifest.json", "manifest.sig", "project/snapshot.bin", "project/changes.bin", "thumbnails/001 shot 1-1.png",
                      "thumbnails/002 shot 1-2.png", "README.txt", "sheets.pdf"] {
             #expect(listing.contains(name), "unzip -l lists \(name): \(listing)")
         }
-        let (_, manifestText) = try run("/usr/bin/unzip", ["-p", package, "manifest.json"])
+        let (_, manifestText) = try await ExternalProgram.run("unzip", ["-p", package, "manifest.json"])
         let manifest = try #require(try JSONSerialization.jsonObject(with: Data(manifestText.utf8)) as? [String: Any])
         #expect(manifest["format"] as? String == "storyteller-project-package" && manifest["formatVersion"] as? Int == 1)
         #expect(manifest["project"] as? String == project && manifest["title"] as? String == "Night Train")
@@ -94,9 +80,9 @@ import ZIPFoundation
         #expect((manifest["entries"] as? [[String: Any]] ?? []).contains { $0["path"] as? String == "sheets.pdf" && $0["role"] as? String == "sheets" })
         // The print sheet, read by poppler: the board's title and shot labels are on its page.
         let sheet = files.path + "/sheets.pdf"
-        let (extracted, _) = try run("/usr/bin/unzip", ["-o", "-q", package, "sheets.pdf", "-d", files.path])
+        let (extracted, _) = try await ExternalProgram.run("unzip", ["-o", "-q", package, "sheets.pdf", "-d", files.path])
         #expect(extracted == 0)
-        let (_, sheetText) = try run("/usr/bin/pdftotext", [sheet, "-"])
+        let (_, sheetText) = try await ExternalProgram.run("pdftotext", [sheet, "-"])
         #expect(sheetText.contains("Night Train") && sheetText.contains("1-1") && sheetText.contains("1-2"), "\(sheetText)")
 
         // Imported on a fresh daemon: the same board, its image byte for byte, editable (b was given the right).
