@@ -185,6 +185,37 @@ struct ContentTable: Sendable, Sequence {
         }
     }
 
+    /// Answers `contains` for ids asked in ascending order within each
+    /// replica (as a snapshot lists its contents), walking a cursor forward
+    /// through each replica's column instead of searching it for every id:
+    /// O(1) amortized and sequential in memory, where a search touched about
+    /// 16 places of a large table, most of them cold.
+    struct OrderedLookup {
+        private let table: ContentTable
+        /// Per column: the first place whose counter is not below the last id asked.
+        private var cursors: [(chunk: Int, index: Int)]
+
+        init(_ table: ContentTable) {
+            self.table = table
+            cursors = Array(repeating: (0, 0), count: table.columns.count)
+        }
+
+        /// Whether the table holds a blob for `id`.
+        /// - Precondition: `id` is above every earlier id of its replica asked here.
+        mutating func contains(_ id: OpID) -> Bool {
+            guard let column = table.column(of: id.replica) else { return false }
+            var (chunk, index) = cursors[column]
+            while chunk < table.columns[column].count {
+                let counters = table.columns[column][chunk].counters
+                while index < counters.count && counters[index] < id.counter { index += 1 }
+                if index < counters.count { break }
+                (chunk, index) = (chunk + 1, 0)
+            }
+            cursors[column] = (chunk, index)
+            return chunk < table.columns[column].count && table.columns[column][chunk].counters[index] == id.counter
+        }
+    }
+
     /// The blobs by replica, each replica's by counter.
     struct Iterator: IteratorProtocol {
         fileprivate let table: ContentTable

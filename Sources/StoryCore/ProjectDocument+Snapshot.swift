@@ -321,6 +321,8 @@ extension ProjectDocument {
         try section.expectEnd("contents")
         var contents = ContentTable()
         var knownHeld = KnownOperations(held?.known ?? [:])
+        // The contents come in ascending order: the held ones are found by a cursor.
+        var heldContents = held.map { ContentTable.OrderedLookup($0.contents) }
         var counter: UInt64 = 0
         var previous: OpID?
         for index in 0..<count {
@@ -334,7 +336,7 @@ extension ProjectDocument {
             guard previous.map({ id > $0 }) ?? true else { throw CodecError(.invalidValue, "contents out of order") }
             previous = id
             guard lengths[index] <= UInt64(blobs.remaining) else { throw CodecError(.truncated, "points of \(id) truncated") }
-            if held != nil, knownHeld.holds(id), held?.contents[id] != nil {
+            if knownHeld.holds(id), heldContents?.contains(id) == true {
                 try blobs.skip(count: Int(lengths[index]))
                 continue
             }
@@ -345,7 +347,7 @@ extension ProjectDocument {
         if let source {
             // Those the snapshot left out: every blob of an operation its state holds.
             var known = KnownOperations(reader.header.lastCounters)
-            for (id, blob) in source where contents[id] == nil && known.holds(id) { contents[id] = blob }
+            for (id, blob) in source where known.holds(id) && !contents.contains(id) { contents[id] = blob }
         }
         // Format 3 appends three sections: tags, overwritten values, version names.
         var tags: [OpID: [String: TagEntry]] = [:]

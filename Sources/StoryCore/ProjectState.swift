@@ -618,7 +618,7 @@ struct ProjectState: Sendable {
         for (layer, map) in strokes {
             guard objects[layer]?.kind == .layer else { throw DocumentError(.invalidSnapshot, "strokes of unknown layer \(layer)") }
             for (_, entry) in map {
-                if contents[entry.value.content] == nil && contentsElsewhere[entry.value.content] == nil {
+                if !contents.contains(entry.value.content) && !contentsElsewhere.contains(entry.value.content) {
                     throw DocumentError(.invalidSnapshot, "a stroke of \(layer) names unknown content")
                 }
             }

@@ -71,6 +71,36 @@ import Testing
         }
     }
 
+    /// The ordered lookup answers as `contains` does, for any ascending walk
+    /// over ids (as a snapshot lists its contents: counter, then replica),
+    /// held or not, some skipped, across chunk boundaries.
+    @Test(arguments: 0..<8)
+    func theOrderedLookupAnswersAsContainsDoes(seed: Int) {
+        var random = SeededGenerator(seed: UInt64(seed) + 100)
+        var table = ContentTable()
+        let replicas: [UInt64] = [1, 2, 40]
+        for replica in replicas {
+            var counter: UInt64 = 0
+            for _ in 0..<(ContentTable.chunkSize + Int.random(in: 0..<(2 * ContentTable.chunkSize), using: &random)) {
+                counter += UInt64.random(in: 1...4, using: &random)
+                table[OpID(counter: counter, replica: ReplicaID(replica))] = Self.blob(OpID(counter: counter, replica: ReplicaID(replica)))
+            }
+        }
+        // Every id up to beyond the largest counter, of the replicas and of one never seen, each asked or skipped.
+        let asked = (1...(4 * 3 * ContentTable.chunkSize + 10)).flatMap { counter in
+            (replicas + [7]).sorted().map { OpID(counter: UInt64(counter), replica: ReplicaID($0)) }
+        }.filter { _ in Int.random(in: 0..<3, using: &random) > 0 }
+        #expect(asked == asked.sorted())
+        var lookup = ContentTable.OrderedLookup(table)
+        var found = 0
+        for id in asked {
+            let answer = lookup.contains(id)
+            #expect(answer == table.contains(id), "\(id)")
+            if answer { found += 1 }
+        }
+        #expect(found > ContentTable.chunkSize, "the walk found held ids: \(found)")
+    }
+
     @Test func aDictionaryBecomesTheSameTable() {
         var random = SeededGenerator(seed: 7)
         var dictionary: [OpID: PointsBlob] = [:]
