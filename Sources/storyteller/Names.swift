@@ -101,14 +101,17 @@ final class Names {
         }
     }
 
-    /// Whether `text` names exactly one project (id, id prefix, name or
-    /// library path); says nothing when it does not.
-    func namesProject(_ text: String) throws -> Bool {
+    /// Whether the project was left out and `word`, in its place, is the
+    /// word after it: a current project is chosen (`storyteller use`) and
+    /// `word` names no project (id, id prefix, name or library path). Says
+    /// nothing when it names none.
+    func projectLeftOut(before word: String) throws -> Bool {
+        guard CurrentProject.chosen() != nil else { return false }
         do {
-            _ = try resolveProject(text, deleted: false)
-            return true
-        } catch is API.NameError {
+            _ = try resolveProject(word, deleted: false)
             return false
+        } catch is API.NameError {
+            return true
         }
     }
 

@@ -104,7 +104,7 @@ struct Tags: ParsableCommand {
         // that names no project is then the shot or the first tag.
         var words = words
         var project: String? = project
-        if CurrentProject.chosen() != nil, let first = project, !(try names.namesProject(first)) {
+        if let first = project, try names.projectLeftOut(before: first) {
             words.insert(first, at: 0)
             project = nil
         }

@@ -114,7 +114,7 @@ struct Diff: ParsableCommand {
         var (project, from, to) = (self.project, self.from, self.to)
         if from == nil {
             (project, from) = (nil, project)
-        } else if to == nil, CurrentProject.chosen() != nil, let first = project, !(try names.namesProject(first)) {
+        } else if to == nil, let first = project, try names.projectLeftOut(before: first) {
             (project, from, to) = (nil, first, from)
         }
         guard let from else {
