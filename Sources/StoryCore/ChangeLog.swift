@@ -132,7 +132,9 @@ struct ChangeLog: Sendable {
         defer { firstUnpackedBlock = blocks.isEmpty || blocks[blocks.count - 1].count == Self.packSize ? blocks.count : blocks.count - 1 }
         for index in firstUnpackedBlock..<blocks.count where !blocks[index].isPacked && blocks[index].count == Self.packSize {
             // The first block may hold changes compacted away (empty slices).
-            let slices = (0..<Self.packSize).map { self.bytes(atPosition: index * Self.packSize + $0) }
+            var slices: [ArraySlice<UInt8>] = []
+            slices.reserveCapacity(Self.packSize)
+            forEachBytes(inPositions: (index * Self.packSize)..<((index + 1) * Self.packSize)) { _, bytes in slices.append(bytes) }
             let total = slices.reduce(0) { $0 + $1.count }
             guard total <= maximumPackBytes else { continue }
             var bytes: [UInt8] = []
@@ -191,15 +193,47 @@ struct ChangeLog: Sendable {
         let row = position % Self.packSize
         if blocks[block].isPacked { return blocks[block].packedBytes(at: row) }
         guard position >= skipped else { return [] }
-        // The last run that starts at or before the position.
+        let run = runIndex(of: position)
+        let base = runs[run].owner.startIndex
+        return runs[run].owner[(base + Int(blocks[block].spans[2 * row]))..<(base + Int(blocks[block].spans[2 * row + 1]))]
+    }
+
+    /// The bytes at consecutive positions, in order: the run of the first
+    /// position not packed is found by bisection, the later ones by walking
+    /// forward, instead of a bisection through the runs each (a log of local
+    /// edits has a run per change).
+    private func forEachBytes(inPositions positions: Range<Int>, _ body: (Int, ArraySlice<UInt8>) -> Void) {
+        var run = -1
+        for position in positions {
+            let block = position / Self.packSize
+            let row = position % Self.packSize
+            if blocks[block].isPacked {
+                body(position, blocks[block].packedBytes(at: row))
+                continue
+            }
+            guard position >= skipped else {
+                body(position, [])
+                continue
+            }
+            if run < 0 {
+                run = runIndex(of: position)
+            } else {
+                while run + 1 < runs.count && runs[run + 1].start <= position { run += 1 }
+            }
+            let base = runs[run].owner.startIndex
+            body(position, runs[run].owner[(base + Int(blocks[block].spans[2 * row]))..<(base + Int(blocks[block].spans[2 * row + 1]))])
+        }
+    }
+
+    /// The last run that starts at or before a position not packed.
+    private func runIndex(of position: Int) -> Int {
         var low = 0
         var high = runs.count
         while high - low > 1 {
             let middle = (low + high) / 2
             if runs[middle].start <= position { low = middle } else { high = middle }
         }
-        let base = runs[low].owner.startIndex
-        return runs[low].owner[(base + Int(blocks[block].spans[2 * row]))..<(base + Int(blocks[block].spans[2 * row + 1]))]
+        return low
     }
 
     /// Lets go of the runs with no change left that is not packed.
@@ -226,8 +260,21 @@ struct ChangeLog: Sendable {
 
     /// The change at `index` (0: the one with `firstSeq`), by `replica`.
     func change(at index: Int, replica: ReplicaID) -> EncodedChange {
+        change(at: index, bytes: bytes(at: index), replica: replica)
+    }
+
+    /// The changes from `index` (0: the one with `firstSeq`) to the end, by `replica`.
+    func changes(from index: Int, replica: ReplicaID) -> [EncodedChange] {
+        var changes: [EncodedChange] = []
+        changes.reserveCapacity(count - index)
+        forEachBytes(inPositions: (index + skipped)..<positions) { position, bytes in
+            changes.append(change(at: position - skipped, bytes: bytes, replica: replica))
+        }
+        return changes
+    }
+
+    private func change(at index: Int, bytes: ArraySlice<UInt8>, replica: ReplicaID) -> EncodedChange {
         let position = index + skipped
-        let bytes = bytes(at: index)
         let header = EncodedChange.headerFields(of: bytes)
         return EncodedChange(
             bytes: bytes, replica: replica, seq: firstSeq + UInt64(index), startCounter: header.startCounter,

@@ -308,7 +308,7 @@ public struct PointsBlob: Hashable, Sendable {
     }
 
     /// The parsed header of a blob.
-    private struct Header {
+    struct Header {
         var count: Int
         var first: (Int32, Int32, Int32)
         var ks: (Int, Int, Int)
@@ -318,7 +318,54 @@ public struct PointsBlob: Hashable, Sendable {
         var streamsOffset: Int
     }
 
+    /// Every stroke a change, a snapshot or a merge brings is checked here:
+    /// the header is read straight from the bytes, and anything unusual
+    /// (a bad value, a varint longer than three bytes) is read again by
+    /// `checkedHeader`, which says what is wrong.
     private static func readHeader(_ bytes: ArraySlice<UInt8>) throws(CodecError) -> Header {
+        if let header = quickHeader(bytes) { return header }
+        return try checkedHeader(bytes)
+    }
+
+    /// The header if the bytes hold a valid one and its varints are at most
+    /// three bytes each (a count or a stream length up to 2^21 - 1); else nil.
+    /// Gives what `checkedHeader` gives whenever it gives anything.
+    static func quickHeader(_ bytes: ArraySlice<UInt8>) -> Header? {
+        bytes.withUnsafeBytes { raw -> Header? in
+            let end = raw.count
+            var position = 0
+            // At most three bytes; nil past the end or for a longer one.
+            @inline(__always) func varint() -> Int? {
+                var result = 0
+                for shift in stride(from: 0, through: 14, by: 7) {
+                    guard position < end else { return nil }
+                    let byte = Int(raw[position])
+                    position &+= 1
+                    result |= (byte & 0x7F) << shift
+                    if byte < 0x80 { return result }
+                }
+                return nil
+            }
+            guard let n = varint(), n > 0, n <= maximumCount, let x = varint(), x <= 65535, let y = varint(), y <= 65535,
+                let pressure = varint(), pressure <= 255
+            else { return nil }
+            let first = (Int32(x), Int32(y), Int32(pressure))
+            guard n > 1 else {
+                return position == end ? Header(count: 1, first: first, ks: (0, 0, 0), lengths: (0, 0, 0), streamsOffset: position) : nil
+            }
+            guard end - position >= 2 else { return nil }
+            let kxy = Int(raw[position])
+            let kp = Int(raw[position + 1])
+            position += 2
+            guard kp <= maximumK, let lx = varint(), let ly = varint(), let lp = varint(), lx + ly + lp == end - position else { return nil }
+            let ks = (kxy & 0x0F, kxy >> 4, kp)
+            guard (n - 1) * (ks.0 + 1) <= 8 * lx, (n - 1) * (ks.1 + 1) <= 8 * ly, (n - 1) * (ks.2 + 1) <= 8 * lp else { return nil }
+            return Header(count: n, first: first, ks: ks, lengths: (lx, ly, lp), streamsOffset: position)
+        }
+    }
+
+    /// The header, or what is wrong with it.
+    static func checkedHeader(_ bytes: ArraySlice<UInt8>) throws(CodecError) -> Header {
         var reader = ByteReader(bytes)
         let n = Int(try reader.readVarint(max: UInt64(maximumCount), "point count"))
         guard n > 0 else { throw CodecError(.invalidValue, "a stroke has no points") }

@@ -626,9 +626,7 @@ struct ReplicaCore: Sendable {
                 return .snapshotRequired
             }
             let first = Int(other[replica] + 1 - log.firstSeq)
-            var run: [EncodedChange] = []
-            run.reserveCapacity(log.count - first)
-            for index in first..<log.count { run.append(log.change(at: index, replica: replica)) }
+            let run = log.changes(from: first, replica: replica)
             total += run.count
             runs.append(run)
         }

@@ -358,6 +358,10 @@ struct TraceReplay {
     /// After the replay: convergence, snapshot, load, merge, tiny syncs, memory.
     mutating func measureAfterwards(repeats: Int) throws -> [String: Any] {
         let rssReplicas = Measure.residentMB
+        // Where the resident pages are, when asked (STORYTELLER_BENCH_SMAPS=FILE).
+        if let path = ProcessInfo.processInfo.environment["STORYTELLER_BENCH_SMAPS"] {
+            try? FileHandle(forReadingAtPath: "/proc/self/smaps")?.readToEnd()?.write(to: URL(fileURLWithPath: path))
+        }
         let heapReplicas = Measure.heapInUseMB
         let heapFree = Measure.heapFreeMB
         let peakReplay = Measure.peakMB

@@ -124,6 +124,14 @@ import Testing
             #expect(log.runCount <= log.unpackedCount)
             #expect(log.firstSeq == firstSeq)
             #expect(log.nextSeq == firstSeq + UInt64(model.count))
+            // Read in one walk from any change on, across packed and unpacked blocks.
+            let from = Int.random(in: 0...model.count, using: &random)
+            let tail = log.changes(from: from, replica: Self.replica)
+            #expect(tail.count == model.count - from)
+            for (offset, (read, expected)) in zip(tail, model[from...]).enumerated() where !Self.same(read, expected) {
+                Issue.record("change \(from + offset) of \(model.count), read in a walk from \(from), differs")
+                break
+            }
         }
         for (index, expected) in model.enumerated() {
             let read = log.change(at: index, replica: Self.replica)

@@ -101,6 +101,54 @@ import Testing
         #expect(rejected > 0 && rejected < 5000)
     }
 
+    /// The quick header read gives what the checked one gives, or nothing:
+    /// on blobs of every size the encoder writes (where it must give the
+    /// header), with their header bytes flipped, cut short, grown, or padded
+    /// with long varints, and on random bytes.
+    @Test func theQuickHeaderReadAgreesWithTheCheckedOne() {
+        var random = SeededGenerator(seed: 14)
+        var quick = 0
+        var checked = 0
+        func compare(_ bytes: [UInt8]) {
+            let fast = PointsBlob.quickHeader(bytes[...])
+            guard let slow = try? PointsBlob.checkedHeader(bytes[...]) else {
+                #expect(fast == nil, "quick read accepted what the checked read refuses: \(bytes.prefix(16))")
+                return
+            }
+            checked += 1
+            guard let fast else { return }
+            quick += 1
+            #expect(fast.count == slow.count && fast.first == slow.first && fast.ks == slow.ks && fast.lengths == slow.lengths
+                && fast.streamsOffset == slow.streamsOffset)
+        }
+        for count in [1, 2, 3, 80, 300, 5_000, 60_000] {
+            let bytes = Array(PointsBlob(encoding: randomPoints(count, using: &random)).bytes)
+            compare(bytes)
+            #expect(PointsBlob.quickHeader(bytes[...]) != nil, "the encoder's \(count) points take the quick read")
+            for _ in 0..<2_000 {
+                var mutated = bytes
+                switch random.int(0...4) {
+                case 0: mutated[random.int(0...min(mutated.count - 1, 16))] ^= UInt8.random(in: 1...255, using: &random)
+                case 1: mutated.removeLast(random.int(1...mutated.count))
+                case 2: mutated.append(UInt8.random(in: 0...255, using: &random))
+                case 3:
+                    // A varint of the header made longer (0x80 continuation, same value) or set to a large one.
+                    let at = random.int(0...min(mutated.count - 1, 12))
+                    if Bool.random(using: &random) {
+                        mutated[at] |= 0x80
+                        mutated.insert(0, at: at + 1)
+                    } else {
+                        mutated.replaceSubrange(at..<(at + 1), with: [0xFF, 0xFF, 0xFF, UInt8.random(in: 0...0x7F, using: &random)])
+                    }
+                default: mutated = (0..<random.int(0...24)).map { _ in UInt8.random(in: 0...255, using: &random) }
+                }
+                compare(mutated)
+            }
+        }
+        // Both outcomes happened: the test saw the quick read answer and defer.
+        #expect(quick > 100 && checked > quick)
+    }
+
     @Test func encodedBlobsAreCanonicalAndFlippedStreamsUsuallyAreNot() {
         var random = SeededGenerator(seed: 13)
         for count in [1, 2, 5, 80, 300] {
