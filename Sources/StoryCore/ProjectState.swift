@@ -305,16 +305,17 @@ struct ProjectState: Sendable {
     }
 
     private func checkLayer(_ id: OpID) throws(DocumentError) {
-        guard let object = objects[id] else { throw DocumentError(.notFound, "no layer \(id)") }
-        guard object.kind == .layer else { throw DocumentError(.wrongKind, "\(id) is a \(object.kind), not a layer") }
+        // The kind alone: a copy of the object would retain its fields.
+        guard let kind = objects[id]?.kind else { throw DocumentError(.notFound, "no layer \(id)") }
+        guard kind == .layer else { throw DocumentError(.wrongKind, "\(id) is a \(kind), not a layer") }
     }
 
     private func checkContainer(
         _ container: OpID, for kind: ObjectKind, anchor: Anchor, entry: OpID
     ) throws(DocumentError) {
-        guard let holder = objects[container] else { throw DocumentError(.notFound, "no container \(container)") }
-        guard holder.kind == kind.containerKind else {
-            throw DocumentError(.wrongKind, "a \(kind) cannot be placed in a \(holder.kind)")
+        guard let holderKind = objects[container]?.kind else { throw DocumentError(.notFound, "no container \(container)") }
+        guard holderKind == kind.containerKind else {
+            throw DocumentError(.wrongKind, "a \(kind) cannot be placed in a \(holderKind)")
         }
         guard containers[container]?.isValid(anchor) ?? (anchor == .root), anchor.parent.map({ $0 < entry }) ?? true else {
             throw DocumentError(.notFound, "position anchor \(anchor.parent.map(String.init(describing:)) ?? "root") is not in \(container)")
