@@ -52,7 +52,8 @@ enum EditSummary {
                 let now = state.strokeMap(of: layer)[key]
                 let verb: String
                 switch (previous, now) {
-                case (nil, _): verb = "drew"
+                // A put where the layer had no such stroke: a copy (a duplicated shot's).
+                case (nil, _): verb = "copied"
                 case (let before?, let after?) where !before.isErased && after.isErased: verb = "erased"
                 case (let before?, let after?) where before.isErased && !after.isErased: verb = "restored"
                 default: verb = "changed"
@@ -77,7 +78,7 @@ enum EditSummary {
                 return object == .root ? "set the project's \(list)" : "set \(list) of \(name(of: object, in: state))"
             case .strokes(let layer):
                 let counts = strokeCounts[layer] ?? [:]
-                let verbs = ["drew", "erased", "restored", "changed"].compactMap { verb in
+                let verbs = ["drew", "erased", "restored", "copied", "changed"].compactMap { verb in
                     counts[verb].map { "\(verb) \($0) stroke\($0 == 1 ? "" : "s")" }
                 }
                 return "\(verbs.joined(separator: " and ")) on \(name(of: layer, in: state))"

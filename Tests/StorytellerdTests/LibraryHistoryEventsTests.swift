@@ -135,7 +135,7 @@ import Testing
         let changes = try #require(history["changes"] as? [[String: Any]])
         let summaries = changes.compactMap { $0["summary"] as? String }
         #expect(summaries.count == 9, "founding, title, scene, shot, layer, stroke, replace, erase, restore: \(summaries)")
-        #expect(summaries.first == "changed 1 stroke", "restore + restyle is one change: \(summaries)")
+        #expect(summaries.first == "restored 1 stroke", "restore + restyle is one change, which brought the stroke back: \(summaries)")
         #expect(summaries.contains("erased 1 stroke") && summaries.contains("drew 1 stroke") && summaries.contains("added 1 layer"))
         #expect(summaries.last == "founded it")
         #expect(summaries.dropLast().last == "set title")

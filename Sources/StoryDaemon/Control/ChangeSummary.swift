@@ -2,19 +2,23 @@ import StoryCore
 
 /// A one-line account of a change for `history`: "drew 2 strokes, moved 1 shot".
 enum ChangeSummary {
-    static func describe(_ change: Change, in document: ProjectDocument) -> String {
-        describe([change], in: document)
+    static func describe(_ change: Change, in document: ProjectDocument, puts: [OpID: StrokePutKind] = [:]) -> String {
+        describe([change], in: document, puts: puts)
     }
 
     /// The account of several changes at once (one version of `history`):
     /// "drew 34 strokes, set caption", each object counted once per verb.
-    static func describe(_ changes: [Change], in document: ProjectDocument) -> String {
+    /// `puts`: the stroke puts that restored or copied a stroke
+    /// (`StrokePutTracker`); any other put "changed" one.
+    static func describe(_ changes: [Change], in document: ProjectDocument, puts: [OpID: StrokePutKind] = [:]) -> String {
         var counts: [String: Int] = [:]
         var order: [String] = []
         var fields: [String] = []
         var extra: [String] = []
         var inserted: [OpID: ObjectKind] = [:]
         var counted: Set<String> = []
+        /// The strokes (layer, key) these changes restored or copied.
+        var broughtIn: Set<[OpID]> = []
         /// Counts each object once per verb (a restyle and a move of one stroke change 1 stroke).
         func note(_ verb: String, _ noun: String, _ object: OpID? = nil) {
             let key = "\(verb) \(noun)"
@@ -37,7 +41,18 @@ enum ChangeSummary {
                 case .setDeleted(.root, let isDeleted): extra.append(isDeleted ? "deleted the project" : "restored the project")
                 case .setDeleted(let object, let isDeleted): note(isDeleted ? "deleted" : "restored", kind(object), object)
                 case .addStroke: note("drew", "stroke")
-                case .putStroke(_, let key, _): note("changed", "stroke", key)
+                case .putStroke(let layer, let key, _):
+                    switch puts[change.opID(at: index)] {
+                    case .restored?:
+                        broughtIn.insert([layer, key])
+                        note("restored", "stroke", key)
+                    case .copied?:
+                        broughtIn.insert([layer, key])
+                        note("copied", "stroke", key)
+                    case nil:
+                        // Restyled as it was brought back (`strokes replace --restore --width`): it was restored.
+                        if !broughtIn.contains([layer, key]) { note("changed", "stroke", key) }
+                    }
                 case .eraseStroke(_, let key): note("erased", "stroke", key)
                 case .purge(let nodes): for _ in nodes { note("purged", "node") }
                 case .genesis: extra.append("founded it")

@@ -21,6 +21,10 @@ extension ControlAPI {
         let (changes, compacted) = try await store.history(of: id, limit: limit)
         let document = try await store.project(id)
         let labels = ChangeSummary.shotLabels(document)
+        // Whether a stroke put restored, copied or changed a stroke depends on
+        // what came before it: the whole history is read only for those.
+        let hasPuts = changes.contains { $0.operations.contains { if case .putStroke = $0 { true } else { false } } }
+        let puts = hasPuts ? try await store.projectHistory(id).strokePutKinds() : [:]
         return API.History(
             project: id.description, compacted: compacted,
             changes: changes.map {
@@ -28,7 +32,7 @@ extension ControlAPI {
                 let author = document.author(of: $0.replica)
                 return API.HistoryEntry(
                     replica: $0.replica.description, seq: $0.seq, local: author == identity.peerID, time: $0.wallTime,
-                    operations: $0.operations.count, summary: ChangeSummary.describe($0, in: document), author: author?.description,
+                    operations: $0.operations.count, summary: ChangeSummary.describe($0, in: document, puts: puts), author: author?.description,
                     shots: ChangeSummary.shots($0, in: document, labels: labels))
             })
     }

@@ -54,11 +54,15 @@ extension ControlAPI {
             let scope: RestoreScope =
                 if let shot = body.shot { .shot(try objectID(shot, "shot")) } else if let scene = body.scene { .scene(try objectID(scene, "scene")) } else { .project }
             let (past, version) = try await projectDocument(id, at: body.to)
+            let present = try await store.project(id)
             let edit = try await store.editProject(id, session: body.session ?? Self.defaultSession, at: clock.milliseconds) { editor in
                 try editor.restore(scope, asIn: past)
             }
             var summary = ""
-            if let change = edit.change { summary = ChangeSummary.describe(try change.decoded(), in: try await store.project(id)) }
+            if let change = try edit.change?.decoded() {
+                var puts = StrokePutTracker { present }
+                summary = ChangeSummary.describe(change, in: try await store.project(id), puts: puts.kinds(in: change))
+            }
             return .json(API.Restored(version: version ?? past.versionVector.shortID, changed: edit.change != nil, summary: summary))
         }
         routes.get("projects/:project/versions/names") { _, context in
@@ -111,6 +115,7 @@ extension ControlAPI {
         let history = try await store.projectHistory(id)
         let document = try await store.project(id)
         let labels = ChangeSummary.shotLabels(document)
+        let puts = history.strokePutKinds()
         // A shot deleted since has its history too.
         if let shot, document.kind(of: shot) != .shot { throw APIError(.notFound, "no shot \(shot) in \(id)") }
         var answers: [API.Version] = []
@@ -126,13 +131,13 @@ extension ControlAPI {
             let changes = version.changes.reversed().map {
                 API.HistoryEntry(
                     replica: $0.replica.description, seq: $0.seq, local: local, time: $0.wallTime, operations: $0.operations.count,
-                    summary: ChangeSummary.describe($0, in: document), author: author?.description,
+                    summary: ChangeSummary.describe($0, in: document, puts: puts), author: author?.description,
                     shots: ChangeSummary.shots($0, in: document, labels: labels))
             }
             answers.append(
                 API.Version(
                     id: version.id, vector: Self.vectorAnswer(version.vector), time: version.lastTime, since: version.firstTime,
-                    author: author?.description, local: local, summary: ChangeSummary.describe(version.changes, in: document),
+                    author: author?.description, local: local, summary: ChangeSummary.describe(version.changes, in: document, puts: puts),
                     shots: shots, changes: changes))
             if answers.count == limit { break }
         }
