@@ -39,18 +39,23 @@ extension API {
         public let reason: Reason
         /// Where to look them up, e.g. "storyteller shots list".
         public let hint: String?
+        /// Where the names were looked up when it is not the present, e.g.
+        /// "at version 8a87e4be": a shot added since has no label there.
+        public var scope: String?
 
-        public init(kind: String, query: String, reason: Reason, hint: String? = nil) {
+        public init(kind: String, query: String, reason: Reason, hint: String? = nil, scope: String? = nil) {
             self.kind = kind
             self.query = query
             self.reason = reason
             self.hint = hint
+            self.scope = scope
         }
 
         public var description: String {
+            let scoped = scope.map { " \($0)" } ?? ""
             switch reason {
             case .notFound(let suggestions):
-                var text = "no \(kind) '\(query)'"
+                var text = "no \(kind) '\(query)'\(scoped)"
                 if !suggestions.isEmpty {
                     text += " (did you mean \(suggestions.map { "'\($0)'" }.joined(separator: " or "))?)"
                 } else if let hint {
@@ -59,7 +64,7 @@ extension API {
                 return text
             case .ambiguous(let candidates):
                 let shown = candidates.prefix(10)
-                var text = "'\(query)' could be any of \(candidates.count) \(kind)s:\n"
+                var text = "'\(query)' could be any of \(candidates.count) \(kind)s\(scoped):\n"
                 text += shown.map { "  \($0)" }.joined(separator: "\n")
                 if candidates.count > shown.count { text += "\n  … and \(candidates.count - shown.count) more" }
                 text += "\ngive more of the id, or the whole name"

@@ -179,6 +179,10 @@ final class Names {
     /// project at a past version, for `--at`).
     func remember(_ structure: API.Project, of project: String) { projects[project] = structure }
 
+    /// "at version 8a87e4be" when `project`'s names are looked up at a past
+    /// version (`remember`), for what a failed lookup says.
+    private func scope(of project: String) -> String? { projects[project]?.version.map { "at version \($0)" } }
+
     /// A project's structure (strokes without their points, unless asked).
     func structure(of project: String, withPoints: Bool = false) throws -> API.Project {
         if let known = withPoints ? projectsWithPoints[project] : projects[project] { return known }
@@ -210,19 +214,19 @@ final class Names {
     // MARK: Inside a project
 
     func scene(_ text: String, in project: String) throws -> API.ObjectReference {
-        try reference(text) { try API.resolve(text, among: API.sceneCandidates(structure(of: project)), kind: "scene",
+        try reference(text, scope: scope(of: project)) { try API.resolve(text, among: API.sceneCandidates(structure(of: project)), kind: "scene",
                                               hint: "`storyteller scenes list`") }
     }
 
     func shot(_ text: String, in project: String) throws -> API.ObjectReference {
-        try reference(text) { try API.resolve(text, among: API.shotCandidates(structure(of: project)), kind: "shot",
+        try reference(text, scope: scope(of: project)) { try API.resolve(text, among: API.shotCandidates(structure(of: project)), kind: "shot",
                                               hint: "`storyteller shots list`") }
     }
 
     /// A layer: its name (in `shot` when given; else in the whole project),
     /// `SHOT/NAME`, or id prefix.
     func layer(_ text: String, in project: String, shot: String? = nil) throws -> API.ObjectReference {
-        try reference(text) {
+        try reference(text, scope: scope(of: project)) {
             try API.resolve(text, among: API.layerCandidates(structure(of: project), shot: shot), kind: "layer",
                             hint: "`storyteller layers list SHOT`")
         }
@@ -230,7 +234,7 @@ final class Names {
 
     /// A stroke of a layer: its number in the layer (as `strokes list` shows), or id prefix.
     func stroke(_ text: String, layer: API.ObjectReference, in project: String) throws -> API.ObjectReference {
-        try reference(text) {
+        try reference(text, scope: scope(of: project)) {
             let structure = try structure(of: project)
             guard case .id(let layerID) = layer,
                 let found = structure.scenes.lazy.flatMap({ $0.shots }).flatMap({ $0.layers }).first(where: { $0.id == layerID.description })
@@ -248,9 +252,9 @@ final class Names {
     // MARK: Plumbing
 
     /// A whole id or `$N` as given; anything else looked up.
-    private func reference(_ text: String, _ lookup: () throws -> API.Candidate) throws -> API.ObjectReference {
+    private func reference(_ text: String, scope: String? = nil, _ lookup: () throws -> API.Candidate) throws -> API.ObjectReference {
         if let whole = API.ObjectReference(text) { return whole }
-        let found = try named(lookup)
+        let found = try named(scope: scope, lookup)
         guard let reference = API.ObjectReference(found.id) else {
             printError("'\(text)' is not an id (like 12@3f2a9c1e…) nor a name here")
             throw ExitCode(64)
@@ -261,10 +265,11 @@ final class Names {
     /// The candidate, or the name error said in words. Both an ambiguity and
     /// a name that matches nothing are usage errors (64), like a malformed
     /// id; a whole id the daemon does not have is its "no" (1).
-    private func named(_ lookup: () throws -> API.Candidate) throws -> API.Candidate {
+    private func named(scope: String? = nil, _ lookup: () throws -> API.Candidate) throws -> API.Candidate {
         do {
             return try lookup()
-        } catch let error as API.NameError {
+        } catch var error as API.NameError {
+            error.scope = scope
             throw failure(error)
         }
     }

@@ -18,6 +18,53 @@ import Testing
         return String(decoding: try JSONSerialization.data(withJSONObject: scenes, options: [.sortedKeys]), as: UTF8.self)
     }
 
+    /// A stroke put is how a restore, an undone erase, a restyle and a
+    /// duplicated shot's copies are all written: history and undo call each
+    /// by what it did, not "changed" for all of them.
+    @Test func historySaysWhetherAStrokeWasRestoredCopiedOrChanged() async throws {
+        let clock = ManualWallClock(milliseconds: Self.start)
+        let home = try TemporaryDirectory()
+        let started = try await InProcessDaemon.start(in: home, clock: clock.clock)
+        let created = try await started.post("/v1/projects", json: #"{"name": "Pier"}"#)
+        let project = try #require((created.json as? [String: Any])?["id"] as? String)
+        let added = try await started.post(
+            "/v1/projects/\(project)/edits",
+            json: #"{"ops":[{"op":"scene.add"},{"op":"shot.add","scene":"$0"},{"op":"layer.add","shot":"$1"},{"op":"stroke.add","layer":"$2","points":[0.1,0.1,0.5,0.4,0.4,0.5]},{"op":"stroke.add","layer":"$2","points":[0.2,0.2,0.5,0.3,0.6,0.5]}]}"#)
+        let ids = try #require((added.json as? [String: Any])?["created"] as? [String])
+        let (shot, layer, stroke) = (ids[1], ids[2], ids[3])
+        func edit(_ ops: String) async throws {
+            clock.advance(by: 10 * Self.minute)
+            let answer = try await started.post("/v1/projects/\(project)/edits", json: #"{"ops":["# + ops + "]}")
+            #expect(answer.status == 200, "\(ops): \(String(decoding: answer.body, as: UTF8.self))")
+        }
+        func latest() async throws -> String? {
+            let answer = try #require(try await started.get("/v1/projects/\(project)/versions").json as? [String: Any])
+            return (answer["versions"] as? [[String: Any]])?.first?["summary"] as? String
+        }
+
+        try await edit(#"{"op":"stroke.erase","layer":"\#(layer)","stroke":"\#(stroke)"}"#)
+        #expect(try await latest() == "erased 1 stroke")
+        clock.advance(by: 10 * Self.minute)
+        let undone = try #require(try await started.post("/v1/projects/\(project)/undo", json: "{}").json as? [String: Any])
+        #expect(undone["summary"] as? String == "erased 1 stroke on a layer in 1-1", "undo names what it took back: \(undone)")
+        #expect(try await latest() == "restored 1 stroke", "the undone erase brought the stroke back")
+        try await edit(##"{"op":"stroke.replace","layer":"\##(layer)","stroke":"\##(stroke)","brush":{"color":"#ff0000"}}"##)
+        #expect(try await latest() == "changed 1 stroke", "a restyle of a shown stroke")
+        try await edit(#"{"op":"shot.duplicate","shot":"\#(shot)"}"#)
+        #expect(try await latest() == "added 1 shot, added 1 layer, copied 2 strokes")
+        clock.advance(by: 10 * Self.minute)
+        let undoneCopy = try #require(try await started.post("/v1/projects/\(project)/undo", json: "{}").json as? [String: Any])
+        #expect((undoneCopy["summary"] as? String)?.contains("copied 2 strokes") == true, "\(undoneCopy)")
+
+        // The changes listed one by one say the same, newest first.
+        let history = try #require(try await started.get("/v1/projects/\(project)/history").json as? [String: Any])
+        let summaries = (history["changes"] as? [[String: Any]] ?? []).compactMap { $0["summary"] as? String }
+        #expect(summaries.prefix(5).map { $0 } == [
+            "erased 2 strokes, deleted 1 layer, deleted 1 shot", "added 1 shot, added 1 layer, copied 2 strokes", "changed 1 stroke", "restored 1 stroke", "erased 1 stroke",
+        ], "\(summaries)")
+        try await started.stop()
+    }
+
     @Test func thePastIsShownAsItWasAndTheHistoryIsGroupedIntoVersions() async throws {
         let clock = ManualWallClock(milliseconds: Self.start)
         let home = try TemporaryDirectory()
@@ -232,6 +279,9 @@ import Testing
         let later = try await made("shots", "add", project, scene)
         let missing = try await daemon.cli("restore", project, "--to", moment, "--shot", later)
         #expect(missing.status == 1 && missing.errors.contains("was not on the board at that version"), "\(missing.errors)")
+        // A label is looked up as it was then, and the error says so.
+        let unlabelled = try await daemon.cli("restore", project, "--to", moment, "--shot", "1-5")
+        #expect(unlabelled.status == 64 && unlabelled.errors.contains("no shot '1-5' at version "), "\(unlabelled.errors)")
         let both = try await daemon.cli("restore", project, "--to", moment, "--shot", "1-1", "--scene", "1")
         #expect(both.status == 64)
 
