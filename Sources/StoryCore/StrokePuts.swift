@@ -21,12 +21,14 @@ public struct StrokePutTracker {
 
     /// Whether each stroke the changes mentioned is erased now.
     private var erased: [Slot: Bool] = [:]
+    /// Layers the changes added: they had no strokes before.
+    private var addedLayers: Set<OpID> = []
     private var before: (() -> ProjectDocument?)?
     private var loaded: ProjectDocument?
 
     /// `before`: the document before the first change (nil when there is
     /// none to ask, or it cannot be read: a stroke not mentioned is then
-    /// taken as shown).
+    /// taken as shown, unless its layer was added by the changes).
     public init(before: @escaping () -> ProjectDocument?) {
         self.before = before
     }
@@ -37,6 +39,8 @@ public struct StrokePutTracker {
         var kinds: [OpID: StrokePutKind] = [:]
         for (index, operation) in change.operations.enumerated() {
             switch operation {
+            case .insert(.layer, _, _):
+                addedLayers.insert(change.opID(at: index))
             case .addStroke(let layer, _, _):
                 erased[Slot(layer: layer, key: change.opID(at: index))] = false
             case .eraseStroke(let layer, let key):
@@ -58,6 +62,7 @@ public struct StrokePutTracker {
 
     /// Whether the stroke was erased before the first change; nil if its layer had none.
     private mutating func stateBefore(_ slot: Slot) -> Bool? {
+        if addedLayers.contains(slot.layer) { return nil }
         if let before {
             loaded = before()
             self.before = nil

@@ -74,6 +74,10 @@ import Testing
         }
         var fromTheStart = StrokePutTracker { ProjectDocument(id: doc.id, replica: ReplicaID(2)) }
         compare(&fromTheStart, from: 0)
+        // With nothing to ask (as `history` judges the changes it lists): every
+        // stroke and every layer a put went to came in these changes.
+        var blind = StrokePutTracker { nil }
+        compare(&blind, from: 0)
         // `documents[i]` is the document before `changes[i]` only where every
         // edit made a change: find the document at that change's version.
         let middle = changes.count / 2

@@ -21,10 +21,14 @@ extension ControlAPI {
         let (changes, compacted) = try await store.history(of: id, limit: limit)
         let document = try await store.project(id)
         let labels = ChangeSummary.shotLabels(document)
-        // Whether a stroke put restored, copied or changed a stroke depends on
-        // what came before it: the whole history is read only for those.
-        let hasPuts = changes.contains { $0.operations.contains { if case .putStroke = $0 { true } else { false } } }
-        let puts = hasPuts ? try await store.projectHistory(id).strokePutKinds() : [:]
+        // Whether a stroke put restored, copied or changed a stroke, judged
+        // from the changes listed (oldest first): `watch` asks this for every
+        // change it shows, so the whole history is not read for it. A restore
+        // of a stroke erased before them reads "changed"; versions, which
+        // read the whole history anyway, tell it.
+        var tracker = StrokePutTracker { nil }
+        var puts: [OpID: StrokePutKind] = [:]
+        for change in changes.reversed() { puts.merge(tracker.kinds(in: change)) { $1 } }
         return API.History(
             project: id.description, compacted: compacted,
             changes: changes.map {
