@@ -11,6 +11,12 @@ import Testing
     static let start: Int64 = 1_700_000_000_000
     static let minute: Int64 = 60_000
 
+    /// Makes a project named `name` on `daemon`; its id.
+    static func createProject(_ name: String, on daemon: InProcessDaemon) async throws -> String {
+        let created = try await daemon.post("/v1/projects", json: #"{"name": "\#(name)"}"#)
+        return try #require((created.json as? [String: Any])?["id"] as? String)
+    }
+
     /// The scenes of a project answer, as comparable JSON text.
     static func scenes(_ response: ControlClient.Response) throws -> String {
         let body = try #require(response.json as? [String: Any])
@@ -25,8 +31,7 @@ import Testing
         let clock = ManualWallClock(milliseconds: Self.start)
         let home = try TemporaryDirectory()
         let started = try await InProcessDaemon.start(in: home, clock: clock.clock)
-        let created = try await started.post("/v1/projects", json: #"{"name": "Pier"}"#)
-        let project = try #require((created.json as? [String: Any])?["id"] as? String)
+        let project = try await Self.createProject("Pier", on: started)
         let added = try await started.post(
             "/v1/projects/\(project)/edits",
             json: #"{"ops":[{"op":"scene.add"},{"op":"shot.add","scene":"$0"},{"op":"layer.add","shot":"$1"},{"op":"stroke.add","layer":"$2","points":[0.1,0.1,0.5,0.4,0.4,0.5]},{"op":"stroke.add","layer":"$2","points":[0.2,0.2,0.5,0.3,0.6,0.5]}]}"#)
@@ -69,8 +74,7 @@ import Testing
         let clock = ManualWallClock(milliseconds: Self.start)
         let home = try TemporaryDirectory()
         var started = try await InProcessDaemon.start(in: home, clock: clock.clock)
-        let created = try await started.post("/v1/projects", json: #"{"name": "Harbour"}"#)
-        let project = try #require((created.json as? [String: Any])?["id"] as? String)
+        let project = try await Self.createProject("Harbour", on: started)
 
         clock.advance(by: 10 * Self.minute)
         let added = try await started.post(
@@ -181,8 +185,7 @@ import Testing
         let day = 24 * 60 * Self.minute
         let configure: (inout DaemonSettings) throws -> Void = { try $0.set("history-retention", to: "1d", source: "test") }
         var started = try await InProcessDaemon.start(in: home, clock: clock.clock, configure: configure)
-        let created = try await started.post("/v1/projects", json: #"{"name": "Harbour"}"#)
-        let project = try #require((created.json as? [String: Any])?["id"] as? String)
+        let project = try await Self.createProject("Harbour", on: started)
         var boards: [(time: Int64, scenes: String)] = []
         for index in 0..<4 {
             #expect(try await started.post("/v1/projects/\(project)/edits", json: #"{"ops":[{"op":"scene.add","title":"Day \#(index)"}]}"#).status == 200)
