@@ -21,12 +21,15 @@ protocol EditCommand: ParsableCommand {
     /// The command's own words for a refusal of the daemon (its error code
     /// and message), or nil to print the daemon's.
     func reworded(code: String, message: String) -> String?
+    /// What the word in the project's place was likely meant as, said when a
+    /// current project is chosen and it names no project; nil for nothing.
+    var projectWordHint: String? { get }
 }
 
 extension EditCommand {
     func run() throws {
         let names = Names(options)
-        let project = try names.project(self.project)
+        let project = try names.project(self.project, otherwise: projectWordHint)
         let operations: [API.EditOperation]
         do {
             operations = try self.operations(names, in: project)
@@ -46,6 +49,7 @@ extension EditCommand {
 
 extension EditCommand {
     func reworded(code: String, message: String) -> String? { nil }
+    var projectWordHint: String? { nil }
 }
 
 /// A stroke edit refused because the layer is locked, with the command that
@@ -148,6 +152,10 @@ struct Scenes: ParsableCommand {
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
+        var projectWordHint: String? {
+            guard let project, title == nil else { return nil }
+            return "a new scene's title goes in --title: storyteller scenes add --title \"\(project)\""
+        }
         func operations(_ names: Names, in project: String) throws -> [API.EditOperation] { [.addScene(at: at, title: title)] }
         func report(created: [String?], names: Names, in project: String) -> String { reportCreated(created, names: names, in: project) }
     }

@@ -74,7 +74,10 @@ final class Names {
 
     /// A project: given, else `STORYTELLER_PROJECT`, else the one `storyteller use` chose.
     /// Id, id prefix, name or library path (`Films/Night Train`).
-    func project(_ text: String?, deleted: Bool = false) throws -> String {
+    /// `otherwise`: what to say when a current project is chosen and `text`
+    /// names none, since the word was likely meant for something else
+    /// (`scenes add Platform`: a title).
+    func project(_ text: String?, deleted: Bool = false, otherwise: String? = nil) throws -> String {
         let source: String
         let given: String
         if let text {
@@ -96,6 +99,8 @@ final class Names {
                 printError(
                     "'\(given)' looks like a shot label, not a project: with a current project (\(current.1)), leave the "
                         + "project out and give only the words that follow it, with options for the rest (the command's --help shows them)")
+            } else if source.isEmpty, CurrentProject.chosen() != nil, let otherwise {
+                printError(otherwise)
             }
             throw exit
         }

@@ -91,6 +91,11 @@ import Testing
         #expect(misplaced.status == 64 && misplaced.errors.contains("no project '1-1'"), "\(misplaced)")
         #expect(misplaced.errors.contains("'1-1' looks like a shot label, not a project"), "\(misplaced)")
         #expect(!(try await run("layers", "add", "Night Train", "nowhere").errors.contains("looks like a shot label")))
+        // A scene's title where the project goes says where the title goes.
+        let untitled = try await run("scenes", "add", "Platform")
+        #expect(untitled.status == 64 && untitled.errors.contains("no project 'Platform'"), "\(untitled)")
+        #expect(untitled.errors.contains(#"a new scene's title goes in --title: storyteller scenes add --title "Platform""#), "\(untitled)")
+        #expect(!(try await run("scenes", "add", "Platform", "--title", "Dawn").errors.contains("title goes in")))
         _ = try await ok("use", "--clear")
         #expect(try await run("shots", "list").status == 64)
 
