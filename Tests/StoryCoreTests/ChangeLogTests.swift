@@ -56,6 +56,16 @@ import Testing
         }
     }
 
+    /// `ChangeLog.changes(from:replica:)` reads `model[from...]`.
+    private static func expectWalk(of log: ChangeLog, from: Int, matches model: [EncodedChange]) {
+        let tail = log.changes(from: from, replica: replica)
+        #expect(tail.count == model.count - from)
+        for (offset, (read, expected)) in zip(tail, model[from...]).enumerated() where !same(read, expected) {
+            Issue.record("change \(from + offset) of \(model.count), read in a walk from \(from), differs")
+            break
+        }
+    }
+
     private static func same(_ a: EncodedChange, _ b: EncodedChange) -> Bool {
         a.bytes == b.bytes && a.replica == b.replica && a.seq == b.seq && a.startCounter == b.startCounter
             && a.endCounter == b.endCounter && a.wallTime == b.wallTime && a.signature == b.signature && a.isAnchor == b.isAnchor
@@ -124,15 +134,14 @@ import Testing
             #expect(log.runCount <= log.unpackedCount)
             #expect(log.firstSeq == firstSeq)
             #expect(log.nextSeq == firstSeq + UInt64(model.count))
-            // Read in one walk from any change on, across packed and unpacked blocks.
-            let from = Int.random(in: 0...model.count, using: &random)
-            let tail = log.changes(from: from, replica: Self.replica)
-            #expect(tail.count == model.count - from)
-            for (offset, (read, expected)) in zip(tail, model[from...]).enumerated() where !Self.same(read, expected) {
-                Issue.record("change \(from + offset) of \(model.count), read in a walk from \(from), differs")
-                break
+            // Now and then, read in one walk from a change among the newest
+            // (across the last packed block and those not packed yet); from the
+            // first at the end.
+            if Int.random(in: 0..<4, using: &random) == 0 {
+                Self.expectWalk(of: log, from: max(0, model.count - Int.random(in: 0...600, using: &random)), matches: model)
             }
         }
+        Self.expectWalk(of: log, from: 0, matches: model)
         for (index, expected) in model.enumerated() {
             let read = log.change(at: index, replica: Self.replica)
             #expect(Self.same(read, expected), "change \(index) of \(model.count)")
