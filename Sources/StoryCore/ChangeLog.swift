@@ -181,27 +181,10 @@ struct ChangeLog: Sendable {
         if !signatures.isEmpty { signatures.removeLast(k) }
     }
 
-    /// The bytes of the change at `index`.
-    private func bytes(at index: Int) -> ArraySlice<UInt8> {
-        let position = index + skipped
-        return bytes(atPosition: position)
-    }
-
-    /// The bytes at a position (empty before `skipped`: compacted away).
-    private func bytes(atPosition position: Int) -> ArraySlice<UInt8> {
-        let block = position / Self.packSize
-        let row = position % Self.packSize
-        if blocks[block].isPacked { return blocks[block].packedBytes(at: row) }
-        guard position >= skipped else { return [] }
-        let run = runIndex(of: position)
-        let base = runs[run].owner.startIndex
-        return runs[run].owner[(base + Int(blocks[block].spans[2 * row]))..<(base + Int(blocks[block].spans[2 * row + 1]))]
-    }
-
-    /// The bytes at consecutive positions, in order: the run of the first
-    /// position not packed is found by bisection, the later ones by walking
-    /// forward, instead of a bisection through the runs each (a log of local
-    /// edits has a run per change).
+    /// The bytes at consecutive positions, in order (empty before `skipped`:
+    /// compacted away): the run of the first position not packed is found by
+    /// bisection, the later ones by walking forward, instead of a bisection
+    /// through the runs each (a log of local edits has a run per change).
     private func forEachBytes(inPositions positions: Range<Int>, _ body: (Int, ArraySlice<UInt8>) -> Void) {
         var run = -1
         for position in positions {
@@ -256,11 +239,11 @@ struct ChangeLog: Sendable {
     }
 
     /// The bytes of the change with sequence number `seq` (in the log).
-    func bytes(ofSeq seq: UInt64) -> ArraySlice<UInt8> { bytes(at: Int(seq - firstSeq)) }
-
-    /// The change at `index` (0: the one with `firstSeq`), by `replica`.
-    func change(at index: Int, replica: ReplicaID) -> EncodedChange {
-        change(at: index, bytes: bytes(at: index), replica: replica)
+    func bytes(ofSeq seq: UInt64) -> ArraySlice<UInt8> {
+        let position = Int(seq - firstSeq) + skipped
+        var found: ArraySlice<UInt8> = []
+        forEachBytes(inPositions: position..<(position + 1)) { found = $1 }
+        return found
     }
 
     /// The changes from `index` (0: the one with `firstSeq`) to the end, by `replica`.

@@ -60,6 +60,13 @@ public struct StrokePutTracker {
         return kinds
     }
 
+    /// The puts of `changes` (in causal order) that restored or copied a stroke.
+    public mutating func kinds(in changes: some Sequence<Change>) -> [OpID: StrokePutKind] {
+        var kinds: [OpID: StrokePutKind] = [:]
+        for change in changes { kinds.merge(self.kinds(in: change)) { $1 } }
+        return kinds
+    }
+
     /// Whether the stroke was erased before the first change; nil if its layer had none.
     private mutating func stateBefore(_ slot: Slot) -> Bool? {
         if addedLayers.contains(slot.layer) { return nil }
@@ -80,10 +87,6 @@ extension ProjectHistory {
     public func strokePutKinds() -> [OpID: StrokePutKind] {
         let base = bases.first
         var tracker = StrokePutTracker { try? base?.document() }
-        var kinds: [OpID: StrokePutKind] = [:]
-        for (_, change) in changes {
-            kinds.merge(tracker.kinds(in: change)) { $1 }
-        }
-        return kinds
+        return tracker.kinds(in: changes.lazy.map(\.change))
     }
 }

@@ -141,11 +141,10 @@ import Testing
                 Self.expectWalk(of: log, from: max(0, model.count - Int.random(in: 0...600, using: &random)), matches: model)
             }
         }
+        // Every change read in one walk, and each one's bytes by its seq alone.
         Self.expectWalk(of: log, from: 0, matches: model)
-        for (index, expected) in model.enumerated() {
-            let read = log.change(at: index, replica: Self.replica)
-            #expect(Self.same(read, expected), "change \(index) of \(model.count)")
-            #expect(log.bytes(ofSeq: expected.seq) == expected.bytes)
+        for (index, expected) in model.enumerated() where log.bytes(ofSeq: expected.seq) != expected.bytes {
+            Issue.record("the bytes of change \(index) of \(model.count), read by its seq, differ")
         }
     }
 

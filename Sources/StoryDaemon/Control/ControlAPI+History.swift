@@ -27,8 +27,7 @@ extension ControlAPI {
         // of a stroke erased before them reads "changed"; versions, which
         // read the whole history anyway, tell it.
         var tracker = StrokePutTracker { nil }
-        var puts: [OpID: StrokePutKind] = [:]
-        for change in changes.reversed() { puts.merge(tracker.kinds(in: change)) { $1 } }
+        let puts = tracker.kinds(in: changes.reversed())
         return API.History(
             project: id.description, compacted: compacted,
             changes: changes.map {
