@@ -91,13 +91,12 @@ public struct Change: Hashable, Sendable {
         -> (change: EncodedChange, points: [(index: Int, bytes: ArraySlice<UInt8>)])
     {
         var table = ReplicaTable(author: replica)
-        var capacity = 32 + 8 * dependencies.entries.count
+        var capacity = 32 + 8 * dependencies.count
         for op in operations {
             table.collect(op)
             if case .addStroke(_, _, let points) = op { capacity += points.bytes.count + 32 } else { capacity += 40 }
         }
-        let deps = dependencies.sortedEntries
-        for (replica, _) in deps { table.add(replica) }
+        dependencies.forEach { replica, _ in table.add(replica) }
         capacity += 8 * table.replicas.count + (declaration?.certificate.count ?? 0) + 16
         var writer = ByteWriter(capacity: capacity)
         writer.write(byte: Change.formatVersion)
@@ -107,8 +106,8 @@ public struct Change: Hashable, Sendable {
         writer.write(varint: seq)
         writer.write(varint: startCounter)
         writer.write(signed: wallTime)
-        writer.write(count: deps.count)
-        for (replica, seq) in deps {
+        writer.write(count: dependencies.count)
+        dependencies.forEach { replica, seq in
             writer.write(count: table.index(of: replica))
             writer.write(varint: seq)
         }

@@ -208,8 +208,7 @@ struct ReplicaCore: Sendable {
 
     private func dependenciesMet(_ change: borrowing Change) -> Bool {
         guard versionVector[change.replica] == change.seq - 1 else { return false }
-        for (replica, seq) in change.dependencies.entries where versionVector[replica] < seq { return false }
-        return true
+        return change.dependencies.isCovered(by: versionVector)
     }
 
     // MARK: - Applying
@@ -660,8 +659,8 @@ struct ReplicaCore: Sendable {
     /// the delta of dependencies since our previous change.
     func nextLocalChangeHeader() -> (seq: UInt64, startCounter: UInt64, dependencies: VersionVector) {
         var delta = VersionVector()
-        for (other, seq) in versionVector.entries where other != replica && seq > lastDependencies[other] {
-            delta[other] = seq
+        versionVector.forEach { other, seq in
+            if other != replica && seq > lastDependencies[other] { delta[other] = seq }
         }
         return (versionVector[replica] + 1, clock + 1, delta)
     }
@@ -719,7 +718,7 @@ struct ReplicaCore: Sendable {
 
     /// Records a local change made on the current version vector.
     mutating func commitLocal(_ change: Change, encoded: EncodedChange, hash: Digest32?) {
-        for (other, seq) in change.dependencies.entries { lastDependencies[other] = seq }
+        change.dependencies.forEach { other, seq in lastDependencies[other] = seq }
         record(change)
         let encoded = encoded.markedAnchor(true)
         // Open documents too: a snapshot carries the frontier a text field's

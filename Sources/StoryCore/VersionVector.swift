@@ -4,47 +4,105 @@
 /// Version vectors form a join-semilattice under `formUnion` (entry-wise max):
 /// the state of a replica after merging is the union of what both sides knew.
 public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
-    private(set) var entries: [ReplicaID: UInt64]
+    /// The (replica, seq) pairs with seq ≥ 1, sorted by replica: a handful of
+    /// entries, so a search of an array beats hashing, and the order is the
+    /// encoding's.
+    private var pairs: [Entry]
+
+    /// One replica's entry.
+    private struct Entry: Hashable, Sendable {
+        var replica: ReplicaID
+        var seq: UInt64
+    }
 
     /// The empty vector: nothing applied.
     public init() {
-        entries = [:]
+        pairs = []
     }
 
     /// A vector from explicit entries; zero entries are dropped.
     public init(_ entries: [ReplicaID: UInt64]) {
-        self.entries = entries.filter { $0.value > 0 }
+        pairs = entries.filter { $0.value > 0 }.map { Entry(replica: $0.key, seq: $0.value) }.sorted { $0.replica < $1.replica }
+    }
+
+    /// Where `replica`'s entry is, or would be inserted. O(log replicas).
+    @inline(__always)
+    private func index(of replica: ReplicaID) -> (index: Int, found: Bool) {
+        var low = 0, high = pairs.count
+        while low < high {
+            let middle = (low &+ high) &>> 1
+            let other = pairs[middle].replica
+            if other == replica { return (middle, true) }
+            if other < replica { low = middle &+ 1 } else { high = middle }
+        }
+        return (low, false)
     }
 
     /// The highest contiguous sequence number applied for `replica` (0 = none).
     public subscript(replica: ReplicaID) -> UInt64 {
-        get { entries[replica] ?? 0 }
+        get {
+            let (index, found) = index(of: replica)
+            return found ? pairs[index].seq : 0
+        }
         set {
-            if newValue == 0 { entries[replica] = nil } else { entries[replica] = newValue }
+            let (index, found) = index(of: replica)
+            switch (found, newValue) {
+            case (true, 0): pairs.remove(at: index)
+            case (true, _): pairs[index].seq = newValue
+            case (false, 0): break
+            case (false, _): pairs.insert(Entry(replica: replica, seq: newValue), at: index)
+            }
         }
     }
 
+    /// The entries as a dictionary.
+    public var entries: [ReplicaID: UInt64] {
+        Dictionary(uniqueKeysWithValues: pairs.lazy.map { ($0.replica, $0.seq) })
+    }
+
+    /// The number of replicas with at least one change.
+    public var count: Int { pairs.count }
+
     /// The replicas with at least one change, sorted.
-    public var replicas: [ReplicaID] { entries.keys.sorted() }
+    public var replicas: [ReplicaID] { pairs.map(\.replica) }
 
     /// The (replica, seq) pairs, sorted by replica.
-    public var sortedEntries: [(replica: ReplicaID, seq: UInt64)] {
-        var sorted = entries.map { (replica: $0.key, seq: $0.value) }
-        sorted.sort { $0.replica < $1.replica }
-        return sorted
+    public var sortedEntries: [(replica: ReplicaID, seq: UInt64)] { pairs.map { ($0.replica, $0.seq) } }
+
+    /// Calls `body` with each (replica, seq) pair, sorted by replica, without
+    /// making an array of them.
+    @inline(__always)
+    public func forEach(_ body: (_ replica: ReplicaID, _ seq: UInt64) throws -> Void) rethrows {
+        for entry in pairs { try body(entry.replica, entry.seq) }
     }
 
     /// Whether no change at all is covered.
-    public var isEmpty: Bool { entries.isEmpty }
+    public var isEmpty: Bool { pairs.isEmpty }
 
     /// The total number of changes covered. O(replicas).
-    public var totalChanges: UInt64 { entries.values.reduce(0, +) }
+    public var totalChanges: UInt64 { pairs.reduce(0) { $0 + $1.seq } }
 
-    /// Raises every entry to at least the other vector's.
+    /// Raises every entry to at least the other vector's. O(replicas of both).
     public mutating func formUnion(_ other: VersionVector) {
-        for (replica, seq) in other.entries where seq > (entries[replica] ?? 0) {
-            entries[replica] = seq
+        // The usual case, nothing of `other` is new: no write, so no copy.
+        if other.isCovered(by: self) { return }
+        var merged: [Entry] = []
+        merged.reserveCapacity(pairs.count + other.pairs.count)
+        var i = 0, j = 0
+        while i < pairs.count || j < other.pairs.count {
+            if j == other.pairs.count || (i < pairs.count && pairs[i].replica < other.pairs[j].replica) {
+                merged.append(pairs[i])
+                i += 1
+            } else if i == pairs.count || other.pairs[j].replica < pairs[i].replica {
+                merged.append(other.pairs[j])
+                j += 1
+            } else {
+                merged.append(Entry(replica: pairs[i].replica, seq: max(pairs[i].seq, other.pairs[j].seq)))
+                i += 1
+                j += 1
+            }
         }
+        pairs = merged
     }
 
     /// Entry-wise maximum.
@@ -54,9 +112,15 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
         return result
     }
 
-    /// Whether every change covered by `self` is also covered by `other`.
+    /// Whether every change covered by `self` is also covered by `other`. O(replicas of both).
     public func isCovered(by other: VersionVector) -> Bool {
-        entries.allSatisfy { other[$0.key] >= $0.value }
+        // Both sorted: one forward walk of `other`.
+        var j = 0
+        for entry in pairs {
+            while j < other.pairs.count && other.pairs[j].replica < entry.replica { j += 1 }
+            guard j < other.pairs.count, other.pairs[j].replica == entry.replica, other.pairs[j].seq >= entry.seq else { return false }
+        }
+        return true
     }
 
     /// Whether `self` covers every change covered by `other`.
@@ -64,18 +128,18 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
 
     /// `{replica:seq, …}` sorted by replica.
     public var description: String {
-        "{" + sortedEntries.map { "\($0.replica):\($0.seq)" }.joined(separator: ", ") + "}"
+        "{" + pairs.map { "\($0.replica):\($0.seq)" }.joined(separator: ", ") + "}"
     }
 }
 
 extension VersionVector {
     /// The binary encoding: count, then (replica as 8 bytes, seq varint) sorted by replica.
     public func encoded() -> [UInt8] {
-        var writer = ByteWriter(capacity: 2 + entries.count * 11)
-        writer.write(count: entries.count)
-        for (replica, seq) in sortedEntries {
-            writer.write(fixed64: replica.rawValue)
-            writer.write(varint: seq)
+        var writer = ByteWriter(capacity: 2 + pairs.count * 11)
+        writer.write(count: pairs.count)
+        for entry in pairs {
+            writer.write(fixed64: entry.replica.rawValue)
+            writer.write(varint: entry.seq)
         }
         return writer.bytes
     }
@@ -99,7 +163,8 @@ extension VersionVector {
                 throw CodecError(.invalidValue, "version vector entries must be sorted, unique and non-zero")
             }
             previous = replica
-            entries[replica] = seq
+            // Sorted, so each entry goes at the end.
+            pairs.append(Entry(replica: replica, seq: seq))
         }
     }
 }
