@@ -70,6 +70,34 @@ import Testing
         try await started.stop()
     }
 
+    /// A version groups a burst of changes: a caption set on a shot added a
+    /// minute before is said, not taken as part of adding the shot.
+    @Test func aFieldSetInALaterChangeOfAVersionIsSaid() async throws {
+        let clock = ManualWallClock(milliseconds: Self.start)
+        let home = try TemporaryDirectory()
+        let started = try await InProcessDaemon.start(in: home, clock: clock.clock)
+        let project = try await Self.createProject("Quay", on: started)
+        clock.advance(by: Self.minute)
+        let added = try await started.post(
+            "/v1/projects/\(project)/edits", json: #"{"ops":[{"op":"scene.add"},{"op":"shot.add","scene":"$0"},{"op":"set","object":"$1","field":"caption","value":"Wide"}]}"#)
+        // "created" has an id for each op that made something (null for the set).
+        let shot = try #require(((added.json as? [String: Any])?["created"] as? [Any])?[1] as? String, "\(String(decoding: added.body, as: UTF8.self))")
+        clock.advance(by: Self.minute)
+        let set = try await started.post(
+            "/v1/projects/\(project)/edits", json: #"{"ops":[{"op":"set","object":"\#(shot)","field":"caption","value":"Rope thrown"}]}"#)
+        #expect(set.status == 200, "\(String(decoding: set.body, as: UTF8.self))")
+        let answer = try #require(try await started.get("/v1/projects/\(project)/versions").json as? [String: Any])
+        let versions = answer["versions"] as? [[String: Any]] ?? []
+        #expect(versions.count == 1, "one burst: \(versions)")
+        let summary = versions.first?["summary"] as? String ?? ""
+        #expect(summary == "added 1 scene, added 1 shot, set title, caption, founded it", "\(summary)")
+        // The caption set with the shot, in the change that added it, is part of adding it.
+        let history = try #require(try await started.get("/v1/projects/\(project)/history").json as? [String: Any])
+        let changes = (history["changes"] as? [[String: Any]] ?? []).compactMap { $0["summary"] as? String }
+        #expect(changes.prefix(2) == ["set caption", "added 1 scene, added 1 shot"], "\(changes)")
+        try await started.stop()
+    }
+
     @Test func thePastIsShownAsItWasAndTheHistoryIsGroupedIntoVersions() async throws {
         let clock = ManualWallClock(milliseconds: Self.start)
         let home = try TemporaryDirectory()

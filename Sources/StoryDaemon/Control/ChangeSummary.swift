@@ -31,10 +31,14 @@ enum ChangeSummary {
             return (inserted[id] ?? document.kind(of: id)).map { "\($0)" } ?? "object"
         }
         for change in changes {
+            // What this change added: fields it sets on them are part of adding them
+            // (a caption set in a later change of the same version is said).
+            var insertedHere: Set<OpID> = []
             for (index, operation) in change.operations.enumerated() {
                 switch operation {
                 case .insert(let objectKind, _, _):
                     inserted[change.opID(at: index)] = objectKind
+                    insertedHere.insert(change.opID(at: index))
                     note("added", "\(objectKind)")
                 case .insertProjectEntry: note("added", "project entry")
                 case .move(let object, _, _), .reorder(let object, _, _): note("moved", kind(object), object)
@@ -64,7 +68,7 @@ enum ChangeSummary {
                 case .setField(let object, let key, _):
                     // Fields set on what the same change added are part of adding it.
                     // `deletedAt` goes with "deleted the project".
-                    if inserted[object] == nil, key != .deletedAt, !fields.contains("\(key)") { fields.append("\(key)") }
+                    if !insertedHere.contains(object), key != .deletedAt, !fields.contains("\(key)") { fields.append("\(key)") }
                 }
             }
         }
