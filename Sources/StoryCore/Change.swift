@@ -153,6 +153,13 @@ public struct Change: Hashable, Sendable {
     /// copy per change: a throwing function or initializer builds a large
     /// result aside and copies it out. On a failure the change is left part read.
     mutating func read(_ bytes: ArraySlice<UInt8>) throws(CodecError) {
+        _ = try read(taking: bytes)
+    }
+
+    /// `read`, taking the bytes and giving them back: moved through the
+    /// reader rather than copied into it (a reference count each way, per
+    /// change of every batch received).
+    mutating func read(taking bytes: consuming ArraySlice<UInt8>) throws(CodecError) -> ArraySlice<UInt8> {
         var reader = ByteReader(bytes)
         let version = try reader.readByte()
         guard version == 1 || version == Change.formatVersion else {
@@ -170,6 +177,7 @@ public struct Change: Hashable, Sendable {
             try read(from: &reader, flags: flags, replicas: UnsafeBufferPointer(replicas))
         }
         try reader.expectEnd("the change")
+        return reader.base
     }
 
     /// The rest of a change after its replica table.
@@ -310,15 +318,20 @@ public enum ChangeBatch {
         for index in changes.indices { last[changes[index].replica] = index }
         var writer = ByteWriter(capacity: changes.reduce(8) { $0 + $1.bytes.count + 4 } + last.count * 65)
         writer.write(count: changes.count)
-        for (index, change) in changes.enumerated() {
-            writer.write(lengthPrefixed: change.bytes)
-            if let signature = change.signature,
-                last[change.replica] == index || Authorship.isCheckedInRun(seq: change.seq, bytes: change.bytes.count)
-            {
-                writer.write(byte: 1)
-                writer.write(raw: signature)
-            } else {
-                writer.write(byte: 0)
+        // Read in place through the buffer: a change taken out of the array
+        // (`for change in changes`) was copied, a reference count each.
+        changes.withUnsafeBufferPointer { changes in
+            for index in changes.indices {
+                writer.write(lengthPrefixed: changes[index].bytes)
+                if let signature = changes[index].signature,
+                    last[changes[index].replica] == index
+                        || Authorship.isCheckedInRun(seq: changes[index].seq, bytes: changes[index].bytes.count)
+                {
+                    writer.write(byte: 1)
+                    writer.write(raw: signature)
+                } else {
+                    writer.write(byte: 0)
+                }
             }
         }
         return writer.bytes
@@ -399,7 +412,7 @@ public enum ChangeBatch {
     /// Decodes every change of a batch: `append` adds the change whose
     /// bytes and signature it is given to the result.
     private static func decode<Element>(
-        _ bytes: ArraySlice<UInt8>, appending append: (inout [Element], ArraySlice<UInt8>, [UInt8]?) throws(CodecError) -> Void
+        _ bytes: ArraySlice<UInt8>, appending append: (inout [Element], consuming ArraySlice<UInt8>, [UInt8]?) throws(CodecError) -> Void
     ) throws(CodecError) -> [Element] {
         var reader = ByteReader(bytes)
         let count = try reader.readCount("changes", minimumElementSize: 3)

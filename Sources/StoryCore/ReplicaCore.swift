@@ -119,10 +119,10 @@ struct HeldChange: Sendable {
 
     /// Reads the change `bytes` encode, with the signature beside them, into
     /// this record in place (`ChangeBatch.decodeReceived`).
-    mutating func read(_ bytes: ArraySlice<UInt8>, signature: [UInt8]?) throws(CodecError) {
-        try change.read(bytes)
+    mutating func read(_ bytes: consuming ArraySlice<UInt8>, signature: [UInt8]?) throws(CodecError) {
+        let read = try change.read(taking: bytes)
         change.signature = signature
-        encoded = EncodedChange(bytes: bytes, of: change)
+        encoded = EncodedChange(bytes: read, of: change)
     }
 }
 
