@@ -191,7 +191,7 @@ public struct Change: Hashable, Sendable {
         }
         wallTime = try reader.readSigned()
         let depCount = try reader.readCount("dependencies", minimumElementSize: 2)
-        dependencies = VersionVector()
+        dependencies = VersionVector(minimumCapacity: depCount)
         for _ in 0..<depCount {
             let replica = try reader.readReplica(in: replicas)
             let depSeq = try reader.readVarint()

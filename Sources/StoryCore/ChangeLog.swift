@@ -102,12 +102,14 @@ struct ChangeLog: Sendable {
             if !blocks.isEmpty { block.spans.reserveCapacity(2 * Self.packSize) }
             blocks.append(block)
         }
-        let bytes = change.bytes
-        let owner = container.count <= Int(UInt32.max) && bytes.offset(in: container) != nil ? container : bytes
-        if runs.isEmpty || !Self.isSame(runs[runs.count - 1].owner, owner) { runs.append(Run(owner: owner, start: position)) }
+        // The owner is copied (a reference count) only when a run starts.
+        let inContainer = container.count <= Int(UInt32.max) && change.bytes.offset(in: container) != nil
+        let continuesRun = !runs.isEmpty
+            && (inContainer ? Self.isSame(runs[runs.count - 1].owner, container) : Self.isSame(runs[runs.count - 1].owner, change.bytes))
+        if !continuesRun { runs.append(Run(owner: inContainer ? container : change.bytes, start: position)) }
         let base = runs[runs.count - 1].owner.startIndex
-        blocks[blocks.count - 1].spans.append(UInt32(bytes.startIndex - base))
-        blocks[blocks.count - 1].spans.append(UInt32(bytes.endIndex - base))
+        blocks[blocks.count - 1].spans.append(UInt32(change.bytes.startIndex - base))
+        blocks[blocks.count - 1].spans.append(UInt32(change.bytes.endIndex - base))
         if position / 64 >= anchors.count { anchors.append(0) }
         if change.isAnchor { anchors[position / 64] |= 1 << UInt64(position % 64) }
         if let signature = change.signature {

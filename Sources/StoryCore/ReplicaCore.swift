@@ -540,7 +540,7 @@ struct ReplicaCore: Sendable {
         // Drop the context's reference to the frontier, which the next change of this replica extends in place.
         state.begin(.local)
         record(item.change)
-        frontiers[replica] = point
+        frontiers[replica] = consume point
         if isSigned, let hash = item.hash {
             heads[replica] = ChainHead(seq: seq, hash: hash, signature: item.change.signature)
             if seq == 1, let author = item.author { authors[replica] = author }

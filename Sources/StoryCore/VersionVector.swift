@@ -20,6 +20,12 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
         pairs = []
     }
 
+    /// The empty vector, with room for `count` entries.
+    init(minimumCapacity count: Int) {
+        pairs = []
+        pairs.reserveCapacity(count)
+    }
+
     /// A vector from explicit entries; zero entries are dropped.
     public init(_ entries: [ReplicaID: UInt64]) {
         pairs = entries.filter { $0.value > 0 }.map { Entry(replica: $0.key, seq: $0.value) }.sorted { $0.replica < $1.replica }
