@@ -632,23 +632,25 @@ struct ReplicaCore: Sendable {
         guard runs.count > 1 else { return .changes(runs.first ?? []) }
         var result: [EncodedChange] = []
         result.reserveCapacity(total)
-        var next = [Int](repeating: 0, count: runs.count)
-        var counters = runs.map { $0[0].startCounter }
+        // Each run reversed, so its next change is its last, and taken out
+        // with `removeLast` (moved, where a copy cost a reference count in
+        // and another when the runs were freed).
+        for index in runs.indices { runs[index].reverse() }
+        var counters = runs.map { $0[$0.count - 1].startCounter }
         while true {
             // The run whose next change comes first (`EncodedChange.causalOrder`:
             // by first counter, then replica; runs are in replica order).
             var best = -1
             var bestCounter = UInt64.max
-            for index in runs.indices where next[index] < runs[index].count {
+            for index in runs.indices where !runs[index].isEmpty {
                 if best < 0 || counters[index] < bestCounter {
                     best = index
                     bestCounter = counters[index]
                 }
             }
             guard best >= 0 else { break }
-            result.append(runs[best][next[best]])
-            next[best] += 1
-            if next[best] < runs[best].count { counters[best] = runs[best][next[best]].startCounter }
+            result.append(runs[best].removeLast())
+            if !runs[best].isEmpty { counters[best] = runs[best][runs[best].count - 1].startCounter }
         }
         return .changes(result)
     }
