@@ -340,15 +340,18 @@ struct Shots: ParsableCommand {
             abstract: "Add a shot to a scene (with the fields `shots set` takes); prints its id.",
             discussion: "Example:\n  storyteller shots add \"Night Train\" 1 --caption \"Wide: the platform\" --duration 3")
         @Argument(help: Help.project) var project: String?
-        @Argument(help: Help.scene) var scene: String?
+        @Argument(help: "The scene: its number (2), title, or id prefix; may be left out when the project has one.")
+        var scene: String?
         @Option(parsing: .unconditional, help: "Position in the scene (0 = first; default: last).") var at: Int?
         @OptionGroup var fields: ShotFields
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        mutating func validate() throws { (project, scene) = try shiftedForCurrentProject(project, scene, "SCENE") }
+        // Without a SCENE, the project's only scene (`Names.onlyScene`).
+        mutating func validate() throws { if scene == nil { (project, scene) = (nil, project) } }
         func operations(_ names: Names, in project: String) throws -> [API.EditOperation] {
-            [.addShot(scene: try names.scene(scene!, in: project), at: at)] + (try fields.operations(on: .created(0)))
+            let scene = try scene.map { try names.scene($0, in: project) } ?? names.onlyScene(in: project)
+            return [.addShot(scene: scene, at: at)] + (try fields.operations(on: .created(0)))
         }
         func report(created: [String?], names: Names, in project: String) -> String { reportCreated(created, names: names, in: project) }
     }

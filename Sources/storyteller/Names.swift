@@ -223,6 +223,22 @@ final class Names {
                                               hint: "`storyteller scenes list`") }
     }
 
+    /// The project's scene when it has only one (`shots add` without a
+    /// SCENE); with none or several, says so and exits 64.
+    func onlyScene(in project: String) throws -> API.ObjectReference {
+        let scenes = try structure(of: project).scenes
+        guard scenes.count == 1, let only = API.ObjectReference(scenes[0].id) else {
+            if scenes.isEmpty {
+                printError("give the SCENE: the project has no scene yet (add one: storyteller scenes add --title TITLE)")
+            } else {
+                let listed = scenes.prefix(5).map { "\($0.number)" + ($0.title.map { " \($0)" } ?? "") }.joined(separator: ", ")
+                printError("give the SCENE: the project has \(scenes.count) scenes (\(listed)\(scenes.count > 5 ? ", …" : ""))")
+            }
+            throw ExitCode(64)
+        }
+        return only
+    }
+
     func shot(_ text: String, in project: String) throws -> API.ObjectReference {
         try reference(text, scope: scope(of: project)) { try API.resolve(text, among: API.shotCandidates(structure(of: project)), kind: "shot",
                                               hint: "`storyteller shots list`") }

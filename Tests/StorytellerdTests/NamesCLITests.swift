@@ -85,6 +85,17 @@ import Testing
         #expect(try await run("diff").errors.contains("give the version to compare from"))
         let environment = try await run("shots", "list", environment: ["STORYTELLER_PROJECT": other])
         #expect(environment.status == 0 && !environment.output.contains("1-2"), "the other project has no shots")
+        // `shots add` without a SCENE: the project's only scene; with none or several, it says so.
+        let several = try await run("shots", "add")
+        #expect(several.status == 64 && several.errors.contains("give the SCENE: the project has 2 scenes (1 Platform, 2 Tunnel)"), "\(several)")
+        let none = try await run("shots", "add", environment: ["STORYTELLER_PROJECT": other])
+        #expect(none.status == 64 && none.errors.contains("the project has no scene yet"), "\(none)")
+        #expect(try await run("scenes", "add", other, "--title", "Depot").status == 0)
+        let onlyScene = try await run("shots", "add", "--caption", "Bus stop", environment: ["STORYTELLER_PROJECT": other])
+        #expect(onlyScene.status == 0, "\(onlyScene)")
+        let bus = try #require(try await JSONSerialization.jsonObject(with: Data(try ok("projects", "show", other, "--json").utf8)) as? [String: Any])
+        let busShots = ((bus["scenes"] as? [[String: Any]])?.first?["shots"] as? [[String: Any]]) ?? []
+        #expect(busShots.map { $0["caption"] as? String } == ["Bus stop"], "\(bus)")
         #expect(try await ok("use").contains("chosen with `storyteller use`"))
         // A shot label where the project goes (`layers add 1-1 ink`: the name is an option) says so.
         let misplaced = try await run("layers", "add", "1-1", "ink")
