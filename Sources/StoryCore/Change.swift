@@ -152,14 +152,11 @@ public struct Change: Hashable, Sendable {
     /// Reading into a change where it is kept (a batch's array) spares a
     /// copy per change: a throwing function or initializer builds a large
     /// result aside and copies it out. On a failure the change is left part read.
-    mutating func read(_ bytes: ArraySlice<UInt8>) throws(CodecError) {
-        _ = try read(taking: bytes)
-    }
-
-    /// `read`, taking the bytes and giving them back: moved through the
-    /// reader rather than copied into it (a reference count each way, per
-    /// change of every batch received).
-    mutating func read(taking bytes: consuming ArraySlice<UInt8>) throws(CodecError) -> ArraySlice<UInt8> {
+    /// Returns the bytes, taken and given back: moved through the reader
+    /// rather than copied into it (a reference count each way, per change of
+    /// every batch received).
+    @discardableResult
+    mutating func read(_ bytes: consuming ArraySlice<UInt8>) throws(CodecError) -> ArraySlice<UInt8> {
         var reader = ByteReader(bytes)
         let version = try reader.readByte()
         guard version == 1 || version == Change.formatVersion else {

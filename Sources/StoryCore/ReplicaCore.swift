@@ -120,7 +120,7 @@ struct HeldChange: Sendable {
     /// Reads the change `bytes` encode, with the signature beside them, into
     /// this record in place (`ChangeBatch.decodeReceived`).
     mutating func read(_ bytes: consuming ArraySlice<UInt8>, signature: [UInt8]?) throws(CodecError) {
-        let read = try change.read(taking: bytes)
+        let read = try change.read(bytes)
         change.signature = signature
         encoded = EncodedChange(bytes: read, of: change)
     }

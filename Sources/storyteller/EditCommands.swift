@@ -103,9 +103,14 @@ enum Help {
 /// Positional arguments after a PROJECT that may be left out: when one
 /// fewer is given, they move one place right and PROJECT is the current one.
 func shiftedForCurrentProject(_ project: String?, _ first: String?, _ firstName: String) throws -> (String?, String?) {
-    let (project, first) = first == nil ? (nil, project) : (project, first)
+    let (project, first) = shiftedForCurrentProject(project, first)
     guard first != nil else { throw ValidationError("give the \(firstName)") }
     return (project, first)
+}
+
+/// The same shift, for an argument that may be left out too.
+func shiftedForCurrentProject(_ project: String?, _ first: String?) -> (String?, String?) {
+    first == nil ? (nil, project) : (project, first)
 }
 
 func shiftedForCurrentProject(
@@ -348,7 +353,7 @@ struct Shots: ParsableCommand {
         @OptionGroup var options: ClientOptions
 
         // Without a SCENE, the project's only scene (`Names.onlyScene`).
-        mutating func validate() throws { if scene == nil { (project, scene) = (nil, project) } }
+        mutating func validate() throws { (project, scene) = shiftedForCurrentProject(project, scene) }
         func operations(_ names: Names, in project: String) throws -> [API.EditOperation] {
             let scene = try scene.map { try names.scene($0, in: project) } ?? names.onlyScene(in: project)
             return [.addShot(scene: scene, at: at)] + (try fields.operations(on: .created(0)))
