@@ -125,15 +125,17 @@ struct Layers: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add a layer to a shot; prints its id.", discussion: "Example:\n  storyteller layers add \"Night Train\" 1-2 --name ink")
         @Argument(help: Help.project) var project: String?
-        @Argument(help: Help.shot) var shot: String?
+        @Argument(help: ArgumentHelp("The shot: its label (1-2 or 1B) or id prefix; may be left out when the project has one.", valueName: "shot"))
+        var shot: String?
         @Option(help: "The layer's name (how commands name it: 1-2/ink).") var name: String?
         @Option(parsing: .unconditional, help: "Position (0 = bottom; default: top).") var at: Int?
         @OptionGroup var editOptions: EditOptions
         @OptionGroup var options: ClientOptions
 
-        mutating func validate() throws { (project, shot) = try shiftedForCurrentProject(project, shot, "SHOT") }
+        // Without a SHOT, the project's only shot (`Names.onlyShot`).
+        mutating func validate() throws { (project, shot) = shiftedForCurrentProject(project, shot) }
         func operations(_ names: Names, in project: String) throws -> [API.EditOperation] {
-            [.addLayer(shot: try names.shot(shot!, in: project), at: at, name: name)]
+            [.addLayer(shot: try shot.map { try names.shot($0, in: project) } ?? names.onlyShot(in: project), at: at, name: name)]
         }
         func report(created: [String?], names: Names, in project: String) -> String { reportCreated(created, names: names, in: project) }
     }

@@ -239,6 +239,22 @@ final class Names {
         return only
     }
 
+    /// The project's shot when it has only one (`layers add` without a
+    /// SHOT); with none or several, says so and exits 64.
+    func onlyShot(in project: String) throws -> API.ObjectReference {
+        let shots = try structure(of: project).scenes.flatMap(\.shots)
+        guard shots.count == 1, let only = API.ObjectReference(shots[0].id) else {
+            if shots.isEmpty {
+                printError("give the SHOT: the project has no shot yet (add one: storyteller shots add)")
+            } else {
+                let listed = shots.prefix(5).map(\.label).joined(separator: ", ")
+                printError("give the SHOT: the project has \(shots.count) shots (\(listed)\(shots.count > 5 ? ", …" : ""))")
+            }
+            throw ExitCode(64)
+        }
+        return only
+    }
+
     func shot(_ text: String, in project: String) throws -> API.ObjectReference {
         try reference(text, scope: scope(of: project)) { try API.resolve(text, among: API.shotCandidates(structure(of: project)), kind: "shot",
                                               hint: "`storyteller shots list`") }

@@ -90,12 +90,23 @@ import Testing
         #expect(several.status == 64 && several.errors.contains("give the SCENE: the project has 2 scenes (1 Platform, 2 Tunnel)"), "\(several)")
         let none = try await run("shots", "add", environment: ["STORYTELLER_PROJECT": other])
         #expect(none.status == 64 && none.errors.contains("the project has no scene yet"), "\(none)")
+        let noShot = try await run("layers", "add", environment: ["STORYTELLER_PROJECT": other])
+        #expect(noShot.status == 64 && noShot.errors.contains("give the SHOT: the project has no shot yet"), "\(noShot)")
         #expect(try await run("scenes", "add", other, "--title", "Depot").status == 0)
         let onlyScene = try await run("shots", "add", "--caption", "Bus stop", environment: ["STORYTELLER_PROJECT": other])
         #expect(onlyScene.status == 0, "\(onlyScene)")
         let bus = try #require(try await JSONSerialization.jsonObject(with: Data(try ok("projects", "show", other, "--json").utf8)) as? [String: Any])
         let busShots = ((bus["scenes"] as? [[String: Any]])?.first?["shots"] as? [[String: Any]]) ?? []
         #expect(busShots.map { $0["caption"] as? String } == ["Bus stop"], "\(bus)")
+        // `layers add` without a SHOT: the project's only shot; with several, it lists them.
+        let severalShots = try await run("layers", "add", "--name", "pencil")
+        #expect(severalShots.status == 64 && severalShots.errors.contains("give the SHOT: the project has 3 shots (1-1, 1-2, 2-1)"), "\(severalShots)")
+        let onlyShot = try await run("layers", "add", "--name", "pencil", environment: ["STORYTELLER_PROJECT": other])
+        #expect(onlyShot.status == 0, "\(onlyShot)")
+        let busLayers = try await run("layers", "list", "1-1", environment: ["STORYTELLER_PROJECT": other])
+        #expect(busLayers.status == 0 && busLayers.output.contains("pencil"), "\(busLayers)")
+        #expect(try await run("layers", "add", "2-1", "--name", "pencil").status == 0, "one word is the SHOT of the current project")
+        #expect(try await ok("layers", "list", "2-1").contains("pencil"))
         #expect(try await ok("use").contains("chosen with `storyteller use`"))
         // A shot label where the project goes (`layers add 1-1 ink`: the name is an option) says so.
         let misplaced = try await run("layers", "add", "1-1", "ink")
