@@ -78,73 +78,76 @@ import Testing
     /// coming late or never: every change read back is the one appended, and
     /// packing hands back each packed change's old and new bytes.
     @Test(arguments: 0..<8)
-    func everyChangeReadBackIsTheOneAppended(seed: Int) {
-        var random = SeededGenerator(seed: UInt64(seed))
-        let start = UInt64.random(in: 1...50, using: &random)
-        var log = ChangeLog(firstSeq: start)
-        var model: [EncodedChange] = []
-        var firstSeq = start
-        for _ in 0..<300 {
-            switch Int.random(in: 0..<10, using: &random) {
-            case 0:
-                // An apply that appends, then rolls back some of what it appended.
-                let appended = Int.random(in: 0...300, using: &random)
-                let changes = (0..<appended).map { Self.change(seq: firstSeq + UInt64(model.count + $0), random: &random) }
-                Self.append(changes, to: &log, random: &random)
-                model += changes
-                let k = Int.random(in: 0...appended, using: &random)
-                log.removeLast(k)
-                model.removeLast(k)
-            case 1 where !model.isEmpty:
-                let seq = firstSeq + UInt64.random(in: 0...UInt64(model.count), using: &random)
-                log = log.dropping(before: seq, replica: Self.replica)
-                model.removeFirst(Int(seq - firstSeq))
-                firstSeq = seq
-            case 2, 3:
-                let unpacked = log.unpackedCount
-                // Sometimes small enough that a block's bytes exceed it.
-                let limit = Bool.random(using: &random) ? Int(UInt32.max) : Int.random(in: 1_000...60_000, using: &random)
-                let moved = log.packFull(maximumPackBytes: limit)
-                #expect(!log.hasFullUnpackedBlock)
-                #expect(log.unpackedCount <= unpacked - moved.count)
-                // What moved is each change's bytes, in order, to a copy of its own size.
-                var next = 0
-                for (old, new, counters) in moved.map({ ($0.old, $0.new, $0.counters) }) {
-                    while next < model.count, model[next].bytes != old { next += 1 }
-                    guard next < model.count else {
-                        Issue.record("a moved change is not one of the log's")
-                        break
-                    }
-                    #expect(new == old && new.withUnsafeBufferPointer { $0.baseAddress } != old.withUnsafeBufferPointer { $0.baseAddress })
-                    #expect(counters == model[next].startCounter..<(model[next].endCounter + 1))
-                    next += 1
-                }
-            default:
-                // In up to three batches.
-                for _ in 0..<Int.random(in: 1...3, using: &random) {
-                    let changes = (0..<Int.random(in: 1...300, using: &random)).map {
-                        Self.change(seq: firstSeq + UInt64(model.count + $0), random: &random)
-                    }
+    func everyChangeReadBackIsTheOneAppended(seed: Int) async throws {
+        // Seconds of CPU: on a thread of its own, not the pool in-process daemons answer on (`onOwnThread`).
+        try await onOwnThread {
+            var random = SeededGenerator(seed: UInt64(seed))
+            let start = UInt64.random(in: 1...50, using: &random)
+            var log = ChangeLog(firstSeq: start)
+            var model: [EncodedChange] = []
+            var firstSeq = start
+            for _ in 0..<300 {
+                switch Int.random(in: 0..<10, using: &random) {
+                case 0:
+                    // An apply that appends, then rolls back some of what it appended.
+                    let appended = Int.random(in: 0...300, using: &random)
+                    let changes = (0..<appended).map { Self.change(seq: firstSeq + UInt64(model.count + $0), random: &random) }
                     Self.append(changes, to: &log, random: &random)
                     model += changes
+                    let k = Int.random(in: 0...appended, using: &random)
+                    log.removeLast(k)
+                    model.removeLast(k)
+                case 1 where !model.isEmpty:
+                    let seq = firstSeq + UInt64.random(in: 0...UInt64(model.count), using: &random)
+                    log = log.dropping(before: seq, replica: Self.replica)
+                    model.removeFirst(Int(seq - firstSeq))
+                    firstSeq = seq
+                case 2, 3:
+                    let unpacked = log.unpackedCount
+                    // Sometimes small enough that a block's bytes exceed it.
+                    let limit = Bool.random(using: &random) ? Int(UInt32.max) : Int.random(in: 1_000...60_000, using: &random)
+                    let moved = log.packFull(maximumPackBytes: limit)
+                    #expect(!log.hasFullUnpackedBlock)
+                    #expect(log.unpackedCount <= unpacked - moved.count)
+                    // What moved is each change's bytes, in order, to a copy of its own size.
+                    var next = 0
+                    for (old, new, counters) in moved.map({ ($0.old, $0.new, $0.counters) }) {
+                        while next < model.count, model[next].bytes != old { next += 1 }
+                        guard next < model.count else {
+                            Issue.record("a moved change is not one of the log's")
+                            break
+                        }
+                        #expect(new == old && new.withUnsafeBufferPointer { $0.baseAddress } != old.withUnsafeBufferPointer { $0.baseAddress })
+                        #expect(counters == model[next].startCounter..<(model[next].endCounter + 1))
+                        next += 1
+                    }
+                default:
+                    // In up to three batches.
+                    for _ in 0..<Int.random(in: 1...3, using: &random) {
+                        let changes = (0..<Int.random(in: 1...300, using: &random)).map {
+                            Self.change(seq: firstSeq + UInt64(model.count + $0), random: &random)
+                        }
+                        Self.append(changes, to: &log, random: &random)
+                        model += changes
+                    }
+                }
+                #expect(log.count == model.count)
+                // Only changes not packed hold their arrays (a run each at most).
+                #expect(log.runCount <= log.unpackedCount)
+                #expect(log.firstSeq == firstSeq)
+                #expect(log.nextSeq == firstSeq + UInt64(model.count))
+                // Now and then, read in one walk from a change among the newest
+                // (across the last packed block and those not packed yet); from the
+                // first at the end.
+                if Int.random(in: 0..<4, using: &random) == 0 {
+                    Self.expectWalk(of: log, from: max(0, model.count - Int.random(in: 0...600, using: &random)), matches: model)
                 }
             }
-            #expect(log.count == model.count)
-            // Only changes not packed hold their arrays (a run each at most).
-            #expect(log.runCount <= log.unpackedCount)
-            #expect(log.firstSeq == firstSeq)
-            #expect(log.nextSeq == firstSeq + UInt64(model.count))
-            // Now and then, read in one walk from a change among the newest
-            // (across the last packed block and those not packed yet); from the
-            // first at the end.
-            if Int.random(in: 0..<4, using: &random) == 0 {
-                Self.expectWalk(of: log, from: max(0, model.count - Int.random(in: 0...600, using: &random)), matches: model)
+            // Every change read in one walk, and each one's bytes by its seq alone.
+            Self.expectWalk(of: log, from: 0, matches: model)
+            for (index, expected) in model.enumerated() where log.bytes(ofSeq: expected.seq) != expected.bytes {
+                Issue.record("the bytes of change \(index) of \(model.count), read by its seq, differ")
             }
-        }
-        // Every change read in one walk, and each one's bytes by its seq alone.
-        Self.expectWalk(of: log, from: 0, matches: model)
-        for (index, expected) in model.enumerated() where log.bytes(ofSeq: expected.seq) != expected.bytes {
-            Issue.record("the bytes of change \(index) of \(model.count), read by its seq, differ")
         }
     }
 
