@@ -235,7 +235,9 @@ struct ReplicaCore: Sendable {
         var queues: [ReplicaID: [UInt64: HeldChange]] = [:]
         let saved = (versionVector, clock, lastCounters, createdAt, updatedAt)
         let savedSigned = (authors, heads, frontiers, access)
-        var logAppends: [ReplicaID: Int] = [:]
+        // Appended to the logs, for a rollback: (replica, count) for each run
+        // of one replica's changes (no hashing per change).
+        var logAppends: [(replica: ReplicaID, count: Int)] = []
         var journal: [State.JournalEntry] = []
         var usedPending: [(ReplicaID, UInt64)] = []
         var droppedFrom: [(ReplicaID, UInt64)] = []
@@ -372,7 +374,11 @@ struct ReplicaCore: Sendable {
         var newestArrived: [(replica: ReplicaID, seq: UInt64)] = []
         var lastArrived = -1
         var arrived: [ChangeKey: Int]?
+        // The hash of each replica's newest change in the call: the current
+        // replica's in `recentHash`, the others' in the table (written when
+        // the replica changes, so a batch in runs hashes no key per change).
         var lastHash: [ReplicaID: (seq: UInt64, hash: Digest32)] = [:]
+        var recentHash: (replica: ReplicaID, seq: UInt64, hash: Digest32)?
         var declared: [ReplicaID: AuthorRecord] = [:]
         // Re-deliveries, removed at the end (rare: a batch seldom repeats).
         var repeated: Set<Int> = []
@@ -421,7 +427,13 @@ struct ReplicaCore: Sendable {
                     throw DocumentError(.unauthenticated, "only a replica's first change declares its author (change \(seq) of \(replica))")
                 }
                 let previous: Digest32
-                if let last = lastHash[replica], last.seq == seq - 1 {
+                let last: (seq: UInt64, hash: Digest32)?
+                if let recent = recentHash, recent.replica == replica {
+                    last = (recent.seq, recent.hash)
+                } else {
+                    last = lastHash[replica]
+                }
+                if let last, last.seq == seq - 1 {
                     previous = last.hash
                 } else if seq - 1 == versionVector[replica] {
                     if seq == 1 {
@@ -441,7 +453,8 @@ struct ReplicaCore: Sendable {
                 }
                 let hash = crypto.sha256(previous, fresh[index].encoded.body)
                 fresh[index].hash = hash
-                lastHash[replica] = (seq, hash)
+                if let recent = recentHash, recent.replica != replica { lastHash[recent.replica] = (recent.seq, recent.hash) }
+                recentHash = (replica, seq, hash)
             }
             fresh[index].origin = origin
             newestArrived[lastArrived].seq = max(newestArrived[lastArrived].seq, seq)
@@ -455,11 +468,22 @@ struct ReplicaCore: Sendable {
         }
         // Our own store's changes were checked when stored; its anchors are as stored.
         guard origin != .store else { return }
-        var runEnds: [ReplicaID: Int] = [:]
-        for index in fresh.indices { runEnds[fresh[index].change.replica] = index }
+        // The last change of each replica in the call ends its run. Found
+        // walking back: a change followed by one of its own replica does not,
+        // and the set is asked only where the replica changes.
+        var endsRun = [Bool](repeating: false, count: fresh.count)
+        var seen: Set<ReplicaID> = []
+        var following: ReplicaID?
+        for index in fresh.indices.reversed() where fresh[index].change.replica != following {
+            following = fresh[index].change.replica
+            endsRun[index] = seen.insert(fresh[index].change.replica).inserted
+        }
         for index in fresh.indices {
-            let change = fresh[index].change
-            guard runEnds[change.replica] == index || Authorship.isCheckedInRun(seq: change.seq, bytes: fresh[index].encoded.bytes.count) else {
+            // Its fields read where they are: a copy of the change cost a
+            // reference count of each of its arrays.
+            let replica = fresh[index].change.replica
+            let seq = fresh[index].change.seq
+            guard endsRun[index] || Authorship.isCheckedInRun(seq: seq, bytes: fresh[index].encoded.bytes.count) else {
                 // Covered by a later signature; one sent here anyway is not
                 // checked, so it is not kept either, and the change is no anchor
                 // here whatever the caller marked it.
@@ -467,21 +491,21 @@ struct ReplicaCore: Sendable {
                 fresh[index].change.signature = nil
                 continue
             }
-            guard let signature = change.signature else {
+            guard let signature = fresh[index].change.signature else {
                 throw DocumentError(
-                    .unauthenticated, "change \(change.seq) of replica \(change.replica) arrived without the signature it needs")
+                    .unauthenticated, "change \(seq) of replica \(replica) arrived without the signature it needs")
             }
             guard
-                let key = authors[change.replica]?.publicKey ?? declared[change.replica]?.publicKey
-                    ?? pending[change.replica]?[1]?.author?.publicKey
+                let key = authors[replica]?.publicKey ?? declared[replica]?.publicKey
+                    ?? pending[replica]?[1]?.author?.publicKey
             else {
-                throw DocumentError(.unauthenticated, "replica \(change.replica) has no known author")
+                throw DocumentError(.unauthenticated, "replica \(replica) has no known author")
             }
             guard
                 crypto.isValidSignature(
                     signature[...], of: Authorship.signedMessage(fresh[index].hash!), publicKey: key)
             else {
-                throw DocumentError(.unauthenticated, "change \(change.seq) of replica \(change.replica) has a bad signature")
+                throw DocumentError(.unauthenticated, "change \(seq) of replica \(replica) has a bad signature")
             }
             fresh[index].encoded.isAnchor = true
         }
@@ -493,9 +517,15 @@ struct ReplicaCore: Sendable {
         }
     }
 
-    private mutating func appendToLog(_ change: EncodedChange, within batch: ArraySlice<UInt8>, appends: inout [ReplicaID: Int]) {
+    private mutating func appendToLog(
+        _ change: EncodedChange, within batch: ArraySlice<UInt8>, appends: inout [(replica: ReplicaID, count: Int)]
+    ) {
         guard keepsLog, logs[change.replica, default: ChangeLog()].append(change, within: batch) else { return }
-        appends[change.replica, default: 0] += 1
+        if appends.last?.replica == change.replica {
+            appends[appends.count - 1].count += 1
+        } else {
+            appends.append((change.replica, 1))
+        }
     }
 
     /// Applies one change whose dependencies are met. The change is borrowed
