@@ -9,16 +9,20 @@ import Foundation
 /// for its reply: a CI run failed so. On a thread of its own the test shares
 /// the cores with the pool through the kernel's scheduler instead.
 ///
-/// Unlike `offThePool`, the body stays in the test's task (a task executor
-/// preference, SE-0417), so `#expect` and `#require` inside it report to the
-/// test as usual.
-///
-/// The body is `@Sendable`, hence nonisolated: a closure that inherited the
-/// caller's isolation would not move to the preferred executor at all.
-public func onOwnThread<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+/// Unlike `offThePool`, the body runs in a child task of the test's task
+/// that prefers that thread's executor (SE-0417), so the test's task-local
+/// context comes with it and `#expect` and `#require` inside report to the
+/// test as usual. A child task starts by being enqueued on its executor.
+/// (`withTaskExecutorPreference` around the body instead moved it only at
+/// its first hop: under load the body was seen running on the pool.)
+public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
     let executor = OwnThreadExecutor()
     defer { executor.stop() }
-    return try await withTaskExecutorPreference(executor, operation: body)
+    return try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask(executorPreference: executor, operation: body)
+        // The group has exactly this one task.
+        return try await group.next()!
+    }
 }
 
 /// The name of the thread `onOwnThread` runs its body on.
