@@ -114,7 +114,7 @@ struct HeldChange: Sendable {
         self.origin = origin
     }
 
-    /// An empty record, to read into or to swap for one taken out of an array.
+    /// An empty record, to read into.
     static let placeholder = HeldChange(encoded: .placeholder, change: .placeholder, origin: .unknown)
 
     /// Reads the change `bytes` encode, with the signature beside them, into
@@ -249,14 +249,18 @@ struct ReplicaCore: Sendable {
             try admitArrivals(&fresh, origin: origin, report: &report)
             // Most changes leave one entry (a stroke, a field): grown once, not by doubling.
             journal.reserveCapacity(fresh.count)
+            report.applied.reserveCapacity(fresh.count)
             // Fast path: a batch sent in causal order applies as it comes.
-            // Each change is taken out of the array into a local (swapped with
-            // an empty record): a change read in place through the array or its
-            // buffer was copied whole before each call, since the document
-            // being changed might have aliased it.
-            for index in fresh.indices {
-                var item = HeldChange.placeholder
-                swap(&item, &fresh[index])
+            // Each change is moved out of the array into a local: a change read
+            // in place through the array or its buffer was copied whole before
+            // each call, since the document being changed might have aliased
+            // it. Reversed once, then taken from the end: no record is copied
+            // or left behind to be destroyed (swapping an empty record in was a
+            // copy of that record and its destruction, 3 % of a sync's
+            // instructions). Reversed through the buffer, whose swaps move;
+            // the array's own swaps copy each record and destroy the original.
+            fresh.withUnsafeMutableBufferPointer { $0.reverse() }
+            while let item = fresh.popLast() {
                 if queues.isEmpty && dependenciesMet(item.change) {
                     do {
                         try applyOne(item, to: &state, journal: &journal, report: &report)
