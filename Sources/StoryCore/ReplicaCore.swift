@@ -544,9 +544,14 @@ struct ReplicaCore: Sendable {
                 .invalidOperation,
                 "change \(seq) of \(replica) reuses counter \(item.change.startCounter) (last was \(last))")
         }
-        // Taken out so it grows in place (no copy per change). On a failure the
-        // caller restores it (the call's saved state, or the savepoint of a held change).
-        var point = frontiers.removeValue(forKey: replica) ?? VersionVector()
+        // Taken out so it grows in place (no copy per change), through its
+        // index: found once, and put back without hashing again (a removal and
+        // an insertion cost 3 % of a sync's instructions). Nothing here changes
+        // `frontiers` in between, so the index holds. On a failure the caller
+        // restores it (the call's saved state, or the savepoint of a held change).
+        let frontierIndex = frontiers.index(forKey: replica)
+        var point = VersionVector()
+        if let frontierIndex { swap(&point, &frontiers.values[frontierIndex]) }
         point.formUnion(item.change.dependencies)
         point[replica] = seq
         if isSigned {
@@ -574,7 +579,11 @@ struct ReplicaCore: Sendable {
         // Drop the context's reference to the frontier, which the next change of this replica extends in place.
         state.begin(.local)
         record(item.change)
-        frontiers[replica] = consume point
+        if let frontierIndex {
+            frontiers.values[frontierIndex] = consume point
+        } else {
+            frontiers[replica] = consume point
+        }
         if isSigned, let hash = item.hash {
             heads[replica] = ChainHead(seq: seq, hash: hash, signature: item.change.signature)
             if seq == 1, let author = item.author { authors[replica] = author }
