@@ -1,4 +1,3 @@
-import Foundation
 import StoryTestSupport
 import Testing
 
@@ -7,21 +6,16 @@ import Testing
 /// expectations still count.
 struct OwnThreadTests {
     @Test func theBodyRunsOnItsOwnThreadAcrossAwaitsAndReturnsItsValue() async throws {
-        let outside = Self.threadName()
-        let names = try await onOwnThread { () async throws -> [String?] in
-            let before = Self.threadName()
+        let places = try await onOwnThread { () async throws -> [Bool] in
+            let before = isOnOwnThread()
             // Work on the pool, then back: the body resumes on its own thread.
-            let fromPool = await Task.detached { 21 * 2 }.value
-            #expect(fromPool == 42)
-            return [before, Self.threadName()]
+            let fromPool = await Task.detached { (21 * 2, isOnOwnThread()) }.value
+            #expect(fromPool == (42, false), "a detached task runs on the pool")
+            return [before, isOnOwnThread()]
         }
-        #expect(names == [ownThreadName, ownThreadName], "outside: \(outside ?? "nil")")
-        #expect(Self.threadName() != ownThreadName, "the test goes on where it was")
+        #expect(places == [true, true])
+        #expect(!isOnOwnThread(), "the test goes on where it was")
     }
-
-    /// The name of the thread this runs on (read in a synchronous function:
-    /// async code may not ask, since it may move between threads).
-    static func threadName() -> String? { Thread.current.name }
 
     @Test func anExpectationThatFailsInsideIsTheTestsOwn() async throws {
         // If the issue were recorded outside the test, no known issue would

@@ -13,8 +13,6 @@ import Foundation
 /// that prefers that thread's executor (SE-0417), so the test's task-local
 /// context comes with it and `#expect` and `#require` inside report to the
 /// test as usual. A child task starts by being enqueued on its executor.
-/// (`withTaskExecutorPreference` around the body instead moved it only at
-/// its first hop: under load the body was seen running on the pool.)
 public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
     let executor = OwnThreadExecutor()
     defer { executor.stop() }
@@ -25,8 +23,15 @@ public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () async throws
     }
 }
 
-/// The name of the thread `onOwnThread` runs its body on.
-public let ownThreadName = "test-own-thread"  // at most 15 bytes: the kernel keeps no longer name
+/// Whether the caller runs on a thread `onOwnThread` started (a mark the
+/// thread sets on itself before it runs anything: names can be inherited).
+public func isOnOwnThread() -> Bool { pthread_getspecific(ownThreadKey) != nil }
+
+private let ownThreadKey: pthread_key_t = {
+    var key = pthread_key_t()
+    precondition(pthread_key_create(&key, nil) == 0, "no thread-specific key left")
+    return key
+}()
 
 /// A task executor that runs its jobs, in order, on one thread it starts;
 /// `stop()` ends the thread once the jobs queued before it have run.
@@ -37,9 +42,8 @@ final class OwnThreadExecutor: TaskExecutor, @unchecked Sendable {
     private var stopping = false
 
     init() {
-        // Named from inside: on Linux, naming a thread not started yet is lost.
         Thread { [self] in
-            Thread.current.name = ownThreadName
+            pthread_setspecific(ownThreadKey, UnsafeRawPointer(bitPattern: 1))
             runJobs()
         }.start()
     }
