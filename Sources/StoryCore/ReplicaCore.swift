@@ -539,7 +539,9 @@ struct ReplicaCore: Sendable {
     ) throws(DocumentError) {
         let replica = item.change.replica
         let seq = item.change.seq
-        if let last = lastCounters[replica], item.change.startCounter <= last {
+        // Found once, written through by `record` (nothing changes `lastCounters` in between).
+        let counterIndex = lastCounters.index(forKey: replica)
+        if let counterIndex, case let last = lastCounters.values[counterIndex], item.change.startCounter <= last {
             throw DocumentError(
                 .invalidOperation,
                 "change \(seq) of \(replica) reuses counter \(item.change.startCounter) (last was \(last))")
@@ -578,7 +580,7 @@ struct ReplicaCore: Sendable {
         }
         // Drop the context's reference to the frontier, which the next change of this replica extends in place.
         state.begin(.local)
-        record(item.change)
+        record(item.change, counterIndex: counterIndex)
         if let frontierIndex {
             frontiers.values[frontierIndex] = consume point
         } else {
@@ -636,10 +638,15 @@ struct ReplicaCore: Sendable {
     }
 
     /// Advances clocks and vectors for an applied change.
-    mutating func record(_ change: Change) {
+    /// `counterIndex`: where the replica's last counter is, when the caller has found it.
+    mutating func record(_ change: Change, counterIndex: Dictionary<ReplicaID, UInt64>.Index? = nil) {
         versionVector[change.replica] = change.seq
         clock = max(clock, change.endCounter)
-        lastCounters[change.replica] = change.endCounter
+        if let counterIndex {
+            lastCounters.values[counterIndex] = change.endCounter
+        } else {
+            lastCounters[change.replica] = change.endCounter
+        }
         createdAt = min(createdAt ?? change.wallTime, change.wallTime)
         updatedAt = max(updatedAt ?? change.wallTime, change.wallTime)
     }
