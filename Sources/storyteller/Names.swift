@@ -226,29 +226,31 @@ final class Names {
     /// The project's scene when it has only one (`shots add` without a
     /// SCENE); with none or several, says so and exits 64.
     func onlyScene(in project: String) throws -> API.ObjectReference {
-        let scenes = try structure(of: project).scenes
-        guard scenes.count == 1, let only = API.ObjectReference(scenes[0].id) else {
-            if scenes.isEmpty {
-                printError("give the SCENE: the project has no scene yet (add one: storyteller scenes add --title TITLE)")
-            } else {
-                let listed = scenes.prefix(5).map { "\($0.number)" + ($0.title.map { " \($0)" } ?? "") }.joined(separator: ", ")
-                printError("give the SCENE: the project has \(scenes.count) scenes (\(listed)\(scenes.count > 5 ? ", …" : ""))")
-            }
-            throw ExitCode(64)
-        }
-        return only
+        try only(
+            structure(of: project).scenes, word: "SCENE", plural: "scenes", id: \.id,
+            none: "the project has no scene yet (add one: storyteller scenes add --title TITLE)"
+        ) { "\($0.number)" + ($0.title.map { " \($0)" } ?? "") }
     }
 
     /// The project's shot when it has only one (`layers add` without a
     /// SHOT); with none or several, says so and exits 64.
     func onlyShot(in project: String) throws -> API.ObjectReference {
-        let shots = try structure(of: project).scenes.flatMap(\.shots)
-        guard shots.count == 1, let only = API.ObjectReference(shots[0].id) else {
-            if shots.isEmpty {
-                printError("give the SHOT: the project has no shot yet (add one: storyteller shots add)")
+        try only(
+            structure(of: project).scenes.flatMap(\.shots), word: "SHOT", plural: "shots", id: \.id,
+            none: "the project has no shot yet (add one: storyteller shots add)", listed: \.label)
+    }
+
+    /// The one item of `items`; with none, says `none`; with several, lists
+    /// up to five of them (`listed`); then exits 64.
+    private func only<Item>(
+        _ items: [Item], word: String, plural: String, id: (Item) -> String, none: String, listed: (Item) -> String
+    ) throws -> API.ObjectReference {
+        guard items.count == 1, let only = API.ObjectReference(id(items[0])) else {
+            if items.isEmpty {
+                printError("give the \(word): \(none)")
             } else {
-                let listed = shots.prefix(5).map(\.label).joined(separator: ", ")
-                printError("give the SHOT: the project has \(shots.count) shots (\(listed)\(shots.count > 5 ? ", …" : ""))")
+                let names = items.prefix(5).map(listed).joined(separator: ", ")
+                printError("give the \(word): the project has \(items.count) \(plural) (\(names)\(items.count > 5 ? ", …" : ""))")
             }
             throw ExitCode(64)
         }
