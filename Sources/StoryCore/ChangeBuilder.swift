@@ -28,7 +28,7 @@ struct EditCore<JournalEntry: Sendable>: Sendable {
     let replica: ReplicaID
     let startCounter: UInt64
     let time: Int64
-    var operations: [Operation] = []
+    var operations = Operations()
     var journal: [JournalEntry] = []
     /// The id of the operation each journal entry came from.
     var journalOwners: [OpID] = []

@@ -92,8 +92,8 @@ struct ChangeLog: Sendable {
     /// held once for a run of changes that came in it; empty for none.
     @discardableResult
     mutating func append(_ change: EncodedChange, within container: ArraySlice<UInt8> = []) -> Bool {
-        guard change.seq == nextSeq else { return false }
         let position = positions
+        guard change.seq == firstSeq + UInt64(position - skipped) else { return false }
         // By index: a copy of the last block held here would make the append copy it.
         if blocks.isEmpty || blocks[blocks.count - 1].count >= Self.packSize {
             // Grown by doubling, the spans would leave a trail of freed

@@ -65,3 +65,70 @@ extension Operation {
         }
     }
 }
+
+/// A change's operations, in order. Most changes hold one (a stroke drawn, a
+/// field set), so the first is kept inline and only the others in an array:
+/// a change read from a peer, or made by an edit of one operation, allocates
+/// no array for its operations (one per change, with its release, was 6 % of
+/// a sync's instructions).
+public struct Operations: RandomAccessCollection, Hashable, Sendable, ExpressibleByArrayLiteral {
+    /// The first operation; nil only when there is none.
+    private var head: Operation?
+    /// The operations after the first; empty when `head` is nil.
+    private var tail: [Operation]
+    /// Stored, so that counting never reads `head` (testing an optional
+    /// operation for nil copied it).
+    public private(set) var count: Int
+
+    /// No operations.
+    public init() {
+        head = nil
+        tail = []
+        count = 0
+    }
+
+    public init(_ operations: some Collection<Operation>) {
+        head = operations.first
+        tail = Array(operations.dropFirst())
+        count = head == nil ? 0 : tail.count + 1
+    }
+
+    public init(arrayLiteral operations: Operation...) {
+        self.init(operations)
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+    public var isEmpty: Bool { count == 0 }
+    public var first: Operation? { head }
+
+    public subscript(position: Int) -> Operation {
+        precondition(position >= 0 && position < count, "operation index \(position) out of range")
+        return position == 0 ? head.unsafelyUnwrapped : tail[position - 1]
+    }
+
+    /// Adds an operation at the end.
+    public mutating func append(_ operation: Operation) {
+        if count == 0 {
+            head = operation
+        } else {
+            tail.append(operation)
+        }
+        count += 1
+    }
+
+    /// Makes room for `count` operations in all (the inline one and the array's).
+    public mutating func reserveCapacity(_ count: Int) {
+        if count > 1 { tail.reserveCapacity(count - 1) }
+    }
+
+    /// Calls `body` with each operation and its index, in order, read where it
+    /// is (not copied out first).
+    func forEachInPlace<E: Error>(_ body: (Int, Operation) throws(E) -> Void) throws(E) {
+        guard count > 0 else { return }
+        try body(0, head.unsafelyUnwrapped)
+        try tail.withUnsafeBufferPointer { (tail) throws(E) in
+            for index in tail.indices { try body(index + 1, tail[index]) }
+        }
+    }
+}

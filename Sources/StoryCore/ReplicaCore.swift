@@ -114,7 +114,9 @@ struct HeldChange: Sendable {
         self.origin = origin
     }
 
-    /// An empty record, to read into.
+    /// An empty record, to read into: a copy of this one. (Built afresh
+    /// where it is wanted, it was built aside and then copied in: more
+    /// instructions, not fewer.)
     static let placeholder = HeldChange(encoded: .placeholder, change: .placeholder, origin: .unknown)
 
     /// Reads the change `bytes` encode, with the signature beside them, into
@@ -568,14 +570,13 @@ struct ReplicaCore: Sendable {
         // The closure captures scalars, not the borrowed change.
         let startCounter = item.change.startCounter
         let time = item.change.wallTime
-        try item.change.operations.withUnsafeBufferPointer { (operations) throws(DocumentError) in
-            for index in operations.indices where !operations[index].isAccessOperation {
-                do throws(DocumentError) {
-                    let id = OpID(counter: startCounter + UInt64(index), replica: replica)
-                    try state.apply(operations[index], id: id, time: time, journal: &journal)
-                } catch {
-                    throw error.prefixed("change \(seq) of \(replica), operation \(index + 1)")
-                }
+        try item.change.operations.forEachInPlace { (index, operation) throws(DocumentError) in
+            guard !operation.isAccessOperation else { return }
+            do throws(DocumentError) {
+                let id = OpID(counter: startCounter + UInt64(index), replica: replica)
+                try state.apply(operation, id: id, time: time, journal: &journal)
+            } catch {
+                throw error.prefixed("change \(seq) of \(replica), operation \(index + 1)")
             }
         }
         // Drop the context's reference to the frontier, which the next change of this replica extends in place.

@@ -52,6 +52,32 @@ import Testing
         #expect(try encoded.decoded() == change)
     }
 
+    /// A change's operations keep the first inline and the others in an
+    /// array; every way of building them reads the same, in order.
+    @Test func operationsReadTheSameHoweverBuilt() throws {
+        let all = Array(Self.sampleChange().operations)
+        for count in [0, 1, 2, all.count] {
+            let list = Array(all.prefix(count))
+            var appended = Operations()
+            appended.reserveCapacity(count)
+            for operation in list { appended.append(operation) }
+            let fromArray = Operations(list)
+            #expect(appended == fromArray && appended.hashValue == fromArray.hashValue)
+            #expect(appended.count == count && appended.isEmpty == (count == 0) && Array(appended) == list)
+            #expect(appended.first == list.first)
+            var visited: [(Int, Operation)] = []
+            appended.forEachInPlace { index, operation in visited.append((index, operation)) }
+            #expect(visited.map(\.0) == Array(0..<count) && visited.map(\.1) == list)
+            let change = Change(
+                replica: Self.alice, seq: 1, startCounter: 10, wallTime: 5, dependencies: VersionVector(), operations: appended)
+            if count > 0 {
+                let decoded = try change.encoded().decoded()
+                #expect(decoded.operations == appended && decoded.endCounter == 10 + UInt64(count) - 1)
+            }
+        }
+        #expect(Operations(Array(Self.sampleChange().operations.prefix(1))) != Operations(Array(Self.sampleChange().operations.prefix(2))))
+    }
+
     @Test func batchesRoundTrip() throws {
         let first = Self.sampleChange()
         var second = first
