@@ -87,12 +87,14 @@ public struct Operations: RandomAccessCollection, Hashable, Sendable, Expressibl
         count = 0
     }
 
+    /// The operations of a collection, in its order.
     public init(_ operations: some Collection<Operation>) {
         head = operations.first
         tail = Array(operations.dropFirst())
         count = head == nil ? 0 : tail.count + 1
     }
 
+    /// The operations listed, in order.
     public init(arrayLiteral operations: Operation...) {
         self.init(operations)
     }
@@ -104,7 +106,7 @@ public struct Operations: RandomAccessCollection, Hashable, Sendable, Expressibl
 
     public subscript(position: Int) -> Operation {
         precondition(position >= 0 && position < count, "operation index \(position) out of range")
-        return position == 0 ? head.unsafelyUnwrapped : tail[position - 1]
+        return position == 0 ? head! : tail[position - 1]
     }
 
     /// Adds an operation at the end.
@@ -122,11 +124,11 @@ public struct Operations: RandomAccessCollection, Hashable, Sendable, Expressibl
         if count > 1 { tail.reserveCapacity(count - 1) }
     }
 
-    /// Calls `body` with each operation and its index, in order, read where it
-    /// is (not copied out first).
+    /// Calls `body` with each operation and its index, in order; the array's
+    /// are read through its buffer, not copied out first.
     func forEachInPlace<E: Error>(_ body: (Int, Operation) throws(E) -> Void) throws(E) {
-        guard count > 0 else { return }
-        try body(0, head.unsafelyUnwrapped)
+        guard let head else { return }
+        try body(0, head)
         try tail.withUnsafeBufferPointer { (tail) throws(E) in
             for index in tail.indices { try body(index + 1, tail[index]) }
         }
