@@ -127,7 +127,7 @@ public struct Operations: RandomAccessCollection, Hashable, Sendable, Expressibl
     /// Calls `body` with each operation and its index, in order, read where
     /// it is: the inline one unwrapped without a copy (a stored count above
     /// zero means it is there; checked in debug builds), the array's through
-    /// its buffer. (Unwrapped by `if let`, the first was copied and
+    /// its buffer. (Unwrapped by `guard let`, the first was copied and
     /// destroyed: 3.6 % of a sync's instructions.)
     func forEachInPlace<E: Error>(_ body: (Int, Operation) throws(E) -> Void) throws(E) {
         guard count > 0 else { return }
