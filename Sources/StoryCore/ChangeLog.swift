@@ -71,7 +71,10 @@ struct ChangeLog: Sendable {
     /// The number of changes.
     var count: Int { positions - skipped }
 
-    var nextSeq: UInt64 { firstSeq + UInt64(count) }
+    var nextSeq: UInt64 { seq(atPosition: positions) }
+
+    /// The sequence number of the change at `position` (`index + skipped`).
+    private func seq(atPosition position: Int) -> UInt64 { firstSeq + UInt64(position - skipped) }
 
     /// Changes in blocks not packed yet.
     var unpackedCount: Int { blocks.reduce(0) { $0 + ($1.isPacked ? 0 : $1.count) } - (blocks.first?.isPacked == false ? skipped : 0) }
@@ -93,7 +96,7 @@ struct ChangeLog: Sendable {
     @discardableResult
     mutating func append(_ change: EncodedChange, within container: ArraySlice<UInt8> = []) -> Bool {
         let position = positions
-        guard change.seq == firstSeq + UInt64(position - skipped) else { return false }
+        guard change.seq == seq(atPosition: position) else { return false }
         // By index: a copy of the last block held here would make the append copy it.
         if blocks.isEmpty || blocks[blocks.count - 1].count >= Self.packSize {
             // Grown by doubling, the spans would leave a trail of freed
