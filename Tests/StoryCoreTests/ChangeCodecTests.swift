@@ -75,7 +75,7 @@ import Testing
                 #expect(decoded.operations == appended && decoded.endCounter == 10 + UInt64(count) - 1)
             }
         }
-        #expect(Operations(Array(Self.sampleChange().operations.prefix(1))) != Operations(Array(Self.sampleChange().operations.prefix(2))))
+        #expect(Operations(all.prefix(1)) != Operations(all.prefix(2)))
     }
 
     @Test func batchesRoundTrip() throws {
