@@ -141,8 +141,7 @@ public struct Change: Hashable, Sendable {
         let signature = sign.map { $0(bytes[...]) }
         precondition(signature.map { $0.count == Authorship.signatureBytes } ?? true, "an Ed25519 signature is 64 bytes")
         let change = EncodedChange(
-            bytes: bytes[...], replica: replica, seq: seq, startCounter: startCounter,
-            endCounter: endCounter, wallTime: wallTime, signature: signature)
+            bytes: bytes[...], replica: replica, seq: seq, startCounter: startCounter, signature: signature)
         return (change, pointRanges.map { ($0.0, bytes[$0.1]) })
     }
 
@@ -236,8 +235,12 @@ public struct EncodedChange: Hashable, Sendable {
     public let replica: ReplicaID
     public let seq: UInt64
     public let startCounter: UInt64
-    public let endCounter: UInt64
-    public let wallTime: Int64
+    /// The last operation's counter, read from the header when asked (a
+    /// log read for a sync never asks: not stored, 16 bytes less to copy
+    /// per change read).
+    public var endCounter: UInt64 { Self.headerFields(of: bytes).endCounter }
+    /// When the change was made, read from the header when asked.
+    public var wallTime: Int64 { Self.headerFields(of: bytes).wallTime }
     /// The author's signature of its chain up to this change, when it came
     /// with it (it travels only where a receiver checks it: `ChangeBatch.encode`).
     public let signature: [UInt8]?
@@ -246,16 +249,15 @@ public struct EncodedChange: Hashable, Sendable {
     /// batch at such a change, so the receiver's check of that signature passes.
     public internal(set) var isAnchor = false
 
+    /// `bytes` must encode a change with these header fields.
     init(
-        bytes: ArraySlice<UInt8>, replica: ReplicaID, seq: UInt64, startCounter: UInt64, endCounter: UInt64,
-        wallTime: Int64, signature: [UInt8]? = nil, isAnchor: Bool = false
+        bytes: ArraySlice<UInt8>, replica: ReplicaID, seq: UInt64, startCounter: UInt64,
+        signature: [UInt8]? = nil, isAnchor: Bool = false
     ) {
         self.bytes = bytes
         self.replica = replica
         self.seq = seq
         self.startCounter = startCounter
-        self.endCounter = endCounter
-        self.wallTime = wallTime
         self.signature = signature
         self.isAnchor = isAnchor
     }
@@ -269,8 +271,7 @@ public struct EncodedChange: Hashable, Sendable {
     /// The same change with another signature beside it (nil: none).
     public func withSignature(_ signature: [UInt8]?) -> EncodedChange {
         EncodedChange(
-            bytes: bytes, replica: replica, seq: seq, startCounter: startCounter, endCounter: endCounter, wallTime: wallTime,
-            signature: signature, isAnchor: isAnchor)
+            bytes: bytes, replica: replica, seq: seq, startCounter: startCounter, signature: signature, isAnchor: isAnchor)
     }
 
     /// The same change marked as checked (or not) by this daemon (as a store
@@ -298,13 +299,13 @@ public struct EncodedChange: Hashable, Sendable {
     }
 
     /// An empty encoding, replaced before use (`ChangeBatch.decodeReceived`).
-    static let placeholder = EncodedChange(bytes: [], replica: .reserved, seq: 0, startCounter: 0, endCounter: 0, wallTime: 0)
+    static let placeholder = EncodedChange(bytes: [], replica: .reserved, seq: 0, startCounter: 0)
 
     /// `bytes`, the encoding of `change`, with its header fields and signature.
     init(bytes: ArraySlice<UInt8>, of change: borrowing Change) {
         self.init(
             bytes: bytes, replica: change.replica, seq: change.seq, startCounter: change.startCounter,
-            endCounter: change.endCounter, wallTime: change.wallTime, signature: change.signature)
+            signature: change.signature)
     }
 
     /// Causal order for sending: by start counter, then replica. A dependency
@@ -754,6 +755,16 @@ extension EncodedChange {
             if header.hasDeclaration { header.skip(Int(header.varint()) + 8) }
             let opCount = header.varint()
             return (startCounter, startCounter + max(opCount, 1) - 1, wallTime)
+        }
+    }
+
+    /// The first counter of the change encoded in `bytes` (its header's
+    /// first field: what a log read for sending needs, without the rest).
+    /// - Precondition: `bytes` decoded as a change before.
+    static func startCounter(of bytes: ArraySlice<UInt8>) -> UInt64 {
+        bytes.withUnsafeBufferPointer { bytes in
+            var header = HeaderScan(bytes)
+            return header.varint()
         }
     }
 

@@ -263,10 +263,8 @@ struct ChangeLog: Sendable {
 
     private func change(at index: Int, bytes: ArraySlice<UInt8>, replica: ReplicaID) -> EncodedChange {
         let position = index + skipped
-        let header = EncodedChange.headerFields(of: bytes)
         return EncodedChange(
-            bytes: bytes, replica: replica, seq: firstSeq + UInt64(index), startCounter: header.startCounter,
-            endCounter: header.endCounter, wallTime: header.wallTime,
+            bytes: bytes, replica: replica, seq: firstSeq + UInt64(index), startCounter: EncodedChange.startCounter(of: bytes),
             signature: signatures.isEmpty ? nil : signatures[index],
             isAnchor: anchors[position / 64] >> UInt64(position % 64) & 1 == 1)
     }

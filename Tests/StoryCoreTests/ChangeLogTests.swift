@@ -51,7 +51,7 @@ import Testing
         for (change, range) in zip(changes, ranges) {
             let inBatch = EncodedChange(
                 bytes: batch[range], replica: change.replica, seq: change.seq, startCounter: change.startCounter,
-                endCounter: change.endCounter, wallTime: change.wallTime, signature: change.signature, isAnchor: change.isAnchor)
+                signature: change.signature, isAnchor: change.isAnchor)
             log.append(inBatch, within: Int.random(in: 0..<10, using: &random) == 0 ? [] : batch)
         }
     }
