@@ -219,7 +219,9 @@ public struct Change: Hashable, Sendable {
         guard opCount >= 1, opCount <= Change.maximumOperations, startCounter + UInt64(opCount) < Change.maximumCounter else {
             throw CodecError(.invalidValue, "a change has \(opCount) operations (1 to \(Change.maximumOperations))")
         }
-        operations = Operations()
+        // Read into the empty placeholder, a change has no operations to
+        // drop (assigning an empty value destroyed them all the same).
+        if !operations.isEmpty { operations = Operations() }
         operations.reserveCapacity(opCount)
         for _ in 0..<opCount { operations.append(try reader.readOperation(replicas: replicas)) }
         signature = nil

@@ -110,9 +110,9 @@ public struct Operations: RandomAccessCollection, Hashable, Sendable, Expressibl
     }
 
     /// Adds an operation at the end.
-    public mutating func append(_ operation: Operation) {
+    public mutating func append(_ operation: consuming Operation) {
         if count == 0 {
-            head = operation
+            head = consume operation
         } else {
             tail.append(operation)
         }

@@ -23,7 +23,10 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
     /// The empty vector, with room for `count` entries.
     init(minimumCapacity count: Int) {
         pairs = []
-        pairs.reserveCapacity(count)
+        // Not for none: reserving room for nothing still makes a new buffer
+        // (the empty array's is shared), and most changes read have no
+        // dependencies.
+        if count > 0 { pairs.reserveCapacity(count) }
     }
 
     /// A vector from explicit entries; zero entries are dropped.
