@@ -36,8 +36,10 @@ public struct Digest32: Hashable, Sendable, CustomStringConvertible {
 
 /// The cryptography documents need: SHA-256, Ed25519 verification and reading
 /// a certificate. StoryCore does no cryptography itself; the daemon provides
-/// the system OpenSSL's (StoryIdentity's `OpenSSLCrypto`).
-public protocol DocumentCrypto: Sendable {
+/// the system OpenSSL's (StoryIdentity's `OpenSSLCrypto`). A class: copying
+/// it (as every change received asks for it) is a reference count, where an
+/// existential of any type copied through its value witnesses.
+public protocol DocumentCrypto: AnyObject, Sendable {
     /// SHA-256 of `prefix` (when given) followed by `bytes`.
     func sha256(_ prefix: Digest32?, _ bytes: ArraySlice<UInt8>) -> Digest32
 

@@ -132,7 +132,7 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
         put(Row(key: key, brush: brush, isErased: false, rest: nil))
     }
 
-    private mutating func put(_ row: Row) -> StrokeEntry? {
+    private mutating func put(_ row: consuming Row) -> StrokeEntry? {
         let key = row.key
         // The usual case: the first or the newest key, at the end, in a new
         // chunk once the last is full (so that chunks filled in order stay
@@ -142,7 +142,7 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
         if lastChunk < 0 || chunks[lastChunk][chunks[lastChunk].count - 1].key < key {
             if lastChunk < 0 || chunks[lastChunk].count >= Self.maximumChunk { chunks.append([]) }
             makeRoom(inChunk: chunks.count - 1)
-            chunks[chunks.count - 1].append(row)
+            chunks[chunks.count - 1].append(consume row)
             count += 1
             return nil
         }
@@ -150,11 +150,11 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
         let (chunk, index) = position(of: key)!
         if chunks[chunk][index].key == key {
             let previous = chunks[chunk][index].entry
-            chunks[chunk][index] = row
+            chunks[chunk][index] = consume row
             return previous
         }
         makeRoom(inChunk: chunk)
-        chunks[chunk].insert(row, at: index)
+        chunks[chunk].insert(consume row, at: index)
         count += 1
         if chunks[chunk].count > Self.maximumChunk {
             // Both halves at their size: the lower one would keep the whole chunk's room.
