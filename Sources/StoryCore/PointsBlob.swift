@@ -335,16 +335,20 @@ public struct PointsBlob: Hashable, Sendable {
             let end = raw.count
             var position = 0
             // At most three bytes; nil past the end or for a longer one.
+            // Unrolled: seven of them per stroke received.
             @inline(__always) func varint() -> Int? {
-                var result = 0
-                for shift in stride(from: 0, through: 14, by: 7) {
-                    guard position < end else { return nil }
-                    let byte = Int(raw[position])
-                    position &+= 1
-                    result |= (byte & 0x7F) << shift
-                    if byte < 0x80 { return result }
-                }
-                return nil
+                guard position < end else { return nil }
+                let first = Int(raw[position])
+                position &+= 1
+                if first < 0x80 { return first }
+                guard position < end else { return nil }
+                let second = Int(raw[position])
+                position &+= 1
+                if second < 0x80 { return first & 0x7F | second << 7 }
+                guard position < end else { return nil }
+                let third = Int(raw[position])
+                position &+= 1
+                return third < 0x80 ? first & 0x7F | (second & 0x7F) << 7 | third << 14 : nil
             }
             guard let n = varint(), n > 0, n <= maximumCount, let x = varint(), x <= 65535, let y = varint(), y <= 65535,
                 let pressure = varint(), pressure <= 255
