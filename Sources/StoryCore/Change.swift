@@ -785,7 +785,7 @@ extension EncodedChange {
             hasDeclaration = version != 1 && bytes[1] & Change.Flag.declaration != 0
             position = version == 1 ? 1 : 2
             skip(8 * Int(varint()))
-            _ = varint()
+            skipVarint()
         }
 
         /// Inlined, with a one-byte value read at once: a call per field
@@ -811,6 +811,18 @@ extension EncodedChange {
                 result |= UInt64(byte & 0x7F) << shift
                 if byte < 0x80 { return result }
                 shift += 7
+            }
+        }
+
+        /// Steps over a varint (the sequence number, which the log knows)
+        /// without decoding it: a sequence number past 127 took the long read.
+        @inline(__always)
+        mutating func skipVarint() {
+            while true {
+                precondition(position < bytes.count, "a logged change's header no longer reads")
+                let byte = bytes[position]
+                position &+= 1
+                if byte < 0x80 { return }
             }
         }
 
