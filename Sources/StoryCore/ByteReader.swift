@@ -101,23 +101,21 @@ public struct ByteReader: Sendable {
     }
 
     /// Reads a 64-bit little-endian word.
-    public mutating func readFixed64() throws(CodecError) -> UInt64 {
-        guard remaining >= 8 else { throw truncated("a 64-bit word") }
-        // One load, not eight bounds-checked bytes (a replica table's ids, per change).
-        let start = position - base.startIndex
-        let value = base.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: start, as: UInt64.self) }
-        position += 8
-        return UInt64(littleEndian: value)
-    }
+    public mutating func readFixed64() throws(CodecError) -> UInt64 { try readWord("a 64-bit word") }
 
     /// Reads a 32-bit little-endian word.
-    public mutating func readFixed32() throws(CodecError) -> UInt32 {
-        guard remaining >= 4 else { throw truncated("a 32-bit word") }
-        // One load (a brush's colour and width, per stroke).
+    public mutating func readFixed32() throws(CodecError) -> UInt32 { try readWord("a 32-bit word") }
+
+    /// A little-endian word in one load, not a bounds-checked read per byte
+    /// (a replica table's ids per change, a brush's colour and width per stroke).
+    @inline(__always)
+    private mutating func readWord<Word: FixedWidthInteger>(_ what: String) throws(CodecError) -> Word {
+        let size = MemoryLayout<Word>.size
+        guard remaining >= size else { throw truncated(what) }
         let start = position - base.startIndex
-        let value = base.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: start, as: UInt32.self) }
-        position += 4
-        return UInt32(littleEndian: value)
+        let value = base.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: start, as: Word.self) }
+        position += size
+        return Word(littleEndian: value)
     }
 
     /// Reads a Float32 and rejects NaN and infinities.
