@@ -35,11 +35,16 @@ extension API {
         public let folder: String?
         /// The library document holding this node, when not the main library (it is in a shared folder).
         public let library: String?
+        /// Why an entry whose document is on this machine is unavailable all
+        /// the same: it was filed by someone never given that document to
+        /// share (a planted entry), so it grants nobody anything.
+        public let unavailable: String?
 
         public init(
             id: String, kind: String, name: String?, description: String?, parent: String, depth: Int, project: String?, createdAt: Int64,
-            updatedAt: Int64, inTrash: Bool, available: Bool?, folder: String? = nil, library: String? = nil
+            updatedAt: Int64, inTrash: Bool, available: Bool?, folder: String? = nil, library: String? = nil, unavailable: String? = nil
         ) {
+            self.unavailable = unavailable
             self.folder = folder
             self.library = library
             self.id = id

@@ -15,12 +15,58 @@ extension API {
         public let mode: String
         /// The role in the access list: owner, editor or reader.
         public let role: String
+        /// For a folder or the library: every document the peer has through
+        /// this share now (projects and the shared folders inside), exactly.
+        public let shared: [SharedDocument]?
+        /// For a folder or the library: what it lists that the peer was not
+        /// given, and why (a project this machine may only read, one not on
+        /// this machine, an entry filed by someone never given that project).
+        public let notShared: [NotShared]?
 
-        public init(project: String, peer: String, mode: String, role: String) {
+        public init(project: String, peer: String, mode: String, role: String, shared: [SharedDocument]? = nil, notShared: [NotShared]? = nil) {
             self.project = project
             self.peer = peer
             self.mode = mode
             self.role = role
+            self.shared = shared
+            self.notShared = notShared
+        }
+    }
+
+    /// A document a folder or library share gave the peer.
+    public struct SharedDocument: Codable, Sendable, Equatable {
+        public let document: String
+        /// `project` or `folder`.
+        public let kind: String
+        public let name: String?
+        /// Where it is listed (`Films/Shorts/Night Train`).
+        public let path: String?
+        /// The peer's role in it now: editor or reader (owner if it owns it).
+        public let role: String
+
+        public init(document: String, kind: String, name: String?, path: String?, role: String) {
+            self.document = document
+            self.kind = kind
+            self.name = name
+            self.path = path
+            self.role = role
+        }
+    }
+
+    /// An entry of a shared folder or library that the share did not give the peer.
+    public struct NotShared: Codable, Sendable, Equatable {
+        /// The document the entry names.
+        public let document: String
+        public let name: String?
+        public let path: String?
+        /// Why, in words.
+        public let reason: String
+
+        public init(document: String, name: String?, path: String?, reason: String) {
+            self.document = document
+            self.name = name
+            self.path = path
+            self.reason = reason
         }
     }
 

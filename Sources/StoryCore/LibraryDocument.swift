@@ -143,7 +143,7 @@ public struct LibraryDocument: Sendable {
     // MARK: - Reading
 
     /// The tree as shown.
-    public var view: LibraryView { LibraryView(state: state) }
+    public var view: LibraryView { LibraryView(state: state) { author(of: $0.replica) } }
 
     /// The children shown in a folder, in order.
     public func children(of folder: OpID) -> [OpID] { state.children(of: folder) }

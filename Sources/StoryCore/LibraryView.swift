@@ -14,7 +14,9 @@ public struct LibraryView: Hashable, Sendable {
     /// The node with that id, if shown.
     public func node(_ id: OpID) -> LibraryNodeView? { nodes.first { $0.id == id } }
 
-    init(state: LibraryState) {
+    /// - Parameter filer: the identity that signed the change creating a
+    ///   node (nil: unknown), recorded on project entries as `filedBy`.
+    init(state: LibraryState, filer: (OpID) -> PeerID? = { _ in nil }) {
         var result: [LibraryNodeView] = []
         for top in [OpID.root, .trash] {
             var stack: [(OpID, OpID, Int)] = state.children(of: top).reversed().map { ($0, top, 0) }
@@ -26,7 +28,8 @@ public struct LibraryView: Hashable, Sendable {
                     id: id, parent: parent, depth: depth, kind: node.kind,
                     name: id == .incoming ? (node.field(.name).string ?? "Incoming") : node.field(.name).string,
                     description: node.field(.description).string, document: node.document,
-                    createdAt: node.createdAt, updatedAt: node.updatedAt, isInTrash: top == .trash))
+                    createdAt: node.createdAt, updatedAt: node.updatedAt, isInTrash: top == .trash,
+                    filedBy: node.document == nil ? nil : filer(id)))
                 stack += children.reversed().map { ($0, id, depth + 1) }
             }
         }
@@ -49,4 +52,9 @@ public struct LibraryNodeView: Hashable, Sendable {
     public var createdAt: Int64
     public var updatedAt: Int64
     public var isInTrash: Bool
+    /// For an entry naming a document: who filed it (the identity that
+    /// signed the change creating the entry; nil when unknown). An entry
+    /// grants nothing by itself: a share expands it into access only when
+    /// this identity may share the document it names (docs/threat-model.md).
+    public var filedBy: PeerID? = nil
 }

@@ -298,7 +298,7 @@ public final class Daemon: Sendable {
                 }
                 let set = try await library.set()
                 if share.path == "library" {
-                    try await library.share(with: share.peer, role: mode.role)
+                    _ = try await library.share(with: share.peer, role: mode.role)
                 } else {
                     let place = try set.resolve(share.path)
                     if (place.node == .root && place.library != set.main) || set.node(place)?.kind == .folder {

@@ -39,7 +39,7 @@ struct Tree: ParsableCommand {
     static func line(_ node: API.LibraryNode, short: [String: String]) -> String {
         let indent = String(repeating: "  ", count: node.depth)
         if node.kind == "folder" { return "\(indent)\(text(node.name))/" + (node.folder != nil && node.library == nil ? "  (shared folder)" : "") }
-        let missing = node.available == false ? "  (not on this machine)" : ""
+        let missing = node.unavailable.map { "  (unavailable: \($0))" } ?? (node.available == false ? "  (not on this machine)" : "")
         let id = node.project.map { short[$0] ?? $0 } ?? "-"
         return "\(indent)\(text(node.name))  \(id)\(missing)"
     }

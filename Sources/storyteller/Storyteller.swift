@@ -605,10 +605,23 @@ struct Share: ParsableCommand {
         let names = Names(options)
         let resolved = try names.shareTarget(target)
         let peerID = try names.peer(peer)
-        _ = try options.call(API.Share.self, "PUT", "\(resolved.sharesPath)/\(segment(peerID))", body: API.SetShare(mode: readOnly ? "read-only" : "read-write"))
+        let share = try options.call(
+            API.Share.self, "PUT", "\(resolved.sharesPath)/\(segment(peerID))", body: API.SetShare(mode: readOnly ? "read-only" : "read-write"))
         guard !options.json else { return }
         let what = if case .folder = resolved { "folder \(target)" } else { target }
         print("shared \(what) with \(peer) (\(readOnly ? "read-only" : "read-write"))")
+        if let shared = share.shared {
+            let projects = shared.filter { $0.kind == "project" }.count
+            let folders = shared.count - projects
+            var parts = ["\(projects) project\(projects == 1 ? "" : "s")"]
+            if folders > 0 { parts.append("\(folders) folder\(folders == 1 ? "" : "s")") }
+            print("  it now has \(parts.joined(separator: " and ")) through it" + (shared.isEmpty ? "" : ":"))
+            for document in shared { print("    \(text(document.path ?? document.name))  (\(document.role))") }
+        }
+        if let notShared = share.notShared, !notShared.isEmpty {
+            print("  not shared:")
+            for entry in notShared { print("    \(text(entry.path ?? entry.name)): \(entry.reason)") }
+        }
     }
 }
 

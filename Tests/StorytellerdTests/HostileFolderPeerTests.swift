@@ -176,4 +176,95 @@ import Testing
         }
         #expect(try status(of: board, on: a)?.changes == status(of: board, on: c)?.changes)
     }
+
+    /// An editor of a shared folder files the id of the owner's private
+    /// project into the folder (one signed library change, which the folder's
+    /// access list lets it make). The entry grants nothing: it shows as
+    /// unavailable to the owner, and the owner's next shares of the folder
+    /// (with the planter, read-write, and with a third daemon, read-only)
+    /// share what the folder really holds and not the private project; each
+    /// share's answer lists exactly what was shared and names the planted
+    /// entry with why it was left.
+    @Test func aProjectFiledIntoASharedFolderByAnEditorWhoWasNeverGivenItIsSharedWithNobody() async throws {
+        let a = try await StartedDaemon.start(name: "a")
+        defer { a.stop() }
+        let c = try await StartedDaemon.start(name: "c")
+        defer { c.stop() }
+        let hostile = try Identity.generate(commonName: "hostile")
+        let h = hostile.peerID.description
+        try await ok(a, "peers", "add", try c.peerID(), "--address", "127.0.0.1:\(try c.port())", "--name", "c")
+        try await ok(c, "peers", "add", try a.peerID(), "--address", "127.0.0.1:\(try a.port())", "--name", "a")
+        try await ok(c, "peers", "set", try a.peerID(), "--auto-accept", "on")
+        try await ok(a, "peers", "add", h, "--name", "h")
+
+        try await ok(a, "folders", "create", "Shows")
+        let pitch = try await ok(a, "projects", "create", "Pitch", "--folder", "Shows")
+        let secret = try await ok(a, "projects", "create", "Secret diary")
+        try await ok(a, "share", "Shows", "h")
+        let tree = try #require(try await a.json("tree") as? [String: Any])
+        let entry = try #require((tree["nodes"] as? [[String: Any]] ?? []).first { $0["name"] as? String == "Shows" })
+        let folderText = try #require(entry["folder"] as? String)
+        let folder = try #require(DocumentID(folderText))
+        let secretID = try #require(DocumentID(secret))
+
+        // The planter takes its copy of the folder, as the editor it is, and files the private project into it.
+        let taken = try await ProtocolClient.session(to: try a.port(), as: hostile, group: Self.group) { peer in
+            let advertised = try await peer.expect("an advertise of the folder") {
+                if case .advertise(let ad) = $0 { ad.document == folder } else { false }
+            }
+            guard case .advertise(let ad) = advertised else { return [(EncodedChange, Change)]() }
+            #expect(ad.role == .editor)
+            try await peer.send(.advertise(.init(document: folder, kind: ad.kind, name: "", role: .editor, version: VersionVector())))
+            try await peer.expect("the folder's changes") { if case .changes(folder, _) = $0 { true } else { false } }
+            try await Task.sleep(for: .milliseconds(300))
+            return try peer.changes(of: folder)
+        }
+        var mine = LibraryDocument(id: folder, author: LocalAuthor(identity: try hostile.signingIdentity, nonce: 1)!)
+        try mine.apply(batch: ChangeBatch.encode(taken.map(\.0))[...])
+        #expect(mine.localRole == .editor)
+        let edit = try mine.edit(at: 9) { try $0.createProjectEntry(named: "Secret diary", document: secretID) }
+        let plant = try #require(edit.change)
+        let folderStatus = try status(of: folder.description, on: a)
+        let before = try #require(folderStatus).changes
+        let version = mine.versionVector
+        try await ProtocolClient.session(to: try a.port(), as: hostile, group: Self.group) { peer in
+            try await peer.expect("an advertise of the folder") { if case .advertise(let ad) = $0 { ad.document == folder } else { false } }
+            try await peer.send(.advertise(.init(document: folder, kind: 2, name: "", role: .editor, version: version)))
+            try await peer.send([plant], of: folder)
+            try await eventually("a stores the editor's change to the folder") { try status(of: folder.description, on: a)?.changes == before + 1 }
+        }
+
+        // The owner sees the planted entry, unavailable, and saying why.
+        let after = try #require(try await a.json("tree") as? [String: Any])
+        let planted = try #require((after["nodes"] as? [[String: Any]] ?? []).first { $0["project"] as? String == secret && $0["library"] != nil })
+        #expect(planted["available"] as? Bool == false)
+        #expect((planted["unavailable"] as? String)?.contains(String(h.prefix(7))) == true, "\(planted)")
+        let words = try await ok(a, "tree")
+        #expect(words.contains("Secret diary  ") && words.contains("unavailable: filed by"), "\(words)")
+
+        // The next shares of the folder share what it holds, and not the planted project.
+        for (peer, mode) in [(try c.peerID(), "read-only"), (h, "read-write")] {
+            let result = try await storyteller(["share", "Shows", peer, "--json", "--socket", a.socket] + (mode == "read-only" ? ["--read-only"] : []))
+            #expect(result.status == 0, "\(result.errors)")
+            let body = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
+            let shared = (body["shared"] as? [[String: Any]] ?? []).compactMap { $0["document"] as? String }
+            let left = body["notShared"] as? [[String: Any]] ?? []
+            #expect(shared == [pitch], "\(mode) share with \(peer.prefix(7)): \(body)")
+            #expect(left.count == 1 && left.first?["document"] as? String == secret, "\(body)")
+            #expect((left.first?["reason"] as? String)?.contains("never given it") == true, "\(body)")
+        }
+        let answer = try await ok(a, "share", "Shows", "c", "--read-only")
+        #expect(answer.contains("not shared:") && answer.contains("Secret diary"), "\(answer)")
+        // The private project stays private: a alone is its member.
+        let secretStatus = try status(of: secret, on: a)
+        let members = try #require(secretStatus).roles
+        #expect(members.isEmpty, "the private project is shared with \(members)")
+        // c receives the folder and Pitch (a positive marker), never the private project.
+        try await eventually("c receives Pitch") {
+            ((try await c.json("projects") as? [[String: Any]]) ?? []).contains { $0["id"] as? String == pitch }
+        }
+        let onC = (try await c.json("projects") as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        #expect(!onC.contains(secret))
+        #expect(try status(of: secret, on: c) == nil)
+    }
 }

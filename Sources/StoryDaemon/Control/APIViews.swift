@@ -84,8 +84,10 @@ extension API.LibraryNode {
             kind: node.kind == .folder || node.id == .incoming || folder != nil ? "folder" : "project", name: node.name,
             description: node.description, parent: parent, depth: depth, project: folder == nil ? node.document?.description : nil,
             createdAt: node.createdAt, updatedAt: node.updatedAt, inTrash: node.isInTrash,
-            available: node.document.map { documents.contains($0) }, folder: folder?.description,
-            library: library == set.main ? nil : library.description)
+            available: node.document.map { documents.contains($0) && !set.isPlanted(node) }, folder: folder?.description,
+            library: library == set.main ? nil : library.description,
+            unavailable: set.isPlanted(node)
+                ? "filed by \(node.filedBy.map(\.short) ?? "an unknown author"), who was never given it to share; it grants nothing" : nil)
     }
 
     /// A project in the virtual Incoming: on this machine, listed by no

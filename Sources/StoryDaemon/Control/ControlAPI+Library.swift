@@ -12,7 +12,7 @@ extension ControlAPI {
             let body = try await request.decode(API.CreateFolder.self, context: context)
             let name = try nodeName(body.name)
             let set = try await library.set()
-            let parent = try folderPlace(try set.resolve(body.parent ?? "root"), in: set)
+            let parent = try LibraryService.folder(try set.resolve(body.parent ?? "root"), in: set)
             if let index = body.index, index < 0 { throw APIError(.badRequest, "index must be 0 or more") }
             let id = try await library.edit(in: parent.library) { try $0.createFolder(named: name, in: parent.node, at: body.index) }
             return .json(try await node(LibraryPlace(library: parent.library, node: id)), status: .created)
@@ -69,8 +69,11 @@ extension ControlAPI {
             let place = try set.resolve(try context.parameter("node"))
             let peer = try await configuredPeer(try context.parameter("peer"))
             let mode = try await shareMode(request, context)
-            let folder = try await library.share(folder: place, with: peer, role: mode.role)
-            return .json(API.Share(project: folder.description, peer: peer.description, mode: mode.rawValue, role: mode.role.description))
+            let outcome = try await library.share(folder: place, with: peer, role: mode.role)
+            return .json(
+                API.Share(
+                    project: outcome.document.description, peer: peer.description, mode: mode.rawValue, role: mode.role.description,
+                    shared: outcome.shared, notShared: outcome.notShared))
         }
         routes.delete("library/nodes/:node/shares/:peer") { _, context in
             let set = try await library.set()
@@ -86,14 +89,6 @@ extension ControlAPI {
         }
     }
 
-    /// A place new things go in: a folder, the root, Incoming or a shared folder's root.
-    private func folderPlace(_ place: LibraryPlace, in set: LibrarySet) throws -> LibraryPlace {
-        guard place.node == .root || place.node == .incoming || set.node(place)?.kind == .folder else {
-            throw APIError(.badRequest, "\(set.path(of: place)) is not a folder")
-        }
-        return place
-    }
-
     /// The node an operation on `place` changes: a shared folder's root is
     /// changed through the entry that lists it.
     private func editable(_ place: LibraryPlace, in set: LibrarySet) throws -> LibraryPlace {
@@ -103,45 +98,9 @@ extension ControlAPI {
         return entry
     }
 
-    /// Moves a node into a folder (of the same library document or another:
-    /// into or out of a shared folder) or within its folder; a project in the
-    /// virtual Incoming is filed (given an entry).
+    /// Moves a node (or files a project from Incoming): `LibraryService.move(_:into:at:)`.
     func moveNode(_ reference: String, _ body: API.MoveNode) async throws -> API.LibraryNode {
-        let set = try await library.set()
-        if let index = body.index, index < 0 { throw APIError(.badRequest, "index must be 0 or more") }
-        if let project = DocumentID(reference.trimmingCharacters(in: .whitespaces)),
-            try await library.incoming().contains(where: { $0.id == project })
-        {
-            guard let folderText = body.folder else { throw APIError(.badRequest, "give 'folder' to file the project in") }
-            let folder = try folderPlace(try set.resolve(folderText), in: set)
-            let name = try await store.document(project).name ?? "Untitled"
-            let entry = try await library.edit(in: folder.library) {
-                try $0.createProjectEntry(named: name, document: project, in: folder.node, at: body.index)
-            }
-            try await shareWithMembers(of: folder.library, project)
-            return try await node(LibraryPlace(library: folder.library, node: entry))
-        }
-        let place = try editable(try set.resolve(reference), in: set)
-        if let folderText = body.folder {
-            let folder = try folderPlace(try set.resolve(folderText), in: set)
-            if folder.library == place.library {
-                try await library.edit(in: place.library) { try $0.move(place.node, to: folder.node, at: body.index) }
-                return try await node(place)
-            }
-            return try await node(try await library.move(place, acrossTo: folder, at: body.index))
-        }
-        guard let index = body.index else { throw APIError(.badRequest, "give 'folder' to move into, or 'index' to reorder") }
-        try await library.edit(in: place.library) { try $0.reorder(place.node, to: index) }
-        return try await node(place)
-    }
-
-    /// Shares a project just listed in a library document with its members.
-    /// - Throws: `APIError(.conflict)` when this daemon may not share it with them.
-    func shareWithMembers(of library: DocumentID, _ project: DocumentID) async throws {
-        let refused = try await self.library.propagate(from: library, documents: [project])
-        guard refused.isEmpty else {
-            throw APIError(.conflict, "the folder is shared, and this machine may not share that project with its members: \(refused.joined(separator: "; "))")
-        }
+        try await node(try await library.move(reference, into: body.folder, at: body.index))
     }
 
     func node(_ place: LibraryPlace) async throws -> API.LibraryNode {

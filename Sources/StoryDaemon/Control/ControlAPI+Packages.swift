@@ -235,8 +235,7 @@ extension ControlAPI {
         let title = document.view.title ?? opened.manifest.title
         if result.isNew {
             do {
-                try await library.edit(in: folder.library) { try $0.createProjectEntry(named: title ?? "Untitled", document: id, in: folder.node) }
-                try await shareWithMembers(of: folder.library, id)
+                try await library.file(id, named: title ?? "Untitled", in: folder)
             } catch {
                 // The project is stored (it shows in Incoming); only its filing failed: say both.
                 let reason = (error as? APIError)?.error.message ?? "\(error)"

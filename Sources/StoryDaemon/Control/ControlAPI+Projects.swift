@@ -75,8 +75,7 @@ extension ControlAPI {
         let now = clock.milliseconds
         let id = try await store.createDocument(kind: .project, name: name, at: now)
         _ = try await store.editProject(id, at: now) { try $0.set(.title, to: .string(name)) }
-        try await library.edit(in: folder.library) { try $0.createProjectEntry(named: name, document: id, in: folder.node) }
-        try await shareWithMembers(of: folder.library, id)
+        try await library.file(id, named: name, in: folder)
         return id
     }
 
@@ -85,8 +84,7 @@ extension ControlAPI {
         let folder = try await folderForNewProject(body.folder)
         let id = try await store.copyProject(source, name: name, at: clock.milliseconds)
         let title = try await store.document(id).name ?? "Untitled"
-        try await library.edit(in: folder.library) { try $0.createProjectEntry(named: title, document: id, in: folder.node) }
-        try await shareWithMembers(of: folder.library, id)
+        try await library.file(id, named: title, in: folder)
         return id
     }
 

@@ -59,9 +59,11 @@ extension ControlAPI {
         routes.put("library/shares/:peer") { request, context in
             let peer = try await configuredPeer(try context.parameter("peer"))
             let mode = try await shareMode(request, context)
-            try await library.share(with: peer, role: mode.role)
+            let outcome = try await library.share(with: peer, role: mode.role)
             return .json(
-                API.Share(project: try await library.id().description, peer: peer.description, mode: mode.rawValue, role: mode.role.description))
+                API.Share(
+                    project: outcome.document.description, peer: peer.description, mode: mode.rawValue, role: mode.role.description,
+                    shared: outcome.shared, notShared: outcome.notShared))
         }
         routes.delete("library/shares/:peer") { _, context in
             let peer = try peerID(try context.parameter("peer"))

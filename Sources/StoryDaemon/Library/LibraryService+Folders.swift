@@ -33,7 +33,7 @@ extension LibraryService {
         }
         let name = node.name ?? "Folder"
         let folder = try await store.createDocument(kind: .library, name: name, at: clock.milliseconds)
-        let subtree = Self.subtree(of: place.node, in: view)
+        let subtree = Self.subtree(of: place.node, in: place.library, of: set)
         try await edit(in: folder) { editor in try Self.copy(subtree, from: place.node, into: .root, with: &editor) }
         let index = view.children(of: node.parent).firstIndex { $0.id == place.node }
         try await edit(in: place.library) { editor in
@@ -47,10 +47,14 @@ extension LibraryService {
     }
 
     /// The nodes inside a folder, in display order (parents before children).
-    private static func subtree(of folder: OpID, in view: LibraryView) -> [Copied] {
+    /// Planted entries (`LibrarySet.isPlanted`) are left out: a copy made
+    /// here is filed by this daemon, so copying one would launder it into an
+    /// entry that shares what its planter was never given.
+    private static func subtree(of folder: OpID, in library: DocumentID, of set: LibrarySet) -> [Copied] {
+        guard let view = set.views[library] else { return [] }
         var inside: Set<OpID> = [folder]
         var result: [Copied] = []
-        for node in view.nodes where inside.contains(node.parent) {
+        for node in view.nodes where inside.contains(node.parent) && !set.isPlanted(node) {
             inside.insert(node.id)
             result.append(
                 Copied(
@@ -86,8 +90,10 @@ extension LibraryService {
         let members = try await store.members(of: library).filter { $0.peer != me && $0.role >= .reader }
         guard !members.isEmpty else { return [] }
         let set = try await set()
+        // Only what the library lists through entitled entries: a planted entry grants nothing.
+        let entitled = Set(set.listed(in: library))
         var targets: [DocumentID] = []
-        for document in documents ?? set.listed(in: library) {
+        for document in documents ?? set.listed(in: library) where entitled.contains(document) {
             targets.append(document)
             if set.isFolder(document) { targets += set.listed(in: document) }
         }
@@ -113,29 +119,21 @@ extension LibraryService {
         return refused
     }
 
-    /// Shares a folder (making it a shared folder if it is not one) and every
-    /// document in it with `peer`.
-    /// - Throws: `APIError(.conflict)` listing what this daemon may not share
-    ///   (nothing is shared then), `.badRequest` for something not a folder.
-    @discardableResult
-    func share(folder place: LibraryPlace, with peer: PeerID, role: Role) async throws -> DocumentID {
+    /// What a folder or library share gave a peer, exactly, and what it did not.
+    struct ShareOutcome: Sendable {
+        var document: DocumentID
+        var shared: [API.SharedDocument]
+        var notShared: [API.NotShared]
+    }
+
+    /// Shares a folder (making it a shared folder if it is not one) and what
+    /// it lists with `peer`: each project and shared folder in it that this
+    /// daemon may share and whose entry was filed by someone who may share
+    /// it. The rest is left and named in the answer, with why.
+    /// - Throws: `.badRequest` for something not a folder, `.forbidden` if
+    ///   this daemon may not share the folder.
+    func share(folder place: LibraryPlace, with peer: PeerID, role: Role) async throws -> ShareOutcome {
         let set = try await set()
-        var refused: [String] = []
-        let contents = place.node == .root && place.library != set.main
-            ? set.listed(in: place.library) : Self.listed(under: place, in: set)
-        for (document, record, localRole, legacy) in try await store.shareability(of: contents) {
-            guard let record else { continue }
-            if legacy {
-                refused.append("\(record.name ?? document.description) (made before signed authorship: share a copy)")
-            } else if localRole < .editor {
-                refused.append("\(record.name ?? document.description) (this machine is a \(localRole) of it)")
-            }
-        }
-        guard refused.isEmpty else {
-            throw APIError(
-                .conflict,
-                "the folder holds what this machine may not share with \(peer.short): \(refused.joined(separator: "; ")); move it out first")
-        }
         let folder = try await folderDocument(for: place, in: set)
         let previous = try await store.members(of: folder).first { $0.peer == peer }?.role ?? .none
         let now = clock.milliseconds
@@ -151,20 +149,55 @@ extension LibraryService {
             try await lower(listed, for: peer, to: role, leaving: [folder])
         }
         try await propagate(from: folder)
-        logger.info("shared folder \(set.path(of: place)) with \(peer.short) as \(role)")
-        return folder
+        let outcome = try await outcome(of: LibraryPlace(library: folder, node: .root), for: peer)
+        logger.info(
+            "shared folder \(set.path(of: place)) with \(peer.short) as \(role): \(outcome.shared.count) document(s), \(outcome.notShared.count) left out")
+        return outcome
     }
 
-    /// Documents listed under a folder that is not (yet) a folder document.
-    private static func listed(under place: LibraryPlace, in set: LibrarySet) -> [DocumentID] {
-        guard let view = set.views[place.library] else { return [] }
-        var result: [DocumentID] = []
-        for node in subtree(of: place.node, in: view) {
-            guard let document = node.document else { continue }
-            result.append(document)
-            if set.isFolder(document) { result += set.listed(in: document) }
+    /// What `peer` has of what a folder lists, and why it lacks the rest.
+    func outcome(of place: LibraryPlace, for peer: PeerID) async throws -> ShareOutcome {
+        let set = try await set()
+        var roles: [DocumentID: Role] = [:]
+        for member in try await store.members() where member.peer == peer { roles[member.document] = member.role }
+        let entries = set.entries(under: place)
+        let documents = entries.compactMap(\.node.document)
+        var facts: [DocumentID: (record: DocumentRecord?, role: Role, isLegacy: Bool)] = [:]
+        for fact in try await store.shareability(of: Array(Set(documents))) { facts[fact.id] = (fact.record, fact.role, fact.isLegacy) }
+        var shared: [API.SharedDocument] = []
+        var notShared: [API.NotShared] = []
+        var seen: Set<DocumentID> = []
+        for (library, node) in entries {
+            guard let document = node.document, seen.insert(document).inserted else { continue }
+            let path = set.path(of: LibraryPlace(library: library, node: node.id))
+            let name = node.name
+            let role = roles[document] ?? .none
+            if !set.isEntitled(node) {
+                let reason: String
+                if facts[document]?.record == nil {
+                    reason = "not on this machine"
+                } else if node.filedBy == set.local {
+                    reason = facts[document]?.isLegacy == true
+                        ? "made before signed authorship: share a copy" : "this machine may only read it (its owner or an editor can share it)"
+                } else {
+                    reason = "filed here by \(node.filedBy.map(\.short) ?? "an unknown author"), who was never given it to share"
+                }
+                notShared.append(API.NotShared(document: document.description, name: name, path: path, reason: reason))
+            } else if role > .none {
+                shared.append(
+                    API.SharedDocument(
+                        document: document.description, kind: set.isFolder(document) ? "folder" : "project", name: name, path: path,
+                        role: role.description))
+            } else {
+                let localRole = facts[document]?.role ?? .none
+                let reason = facts[document]?.record == nil ? "not on this machine"
+                    : facts[document]?.isLegacy == true ? "made before signed authorship: share a copy"
+                    : localRole < .editor ? "this machine may only read it (its owner or an editor can share it)"
+                    : "it could not be shared (see the daemon's log)"
+                notShared.append(API.NotShared(document: document.description, name: name, path: path, reason: reason))
+            }
         }
-        return result
+        return ShareOutcome(document: place.library, shared: shared, notShared: notShared)
     }
 
     /// Stops sharing a shared folder with `peer`, and the documents in it this
@@ -243,11 +276,16 @@ extension LibraryService {
     /// the old place's (unless they have another reason to have it).
     func move(_ place: LibraryPlace, acrossTo target: LibraryPlace, at index: Int?) async throws -> LibraryPlace {
         let set = try await set()
-        guard let node = set.node(place), let view = set.views[place.library] else { throw APIError(.notFound, "no such library node") }
+        guard let node = set.node(place) else { throw APIError(.notFound, "no such library node") }
+        guard !set.isPlanted(node) else {
+            throw APIError(
+                .forbidden,
+                "\(node.name ?? "that entry") was filed by \(node.filedBy.map(\.short) ?? "an unknown author"), who may not share that project; it cannot be moved, only deleted")
+        }
         let copied = Copied(
             id: node.id, parent: node.parent, isFolder: node.kind == .folder, name: node.name, description: node.description,
             document: node.document)
-        let inside = Self.subtree(of: place.node, in: view)
+        let inside = Self.subtree(of: place.node, in: place.library, of: set)
         let created: OpID? = try await edit(in: target.library) { editor in
             let copy: OpID
             if copied.isFolder {

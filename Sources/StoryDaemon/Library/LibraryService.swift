@@ -98,30 +98,23 @@ actor LibraryService {
         logger.info("received \(kind) \(document) (\(name)) from \(peer)")
     }
 
-    /// Shares the library and every project it lists with `peer`.
-    /// - Throws: `APIError(.conflict)` listing the projects this daemon
-    ///   may not share (nothing is shared then), `.forbidden` if it may not.
-    func share(with peer: PeerID, role: Role) async throws {
+    /// Shares the library and what it lists with `peer`: every project and
+    /// shared folder this daemon may share whose entry was filed by someone
+    /// who may share it; the rest is left and named in the answer.
+    /// - Throws: `.forbidden` if this daemon may not share the library.
+    func share(with peer: PeerID, role: Role) async throws -> ShareOutcome {
         let library = try id()
         let projects = try await listedDocuments()
-        var refused: [String] = []
+        var shareable: [DocumentID] = []
         for record in projects {
             let localRole = try await store.localRole(of: record.id)
             let legacy = record.kind == .project ? try await store.project(record.id).isLegacy : false
             let current = try await store.members(of: record.id).first { $0.peer == peer }?.role ?? .none
-            if legacy {
-                refused.append("\(record.name ?? record.id.description) (made before signed authorship: share a copy)")
-            } else if localRole < .editor || (localRole == .editor && current > role) {
-                refused.append("\(record.name ?? record.id.description) (this machine is a \(localRole) of it)")
-            }
-        }
-        guard refused.isEmpty else {
-            throw APIError(
-                .conflict,
-                "the library lists project(s) this machine may not share with \(peer.short): \(refused.joined(separator: "; ")); move them out of the library first")
+            // An editor cannot lower what the owner gave: that one keeps what it has.
+            if !legacy && (localRole == .owner || (localRole == .editor && current <= role)) { shareable.append(record.id) }
         }
         let now = clock.milliseconds
-        let ids = projects.map(\.id)
+        let ids = shareable
         // One transaction for the library and all its projects (one disk sync, not one each).
         try await store.batch { store in
             try store.share(library, with: peer, role: role, at: now)
@@ -129,7 +122,9 @@ actor LibraryService {
                 try store.share(id, with: peer, role: role, at: now)
             }
         }
-        logger.info("shared the library and \(projects.count) project(s) with \(peer.short) as \(role)")
+        let outcome = try await outcome(of: LibraryPlace(library: library, node: .root), for: peer)
+        logger.info("shared the library with \(peer.short) as \(role): \(outcome.shared.count) document(s), \(outcome.notShared.count) left out")
+        return outcome
     }
 
     /// Stops sharing the library with `peer`, and the projects it lists that
@@ -175,6 +170,61 @@ actor LibraryService {
         }
     }
 
+    /// Files a project in a folder (a new entry there) and shares it with the
+    /// members of the library document holding the folder.
+    /// - Throws: `APIError(.conflict)` when this daemon may not share it with
+    ///   them (the entry stays: the project is filed, and private).
+    @discardableResult
+    func file(_ project: DocumentID, named name: String, in folder: LibraryPlace, at index: Int? = nil) async throws -> OpID {
+        let entry = try await edit(in: folder.library) { try $0.createProjectEntry(named: name, document: project, in: folder.node, at: index) }
+        let refused = try await propagate(from: folder.library, documents: [project])
+        guard refused.isEmpty else {
+            throw APIError(.conflict, "the folder is shared, and this machine may not share that project with its members: \(refused.joined(separator: "; "))")
+        }
+        return entry
+    }
+
+    /// Moves a node into a folder (of the same library document or another:
+    /// into or out of a shared folder) or within its folder; a project in the
+    /// virtual Incoming (named by its id) is filed (given an entry).
+    /// - Returns: where the node is now.
+    /// - Throws: `APIError` for a reference that names nothing or several
+    ///   things, a target that is not a folder, or a refused edit.
+    func move(_ reference: String, into folderReference: String?, at index: Int?) async throws -> LibraryPlace {
+        let set = try await set()
+        if let index, index < 0 { throw APIError(.badRequest, "index must be 0 or more") }
+        if let project = DocumentID(reference.trimmingCharacters(in: .whitespaces)), try await incoming().contains(where: { $0.id == project }) {
+            guard let folderReference else { throw APIError(.badRequest, "give 'folder' to file the project in") }
+            let folder = try Self.folder(try set.resolve(folderReference), in: set)
+            let name = try await store.document(project).name ?? "Untitled"
+            return LibraryPlace(library: folder.library, node: try await file(project, named: name, in: folder, at: index))
+        }
+        let resolved = try set.resolve(reference)
+        guard let place = set.entry(for: resolved) else {
+            throw APIError(.badRequest, "\(set.path(of: resolved)) was shared with this machine; it is not in a library here to change it")
+        }
+        if let folderReference {
+            let folder = try Self.folder(try set.resolve(folderReference), in: set)
+            if folder.library == place.library {
+                try await edit(in: place.library) { try $0.move(place.node, to: folder.node, at: index) }
+                return place
+            }
+            return try await move(place, acrossTo: folder, at: index)
+        }
+        guard let index else { throw APIError(.badRequest, "give 'folder' to move into, or 'index' to reorder") }
+        try await edit(in: place.library) { try $0.reorder(place.node, to: index) }
+        return place
+    }
+
+    /// A place new things go in: a folder, the root, Incoming or a shared folder's root.
+    /// - Throws: `APIError(.badRequest)` for anything else.
+    static func folder(_ place: LibraryPlace, in set: LibrarySet) throws -> LibraryPlace {
+        guard place.node == .root || place.node == .incoming || set.node(place)?.kind == .folder else {
+            throw APIError(.badRequest, "\(set.path(of: place)) is not a folder")
+        }
+        return place
+    }
+
     /// Every library document here (see `LibrarySet`).
     func set() async throws -> LibrarySet {
         let main = try id()
@@ -187,6 +237,8 @@ actor LibraryService {
             folders[record.id] = LibrarySet.Folder(
                 name: record.name ?? "Shared folder", owner: document.owner, role: document.localRole, deletedAt: document.deletedAt)
         }
-        return LibrarySet(main: main, views: views, folders: folders)
+        var sharers: [DocumentID: Set<PeerID>] = [:]
+        for member in try await store.members() where member.role >= .editor { sharers[member.document, default: []].insert(member.peer) }
+        return LibrarySet(main: main, views: views, folders: folders, sharers: sharers, local: store.peerID)
     }
 }

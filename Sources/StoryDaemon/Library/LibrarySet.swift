@@ -37,16 +37,29 @@ struct LibrarySet: Sendable {
 
     /// Where each folder document is listed (its first live entry), if anywhere.
     let mounts: [DocumentID: LibraryPlace]
+    /// Who may share each document here: its owner and editors, by its access list.
+    let sharers: [DocumentID: Set<PeerID>]
+    /// This daemon's identity.
+    let local: PeerID
 
-    init(main: DocumentID, views: [DocumentID: LibraryView], folders: [DocumentID: Folder]) {
+    /// - Parameter sharers: each document's owner and editors (a document
+    ///   missing here has none: no entry naming it is entitled).
+    init(
+        main: DocumentID, views: [DocumentID: LibraryView], folders: [DocumentID: Folder], sharers: [DocumentID: Set<PeerID>],
+        local: PeerID
+    ) {
         self.main = main
+        self.local = local
         self.views = views
         self.folders = folders
+        self.sharers = sharers
         var mounts: [DocumentID: LibraryPlace] = [:]
         // An entry in the trash still lists its folder (a deleted shared folder is mounted where its entry is).
         for (library, view) in views.sorted(by: { $0.key == main ? true : $1.key == main ? false : $0.key < $1.key }) {
             for node in view.nodes.sorted(by: { !$0.isInTrash && $1.isInTrash }) {
-                guard let document = node.document, folders[document] != nil, document != library, mounts[document] == nil else { continue }
+                guard let document = node.document, folders[document] != nil, document != library, mounts[document] == nil,
+                    Self.isEntitled(node, sharers: sharers)
+                else { continue }
                 mounts[document] = LibraryPlace(library: library, node: node.id)
             }
         }
@@ -61,6 +74,51 @@ struct LibrarySet: Sendable {
     /// Folder documents listed nowhere here and deleted for everyone: shown in the trash.
     var deletedTopLevelFolders: [DocumentID] {
         folders.keys.filter { mounts[$0] == nil && folders[$0]!.deletedAt != nil }.sorted { (folders[$0]!.name, $0) < (folders[$1]!.name, $1) }
+    }
+
+    /// Whether an entry may be expanded into access: whoever filed it may
+    /// share the document it names (its owner or an editor, by that
+    /// document's access list here). A library entry grants nothing by
+    /// itself: an editor of a shared folder who files the id of a project it
+    /// was never given (a planted entry) gets nothing when the folder is
+    /// shared next, and the entry shows as unavailable, to its owner too.
+    func isEntitled(_ node: LibraryNodeView) -> Bool { Self.isEntitled(node, sharers: sharers) }
+
+    private static func isEntitled(_ node: LibraryNodeView, sharers: [DocumentID: Set<PeerID>]) -> Bool {
+        guard let document = node.document, let filer = node.filedBy else { return false }
+        return sharers[document]?.contains(filer) == true
+    }
+
+    /// Whether an entry names a document here that whoever filed it was never
+    /// given the right to share (another's private project, filed into a
+    /// shared folder by an editor of the folder): shown as unavailable,
+    /// never expanded into access, never copied when its folder is.
+    /// Entries this daemon filed are its user's own doing and show as usual.
+    func isPlanted(_ node: LibraryNodeView) -> Bool {
+        guard let document = node.document, sharers[document] != nil else { return false }
+        return !isEntitled(node) && node.filedBy != local
+    }
+
+    /// Every entry naming a document under a place (a folder node, or a
+    /// folder document's root), walking into the shared folders it lists
+    /// through entitled entries only; entries in the trash are left out.
+    func entries(under place: LibraryPlace) -> [(library: DocumentID, node: LibraryNodeView)] {
+        var result: [(DocumentID, LibraryNodeView)] = []
+        var seen: Set<DocumentID> = [place.library]
+        var queue: [LibraryPlace] = [place]
+        while let next = queue.popLast() {
+            guard let view = views[next.library] else { continue }
+            var inside: Set<OpID> = [next.node]
+            for node in view.nodes where !node.isInTrash && inside.contains(node.parent) {
+                inside.insert(node.id)
+                guard let document = node.document else { continue }
+                result.append((next.library, node))
+                if isFolder(document), isEntitled(node), seen.insert(document).inserted {
+                    queue.append(LibraryPlace(library: document, node: .root))
+                }
+            }
+        }
+        return result
     }
 
     /// Whether a document is a shared folder here.
@@ -154,13 +212,15 @@ struct LibrarySet: Sendable {
     }
 
     /// The documents a library document lists (entries not in its trash), and
-    /// recursively those of the shared folders it lists.
+    /// recursively those of the shared folders it lists: only entries that
+    /// are entitled (`isEntitled`), so a planted entry is never expanded
+    /// into access, whoever shares the folder.
     func listed(in library: DocumentID) -> [DocumentID] {
         var result: [DocumentID] = []
         var seen: Set<DocumentID> = [library]
         var queue = [library]
         while let next = queue.popLast() {
-            for node in views[next]?.nodes ?? [] where !node.isInTrash {
+            for node in views[next]?.nodes ?? [] where !node.isInTrash && isEntitled(node) {
                 guard let document = node.document, seen.insert(document).inserted else { continue }
                 result.append(document)
                 if isFolder(document) { queue.append(document) }
@@ -171,6 +231,7 @@ struct LibrarySet: Sendable {
 
     /// The library documents that list a document (directly).
     func libraries(listing document: DocumentID) -> [DocumentID] {
-        views.compactMap { library, view in view.nodes.contains { !$0.isInTrash && $0.document == document } ? library : nil }.sorted()
+        views.compactMap { library, view in view.nodes.contains { !$0.isInTrash && $0.document == document && isEntitled($0) } ? library : nil }
+            .sorted()
     }
 }
