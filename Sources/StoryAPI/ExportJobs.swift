@@ -86,6 +86,9 @@ extension API {
         public var shots: Int?
         /// Media the file refers to that the client fetches beside it (EDL, FCPXML): shot stills and sounds.
         public var media: [ExportMedia]?
+        /// What the file leaves out and why, in words (a sound whose bytes are
+        /// not a sound, a picture not received yet): the export is made all the same.
+        public var notes: [String]?
 
         public init(id: String, kind: String, project: String, state: String, progress: Double, contentType: String, fileName: String) {
             self.id = id

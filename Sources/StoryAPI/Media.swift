@@ -5,8 +5,13 @@ extension API {
         public var blob: String
         public var type: String
         public var bytes: UInt64
-        /// `complete`, `partial` or `missing` on this daemon.
+        /// `complete`, `partial` or `missing` on this daemon for this project
+        /// (`missing` too while bytes held for another project were not yet
+        /// received for this one), or `kept-aside`: bytes that are no picture
+        /// or sound, or not the type the project names (`problem` says which).
         public var state: String
+        /// Why a `kept-aside` blob is not used.
+        public var problem: String?
         /// Bytes held here (all of them when complete).
         public var heldBytes: UInt64
         /// Where it is used: `1-2 sound`, `2-1 layer Plate`.
@@ -14,7 +19,10 @@ extension API {
         /// Peers known to hold it (peer ids).
         public var peers: [String]
 
-        public init(blob: String, type: String, bytes: UInt64, state: String, heldBytes: UInt64, usedBy: [String], peers: [String]) {
+        public init(
+            blob: String, type: String, bytes: UInt64, state: String, heldBytes: UInt64, usedBy: [String], peers: [String], problem: String? = nil
+        ) {
+            self.problem = problem
             self.blob = blob
             self.type = type
             self.bytes = bytes

@@ -46,6 +46,9 @@ extension API {
         public let autoAccept: Bool
         /// While connected: the other end's address, and whether this daemon dialed it (`out`) or it dialed in (`in`).
         public let connection: Connection?
+        /// How many of its offers waiting for a user were dropped, oldest
+        /// first, to keep at most 200 per peer (absent: none).
+        public let offersDropped: Int?
 
         public struct Connection: Codable, Sendable {
             public let address: String
@@ -71,8 +74,9 @@ extension API {
         public init(
             id: String, name: String?, address: String?, addresses: [String]? = nil, state: String, connected: Bool, paused: Bool,
             added: Int64, lastSeen: Int64?, lastAddress: String?, announcedName: String? = nil, connection: Connection? = nil,
-            autoAccept: Bool = true, pausedByPeer: Bool = false
+            autoAccept: Bool = true, pausedByPeer: Bool = false, offersDropped: Int? = nil
         ) {
+            self.offersDropped = offersDropped
             self.pausedByPeer = pausedByPeer
             self.autoAccept = autoAccept
             self.id = id

@@ -119,6 +119,20 @@ struct SnapshotReader {
         guard Checksum.of(body) == expected else {
             throw CodecError(.invalidValue, "snapshot checksum mismatch: the bytes are corrupted")
         }
+        try self.init(body: body)
+    }
+
+    /// Reads the header (through the authorship) from the first bytes of a
+    /// snapshot that has not all arrived: the checksum, at the end, is not
+    /// checked, so what it says is only a claim, to check again once whole.
+    /// - Throws: `CodecError(.truncated)` while the header has not all arrived.
+    init(prefix bytes: ArraySlice<UInt8>) throws(CodecError) {
+        guard bytes.count >= 4 else { throw CodecError(.truncated, "the snapshot's magic has not arrived") }
+        guard Array(bytes.prefix(4)) == SnapshotFormat.magic else { throw CodecError(.badMagic, "not a Storyteller snapshot") }
+        try self.init(body: bytes)
+    }
+
+    private init(body: ArraySlice<UInt8>) throws(CodecError) {
         reader = ByteReader(body)
         _ = try reader.readSlice(count: 4)
         let version = try reader.readVarint()
@@ -309,15 +323,36 @@ public struct SnapshotSummary: Sendable, Hashable {
     public var isLibrary: Bool
     /// The changes the snapshot covers.
     public var version: VersionVector
+    /// The access list the snapshot carries.
+    var access: AccessList
 
     /// Reads the header of snapshot bytes.
     /// - Throws: `CodecError` if they are not a valid snapshot.
     public init(reading bytes: [UInt8]) throws(CodecError) {
-        let header = try SnapshotReader(bytes).header
+        self.init(try SnapshotReader(bytes).header)
+    }
+
+    /// Reads the header from the first bytes of a snapshot still arriving
+    /// (its checksum, at the end, unchecked): enough to refuse at once a
+    /// snapshot whose access list does not let its sender send it, before
+    /// the rest is held.
+    /// - Throws: `CodecError(.truncated)` while the header (with its
+    ///   authorship) has not all arrived; another `CodecError` for bytes
+    ///   that are no snapshot.
+    public init(readingPrefix bytes: ArraySlice<UInt8>) throws(CodecError) {
+        self.init(try SnapshotReader(prefix: bytes).header)
+    }
+
+    private init(_ header: SnapshotHeader) {
         document = header.document
         isLibrary = header.kind == .library
         version = header.versionVector
+        access = header.access
     }
+
+    /// A peer's role in the access list the snapshot carries (its claim:
+    /// merging checks it against the owner binding, authors and chains).
+    public func role(of peer: PeerID) -> Role { access.role(of: peer) }
 }
 
 // MARK: - Authorship

@@ -126,6 +126,7 @@ public final class Daemon: Sendable {
             throw Failure(opening: error)
         }
         var syncConfiguration = SyncConfiguration(name: name)
+        syncConfiguration.scratchDirectory = paths.temporaryDirectory + "/snapshots"
         syncConfiguration.acceptsOfferedDocuments = settings.acceptShares
         for peer in settings.peers {
             if let autoAccept = peer.autoAccept { syncConfiguration.acceptsOffers[peer.id] = autoAccept }

@@ -245,6 +245,26 @@ enum Schema {
                 -- sorted in memory: an index by counter cost 8 % of the log's size.
                 DROP INDEX changes_by_counter;
                 """),
+        Migration(
+            id: "2026-12-06-blob-reference-proofs",
+            sql: """
+                -- Knowing a hash grants nothing (docs/protocol.md, "Blobs"): a
+                -- reference is `proven` for its document once the bytes reached
+                -- this daemon through that document (uploaded into it, carried by
+                -- a package of it, or fetched over it from a peer that served them
+                -- for it); only then are they served to the document's members.
+                -- References recorded before this are taken as proven (they were
+                -- served so far, and nothing says who made them).
+                ALTER TABLE blob_refs ADD COLUMN proven INTEGER NOT NULL DEFAULT 0 CHECK (proven IN (0, 1));
+                UPDATE blob_refs SET proven = 1;
+                """),
+        Migration(
+            id: "2026-12-07-offers-dropped",
+            sql: """
+                -- Offers kept for a user are bounded per peer (the oldest dropped
+                -- first); how many of a peer's were dropped is kept to be shown.
+                ALTER TABLE peers ADD COLUMN offers_dropped INTEGER NOT NULL DEFAULT 0;
+                """),
     ]
 
     /// Applies the migrations the database lacks, each in its own transaction.

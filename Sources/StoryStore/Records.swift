@@ -39,6 +39,12 @@ public struct DocumentRecord: Hashable, Sendable {
     /// The peer this document was taken from, while its founding change has
     /// not arrived yet (it is synced with that peer until then).
     public var origin: String?
+
+    /// Taken from a peer, its founding change not arrived (or not checked
+    /// out) yet: an offer of a name, not a project. Listings leave it out
+    /// until it is founded (a peer that offers 10,000 made-up projects
+    /// shows none of them).
+    public var isAwaitingFounding: Bool { origin != nil }
 }
 
 extension DocumentRecord {
@@ -89,11 +95,15 @@ public struct PeerRecord: Hashable, Sendable {
     public var lastAddress: String?
     /// The name it gave itself in its last hello (its `--name`); kept when it disconnects.
     public var announcedName: String?
+    /// Its offers dropped, oldest first, to keep at most
+    /// `StoreOptions.maximumOffersPerPeer` waiting for a user.
+    public var offersDropped: Int = 0
 
     public init(
         id: PeerID, name: String? = nil, address: String? = nil, otherAddresses: [String] = [], state: State, added: Int64,
-        lastSeen: Int64? = nil, lastAddress: String? = nil, announcedName: String? = nil
+        lastSeen: Int64? = nil, lastAddress: String? = nil, announcedName: String? = nil, offersDropped: Int = 0
     ) {
+        self.offersDropped = offersDropped
         self.id = id
         self.name = name
         self.address = address

@@ -91,6 +91,14 @@ extension Store {
         try database.recordOffer(OfferRecord(document: document, peer: peer, kind: kind, name: name, received: time))
     }
 
+    /// Drops a peer's oldest offers beyond `maximumOffersPerPeer` (they are
+    /// counted on its record).
+    /// - Returns: how many were dropped.
+    @discardableResult
+    public func pruneOffers(from peer: PeerID) throws -> Int {
+        try database.pruneOffers(from: peer, keeping: options.maximumOffersPerPeer)
+    }
+
     /// Offers kept for a user to decide (not declined), oldest first.
     public func offers() throws -> [OfferRecord] { try database.offers() }
 

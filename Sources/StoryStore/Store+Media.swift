@@ -33,6 +33,42 @@ extension Store {
     public func documents(referencing hash: BlobHash) throws -> Set<DocumentID> {
         try database.documents(referencing: hash)
     }
+
+    /// The documents referencing a blob for which the reference is proven:
+    /// the bytes reached this daemon through that document. Only these are
+    /// served to a document's members and announced to them.
+    public func provenDocuments(referencing hash: BlobHash) throws -> Set<DocumentID> {
+        try database.documents(referencing: hash, provenOnly: true)
+    }
+
+    /// The blobs a document references whose references are proven.
+    public func provenBlobs(of id: DocumentID) throws -> Set<BlobHash> {
+        try database.provenBlobs(of: id)
+    }
+
+    /// References not proven yet, with the documents holding them: what the
+    /// blob exchange fetches (or, for bytes held already, fetches again to
+    /// check against them: whether a peer's reference makes this daemon ask
+    /// must not tell whether it holds the bytes).
+    public func unprovenBlobReferences() throws -> [BlobHash: (media: MediaReference, documents: Set<DocumentID>)] {
+        try database.blobReferences(provenOnly: false)
+    }
+
+    /// Records that a blob's bytes reached this daemon through `document`
+    /// (uploaded into it here, carried by a package of it, fetched over it):
+    /// from now on they are served to its members. Nothing if the document
+    /// does not reference the blob.
+    public func proveBlobReference(_ hash: BlobHash, in document: DocumentID) throws {
+        try database.connection.run("UPDATE blob_refs SET proven = 1 WHERE doc = ? AND hash = ?", [document.blob, .blob(hash.bytes)])
+    }
+
+    /// Gives a copy the proofs of its source (`copyProject`): what the source
+    /// was given, the copy may pass on; what it only references, not.
+    func copyBlobProofs(from source: DocumentID, to copy: DocumentID) throws {
+        try database.connection.run(
+            "UPDATE blob_refs SET proven = 1 WHERE doc = ? AND hash IN (SELECT hash FROM blob_refs WHERE doc = ? AND proven = 1)",
+            [copy.blob, source.blob])
+    }
 }
 
 extension StoreDatabase {
@@ -46,9 +82,11 @@ extension StoreDatabase {
         }
     }
 
-    func blobReferences() throws -> [BlobHash: (media: MediaReference, documents: Set<DocumentID>)] {
+    /// Every reference (`provenOnly` nil), or only the proven or unproven ones.
+    func blobReferences(provenOnly: Bool? = nil) throws -> [BlobHash: (media: MediaReference, documents: Set<DocumentID>)] {
         var result: [BlobHash: (media: MediaReference, documents: Set<DocumentID>)] = [:]
-        let rows = try connection.query("SELECT doc, hash, type, size FROM blob_refs") { row in
+        let filter = provenOnly.map { " WHERE proven = \($0 ? 1 : 0)" } ?? ""
+        let rows = try connection.query("SELECT doc, hash, type, size FROM blob_refs" + filter) { row in
             (DocumentID(blob: row.bytes(0)), BlobHash(row.bytes(1)), MediaType(rawValue: UInt8(clamping: row.int64(2))), row.int64(3))
         }
         for (document, hash, type, size) in rows {
@@ -67,7 +105,14 @@ extension StoreDatabase {
         }
     }
 
-    func documents(referencing hash: BlobHash) throws -> Set<DocumentID> {
-        Set(try connection.query("SELECT doc FROM blob_refs WHERE hash = ?", [.blob(hash.bytes)]) { DocumentID(blob: $0.bytes(0)) }.compactMap { $0 })
+    func documents(referencing hash: BlobHash, provenOnly: Bool = false) throws -> Set<DocumentID> {
+        let filter = provenOnly ? " AND proven = 1" : ""
+        return Set(
+            try connection.query("SELECT doc FROM blob_refs WHERE hash = ?" + filter, [.blob(hash.bytes)]) { DocumentID(blob: $0.bytes(0)) }
+                .compactMap { $0 })
+    }
+
+    func provenBlobs(of document: DocumentID) throws -> Set<BlobHash> {
+        Set(try connection.query("SELECT hash FROM blob_refs WHERE doc = ? AND proven = 1", [document.blob]) { BlobHash($0.bytes(0)) }.compactMap { $0 })
     }
 }

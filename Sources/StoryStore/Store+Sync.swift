@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import StoryCore
 
@@ -26,12 +27,14 @@ extension Store {
     public func apply(_ changes: consuming ReceivedChanges, to id: DocumentID, from peer: PeerID? = nil) throws -> ApplyReport {
         let origin = peer.map(Self.origin(of:)) ?? .unknown
         let limits = heldBackLimits(for: id, origin: origin)
+        let founded = FoundedKind()
         let commit: (ApplyReport) throws -> Void = { report in
             guard !report.applied.isEmpty else { return }
             try self.database.connection.transaction {
                 try self.database.append(report.applied, to: id)
                 if report.accessChanged {
                     try self.database.setMembers(report.members, of: id)
+                    if let record = try self.database.document(id), record.isAwaitingFounding { founded.kind.withLock { $0 = record.kind } }
                     try self.database.clearOrigin(of: id)
                 }
             }
@@ -51,6 +54,8 @@ extension Store {
             let fresh = try mintReplicaID()
             throw DocumentError(.replicaReused, "\(error.message); this database is now replica \(fresh)")
         }
+        // A document taken from a peer exists for everyone here once its founding checked out.
+        if let kind = founded.kind.withLock({ $0 }) { publish(.documentCreated(id, kind: kind)) }
         noteChanges(report.applied.count, in: id, origin: peer.map { .peer($0) } ?? .local)
         if report.accessChanged { publish(.accessChanged(id)) }
         return report
@@ -199,6 +204,7 @@ extension Store {
         // The saved snapshot covers what the merge brought, including held-back
         // changes it made applicable (those were never in the change log).
         let storedAsItCame = try wasEmpty && SnapshotSummary(reading: bytes).version == doc.versionVector
+        let founded = try database.document(id).flatMap { $0.isAwaitingFounding ? $0.kind : nil }
         let trashChanged = try database.connection.transaction {
             try database.saveSnapshot(storedAsItCame ? bytes : doc.snapshot(), version: doc.versionVector, of: id, created: time)
             try database.setMembers(members, of: id)
@@ -207,6 +213,7 @@ extension Store {
             return try mirrorDeletion(of: id, in: doc)
         }
         loaded[id] = doc
+        if let founded { publish(.documentCreated(id, kind: founded)) }
         if trashChanged { publish(.trashChanged(id)) }
         if batchEvents != nil { batchTouched.insert(id) }
         unsnapshotted[id] = nil
@@ -214,4 +221,10 @@ extension Store {
         publish(.accessChanged(id))
         if let project = doc as? ProjectDocument, project.overwrites != overwritesBefore { publish(.fieldsOverwritten(id)) }
     }
+}
+
+/// The kind of a document whose founding a commit just stored (it was taken
+/// from a peer and awaited it), set inside the commit, read after it.
+private final class FoundedKind: Sendable {
+    let kind = Mutex<DocumentKind?>(nil)
 }

@@ -12,6 +12,9 @@ public struct StoreOptions: Sendable {
     public var fullIntegrityCheck = false
     /// Most pending (unknown) peers remembered; older ones are forgotten.
     public var maximumPendingPeers = 64
+    /// Most offers one peer has waiting for a user (`shares pending`); its
+    /// older ones are dropped and counted (`PeerRecord.offersDropped`).
+    public var maximumOffersPerPeer = 200
     /// Changes held back in one document, waiting for changes they depend on.
     public var heldBackPerDocument = HeldBackLimits(changes: 20_000, bytes: 16 << 20)
     /// Bytes held back that one peer sent, over all documents.
@@ -103,6 +106,10 @@ public actor Store {
     /// Every document, without loading any.
     public func documents() throws -> [DocumentRecord] { try database.documents() }
 
+    /// The documents people see: all but those taken from a peer whose
+    /// founding change has not checked out yet (`isAwaitingFounding`).
+    public func foundedDocuments() throws -> [DocumentRecord] { try database.documents().filter { !$0.isAwaitingFounding } }
+
     /// One document's record.
     /// - Throws: `StoreError(.notFound)` if there is none.
     public func document(_ id: DocumentID) throws -> DocumentRecord {
@@ -163,7 +170,7 @@ public actor Store {
         document.recordsUndoStorage = true
         loaded[id] = document
         if batchEvents != nil { batchTouched.insert(id) }
-        publish(.documentCreated(id, kind: kind))
+        // No `.documentCreated` yet: it exists for users once its founding change checks out (`apply`, `merge`).
         // Out of the purged state: its library entries follow it again.
         if purged != nil { publish(.trashChanged(id)) }
     }
@@ -181,6 +188,10 @@ public actor Store {
             if copy.deletion != nil {
                 try copy.edit(at: time, { try $0.restoreProject() }, beforeCommit: { try self.database.append([$0], to: id) })
             }
+            // The copy references its source's pictures and sounds: recorded
+            // (so they are kept and served), with the proofs the source has.
+            try self.database.addBlobReferences(copy.mediaReferences, of: id)
+            try self.copyBlobProofs(from: source, to: id)
         }
         return copy.id
     }

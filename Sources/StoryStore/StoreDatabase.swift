@@ -562,7 +562,7 @@ final class StoreDatabase {
 
     func peers() throws -> [PeerRecord] {
         try connection.query(
-            "SELECT id, name, address, state, added, last_seen, last_address, other_addresses, announced_name FROM peers ORDER BY added, id"
+            "SELECT id, name, address, state, added, last_seen, last_address, other_addresses, announced_name, offers_dropped FROM peers ORDER BY added, id"
         ) { row throws(StoreError) in
             guard let state = PeerRecord.State(rawValue: row.text(3) ?? ""), let id = PeerID(row.text(0) ?? "") else {
                 throw StoreError(.invalidData, "a peer row is damaged", path: path)
@@ -570,7 +570,8 @@ final class StoreDatabase {
             return PeerRecord(
                 id: id, name: row.text(1), address: row.text(2),
                 otherAddresses: row.text(7).map { $0.split(separator: "\n").map(String.init) } ?? [], state: state,
-                added: row.int64(4), lastSeen: row.value(5).integer, lastAddress: row.text(6), announcedName: row.text(8))
+                added: row.int64(4), lastSeen: row.value(5).integer, lastAddress: row.text(6), announcedName: row.text(8),
+                offersDropped: Int(row.int64(9)))
         }
     }
 
@@ -653,6 +654,23 @@ final class StoreDatabase {
             }
             return OfferRecord(document: id, peer: peer, kind: kind, name: row.text(3), received: row.int64(4))
         }
+    }
+
+    /// Keeps a peer's newest `limit` offers waiting for a user (declined ones
+    /// are kept: they are how a refusal is remembered), drops the older, and
+    /// counts them on the peer's row.
+    /// - Returns: how many were dropped now.
+    @discardableResult
+    func pruneOffers(from peer: PeerID, keeping limit: Int) throws -> Int {
+        let id = SQLValue.text(peer.description)
+        try connection.run(
+            """
+            DELETE FROM offers WHERE peer = ? AND declined = 0 AND doc NOT IN
+                (SELECT doc FROM offers WHERE peer = ? AND declined = 0 ORDER BY received DESC, doc DESC LIMIT ?)
+            """, [id, id, .integer(Int64(limit))])
+        let dropped = connection.changes
+        if dropped > 0 { try connection.run("UPDATE peers SET offers_dropped = offers_dropped + ? WHERE id = ?", [.integer(Int64(dropped)), id]) }
+        return dropped
     }
 
     func declineOffer(of document: DocumentID, from peer: PeerID) throws {

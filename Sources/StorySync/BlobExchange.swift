@@ -123,6 +123,13 @@ public actor BlobExchange {
         var received: UInt64 = 0
         let started = ContinuousClock.now
         var lastReported: UInt64 = 0
+        /// The bytes are held here already, and the reference over
+        /// `document` is not proven: the peer's copy is fetched as any blob
+        /// is (so asking tells nothing of what this daemon holds) and
+        /// compared with the bytes held, writing nothing.
+        var isVerifying = false
+        /// A verified chunk differed from the bytes held here.
+        var differs = false
     }
 
     public init(blobs: BlobStore, store: Store, configuration: BlobExchangeConfiguration = .init(), logger: Logger) {
@@ -225,10 +232,12 @@ public actor BlobExchange {
     /// Something may need fetching (a document referenced a new blob, a peer connected).
     public func documentsChanged() { schedulePump() }
 
-    /// A blob became complete here (uploaded, or fetched): tell the peers
-    /// sharing a document that references it, so those waiting ask.
+    /// A blob became complete here, or its reference proven for a document
+    /// (uploaded into it, fetched over it): tell the peers sharing a document
+    /// whose reference is proven, so those waiting ask. Documents that only
+    /// reference it are never named: that would say this daemon holds it.
     public func announce(_ hash: BlobHash) async {
-        guard let documents = try? await store.documents(referencing: hash) else { return }
+        guard let documents = try? await store.provenDocuments(referencing: hash), await blobs.record(hash)?.problem == nil else { return }
         for link in links.values where link.isEstablished {
             for document in link.blobDocumentIDs where documents.contains(document) {
                 link.sendBlobMessage(.blobHave(document: document, hashes: [hash]))
@@ -266,31 +275,43 @@ public actor BlobExchange {
         }
     }
 
+    /// The one answer to a request this daemon does not serve, whatever the
+    /// reason: the document is not shared with the peer or does not
+    /// reference the blob, its reference is not proven here, the bytes are
+    /// not here or kept aside. One answer, so asking tells nothing of what
+    /// this daemon holds for other documents.
+    static let notServed = "not available here for that document"
+
     /// Serves a request when the peer may have the blob: the document is
-    /// shared with it, references the blob, and the blob is complete here.
+    /// shared with it, references the blob, the reference is proven here (the
+    /// bytes reached this daemon through that document: knowing a hash
+    /// grants nothing), and the blob is complete here, of the type the
+    /// reference declares and not kept aside.
     private func serve(_ request: Message.BlobRequest, to peer: PeerID) async {
         guard let link = links[peer] else { return }
         let refusal: String?
         do {
-            let referencing = try await store.documents(referencing: request.hash)
+            let proven = try await store.provenDocuments(referencing: request.hash)
             let members = try await store.members(of: request.document)
-            if !referencing.contains(request.document) || !link.blobDocumentIDs.contains(request.document) {
-                refusal = "no document shared with you references it"
-            } else if !members.contains(where: { $0.peer == peer && $0.role >= .reader }) {
-                refusal = "no document shared with you references it"
-            } else if case .complete? = await blobs.record(request.hash)?.state {
+            let record = await blobs.record(request.hash)
+            let declared = try await store.blobReferences(of: request.document).first { $0.hash == request.hash }?.type
+            if !proven.contains(request.document) || !link.blobDocumentIDs.contains(request.document)
+                || !members.contains(where: { $0.peer == peer && $0.role >= .reader })
+            {
+                refusal = Self.notServed
+                logger.info(
+                    "did not serve blob \(request.hash) over \(request.document): not shared with the peer, or not proven here for that document",
+                    metadata: ["peer": "\(peer.short)"])
+            } else if let record, record.isComplete, record.problem == nil, record.type == declared {
                 refusal = nil
             } else {
-                refusal = "this daemon does not hold it (yet)"
+                refusal = Self.notServed
             }
         } catch {
             logger.warning("cannot check a blob request: \(error)")
             refusal = "this daemon cannot read it now"
         }
         if let refusal {
-            if refusal.hasPrefix("no document") {
-                logger.notice("refused blob \(request.hash) to a peer: \(refusal)", metadata: ["peer": "\(peer.short)"])
-            }
             link.sendBlobMessage(.blobUnavailable(hash: request.hash, reason: refusal))
             return
         }
@@ -318,6 +339,20 @@ public actor BlobExchange {
         guard var transfer = transfers[manifest.hash], transfer.source == peer, transfer.manifest == nil else { return }
         guard manifest.byteCount == transfer.media.byteCount, manifest.type == transfer.media.type else {
             giveUp(manifest.hash, on: peer, reason: "its manifest does not match the reference (size or type)")
+            return
+        }
+        guard !transfer.isVerifying else {
+            guard manifest.chunkSize > 0, manifest.chunks.count == BlobRecord.chunkCount(byteCount: manifest.byteCount, chunkSize: Int(manifest.chunkSize))
+            else {
+                giveUp(manifest.hash, on: peer, reason: "its manifest does not match the reference (size or type)")
+                return
+            }
+            holders[manifest.hash, default: []].insert(peer)
+            transfer.manifest = manifest.chunks
+            transfer.chunkSize = Int(manifest.chunkSize)
+            transfer.missing = (0..<UInt32(manifest.chunks.count)).reversed()
+            transfers[manifest.hash] = transfer
+            if manifest.chunks.isEmpty { await finishVerifying(manifest.hash) } else { await requestMore(manifest.hash) }
             return
         }
         do {
@@ -353,8 +388,21 @@ public actor BlobExchange {
         transfer.received += UInt64(bytes.count)
         transfers[hash] = transfer
         let done: Bool
-        do {
-            done = try await blobs.writeChunk(hash, index: Int(index), bytes: bytes)
+        do throws(BlobError) {
+            if transfer.isVerifying {
+                guard let manifest = transfer.manifest, Int(index) < manifest.count else { return }
+                let offset = UInt64(index) * UInt64(transfer.chunkSize)
+                let checked = try await blobs.check(bytes, at: offset, of: hash, expected: manifest[Int(index)])
+                // Checked as a received chunk is (against the peer's manifest);
+                // whether it is the bytes held here shows only at the end.
+                guard checked.matchesManifest else { throw BlobError(.chunkMismatch, "chunk \(index) does not match its hash") }
+                guard var current = transfers[hash], current.source == peer else { return }
+                current.differs = current.differs || !checked.matchesHeld
+                transfers[hash] = current
+                done = current.missing.isEmpty && current.outstanding.isEmpty
+            } else {
+                done = try await blobs.writeChunk(hash, index: Int(index), bytes: bytes)
+            }
         } catch where error.kind == .chunkMismatch {
             logger.warning("chunk \(index) of blob \(hash) does not match its hash; asking again", metadata: ["peer": "\(peer.short)"])
             guard var again = transfers[hash] else { return }
@@ -380,11 +428,39 @@ public actor BlobExchange {
             broadcaster.publish(.progressed(hash, from: peer, held: current.heldBytes, total: total))
         }
         transfers[hash] = current
-        if done {
+        if done && current.isVerifying {
+            await finishVerifying(hash)
+        } else if done {
             await complete(hash)
         } else {
             await requestMore(hash)
         }
+    }
+
+    /// Every chunk of a verification arrived: the peer's bytes are the ones
+    /// held here (the reference over the transfer's document is proven), or
+    /// they are not, and it ends as a fetch whose bytes do not hash to the
+    /// blob's name does.
+    private func finishVerifying(_ hash: BlobHash) async {
+        guard let transfer = transfers[hash] else { return }
+        guard !transfer.differs else {
+            logger.warning("blob \(hash) from a peer does not match its hash", metadata: ["peer": "\(transfer.source.short)"])
+            giveUp(hash, on: transfer.source, reason: "the bytes do not match the blob's hash")
+            return
+        }
+        do {
+            try await store.proveBlobReference(hash, in: transfer.document)
+        } catch {
+            logger.error("cannot record that blob \(hash) came over \(transfer.document): \(error)")
+            giveUp(hash, on: transfer.source, reason: "\(error)")
+            return
+        }
+        transfers[hash] = nil
+        refusals[hash] = nil
+        logger.info("received blob \(hash) (\(transfer.media.byteCount) bytes) for another document", metadata: ["peer": "\(transfer.source.short)"])
+        broadcaster.publish(.completed(hash, from: transfer.source, bytes: transfer.media.byteCount))
+        await announce(hash)
+        schedulePump()
     }
 
     /// Every chunk is held: check the whole blob against its hash.
@@ -408,6 +484,14 @@ public actor BlobExchange {
                 await requestMore(hash)
             }
             return
+        }
+        do {
+            try await store.proveBlobReference(hash, in: transfer.document)
+        } catch {
+            logger.error("cannot record that blob \(hash) came over \(transfer.document): \(error)")
+        }
+        if let problem = await blobs.record(hash)?.problem {
+            logger.warning("blob \(hash) from a peer is kept aside: \(problem)", metadata: ["peer": "\(transfer.source.short)"])
         }
         transfers[hash] = nil
         refusals[hash] = nil
@@ -464,7 +548,7 @@ public actor BlobExchange {
             failures[hash] = kept.isEmpty ? nil : kept
         }
         let wanted: [BlobHash: (media: MediaReference, documents: Set<DocumentID>)]
-        do { wanted = try await store.referencedBlobs() } catch {
+        do { wanted = try await store.unprovenBlobReferences() } catch {
             logger.warning("cannot read which blobs documents reference: \(error)")
             return
         }
@@ -483,9 +567,11 @@ public actor BlobExchange {
         }
         for (hash, want) in wanted.sorted(by: { $0.key.description < $1.key.description })
         where transfers[hash] == nil && configuration.acceptedTypes.contains(want.media.type) {
-            if case .complete? = await blobs.record(hash)?.state { continue }
+            // Held already or not, an unproven reference is fetched the same way:
+            // whether this daemon asks must not tell whether it holds the bytes.
+            let isHeld = await blobs.record(hash)?.isComplete == true
             guard let (source, document) = chooseSource(hash, documents: want.documents, now: now) else { continue }
-            transfers[hash] = Transfer(media: want.media, documents: want.documents, source: source, document: document)
+            transfers[hash] = Transfer(media: want.media, documents: want.documents, source: source, document: document, isVerifying: isHeld)
             broadcaster.publish(.started(hash, from: source, bytes: want.media.byteCount))
             logger.debug("asking for blob \(hash)'s manifest", metadata: ["peer": "\(source.short)"])
             links[source]!.sendBlobMessage(Self.manifestRequest(hash, over: document))

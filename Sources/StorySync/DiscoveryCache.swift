@@ -58,6 +58,11 @@ public struct DiscoveryCache: Sendable {
     /// Addresses held per peer at most.
     public let maximumAddressesPerPeer: Int
     private var entries: [PeerID: Entry] = [:]
+    /// Addresses a peer was heard at whose dial showed another certificate
+    /// (or no TLS at all): a false announcement. Not taken again from there
+    /// for `lifetime`, so one false announcement costs one dial, and a
+    /// stream of them one dial per address per `lifetime`.
+    private var discredited: [PeerID: [String: ContinuousClock.Instant]] = [:]
 
     /// An empty cache with these bounds (both above 0).
     public init(lifetime: Duration = .seconds(90), maximumPeers: Int = 256, maximumAddressesPerPeer: Int = 8) {
@@ -73,6 +78,7 @@ public struct DiscoveryCache: Sendable {
         _ peer: PeerID, instance: UInt64, at address: String, now: ContinuousClock.Instant, milliseconds: Int64
     ) -> Observation {
         let sighting = Sighting(address: address, instant: now, milliseconds: milliseconds)
+        if let since = discredited[peer]?[address], now - since <= lifetime { return .refreshed }
         guard var entry = entries[peer], let last = entry.lastInstant, now - last <= lifetime else {
             if entries[peer] == nil, entries.count >= maximumPeers, let oldest = leastRecentlyHeard() {
                 entries[oldest] = nil
@@ -99,6 +105,29 @@ public struct DiscoveryCache: Sendable {
             entry.sightings.removeAll { now - $0.instant > lifetime }
             entries[peer] = entry.sightings.isEmpty ? nil : entry
         }
+        for (peer, addresses) in discredited {
+            let kept = addresses.filter { now - $0.value <= lifetime }
+            discredited[peer] = kept.isEmpty ? nil : kept
+        }
+    }
+
+    /// A dial of `peer` at `address` showed another certificate, or no TLS:
+    /// the sighting is dropped, and announcements of `peer` from `address`
+    /// are not taken for `lifetime`. Bounded as the sightings are.
+    public mutating func discredit(_ peer: PeerID, at address: String, now: ContinuousClock.Instant) {
+        if var entry = entries[peer] {
+            entry.sightings.removeAll { $0.address == address }
+            entries[peer] = entry.sightings.isEmpty ? nil : entry
+        }
+        if discredited[peer] == nil, discredited.count >= maximumPeers, let oldest = discredited.min(by: {
+            ($0.value.values.max() ?? now) < ($1.value.values.max() ?? now)
+        })?.key {
+            discredited[oldest] = nil
+        }
+        var addresses = discredited[peer] ?? [:]
+        addresses[address] = now
+        if addresses.count > maximumAddressesPerPeer, let oldest = addresses.min(by: { $0.value < $1.value })?.key { addresses[oldest] = nil }
+        discredited[peer] = addresses
     }
 
     /// Where `peer` was heard, most recent first, less what has expired.

@@ -77,6 +77,11 @@ struct DiscoveryStateMachine {
     /// Forgets what has expired.
     mutating func expire(now: ContinuousClock.Instant) { cache.expire(now: now) }
 
+    /// A dial at an address heard for `peer` showed another certificate (`DiscoveryCache.discredit`).
+    mutating func discredit(_ peer: PeerID, at address: String, now: ContinuousClock.Instant) {
+        cache.discredit(peer, at: address, now: now)
+    }
+
     /// `HOST:PORT` with brackets around an IPv6 host.
     static func address(host: String, port: UInt16) -> String {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"

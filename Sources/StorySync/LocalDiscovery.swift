@@ -81,6 +81,14 @@ public actor LocalDiscovery {
     /// Where `peer` was heard, most recent first (empty if it was not, or too long ago).
     public func addresses(of peer: PeerID) -> [String] { machine.cache.addresses(of: peer, now: .now) }
 
+    /// A dial of `peer` at an address heard for it showed another
+    /// certificate (or no TLS): that address is dropped and not taken from
+    /// announcements again for a while (`DiscoveryCache.discredit`).
+    public func discredit(_ peer: PeerID, at address: String) {
+        machine.discredit(peer, at: address, now: .now)
+        logger.notice("an announcement of \(peer.short) from \(address) was false (another certificate answered there); ignoring it there for a while")
+    }
+
     /// Every peer heard within the lifetime, by id.
     public func peers() -> [DiscoveredPeer] {
         machine.cache.peers(now: .now).map { DiscoveredPeer(peer: $0.peer, addresses: $0.addresses, lastSeen: $0.lastSeen) }

@@ -116,6 +116,14 @@ public enum Message: Hashable, Sendable {
     /// (the control API's limit).
     public static let maximumNameBytes = 200
 
+    /// A reason or message from a peer, as it is shown and logged: control
+    /// characters escaped (no forged log line, no terminal escape), at most
+    /// 1,000 characters.
+    static func peerWords(_ text: String) -> String {
+        let escaped = PrintableText.escaped(text)
+        return escaped.count <= 1_000 ? escaped : String(escaped.prefix(1_000)) + "…"
+    }
+
     /// Frame type bytes.
     enum Kind: UInt8 {
         case hello = 1, advertise, changes, snapshot, ack, ping, pong, error, goodbye
@@ -222,6 +230,9 @@ public enum Message: Hashable, Sendable {
                 guard name.utf8.count <= Message.maximumNameBytes else {
                     throw CodecError(.overflow, "a daemon name of \(name.utf8.count) bytes")
                 }
+                guard !PrintableText.hasControlCharacters(name) else {
+                    throw CodecError(.invalidValue, "a daemon name with control characters (\(PrintableText.escaped(name)))")
+                }
                 let count = try reader.readCount("capabilities")
                 guard count <= 64 else { throw CodecError(.overflow, "\(count) capabilities (at most 64)") }
                 var capabilities: [String] = []
@@ -238,6 +249,9 @@ public enum Message: Hashable, Sendable {
                 let name = try reader.readString("name")
                 guard name.utf8.count <= Message.maximumNameBytes else {
                     throw CodecError(.overflow, "a document name of \(name.utf8.count) bytes")
+                }
+                guard !PrintableText.hasControlCharacters(name) else {
+                    throw CodecError(.invalidValue, "a document name with control characters (\(PrintableText.escaped(name)))")
                 }
                 guard let role = Role(rawValue: try reader.readByte()) else { throw CodecError(.invalidValue, "unknown role") }
                 let version = try VersionVector(from: &reader)
@@ -263,8 +277,9 @@ public enum Message: Hashable, Sendable {
                 self = .ack(document: try reader.readDocument(), version: try VersionVector(from: &reader))
             case .ping: self = .ping(try reader.readVarint())
             case .pong: self = .pong(try reader.readVarint())
-            case .error: self = .error(code: try reader.readVarint(), message: try reader.readString("message"))
-            case .goodbye: self = .goodbye(reason: try reader.readString("reason"))
+            // A peer's words are kept to show and log: escaped, and bounded.
+            case .error: self = .error(code: try reader.readVarint(), message: Self.peerWords(try reader.readString("message")))
+            case .goodbye: self = .goodbye(reason: Self.peerWords(try reader.readString("reason")))
             case .blobHave:
                 let document = try reader.readDocument()
                 let count = try reader.readCount("blob hashes", minimumElementSize: 32)
@@ -307,7 +322,7 @@ public enum Message: Hashable, Sendable {
                 }
                 self = .blobChunk(hash: hash, index: index, bytes: bytes)
             case .blobUnavailable:
-                self = .blobUnavailable(hash: try reader.readHash(), reason: try reader.readString("reason"))
+                self = .blobUnavailable(hash: try reader.readHash(), reason: Self.peerWords(try reader.readString("reason")))
             }
             try reader.expectEnd("the \(kind) message")
         } catch {

@@ -455,8 +455,15 @@ public actor PeerManager {
                         continue
                     }
                     let started = ContinuousClock.now
-                    await handle(connection, expected: expected)
+                    let outcome = await handle(connection, expected: expected)
                     if ContinuousClock.now - started > .seconds(10) { backoff.reset() }
+                    // An address only discovery heard that answered as someone else (or
+                    // spoke no TLS): a false announcement. It is not dialed again, and the
+                    // next address is tried now: the real peer may be one of them.
+                    if outcome == .notThePeer, !current.addresses.contains(candidate) {
+                        await discovery?.discredit(expected, at: candidate)
+                        continue
+                    }
                     break
                 }
             } else {
@@ -509,21 +516,30 @@ public actor PeerManager {
         }
     }
 
+    /// What came of a connection (`handle`).
+    enum ConnectionOutcome: Sendable {
+        /// The TLS handshake failed, or another certificate answered than the one dialed.
+        case notThePeer
+        /// Anything else: a session ran, or the peer was refused or recorded as pending.
+        case handled
+    }
+
     /// Finishes the TLS handshake, checks the peer and runs a session.
-    private func handle(_ connection: PendingConnection, expected: PeerID?) async {
+    @discardableResult
+    private func handle(_ connection: PendingConnection, expected: PeerID?) async -> ConnectionOutcome {
         let tls: TLSPeer
         do {
             tls = try await connection.handshake.get()
         } catch {
             logger.info("TLS handshake with \(connection.remote) failed: \(error)")
             try? await connection.channel.executeThenClose { _, _ in }
-            return
+            return .notThePeer
         }
         let peer = tls.peerID
         if let expected, peer != expected {
             logger.warning("\(connection.remote) answered as \(peer), not the configured \(expected); closing")
             try? await connection.channel.executeThenClose { _, _ in }
-            return
+            return .notThePeer
         }
         let isConfigured: Bool
         do {
@@ -532,7 +548,7 @@ public actor PeerManager {
             // Not known to be a stranger: close without recording it as pending.
             logger.error("cannot check whether \(peer.short) is configured: \(error); closing")
             try? await connection.channel.executeThenClose { _, _ in }
-            return
+            return .handled
         }
         guard isConfigured else {
             logger.warning("unknown peer \(peer) from \(connection.remote): recorded as pending; accept it to sync")
@@ -544,14 +560,14 @@ public actor PeerManager {
             try? await connection.channel.executeThenClose { _, outbound in
                 try await outbound.write(.error(code: SyncError.Code.unknownPeer.rawValue, message: "this daemon does not know you yet"))
             }
-            return
+            return .handled
         }
         guard !paused.contains(peer) else {
             logger.info("\(peer.short) connected from \(connection.remote), but sync with it is paused; closing")
             try? await connection.channel.executeThenClose { _, outbound in
                 try await outbound.write(.goodbye(reason: Message.pausedReason))
             }
-            return
+            return .handled
         }
         connection.bytes.attribute(to: SyncMetrics.PeerBytes(peer))
         let dialedByUs = expected != nil
@@ -564,11 +580,11 @@ public actor PeerManager {
         } catch {
             logger.error("cannot read the shares of \(peer.short): \(error)")
             try? await connection.channel.executeThenClose { _, _ in }
-            return
+            return .handled
         }
         guard !isShuttingDown else {
             try? await connection.channel.executeThenClose { _, _ in }
-            return
+            return .handled
         }
         // From here to registering the session there is no suspension, so two
         // connections to one peer racing through this point cannot both win.
@@ -580,7 +596,7 @@ public actor PeerManager {
                 || (dialedByUs ? identity.peerID : peer) < (existing.dialed ? identity.peerID : peer)
             guard keepNew else {
                 try? await connection.channel.executeThenClose { _, _ in }
-                return
+                return .handled
             }
             existing.close(reason: "replaced by a newer connection")
         }
@@ -624,6 +640,7 @@ public actor PeerManager {
             broadcaster.publish(.disconnected(peer))
         }
         logger.info("disconnected from \(peer.short)")
+        return .handled
     }
 
     /// Publishes what a peer acknowledged, and whether that is all this daemon has.
@@ -657,6 +674,12 @@ public actor PeerManager {
         do {
             decisions = try await store.batch { store in
                 let accepting = (try? declared ?? store.autoAcceptSettings()[peer]) ?? fallback
+                defer {
+                    // Offers kept for a user are bounded per peer: the oldest go (counted).
+                    if !accepting, let dropped = try? store.pruneOffers(from: peer), dropped > 0 {
+                        self.logger.notice("dropped \(dropped) older offer(s) of \(peer.short): at most \(store.options.maximumOffersPerPeer) wait per peer")
+                    }
+                }
                 return offers.map { offer in
                     guard let kind = DocumentKind(rawValue: Int64(offer.kind)) else { return .invalid }
                     do {

@@ -44,6 +44,10 @@ final class PeerSession: BlobLink, Sendable {
     /// a `.blobWork` item is in the outbox for them.
     private let chunkQueue = Mutex<(chunks: [(hash: BlobHash, index: UInt32)], head: Int, scheduled: Bool)>(([], 0, false))
     private let maximumQueuedChunks: Int
+    /// The snapshot arriving in parts (the reader's), and whether its sender's
+    /// right was checked from its header; bounded by the daemon's budget.
+    private let assembly = Mutex<(parts: SnapshotAssembly?, isChecked: Bool)>((nil, false))
+    private let snapshotBudget: SnapshotBudget
 
     enum Outgoing: Sendable {
         case message(Message)
@@ -81,6 +85,7 @@ final class PeerSession: BlobLink, Sendable {
         self.blobExchange = blobExchange
         self.sendLimiter = sendLimiter
         self.maximumQueuedChunks = maximumQueuedChunks
+        snapshotBudget = configuration.snapshotBudget
         pingRoundTrip = SyncMetrics.pingRoundTrip(peer)
         acknowledgementTime = SyncMetrics.acknowledgement(peer)
         machine = Mutex(
@@ -265,7 +270,7 @@ final class PeerSession: BlobLink, Sendable {
         case .log(let text): logger.notice("\(text)")
         case .measured(.ping, let duration): pingRoundTrip.record(duration: duration)
         case .measured(.acknowledgement, let duration): acknowledgementTime.record(duration: duration)
-        case .apply, .mergeSnapshot, .recordAcknowledged, .offered, .blob:
+        case .apply, .mergeSnapshot, .keepSnapshotPart, .recordAcknowledged, .offered, .blob:
             preconditionFailure("store and blob actions run in the reader")
         }
     }
@@ -289,6 +294,8 @@ final class PeerSession: BlobLink, Sendable {
             case .mergeSnapshot(let id, _, let bytes):
                 await flush(&pending)
                 await merge(id, snapshot: bytes)
+            case .keepSnapshotPart(let id, let kind, let total, let bytes, let isFirst, let isLast, let senderMayWrite):
+                await keep(part: bytes, of: id, kind: kind, total: total, isFirst: isFirst, isLast: isLast, senderMayWrite: senderMayWrite, pending: &pending)
             case .sync(let id) where pending.applies.contains(where: { $0.0 == id }):
                 // What the peer sent of it must count before working out what it lacks.
                 await flush(&pending)
@@ -407,6 +414,74 @@ final class PeerSession: BlobLink, Sendable {
         case .limitExceeded: SyncError(.heldBackLimit, error.message)
         case .replicaReused: SyncError(.replicaConflict, error.message)
         default: SyncError(.invalidChange, error.message)
+        }
+    }
+
+    /// Keeps a part of a snapshot arriving in parts (`SnapshotAssembly`:
+    /// a few megabytes in memory, the rest on disk). As soon as the
+    /// snapshot's header has arrived, a sender the access list here does not
+    /// know as an owner or editor (a document taken from it, not founded yet)
+    /// must be one by the snapshot's own access list, or it is refused then,
+    /// before the rest is kept. The last part merges it, one whole snapshot
+    /// at a time over the daemon.
+    private func keep(
+        part bytes: ArraySlice<UInt8>, of id: DocumentID, kind: UInt8, total: UInt64, isFirst: Bool, isLast: Bool, senderMayWrite: Bool,
+        pending: inout Pending
+    ) async {
+        let refusal: SyncError? = assembly.withLock { assembly in
+            if isFirst {
+                assembly = (
+                    SnapshotAssembly(
+                        document: id, kind: kind, total: total, budget: snapshotBudget,
+                        directory: configuration.scratchDirectory ?? (NSTemporaryDirectory() + "/storyteller-snapshots")),
+                    senderMayWrite)
+            }
+            guard let parts = assembly.parts, parts.document == id else { return SyncError(.malformed, "a snapshot part of \(id) out of turn") }
+            do throws(SyncError) {
+                try parts.append(bytes)
+            } catch {
+                assembly = (nil, false)
+                return error
+            }
+            if !assembly.isChecked {
+                if let header = parts.header {
+                    guard header.document == id, header.isLibrary == (kind == 2) else {
+                        assembly = (nil, false)
+                        return SyncError(.malformed, "a snapshot of \(header.document) sent as \(id)")
+                    }
+                    guard header.role(of: peer).canWrite else {
+                        assembly = (nil, false)
+                        return SyncError(.forbidden, "\(peer.short) may not send a snapshot of \(id): its access list does not make it an owner or editor")
+                    }
+                    assembly.isChecked = true
+                } else if let problem = parts.headerError {
+                    assembly = (nil, false)
+                    return SyncError(.malformed, "the snapshot of \(id) does not begin as a snapshot does: \(problem)")
+                } else if parts.headerIsOverdue {
+                    assembly = (nil, false)
+                    return SyncError(.malformed, "the snapshot of \(id) does not begin with a header that says who may send it")
+                }
+            }
+            return nil
+        }
+        if let refusal {
+            logger.notice("refused a snapshot of \(id): \(refusal.message)")
+            await perform(machine.withLock { $0.applyFailed(id, error: refusal) })
+            return
+        }
+        guard isLast else { return }
+        guard let parts = assembly.withLock({ assembly in
+            defer { assembly = (nil, false) }
+            return assembly.parts
+        }) else { return }
+        await flush(&pending)
+        await snapshotBudget.merges.run {
+            do throws(SyncError) {
+                let whole = try parts.whole()
+                await merge(id, snapshot: whole[...])
+            } catch {
+                await perform(machine.withLock { $0.applyFailed(id, error: error) })
+            }
         }
     }
 

@@ -12,6 +12,12 @@ public struct SyncConfiguration: Sendable {
     public var snapshotPartBytes = 4 << 20
     /// Largest snapshot taken from a peer in parts (held whole to be merged).
     public var maximumSnapshotBytes = 1 << 30
+    /// Where parts of a snapshot beyond what is kept in memory wait for the
+    /// rest (nil: the system's temporary directory); files are unlinked as
+    /// soon as they are made.
+    public var scratchDirectory: String?
+    /// What snapshots arriving in parts may hold at once over the daemon.
+    public var snapshotBudget = SnapshotBudget()
     /// A peer lacking at least this many changes of a document gets its
     /// snapshot and the changes after it instead (when this side may send a
     /// snapshot: an owner or editor), applied at disk speed rather than

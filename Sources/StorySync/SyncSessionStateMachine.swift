@@ -57,6 +57,12 @@ public struct SyncSessionStateMachine: Sendable {
         case apply(DocumentID, batch: ArraySlice<UInt8>)
         /// Merge the peer's snapshot, then call `applied`.
         case mergeSnapshot(DocumentID, kind: UInt8, bytes: ArraySlice<UInt8>)
+        /// Keep a part of a snapshot arriving in parts (`isFirst`: a new one
+        /// begins; `isLast`: it is whole, merge it, then call `applied`).
+        /// `senderMayWrite`: the peer is an owner or editor in our access
+        /// list; when not (a document taken from it, not founded yet), the
+        /// snapshot's own header must say it is, as soon as it has arrived.
+        case keepSnapshotPart(DocumentID, kind: UInt8, total: UInt64, bytes: ArraySlice<UInt8>, isFirst: Bool, isLast: Bool, senderMayWrite: Bool)
         /// Remember what the peer acknowledged (for compaction).
         case recordAcknowledged(DocumentID, VersionVector)
         /// The peer offers a document we do not have; call `addDocument` to take it.
@@ -121,8 +127,10 @@ public struct SyncSessionStateMachine: Sendable {
     public private(set) var lastActivity: ContinuousClock.Instant?
     /// Whether the peer's Hello said it takes snapshots in parts.
     public private(set) var peerTakesSnapshotParts = false
-    /// The snapshot whose parts are arriving (one at a time per connection).
-    private var assembling: (document: DocumentID, kind: UInt8, total: UInt64, bytes: [UInt8])?
+    /// The snapshot whose parts are arriving (one at a time per connection):
+    /// what it is and how much of it arrived. The bytes are the driver's to
+    /// keep (`keepSnapshotPart`), within bounds the machine does not know.
+    private var assembling: (document: DocumentID, kind: UInt8, total: UInt64, received: UInt64)?
 
     public init(configuration: Configuration, documents: [SharedDocument]) {
         self.configuration = configuration
@@ -207,6 +215,7 @@ public struct SyncSessionStateMachine: Sendable {
             guard documents[id]!.shared.kind == kind else {
                 return fail(SyncError(.malformed, "snapshot of \(id) has another kind"))
             }
+            if let refusal = snapshotRefusal(id) { return refusal }
             return [.mergeSnapshot(id, kind: kind, bytes: bytes)]
         case (.established, .snapshotPart(let id, let kind, let total, let offset, let bytes)):
             return receivePart(of: id, kind: kind, total: total, offset: offset, bytes: bytes)
@@ -229,10 +238,12 @@ public struct SyncSessionStateMachine: Sendable {
         }
     }
 
-    /// A part of a large snapshot: kept until the last part, then merged as
-    /// one. Parts come in order and one snapshot at a time; a snapshot
-    /// larger than `maximumSnapshotBytes` closes the connection before any
-    /// of it is kept.
+    /// A part of a large snapshot: handed to the driver to keep until the
+    /// last part, then merged as one. Parts come in order and one snapshot at
+    /// a time. The sender's right is checked at the first part, before a
+    /// byte is kept: a reader may not send one (it could not have written
+    /// it), and a snapshot larger than `maximumSnapshotBytes` closes the
+    /// connection.
     private mutating func receivePart(of id: DocumentID, kind: UInt8, total: UInt64, offset: UInt64, bytes: ArraySlice<UInt8>) -> [Action] {
         if let refusal = refusal(id) { return refusal }
         guard documents[id]!.shared.kind == kind else {
@@ -245,18 +256,28 @@ public struct SyncSessionStateMachine: Sendable {
             guard assembling == nil else {
                 return fail(SyncError(.malformed, "a snapshot of \(id) began before the one of \(assembling!.document) ended"))
             }
-            var buffer: [UInt8] = []
-            buffer.reserveCapacity(Int(min(total, 64 << 20)))
-            assembling = (id, kind, total, buffer)
+            if let refusal = snapshotRefusal(id) { return refusal }
+            assembling = (id, kind, total, 0)
         }
-        guard let current = assembling, current.document == id, current.total == total, UInt64(current.bytes.count) == offset else {
+        guard let current = assembling, current.document == id, current.total == total, current.received == offset, !bytes.isEmpty else {
             return fail(SyncError(.malformed, "snapshot part of \(id) at \(offset) of \(total) out of order"))
         }
-        assembling!.bytes += bytes
-        guard UInt64(assembling!.bytes.count) == total else { return [] }
-        let whole = assembling!.bytes
-        assembling = nil
-        return [.mergeSnapshot(id, kind: kind, bytes: whole[...])]
+        assembling!.received += UInt64(bytes.count)
+        let isLast = assembling!.received == total
+        if isLast { assembling = nil }
+        let senderMayWrite = documents[id]!.shared.peerRole >= .editor
+        return [
+            .keepSnapshotPart(id, kind: kind, total: total, bytes: bytes, isFirst: offset == 0, isLast: isLast, senderMayWrite: senderMayWrite)
+        ]
+    }
+
+    /// A reader may not send a snapshot: refused before anything of it is
+    /// kept. (A document taken from the peer and not founded yet has no
+    /// role for it here: its snapshot's header must make it an owner or
+    /// editor, which the driver checks as soon as it has arrived.)
+    private mutating func snapshotRefusal(_ id: DocumentID) -> [Action]? {
+        guard documents[id]!.shared.peerRole == .reader else { return nil }
+        return fail(SyncError(.forbidden, "a reader may not send a snapshot of \(id): it is not an owner or editor"))
     }
 
     private func refusal(_ id: DocumentID) -> [Action]? {

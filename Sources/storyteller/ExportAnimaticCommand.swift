@@ -79,6 +79,7 @@ extension Export {
                 let seconds = String(format: "%.2f", job.seconds ?? 0)
                 print("wrote \(out) (\(job.shots ?? 0) shots, \(seconds) s, \(job.frames ?? 0) frames at \(fps) fps, "
                     + "\(TransferProgress.size(Int(job.bytes ?? 0))))")
+                for note in job.notes ?? [] { print("note: \(note)") }
             }
         }
     }

@@ -48,7 +48,7 @@ final class Names {
         guard let peerID else { return local ? "you" : "someone" }
         if local || peerID == me { return "you" }
         if let peer = (try? configuredPeers())?.first(where: { $0.id == peerID }) {
-            return peer.name ?? peer.announcedName ?? String(peerID.prefix(7))
+            return PrintableText.escaped(peer.name ?? peer.announcedName ?? String(peerID.prefix(7)))
         }
         return String(peerID.prefix(7))
     }

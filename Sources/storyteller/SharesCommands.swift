@@ -51,9 +51,16 @@ struct Shares: ParsableCommand {
         func run() throws {
             let offers = try options.call([API.Offer].self, "GET", "/v1/shares/pending")
             guard !options.json else { return }
-            guard !offers.isEmpty else { return print("nothing waits (peers' shares are taken as they come, or none offered anything)") }
             let names = Names(options)
             let me = try? names.quietIdentity()
+            // Offers beyond what is kept per peer were dropped, the oldest first: say how many.
+            let dropped = ((try? options.call([API.Peer].self, "GET", "/v1/peers")) ?? []).filter { ($0.offersDropped ?? 0) > 0 }
+            defer {
+                for peer in dropped {
+                    print("(\(peer.offersDropped ?? 0) older offer(s) from \(names.who(peer.id, local: false, me: me)) were dropped: at most 200 wait per peer)")
+                }
+            }
+            guard !offers.isEmpty else { return print("nothing waits (peers' shares are taken as they come, or none offered anything)") }
             let short = API.shortIDs(offers.map(\.document))
             printTable(
                 ["OFFERED", "KIND", "BY", "WHEN", "ID"],

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StoryAPI
 import StoryClient
+import StoryCore
 
 /// `storyteller`: the command line of the Storyteller daemon, over its control socket.
 @main
@@ -157,6 +158,8 @@ func segment(_ text: String) -> String {
 
 /// Prints rows as a table with a header, columns padded to their widths.
 func printTable(_ header: [String], _ rows: [[String]]) {
+    // Names and titles may come from peers: no control character reaches the terminal.
+    let rows = rows.map { $0.map(PrintableText.escaped) }
     let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
     let useColour = isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
     func line(_ cells: [String]) -> String {
@@ -170,7 +173,7 @@ func printTable(_ header: [String], _ rows: [[String]]) {
 
 func text(_ value: Any?) -> String {
     switch value {
-    case let string as String: string
+    case let string as String: PrintableText.escaped(string)
     case let number as NSNumber: number.stringValue
     case nil, is NSNull: "-"
     default: "\(value!)"

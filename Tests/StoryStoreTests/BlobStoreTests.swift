@@ -125,6 +125,44 @@ import Testing
 
     // MARK: - Receiving from peers
 
+    /// A blob received from a peer is only what its reference declares; its
+    /// bytes are probed when complete: a real sound completes as one, a
+    /// picture declared a sound is recorded as the picture it is, and bytes
+    /// that are no media are kept aside, with why, also after a reopen.
+    @Test func bytesFromAPeerAreProbedWhenCompleteAndKeptAsideWhenTheyAreNoMedia() async throws {
+        let directory = try TemporaryDirectory()
+        let options = BlobStoreOptions(chunkSize: 64 << 10)
+        let cases: [(bytes: [UInt8], declared: MediaType, type: MediaType, keptAside: Bool)] = [
+            (TestMedia.wav(seconds: 3), .wav, .wav, false),
+            (TestMedia.png(width: 40, height: 30, seed: 3), .wav, .png, false),
+            (BlobBytes.random(count: 100_000, seed: 4), .mp3, .mp3, true),
+        ]
+        do {
+            let store = try BlobStore(directory: directory.path, options: options)
+            for (bytes, declared, type, keptAside) in cases {
+                let hash = BlobBytes.sha256(bytes)
+                let manifest = BlobBytes.manifest(of: bytes, chunkSize: 64 << 10)
+                _ = try await store.beginPartial(hash, byteCount: UInt64(bytes.count), type: declared, manifest: manifest)
+                for index in manifest.indices { _ = try await store.writeChunk(hash, index: index, bytes: BlobBytes.chunk(index, of: bytes, size: 64 << 10)) }
+                let record = try await store.completePartial(hash)
+                #expect(record.type == type && (record.problem != nil) == keptAside, "\(record)")
+                #expect(FileManager.default.contents(atPath: store.completePath(hash)) == Data(bytes), "kept, byte for byte")
+            }
+        }
+        let reopened = try BlobStore(directory: directory.path, options: options)
+        for (bytes, _, type, keptAside) in cases {
+            let record = try #require(await reopened.record(BlobBytes.sha256(bytes)))
+            #expect(record.type == type && (record.problem != nil) == keptAside, "after a reopen: \(record)")
+        }
+        // A file from a package is probed the same way once committed.
+        let upload = try reopened.beginUpload()
+        let noSound = BlobBytes.random(count: 5_000, seed: 9)
+        try upload.write(noSound)
+        _ = try await reopened.commit(upload, type: .flac)
+        let probed = try await reopened.probeComplete(BlobBytes.sha256(noSound))
+        #expect(probed.problem?.contains("not a flac") == true, "\(probed)")
+    }
+
     @Test func aPartialBlobResumesAfterAReopenAndCompletes() async throws {
         let directory = try TemporaryDirectory()
         let options = BlobStoreOptions(chunkSize: 64 << 10)
@@ -165,7 +203,10 @@ import Testing
         #expect(allHeld)
         #expect(await store.missingChunks(hash).isEmpty)
         let record = try await store.completePartial(hash)
-        #expect(record == BlobRecord(hash: hash, byteCount: UInt64(bytes.count), type: .wav, state: .complete, chunkSize: 64 << 10))
+        // Random bytes declared a WAV: complete, and kept aside as no sound (the probe at completion).
+        #expect(record.problem?.hasPrefix("the bytes are not a wav") == true, "\(record)")
+        #expect(
+            record == BlobRecord(hash: hash, byteCount: UInt64(bytes.count), type: .wav, state: .complete, chunkSize: 64 << 10, problem: record.problem))
         #expect(FileManager.default.contents(atPath: store.completePath(hash)) == Data(bytes))
         #expect(FileSystem.names(in: directory.path + "/partial").isEmpty)
         #expect(try await store.manifest(hash) == manifest)
@@ -400,7 +441,7 @@ import Testing
         let connection = try Connection(path: directory.path + "/blobs.sqlite3")
         #expect(try connection.scalar("PRAGMA journal_mode")?.text == "wal")
         let columns = try connection.query("PRAGMA table_info(blobs)") { $0.text(1) ?? "" }
-        #expect(columns == ["hash", "size", "type", "state", "chunk_size", "held", "manifest", "created", "unreferenced_since"])
+        #expect(columns == ["hash", "size", "type", "state", "chunk_size", "held", "manifest", "created", "unreferenced_since", "problem"])
         #expect(try Schema.applied(connection) == BlobDatabase.migrations.map(\.id))
         for name in ["complete", "partial", "tmp"] { #expect(try BlobFiles.mode(directory.path + "/" + name) == 0o700) }
     }

@@ -26,6 +26,8 @@ import Testing
             let layer = try editor.insertLayer(in: shot, at: 0)
             try editor.set(.image, to: .media(media), on: layer)
         }
+        // The bytes were uploaded into this project (as the control API records).
+        try await node.store.proveBlobReference(media.hash, in: project)
         return media
     }
 
@@ -202,6 +204,73 @@ import Testing
             }
         }
         try await eventually("b, which shares it, still gets it", timeout: .seconds(30)) { await Self.bytes(of: media.hash, on: b) == picture }
+        await a.stop()
+        await b.stop()
+    }
+
+    /// Knowing a hash grants nothing (docs/protocol.md, "Blobs"): an editor
+    /// of a shared project makes it reference the picture a daemon holds only
+    /// for a private project of its own, and a hash nobody holds. The daemon
+    /// asks for both alike (asking does not tell what it holds), serves
+    /// neither, answers both requests the same, never says it has the
+    /// picture, and a third member that gets the reference gets no bytes.
+    @Test func aHashAloneGrantsNothingAndAskingTellsNothing() async throws {
+        let (a, b, hostile, project, _) = try await HostilePeerTests.setUp()
+        defer { a.remove(); b.remove() }
+        // a's private project, with a picture uploaded into it.
+        let (secret, _) = try await makeSharedProject(on: a, with: [])
+        let picture = TestMedia.png(width: 48, height: 32, seed: 21)
+        let media = try await Self.addImage(picture, to: secret, shot: try await Self.shot(of: secret, on: a), on: a)
+        // The shared project (b is a member) is shared with the hostile peer too, read-write.
+        try await a.store.share(project, with: hostile.peerID, role: .editor, at: 6)
+        var copy = try await HostilePeerTests.copy(of: project, from: a, as: hostile)
+        let shot = try #require(copy.view.shots.first?.id)
+        let unknown = MediaReference(hash: BlobHash(Array(repeating: 0xC3, count: 32))!, type: .png, byteCount: UInt64(picture.count), pixelWidth: 48, pixelHeight: 32)
+        let change = try #require(
+            try copy.edit(at: 9) { editor in
+                try editor.set(.image, to: .media(media), on: try editor.insertLayer(in: shot, at: 0))
+                try editor.set(.image, to: .media(unknown), on: try editor.insertLayer(in: shot, at: 0))
+            }.change)
+        let failures = try #require(b.manager.blobExchange).events()
+        try await HostilePeer.session(to: a.port, as: hostile) { peer in
+            try await peer.expect("an advertise of the shared project") { if case .advertise(let ad) = $0 { ad.document == project } else { false } }
+            try await peer.send(.advertise(.init(document: project, kind: 1, name: "", role: .owner, version: VersionVector())))
+            try await peer.send([change], of: project)
+            // a asks for both, the picture it holds as the hash nobody holds.
+            for hash in [media.hash, unknown.hash] {
+                try await peer.expect("a's request for \(hash)") {
+                    if case .blobRequest(let request) = $0 { request.hash == hash && request.document == project && request.manifest } else { false }
+                }
+            }
+            // Asked for them, it answers both the same, and sends no byte of the picture.
+            var reasons: [String] = []
+            for hash in [media.hash, unknown.hash] {
+                try await peer.send(.blobRequest(.init(document: project, hash: hash, manifest: true, chunks: [0])))
+                let refusal = try await peer.expect("a refusal of \(hash)") { if case .blobUnavailable(hash, _) = $0 { true } else { false } }
+                if case .blobUnavailable(_, let reason) = refusal { reasons.append(reason) }
+            }
+            #expect(reasons.count == 2 && reasons[0] == reasons[1], "\(reasons)")
+            #expect(!peer.messages.contains { message in
+                switch message {
+                case .blobManifest(let manifest): manifest.hash == media.hash
+                case .blobChunk(let hash, _, _): hash == media.hash
+                case .blobHave(_, let hashes): hashes.contains(media.hash)
+                default: false
+                }
+            })
+        }
+        // b, a member of the shared project, gets the reference and asks a: refused, no bytes.
+        let refused = Mutex(false)
+        let watching = Task {
+            for await event in failures {
+                if case .failed(media.hash, let peer, _) = event, peer == a.identity.peerID { refused.withLock { $0 = true } }
+            }
+        }
+        defer { watching.cancel() }
+        try await eventually("a refuses b the picture", timeout: .seconds(30), nodes: [a, b]) { refused.withLock { $0 } }
+        let onB = await b.blobs.record(media.hash)
+        #expect(onB?.isComplete != true)
+        #expect(try await b.store.blobReferences(of: project).contains { $0.hash == media.hash })
         await a.stop()
         await b.stop()
     }

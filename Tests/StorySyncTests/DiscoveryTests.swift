@@ -109,6 +109,23 @@ import Testing
         #expect(cache.record(peer, instance: 1, at: "192.168.1.20:7460", now: start + .seconds(200), milliseconds: 0) == .newPeer)
     }
 
+    /// An address whose dial showed another certificate is dropped and not
+    /// taken from announcements again, even a new instance's, for the
+    /// lifetime; the peer's other addresses stay; then it may be heard anew.
+    @Test func aDiscreditedAddressIsNotTakenAgainForItsLifetime() {
+        var cache = DiscoveryCache()
+        let peer = DiscoveryPacketTests.peer
+        _ = cache.record(peer, instance: 1, at: "10.0.0.5:7460", now: start, milliseconds: 0)
+        _ = cache.record(peer, instance: 1, at: "10.0.0.66:7460", now: start, milliseconds: 0)
+        cache.discredit(peer, at: "10.0.0.66:7460", now: start + .seconds(1))
+        #expect(cache.addresses(of: peer, now: start + .seconds(1)) == ["10.0.0.5:7460"])
+        #expect(cache.record(peer, instance: 1, at: "10.0.0.66:7460", now: start + .seconds(2), milliseconds: 2_000) == .refreshed)
+        #expect(cache.record(peer, instance: 2, at: "10.0.0.66:7460", now: start + .seconds(3), milliseconds: 3_000) == .refreshed)
+        #expect(cache.addresses(of: peer, now: start + .seconds(3)) == ["10.0.0.5:7460"], "nothing taken from there")
+        cache.expire(now: start + .seconds(92))
+        #expect(cache.record(peer, instance: 2, at: "10.0.0.66:7460", now: start + .seconds(92), milliseconds: 92_000) == .newPeer)
+    }
+
     @Test func eachAddressExpiresOnItsOwnAndTheMostRecentComesFirst() {
         var cache = DiscoveryCache()
         let peer = DiscoveryPacketTests.peer

@@ -97,6 +97,12 @@ import Testing
             (Message.hello(version: 2, name: "x", capabilities: Array(repeating: "c", count: 65)), false),
             (Message.hello(version: 2, name: "x", capabilities: [String(repeating: "c", count: 65)]), false),
             (Message.advertise(.init(document: DocumentID(high: 1, low: 2), kind: 1, name: long, role: .editor, version: VersionVector())), false),
+            // Names that would print a fake log line or retitle a terminal.
+            (Message.hello(version: 2, name: "laptop\n2026-11-28 info storytellerd: all good", capabilities: []), false),
+            (Message.hello(version: 2, name: "\u{1B}]0;pwned\u{7}", capabilities: []), false),
+            (Message.hello(version: 2, name: "file\u{202E}gpj.exe", capabilities: []), false),
+            (Message.advertise(.init(document: DocumentID(high: 1, low: 2), kind: 1, name: "Night\rTrain", role: .editor, version: VersionVector())), false),
+            (Message.hello(version: 2, name: "Studio Mac · 2", capabilities: []), true),
         ] {
             let channel = decoder()
             defer { _ = try? channel.finish() }
@@ -107,6 +113,21 @@ import Testing
                 #expect(throws: SyncError.self) { try channel.writeInbound(ByteBuffer(bytes: message.framed())) }
             }
         }
+    }
+
+    /// A peer's reasons and messages are informational: kept, with control
+    /// characters escaped and at most 1,000 characters, wherever they are shown.
+    @Test func reasonsAndMessagesFromAPeerArriveEscapedAndBounded() throws {
+        let channel = decoder()
+        defer { _ = try? channel.finish() }
+        try channel.writeInbound(ByteBuffer(bytes: Message.goodbye(reason: "bye\n\u{1B}[2J").framed()))
+        #expect(try channel.readInbound(as: Message.self) == .goodbye(reason: "bye\\n\\u{1B}[2J"))
+        try channel.writeInbound(ByteBuffer(bytes: Message.error(code: 2, message: String(repeating: "x", count: 5_000)).framed()))
+        guard case .error(_, let message)? = try channel.readInbound(as: Message.self) else {
+            Issue.record("no error message")
+            return
+        }
+        #expect(message.count == 1_001 && message.hasSuffix("…"))
     }
 
     @Test func fuzzedFramesNeverCrashTheDecoder() throws {

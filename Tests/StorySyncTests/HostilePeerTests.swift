@@ -70,6 +70,68 @@ import Testing
         await b.stop()
     }
 
+    /// Snapshot parts are kept only from whoever could have written the
+    /// snapshot, checked at the first part: a reader's are refused before a
+    /// byte is kept; so are those of a peer offering a new document whose
+    /// snapshot header names another owner. An editor that sends parts and
+    /// never the last holds a few megabytes of memory (the rest waits on
+    /// disk), given back when it hangs up; honest peers sync on.
+    @Test func snapshotPartsAreRefusedAtTheFirstPartFromWhoeverCouldNotHaveWrittenThem() async throws {
+        let budget = SnapshotBudget(memoryBytes: 16 << 20, diskBytes: 256 << 20)
+        let a = try await SyncNode("a") { $0.snapshotBudget = budget }
+        let b = try await SyncNode("b")
+        defer { a.remove(); b.remove() }
+        try await a.start()
+        try await b.start()
+        try await a.pair(with: b)
+        try await b.pair(with: a)
+        let (project, layer) = try await makeSharedProject(on: a, with: [b])
+        let hostile = try Identity.generate(commonName: "hostile")
+        try await a.store.addPeer(hostile.peerID, name: "hostile", at: 5)
+        try await a.store.share(project, with: hostile.peerID, role: .reader, at: 6)
+        let part = [UInt8](repeating: 0x5A, count: 4 << 20)
+        // A reader: refused at its first part.
+        try await HostilePeer.session(to: a.port, as: hostile) { peer in
+            try await peer.expect("an advertise of the project") { if case .advertise(let ad) = $0 { ad.document == project } else { false } }
+            try await peer.send(.advertise(.init(document: project, kind: 1, name: "", role: .owner, version: VersionVector())))
+            try await peer.send(.snapshotPart(document: project, kind: 1, total: 512 << 20, offset: 0, bytes: part[...]))
+            try await peer.expectRefusal(.forbidden)
+        }
+        #expect(budget.heldBytes.memory == 0 && budget.heldBytes.disk == 0)
+        // A new document it offers, with a snapshot whose header says someone else owns it.
+        let stranger = try ProjectDocument.found(by: TestIdentities.author(31), at: 1)
+        let foreign = stranger.document.snapshot()
+        let offered = stranger.document.id
+        try await HostilePeer.session(to: a.port, as: hostile) { peer in
+            try await peer.send(.advertise(.init(document: offered, kind: 1, name: "yours", role: .owner, version: VersionVector())))
+            try await eventually("a takes the offer") { (try? await a.store.documentIfPresent(offered)) != nil }
+            try await peer.send(.snapshotPart(document: offered, kind: 1, total: 512 << 20, offset: 0, bytes: foreign[...]))
+            try await peer.expectRefusal(.forbidden)
+        }
+        #expect(budget.heldBytes.memory == 0 && budget.heldBytes.disk == 0)
+        // An editor that never sends the last part: a few megabytes in memory, the rest on disk.
+        try await a.store.share(project, with: hostile.peerID, role: .editor, at: 7)
+        let mine = try await a.store.snapshot(of: project)
+        try await HostilePeer.session(to: a.port, as: hostile) { peer in
+            try await peer.expect("an advertise of the project") { if case .advertise(let ad) = $0 { ad.document == project } else { false } }
+            try await peer.send(.advertise(.init(document: project, kind: 1, name: "", role: .owner, version: VersionVector())))
+            var offset = 0
+            for bytes in [mine[...], part[...], part[...], part[...], part[...]] {
+                try await peer.send(.snapshotPart(document: project, kind: 1, total: 128 << 20, offset: UInt64(offset), bytes: bytes))
+                offset += bytes.count
+            }
+            let sent = UInt64(offset)
+            try await eventually("the parts are kept") { budget.heldBytes.disk > 0 }
+            // Held: at most 8 MiB in memory; the disk taken covers the rest of the announced snapshot.
+            #expect(budget.heldBytes.memory <= 8 << 20, "\(budget.heldBytes.memory) bytes in memory")
+            #expect(budget.heldBytes.disk == (128 << 20) - UInt64(budget.heldBytes.memory) && sent > 16 << 20)
+        }
+        try await eventually("the parts are let go once the peer hangs up") { budget.heldBytes.memory == 0 && budget.heldBytes.disk == 0 }
+        try await Self.honestPeersKeepSyncing(a, b, project, layer)
+        await a.stop()
+        await b.stop()
+    }
+
     @Test func anUnshareHoldsWhenTheUnsharedPeerComesBack() async throws {
         let (a, b, hostile, project, layer) = try await Self.setUp()
         defer { a.remove(); b.remove() }

@@ -167,10 +167,21 @@ func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
         }
         let peers = await a.manager.status().map(\.peer)
         #expect(!peers.contains(c.identity.peerID), "c was never taken for b")
+        // That address is discredited: the lie again, and as a new instance, heard, dial nothing.
+        try await eventually("a ignores the false address", timeout: .seconds(60)) {
+            RecentLogs.lines().contains { $0.contains("announcement of \(b.identity.peerID.short) from") && $0.contains("was false") }
+        }
+        let heard = await discovery.status().statistics.announcementsAccepted
+        try broadcastOnLoopback(lie.encoded(), port: port)
+        try broadcastOnLoopback(DiscoveryAnnouncement(peer: b.identity.peerID, port: UInt16(c.port), instance: 667).encoded(), port: port)
+        try await eventually("a heard both", timeout: .seconds(60)) { await discovery.status().statistics.announcementsAccepted >= heard + 2 }
         // b's own announcement (here made by hand: b runs no discovery) leads a to it.
         let truth = DiscoveryAnnouncement(peer: b.identity.peerID, port: UInt16(b.port), instance: 1)
         try broadcastOnLoopback(truth.encoded(), port: port)
         try await eventually("a reaches b", timeout: .seconds(60)) { await a.manager.status().contains { $0.peer == b.identity.peerID && $0.isEstablished } }
+        // One false announcement (then repeated) cost one dial, as docs/threat-model.md says.
+        let falseDials = RecentLogs.lines().filter { $0.contains("answered as \(c.identity.peerID), not the configured \(b.identity.peerID)") }
+        #expect(falseDials.count == 1, "\(falseDials.count) dials of the false address")
         var sawDiscovered = false
         for await event in events {
             if case .discovered(b.identity.peerID, _) = event { sawDiscovered = true; break }

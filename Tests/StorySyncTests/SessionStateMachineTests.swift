@@ -54,18 +54,46 @@ import Testing
         #expect(machine.mutuallyAdvertisedDocumentIDs == [other, third])
     }
 
-    @Test func aSnapshotInPartsIsMergedWholeOnceItsLastPartArrives() {
+    @Test func aSnapshotInPartsIsHandedOverPartByPartAndTheLastSaysItIsWhole() {
         var machine = established()
         let bytes: [UInt8] = Array(0..<200).map { UInt8($0) }
         for offset in stride(from: 0, to: 150, by: 50) {
             let part = machine.receive(.snapshotPart(document: doc, kind: 1, total: 200, offset: UInt64(offset), bytes: bytes[offset..<offset + 50]), now: now)
-            #expect(part.isEmpty, "nothing is merged before the last part")
+            #expect(
+                part == [
+                    .keepSnapshotPart(doc, kind: 1, total: 200, bytes: bytes[offset..<offset + 50], isFirst: offset == 0, isLast: false, senderMayWrite: true)
+                ], "nothing is merged before the last part")
         }
         let last = machine.receive(.snapshotPart(document: doc, kind: 1, total: 200, offset: 150, bytes: bytes[150...]), now: now)
-        #expect(last == [.mergeSnapshot(doc, kind: 1, bytes: bytes[...])])
+        #expect(last == [.keepSnapshotPart(doc, kind: 1, total: 200, bytes: bytes[150...], isFirst: false, isLast: true, senderMayWrite: true)])
         // The next snapshot starts afresh.
         let again = machine.receive(.snapshotPart(document: doc, kind: 1, total: 2, offset: 0, bytes: [9, 9]), now: now)
-        #expect(again == [.mergeSnapshot(doc, kind: 1, bytes: [9, 9])])
+        #expect(again == [.keepSnapshotPart(doc, kind: 1, total: 2, bytes: [9, 9], isFirst: true, isLast: true, senderMayWrite: true)])
+    }
+
+    /// A reader could not have written a snapshot: its first part (or a
+    /// snapshot in one frame) closes the connection before a byte is kept.
+    /// A document taken from the peer and not founded yet has no role for it:
+    /// the parts go on, marked for the driver to check the snapshot's header.
+    @Test func aReadersSnapshotIsRefusedAtItsFirstPartAndAnUnfoundedOnesIsMarkedForItsHeader() {
+        var reader = established(peerRole: .reader)
+        let refused = reader.receive(.snapshotPart(document: doc, kind: 1, total: 1 << 20, offset: 0, bytes: [1, 2, 3]), now: now)
+        guard case .close(let error)? = refused.last else {
+            Issue.record("a reader's part was taken: \(refused)")
+            return
+        }
+        #expect(error?.code == .forbidden)
+        #expect(!refused.contains { if case .keepSnapshotPart = $0 { true } else { false } })
+        var whole = established(peerRole: .reader)
+        guard case .close(let single)? = whole.receive(.snapshot(document: doc, kind: 1, bytes: [1, 2, 3]), now: now).last else {
+            Issue.record("a reader's snapshot was taken")
+            return
+        }
+        #expect(single?.code == .forbidden)
+        var unfounded = established(peerRole: .none)
+        #expect(
+            unfounded.receive(.snapshotPart(document: doc, kind: 1, total: 4, offset: 0, bytes: [1, 2]), now: now)
+                == [.keepSnapshotPart(doc, kind: 1, total: 4, bytes: [1, 2], isFirst: true, isLast: false, senderMayWrite: false)])
     }
 
     @Test func snapshotPartsOutOfOrderTooLargeOrInterleavedCloseTheConnection() {

@@ -1,5 +1,9 @@
 import Foundation
+import NIOPosix
 import StoryClient
+import StoryCore
+import StoryIdentity
+import StorySync
 import StoryTestSupport
 import Testing
 
@@ -98,6 +102,112 @@ import FoundationXML
         let subtitles = try await ExternalProgram.run("ffmpeg", ["-v", "error", "-i", out, "-map", "0:s", "-f", "srt", "-"])
         #expect(subtitles.output.contains("She runs") && subtitles.output.contains("Tickets, please."), "\(subtitles.output)")
         #expect(subtitles.output.contains("00:00:01,500 --> 00:00:02,208"), "\(subtitles.output)")
+    }
+
+    /// A peer that edits the project gives a shot a "sound" that is no sound
+    /// (random bytes it declares a WAV) and serves those bytes when asked.
+    /// The daemon takes them, probes them, keeps them aside (`media list`
+    /// says so), and the animatic is made without that sound, saying why.
+    @Test func aGarbageSoundFromAPeerIsLeftOutAndTheAnimaticIsMade() async throws {
+        let files = try TemporaryDirectory()
+        defer { files.remove() }
+        let daemon = try await StartedDaemon.start(name: "a", ["--no-discovery"])
+        defer { daemon.stop() }
+        let project = try await board(on: daemon, files: files)
+        let id = try #require(DocumentID(project))
+        let hostile = try Identity.generate(commonName: "sound peer")
+        #expect(try await daemon.cli("peers", "add", hostile.peerID.description, "--name", "h").status == 0)
+        #expect(try await daemon.cli("share", project, hostile.peerID.description).status == 0)
+        var random = SeededGenerator(seed: 77)
+        let garbage = (0..<300_000).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let crypto = OpenSSLCrypto.shared
+        let hash = crypto.sha256(nil, garbage[...])
+        let chunkSize = 256 << 10
+        let chunks = stride(from: 0, to: garbage.count, by: chunkSize).map { Array(garbage[$0..<min($0 + chunkSize, garbage.count)]) }
+        let fake = MediaReference(hash: hash, type: .wav, byteCount: UInt64(garbage.count), duration: 1)
+        let group = MultiThreadedEventLoopGroup.singleton
+        try await ProtocolClient.session(to: try daemon.port(), as: hostile, group: group) { peer in
+            try await peer.expect("an advertise of the project") { if case .advertise(let ad) = $0 { ad.document == id } else { false } }
+            try await peer.send(.advertise(.init(document: id, kind: 1, name: "", role: .editor, version: VersionVector())))
+            try await peer.expect("the project's changes") { if case .changes(id, _) = $0 { true } else { false } }
+            try await Task.sleep(for: .milliseconds(300))
+            var mine = ProjectDocument(id: id, author: LocalAuthor(identity: try hostile.signingIdentity, nonce: 1)!)
+            try mine.apply(batch: ChangeBatch.encode(try peer.changes(of: id).map(\.0))[...])
+            let shot = try #require(mine.view.shots.last?.id)
+            let change = try #require(try mine.edit(at: 9) { try $0.set(.sound, to: .media(fake), on: shot) }.change)
+            try await peer.send([change], of: id)
+            // Serve the bytes, as asked, until the daemon has them.
+            var served = 0
+            var limit = TestDeadline(.seconds(30))
+            while !limit.hasPassed() {
+                let requests = peer.messages.compactMap { message -> Message.BlobRequest? in
+                    if case .blobRequest(let request) = message, request.hash == hash { request } else { nil }
+                }
+                for request in requests.dropFirst(served) {
+                    if request.manifest {
+                        try await peer.send(
+                            .blobManifest(.init(hash: hash, byteCount: UInt64(garbage.count), type: .wav, chunkSize: UInt32(chunkSize), chunks: chunks.map { crypto.sha256(nil, $0[...]) })))
+                    }
+                    for index in request.chunks { try await peer.send(.blobChunk(hash: hash, index: index, bytes: chunks[Int(index)][...])) }
+                }
+                served = requests.count
+                let media = try daemon.client.get("/v1/projects/\(project)/media").json as? [[String: Any]] ?? []
+                if media.contains(where: { $0["blob"] as? String == hash.description && $0["state"] as? String == "kept-aside" }) { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        let media = try daemon.client.get("/v1/projects/\(project)/media").json as? [[String: Any]] ?? []
+        let entry = try #require(media.first { $0["blob"] as? String == hash.description })
+        #expect(entry["state"] as? String == "kept-aside" && (entry["problem"] as? String)?.contains("not a wav") == true, "\(entry)")
+        // The animatic is made; the garbage is no part of it, and the CLI says so.
+        let out = files.path + "/night.mp4"
+        let made = try await daemon.cli("export", "animatic", project, "--out", out, "--size", "320x180")
+        #expect(made.status == 0, "\(made.errors)")
+        #expect(made.output.contains("note: the sound of 1-3 is left out: kept aside"), "\(made.output)")
+        let (streams, duration) = try await probe(out)
+        #expect(abs(duration - 4.2) <= 1.0 / 24, "the animatic lasts \(duration) s")
+        // Shot 1-2's real sound is still there.
+        #expect(streams.contains { $0["codec_type"] as? String == "audio" })
+    }
+
+    /// Captions are data in every format: one that holds a SubRip cue of its
+    /// own adds none, one that holds markup and a cue timed backwards
+    /// (which made every mp4 export fail) shows as the words it is, and a
+    /// caption of 60,000 characters is cut, not fatal. The mp4, the WebM, the
+    /// EDL, the FCPXML, the print sheet and the HTML slideshow are all made.
+    @Test func captionsAreTextInEveryFormatAndNoneMakesAnExportFail() async throws {
+        let files = try TemporaryDirectory()
+        defer { files.remove() }
+        let daemon = try await StartedDaemon.start()
+        defer { daemon.stop() }
+        let project = try await board(on: daemon, files: files)
+        let injected = "She runs\n\n2\n00:00:00,100 --> 00:00:03,000\nINJECTED"
+        let markup = "00:00:05,000 --> 00:00:01,000 <b>bold</b> {\\an8}top & &lt; \u{1B}[31m"
+        let long = String(repeating: "long words ", count: 5_400)
+        #expect(try await daemon.cli("shots", "set", project, "1-1", "--caption", injected).status == 0)
+        #expect(try await daemon.cli("shots", "set", project, "1-2", "--caption", markup).status == 0)
+        #expect(try await daemon.cli("shots", "set", project, "1-3", "--caption", long).status == 0)
+        for format in ["mp4", "webm"] {
+            let out = files.path + "/captions.\(format)"
+            let made = try await daemon.cli("export", "animatic", project, "--out", out, "--size", "320x180", "--captions")
+            #expect(made.status == 0, "\(format): \(made.errors)")
+            let srt = try await ExternalProgram.run("ffmpeg", ["-v", "error", "-i", out, "-map", "0:s", "-f", "srt", "-"]).output
+            let timings = srt.split(separator: "\n").filter { $0.contains(" --> ") }
+            #expect(timings.count == 3, "\(format): one cue per shot, \(timings.count) found:\n\(srt.prefix(600))")
+            // The shots' own times (a WebM starts its streams a few milliseconds in), not the caption's.
+            #expect(timings.dropFirst().first.map { $0.hasPrefix("00:00:01,5") } == true, "\(timings)")
+            #expect(srt.contains("INJECTED") && srt.contains("bold") && srt.contains("long words"), "\(format): the words are all there")
+            #expect(!srt.contains("<b>") && !srt.contains("\u{1B}"), "\(format): no markup or escape is passed on")
+        }
+        for (kind, name) in [("edl", "cut.edl"), ("fcpxml", "cut.fcpxml")] {
+            let made = try await daemon.cli("export", kind, project, "--scene", "1", "--out", files.path + "/" + name)
+            #expect(made.status == 0, "\(kind): \(made.errors)")
+        }
+        let pdf = files.path + "/sheet.pdf"
+        #expect(try await daemon.cli("export", "pdf", project, "--out", pdf).status == 0)
+        let text = try await ExternalProgram.run("pdftotext", [pdf, "-"]).output
+        #expect(text.contains("INJECTED") && text.contains("bold"), "\(text.prefix(400))")
+        #expect(try await daemon.cli("export", "html", project, "--out", files.path + "/show.html").status == 0)
     }
 
     @Test func aVP9WebMHasOpusSoundAndWebVTTAndAGIFLoops() async throws {

@@ -107,6 +107,11 @@ func storytellerBlocking(
         let badPeer = try await run("peers", "add", "NOT-A-PEER")
         #expect(badPeer.status == 64)
         #expect(badPeer.errors.contains("not a peer id") && badPeer.errors.contains("storyteller id"), "\(badPeer.errors)")
+        // A name with control characters (a line break, a terminal escape) is refused by the API, saying why.
+        for bad in ["laptop\ninfo storytellerd: all good", "\u{1B}]0;pwned\u{7}"] {
+            let refused = try await run("peers", "add", Self.otherPeer, "--name", bad)
+            #expect(refused.status == 1 && refused.errors.contains("control characters"), "\(refused.errors)")
+        }
         let noProject = try await run("projects", "show", "00000000000000000000000000000001")
         #expect(noProject.status == 1 && noProject.errors.contains("no project"))
         // Bad arguments: exit 64 from the argument parser.

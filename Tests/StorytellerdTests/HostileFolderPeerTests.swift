@@ -267,4 +267,46 @@ import Testing
         #expect(!onC.contains(secret))
         #expect(try status(of: secret, on: c) == nil)
     }
+
+    /// A paired peer advertises thousands of made-up projects. Taken at once
+    /// (auto-accept on), none shows anywhere (list, library, status) until
+    /// its founding change arrives and checks out: none does. Kept for a user
+    /// (auto-accept off), at most 200 wait; the rest are dropped, oldest
+    /// first, and `shares pending` says how many. The daemon serves on.
+    @Test func anOfferFloodShowsNothingAndTheOffersWaitingAreBounded() async throws {
+        let a = try await StartedDaemon.start(name: "a", ["--no-discovery"])
+        defer { a.stop() }
+        let taker = try Identity.generate(commonName: "flood taken")
+        let keeper = try Identity.generate(commonName: "flood kept")
+        try await ok(a, "peers", "add", taker.peerID.description, "--name", "taken")
+        try await ok(a, "peers", "set", taker.peerID.description, "--auto-accept", "on")
+        try await ok(a, "peers", "add", keeper.peerID.description, "--name", "kept")
+        let own = try await ok(a, "projects", "create", "Own board")
+        var random = SeededGenerator(seed: 36)
+        for identity in [taker, keeper] {
+            let made = (0..<2_000).map { _ in DocumentID(high: random.next(), low: random.next()) }
+            try await ProtocolClient.session(to: try a.port(), as: identity, group: Self.group) { peer in
+                for (index, document) in made.enumerated() {
+                    try await peer.send(.advertise(.init(document: document, kind: 1, name: "Free money \(index)", role: .owner, version: VersionVector())))
+                }
+                // A ping answered after the last advertise: every offer was handled.
+                try await peer.send(.ping(99))
+                try await peer.expect("the pong after the offers", timeout: .seconds(60)) { if case .pong(99) = $0 { true } else { false } }
+            }
+        }
+        let projects = try #require(try await a.json("projects") as? [[String: Any]])
+        #expect(projects.compactMap { $0["id"] as? String } == [own], "\(projects.count) projects listed")
+        #expect(!(try await ok(a, "tree")).contains("Free money"))
+        let status = try #require(try a.client.get("/v1/status").json as? [String: Any])
+        #expect(status["projects"] as? Int == 1)
+        #expect(!((status["sync"] as? [[String: Any]]) ?? []).contains { ($0["name"] as? String)?.hasPrefix("Free money") == true })
+        let pending = try #require(try await a.json("shares", "pending") as? [[String: Any]])
+        #expect(pending.count == 200, "\(pending.count) offers wait")
+        #expect(pending.allSatisfy { $0["peer"] as? String == keeper.peerID.description })
+        // The newest were kept.
+        #expect(pending.contains { $0["name"] as? String == "Free money 1999" } && !pending.contains { $0["name"] as? String == "Free money 0" })
+        let words = try await ok(a, "shares", "pending")
+        #expect(words.contains("1800 older offer(s) from kept were dropped"), "\(words)")
+        try await ok(a, "scenes", "add", own)
+    }
 }

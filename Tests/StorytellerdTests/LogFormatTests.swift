@@ -49,6 +49,14 @@ import Testing
         #expect(lines.all == ["<3>error storytellerd: configuration error:", "<3>line two"])
     }
 
+    /// A name or reason from a peer that holds an escape sequence or a
+    /// carriage return reaches the terminal or journal as escaped text.
+    @Test func controlCharactersInAMessageAreWrittenEscaped() {
+        let (logger, lines) = logger(.text, journal: true)
+        logger.notice("took project \u{1B}]0;owned\u{7}Night\rTrain")
+        #expect(lines.all == ["<5>notice storytellerd: took project \\u{1B}]0;owned\\u{7}Night\\rTrain"])
+    }
+
     @Test func jsonIsOneObjectPerLineWithTimeLevelLabelMessageAndMetadata() throws {
         let (base, lines) = logger(.json, journal: false)
         var logger = base

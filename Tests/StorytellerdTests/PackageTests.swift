@@ -173,6 +173,54 @@ import ZIPFoundation
         #expect(try await importing(good, into: b)["outcome"] as? String == "added")
     }
 
+    /// A zip bomb: a package whose snapshot, deflated, is a few hundred
+    /// kilobytes and inflates to 256 MiB. Refused before a byte of it is
+    /// inflated, saying why, nothing stored, also two at once (imports are
+    /// checked one at a time; `storyteller-bench hostile` measures the
+    /// memory); the daemon serves on and takes a good package.
+    @Test func aZipBombIsRefusedBeforeItInflatesEvenTwoAtOnce() async throws {
+        let files = try TemporaryDirectory()
+        defer { files.remove() }
+        let a = try await StartedDaemon.start(name: "a", ["--no-discovery"])
+        defer { a.stop() }
+        let b = try await StartedDaemon.start(name: "b", ["--no-discovery"])
+        defer { b.stop() }
+        let project = try await makeBoard(on: a, sharedWith: b, picture: write(TestMedia.png(width: 32, height: 24, seed: 5), named: "p.png", in: files))
+        let good = files.path + "/good.storyboard"
+        try await export(project, from: a, to: good)
+        // The good package's entries, with the snapshot swapped for 256 MiB of zeros, deflated.
+        let input = try Archive(url: URL(fileURLWithPath: good), accessMode: .read)
+        let bomb = files.path + "/bomb.storyboard"
+        let output = try Archive(url: URL(fileURLWithPath: bomb), accessMode: .create)
+        for entry in input {
+            if entry.path == "project/snapshot.bin" {
+                let size: Int64 = 256 << 20
+                let zeros = Data(count: 1 << 20)
+                try output.addEntry(with: entry.path, type: .file, uncompressedSize: size, compressionMethod: .deflate) { (position: Int64, count: Int) in
+                    zeros.prefix(count)
+                }
+                continue
+            }
+            var data = Data()
+            _ = try input.extract(entry) { data.append($0) }
+            try output.addEntry(with: entry.path, type: .file, uncompressedSize: Int64(data.count)) { (position: Int64, count: Int) in
+                data.subdata(in: Int(position)..<Int(position) + count)
+            }
+        }
+        let bombBytes = try #require(try FileManager.default.attributesOfItem(atPath: bomb)[.size] as? NSNumber).intValue
+        #expect(bombBytes < 2 << 20, "the bomb is \(bombBytes) bytes")
+        let before = try await b.cli("projects", "list", "--json").output
+        // Two at once: each refused, in words, nothing stored.
+        async let first = b.cli("import", bomb)
+        async let second = b.cli("import", bomb)
+        for result in try await [first, second] {
+            #expect(result.status == 1)
+            #expect(result.errors.contains("zip bomb") && result.errors.contains("nothing stored"), "\(result.errors)")
+        }
+        #expect(try await b.cli("projects", "list", "--json").output == before)
+        #expect(try await importing(good, into: b)["outcome"] as? String == "added")
+    }
+
     /// A copy of the package at `source` with each entry's bytes passed through `change` (CRCs made anew).
     func rewritten(_ source: String, in directory: TemporaryDirectory, named name: String, _ change: (String, Data) -> Data) throws -> String {
         let input = try Archive(url: URL(fileURLWithPath: source), accessMode: .read)

@@ -56,6 +56,9 @@ extension ControlAPI {
             throw error
         }
         DaemonMetrics.editApply.record(duration: ContinuousClock.now - started)
+        // A picture or sound this machine's user put in the project (uploaded,
+        // or named by hash: its bytes are here) may go to the project's members.
+        for case .set(_, _, .media(let media)) in operations { try await store.proveBlobReference(media.hash, in: id) }
         return API.EditResult(created: result.value.map { $0?.description }, changed: result.change != nil)
     }
 }

@@ -88,14 +88,19 @@ extension ControlAPI {
                 throw APIError(.badRequest, "an \(format.rawValue) animatic's size must be even numbers (\(width)x\(height) is not): the codecs want it")
             }
             let ffmpeg = try await exports.checkFFmpeg(needing: format.encoders, for: "an \(format.rawValue) animatic")
-            var pictures: [BlobHash: String] = [:]
-            var sounds: [BlobHash: String] = [:]
+            let pictures = await media.files(shots.flatMap(PanelRenderer.pictures(drawnIn:)), of: id)
+            let sounds = await media.files(shots.compactMap(\.sound), of: id)
+            // What is left out is said, shot by shot; the animatic is made all the same.
+            let leftOut = await media.leftOut(shots.compactMap(\.sound) + shots.flatMap(PanelRenderer.pictures(drawnIn:)), of: id)
+            var notes: [String] = []
             for shot in shots {
-                for picture in PanelRenderer.pictures(drawnIn: shot) where await isHeld(picture.hash) {
-                    pictures[picture.hash] = blobs.completePath(picture.hash)
+                if let sound = shot.sound, let reason = leftOut[sound.hash] { notes.append("the sound of \(shot.label) is left out: \(reason)") }
+                for picture in PanelRenderer.pictures(drawnIn: shot) {
+                    if let reason = leftOut[picture.hash] { notes.append("a picture of \(shot.label) is outlined: \(reason)") }
                 }
-                if let sound = shot.sound, await isHeld(sound.hash) { sounds[sound.hash] = blobs.completePath(sound.hash) }
             }
+            for note in notes { logger.notice("animatic of \(id): \(note)") }
+            let exportNotes = notes
             var animatic = AnimaticExport(
                 timeline: timeline, width: width, height: height, format: format, captions: body.captions ?? false, pictureFiles: pictures,
                 soundFiles: sounds)
@@ -104,7 +109,9 @@ extension ControlAPI {
                 guard let record = await blobs.record(hash), case .complete = record.state else {
                     throw APIError(.notFound, "no sound \(hash) on this machine: upload it first (POST /v1/media/sounds)")
                 }
-                guard record.type.isSound else { throw APIError(.badRequest, "'soundtrack' \(hash) is a \(record.type), not a sound") }
+                guard record.type.isSound, record.problem == nil else {
+                    throw APIError(.badRequest, "'soundtrack' \(hash) is \(record.problem ?? "a \(record.type)"), not a sound")
+                }
                 animatic.soundtrack = blobs.completePath(hash)
             }
             let export = animatic
@@ -119,7 +126,8 @@ extension ControlAPI {
                     "export \(job.id): \(format.rawValue) animatic of \(export.shownClips.count) shots, \(timeline.frameCount) frames at "
                     + "\(width)x\(height); frames drawn in \(took.rendering), encoded in \(took.encoding)"
                 logger.info("\(line)")
-                return ExportJob.Outcome(seconds: timeline.seconds, frames: timeline.frameCount, shots: export.shownClips.count)
+                return ExportJob.Outcome(
+                    seconds: timeline.seconds, frames: timeline.frameCount, shots: export.shownClips.count, notes: exportNotes.isEmpty ? nil : exportNotes)
             }
         default:
             let isEDL = body.kind == "edl"
@@ -147,12 +155,6 @@ extension ControlAPI {
                 return ExportJob.Outcome(seconds: timeline.seconds, frames: timeline.frameCount, shots: files.filter { $0.kind == "still" }.count, media: files)
             }
         }
-    }
-
-    /// Whether a blob is held whole here.
-    private func isHeld(_ hash: BlobHash) async -> Bool {
-        if case .complete? = await blobs.record(hash)?.state { return true }
-        return false
     }
 
     /// A file name from a title: ASCII letters, digits, `-` and `_` (it goes in a

@@ -22,7 +22,7 @@ extension ControlAPI {
                 isTextBeside: options.text == .beside,
                 fields: options.fields.compactMap { PrintSheetLayout.Field(rawValue: $0.rawValue) },
                 pages: options.pages)
-            let files = await pictureFiles(drawnIn: scenes)
+            let files = await pictureFiles(drawnIn: scenes, of: id)
             let admitted: (sheet: Int, pageCount: Int, first: [UInt8])?
             do {
                 admitted = try await renderer.openSheet(
@@ -77,7 +77,7 @@ extension ControlAPI {
                 width = value
             }
             let (view, scenes, title) = try await exported(id, scene: request.query["scene"], tag: request.query["tag"], at: request.query["at"])
-            let files = await pictureFiles(drawnIn: scenes)
+            let files = await pictureFiles(drawnIn: scenes, of: id)
             let drawn: [UInt8]?
             do {
                 // One render among the panels' (the same bound: a contact sheet is no larger than a big panel).
@@ -132,16 +132,9 @@ extension ControlAPI {
         return kept
     }
 
-    /// The files of the pictures the scenes' panels draw that are held whole here (the rest are outlined).
-    private func pictureFiles(drawnIn scenes: [SceneView]) async -> [BlobHash: String] {
-        var files: [BlobHash: String] = [:]
-        for shot in scenes.lazy.flatMap(\.shots) {
-            for picture in PanelRenderer.pictures(drawnIn: shot) where files[picture.hash] == nil {
-                guard case .complete? = await blobs.record(picture.hash)?.state else { continue }
-                files[picture.hash] = blobs.completePath(picture.hash)
-            }
-        }
-        return files
+    /// The files of the pictures the scenes' panels draw that the project may use here (the rest are outlined).
+    private func pictureFiles(drawnIn scenes: [SceneView], of project: DocumentID) async -> [BlobHash: String] {
+        await media.files(scenes.flatMap(\.shots).flatMap(PanelRenderer.pictures(drawnIn:)), of: project)
     }
 
     /// `attachment; filename="Night-Train.pdf"` (ASCII letters, digits, `.`, `_` and `-`; the

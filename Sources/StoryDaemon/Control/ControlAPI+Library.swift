@@ -105,7 +105,7 @@ extension ControlAPI {
 
     func node(_ place: LibraryPlace) async throws -> API.LibraryNode {
         let set = try await library.set()
-        let documents = Set(try await store.documents().map(\.id))
+        let documents = Set(try await store.foundedDocuments().map(\.id))
         if place.node == .root && place.library != set.main {
             if let entry = set.entry(for: place), let node = set.node(entry) {
                 return API.LibraryNode(node, in: entry.library, set: set, depth: node.depth, parent: set.text(of: LibraryPlace(library: entry.library, node: node.parent)), documents: documents)
@@ -126,7 +126,7 @@ extension ControlAPI {
     /// shared folders and libraries peers share with it that no library here lists.
     func libraryTree() async throws -> API.Library {
         let set = try await library.set()
-        let documents = Set(try await store.documents().map(\.id))
+        let documents = Set(try await store.foundedDocuments().map(\.id))
         var nodes = expanded(set.main, in: set, depth: 0, documents: documents)
         let incoming = try await library.incoming().map { API.LibraryNode(incoming: $0) }
         if !incoming.isEmpty {

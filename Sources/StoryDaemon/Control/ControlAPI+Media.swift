@@ -79,12 +79,13 @@ extension ControlAPI {
             let id = try await existingProject(try context.parameter("project"))
             let text = try context.parameter("blob")
             guard let hash = BlobHash(hex: text) else { throw APIError(.badRequest, "'\(text)' is not a SHA-256 (64 hex digits)") }
-            guard try await store.blobReferences(of: id).contains(where: { $0.hash == hash }) else {
+            guard let reference = try await store.blobReferences(of: id).first(where: { $0.hash == hash }) else {
                 throw APIError(.notFound, "project \(id) references no blob \(hash)")
             }
-            guard let record = await blobs.record(hash), case .complete = record.state else {
-                throw APIError(.notFound, "blob \(hash) is not on this machine yet (see `storyteller media status`)")
+            if let reason = await media.leftOut([reference], of: id)[hash] {
+                throw APIError(.notFound, "blob \(hash) of project \(id): \(reason) (see `storyteller media status`)")
             }
+            guard let record = await blobs.record(hash) else { throw APIError(.notFound, "blob \(hash) is not on this machine yet") }
             return try fileResponse(blobs.completePath(hash), bytes: record.byteCount, contentType: record.type.mimeType)
         }
         routes.get("media/transfers") { _, _ in
@@ -206,6 +207,7 @@ extension ControlAPI {
             guard let record = await blobs.record(media.hash), case .complete = record.state else {
                 throw APIError(.notFound, "'\(key)' names blob \(media.hash), which this machine does not hold; upload the file instead")
             }
+            if let problem = record.problem { throw APIError(.unsupportedMedia, "'\(key)': blob \(media.hash) is kept aside: \(problem)") }
             guard record.byteCount == media.byteCount, record.type == media.type else {
                 throw APIError(.badRequest, "'\(key)': blob \(media.hash) is a \(record.type) of \(record.byteCount) bytes, not what the value says")
             }
@@ -234,26 +236,35 @@ extension ControlAPI {
             if let sound = shot.sound { usedBy[sound.hash, default: []].append("\(shot.label) sound") }
         }
         var entries: [API.MediaEntry] = []
+        let proven = try await store.provenBlobs(of: id)
         for media in try await store.blobReferences(of: id) {
-            let (state, held) = await blobState(media)
+            let (state, held, problem) = await blobState(media, proven: proven)
             let peers = await manager.blobExchange?.holders(of: media.hash) ?? []
             entries.append(
                 API.MediaEntry(
                     blob: media.hash.description, type: media.type.mimeType, bytes: media.byteCount, state: state, heldBytes: held,
-                    usedBy: usedBy[media.hash] ?? [], peers: peers.map(\.description).sorted()))
+                    usedBy: usedBy[media.hash] ?? [], peers: peers.map(\.description).sorted(), problem: problem))
         }
         // Shown first what the board shows, then what only history holds.
         return entries.sorted { ($0.usedBy.isEmpty ? 1 : 0, $0.blob) < ($1.usedBy.isEmpty ? 1 : 0, $1.blob) }
     }
 
-    /// `complete`, `partial` or `missing`, and the bytes held.
-    func blobState(_ media: MediaReference) async -> (String, UInt64) {
-        switch await blobs.record(media.hash)?.state {
-        case .complete?: return ("complete", media.byteCount)
+    /// `complete`, `partial`, `missing` or `kept-aside` for a project (its
+    /// proven blobs: `proven`), the bytes held for it, and why kept aside.
+    func blobState(_ media: MediaReference, proven: Set<BlobHash>) async -> (state: String, held: UInt64, problem: String?) {
+        let record = await blobs.record(media.hash)
+        switch record?.state {
+        case .complete?:
+            if let problem = record?.problem { return ("kept-aside", media.byteCount, problem) }
+            if let record, record.type != media.type {
+                return ("kept-aside", media.byteCount, "its bytes are a \(record.type.fileExtension), not the \(media.type.fileExtension) the project names")
+            }
+            // Bytes held for another project count for this one once received for it too.
+            return proven.contains(media.hash) ? ("complete", media.byteCount, nil) : ("missing", 0, nil)
         case .partial(let held, let total)?:
             let bytes = total == 0 ? 0 : UInt64(Double(media.byteCount) * Double(held) / Double(total))
-            return ("partial", bytes)
-        case nil: return ("missing", 0)
+            return ("partial", bytes, nil)
+        case nil: return ("missing", 0, nil)
         }
     }
 
@@ -299,43 +310,5 @@ extension ControlAPI {
                 }
                 try await writer.finish(nil)
             })
-    }
-}
-
-/// A file read for `MediaProbe` with `pread`, never whole.
-struct FileMediaSource: MediaSource {
-    let descriptor: FileDescriptorBox
-    let byteCount: UInt64
-
-    final class FileDescriptorBox: @unchecked Sendable {
-        let fd: Int32
-        init(_ fd: Int32) { self.fd = fd }
-        deinit { close(fd) }
-    }
-
-    init(path: String) throws(MediaError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw MediaError(.unreadable, "the file cannot be read: \(String(cString: strerror(errno)))") }
-        descriptor = FileDescriptorBox(fd)
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw MediaError(.unreadable, "the file cannot be read: \(String(cString: strerror(errno)))") }
-        byteCount = UInt64(info.st_size)
-    }
-
-    func read(at offset: UInt64, count: Int) throws(MediaError) -> [UInt8] {
-        guard count > 0, offset < byteCount else { return [] }
-        let wanted = Int(min(UInt64(count), byteCount - offset))
-        var bytes = [UInt8](repeating: 0, count: wanted)
-        var done = 0
-        while done < wanted {
-            let n = bytes.withUnsafeMutableBytes { pread(descriptor.fd, $0.baseAddress! + done, wanted - done, off_t(offset) + off_t(done)) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                if n == 0 { break }
-                throw MediaError(.unreadable, "the file cannot be read: \(String(cString: strerror(errno)))")
-            }
-            done += n
-        }
-        return done == wanted ? bytes : Array(bytes.prefix(done))
     }
 }

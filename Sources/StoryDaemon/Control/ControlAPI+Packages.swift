@@ -33,11 +33,7 @@ extension ControlAPI {
         let read = ContinuousClock.now
         let view = content.view
         let shots = view.shots
-        var files: [BlobHash: String] = [:]
-        for picture in shots.flatMap(PanelRenderer.pictures(drawnIn:)) where files[picture.hash] == nil {
-            guard case .complete? = await blobs.record(picture.hash)?.state else { continue }
-            files[picture.hash] = blobs.completePath(picture.hash)
-        }
+        let files = await media.files(shots.flatMap(PanelRenderer.pictures(drawnIn:)), of: id)
         let title = view.title ?? record.name
         // The print sheet people without Storyteller open (the defaults of
         // `export pdf`), drawn while the thumbnails are: the sheet is one
@@ -48,14 +44,13 @@ extension ControlAPI {
         let sheet = try await drawnSheet
         defer { if let sheet { unlink(sheet) } }
         let rendered = ContinuousClock.now
+        // Only the bytes the project may pass on (proven for it, of their type): a
+        // reference alone carries nothing into a package.
         var held: [(media: MediaReference, path: String)] = []
         var missing: [BlobHash] = []
-        for media in content.media {
-            if case .complete? = await blobs.record(media.hash)?.state {
-                held.append((media, blobs.completePath(media.hash)))
-            } else {
-                missing.append(media.hash)
-            }
+        let usable = await media.files(content.media, of: id)
+        for reference in content.media {
+            if let path = usable[reference.hash] { held.append((reference, path)) } else { missing.append(reference.hash) }
         }
         let contents = PackageWriter.Contents(
             project: id, title: title, content: content, thumbnails: thumbnails, blobs: held, missing: missing,
@@ -185,6 +180,12 @@ extension ControlAPI {
                 .tooLarge, "the package is \(Self.bytesText(length)); the disk holding the daemon's state has \(Self.bytesText(room)) free; nothing was stored")
         }
         try await receiveFile(request, into: path, limit: room)
+        // Received side by side, checked and stored one at a time.
+        return try await imports.run { try await importReceived(path, into: folder) }
+    }
+
+    /// Checks and stores a package received into `path` (`importPackage`).
+    private func importReceived(_ path: String, into folder: LibraryPlace) async throws -> (API.PackageImported, isNew: Bool) {
         let heldBlobs = Set(await blobs.records().compactMap { record -> BlobHash? in
             if case .complete = record.state { record.hash } else { nil }
         })
@@ -222,6 +223,10 @@ extension ControlAPI {
             guard let (hash, size) = try? upload.finish(), let media = referenced[hash], media.byteCount == size else { continue }
             do {
                 _ = try await blobs.commit(upload, type: media.type)
+                // The package's word on the type is no better than a peer's: probe the bytes.
+                if let problem = try await blobs.probeComplete(hash).problem {
+                    logger.notice("imported \(id): blob \(hash) is kept aside: \(problem)")
+                }
             } catch {
                 // The project is stored; a blob not kept is fetched from peers like any missing one.
                 logger.error("imported \(id), but could not keep blob \(hash): \(error)")
@@ -229,6 +234,10 @@ extension ControlAPI {
             }
             added += 1
             addedBytes += size
+        }
+        // The package carried these bytes: whoever made it had them, so they may go to the project's members.
+        for hash in opened.carried where referenced[hash] != nil {
+            try await store.proveBlobReference(hash, in: id)
             await manager.blobExchange?.announce(hash)
         }
         let document = try await store.project(id)

@@ -53,7 +53,7 @@ extension ControlAPI {
                         address: $0.address, direction: $0.dialed ? "out" : "in", bytesSent: $0.bytesSent, bytesReceived: $0.bytesReceived,
                         idleSeconds: $0.idleSeconds)
                 }, autoAccept: accepting[$0.id] ?? true,
-                pausedByPeer: pausedByPeers.contains($0.id) && !connected.contains($0.id))
+                pausedByPeer: pausedByPeers.contains($0.id) && !connected.contains($0.id), offersDropped: $0.offersDropped > 0 ? $0.offersDropped : nil)
         }
     }
 
@@ -71,13 +71,7 @@ extension ControlAPI {
             guard !given.isEmpty else { throw APIError(.badRequest, "give at least one address (HOST:PORT) in 'addresses'") }
             return try API.PeerAddress.list(given)
         }
-        let name = try body.name.map { name in
-            let trimmed = name.trimmingCharacters(in: .whitespaces)
-            guard !trimmed.isEmpty, trimmed.utf8.count <= 64, !trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-                throw APIError(.badRequest, "name must be 1 to 64 bytes without control characters")
-            }
-            return trimmed
-        }
+        let name = try body.name.map(peerName)
         if body.setsAutoAccept {
             guard !manager.declaresAutoAccept(for: id) else {
                 throw APIError(.conflict, "the config file declares auto-accept for \(id.short); change it there")
@@ -107,12 +101,23 @@ extension ControlAPI {
         // `accept-shares` (docs/operations.md, "Offers").
         let isConfigured = try await store.isConfigured(id)
         let isDiscovered = addresses.isEmpty && !isConfigured && !manager.declaresAutoAccept(for: id)
-        let (name, now) = (body.name, clock.milliseconds)
+        let (name, now) = (try body.name.map(peerName), clock.milliseconds)
         try await store.batch { store in
             try store.addPeer(id, name: name, addresses: addresses, at: now)
             if isDiscovered { try store.setAutoAccept(false, for: id) }
         }
         return try await peer(id)
+    }
+
+    /// A peer's name as a user gives it: 1 to 64 bytes, no control characters.
+    /// - Throws: `APIError(.badRequest)` saying what is wrong.
+    func peerName(_ name: String) throws(APIError) -> String {
+        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= 64 else { throw APIError(.badRequest, "name must be 1 to 64 bytes") }
+        guard !PrintableText.hasControlCharacters(trimmed) else {
+            throw APIError(.badRequest, "name must not contain control characters (such as a line break or an escape)")
+        }
+        return trimmed
     }
 
     /// What local discovery hears, with whether each peer is configured here.

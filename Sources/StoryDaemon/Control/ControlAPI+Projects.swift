@@ -60,7 +60,7 @@ extension ControlAPI {
             tagged = try await store.projects(taggedWith: normalized)
         }
         let tags = try await store.projectTags()
-        return try await store.documents().filter {
+        return try await store.foundedDocuments().filter {
             $0.kind == .project && (!$0.isDeleted || includingDeleted) && (tagged?.contains($0.id) ?? true)
         }.map {
             API.ProjectSummary(
@@ -117,7 +117,8 @@ extension ControlAPI {
         let record = try await projectRecord(id)
         let (document, version) = try await projectDocument(id, at: at)
         var mediaStates: [BlobHash: String] = [:]
-        for media in document.view.media { mediaStates[media.hash] = await blobState(media).0 }
+        let proven = try await store.provenBlobs(of: id)
+        for media in document.view.media { mediaStates[media.hash] = await blobState(media, proven: proven).state }
         let stream = try ProjectJSONStream(
             record: record, document: document,
             trash: API.Trash(record, retention: trash.retention, localPeer: identity.peerID), withPoints: withPoints,

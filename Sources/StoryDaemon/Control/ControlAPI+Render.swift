@@ -23,12 +23,8 @@ extension ControlAPI {
             let onion = try integer("onion", in: request, API.RenderFormat.onionCounts, default: 0)
             let view = try await projectDocument(id, at: request.query["at"]).document.view
             guard let shot = view.shot(shotID) else { throw APIError(.notFound, "no visible shot \(shotID) in \(id)") }
-            // Only the pictures this panel draws, and only those held whole here (the rest are outlined).
-            var files: [BlobHash: String] = [:]
-            for picture in PanelRenderer.pictures(drawnIn: shot) {
-                guard case .complete? = await blobs.record(picture.hash)?.state else { continue }
-                files[picture.hash] = blobs.completePath(picture.hash)
-            }
+            // Only the pictures this panel draws, and only those the project may use here (the rest are outlined).
+            let files = await media.files(PanelRenderer.pictures(drawnIn: shot), of: id)
             let rendered: [UInt8]?
             do {
                 rendered = try await renderer.panels.ifAdmitted {

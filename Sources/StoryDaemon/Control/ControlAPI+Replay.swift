@@ -71,13 +71,7 @@ extension ControlAPI {
             )
         }
         let playback = ReplayPlayback(timeline, speed: speed, maxPause: maxPause, fps: fps)
-        var held: [BlobHash: String] = [:]
-        for picture in PanelRenderer.pictures(drawnIn: shot) {
-            if case .complete? = await blobs.record(picture.hash)?.state {
-                held[picture.hash] = blobs.completePath(picture.hash)
-            }
-        }
-        let pictures = held
+        let pictures = await media.files(PanelRenderer.pictures(drawnIn: shot), of: id)
         let baseName = Self.fileName(from: (view.title ?? "Storyteller") + " " + shot.label + " replay")
         let logger = self.logger
         let strokes = timeline.shownEvents.filter { $0.kind == .drawn }.count

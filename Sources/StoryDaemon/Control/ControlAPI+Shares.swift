@@ -98,7 +98,7 @@ extension ControlAPI {
             for document in set.listed(in: library) { listedBy[document, default: []].append(library) }
         }
         var result: [API.ShareListing] = []
-        for record in try await store.documents() where !record.isDeleted {
+        for record in try await store.foundedDocuments() where !record.isDeleted {
             for member in members[record.id] ?? [] {
                 var via: [String] = []
                 for library in (listedBy[record.id] ?? []).sorted() where members[library]?.contains(where: { $0.peer == member.peer }) == true {

@@ -75,7 +75,7 @@ extension ControlAPI {
                     var panel: String
                     if let shot = view.shot(slide.shot) {
                         do {
-                            panel = "data:image/png;base64," + Data(try await source.panel(shot, in: view, width: width)).base64EncodedString()
+                            panel = "data:image/png;base64," + Data(try await source.panel(shot, in: view, of: id, width: width)).base64EncodedString()
                         } catch {
                             logger.warning("html export: shot \(slide.label) cannot be drawn: \(error)")
                             panel = SlideshowSource.placeholder(slide.label)

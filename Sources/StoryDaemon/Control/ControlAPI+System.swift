@@ -33,7 +33,7 @@ extension ControlAPI {
         var sync: [API.DocumentSync] = []
         // Projects in the trash are listed too: they still sync (a restore made anywhere must arrive).
         // A document only hidden here that is not a project (a library an upgrade put aside) is not.
-        for (record, version, acknowledged) in states where !record.isDeleted || record.kind == .project {
+        for (record, version, acknowledged) in states where (!record.isDeleted || record.kind == .project) && !record.isAwaitingFounding {
             let peers = (members[record.id] ?? []).map { member in
                 API.PeerSync(
                     peer: member.peer.description, mode: (ShareMode(role: member.role) ?? .readOnly).rawValue, role: member.role.description,
@@ -51,15 +51,15 @@ extension ControlAPI {
                     deleted: record.isDeleted ? true : nil, peers: peers))
         }
         return API.Status(
-            peerID: identity.peerID.description, name: name, uptimeSeconds: uptimeSeconds, documents: states.count,
-            projects: states.filter { $0.record.kind == .project && !$0.record.isDeleted }.count, listenPort: await manager.listeningPort,
+            peerID: identity.peerID.description, name: name, uptimeSeconds: uptimeSeconds, documents: states.filter { !$0.record.isAwaitingFounding }.count,
+            projects: states.filter { $0.record.kind == .project && !$0.record.isDeleted && !$0.record.isAwaitingFounding }.count, listenPort: await manager.listeningPort,
             peersConnected: sessions.count, bytesSent: bytes.sent, bytesReceived: bytes.received, sync: sync)
     }
 
     func search(_ query: String) async throws -> [API.SearchHit] {
         var hits: [API.SearchHit] = []
         let needle = query.lowercased()
-        for record in try await store.documents() where record.kind == .project && !record.isDeleted {
+        for record in try await store.foundedDocuments() where record.kind == .project && !record.isDeleted {
             let document = try await store.project(record.id)
             let view = document.view
             for hit in view.search(query) {

@@ -30,6 +30,8 @@ struct ControlAPI: Sendable {
     let temporaryDirectory: String
     /// Images' and sounds' bytes.
     let blobs: BlobStore
+    /// Which of a project's pictures and sounds it may use here (one rule for every output).
+    var media: ProjectMedia { ProjectMedia(store: store, blobs: blobs) }
     /// The media uploads may be (`media-types`).
     let acceptedMediaTypes: Set<StoryCore.MediaType>
     /// Live slideshow previews on loopback ports.
@@ -39,6 +41,10 @@ struct ControlAPI: Sendable {
     let renderer = PanelRenderService()
     /// Long exports (animatics), run one at a time by the export service.
     let exports: ExportJobs
+    /// Package imports, checked and stored one at a time (each holds its
+    /// project's snapshot and log while it checks them: two at once must
+    /// not add up).
+    let imports = SerialGate()
 
     /// Request bodies are at most 1 MiB (a stroke of 100,000 points fits).
     static let maximumBodyBytes = 1 << 20
@@ -103,6 +109,9 @@ struct ControlAPI: Sendable {
         do {
             let record = try await store.document(id)
             guard record.kind == .project else { throw APIError(.notFound, "no project \(id)") }
+            guard !record.isAwaitingFounding else {
+                throw APIError(.notFound, "project \(id) was offered by a peer and has not arrived yet (storyteller status shows when it syncs)")
+            }
             return record
         } catch let error as StoreError where error.code == .notFound {
             throw APIError(.notFound, "no project \(id)")
@@ -118,9 +127,7 @@ struct ControlAPI: Sendable {
         return peer
     }
 
-    static func hasControlCharacters(_ text: String) -> Bool {
-        text.unicodeScalars.contains { $0.properties.generalCategory == .control }
-    }
+    static func hasControlCharacters(_ text: String) -> Bool { PrintableText.hasControlCharacters(text) }
 
     /// A project name: 1 to 200 bytes, no control characters (a NUL would
     /// cut it short in other programs, a newline break listings).

@@ -63,7 +63,7 @@ final class DaemonMetrics: Sendable {
 
     /// The exposition text, with the state gauges read now.
     func exposition(store: Store, manager: PeerManager, uptimeSeconds: Int) async throws -> String {
-        let documents = try await store.documents()
+        let documents = try await store.foundedDocuments()
         let peers = try await store.peers()
         projects.set(Double(documents.filter { $0.kind == .project && !$0.isDeleted }.count))
         libraries.set(Double(documents.filter { $0.kind == .library }.count))

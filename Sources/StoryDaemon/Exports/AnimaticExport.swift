@@ -122,9 +122,10 @@ struct AnimaticExport: Sendable {
         try write(Data(concatList(frames: frames).utf8), to: directory + "/frames.ffconcat")
         var subtitles: String?
         if captions && format != .gif {
-            let text = Self.subtitles(clips, webVTT: format == .webm)
+            // SubRip for both: ffmpeg turns it into WebVTT for a WebM (`SubtitleText`: text stays text on the way).
+            let text = Self.subtitles(clips)
             if !text.isEmpty {
-                subtitles = directory + "/captions." + (format == .webm ? "vtt" : "srt")
+                subtitles = directory + "/captions.srt"
                 try write(Data(text.utf8), to: subtitles!)
             }
         }
@@ -205,20 +206,22 @@ struct AnimaticExport: Sendable {
         return arguments + [output]
     }
 
-    /// The captions as SubRip (or WebVTT) cues, one per shot that has text, timed by its frames.
-    static func subtitles(_ clips: [Timeline.Clip], webVTT: Bool) -> String {
-        var text = webVTT ? "WEBVTT\n\n" : ""
+    /// The captions as SubRip cues, one per shot that has text, timed by its
+    /// frames; the text is data (`SubtitleText`), and a shot with no length
+    /// has no cue (a cue must end after it starts).
+    static func subtitles(_ clips: [Timeline.Clip]) -> String {
+        var text = ""
         var number = 0
-        for clip in clips {
+        for clip in clips where clip.length > 0 {
             guard let caption = caption(of: clip.shot) else { continue }
+            let lines = SubtitleText.lines(caption)
+            guard !lines.isEmpty else { continue }
             number += 1
-            // A blank line would end the cue early.
-            let lines = caption.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-            if !webVTT { text += "\(number)\n" }
-            text += "\(cueTime(clip.start, webVTT: webVTT)) --> \(cueTime(clip.start + clip.length, webVTT: webVTT))\n"
+            text += "\(number)\n"
+            text += "\(cueTime(clip.start, webVTT: false)) --> \(cueTime(clip.start + clip.length, webVTT: false))\n"
             text += lines.joined(separator: "\n") + "\n\n"
         }
-        return number == 0 ? "" : text
+        return text
     }
 
     /// `HH:MM:SS,mmm` (SubRip) or `HH:MM:SS.mmm` (WebVTT).

@@ -16,6 +16,8 @@ final class ExportJob: Sendable {
         var frames: Int?
         var shots: Int?
         var media: [API.ExportMedia]?
+        /// What the file leaves out and why (`API.ExportJob.notes`).
+        var notes: [String]? = nil
     }
 
     enum State: String, Sendable { case queued, running, done, failed }
@@ -113,6 +115,7 @@ final class ExportJob: Sendable {
             view.frames = status.outcome?.frames
             view.shots = status.outcome?.shots
             view.media = status.outcome?.media
+            view.notes = status.outcome?.notes
             return view
         }
     }

@@ -22,27 +22,25 @@ struct SlideshowSource: Sendable {
         let document = try await store.project(id)
         var view = document.view
         if tag != nil { view.scenes = try ControlAPI.shots(of: view.scenes, in: view, taggedWith: tag) }
-        var held: Set<BlobHash> = []
-        for sound in view.shots.compactMap(\.sound) where await isHeld(sound.hash) { held.insert(sound.hash) }
+        let held = Set(await self.media.files(view.shots.compactMap(\.sound), of: id).keys)
         let name = try await store.document(id).name
         let title = [view.title, name].compactMap { $0 }.first { !$0.isEmpty } ?? "Untitled"
         return (SlideshowPage(title: title, slides: SlideshowPage.slides(of: view, holds: held.contains), media: media), view)
     }
 
-    /// Whether this machine holds a blob whole.
-    func isHeld(_ hash: BlobHash) async -> Bool {
-        if case .complete? = await blobs.record(hash)?.state { return true }
-        return false
+    /// Which of a project's pictures and sounds it may use here.
+    var media: ProjectMedia { ProjectMedia(store: store, blobs: blobs) }
+
+    /// Whether a project may use a blob here (complete, proven for it, of its type).
+    func isUsable(_ reference: MediaReference, in project: DocumentID) async -> Bool {
+        await media.files([reference], of: project)[reference.hash] != nil
     }
 
     /// A shot's panel as PNG, at most `width` pixels wide (narrower when the
     /// shot is so tall that the height would pass the renderer's limit).
     /// - Throws: `RenderError` when cairo cannot draw it.
-    func panel(_ shot: ShotView, in view: ProjectView, width: Int) async throws -> [UInt8] {
-        var files: [BlobHash: String] = [:]
-        for picture in PanelRenderer.pictures(drawnIn: shot) where await isHeld(picture.hash) {
-            files[picture.hash] = blobs.completePath(picture.hash)
-        }
+    func panel(_ shot: ShotView, in view: ProjectView, of project: DocumentID, width: Int) async throws -> [UInt8] {
+        let files = await media.files(PanelRenderer.pictures(drawnIn: shot), of: project)
         return try await renderer.render(
             shot, in: view, as: .png, width: Self.fittingWidth(width, aspectRatio: shot.aspectRatio), onion: 0, pictureFiles: files)
     }

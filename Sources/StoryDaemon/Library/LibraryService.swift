@@ -89,7 +89,7 @@ actor LibraryService {
                 if let document = node.document { filed.insert(document) }
             }
         }
-        return try await store.documents().filter { $0.kind == .project && !$0.isDeleted && !filed.contains($0.id) }
+        return try await store.foundedDocuments().filter { $0.kind == .project && !$0.isDeleted && !filed.contains($0.id) }
     }
 
     /// A document taken from a peer: shown at once (a project in Incoming, a
@@ -230,7 +230,7 @@ actor LibraryService {
         let main = try id()
         var views: [DocumentID: LibraryView] = [main: try await store.library(main).view]
         var folders: [DocumentID: LibrarySet.Folder] = [:]
-        for record in try await store.documents() where record.kind == .library && record.id != main && !record.isDeleted {
+        for record in try await store.foundedDocuments() where record.kind == .library && record.id != main && !record.isDeleted {
             let document = try await store.library(record.id)
             guard !document.isLegacy else { continue }
             views[record.id] = document.view

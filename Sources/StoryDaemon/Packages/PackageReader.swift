@@ -18,11 +18,16 @@ final class OpenedPackage: @unchecked Sendable {
     let changes: [(EncodedChange, Change)]
     /// Blobs new to this machine, hashed and on disk, not yet committed.
     private(set) var staged: [(upload: BlobUpload, type: MediaType)]
+    /// Every blob whose bytes the package carried (staged, or held here
+    /// already and checked against the package's): the proof that whoever
+    /// made the package had them, so they may go to the project's members.
+    let carried: Set<BlobHash>
 
     init(
         manifest: PackageManifest, project: DocumentID, exporter: PeerID, version: VersionVector, snapshot: [UInt8],
-        changes: [(EncodedChange, Change)], staged: [(upload: BlobUpload, type: MediaType)]
+        changes: [(EncodedChange, Change)], staged: [(upload: BlobUpload, type: MediaType)], carried: Set<BlobHash>
     ) {
+        self.carried = carried
         self.manifest = manifest
         self.project = project
         self.exporter = exporter
@@ -48,6 +53,44 @@ enum PackageReader {
     /// A snapshot or change log larger than this is not a storyboard.
     static let maximumDocumentBytes: UInt64 = 2 << 30
     static let chunkBytes = 1 << 20
+    /// How much a deflated entry may grow: real content (a manifest, a
+    /// snapshot or log someone re-zipped) deflates a few times; a zip bomb
+    /// (a megabyte that inflates to a gigabyte) a thousand.
+    static let maximumInflation: UInt64 = 32
+    /// An allowance every deflated entry has on top (a small file deflates oddly).
+    static let inflationAllowance: UInt64 = 1 << 20
+    /// Bytes all deflated entries may inflate to together: what a package
+    /// holds beyond this is stored, as Storyteller writes it (the bytes are
+    /// then in the file, which the daemon's disk already bounds), so no file
+    /// makes the daemon hold more than this that it does not have.
+    static let maximumInflatedBytes: UInt64 = 48 << 20
+
+    /// Refuses entries that would inflate far past what their compressed
+    /// bytes can hold (a zip bomb), before a byte of them is inflated.
+    /// - Throws: `PackageError(.tooLarge)` naming the entry.
+    static func checkInflation(_ entries: [Entry], fileBytes: UInt64) throws(PackageError) {
+        var inflated: UInt64 = 0
+        for entry in entries {
+            guard entry.compressedSize <= fileBytes, entry.isCompressed || entry.uncompressedSize <= fileBytes else {
+                throw PackageError(.truncated, "'\(entry.path)' says it holds more bytes than the whole file has: the file is cut off or damaged")
+            }
+        }
+        for entry in entries where entry.isCompressed {
+            let (compressed, size) = (entry.compressedSize, entry.uncompressedSize)
+            let (bound, overflow) = compressed.multipliedReportingOverflow(by: maximumInflation)
+            guard !overflow, size <= bound + inflationAllowance else {
+                throw PackageError(
+                    .tooLarge,
+                    "'\(entry.path)' would inflate from \(compressed) to \(size) bytes (\(compressed == 0 ? size : size / compressed) times): a zip bomb, not a package Storyteller wrote")
+            }
+            inflated += size
+            guard inflated <= maximumInflatedBytes else {
+                throw PackageError(
+                    .tooLarge,
+                    "the package's deflated entries inflate to more than \(maximumInflatedBytes >> 20) MiB; Storyteller stores large entries uncompressed: export the project again")
+            }
+        }
+    }
 
     /// Opens `path` and checks every entry. Blobs whose hash `isHeld` says
     /// this machine holds are checked, not kept.
@@ -67,6 +110,10 @@ enum PackageReader {
                 throw PackageError(.tampered, "the zip holds '\(entry.path)' twice")
             }
         }
+        // The whole is bounded before a byte is inflated: no entry may say it
+        // holds more than the file, nor inflate like a zip bomb.
+        let fileBytes = UInt64((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)??.uint64Value ?? 0)
+        try checkInflation(Array(entries.values), fileBytes: fileBytes)
         guard let manifestEntry = entries[PackageManifest.Path.manifest] else {
             throw PackageError(.foreign, "the file is a zip, but not a Storyteller project package (it has no manifest.json)")
         }
@@ -92,6 +139,7 @@ enum PackageReader {
         var snapshot: [UInt8]?
         var changeBytes: [UInt8]?
         var staged: [(upload: BlobUpload, type: MediaType)] = []
+        var carried: Set<BlobHash> = []
         let hasher = SHA256Stream()
         do {
             for entry in manifest.entries {
@@ -116,6 +164,7 @@ enum PackageReader {
                     } else {
                         staged.append((try stage(zipEntry, entry, hash, of: archive, into: blobs), type))
                     }
+                    carried.insert(hash)
                 default:
                     // Thumbnails, the README, the certificate, sheets and roles
                     // of newer writers: checked, not used.
@@ -150,7 +199,7 @@ enum PackageReader {
             }
             return OpenedPackage(
                 manifest: manifest, project: project, exporter: exporter, version: version, snapshot: snapshot, changes: changes,
-                staged: staged)
+                staged: staged, carried: carried)
         } catch let error as PackageError {
             for (upload, _) in staged { upload.discard() }
             throw error
@@ -258,8 +307,8 @@ enum PackageReader {
         guard entry.uncompressedSize <= limit else {
             throw PackageError(.tampered, "'\(entry.path)' is \(entry.uncompressedSize) bytes, more than such an entry can be")
         }
+        // Grown as the bytes come, not reserved from the header: a header may lie.
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(Int(entry.uncompressedSize))
         try stream(entry, of: archive, limit: limit) { bytes.append(contentsOf: $0) }
         return bytes
     }

@@ -82,7 +82,7 @@ struct PreviewResponder: HTTPResponder {
         guard let id = OpID(text) else { return Self.text(.notFound, "not found") }
         let view = try await source.store.project(project).view
         guard let shot = view.shot(id) else { return Self.text(.notFound, "no such shot") }
-        var response = Response.bytes(Data(try await source.panel(shot, in: view, width: Self.panelWidth)), contentType: "image/png")
+        var response = Response.bytes(Data(try await source.panel(shot, in: view, of: project, width: Self.panelWidth)), contentType: "image/png")
         Self.harden(&response)
         return response
     }
@@ -91,7 +91,7 @@ struct PreviewResponder: HTTPResponder {
         guard let hash = BlobHash(hex: text) else { return Self.text(.notFound, "not found") }
         // Only a sound a shot of this project plays: the listener serves this project and nothing else.
         let view = try await source.store.project(project).view
-        guard let media = view.shots.compactMap(\.sound).first(where: { $0.hash == hash }), await source.isHeld(hash),
+        guard let media = view.shots.compactMap(\.sound).first(where: { $0.hash == hash }), await source.isUsable(media, in: project),
             let handle = FileHandle(forReadingAtPath: source.path(of: hash))
         else { return Self.text(.notFound, "no such sound here") }
         // A browser seeks in a sound (a shot entered halfway) by asking for a range of it.

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StoryCore
 import Synchronization
 
 /// The daemon's swift-log handler: one line per entry on standard error, as
@@ -68,7 +69,9 @@ public struct DaemonLogHandler: LogHandler {
             let fields = metadata.sorted { $0.key < $1.key }.map { " \($0.key)=\(Self.text($0.value))" }.joined()
             let head = journal ? "\(level.rawValue) \(label): " : "\(Self.timestamp(time, utc: false)) \(level.rawValue) \(label): "
             // Each line of a long message is an entry of its own in the journal: each gets the priority.
-            let lines = message.split(separator: "\n", omittingEmptySubsequences: false)
+            // No other control character reaches the terminal or the journal (an escape
+            // sequence in a name from a peer would retitle a terminal that tails the log).
+            let lines = message.split(separator: "\n", omittingEmptySubsequences: false).map { PrintableText.escaped(String($0)) }
             return lines.enumerated().map { index, line in
                 priority + (index == 0 ? head : journal ? "" : "    ") + line + (index == lines.count - 1 ? fields : "") + "\n"
             }.joined()

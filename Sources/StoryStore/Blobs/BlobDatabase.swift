@@ -34,7 +34,17 @@ final class BlobDatabase {
                     created INTEGER NOT NULL,
                     unreferenced_since INTEGER
                 );
-                """)
+                """),
+        Migration(
+            id: "2026-12-06-blob-problems",
+            sql: """
+                -- A complete blob's bytes are probed (`MediaProbe`) when they
+                -- arrive from a peer or a package: `type` is then what the bytes
+                -- are, and `problem` (NULL: none) says why bytes that are no
+                -- picture or sound at all are kept aside: not served, not used
+                -- by renders and exports (docs/protocol.md, "Blobs").
+                ALTER TABLE blobs ADD COLUMN problem TEXT;
+                """),
     ]
 
     /// A row without its manifest (what the store keeps in memory).
@@ -46,6 +56,7 @@ final class BlobDatabase {
         var chunkSize: Int
         var held: [UInt8]?
         var unreferencedSince: Int64?
+        var problem: String?
     }
 
     private init(connection: Connection) {
@@ -126,10 +137,10 @@ final class BlobDatabase {
     /// Every row, without manifests.
     func rows() throws(BlobError) -> [Row] {
         let raw = try run {
-            try connection.query("SELECT hash, size, type, state, chunk_size, held, unreferenced_since FROM blobs") { statement in
+            try connection.query("SELECT hash, size, type, state, chunk_size, held, unreferenced_since, problem FROM blobs") { statement in
                 (
                     hash: statement.bytes(0), size: statement.int64(1), type: statement.int64(2), state: statement.text(3),
-                    chunkSize: statement.int64(4), held: statement.value(5).blob, since: statement.value(6).integer
+                    chunkSize: statement.int64(4), held: statement.value(5).blob, since: statement.value(6).integer, problem: statement.text(7)
                 )
             }
         }
@@ -145,7 +156,7 @@ final class BlobDatabase {
             rows.append(
                 Row(
                     hash: hash, size: UInt64(row.size), type: type, isComplete: state == "complete", chunkSize: Int(row.chunkSize),
-                    held: row.held, unreferencedSince: row.since))
+                    held: row.held, unreferencedSince: row.since, problem: row.problem))
         }
         return rows
     }
@@ -162,21 +173,31 @@ final class BlobDatabase {
     /// `clearingUnreferenced`, counts it as referenced again).
     func putComplete(
         _ hash: BlobHash, size: UInt64, type: MediaType, chunkSize: Int, manifest: [BlobHash]?, clearingUnreferenced: Bool,
-        at time: Int64
+        problem: String? = nil, at time: Int64
     ) throws(BlobError) {
         let since = clearingUnreferenced ? "NULL" : "unreferenced_since"
         try run {
             try connection.run(
                 """
-                INSERT INTO blobs (hash, size, type, state, chunk_size, held, manifest, created, unreferenced_since)
-                VALUES (?, ?, ?, 'complete', ?, NULL, ?, ?, NULL)
+                INSERT INTO blobs (hash, size, type, state, chunk_size, held, manifest, created, unreferenced_since, problem)
+                VALUES (?, ?, ?, 'complete', ?, NULL, ?, ?, NULL, ?)
                 ON CONFLICT (hash) DO UPDATE SET size = excluded.size, type = excluded.type, state = 'complete',
-                    chunk_size = excluded.chunk_size, held = NULL, manifest = excluded.manifest, unreferenced_since = \(since)
+                    chunk_size = excluded.chunk_size, held = NULL, manifest = excluded.manifest, unreferenced_since = \(since),
+                    problem = excluded.problem
                 """,
                 [
                     .blob(hash.bytes), .integer(Int64(size)), .integer(Int64(type.rawValue)), .integer(Int64(chunkSize)),
-                    manifest.map { .blob(Self.encode($0)) } ?? .null, .integer(time),
+                    manifest.map { .blob(Self.encode($0)) } ?? .null, .integer(time), problem.map { .text($0) } ?? .null,
                 ])
+        }
+    }
+
+    /// Records what a complete blob's bytes are (`type`) and, for bytes that
+    /// are no picture or sound, why they are kept aside (`problem`).
+    func setProbed(_ type: MediaType, problem: String?, of hash: BlobHash) throws(BlobError) {
+        try run {
+            try connection.run(
+                "UPDATE blobs SET type = ?, problem = ? WHERE hash = ?", [.integer(Int64(type.rawValue)), problem.map { .text($0) } ?? .null, .blob(hash.bytes)])
         }
     }
 

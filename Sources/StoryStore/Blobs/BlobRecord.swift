@@ -18,8 +18,13 @@ public struct BlobRecord: Hashable, Sendable {
     public var state: State
     /// The length of every chunk but the last (which may be shorter).
     public var chunkSize: Int
+    /// Why the bytes are kept aside (nil: they are not): a blob received from
+    /// a peer or a package whose bytes probe as no picture or sound at all.
+    /// Such a blob is not served, and renders and exports leave it out.
+    public var problem: String?
 
-    public init(hash: BlobHash, byteCount: UInt64, type: MediaType, state: State, chunkSize: Int) {
+    public init(hash: BlobHash, byteCount: UInt64, type: MediaType, state: State, chunkSize: Int, problem: String? = nil) {
+        self.problem = problem
         self.hash = hash
         self.byteCount = byteCount
         self.type = type
@@ -33,7 +38,8 @@ public struct BlobRecord: Hashable, Sendable {
     /// Whether all of the bytes are here.
     public var isComplete: Bool { state == .complete }
 
-    static func chunkCount(byteCount: UInt64, chunkSize: Int) -> Int {
+    /// How many chunks a blob of `byteCount` bytes has in chunks of `chunkSize`.
+    public static func chunkCount(byteCount: UInt64, chunkSize: Int) -> Int {
         Int((byteCount + UInt64(chunkSize) - 1) / UInt64(chunkSize))
     }
 }

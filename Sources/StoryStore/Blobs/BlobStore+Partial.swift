@@ -157,11 +157,13 @@ extension BlobStore {
         try partial.file.sync()
         let source = partial.file.path
         let destination = completePath(hash)
+        // What the bytes are: a peer's reference only declares it.
+        let (type, problem) = Self.probe(source, declared: entry.type)
         do {
             try database.durably { () throws(BlobError) in
                 try database.putComplete(
-                    hash, size: entry.byteCount, type: entry.type, chunkSize: entry.chunkSize, manifest: partial.manifest,
-                    clearingUnreferenced: false, at: options.clock.milliseconds)
+                    hash, size: entry.byteCount, type: type, chunkSize: entry.chunkSize, manifest: partial.manifest,
+                    clearingUnreferenced: false, problem: problem, at: options.clock.milliseconds)
                 try place(source, at: destination)
             }
         } catch {
@@ -173,6 +175,8 @@ extension BlobStore {
         openPartials[hash] = nil
         var complete = entry
         complete.held = nil
+        complete.type = type
+        complete.problem = problem
         entries[hash] = complete
         return record(hash, complete)
     }

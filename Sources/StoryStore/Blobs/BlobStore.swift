@@ -78,6 +78,8 @@ public actor BlobStore {
         var held: ChunkBitmap?
         /// When a collection first found no document referencing it.
         var unreferencedSince: Int64?
+        /// Why its bytes are kept aside (`BlobRecord.problem`).
+        var problem: String?
 
         var isComplete: Bool { held == nil }
         var chunkCount: Int { BlobRecord.chunkCount(byteCount: byteCount, chunkSize: chunkSize) }
@@ -131,7 +133,8 @@ public actor BlobStore {
         var gone: [BlobHash] = []
         var cleared: [(BlobHash, [UInt8])] = []
         for row in try database.rows() {
-            var entry = Entry(byteCount: row.size, type: row.type, chunkSize: row.chunkSize, unreferencedSince: row.unreferencedSince)
+            var entry = Entry(
+                byteCount: row.size, type: row.type, chunkSize: row.chunkSize, unreferencedSince: row.unreferencedSince, problem: row.problem)
             if row.isComplete {
                 let path = completePath(row.hash, in: directory)
                 let size = FileSystem.size(path)
@@ -206,7 +209,8 @@ public actor BlobStore {
 
     func record(_ hash: BlobHash, _ entry: Entry) -> BlobRecord {
         let state: BlobRecord.State = entry.held.map { .partial(heldChunks: $0.heldCount, totalChunks: $0.count) } ?? .complete
-        return BlobRecord(hash: hash, byteCount: entry.byteCount, type: entry.type, state: state, chunkSize: entry.chunkSize)
+        return BlobRecord(
+            hash: hash, byteCount: entry.byteCount, type: entry.type, state: state, chunkSize: entry.chunkSize, problem: entry.problem)
     }
 
     // MARK: - Local uploads
@@ -270,6 +274,51 @@ public actor BlobStore {
         let upload = try beginUpload()
         try source.forEachPiece(length: size) { (piece) throws(BlobError) in try upload.write(piece) }
         return try commit(upload, type: type)
+    }
+
+    // MARK: - What the bytes are
+
+    /// Probes a file's bytes (`MediaProbe`): what they are, or, for bytes that
+    /// are no picture or sound this daemon reads, why not.
+    static func probe(_ path: String, declared: MediaType) -> (type: MediaType, problem: String?) {
+        do {
+            let info = try MediaProbe.probe(try FileMediaSource(path: path))
+            return (info.type, nil)
+        } catch {
+            return (declared, "the bytes are not a \(declared.fileExtension) (\(error.message))")
+        }
+    }
+
+    /// Probes a complete blob that came from elsewhere (a package) and records
+    /// what its bytes are: their type, or why they are kept aside.
+    /// O(the probe: the file's headers, more for some sounds).
+    /// - Throws: `BlobError(.notFound)` if the blob is not complete here, `.io`.
+    @discardableResult
+    public func probeComplete(_ hash: BlobHash) throws(BlobError) -> BlobRecord {
+        guard let entry = entries[hash], entry.isComplete else { throw BlobError(.notFound, "no complete blob \(hash)") }
+        let (type, problem) = Self.probe(completePath(hash), declared: entry.type)
+        if type != entry.type || problem != entry.problem {
+            try database.setProbed(type, problem: problem, of: hash)
+            entries[hash]?.type = type
+            entries[hash]?.problem = problem
+        }
+        return record(hash, entries[hash]!)
+    }
+
+    /// Checks bytes a peer sent as chunk `index` of a blob held complete
+    /// here, writing nothing: whether they hash to `expected` (the peer's
+    /// manifest entry, as a chunk received for storing is checked), and
+    /// whether they are this blob's own bytes at `offset` (they prove the
+    /// peer holds the blob). O(the chunk).
+    /// - Throws: `BlobError(.notFound)` if the blob is not complete here, `.io`.
+    public func check(_ bytes: ArraySlice<UInt8>, at offset: UInt64, of hash: BlobHash, expected: BlobHash) throws(BlobError) -> (
+        matchesManifest: Bool, matchesHeld: Bool
+    ) {
+        guard let entry = entries[hash], entry.isComplete else { throw BlobError(.notFound, "no complete blob \(hash)") }
+        let matchesManifest = hasher.digest(of: bytes) == expected
+        guard offset < entry.byteCount, UInt64(bytes.count) <= entry.byteCount - offset else { return (matchesManifest, false) }
+        let held = try BlobFile.openForReading(completePath(hash)).read(count: bytes.count, at: offset)
+        return (matchesManifest, held.elementsEqual(bytes))
     }
 
     /// Renames a flushed file into `complete/` and flushes the directory.
