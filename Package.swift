@@ -135,7 +135,8 @@ let package = Package(
         .target(name: "StoryClient", swiftSettings: strictSettings),
         .executableTarget(
             name: "storyteller",
-            dependencies: ["StoryClient", "StoryAPI", "StoryCore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            // StoryStore: `restore FILE` checks a backup and puts it back (SQLite, as the daemon reads it).
+            dependencies: ["StoryClient", "StoryAPI", "StoryCore", "StoryStore", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strictSettings
         ),
         .target(

@@ -39,6 +39,9 @@ extension API {
         /// the same: it was filed by someone never given that document to
         /// share (a planted entry), so it grants nobody anything.
         public let unavailable: String?
+        /// For a node in the trash: the folder path it was in, where a
+        /// restore puts it back (`""`: the top of the library).
+        public var formerPath: String?
 
         public init(
             id: String, kind: String, name: String?, description: String?, parent: String, depth: Int, project: String?, createdAt: Int64,

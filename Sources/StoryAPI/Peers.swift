@@ -49,6 +49,9 @@ extension API {
         /// How many of its offers waiting for a user were dropped, oldest
         /// first, to keep at most 200 per peer (absent: none).
         public let offersDropped: Int?
+        /// It answered last that it does not know this daemon yet: a user
+        /// there must accept this machine (`storyteller peers accept`).
+        public let waitingForAcceptance: Bool?
 
         public struct Connection: Codable, Sendable {
             public let address: String
@@ -74,8 +77,9 @@ extension API {
         public init(
             id: String, name: String?, address: String?, addresses: [String]? = nil, state: String, connected: Bool, paused: Bool,
             added: Int64, lastSeen: Int64?, lastAddress: String?, announcedName: String? = nil, connection: Connection? = nil,
-            autoAccept: Bool = true, pausedByPeer: Bool = false, offersDropped: Int? = nil
+            autoAccept: Bool = true, pausedByPeer: Bool = false, offersDropped: Int? = nil, waitingForAcceptance: Bool? = nil
         ) {
+            self.waitingForAcceptance = waitingForAcceptance
             self.offersDropped = offersDropped
             self.pausedByPeer = pausedByPeer
             self.autoAccept = autoAccept

@@ -70,10 +70,30 @@ extension API {
         }
     }
 
-    /// `{"unshared": peer}`.
+    /// `{"unshared": peer, keeps?}`.
     public struct Unshared: Codable, Sendable {
         public let unshared: String
-        public init(unshared: String) { self.unshared = unshared }
+        /// What the peer keeps of a project all the same, and why (a shared
+        /// folder or the library listing it, which it is a member of).
+        public let keeps: [Kept]?
+
+        public init(unshared: String, keeps: [Kept]? = nil) {
+            self.unshared = unshared
+            self.keeps = keeps
+        }
+
+        /// One reason the peer still has a project.
+        public struct Kept: Codable, Sendable, Equatable {
+            /// `folder PATH` or `library`.
+            public let via: String
+            /// The role it gives: editor or reader.
+            public let role: String
+
+            public init(via: String, role: String) {
+                self.via = via
+                self.role = role
+            }
+        }
     }
 
     /// One line of `GET /v1/shares`: a peer's rights to a document here, and why it has them.

@@ -117,13 +117,7 @@ public struct LibraryEditor: ChangeBuilder {
         guard state.location(of: node) == .trash, !state.isPurged(node) else {
             throw DocumentError(.invalidOperation, "\(node) is not in the trash")
         }
-        var target = OpID.root
-        if let deletion = state.allMoves.last(where: { $0.node == node && $0.isApplied && $0.place.container == .trash }),
-            let before = deletion.previous?.value.container, state.location(of: before) == .library,
-            !state.isAncestor(node, of: before)
-        {
-            target = before
-        }
+        let target = state.formerContainer(of: node) ?? .root
         try move(node, to: target)
         return target
     }

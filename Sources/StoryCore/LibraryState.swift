@@ -310,6 +310,22 @@ struct LibraryState: Sendable {
 
     var allMoves: [MoveRecord] { moves }
 
+    /// The folder a node in the trash was in before it went there: the place
+    /// before the latest applied move into the trash that came from outside
+    /// it. Two machines may each move a node to the trash (a project deleted
+    /// on one, its entries following on both): the later move's previous
+    /// place is the trash itself, and restoring to it would lose where the
+    /// node was. Nil when that folder is gone, in the trash, or inside the
+    /// node. O(moves).
+    func formerContainer(of node: OpID) -> OpID? {
+        for move in moves.reversed() where move.node == node && move.isApplied && move.place.container == .trash {
+            guard let before = move.previous?.value.container else { return nil }
+            if before == .trash { continue }
+            return location(of: before) == .library && !isAncestor(node, of: before) && before != node ? before : nil
+        }
+        return nil
+    }
+
     var allPurged: Set<OpID> { purged }
 
     // MARK: - Merging states

@@ -29,7 +29,8 @@ public struct LibraryView: Hashable, Sendable {
                     name: id == .incoming ? (node.field(.name).string ?? "Incoming") : node.field(.name).string,
                     description: node.field(.description).string, document: node.document,
                     createdAt: node.createdAt, updatedAt: node.updatedAt, isInTrash: top == .trash,
-                    filedBy: node.document == nil ? nil : filer(id)))
+                    filedBy: node.document == nil ? nil : filer(id),
+                    formerParent: top == .trash && parent == .trash ? state.formerContainer(of: id) : nil))
                 stack += children.reversed().map { ($0, id, depth + 1) }
             }
         }
@@ -57,4 +58,7 @@ public struct LibraryNodeView: Hashable, Sendable {
     /// grants nothing by itself: a share expands it into access only when
     /// this identity may share the document it names (docs/threat-model.md).
     public var filedBy: PeerID? = nil
+    /// For a node directly in the trash: the folder it was in, where a
+    /// restore puts it back (nil: that folder is gone; the root then).
+    public var formerParent: OpID? = nil
 }

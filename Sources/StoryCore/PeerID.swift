@@ -30,6 +30,36 @@ public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible {
         self.digest = digest
     }
 
+    /// What is wrong with text meant as a peer id, in words a person can act
+    /// on (nil: it is one): a character peer ids never use (and what it was
+    /// likely read for), a count that is not 56, or the two groups whose
+    /// check character says one of their characters is mistyped.
+    public static func mistake(in text: some StringProtocol) -> String? {
+        guard PeerID(text) == nil else { return nil }
+        let characters = Array(text.uppercased().unicodeScalars.filter { $0 != "-" && $0 != " " })
+        for (index, scalar) in characters.enumerated() where !(scalar.isASCII && alphabet.contains(UInt8(scalar.value))) {
+            let hint: String
+            switch scalar {
+            case "0": hint = " (O?)"
+            case "1": hint = " (I?)"
+            case "8": hint = " (B?)"
+            case "9": hint = " (g?)"
+            default: hint = ""
+            }
+            return "character \(index + 1), '\(scalar)'\(hint), is not used in peer ids: they use the letters A to Z and the digits 2 to 7"
+        }
+        guard characters.count == 56 else {
+            return "it has \(characters.count) letters and digits; a peer id has 56, in eight groups of seven"
+        }
+        let bytes = characters.map { UInt8($0.value) }
+        for half in 0..<4 {
+            let chunk = Array(bytes[(half * 14)..<(half * 14 + 13)])
+            guard PeerID.luhnCheck(chunk) != bytes[half * 14 + 13] else { continue }
+            return "groups \(half * 2 + 1) and \(half * 2 + 2) (characters \(half * 14 + 1) to \(half * 14 + 14)) hold a mistyped character: the last of them, a check character, does not match the others"
+        }
+        return "it does not decode as a peer id"
+    }
+
     /// `XXXXXXX-XXXXXXX-…` (eight groups of seven).
     public var description: String {
         let encoded = PeerID.base32Encode(digest)  // 52 characters

@@ -35,7 +35,8 @@ public struct ProjectDiff: Hashable, Sendable {
         public var object: OpID
         /// `project`, `scene 2`, `shot 1-2`.
         public var place: String
-        /// `title`, `description`, `caption`, `notes`, `dialogue` or `action`.
+        /// `title`, `description`, `caption`, `notes`, `dialogue`, `action`,
+        /// or `duration` (seconds, as `2.5 s`; nil: the project's default).
         public var field: String
         public var before: String?
         public var after: String?
@@ -47,6 +48,12 @@ public struct ProjectDiff: Hashable, Sendable {
 
     /// Whether nothing changed that a diff shows.
     public var isEmpty: Bool { items.isEmpty && strokes.isEmpty && texts.isEmpty }
+
+    /// A duration as people read it: `2.5 s`, `3 s`.
+    static func seconds(_ value: Double) -> String {
+        let rounded = (value * 1000).rounded() / 1000
+        return rounded == rounded.rounded() ? "\(Int(rounded)) s" : "\(rounded) s"
+    }
 
     /// The differences from `old` to `new`.
     public init(from old: ProjectView, to new: ProjectView) {
@@ -101,6 +108,7 @@ public struct ProjectDiff: Hashable, Sendable {
             text(shot.id, place, "notes", before.notes, shot.notes)
             text(shot.id, place, "dialogue", before.dialogue, shot.dialogue)
             text(shot.id, place, "action", before.action, shot.action)
+            text(shot.id, place, "duration", before.duration.map(Self.seconds), shot.duration.map(Self.seconds))
         }
         for (sceneID, shot) in old.scenes.flatMap({ scene in scene.shots.map { (scene.id, $0) } })
         where newShots[shot.id] == nil && newScenes[sceneID] != nil {

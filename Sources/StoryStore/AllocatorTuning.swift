@@ -28,6 +28,12 @@ public enum AllocatorTuning {
     /// Free space at the top of an arena past this is given back.
     public static let trimThreshold = 8 << 20
 
+    /// Gives the free pages inside every arena back to the system
+    /// (`malloc_trim(0)`: `madvise` on whole free pages, wherever they are).
+    /// For bursts of large short-lived buffers from a peer (snapshot parts),
+    /// whose holes the thresholds above leave in the arenas. O(arenas' size).
+    public static func giveBack() { _ = malloc_trim(0) }
+
     /// Sets both thresholds, unless the environment sets malloc's own tunables
     /// (`GLIBC_TUNABLES=glibc.malloc.…`, which then win). Returns whether it set them.
     @discardableResult

@@ -265,6 +265,20 @@ enum Schema {
                 -- first); how many of a peer's were dropped is kept to be shown.
                 ALTER TABLE peers ADD COLUMN offers_dropped INTEGER NOT NULL DEFAULT 0;
                 """),
+        Migration(
+            id: "2026-12-08-library-aliases",
+            sql: """
+                -- A folder keeps its id when it is shared (docs/architecture.md,
+                -- "Folder shares"): sharing makes it a library document of its
+                -- own, listed where it was by a new entry; the folder's old node
+                -- id (`node`, as text) in `library` names that entry from then on.
+                CREATE TABLE library_aliases (
+                    library BLOB NOT NULL,
+                    node TEXT NOT NULL,
+                    entry TEXT NOT NULL,
+                    PRIMARY KEY (library, node)
+                ) WITHOUT ROWID;
+                """),
     ]
 
     /// Applies the migrations the database lacks, each in its own transaction.

@@ -133,3 +133,39 @@ extension Store {
     /// Documents shared with peers directly.
     public func directShares() throws -> [(document: DocumentID, peer: PeerID)] { try database.directShares() }
 }
+
+/// A folder's old node id, kept as another name of the entry that lists the
+/// shared folder it became (`library_aliases`).
+public struct LibraryAlias: Hashable, Sendable {
+    /// The library document holding both the old node and the entry.
+    public var library: DocumentID
+    /// The folder's node id before it was shared.
+    public var node: OpID
+    /// The entry naming the shared folder now.
+    public var entry: OpID
+
+    public init(library: DocumentID, node: OpID, entry: OpID) {
+        self.library = library
+        self.node = node
+        self.entry = entry
+    }
+}
+
+extension Store {
+    /// Every alias of a shared folder's entry.
+    public func libraryAliases() throws -> [LibraryAlias] {
+        try database.connection.query("SELECT library, node, entry FROM library_aliases") { row in
+            (DocumentID(blob: row.bytes(0)), OpID(row.text(1) ?? ""), OpID(row.text(2) ?? ""))
+        }.compactMap { library, node, entry in
+            guard let library, let node, let entry else { return nil }
+            return LibraryAlias(library: library, node: node, entry: entry)
+        }
+    }
+
+    /// Records that `node` of `library` now names `entry` (a folder became a shared folder).
+    public func addLibraryAlias(_ alias: LibraryAlias) throws {
+        try database.connection.run(
+            "INSERT OR REPLACE INTO library_aliases (library, node, entry) VALUES (?, ?, ?)",
+            [alias.library.blob, .text(alias.node.description), .text(alias.entry.description)])
+    }
+}

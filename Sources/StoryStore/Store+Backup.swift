@@ -27,6 +27,11 @@ extension Store {
         return author.replica
     }
 
+    /// Checks a backup file without writing to it: an SQLite file of a
+    /// schema this build knows, passing `integrity_check`.
+    /// - Throws: `StoreError` saying what is wrong (`notADatabase`, `corrupt`, `newerSchema`).
+    public static func verifyBackup(_ path: String) throws { try StoreDatabase.verify(path: path) }
+
     /// Restores a backup to `destination` (which must not exist); the next
     /// open mints a new replica id, so the restored database never reuses
     /// sequence numbers.

@@ -448,16 +448,29 @@ public actor BlobExchange {
             giveUp(hash, on: transfer.source, reason: "the bytes do not match the blob's hash")
             return
         }
-        do {
-            try await store.proveBlobReference(hash, in: transfer.document)
-        } catch {
-            logger.error("cannot record that blob \(hash) came over \(transfer.document): \(error)")
-            giveUp(hash, on: transfer.source, reason: "\(error)")
+        guard await prove(hash, by: transfer) else {
+            giveUp(hash, on: transfer.source, reason: "this daemon cannot record it now")
             return
         }
+        await finish(hash, transfer, "received blob \(hash) (\(transfer.media.byteCount) bytes), held already for another document")
+    }
+
+    /// Records that a transfer's bytes came over its document (`Store.proveBlobReference`).
+    private func prove(_ hash: BlobHash, by transfer: Transfer) async -> Bool {
+        do {
+            try await store.proveBlobReference(hash, in: transfer.document)
+            return true
+        } catch {
+            logger.error("cannot record that blob \(hash) came over \(transfer.document): \(error)")
+            return false
+        }
+    }
+
+    /// A transfer ended well: said, announced, and the next one looked for.
+    private func finish(_ hash: BlobHash, _ transfer: Transfer, _ words: String) async {
         transfers[hash] = nil
         refusals[hash] = nil
-        logger.info("received blob \(hash) (\(transfer.media.byteCount) bytes) for another document", metadata: ["peer": "\(transfer.source.short)"])
+        logger.info("\(words)", metadata: ["peer": "\(transfer.source.short)"])
         broadcaster.publish(.completed(hash, from: transfer.source, bytes: transfer.media.byteCount))
         await announce(hash)
         schedulePump()
@@ -485,20 +498,12 @@ public actor BlobExchange {
             }
             return
         }
-        do {
-            try await store.proveBlobReference(hash, in: transfer.document)
-        } catch {
-            logger.error("cannot record that blob \(hash) came over \(transfer.document): \(error)")
-        }
+        // Stored either way; a proof not recorded now is fetched again (compared, not written) later.
+        _ = await prove(hash, by: transfer)
         if let problem = await blobs.record(hash)?.problem {
             logger.warning("blob \(hash) from a peer is kept aside: \(problem)", metadata: ["peer": "\(transfer.source.short)"])
         }
-        transfers[hash] = nil
-        refusals[hash] = nil
-        logger.info("received blob \(hash) (\(transfer.media.byteCount) bytes)", metadata: ["peer": "\(transfer.source.short)"])
-        broadcaster.publish(.completed(hash, from: transfer.source, bytes: transfer.media.byteCount))
-        await announce(hash)
-        schedulePump()
+        await finish(hash, transfer, "received blob \(hash) (\(transfer.media.byteCount) bytes)")
     }
 
     /// Keeps `window` chunks of a transfer asked for.

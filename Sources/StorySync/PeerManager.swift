@@ -110,6 +110,9 @@ public actor PeerManager {
     /// Peers that paused sync with this daemon: their last connection ended
     /// with their Goodbye saying so (until one gets as far as a hello again).
     public private(set) var pausedByPeers: Set<PeerID> = []
+    /// Peers whose last answer was that they do not know this daemon yet: a
+    /// user there must accept it (`peers accept`), which `peers` says here.
+    public private(set) var waitingForAcceptanceBy: Set<PeerID> = []
     static let pausedPeersKey = "paused-peers"
     private var server: NIOAsyncChannel<PendingConnection, Never>?
     private var isShuttingDown = false
@@ -632,6 +635,13 @@ public actor PeerManager {
             pausedByPeers.insert(peer)
         } else if session.peerName != nil {
             pausedByPeers.remove(peer)  // it said hello: not paused (any more)
+        }
+        if session.peerError == .unknownPeer {
+            if waitingForAcceptanceBy.insert(peer).inserted {
+                logger.notice("\(peer.short) does not know this daemon yet: a user there must accept it (storyteller peers accept \(identity.peerID.short))")
+            }
+        } else if session.peerName != nil {
+            waitingForAcceptanceBy.remove(peer)
         }
         if let blobExchange, sessions[peer] === session { await blobExchange.detach(peer) }
         totals.add(sent: connection.bytes.sent, received: connection.bytes.received)

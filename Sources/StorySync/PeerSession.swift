@@ -47,6 +47,9 @@ final class PeerSession: BlobLink, Sendable {
     /// The snapshot arriving in parts (the reader's), and whether its sender's
     /// right was checked from its header; bounded by the daemon's budget.
     private let assembly = Mutex<(parts: SnapshotAssembly?, isChecked: Bool)>((nil, false))
+    /// Documents with a farewell in the outbox: removed from the session once
+    /// it is sent, unless shared again meanwhile (then they sync on).
+    private let leaving = Mutex<Set<DocumentID>>([])
     private let snapshotBudget: SnapshotBudget
 
     enum Outgoing: Sendable {
@@ -103,6 +106,8 @@ final class PeerSession: BlobLink, Sendable {
     var lastActivity: ContinuousClock.Instant? { machine.withLock { $0.lastActivity } }
     /// Why the peer said goodbye, if it did (`Message.pausedReason`: it paused sync with this daemon).
     var goodbyeReason: String? { machine.withLock { $0.goodbyeReason } }
+    /// The error the peer closed with (`unknownPeer`: it has not accepted us yet).
+    var peerError: SyncError.Code? { machine.withLock { $0.peerError } }
 
     /// Stores the name the peer gave in its hello, so `peers` and `watch`
     /// still name it once it has gone (and after a restart).
@@ -173,6 +178,7 @@ final class PeerSession: BlobLink, Sendable {
 
     /// A document is now shared with this peer.
     func share(_ document: SyncSessionStateMachine.SharedDocument) async {
+        leaving.withLock { _ = $0.remove(document.id) }
         await perform(machine.withLock { $0.addDocument(document) })
     }
 
@@ -180,11 +186,13 @@ final class PeerSession: BlobLink, Sendable {
     /// it what it lacks up to `version` (the revocation), then stop.
     func farewell(_ id: DocumentID, kind: UInt8, theirs: VersionVector, upTo version: VersionVector) {
         machine.withLock { $0.bidFarewell(id, kind: kind, theirs: theirs) }
+        leaving.withLock { _ = $0.insert(id) }
         post(.farewell(id, upTo: version))
     }
 
     /// The peer left a document's access list (its version now is `version`).
     func unshare(_ id: DocumentID, at version: VersionVector) {
+        leaving.withLock { _ = $0.insert(id) }
         post(.farewell(id, upTo: version))
     }
 
@@ -596,7 +604,8 @@ final class PeerSession: BlobLink, Sendable {
                 try await sendMissing(id, &run)
             case .farewell(let id, let version):
                 try await sendMissing(id, &run, upTo: version)
-                machine.withLock { $0.removeDocument(id) }
+                // Shared again while the farewell waited: it syncs on (the new share is a change like any).
+                if leaving.withLock({ $0.remove(id) != nil }) { machine.withLock { $0.removeDocument(id) } }
             case .blobWork:
                 // Chunks wait on the send rate: what is held goes first.
                 try await run.flush()

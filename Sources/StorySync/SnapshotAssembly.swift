@@ -1,5 +1,6 @@
 import Foundation
 import StoryCore
+import StoryStore
 import Synchronization
 
 /// What snapshots arriving in parts may hold at once, over every connection
@@ -90,6 +91,8 @@ final class SnapshotAssembly: @unchecked Sendable {
 
     /// At most this much of a snapshot is kept in memory per connection.
     static let memoryBytes = 8 << 20
+    /// Spilled bytes between two `AllocatorTuning.giveBack()`.
+    static let trimEvery: UInt64 = 64 << 20
     /// At least this much is (its header, with its authors, is read from it),
     /// whatever the budget has left.
     static let minimumMemoryBytes = 1 << 20
@@ -145,7 +148,12 @@ final class SnapshotAssembly: @unchecked Sendable {
             return nil
         }
         if let failure { throw SyncError(.internalError, "the receiver cannot keep the snapshot: \(String(cString: strerror(failure)))") }
+        let before = spilled
         spilled += UInt64(rest.count)
+        // Parts pass through as buffers of a few megabytes, freed once written:
+        // the holes they leave in the allocator's arenas are given back now and
+        // then, so a peer streaming a gigabyte leaves the daemon's memory as it was.
+        if before / Self.trimEvery != spilled / Self.trimEvery { AllocatorTuning.giveBack() }
     }
 
     /// Reads the header from the bytes in memory, once they hold it.

@@ -103,6 +103,9 @@ public struct SyncSessionStateMachine: Sendable {
         /// Sends not yet acknowledged, oldest first: what each sent up to, and when.
         var timedSends: [(version: VersionVector, at: ContinuousClock.Instant)] = []
         var theyAdvertised = false
+        /// We advertised it since the peer last did (so a second advertisement
+        /// of the peer's is answered once, never bounced back and forth).
+        var advertisedSinceTheirs = false
         /// The peer left it while away: it is told so (sent what it lacks up
         /// to its revocation) and nothing it sends of it is taken.
         var isLeaving = false
@@ -122,6 +125,9 @@ public struct SyncSessionStateMachine: Sendable {
     public private(set) var peerName: String?
     /// The reason of the peer's Goodbye, once it said one.
     public private(set) var goodbyeReason: String?
+    /// The error the peer closed with, if it did (`unknownPeer`: it has not
+    /// accepted this daemon yet).
+    public private(set) var peerError: SyncError.Code?
     /// When the peer last sent something other than a ping or pong (its
     /// hello, changes, acknowledgements, blobs): how long the link is idle.
     public private(set) var lastActivity: ContinuousClock.Instant?
@@ -178,6 +184,7 @@ public struct SyncSessionStateMachine: Sendable {
             // A refused change or an unshared document is the peer's policy, not a broken connection.
             if error.code == .readOnly || error.code == .notShared { return [.log("peer refused: \(error)")] }
             state = .closed
+            peerError = error.code
             return [.log("peer reported \(error)"), .close(error)]
         case (.awaitingHello, .hello(let version, let name, let capabilities)):
             guard version == Message.protocolVersion else {
@@ -186,6 +193,7 @@ public struct SyncSessionStateMachine: Sendable {
             state = .established
             peerName = name
             peerTakesSnapshotParts = capabilities.contains(Message.snapshotPartsCapability)
+            for id in documents.keys { documents[id]!.advertisedSinceTheirs = true }
             return documents.keys.sorted().map(Action.advertise)
         case (.awaitingHello, _):
             return fail(SyncError(.malformed, "expected hello, got \(message.summary)"))
@@ -199,14 +207,21 @@ public struct SyncSessionStateMachine: Sendable {
             guard document.shared.kind == ad.kind else {
                 return fail(SyncError(.malformed, "\(ad.document) advertised with another kind"))
             }
+            // Advertised a second time, with nothing from us since: the peer may
+            // have begun the document anew in this session (shared with it again
+            // after an unshare), and it syncs only once it hears our advertisement:
+            // say it again, or both wait until a reconnect. (Answered once: our
+            // answer is not answered in turn.)
+            let again = document.theyAdvertised && !document.advertisedSinceTheirs && !document.isLeaving
             document.theirs.formUnion(ad.version)
             document.theyAdvertised = true
+            document.advertisedSinceTheirs = again
             documents[ad.document] = document
             // An Advertise says what the peer has stored, as an Ack does: a
             // peer that already had everything (it caught up before a restart)
             // is then known to be in sync without sending anything.
             let acknowledged: [Action] = ad.version.isEmpty ? [] : [.recordAcknowledged(ad.document, ad.version)]
-            return acknowledged + (document.shared.peerRole >= .reader ? [.sync(ad.document)] : [])
+            return (again ? [.advertise(ad.document)] : []) + acknowledged + (document.shared.peerRole >= .reader ? [.sync(ad.document)] : [])
         case (.established, .changes(let id, let batch)):
             if let refusal = refusal(id) { return refusal }
             return [.apply(id, batch: batch)]
@@ -361,7 +376,9 @@ public struct SyncSessionStateMachine: Sendable {
         }
         if document.theyAdvertised && shared.peerRole >= .reader { actions.append(.sync(shared.id)) }
         documents[shared.id] = document
-        return state == .established ? [.advertise(shared.id)] + actions : []
+        guard state == .established else { return [] }
+        documents[shared.id]!.advertisedSinceTheirs = true
+        return [.advertise(shared.id)] + actions
     }
 
     /// The peer advertised a document it lost its rights to while away: keep

@@ -205,6 +205,8 @@ struct HostileCommand: AsyncParsableCommand {
         let readable = try target.call("POST", "/v1/projects", ["name": "Read only"])["id"] as? String ?? ""
         _ = try target.call("PUT", "/v1/projects/\(readable)/shares/\(hostile.peerID)", ["mode": "read-only"])
         guard let readOnly = DocumentID(readable) else { throw ValidationError("cannot make the read-only project") }
+        // What the hostile peer offers is taken at once (the stranger case's document is founded by someone else).
+        _ = try target.call("PATCH", "/v1/peers/\(hostile.peerID)", ["autoAccept": true])
         usleep(500_000)
         let beforeParts = Self.memory(pid, "VmRSS")
         var partResults: [String: String] = [:]
@@ -246,11 +248,16 @@ struct HostileCommand: AsyncParsableCommand {
             try await connection.send(.advertise(.init(document: project, kind: 1, name: "", role: .owner, version: VersionVector())))
             var offset: UInt64 = 0
             var parts = 0
+            var samples: [String] = []
             while offset + UInt64(part.count) < partsTotal {
                 try await connection.send(.snapshotPart(document: project, kind: 1, total: partsTotal, offset: offset, bytes: part[...]))
                 offset += UInt64(part.count)
                 parts += 1
+                if ProcessInfo.processInfo.environment["STORYTELLER_BENCH_SAMPLE"] != nil, parts % 8 == 0 {
+                    samples.append("\(parts):\(Int(Self.memory(pid, "VmRSS")))")
+                }
             }
+            if !samples.isEmpty { FileHandle.standardError.write(Data(("rss by parts sent: " + samples.joined(separator: " ") + "\n").utf8)) }
             // Held open: a ping answered means every part was taken in.
             try await connection.send(.ping(2))
             try await connection.expect("the pong after the parts", timeout: .seconds(120)) { if case .pong(2) = $0 { true } else { false } }

@@ -22,7 +22,10 @@ struct Tree: ParsableCommand {
         let deletedShared = library.shared.filter { $0.deletedAt != nil }
         if trash && !(trashed.isEmpty && deletedShared.isEmpty) {
             print("Trash")
-            for node in trashed { print("  " + Self.line(node, short: short)) }
+            for node in trashed {
+                let from = node.formerPath.map { $0.isEmpty ? "" : "  (from \(text($0)))" } ?? ""
+                print("  " + Self.line(node, short: short) + (node.depth == 0 ? from : ""))
+            }
             for shared in deletedShared { print("  \(shared.name ?? "Library")/  (a shared folder, deleted for everyone)") }
         }
         let names = Names(options)
@@ -54,14 +57,15 @@ struct Folders: ParsableCommand {
         discussion: "FOLDER and NODE are an id (see `storyteller tree`), root, incoming, or a path of names like Films/Shorts.",
         subcommands: [Create.self, Rename.self, Describe.self, Move.self, Reorder.self, Delete.self, Restore.self])
 
+    /// "deleted Shorts": the name people gave it (`--json` has the id).
     static func report(_ node: Any, _ verb: String, options: ClientOptions) {
         guard !options.json, let node = node as? [String: Any] else { return }
-        print("\(verb) \(text(node["name"]))  [\(text(node["id"]))]")
+        print("\(verb) \(text(node["name"]))")
     }
 
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create a folder; prints its id.",
+            abstract: "Create a folder (--json: with its id).",
             discussion: "Examples:\n  storyteller folders create Films\n  storyteller folders create Shorts --in Films")
         @Argument(help: "The folder's name.") var name: String
         @Option(name: .customLong("in"), help: "The folder to create it in (default: the root).") var parent: String?
@@ -70,7 +74,7 @@ struct Folders: ParsableCommand {
 
         func run() throws {
             let node = try options.call(API.LibraryNode.self, "POST", "/v1/library/folders", body: API.CreateFolder(name: name, parent: parent, index: index))
-            if !options.json { print(node.id) }
+            if !options.json { print("created folder \(text(node.name))" + (parent.map { " in \(text($0))" } ?? "")) }
         }
     }
 

@@ -57,6 +57,7 @@ struct Images: ParsableCommand {
                 Examples:
                   storyteller images add "Night Train" 1-2 platform.jpg --name Plate
                   storyteller images add 1-2 still.png --fit cover
+                  storyteller images add 1-2 plate.png --below ink     # under the drawing, not over it
                 """)
         @Argument(help: Help.project) var project: String?
         @Argument(help: Help.shot) var shot: String?
@@ -64,9 +65,12 @@ struct Images: ParsableCommand {
         @Option(help: "The layer's name (default: Image).") var name: String?
         @Option(help: "How the picture fits the frame: contain (whole picture, default), cover (fills the frame) or stretch.")
         var fit: String = "contain"
+        @Option(help: "Put it under this layer of the shot (its name or id); default: on top of them all.") var below: String?
+        @Option(help: "Put it at this position (0 = bottom); default: on top.") var at: Int?
         @OptionGroup var options: ClientOptions
 
         mutating func validate() throws {
+            if below != nil && at != nil { throw ValidationError("give --below or --at, not both") }
             if file == nil { (project, shot, file) = (nil, project, shot) }
             guard shot != nil, file != nil else { throw ValidationError("give the SHOT and the FILE") }
             guard FieldKey.fitModes.contains(fit) else { throw ValidationError("--fit takes \(FieldKey.fitModes.joined(separator: ", "))") }
@@ -78,6 +82,8 @@ struct Images: ParsableCommand {
             let shotID = objectID(try names.shot(shot!, in: id))
             var target = "/v1/projects/\(segment(id))/shots/\(segment(shotID))/images?fit=\(fit)"
             if let name { target += "&name=\(segment(name))" }
+            if let below { target += "&below=\(segment(objectID(try names.layer(below, in: id, shot: shotID))))" }
+            if let at { target += "&at=\(at)" }
             let response = try uploadFile(file!, "POST", target, options: options)
             guard !options.json else { return }
             let layer = try API.decoder.decode(API.Layer.self, from: response.body)

@@ -62,9 +62,16 @@ final class Names {
 
     /// A project's name for sentences, looked up (again, if new) by id.
     func projectName(_ id: String) -> String {
-        if let name = projectList?.first(where: { $0.id == id })?.name { return name }
+        if let name = projectList?.first(where: { $0.id == id })?.name { return PrintableText.escaped(name) }
         projectList = nil
-        return (try? projectSummaries())?.first { $0.id == id }?.name ?? String(id.prefix(7))
+        if let name = (try? projectSummaries())?.first(where: { $0.id == id })?.name { return PrintableText.escaped(name) }
+        // Not a project: the library, or a shared folder (its name, or where it is).
+        if let library = try? libraryTree() {
+            if library.id == id { return "the library" }
+            if let shared = library.shared.first(where: { $0.id == id }) { return "folder " + PrintableText.escaped(shared.name ?? "?") }
+            if let entry = library.nodes.first(where: { $0.folder == id }) { return "folder " + PrintableText.escaped(entry.name ?? "?") }
+        }
+        return String(id.prefix(7))
     }
 
     /// The newest changes of a project.
@@ -82,7 +89,7 @@ final class Names {
         let given: String
         if let text {
             (given, source) = (text, "")
-        } else if let current = CurrentProject.chosen() {
+        } else if let current = CurrentProject.chosen(for: options.client.path) {
             (given, source) = current
         } else {
             printError("which project? Name one, or choose one for every command with `storyteller use PROJECT`")
@@ -95,11 +102,11 @@ final class Names {
             let exit = failure(error)
             // `storyteller layers add 1-1 ink` after `use`: the words after the project are
             // read as project, shot, …, so a shot label lands where the project goes.
-            if source.isEmpty, let current = CurrentProject.chosen(), given.wholeMatch(of: /[0-9]+(-[0-9]+|[A-Za-z])/) != nil {
+            if source.isEmpty, let current = CurrentProject.chosen(for: options.client.path), given.wholeMatch(of: /[0-9]+(-[0-9]+|[A-Za-z])/) != nil {
                 printError(
                     "'\(given)' looks like a shot label, not a project: with a current project (\(current.1)), leave the "
                         + "project out and give only the words that follow it, with options for the rest (the command's --help shows them)")
-            } else if source.isEmpty, CurrentProject.chosen() != nil, let otherwise {
+            } else if source.isEmpty, CurrentProject.chosen(for: options.client.path) != nil, let otherwise {
                 printError(otherwise)
             }
             throw exit
@@ -111,7 +118,7 @@ final class Names {
     /// `word` names no project (id, id prefix, name or library path). Says
     /// nothing when it names none.
     func projectLeftOut(before word: String) throws -> Bool {
-        guard CurrentProject.chosen() != nil else { return false }
+        guard CurrentProject.chosen(for: options.client.path) != nil else { return false }
         do {
             _ = try resolveProject(word, deleted: false)
             return false
@@ -329,31 +336,48 @@ final class Names {
 /// The project commands use when none is named: `STORYTELLER_PROJECT`, else
 /// the one `storyteller use` wrote to `$XDG_CONFIG_HOME/storyteller/project`.
 enum CurrentProject {
-    static var file: URL {
+    /// The choices, one line per daemon: its control socket, a tab, the project id.
+    static var file: URL { directory.appendingPathComponent("current-projects") }
+    /// The single choice kept before choices were per daemon (read, never written).
+    static var legacyFile: URL { directory.appendingPathComponent("project") }
+
+    static var directory: URL {
         let environment = ProcessInfo.processInfo.environment
         let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
-        return URL(fileURLWithPath: base).appendingPathComponent("storyteller/project")
+        return URL(fileURLWithPath: base).appendingPathComponent("storyteller")
     }
 
-    /// The chosen project and where the choice comes from.
-    static func chosen() -> (String, String)? {
+    private static func choices() -> [(socket: String, project: String)] {
+        guard let text = try? String(contentsOf: file, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: "\t", maxSplits: 1)
+            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+        }
+    }
+
+    /// The project chosen for the daemon behind `socket`, and where the
+    /// choice comes from: `STORYTELLER_PROJECT`, else `storyteller use` with
+    /// that daemon (another daemon, say a test one, has its own choice).
+    static func chosen(for socket: String) -> (String, String)? {
         if let named = ProcessInfo.processInfo.environment["STORYTELLER_PROJECT"], !named.isEmpty {
             return (named, "STORYTELLER_PROJECT=\(named)")
         }
-        guard let saved = try? String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), !saved.isEmpty
-        else { return nil }
-        return (saved, "chosen with `storyteller use`")
+        if let saved = choices().first(where: { $0.socket == socket })?.project { return (saved, "chosen with `storyteller use`") }
+        let legacy = (try? String(contentsOf: legacyFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let legacy, !legacy.isEmpty, !choices().contains(where: { _ in true }) else { return nil }
+        return (legacy, "chosen with `storyteller use`")
     }
 
-    static func save(_ id: String?) throws {
-        let file = self.file
-        if let id {
-            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data((id + "\n").utf8).write(to: file, options: .atomic)
-        } else if FileManager.default.fileExists(atPath: file.path) {
-            try FileManager.default.removeItem(at: file)
-        }
+    /// Keeps (or, with nil, forgets) the choice for the daemon behind `socket`.
+    static func save(_ id: String?, for socket: String) throws {
+        var kept = choices().filter { $0.socket != socket }
+        if let id { kept.append((socket, id)) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let text = kept.map { "\($0.socket)\t\($0.project)\n" }.joined()
+        try Data(text.utf8).write(to: file, options: .atomic)
+        // The old single choice would apply to every daemon: gone once choices are per daemon.
+        if FileManager.default.fileExists(atPath: legacyFile.path) { try FileManager.default.removeItem(at: legacyFile) }
     }
 }
 
@@ -362,7 +386,7 @@ struct Use: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Choose the project commands use when they name none (shows the current one without PROJECT).",
         discussion: """
-            Kept in $XDG_CONFIG_HOME/storyteller/project; STORYTELLER_PROJECT, when set, overrides it.
+            Kept per daemon (per control socket) in $XDG_CONFIG_HOME/storyteller/current-projects; STORYTELLER_PROJECT, when set, overrides it.
 
             Examples:
               storyteller use "Night Train"
@@ -375,13 +399,13 @@ struct Use: ParsableCommand {
 
     func run() throws {
         if clear {
-            try CurrentProject.save(nil)
+            try CurrentProject.save(nil, for: options.client.path)
             if !options.json { print("no current project") }
             return
         }
         let names = Names(options)
         guard let project else {
-            guard let (chosen, source) = CurrentProject.chosen() else {
+            guard let (chosen, source) = CurrentProject.chosen(for: options.client.path) else {
                 if options.json { print("{}") } else { print("no current project (storyteller use PROJECT)") }
                 return
             }
@@ -395,7 +419,7 @@ struct Use: ParsableCommand {
             return
         }
         let id = try names.project(project)
-        try CurrentProject.save(id)
+        try CurrentProject.save(id, for: options.client.path)
         let name = try names.projectSummaries().first { $0.id == id }?.name
         if options.json {
             print(String(decoding: try API.encoder.encode(["id": id, "name": name ?? ""]), as: UTF8.self))

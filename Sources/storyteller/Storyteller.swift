@@ -407,6 +407,9 @@ struct Peers: ParsableCommand {
         }
         if peer.connected { return "connected" }
         if peer.pausedByPeer { return "paused by them" + (seen.map { ", \($0)" } ?? "") }
+        if peer.waitingForAcceptance == true {
+            return "waiting to be accepted there: it does not know this machine yet (on it: storyteller peers accept, with this machine's id from storyteller id)"
+        }
         guard let seen else {
             return peer.address == nil ? "offline, never seen (dialed once discovered on the LAN, or waits for it to dial in)" : "offline, never connected"
         }
@@ -443,9 +446,9 @@ struct Peers: ParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func validate() throws {
-            guard API.isPeerID(id) else {
+            if let mistake = PeerID.mistake(in: id) {
                 throw ValidationError(
-                    "'\(id)' is not a peer id: a peer id is eight groups of seven letters and digits, like "
+                    "'\(id)' is not a peer id: \(mistake). A peer id is eight groups of seven letters and digits, like "
                         + "YBB5GOE-GQ5FJ33-…-ZPZJYQP (`storyteller id` on that machine prints it)")
             }
             try checkPeerAddresses(address)
@@ -647,8 +650,12 @@ struct Unshare: ParsableCommand {
     func run() throws {
         let names = Names(options)
         let resolved = try names.shareTarget(target)
-        _ = try options.call("DELETE", "\(resolved.sharesPath)/\(segment(try names.peer(peer)))")
-        if !options.json { print("unshared \(target) from \(peer)") }
+        let answer = try options.call(API.Unshared.self, "DELETE", "\(resolved.sharesPath)/\(segment(try names.peer(peer)))")
+        guard !options.json else { return }
+        print("unshared \(target) from \(peer)")
+        for kept in answer.keeps ?? [] {
+            print("  \(peer) keeps it through \(text(kept.via)) (\(kept.role == "editor" ? "read-write" : "read-only"))")
+        }
     }
 }
 
@@ -689,7 +696,7 @@ struct Projects: ParsableCommand {
             let library = try? names.libraryTree()
             let paths = library.map(API.projectPaths) ?? [:]
             let short = API.shortIDs(projects.map(\.id))
-            let current = CurrentProject.chosen().map(\.0)
+            let current = CurrentProject.chosen(for: options.client.path).map(\.0)
             let me = deleted ? try? names.quietIdentity() : nil
             let showsTags = projects.contains { !$0.tags.isEmpty }
             var header = deleted ? ["NAME", "IN LIBRARY", "DELETED", "PURGED", "ID"] : ["NAME", "IN LIBRARY", "ID"]
@@ -774,6 +781,7 @@ struct Projects: ParsableCommand {
             if body.conflicts != nil { notes.append("overwritten: \(overwritten(body.conflicts))") }
             print("\(text(body.title ?? body.name))  [\(body.id)]" + (notes.isEmpty ? "" : "  (\(notes.joined(separator: "; ")))"))
             if !body.tags.isEmpty { print("  tags: \(body.tags.joined(separator: ", "))") }
+            if let description = body.description, !description.isEmpty { print("  description: \(text(description))") }
             let short = API.shortIDs(body.scenes.flatMap { scene in [scene.id] + scene.shots.flatMap { [$0.id] + $0.layers.map(\.id) } })
             for scene in body.scenes {
                 print("  scene \(scene.number)\(scene.title.map { " \($0)" } ?? "")  [\(short[scene.id] ?? scene.id)]\(marked(scene.conflicts))")
@@ -781,8 +789,9 @@ struct Projects: ParsableCommand {
                     let details = [shot.caption, shot.duration.map(seconds)].compactMap { $0 }.joined(separator: ", ")
                     print("    shot \(shot.label)\(details.isEmpty ? "" : "  \(details)")  [\(short[shot.id] ?? shot.id)]\(marked(shot.conflicts))")
                     if !shot.tags.isEmpty { print("      tags: \(shot.tags.joined(separator: ", "))") }
-                    if let dialogue = shot.dialogue { print("      dialogue: \(dialogue)") }
-                    if let action = shot.action { print("      action: \(action)") }
+                    if let dialogue = shot.dialogue { print("      dialogue: \(text(dialogue))") }
+                    if let action = shot.action { print("      action: \(text(action))") }
+                    if let notes = shot.notes, !notes.isEmpty { print("      notes: \(text(notes))") }
                     if let sound = shot.sound {
                         let start = (sound.offset ?? 0) > 0 ? " from \(seconds(sound.offset ?? 0))" : ""
                         print("      sound: \(sound.type), \(seconds(sound.duration ?? 0))\(start)  \(sound.blob.prefix(12))\(mediaState(sound))")

@@ -145,29 +145,43 @@ struct Diff: ParsableCommand {
             print("  \(layer.place): \(parts.joined(separator: ", "))")
         }
         for text in diff.texts {
-            print("  \(text.place) \(text.field): \(quoted(text.before)) → \(quoted(text.after))")
+            if text.field == "duration" {
+                print("  \(text.place) duration: \(text.before ?? "the default") → \(text.after ?? "the default")")
+            } else {
+                print("  \(text.place) \(text.field): \(quoted(text.before)) → \(quoted(text.after))")
+            }
         }
     }
 }
 
-/// `restore PROJECT --to VERSION [--shot SHOT|--scene SCENE]`: the past brought back as a new edit.
+/// `restore PROJECT --to VERSION [--shot SHOT|--scene SCENE]`: the past brought
+/// back as a new edit; `restore FILE`: a backup put back as the database.
 struct RestoreVersion: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "restore",
-        abstract: "Bring a project, or one shot or scene, back to how it was at a version, as a new edit.",
+        abstract: "Bring a project (or one shot or scene) back to a version, as a new edit; or put a backup back.",
         discussion: """
             History is not rewritten: the restore is an edit on top (what was deleted since comes back, what \
             came since is deleted, what moved moves back, text and strokes are as they were), it merges with \
             what others do meanwhile like any edit, and `storyteller undo` takes it back. SHOT and SCENE are \
             named as they were at that version (a shot deleted since too).
 
+            With a backup FILE (from `storyteller backup`) and no --to, the daemon's database is replaced by \
+            it: the daemon must be stopped first (this refuses while it runs); the backup is checked whole, \
+            the database it replaces is kept beside it (with its write-ahead log, so a stale log is never \
+            replayed into the backup), and the next start takes a new replica id. Edits made since the backup \
+            come back from the peers the projects are shared with. --data-dir names the daemon's state \
+            directory (default: yours; the system daemon's is /var/lib/storyteller, as root).
+
             Examples:
               storyteller restore "Night Train" --to "client review 2"
               storyteller restore "Night Train" --to yesterday --shot 1-2
+              storyteller restore ~/backups/storyteller-2026-11-27.sqlite
             """)
-    @Argument(help: Help.project) var project: String?
+    @Argument(help: "A project (name, path, id or id prefix), or a backup file to put back.") var project: String?
     @Option(help: "The version: an id from `storyteller history`, a name, or a time (2026-11-25T14:00, …Z, yesterday).")
-    var to: String
+    var to: String?
+    @Option(help: "With a backup FILE: the daemon's state directory.") var dataDir: String?
     @Option(help: "Only this shot (its label then, like 1-2, or its id).") var shot: String?
     @Option(help: "Only this scene (its number, title or id then).") var scene: String?
     @Option(help: "The undo session (default: the daemon's).") var session: String?
@@ -178,6 +192,12 @@ struct RestoreVersion: ParsableCommand {
     }
 
     func run() throws {
+        guard let to else {
+            guard let file = project, FileManager.default.fileExists(atPath: file) else {
+                throw ValidationError("give --to VERSION to bring a project back to a version, or the path of a backup file to put it back")
+            }
+            return try BackupRestore.run(file, dataDirectory: dataDir, options: options)
+        }
         let names = Names(options)
         let id = try names.project(project)
         let version = AtOption.sent(to)

@@ -96,6 +96,20 @@ import Testing
                 == [.keepSnapshotPart(doc, kind: 1, total: 4, bytes: [1, 2], isFirst: true, isLast: false, senderMayWrite: false)])
     }
 
+    /// A peer that advertises a document again in a session (it shared it
+    /// anew after an unshare, having dropped it) hears ours again, once: an
+    /// advertisement answering ours is not answered in turn, so two sides
+    /// never bounce advertisements back and forth.
+    @Test func aSecondAdvertisementIsAnsweredOnceAndNeverBounced() {
+        var machine = established()
+        let ad = Message.Advertisement(document: doc, kind: 1, name: "p", role: .editor, version: VersionVector())
+        func advertises(_ actions: [Machine.Action]) -> Bool { actions.contains { if case .advertise(doc) = $0 { true } else { false } } }
+        #expect(!advertises(machine.receive(.advertise(ad), now: now)), "its first: we advertised at the hello")
+        #expect(advertises(machine.receive(.advertise(ad), now: now)), "its second, nothing from us since: answered")
+        #expect(!advertises(machine.receive(.advertise(ad), now: now)), "its answer to our answer: not answered")
+        #expect(advertises(machine.receive(.advertise(ad), now: now)), "and again later, once")
+    }
+
     @Test func snapshotPartsOutOfOrderTooLargeOrInterleavedCloseTheConnection() {
         func closes(_ messages: [Message], limit: Int = 1 << 20) -> SyncError? {
             var machine = Machine(

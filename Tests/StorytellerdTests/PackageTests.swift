@@ -119,16 +119,30 @@ import ZIPFoundation
         #expect(text.contains("from a") && text.contains("b-ink"), "both sides' edits are in the merged board")
     }
 
+    /// Two daemons (no discovery), a board made on a and shared with b, and
+    /// its package exported into `files` as `good.storyboard`.
+    func exportedBoard(in files: TemporaryDirectory) async throws -> (a: StartedDaemon, b: StartedDaemon, project: String, good: String) {
+        let a = try await StartedDaemon.start(name: "a", ["--no-discovery"])
+        var b: StartedDaemon?
+        do {
+            b = try await StartedDaemon.start(name: "b", ["--no-discovery"])
+            let project = try await makeBoard(
+                on: a, sharedWith: b!, picture: write(TestMedia.png(width: 64, height: 48, seed: 2), named: "p.png", in: files))
+            let good = files.path + "/good.storyboard"
+            try await export(project, from: a, to: good)
+            return (a, b!, project, good)
+        } catch {
+            a.stop()
+            b?.stop()
+            throw error
+        }
+    }
+
     @Test func badFilesAreRefusedWithNothingStoredAndTheDaemonServesOn() async throws {
         let files = try TemporaryDirectory()
         defer { files.remove() }
-        let a = try await StartedDaemon.start(name: "a", ["--no-discovery"])
-        defer { a.stop() }
-        let b = try await StartedDaemon.start(name: "b", ["--no-discovery"])
-        defer { b.stop() }
-        let project = try await makeBoard(on: a, sharedWith: b, picture: write(TestMedia.png(width: 64, height: 48, seed: 2), named: "p.png", in: files))
-        let good = files.path + "/good.storyboard"
-        try await export(project, from: a, to: good)
+        let (a, b, project, good) = try await exportedBoard(in: files)
+        defer { a.stop(); b.stop() }
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: good)))
         // b has a project of its own, and has taken in the project once.
         let own = try await b.cli("projects", "create", "Own").output.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -181,13 +195,8 @@ import ZIPFoundation
     @Test func aZipBombIsRefusedBeforeItInflatesEvenTwoAtOnce() async throws {
         let files = try TemporaryDirectory()
         defer { files.remove() }
-        let a = try await StartedDaemon.start(name: "a", ["--no-discovery"])
-        defer { a.stop() }
-        let b = try await StartedDaemon.start(name: "b", ["--no-discovery"])
-        defer { b.stop() }
-        let project = try await makeBoard(on: a, sharedWith: b, picture: write(TestMedia.png(width: 32, height: 24, seed: 5), named: "p.png", in: files))
-        let good = files.path + "/good.storyboard"
-        try await export(project, from: a, to: good)
+        let (a, b, _, good) = try await exportedBoard(in: files)
+        defer { a.stop(); b.stop() }
         // The good package's entries, with the snapshot swapped for 256 MiB of zeros, deflated.
         let input = try Archive(url: URL(fileURLWithPath: good), accessMode: .read)
         let bomb = files.path + "/bomb.storyboard"

@@ -31,6 +31,31 @@ import Testing
         return text
     }
 
+    /// Without systemd (a container, WSL), XDG_RUNTIME_DIR may name a
+    /// directory no login session made: the daemon makes it (0700) when it
+    /// may and serves its socket there; when it may not, it says what to do.
+    @Test func aRuntimeDirectoryNobodyMadeIsMadeOrExplained() async throws {
+        let home = try TemporaryDirectory()
+        defer { home.remove() }
+        let runtime = home.path + "/run/user/4242"
+        let daemon = try DaemonProcess(
+            arguments: ["--listen", "127.0.0.1:0"], environment: ["XDG_RUNTIME_DIR": runtime, "XDG_DATA_HOME": home.path + "/data"])
+        defer { daemon.kill() }
+        try await daemon.waitForLog("ready")
+        var info = stat()
+        #expect(stat(runtime, &info) == 0 && info.st_mode & 0o777 == 0o700, "made, private")
+        #expect(FileManager.default.fileExists(atPath: runtime + "/storyteller/control.sock"))
+        #expect(try await daemon.terminate() == 0)
+
+        let impossible = "/proc/storyteller-runtime-\(getpid())"
+        let refused = try DaemonProcess(
+            arguments: ["--listen", "127.0.0.1:0"], environment: ["XDG_RUNTIME_DIR": impossible, "XDG_DATA_HOME": home.path + "/data2"])
+        defer { refused.kill() }
+        #expect(try await refused.waitForExit() == 1)
+        let text = try sentence(of: refused)
+        #expect(text.contains("XDG_RUNTIME_DIR is \(impossible)") && text.contains("Unset XDG_RUNTIME_DIR") && text.contains("--socket"), "\(text)")
+    }
+
     @Test func aFileWhereTheStateDirectoryShouldBe() async throws {
         let home = try TemporaryDirectory()
         defer { home.remove() }

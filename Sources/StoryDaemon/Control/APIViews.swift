@@ -88,6 +88,7 @@ extension API.LibraryNode {
             library: library == set.main ? nil : library.description,
             unavailable: set.isPlanted(node)
                 ? "filed by \(node.filedBy.map(\.short) ?? "an unknown author"), who was never given it to share; it grants nothing" : nil)
+        formerPath = set.formerPath(of: LibraryPlace(library: library, node: node.id))
     }
 
     /// A project in the virtual Incoming: on this machine, listed by no

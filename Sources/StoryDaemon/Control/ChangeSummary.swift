@@ -2,15 +2,20 @@ import StoryCore
 
 /// A one-line account of a change for `history`: "drew 2 strokes, moved 1 shot".
 enum ChangeSummary {
-    static func describe(_ change: Change, in document: ProjectDocument, puts: [OpID: StrokePutKind] = [:]) -> String {
-        describe([change], in: document, puts: puts)
+    static func describe(
+        _ change: Change, in document: ProjectDocument, puts: [OpID: StrokePutKind] = [:], naming name: (PeerID) -> String = { $0.short }
+    ) -> String {
+        describe([change], in: document, puts: puts, naming: name)
     }
 
     /// The account of several changes at once (one version of `history`):
     /// "drew 34 strokes, set caption", each object counted once per verb.
     /// `puts`: the stroke puts that restored or copied a stroke
-    /// (`StrokePutTracker`); any other put "changed" one.
-    static func describe(_ changes: [Change], in document: ProjectDocument, puts: [OpID: StrokePutKind] = [:]) -> String {
+    /// (`StrokePutTracker`); any other put "changed" one. `name`: what a
+    /// peer is called here (its name, not its id: "made bob an editor").
+    static func describe(
+        _ changes: [Change], in document: ProjectDocument, puts: [OpID: StrokePutKind] = [:], naming name: (PeerID) -> String = { $0.short }
+    ) -> String {
         var counts: [String: Int] = [:]
         var order: [String] = []
         var fields: [String] = []
@@ -64,7 +69,7 @@ enum ChangeSummary {
                 case .addTag(let object, let tag): extra.append("tagged \(kind(object)) \"\(tag)\"")
                 case .removeTag(let object, let tag, _): extra.append("untagged \(kind(object)) \"\(tag)\"")
                 case .setAccess(let peer, let role):
-                    extra.append(role == .none ? "took \(peer.short)'s rights" : "made \(peer.short) \(role == .editor ? "an editor" : "a reader")")
+                    extra.append(role == .none ? "took \(name(peer))'s rights" : "made \(name(peer)) \(role == .editor ? "an editor" : "a reader")")
                 case .setField(let object, let key, _):
                     // Fields set on what the same change added are part of adding it.
                     // `deletedAt` goes with "deleted the project".

@@ -28,6 +28,7 @@ extension ControlAPI {
         // read the whole history anyway, tell it.
         var tracker = StrokePutTracker { nil }
         let puts = tracker.kinds(in: changes.reversed())
+        let names = await peerNames()
         return API.History(
             project: id.description, compacted: compacted,
             changes: changes.map {
@@ -35,7 +36,7 @@ extension ControlAPI {
                 let author = document.author(of: $0.replica)
                 return API.HistoryEntry(
                     replica: $0.replica.description, seq: $0.seq, local: author == identity.peerID, time: $0.wallTime,
-                    operations: $0.operations.count, summary: ChangeSummary.describe($0, in: document, puts: puts), author: author?.description,
+                    operations: $0.operations.count, summary: ChangeSummary.describe($0, in: document, puts: puts, naming: names), author: author?.description,
                     shots: ChangeSummary.shots($0, in: document, labels: labels))
             })
     }

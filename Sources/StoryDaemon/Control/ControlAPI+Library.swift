@@ -115,7 +115,7 @@ extension ControlAPI {
                 id: set.text(of: place), kind: "folder", name: folder?.name, description: nil, parent: "root", depth: 0, project: nil,
                 createdAt: 0, updatedAt: 0, inTrash: false, available: true, folder: place.library.description, library: place.library.description)
         }
-        guard let node = set.node(place) else { throw APIError(.notFound, "no library node \(set.text(of: place))") }
+        guard let node = set.node(place) else { throw APIError(.notFound, "no folder or project entry \(set.text(of: place))") }
         return API.LibraryNode(
             node, in: place.library, set: set, depth: node.depth, parent: set.text(of: LibraryPlace(library: place.library, node: node.parent)),
             documents: documents)
@@ -128,6 +128,10 @@ extension ControlAPI {
         let set = try await library.set()
         let documents = Set(try await store.foundedDocuments().map(\.id))
         var nodes = expanded(set.main, in: set, depth: 0, documents: documents)
+        // What the shared folders listed here lost to their trash, after this library's trash.
+        for (folder, mount) in set.mounts.sorted(by: { set.path(of: $0.value) < set.path(of: $1.value) }) where set.node(mount)?.isInTrash == false {
+            nodes += expanded(folder, in: set, depth: 0, documents: documents).filter(\.inTrash)
+        }
         let incoming = try await library.incoming().map { API.LibraryNode(incoming: $0) }
         if !incoming.isEmpty {
             let trashStart = nodes.firstIndex { $0.inTrash } ?? nodes.endIndex

@@ -24,11 +24,24 @@ extension ControlAPI {
             let name = try query["name"].map { try layerName($0) }
             let session = try sessionName(query["session"])
             try await checkWritable(id, shot: shot)
+            // Where among the shot's layers (0 = bottom): under a layer (`below`), at a position (`at`), else on top.
+            var position: Int?
+            if let text = query["at"] {
+                guard let at = Int(text), at >= 0 else { throw APIError(.badRequest, "'at' is '\(text)'; it takes a position, 0 for the bottom") }
+                position = at
+            }
+            if let text = query["below"] {
+                let layer = try objectID(text, "layer")
+                guard let index = try await store.project(id).view.shot(shot)?.layers.firstIndex(where: { $0.id == layer }) else {
+                    throw APIError(.notFound, "shot \(shot) has no layer \(layer) to go below")
+                }
+                position = index
+            }
             let media = try await receiveMedia(request, wanting: .image)
             let result = try await edit(
                 id,
                 API.EditRequest(
-                    ops: [.addLayer(shot: .id(shot), at: nil, name: name ?? "Image"), .set(.created(0), .image, .media(media)),
+                    ops: [.addLayer(shot: .id(shot), at: position, name: name ?? "Image"), .set(.created(0), .image, .media(media)),
                           .set(.created(0), .fit, .string(fit))],
                     session: session))
             await manager.blobExchange?.announce(media.hash)

@@ -40,6 +40,7 @@ extension ControlAPI {
         for session in sessions { live[session.peer] = session }
         let paused = await manager.paused
         let pausedByPeers = await manager.pausedByPeers
+        let waiting = await manager.waitingForAcceptanceBy
         let records = try await store.peers()
         let accepting = await manager.autoAccept(for: records.map(\.id))
         return records.map {
@@ -53,7 +54,8 @@ extension ControlAPI {
                         address: $0.address, direction: $0.dialed ? "out" : "in", bytesSent: $0.bytesSent, bytesReceived: $0.bytesReceived,
                         idleSeconds: $0.idleSeconds)
                 }, autoAccept: accepting[$0.id] ?? true,
-                pausedByPeer: pausedByPeers.contains($0.id) && !connected.contains($0.id), offersDropped: $0.offersDropped > 0 ? $0.offersDropped : nil)
+                pausedByPeer: pausedByPeers.contains($0.id) && !connected.contains($0.id), offersDropped: $0.offersDropped > 0 ? $0.offersDropped : nil,
+                waitingForAcceptance: waiting.contains($0.id) && !connected.contains($0.id) ? true : nil)
         }
     }
 
@@ -111,14 +113,7 @@ extension ControlAPI {
 
     /// A peer's name as a user gives it: 1 to 64 bytes, no control characters.
     /// - Throws: `APIError(.badRequest)` saying what is wrong.
-    func peerName(_ name: String) throws(APIError) -> String {
-        let trimmed = name.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= 64 else { throw APIError(.badRequest, "name must be 1 to 64 bytes") }
-        guard !PrintableText.hasControlCharacters(trimmed) else {
-            throw APIError(.badRequest, "name must not contain control characters (such as a line break or an escape)")
-        }
-        return trimmed
-    }
+    func peerName(_ name: String) throws(APIError) -> String { try Self.name(name, atMost: 64) }
 
     /// What local discovery hears, with whether each peer is configured here.
     func discovered() async throws -> API.Discovery {

@@ -24,9 +24,14 @@ extension ControlAPI {
                 throw APIError(.notFound, "\(id) is not shared with \(peer)")
             }
             guard member.role != .owner else { throw APIError(.forbidden, "\(peer) owns \(id); an owner's rights cannot be taken") }
-            try await store.share(id, with: peer, role: .none, at: clock.milliseconds)
+            // What it has through a shared folder (or the library) it keeps: only the direct share goes.
+            let reasons = try await library.reasons(for: id, peer: peer)
+            let kept = reasons.map(\.role).max() ?? .none
+            // The direct share goes; what a folder or the library gives stays (raised back to it, if the direct share was less).
+            if kept != member.role { try await store.share(id, with: peer, role: kept, at: clock.milliseconds) }
             try await store.setDirectShare(false, of: id, with: peer)
-            return .json(API.Unshared(unshared: peer.description))
+            let keeps = reasons.map { API.Unshared.Kept(via: $0.path, role: $0.role.description) }
+            return .json(API.Unshared(unshared: peer.description, keeps: keeps.isEmpty ? nil : keeps))
         }
         routes.get("shares") { request, _ in
             let peer = try request.query["peer"].map { try peerID($0) }

@@ -59,9 +59,10 @@ extension ControlAPI {
                 try editor.restore(scope, asIn: past)
             }
             var summary = ""
+            let names = await peerNames()
             if let change = try edit.change?.decoded() {
                 var puts = StrokePutTracker { present }
-                summary = ChangeSummary.describe(change, in: try await store.project(id), puts: puts.kinds(in: change))
+                summary = ChangeSummary.describe(change, in: try await store.project(id), puts: puts.kinds(in: change), naming: names)
             }
             return .json(API.Restored(version: version ?? past.versionVector.shortID, changed: edit.change != nil, summary: summary))
         }
@@ -116,6 +117,7 @@ extension ControlAPI {
         let document = try await store.project(id)
         let labels = ChangeSummary.shotLabels(document)
         let puts = history.strokePutKinds()
+        let names = await peerNames()
         // A shot deleted since has its history too.
         if let shot, document.kind(of: shot) != .shot { throw APIError(.notFound, "no shot \(shot) in \(id)") }
         var answers: [API.Version] = []
@@ -131,13 +133,13 @@ extension ControlAPI {
             let changes = version.changes.reversed().map {
                 API.HistoryEntry(
                     replica: $0.replica.description, seq: $0.seq, local: local, time: $0.wallTime, operations: $0.operations.count,
-                    summary: ChangeSummary.describe($0, in: document, puts: puts), author: author?.description,
+                    summary: ChangeSummary.describe($0, in: document, puts: puts, naming: names), author: author?.description,
                     shots: ChangeSummary.shots($0, in: document, labels: labels))
             }
             answers.append(
                 API.Version(
                     id: version.id, vector: Self.vectorAnswer(version.vector), time: version.lastTime, since: version.firstTime,
-                    author: author?.description, local: local, summary: ChangeSummary.describe(version.changes, in: document, puts: puts),
+                    author: author?.description, local: local, summary: ChangeSummary.describe(version.changes, in: document, puts: puts, naming: names),
                     shots: shots, changes: changes))
             if answers.count == limit { break }
         }

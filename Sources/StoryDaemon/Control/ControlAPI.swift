@@ -93,7 +93,7 @@ struct ControlAPI: Sendable {
     }
 
     func documentID(_ text: String) throws(APIError) -> DocumentID {
-        guard let id = DocumentID(text) else { throw APIError(.badRequest, "'\(text)' is not a document id") }
+        guard let id = DocumentID(text) else { throw APIError(.badRequest, "'\(text)' is not a project or folder id (32 hex digits)") }
         return id
     }
 
@@ -101,6 +101,18 @@ struct ControlAPI: Sendable {
     @inline(never)
     func existingProject(_ text: String) async throws -> DocumentID {
         try await projectRecord(try documentID(text)).id
+    }
+
+    /// What each peer is called here, for words people read ("made bob an
+    /// editor"): its name, else the name it announced, else its short id;
+    /// this daemon is "this machine".
+    func peerNames() async -> @Sendable (PeerID) -> String {
+        var names: [PeerID: String] = [:]
+        for peer in (try? await store.peers()) ?? [] {
+            if let name = peer.name ?? peer.announcedName { names[peer.id] = PrintableText.escaped(name) }
+        }
+        let (known, me) = (names, identity.peerID)
+        return { peer in peer == me ? "this machine" : known[peer] ?? peer.short }
     }
 
     /// The record of a stored project; a store failure is a 5xx, only a missing project a 404.
@@ -131,11 +143,17 @@ struct ControlAPI: Sendable {
 
     /// A project name: 1 to 200 bytes, no control characters (a NUL would
     /// cut it short in other programs, a newline break listings).
-    func projectName(_ text: String) throws(APIError) -> String {
+    func projectName(_ text: String) throws(APIError) -> String { try Self.name(text, atMost: 200) }
+
+    /// A name as given: trimmed, 1 to `limit` bytes, no control characters
+    /// (a NUL cuts it short in other programs, a line break or an escape
+    /// breaks listings and terminals).
+    /// - Throws: `APIError(.badRequest)` saying which.
+    static func name(_ text: String, atMost limit: Int) throws(APIError) -> String {
         let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty, name.utf8.count <= 200 else { throw APIError(.badRequest, "name must be 1 to 200 bytes") }
-        guard !Self.hasControlCharacters(name) else {
-            throw APIError(.badRequest, "name must not contain control characters (such as NUL or a line break)")
+        guard !name.isEmpty, name.utf8.count <= limit else { throw APIError(.badRequest, "name must be 1 to \(limit) bytes") }
+        guard !hasControlCharacters(name) else {
+            throw APIError(.badRequest, "name must not contain control characters (such as NUL, a line break or an escape)")
         }
         return name
     }

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import Logging
 import NIOCore
@@ -20,7 +21,7 @@ struct ControlMiddleware: RouterMiddleware {
         let credentials = await PeerCredentials.of(context.channel)
         guard let credentials, access.admits(credentials) else {
             logger.warning("refused a control request from uid \(credentials.map { String($0.uid) } ?? "unknown")")
-            return APIError(.forbidden, "only the daemon's own user may use this socket").response
+            return APIError(.forbidden, Self.refusal(of: credentials?.uid, access: access)).response
         }
         let response: Response
         do {
@@ -32,6 +33,27 @@ struct ControlMiddleware: RouterMiddleware {
             logger.info("\(request.method) \(request.uri.path) → \(response.status.code)")
         }
         return response
+    }
+
+    /// Why a caller may not use the socket, and what to do, in its words:
+    /// root too is only served as the daemon's user or a socket-group member.
+    static func refusal(of uid: uid_t?, access: SocketAccess) -> String {
+        let daemon = Self.userName(getuid()) ?? "uid \(getuid())"
+        let caller = uid.map { Self.userName($0) ?? "uid \($0)" } ?? "this caller"
+        switch access {
+        case .owner:
+            return "only \(daemon), the daemon's user, may use this socket (you are \(caller)"
+                + (uid == 0 ? "; root is not served either" : "") + "): run the command as \(daemon) (sudo -u \(daemon) storyteller …), "
+                + "or give the daemon a socket group (socket-group in its config) and add your user to it"
+        case .group(let name, _):
+            return "only \(daemon) and members of the group \(name) may use this socket (you are \(caller)): "
+                + "add your user to it (sudo usermod -aG \(name) \(caller)), then log in again: a new group counts only in a new session"
+        }
+    }
+
+    private static func userName(_ uid: uid_t) -> String? {
+        guard let entry = getpwuid(uid), let name = entry.pointee.pw_name else { return nil }
+        return String(cString: name)
     }
 
     /// The API error a failure is answered with.

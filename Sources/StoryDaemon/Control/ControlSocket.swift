@@ -36,6 +36,18 @@ enum ControlSocket {
     static func prepare(path: String, access: SocketAccess) throws(Failure) {
         let directory = (path as NSString).deletingLastPathComponent
         var isDirectory: ObjCBool = false
+        // Where systemd is not PID 1 (a container, WSL), XDG_RUNTIME_DIR may name a
+        // directory nobody made: make it as a login session would (0700), or say what to do.
+        if let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/"), directory.hasPrefix(runtime + "/"),
+            !FileManager.default.fileExists(atPath: runtime)
+        {
+            if let problem = Directories.make(runtime, mode: 0o700) {
+                throw Failure(
+                    description: "XDG_RUNTIME_DIR is \(runtime), which does not exist and cannot be made (\(problem)): no login session "
+                        + "made it (systemd is not running here, as in a container or WSL). Unset XDG_RUNTIME_DIR (the socket then goes "
+                        + "in the state directory), or give --socket a path (docs/operations.md, \"Without systemd\")")
+            }
+        }
         if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
             if let problem = Directories.make(directory, mode: access == .owner ? 0o700 : 0o750) {
                 throw Failure(

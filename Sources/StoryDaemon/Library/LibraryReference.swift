@@ -22,7 +22,7 @@ enum LibraryReference {
         let text = reference.trimmingCharacters(in: .whitespaces)
         if let known = wellKnown[text.lowercased()] { return known }
         if let id = OpID(text) {
-            guard view.node(id) != nil else { throw APIError(.notFound, "no library node \(text)") }
+            guard view.node(id) != nil else { throw APIError(.notFound, "no folder or project entry \(text)") }
             return id
         }
         let names = text.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
@@ -35,7 +35,7 @@ enum LibraryReference {
         }
         guard let first = candidates.first else { throw APIError(.notFound, "no folder or project at '\(reference)'") }
         guard candidates.count == 1 else {
-            throw APIError(.conflict, "'\(reference)' names \(candidates.count) nodes; use an id (storyteller tree --json)")
+            throw APIError(.conflict, "'\(reference)' names \(candidates.count) folders or projects; give its path from the top, or its id (storyteller tree --json)")
         }
         return first
     }

@@ -22,12 +22,14 @@ extension LibraryService {
 
     /// The folder document of a folder: the folder itself if it is one,
     /// else a new library document holding a copy of the folder's contents,
-    /// listed by an entry where the folder was (the folder goes to the trash).
+    /// listed by an entry where the folder was, with its name, description
+    /// and place among its siblings. The folder and its old contents are
+    /// purged, not put in the trash (sharing changes nothing a user did not
+    /// ask for), and its id names the entry from then on (`LibraryAlias`).
     /// - Throws: `APIError` for something that is not a folder.
     func folderDocument(for place: LibraryPlace, in set: LibrarySet) async throws -> DocumentID {
         if place.node == .root && place.library != set.main { return place.library }
-        guard ![OpID.root, .trash, .incoming].contains(place.node), let node = set.node(place), node.kind == .folder, !node.isInTrash,
-            let view = set.views[place.library]
+        guard ![OpID.root, .trash, .incoming].contains(place.node), let node = set.node(place), node.kind == .folder, !node.isInTrash
         else {
             throw APIError(.badRequest, "only a folder of the library (not the root, the trash or Incoming) is shared as a folder")
         }
@@ -35,11 +37,20 @@ extension LibraryService {
         let folder = try await store.createDocument(kind: .library, name: name, at: clock.milliseconds)
         let subtree = Self.subtree(of: place.node, in: place.library, of: set)
         try await edit(in: folder) { editor in try Self.copy(subtree, from: place.node, into: .root, with: &editor) }
-        let index = view.children(of: node.parent).firstIndex { $0.id == place.node }
-        try await edit(in: place.library) { editor in
-            _ = try editor.createProjectEntry(named: name, document: folder, in: node.parent, at: index)
+        let description = node.description
+        let entry = try await edit(in: place.library) { editor in
+            // Its place among its siblings as the document orders them (the view
+            // leaves out an empty Incoming, which the root's order counts).
+            let index = editor.children(of: node.parent).firstIndex(of: place.node)
+            let entry = try editor.createProjectEntry(named: name, document: folder, in: node.parent, at: index)
+            if let description { try editor.describe(entry, as: description) }
+            // One change: out of the tree and gone for good (a node moved into it
+            // meanwhile on another machine shows up in the trash there, not lost).
             try editor.delete(place.node)
+            try editor.purge(place.node)
+            return entry
         }
+        try await store.addLibraryAlias(LibraryAlias(library: place.library, node: place.node, entry: entry))
         logger.info("folder \(set.path(of: place)) is now a shared folder (document \(folder))")
         // Its members are those of the library that lists it, and then its own.
         try await propagate(from: place.library, documents: [folder])
@@ -215,6 +226,20 @@ extension LibraryService {
         try await revoke(set.listed(in: folder), from: [peer], leaving: [folder] + set.listed(in: folder).filter(set.isFolder))
     }
 
+    /// Why `peer` has `document` besides a direct share: the library
+    /// documents here that list it (through entitled entries) and that the
+    /// peer is a member of, each with the role it gives (at most editor).
+    func reasons(for document: DocumentID, peer: PeerID) async throws -> [(library: DocumentID, path: String, role: Role)] {
+        let set = try await set()
+        var result: [(DocumentID, String, Role)] = []
+        for library in set.views.keys.sorted() where set.listed(in: library).contains(document) {
+            guard let member = try await store.members(of: library).first(where: { $0.peer == peer }), member.role >= .reader else { continue }
+            let path = library == set.main ? "library" : "folder " + set.path(of: LibraryPlace(library: library, node: .root))
+            result.append((library, path, min(member.role, .editor)))
+        }
+        return result
+    }
+
     /// Takes `peers`' rights to `documents` this daemon owns, unless a peer
     /// has another reason to have one: a direct share, or membership of a
     /// library document (other than those in `leaving`) that lists it.
@@ -276,7 +301,7 @@ extension LibraryService {
     /// the old place's (unless they have another reason to have it).
     func move(_ place: LibraryPlace, acrossTo target: LibraryPlace, at index: Int?) async throws -> LibraryPlace {
         let set = try await set()
-        guard let node = set.node(place) else { throw APIError(.notFound, "no such library node") }
+        guard let node = set.node(place) else { throw APIError(.notFound, "no such folder or project entry") }
         guard !set.isPlanted(node) else {
             throw APIError(
                 .forbidden,
@@ -299,7 +324,7 @@ extension LibraryService {
             }
             return copy
         }
-        guard let created else { throw APIError(.badRequest, "that node cannot be moved") }
+        guard let created else { throw APIError(.badRequest, "that entry cannot be moved") }
         try await edit(in: place.library) { editor in try editor.delete(place.node) }
         let documents = ([copied.document].compactMap { $0 } + inside.compactMap(\.document))
         var moved: [DocumentID] = []

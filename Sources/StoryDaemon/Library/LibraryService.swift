@@ -179,7 +179,7 @@ actor LibraryService {
         let entry = try await edit(in: folder.library) { try $0.createProjectEntry(named: name, document: project, in: folder.node, at: index) }
         let refused = try await propagate(from: folder.library, documents: [project])
         guard refused.isEmpty else {
-            throw APIError(.conflict, "the folder is shared, and this machine may not share that project with its members: \(refused.joined(separator: "; "))")
+            throw APIError(.conflict, "the folder is shared, and this machine may not share that project with the people it is shared with: \(refused.joined(separator: "; "))")
         }
         return entry
     }
@@ -239,6 +239,7 @@ actor LibraryService {
         }
         var sharers: [DocumentID: Set<PeerID>] = [:]
         for member in try await store.members() where member.role >= .editor { sharers[member.document, default: []].insert(member.peer) }
-        return LibrarySet(main: main, views: views, folders: folders, sharers: sharers, local: store.peerID)
+        return LibrarySet(
+            main: main, views: views, folders: folders, sharers: sharers, local: store.peerID, aliases: try await store.libraryAliases())
     }
 }

@@ -41,15 +41,27 @@ struct LibrarySet: Sendable {
     let sharers: [DocumentID: Set<PeerID>]
     /// This daemon's identity.
     let local: PeerID
+    /// A folder's old node id → the entry of the shared folder it became
+    /// (`LibraryAlias`), and back: the id the CLI printed keeps naming it.
+    let aliasedEntries: [LibraryPlace: OpID]
+    let aliases: [LibraryPlace: OpID]
 
     /// - Parameter sharers: each document's owner and editors (a document
     ///   missing here has none: no entry naming it is entitled).
     init(
         main: DocumentID, views: [DocumentID: LibraryView], folders: [DocumentID: Folder], sharers: [DocumentID: Set<PeerID>],
-        local: PeerID
+        local: PeerID, aliases: [LibraryAlias] = []
     ) {
         self.main = main
         self.local = local
+        var aliasedEntries: [LibraryPlace: OpID] = [:]
+        var aliasesOfEntries: [LibraryPlace: OpID] = [:]
+        for alias in aliases where views[alias.library]?.node(alias.entry) != nil {
+            aliasedEntries[LibraryPlace(library: alias.library, node: alias.node)] = alias.entry
+            aliasesOfEntries[LibraryPlace(library: alias.library, node: alias.entry)] = alias.node
+        }
+        self.aliasedEntries = aliasedEntries
+        self.aliases = aliasesOfEntries
         self.views = views
         self.folders = folders
         self.sharers = sharers
@@ -141,8 +153,17 @@ struct LibrarySet: Sendable {
     /// A node's id as answers show it: plain in the main library, else
     /// `DOCUMENT:NODE` (`…:root` for a folder document's root).
     func text(of place: LibraryPlace) -> String {
-        let node = LibraryReference.text(of: place.node)
+        // A shared folder's entry shows the id its folder had before it was shared.
+        let node = LibraryReference.text(of: aliases[place] ?? place.node)
         return place.library == main ? node : "\(place.library):\(node)"
+    }
+
+    /// Where a node directly in a trash was (the path a restore puts it back
+    /// in; "" for a top level), or nil when that folder is gone.
+    func formerPath(of place: LibraryPlace) -> String? {
+        guard let node = node(place), node.isInTrash, node.parent == .trash else { return nil }
+        guard let former = node.formerParent else { return place.library == main ? "" : path(of: LibraryPlace(library: place.library, node: .root)) }
+        return path(of: LibraryPlace(library: place.library, node: former))
     }
 
     /// The folder path of a place, names joined by `/` (for messages).
@@ -177,12 +198,14 @@ struct LibrarySet: Sendable {
         if let colon = text.firstIndex(of: ":"), let document = DocumentID(String(text[..<colon])) {
             let rest = String(text[text.index(after: colon)...])
             guard let view = views[document] else { throw APIError(.notFound, "no library or shared folder \(document) here") }
-            let node = LibraryReference.wellKnown[rest.lowercased()] ?? OpID(rest)
-            guard let node, node == .root || node == .trash || view.node(node) != nil else { throw APIError(.notFound, "no library node \(text)") }
+            var node = LibraryReference.wellKnown[rest.lowercased()] ?? OpID(rest)
+            if let old = node, view.node(old) == nil { node = aliasedEntries[LibraryPlace(library: document, node: old)] ?? old }
+            guard let node, node == .root || node == .trash || view.node(node) != nil else { throw APIError(.notFound, "no folder or project entry \(text)") }
             return opened(LibraryPlace(library: document, node: node))
         }
-        if let id = OpID(text) {
-            guard views[main]?.node(id) != nil else { throw APIError(.notFound, "no library node \(text)") }
+        if var id = OpID(text) {
+            if views[main]?.node(id) == nil, let entry = aliasedEntries[LibraryPlace(library: main, node: id)] { id = entry }
+            guard views[main]?.node(id) != nil else { throw APIError(.notFound, "no folder or project entry \(text)") }
             return opened(LibraryPlace(library: main, node: id))
         }
         let names = text.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
@@ -197,9 +220,17 @@ struct LibrarySet: Sendable {
                 candidates = candidates.flatMap { children(of: $0, inTrash: false, named: name) }
             }
         }
+        if inTrash && candidates.isEmpty && names.count > 1 {
+            // A path as it was: the folder it was in (still there, perhaps a
+            // shared folder), then its name among what that folder lost to the trash.
+            let folder = try resolve(names.dropLast().joined(separator: "/"))
+            candidates = (views[folder.library]?.nodes ?? []).filter {
+                $0.isInTrash && $0.parent == .trash && $0.name == names.last && $0.formerParent == folder.node
+            }.map { LibraryPlace(library: folder.library, node: $0.id) }
+        }
         guard let first = candidates.first else { throw APIError(.notFound, "no folder or project at '\(reference)'") }
         guard candidates.count == 1 else {
-            throw APIError(.conflict, "'\(reference)' names \(candidates.count) nodes; use an id (storyteller tree --json)")
+            throw APIError(.conflict, "'\(reference)' names \(candidates.count) folders or projects; give its path from the top, or its id (storyteller tree --json)")
         }
         return first
     }

@@ -184,7 +184,7 @@ enum PackageReader {
                 throw PackageError(.foreign, "the manifest lists no project snapshot or change log")
             }
             guard let project = DocumentID(manifest.project) else {
-                throw PackageError(.invalidContent, "the manifest's project '\(manifest.project)' is not a document id")
+                throw PackageError(.invalidContent, "the manifest's project '\(manifest.project)' is not a project or folder id (32 hex digits)")
             }
             var version = VersionVector()
             for (text, seq) in manifest.version {
