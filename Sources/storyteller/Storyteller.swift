@@ -621,7 +621,7 @@ struct Share: ParsableCommand {
             let folders = shared.count - projects
             var parts = ["\(projects) project\(projects == 1 ? "" : "s")"]
             if folders > 0 { parts.append("\(folders) folder\(folders == 1 ? "" : "s")") }
-            print("  it now has \(parts.joined(separator: " and ")) through it" + (shared.isEmpty ? "" : ":"))
+            print("  \(peer) now has \(parts.joined(separator: " and ")) through it" + (shared.isEmpty ? "" : ":"))
             for document in shared { print("    \(text(document.path ?? document.name))  (\(document.role))") }
         }
         if let notShared = share.notShared, !notShared.isEmpty {
