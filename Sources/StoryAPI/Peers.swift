@@ -52,6 +52,9 @@ extension API {
         /// It answered last that it does not know this daemon yet: a user
         /// there must accept this machine (`storyteller peers accept`).
         public let waitingForAcceptance: Bool?
+        /// Its last connection ended because the two speak different sync
+        /// protocols: which side to upgrade, in words.
+        public let upgrade: String?
 
         public struct Connection: Codable, Sendable {
             public let address: String
@@ -77,9 +80,11 @@ extension API {
         public init(
             id: String, name: String?, address: String?, addresses: [String]? = nil, state: String, connected: Bool, paused: Bool,
             added: Int64, lastSeen: Int64?, lastAddress: String?, announcedName: String? = nil, connection: Connection? = nil,
-            autoAccept: Bool = true, pausedByPeer: Bool = false, offersDropped: Int? = nil, waitingForAcceptance: Bool? = nil
+            autoAccept: Bool = true, pausedByPeer: Bool = false, offersDropped: Int? = nil, waitingForAcceptance: Bool? = nil,
+            upgrade: String? = nil
         ) {
             self.waitingForAcceptance = waitingForAcceptance
+            self.upgrade = upgrade
             self.offersDropped = offersDropped
             self.pausedByPeer = pausedByPeer
             self.autoAccept = autoAccept
@@ -208,11 +213,18 @@ extension API {
         /// Per document: how many changes it holds and, per peer it is shared
         /// with, how many of them that peer has not acknowledged yet.
         public let sync: [DocumentSync]
+        /// Text fields whose concurrent writes are still listed (`conflicts`),
+        /// across the projects not in the trash.
+        public let conflicts: Int
+        /// The projects holding them.
+        public let conflictedProjects: Int
 
         public init(
             peerID: String, name: String, uptimeSeconds: Int, documents: Int, projects: Int, listenPort: Int?, peersConnected: Int,
-            bytesSent: Int, bytesReceived: Int, sync: [DocumentSync]
+            bytesSent: Int, bytesReceived: Int, sync: [DocumentSync], conflicts: Int = 0, conflictedProjects: Int = 0
         ) {
+            self.conflicts = conflicts
+            self.conflictedProjects = conflictedProjects
             self.peerID = peerID
             self.name = name
             self.uptimeSeconds = uptimeSeconds

@@ -20,7 +20,7 @@ public struct FieldConflict: Hashable, Sendable {
     public var key: FieldKey
     /// The value the field shows (the last writer's).
     public var kept: WrittenValue
-    /// The values it overwrote, most recent stamp first (`--value 1` is the first).
+    /// The values it overwrote, latest first (`--value 1` is the first).
     public var overwritten: [WrittenValue]
 }
 
@@ -28,6 +28,10 @@ extension ProjectDocument {
     /// Values newly overwritten by concurrent writes so far in this process:
     /// a change counter (a store compares it around a change to report new conflicts).
     public var overwrites: Int { state.overwrites }
+
+    /// How many text fields have overwritten values still open (what
+    /// `fieldConflicts` lists, counted without listing). O(1).
+    public var openConflicts: Int { state.openConflicts }
 
     /// Every field with overwritten values still open, deleted objects'
     /// included, sorted by object then field. O(fields written).
@@ -64,8 +68,9 @@ extension ProjectState {
 // MARK: - Snapshot section
 
 extension ByteWriter {
-    /// The text fields' records (snapshot format 3): who wrote each kept
-    /// value, and the values it overwrote concurrently.
+    /// The text fields' records (snapshot format 3, ordered latest first
+    /// since format 4): who wrote each kept value, and the values it
+    /// overwrote concurrently.
     mutating func write(fieldWrites: [FieldSlot: FieldWrites], table: ReplicaTable) {
         let slots = fieldWrites.sorted { $0.key < $1.key }
         write(count: slots.count)
@@ -94,7 +99,8 @@ extension ByteWriter {
 
 extension ByteReader {
     /// Reads what `write(fieldWrites:)` wrote.
-    mutating func readFieldWrites(replicas: [ReplicaID]) throws(CodecError) -> [FieldSlot: FieldWrites] {
+    /// `latestFirst`: the values are ordered latest first (format 4), not by stamp (format 3).
+    mutating func readFieldWrites(replicas: [ReplicaID], latestFirst: Bool) throws(CodecError) -> [FieldSlot: FieldWrites] {
         var result: [FieldSlot: FieldWrites] = [:]
         var previous: FieldSlot?
         for _ in 0..<(try readCount("field records", minimumElementSize: 5)) {
@@ -113,12 +119,12 @@ extension ByteReader {
             for _ in 0..<count {
                 let value = try readFieldValue(tag: try readByte())
                 guard value == .null || value.string != nil else { throw CodecError(.invalidValue, "an overwritten value is not text") }
-                let stamp = try readOpID(replicas: replicas)
-                let dot = try readDot(replicas: replicas)
-                guard record.overwritten.last.map({ stamp < $0.stamp }) ?? true else {
+                let write = FieldWrite(
+                    value: value, stamp: try readOpID(replicas: replicas), dot: try readDot(replicas: replicas), time: try readSigned())
+                guard record.overwritten.last.map({ latestFirst ? $0.isLater(than: write) : write.stamp < $0.stamp }) ?? true else {
                     throw CodecError(.invalidValue, "overwritten values out of order")
                 }
-                record.overwritten.append(FieldWrite(value: value, stamp: stamp, dot: dot, time: try readSigned()))
+                record.overwritten.append(write)
             }
             result[slot] = record
         }

@@ -358,8 +358,19 @@ extension ProjectDocument {
             tags = try readTags(&section, replicas: replicas)
             try section.expectEnd("tags")
             section = try reader.section("overwritten values")
-            fieldWrites = try section.readFieldWrites(replicas: replicas)
+            fieldWrites = try section.readFieldWrites(replicas: replicas, latestFirst: reader.format >= 4)
             try section.expectEnd("overwritten values")
+            if reader.format == 3 {
+                // Format 3 kept the largest stamp; a text field now shows the
+                // latest of its open writes by wall time (`FieldWrites`).
+                for (slot, record) in fieldWrites {
+                    guard let register = objects[slot.object]?.fields[slot.key],
+                        let (latest, kept) = FieldWrites.keeping(record.openWrites(kept: register))
+                    else { continue }
+                    fieldWrites[slot] = latest
+                    objects[slot.object]!.fields[slot.key] = Register(value: kept.value, stamp: kept.stamp)
+                }
+            }
             section = try reader.section("version names")
             for _ in 0..<(try section.readCount("version names", minimumElementSize: 5)) {
                 let name = try section.readString("a version name")

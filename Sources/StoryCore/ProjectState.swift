@@ -101,6 +101,9 @@ struct ProjectState: Sendable {
     /// Values newly overwritten by a concurrent write so far in this process:
     /// a change counter telling the store when to report a new conflict.
     private(set) var overwrites = 0
+    /// Text fields with overwritten values open (`fieldWrites` whose
+    /// `overwritten` is not empty), kept as they change.
+    private(set) var openConflicts = 0
     /// The change being applied (`begin`).
     private var context = WriteContext.local
     /// Named versions by name, taken-away names included (LWW per name).
@@ -128,17 +131,22 @@ struct ProjectState: Sendable {
             }
             let previous = object.fields[key]
             if FieldWrites.isTracked(key) {
+                // A text field shows the latest of its open writes by wall
+                // time (`FieldWrites`), not the largest stamp.
                 let slot = FieldSlot(object: objectID, key: key)
                 let write = FieldWrite(value: value, stamp: id, dot: context.dot, time: time)
-                let record = FieldWrites.after(write, in: context, current: previous, record: fieldWrites[slot])
+                let (record, kept) = FieldWrites.after(write, in: context, current: previous, record: fieldWrites[slot])
                 if record != fieldWrites[slot] {
                     let before = Set(fieldWrites[slot]?.overwritten.map(\.stamp) ?? [])
                     if record.overwritten.contains(where: { !before.contains($0.stamp) }) { overwrites &+= 1 }
                     journal.append(.writes(slot, previous: fieldWrites[slot]))
-                    fieldWrites[slot] = record
+                    setFieldWrites(record, of: slot)
                 }
-            }
-            if previous.map({ id > $0.stamp }) ?? true {
+                if previous?.stamp != kept.stamp {
+                    journal.append(.field(object: objectID, key: key, previous: previous))
+                    objects[objectID]!.fields[key] = Register(value: kept.value, stamp: kept.stamp)
+                }
+            } else if previous.map({ id > $0.stamp }) ?? true {
                 journal.append(.field(object: objectID, key: key, previous: previous))
                 objects[objectID]!.fields[key] = Register(value: value, stamp: id)
                 if case .media = value { mediaWrites &+= 1 }
@@ -261,6 +269,14 @@ struct ProjectState: Sendable {
         }
     }
 
+    /// Sets a text field's record, keeping `openConflicts` in step.
+    private mutating func setFieldWrites(_ record: FieldWrites?, of slot: FieldSlot) {
+        let wasOpen = fieldWrites[slot]?.overwritten.isEmpty == false
+        let isOpen = record?.overwritten.isEmpty == false
+        if wasOpen != isOpen { openConflicts += isOpen ? 1 : -1 }
+        fieldWrites[slot] = record
+    }
+
     /// Says which change the next operations belong to (see `WriteContext`).
     mutating func begin(_ context: WriteContext) {
         self.context = context
@@ -284,7 +300,7 @@ struct ProjectState: Sendable {
             case .tag(let object, let key, let previous):
                 tags[object, default: [:]][key] = previous
                 if tags[object]?.isEmpty ?? false { tags[object] = nil }
-            case .writes(let slot, let previous): fieldWrites[slot] = previous
+            case .writes(let slot, let previous): setFieldWrites(previous, of: slot)
             case .versionName(let name, let previous): versionNames[name] = previous
             }
         }
@@ -456,14 +472,14 @@ struct ProjectState: Sendable {
         // A field with no record on either side (written before records were
         // kept) has nothing to merge beyond its register.
         let slots = Set(fieldWrites.keys).union(other.fieldWrites.keys)
-        var merged: [FieldSlot: FieldWrites] = [:]
+        var merged: [FieldSlot: (record: FieldWrites, kept: FieldWrite)] = [:]
         for slot in slots {
             let mine = objects[slot.object]?.fields[slot.key].map { ($0, fieldWrites[slot]) }
             let theirsSide = other.objects[slot.object]?.fields[slot.key].map { ($0, other.fieldWrites[slot]) }
-            let record = FieldWrites.merged(mine: mine, theirs: theirsSide, ours: ours, theirsVector: theirs)
+            let field = FieldWrites.merged(mine: mine, theirs: theirsSide, ours: ours, theirsVector: theirs)
             let before = Set(fieldWrites[slot]?.overwritten.map(\.stamp) ?? [])
-            if record?.overwritten.contains(where: { !before.contains($0.stamp) }) ?? false { overwrites &+= 1 }
-            merged[slot] = record
+            if field?.record.overwritten.contains(where: { !before.contains($0.stamp) }) ?? false { overwrites &+= 1 }
+            merged[slot] = field
         }
         if isPristine {
             // Nothing to join: the other state as it is (a first snapshot merged
@@ -478,7 +494,13 @@ struct ProjectState: Sendable {
         } else {
             merge(other, known: KnownOperations(known))
         }
-        fieldWrites = merged
+        // Each text field shows the latest of its open writes, which the
+        // register merge (by stamp) may not have picked.
+        fieldWrites = merged.mapValues(\.record)
+        for (slot, field) in merged where objects[slot.object] != nil {
+            objects[slot.object]!.fields[slot.key] = Register(value: field.kept.value, stamp: field.kept.stamp)
+        }
+        openConflicts = fieldWrites.values.count { !$0.overwritten.isEmpty }
     }
 
     /// Whether this is the state of a new document: the project root alone,
@@ -505,8 +527,11 @@ struct ProjectState: Sendable {
             let theirs = other.objects[slot.object]?.fields[slot.key]?.stamp
             let mine = objects[slot.object]?.fields[slot.key]?.stamp
             guard let theirs, mine.map({ theirs > $0 }) ?? true else { continue }
-            fieldWrites[slot] = FieldWrites(
-                keptBy: nil, keptAt: record.keptAt, overwritten: record.overwritten.map { FieldWrite(value: $0.value, stamp: $0.stamp, dot: nil, time: $0.time) })
+            setFieldWrites(
+                FieldWrites(
+                    keptBy: nil, keptAt: record.keptAt,
+                    overwritten: record.overwritten.map { FieldWrite(value: $0.value, stamp: $0.stamp, dot: nil, time: $0.time) }),
+                of: slot)
         }
         for (name, theirs) in other.versionNames where theirs.stamp > versionNames[name]?.stamp ?? OpID(counter: 0, replica: .reserved) {
             versionNames[name] = theirs
@@ -583,6 +608,7 @@ struct ProjectState: Sendable {
     ) throws(DocumentError) {
         self.objects = objects
         self.fieldWrites = fieldWrites
+        openConflicts = fieldWrites.values.count { !$0.overwritten.isEmpty }
         self.containers = containers
         self.strokes = strokes
         self.contents = contents
@@ -613,7 +639,8 @@ struct ProjectState: Sendable {
         }
         for (slot, record) in fieldWrites {
             guard let register = objects[slot.object]?.fields[slot.key], FieldWrites.isTracked(slot.key),
-                record.overwritten.allSatisfy({ $0.stamp < register.stamp })
+                case let kept = FieldWrite(value: register.value, stamp: register.stamp, dot: record.keptBy, time: record.keptAt),
+                record.overwritten.allSatisfy({ kept.isLater(than: $0) })
             else { throw DocumentError(.invalidSnapshot, "overwritten values of \(slot.key) of \(slot.object) do not match its field") }
         }
         for (layer, map) in strokes {

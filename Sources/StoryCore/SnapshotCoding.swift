@@ -26,8 +26,11 @@ enum SnapshotFormat {
     static let magic: [UInt8] = Array("STRY".utf8)
     /// Format 2 adds authorship to the header; format 3 appends sections (a
     /// project's tags, its overwritten text values, its named versions).
-    /// Formats 1 and 2 are still read.
-    static let version: UInt64 = 3
+    /// Format 4 orders a text field's overwritten values latest first by
+    /// wall time and keeps the latest as its value (`FieldWrites`); format 3
+    /// ordered them by stamp, and is reordered as it is read. Formats 1 to 3
+    /// are still read.
+    static let version: UInt64 = 4
 }
 
 /// Writes a snapshot: header, then sections each length-prefixed, then a checksum.

@@ -279,6 +279,17 @@ enum Schema {
                     PRIMARY KEY (library, node)
                 ) WITHOUT ROWID;
                 """),
+        Migration(
+            id: "2026-12-09-open-conflicts",
+            sql: """
+                -- Text fields of a project with overwritten values still open
+                -- (`ProjectDocument.openConflicts`), mirrored in the transaction
+                -- of every change as the deleted flag and tags are, so `status`
+                -- counts them without loading every project. NULL: not counted
+                -- yet (a project stored before this column, counted once when
+                -- first asked).
+                ALTER TABLE documents ADD COLUMN open_conflicts INTEGER;
+                """),
     ]
 
     /// Applies the migrations the database lacks, each in its own transaction.

@@ -209,7 +209,7 @@ extension Store {
             try database.saveSnapshot(storedAsItCame ? bytes : doc.snapshot(), version: doc.versionVector, of: id, created: time)
             try database.setMembers(members, of: id)
             try database.clearOrigin(of: id)
-            try mirrorTags(of: id, in: doc)
+            try mirrorIndexes(of: id, in: doc)
             return try mirrorDeletion(of: id, in: doc)
         }
         loaded[id] = doc

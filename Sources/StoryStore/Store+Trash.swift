@@ -20,7 +20,7 @@ extension Store {
                 changed = true
                 guard let document = loaded[id] else { return (value, false) }
                 try recordMediaReferences(of: id, in: document)
-                try mirrorTags(of: id, in: document)
+                try mirrorIndexes(of: id, in: document)
                 return (value, try mirrorDeletion(of: id, in: document))
             }
         } catch {

@@ -214,7 +214,7 @@ public actor Store {
             try finish(&copy, id)
             try database.saveSnapshot(copy.snapshot(), version: copy.versionVector, of: id, created: time)
             try database.setMembers([(identity.peer, .owner)], of: id)
-            try mirrorTags(of: id, in: copy)
+            try mirrorIndexes(of: id, in: copy)
             copy.recordsUndoStorage = true
             return copy
         }

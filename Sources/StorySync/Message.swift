@@ -101,8 +101,24 @@ public enum Message: Hashable, Sendable {
 
     /// The protocol version this build speaks (2: signed changes, access
     /// lists; 3: media values in changes, blob messages; 4: tag operations
-    /// in changes and snapshot format 3).
-    public static let protocolVersion: UInt64 = 4
+    /// in changes and snapshot format 3; 5: snapshot format 4, a text field
+    /// shows its latest concurrent write by wall time, which a build on 4
+    /// would pick differently).
+    public static let protocolVersion: UInt64 = 5
+
+    /// What a peer on protocol `theirs` is told, and what is logged here,
+    /// when the two differ: which side to upgrade, in words.
+    static func upgradeAdvice(theirs: UInt64) -> (here: String, there: String) {
+        let ours = protocolVersion
+        guard theirs < ours else {
+            return (
+                "the peer speaks sync protocol \(theirs), newer than this Storyteller's \(ours): upgrade Storyteller on this machine",
+                "this peer speaks sync protocol \(ours), older than your \(theirs): it must upgrade Storyteller")
+        }
+        return (
+            "the peer speaks sync protocol \(theirs), older than this Storyteller's \(ours): upgrade Storyteller on the peer",
+            "this peer speaks sync protocol \(ours), newer than your \(theirs): upgrade Storyteller on your machine")
+    }
 
     /// The Hello capability of a peer that takes snapshots in parts (`snapshotPart`).
     public static let snapshotPartsCapability = "snapshot-parts"

@@ -113,6 +113,9 @@ public actor PeerManager {
     /// Peers whose last answer was that they do not know this daemon yet: a
     /// user there must accept it (`peers accept`), which `peers` says here.
     public private(set) var waitingForAcceptanceBy: Set<PeerID> = []
+    /// Peers whose last connection ended on different protocol versions:
+    /// which side to upgrade, in words (until one connects again).
+    public private(set) var upgradeNeeded: [PeerID: String] = [:]
     static let pausedPeersKey = "paused-peers"
     private var server: NIOAsyncChannel<PendingConnection, Never>?
     private var isShuttingDown = false
@@ -642,6 +645,11 @@ public actor PeerManager {
             }
         } else if session.peerName != nil {
             waitingForAcceptanceBy.remove(peer)
+        }
+        if let mismatch = session.versionMismatch {
+            if upgradeNeeded.updateValue(mismatch, forKey: peer) != mismatch { logger.error("\(peer.short): \(mismatch)") }
+        } else if session.peerName != nil {
+            upgradeNeeded[peer] = nil
         }
         if let blobExchange, sessions[peer] === session { await blobExchange.detach(peer) }
         totals.add(sent: connection.bytes.sent, received: connection.bytes.received)

@@ -108,6 +108,8 @@ final class PeerSession: BlobLink, Sendable {
     var goodbyeReason: String? { machine.withLock { $0.goodbyeReason } }
     /// The error the peer closed with (`unknownPeer`: it has not accepted us yet).
     var peerError: SyncError.Code? { machine.withLock { $0.peerError } }
+    /// The two sides speak different protocols: which side to upgrade.
+    var versionMismatch: String? { machine.withLock { $0.versionMismatch } }
 
     /// Stores the name the peer gave in its hello, so `peers` and `watch`
     /// still name it once it has gone (and after a restart).

@@ -128,6 +128,9 @@ public struct SyncSessionStateMachine: Sendable {
     /// The error the peer closed with, if it did (`unknownPeer`: it has not
     /// accepted this daemon yet).
     public private(set) var peerError: SyncError.Code?
+    /// The two sides speak different protocol versions: which side to
+    /// upgrade, in words (`Message.upgradeAdvice`), or what the peer said.
+    public private(set) var versionMismatch: String?
     /// When the peer last sent something other than a ping or pong (its
     /// hello, changes, acknowledgements, blobs): how long the link is idle.
     public private(set) var lastActivity: ContinuousClock.Instant?
@@ -185,10 +188,19 @@ public struct SyncSessionStateMachine: Sendable {
             if error.code == .readOnly || error.code == .notShared { return [.log("peer refused: \(error)")] }
             state = .closed
             peerError = error.code
+            if error.code == .protocolVersion, versionMismatch == nil {
+                versionMismatch = "the peer refused this Storyteller's sync protocol \(Message.protocolVersion) (\(PrintableText.escaped(text))): run the same Storyteller release on both machines"
+            }
             return [.log("peer reported \(error)"), .close(error)]
         case (.awaitingHello, .hello(let version, let name, let capabilities)):
             guard version == Message.protocolVersion else {
-                return fail(SyncError(.protocolVersion, "protocol \(version) is not \(Message.protocolVersion)"))
+                let advice = Message.upgradeAdvice(theirs: version)
+                versionMismatch = advice.here
+                state = .closed
+                return [
+                    .send(.error(code: SyncError.Code.protocolVersion.rawValue, message: advice.there)),
+                    .close(SyncError(.protocolVersion, advice.here)),
+                ]
             }
             state = .established
             peerName = name

@@ -233,6 +233,13 @@ struct Status: ParsableCommand {
         print("peers connected:  \(status.peersConnected)")
         print("bytes sent/recv:  \(bytes(status.bytesSent)) / \(bytes(status.bytesReceived))")
         print("up:               \(duration(status.uptimeSeconds))")
+        if status.conflicts > 0 {
+            let fields = "\(status.conflicts) field\(status.conflicts == 1 ? "" : "s")"
+            let projects = "\(status.conflictedProjects) project\(status.conflictedProjects == 1 ? "" : "s")"
+            print("conflicts:        \(fields) in \(projects) overwritten by a concurrent edit (storyteller conflicts PROJECT)")
+        } else {
+            print("conflicts:        none")
+        }
         let progress = SyncProgress(status)
         for peer in progress.peers {
             let who = names.who(peer.id, local: false, me: status.peerID)
@@ -407,6 +414,7 @@ struct Peers: ParsableCommand {
         }
         if peer.connected { return "connected" }
         if peer.pausedByPeer { return "paused by them" + (seen.map { ", \($0)" } ?? "") }
+        if let upgrade = peer.upgrade { return "cannot sync: \(text(upgrade))" }
         if peer.waitingForAcceptance == true {
             return "waiting to be accepted there: it does not know this machine yet (on it: storyteller peers accept, with this machine's id from storyteller id)"
         }

@@ -3,8 +3,10 @@ import Testing
 
 @testable import StoryCore
 
-/// Concurrent writes of one text field: the value kept is the last writer's
-/// as before, and what it overwrote stays (docs/crdt.md, "Overwritten values").
+/// Concurrent writes of one text field: the value kept is the latest by wall
+/// time of those written without seeing each other (a write that saw another
+/// always replaces it), and what it overwrote stays (docs/crdt.md,
+/// "Overwritten values").
 @Suite struct FieldConflictTests {
     static let scenarios = TestSeeds.scenarioCount(default: 300)
 
@@ -76,7 +78,7 @@ import Testing
                 throw Refused()
             }
         }
-        #expect(docs[1].fieldConflicts == [conflict])
+        #expect(docs[1].fieldConflicts == [conflict] && docs[1].openConflicts == 1)
 
         // Keeping the overwritten value: a write that has seen both resolves it everywhere.
         try docs[1].edit(at: 8000) { try $0.set(.caption, to: conflict.overwritten[0].value, on: shot) }
@@ -84,6 +86,66 @@ import Testing
         try WireSync.exchange(&docs, 0, 1)
         #expect(docs[0].fieldConflicts.isEmpty)
         #expect(docs[0].field(.caption, of: shot) == conflict.overwritten[0].value)
+    }
+
+    /// Issue 36, item 13: two concurrent caption edits kept the one written
+    /// earlier, because its machine had made more operations (a larger
+    /// Lamport counter). The later one by the clock wins now; a write made
+    /// after seeing another wins whatever the clocks say.
+    @Test func theLaterWriterWinsWhateverTheCountersAndASeenWriteNeverComesBack() throws {
+        let board = try Board(scenes: 1, shots: 1)
+        let shot = board.shots[0][0]
+        var docs = try [board.replica(1), board.replica(2), board.replica(3)]
+        // Ana's machine has been busy: its counters run far ahead of Ben's.
+        for take in 0..<40 { try docs[0].edit(at: 1000 + Int64(take)) { try $0.set(.notes, to: .string("take \(take)"), on: shot) } }
+        try docs[0].edit(at: 9000) { try $0.set(.caption, to: .string("Ana, 9:00"), on: shot) }
+        try docs[1].edit(at: 9500) { try $0.set(.caption, to: .string("Ben, 9:05"), on: shot) }
+        for (from, to) in [(0, 1), (1, 0), (0, 2), (1, 2)] { try WireSync.exchange(&docs, from, to) }
+        for doc in docs {
+            #expect(doc.field(.caption, of: shot) == .string("Ben, 9:05"))
+            let conflict = try #require(doc.fieldConflict(.caption, of: shot))
+            #expect(conflict.kept.time == 9500 && conflict.overwritten.map(\.value) == [.string("Ana, 9:00")])
+            #expect(doc.openConflicts == 1)
+        }
+        // Carl, whose clock is an hour behind, saw both and writes: his wins and settles it.
+        try docs[2].edit(at: 9500 - 3_600_000) { try $0.set(.caption, to: .string("Carl, settled"), on: shot) }
+        for to in [0, 1] { try WireSync.exchange(&docs, 2, to) }
+        for doc in docs {
+            #expect(doc.field(.caption, of: shot) == .string("Carl, settled"))
+            #expect(doc.fieldConflicts.isEmpty && doc.openConflicts == 0)
+        }
+    }
+
+    /// A format-3 snapshot (written before the latest write was kept) still loads, with its conflicts.
+    @Test func aSnapshotOfFormat3StillLoadsWithItsConflicts() throws {
+        let board = try Board(scenes: 1, shots: 1)
+        let shot = board.shots[0][0]
+        var docs = try [board.replica(1), board.replica(2)]
+        try docs[0].edit(at: 5000) { try $0.set(.caption, to: .string("one"), on: shot) }
+        try docs[1].edit(at: 6000) { try $0.set(.caption, to: .string("two"), on: shot) }
+        try WireSync.exchange(&docs, 0, 1)
+        var bytes = docs[0].snapshot()
+        #expect(bytes[4] == 4)
+        bytes[4] = 3
+        bytes.removeLast(8)
+        var checksum = ByteWriter(capacity: 8)
+        checksum.write(fixed64: Checksum.of(bytes[...]))
+        let loaded = try ProjectDocument(snapshot: bytes + checksum.bytes, replica: ReplicaID(1))
+        #expect(loaded.fieldConflicts == docs[0].fieldConflicts && loaded.openConflicts == 1)
+        #expect(loaded.field(.caption, of: shot) == .string("two"))
+    }
+
+    /// What a format-3 snapshot held (the largest stamp kept) is read as the
+    /// latest write kept: the normalisation the reader applies.
+    @Test func theLatestOpenWriteIsKeptWhateverItsStamp() throws {
+        let early = FieldWrite(value: .string("large stamp, early"), stamp: OpID(counter: 90, replica: ReplicaID(1)), dot: nil, time: 100)
+        let late = FieldWrite(value: .string("small stamp, late"), stamp: OpID(counter: 5, replica: ReplicaID(2)), dot: nil, time: 200)
+        let tie = FieldWrite(value: .string("same time, larger stamp"), stamp: OpID(counter: 6, replica: ReplicaID(3)), dot: nil, time: 200)
+        let record = FieldWrites(keptBy: nil, keptAt: 100, overwritten: [late])
+        let (normalised, kept) = try #require(FieldWrites.keeping(record.openWrites(kept: Register(value: early.value, stamp: early.stamp))))
+        #expect(kept == late && normalised.overwritten == [early] && normalised.keptAt == 200)
+        #expect(FieldWrites.keeping([early, late, tie])?.kept == tie)
+        #expect(FieldWrites.keeping([])?.kept == nil)
     }
 
     @Test func overwrittenValuesSurviveASnapshotAndMergeFromOne() throws {
@@ -167,7 +229,7 @@ import Testing
             var writer = ByteWriter(capacity: 64)
             writer.write(fieldWrites: record(stamps), table: table)
             var reader = ByteReader(writer.bytes[...])
-            #expect(throws: CodecError.self) { try reader.readFieldWrites(replicas: table.replicas) }
+            #expect(throws: CodecError.self) { try reader.readFieldWrites(replicas: table.replicas, latestFirst: true) }
         }
     }
 
@@ -215,6 +277,9 @@ struct FieldWriteScenario {
     var writes: [Write] = []
     var slots: [FieldSlot]
     var time: Int64 = 10_000
+    /// Each replica's clock error (ms): some are seconds ahead, so a write
+    /// made after seeing another can carry an earlier time.
+    var skews: [Int64]
     /// Writes that saw every open write of a field with two or more.
     var resolutions = 0
 
@@ -223,6 +288,9 @@ struct FieldWriteScenario {
         let board = try Board(replica: 100, scenes: 2, shots: 2, layers: 1)
         let count = random.int(2...5)
         docs = try (0..<count).map { try board.replica(UInt64($0) + 1) }
+        var skews: [Int64] = []
+        for _ in 0..<count { skews.append(Int64(random.int(0...3000))) }
+        self.skews = skews
         let shot = board.shots[0][0], other = board.shots[1][1]
         slots = [
             FieldSlot(object: shot, key: .caption), FieldSlot(object: shot, key: .dialogue), FieldSlot(object: other, key: .notes),
@@ -252,6 +320,9 @@ struct FieldWriteScenario {
             let found = doc.fieldConflicts
             let expected = expectedConflicts(knownTo: doc.versionVector)
             guard found == expected else { throw Failure("replica \(doc.replica) holds \(found), expected \(expected) from what it knows") }
+            guard doc.openConflicts == found.count else {
+                throw Failure("replica \(doc.replica) counts \(doc.openConflicts) open conflicts, lists \(found.count)")
+            }
         }
         // Full sync, in random pair orders, until nobody learns anything.
         for _ in 0..<docs.count {
@@ -266,11 +337,12 @@ struct FieldWriteScenario {
         let value: FieldValue = random.chance(0.1) ? .null : .string("v\(writes.count) by \(r)")
         if (docs[r].fieldConflict(slot.key, of: slot.object)?.overwritten.count ?? 0) > 0 { resolutions += 1 }
         time += Int64(random.int(1...1000))
-        let result = try docs[r].edit(at: time) { try $0.set(slot.key, to: value, on: slot.object) }
+        let clock = time + skews[r]
+        let result = try docs[r].edit(at: clock) { try $0.set(slot.key, to: value, on: slot.object) }
         guard let change = try result.change?.decoded() else { throw Failure("a write made no change") }
         writes.append(
             Write(slot: slot, stamp: change.opID(at: 0), value: value, dot: ChangeDot(replica: change.replica, seq: change.seq),
-                  past: docs[r].versionVector, time: time))
+                  past: docs[r].versionVector, time: clock))
     }
 
     mutating func deliverSome(to r: Int) throws {
@@ -287,14 +359,20 @@ struct FieldWriteScenario {
     /// writes it knows that no other write it knows had seen.
     func expectedConflicts(knownTo known: VersionVector) -> [FieldConflict] {
         slots.compactMap { slot -> FieldConflict? in
-            let mine = writes.filter { $0.slot == slot && $0.dot.seq <= known[$0.dot.replica] }
-            let open = mine.filter { write in
-                !mine.contains { other in other.stamp != write.stamp && write.dot.seq <= other.past[write.dot.replica] }
-            }.sorted { $0.stamp > $1.stamp }
+            let open = openWrites(of: slot, knownTo: known)
             guard open.count > 1 else { return nil }
             func written(_ write: Write) -> WrittenValue { WrittenValue(value: write.value, operation: write.stamp, time: write.time) }
             return FieldConflict(object: slot.object, key: slot.key, kept: written(open[0]), overwritten: open.dropFirst().map(written))
         }.sorted { FieldSlot(object: $0.object, key: $0.key) < FieldSlot(object: $1.object, key: $1.key) }
+    }
+
+    /// The writes of `slot` a replica that applied `known` knows that no
+    /// other write it knows had seen, latest first: by wall time, then stamp.
+    func openWrites(of slot: FieldSlot, knownTo known: VersionVector) -> [Write] {
+        let mine = writes.filter { $0.slot == slot && $0.dot.seq <= known[$0.dot.replica] }
+        return mine.filter { write in
+            !mine.contains { other in other.stamp != write.stamp && write.dot.seq <= other.past[write.dot.replica] }
+        }.sorted { $0.time != $1.time ? $0.time > $1.time : $0.stamp > $1.stamp }
     }
 
     /// Every replica agrees, and agrees with the writes' causal pasts.
@@ -304,10 +382,14 @@ struct FieldWriteScenario {
             guard doc.versionVector == docs[0].versionVector else { throw Failure("replica \(doc.replica) did not catch up") }
             let found = doc.fieldConflicts
             guard found == expected else { throw Failure("replica \(doc.replica) holds \(found), expected \(expected)") }
+            guard doc.openConflicts == found.count else {
+                throw Failure("replica \(doc.replica) counts \(doc.openConflicts) open conflicts, lists \(found.count)")
+            }
             for slot in slots {
-                let last = writes.filter { $0.slot == slot }.max { $0.stamp < $1.stamp }
-                if let last, doc.field(slot.key, of: slot.object) != last.value {
-                    throw Failure("replica \(doc.replica) keeps another value of \(slot.key)")
+                // The latest of the writes nobody had seen, not the largest stamp.
+                let latest = openWrites(of: slot, knownTo: doc.versionVector).first
+                if let latest, doc.field(slot.key, of: slot.object) != latest.value {
+                    throw Failure("replica \(doc.replica) keeps another value of \(slot.key) than the latest write")
                 }
             }
         }

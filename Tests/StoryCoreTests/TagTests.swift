@@ -262,7 +262,7 @@ import Testing
         let loaded = try ProjectDocument(snapshot: snapshot, replica: ReplicaID(7))
         #expect(loaded.view == board.doc.view && loaded.tags(of: shot) == ["night"] && loaded.view.tags == ["Review"])
         #expect(loaded.snapshot() == snapshot, "re-encoding is byte-identical")
-        #expect(snapshot[4] == 3, "format 3")
+        #expect(snapshot[4] == 4, "format 4 (tags since format 3)")
 
         // Format 2: the same sections without the tags one (written before tags).
         let old = try FieldConflictTests.format2(untagged)

@@ -37,6 +37,25 @@ import Testing
         await b.stop()
     }
 
+    /// Issue 36, item 13 made protocol 5 (which write a text field shows):
+    /// a peer still on 4 is refused, told in words to upgrade, and this
+    /// daemon says in `peers` which side to upgrade.
+    @Test func aPeerOfTheProtocolBeforeTheLatestWriterWinsIsToldToUpgrade() async throws {
+        let (a, b, hostile, _, _) = try await HostilePeerTests.setUp()
+        defer { a.remove(); b.remove() }
+        _ = try await HostilePeer.session(to: a.port, as: hostile, helloVersion: 4) { peer in
+            try await peer.expect("an error naming the side to upgrade") { message in
+                guard case .error(SyncError.Code.protocolVersion.rawValue, let text) = message else { return false }
+                return text.contains("newer than your 4: upgrade Storyteller on your machine")
+            }
+        }
+        try await eventually("a says which side to upgrade") {
+            await a.manager.upgradeNeeded[hostile.peerID]?.contains("older than this Storyteller's 5: upgrade Storyteller on the peer") == true
+        }
+        await a.stop()
+        await b.stop()
+    }
+
     @Test func aPeerOfTheProtocolBeforeTagsIsRefusedCleanly() async throws {
         let (a, b, hostile, _, _) = try await HostilePeerTests.setUp()
         defer { a.remove(); b.remove() }

@@ -74,6 +74,17 @@ import Testing
         #expect(Set([kept["author"] as? String, overwritten["author"] as? String].compactMap { $0 }) == [aID, bID])
         #expect(overwritten["index"] as? Int == 1 && kept["index"] == nil && overwritten["at"] is String)
         let keptText = try #require(kept["value"] as? String), lostText = try #require(overwritten["value"] as? String)
+        // The later writer wins, as people mean it: Ben wrote after Ana (by the
+        // wall clock, which both daemons here share), whatever the counters.
+        #expect(keptText == "Ben: the boat at night" && lostText == "Ana: the boat at dawn")
+        #expect(try await ok(a, "scenes", "list", project).contains("Quay at sunset"))
+        // status counts them, on both machines.
+        for daemon in [a, b] {
+            let status = try await ok(daemon, "status")
+            #expect(status.contains("conflicts:        2 fields in 1 project"), "\(status)")
+            let json = try #require(try daemon.client.get("/v1/status").json as? [String: Any])
+            #expect(json["conflicts"] as? Int == 2 && json["conflictedProjects"] as? Int == 1)
+        }
 
         let word = lostText.hasPrefix("Ana") ? "dawn" : "night"
         // In words: field, value number, text, who.
@@ -95,7 +106,7 @@ import Testing
         let validator = SchemaValidator(document: try #require(try JSONSerialization.jsonObject(with: openAPI) as? [String: Any]))
         for (path, target) in [
             ("/v1/projects/{project}/conflicts", "/v1/projects/\(project)/conflicts"), ("/v1/projects/{project}", "/v1/projects/\(project)"),
-            ("/v1/search", "/v1/search?q=\(word)"),
+            ("/v1/search", "/v1/search?q=\(word)"), ("/v1/status", "/v1/status"),
         ] {
             let schema = try #require(validator.responseSchema(path: path, method: "get", status: 200))
             let problems = validator.problems(of: try #require(try a.client.get(target).json), against: schema, at: target)
@@ -129,6 +140,7 @@ import Testing
         let kept1 = try await ok(a, "conflicts", "keep", project, "1-1.caption", "--value", "1")
         #expect(kept1.contains("1-1.caption is now \"\(lostText)\""), "\(kept1)")
         #expect(try await ok(a, "conflicts", project).hasPrefix("no overwritten values"))
+        #expect(try await ok(a, "status").contains("conflicts:        none"))
         try await eventually("b has the kept caption, settled") {
             let listed = try await ok(b, "shots", "list", project).contains(lostText)
             let conflicts = try await ok(b, "conflicts", project)

@@ -41,6 +41,7 @@ extension ControlAPI {
         let paused = await manager.paused
         let pausedByPeers = await manager.pausedByPeers
         let waiting = await manager.waitingForAcceptanceBy
+        let upgrades = await manager.upgradeNeeded
         let records = try await store.peers()
         let accepting = await manager.autoAccept(for: records.map(\.id))
         return records.map {
@@ -55,7 +56,8 @@ extension ControlAPI {
                         idleSeconds: $0.idleSeconds)
                 }, autoAccept: accepting[$0.id] ?? true,
                 pausedByPeer: pausedByPeers.contains($0.id) && !connected.contains($0.id), offersDropped: $0.offersDropped > 0 ? $0.offersDropped : nil,
-                waitingForAcceptance: waiting.contains($0.id) && !connected.contains($0.id) ? true : nil)
+                waitingForAcceptance: waiting.contains($0.id) && !connected.contains($0.id) ? true : nil,
+                upgrade: connected.contains($0.id) ? nil : upgrades[$0.id])
         }
     }
 

@@ -28,6 +28,7 @@ extension ControlAPI {
         var advertised: [PeerID: [DocumentID: VersionVector]] = [:]
         for session in established { advertised[session.peer] = session.peerVersions }
         let bytes = await manager.totalBytes
+        let conflicts = try await store.openConflicts()
         var members: [DocumentID: [MemberRecord]] = [:]
         for member in try await store.members() where member.peer != identity.peerID { members[member.document, default: []].append(member) }
         var sync: [API.DocumentSync] = []
@@ -53,7 +54,8 @@ extension ControlAPI {
         return API.Status(
             peerID: identity.peerID.description, name: name, uptimeSeconds: uptimeSeconds, documents: states.filter { !$0.record.isAwaitingFounding }.count,
             projects: states.filter { $0.record.kind == .project && !$0.record.isDeleted && !$0.record.isAwaitingFounding }.count, listenPort: await manager.listeningPort,
-            peersConnected: sessions.count, bytesSent: bytes.sent, bytesReceived: bytes.received, sync: sync)
+            peersConnected: sessions.count, bytesSent: bytes.sent, bytesReceived: bytes.received, sync: sync,
+            conflicts: conflicts.fields, conflictedProjects: conflicts.projects)
     }
 
     func search(_ query: String) async throws -> [API.SearchHit] {
