@@ -78,7 +78,7 @@ public struct LibraryEditor: ChangeBuilder {
     /// made by concurrent moves elsewhere is resolved by the tree-move CRDT.
     public mutating func move(_ node: OpID, to folder: OpID, at index: Int? = nil) throws(DocumentError) {
         guard state.node(node) != nil, !LibraryState.wellKnown.contains(node) else {
-            throw DocumentError(.invalidOperation, "\(node) cannot be moved")
+            throw DocumentError(.invalidOperation, "\(naming(node)) cannot be moved")
         }
         guard folder != node, !state.isAncestor(node, of: folder) else {
             throw DocumentError(.invalidOperation, "a folder cannot move into itself or its own subfolder")
@@ -96,17 +96,33 @@ public struct LibraryEditor: ChangeBuilder {
         }
     }
 
+    /// A folder or project as people name it in an error: its kind and name.
+    private func naming(_ node: OpID) -> String {
+        switch node {
+        case .root: return "the library's top"
+        case .trash: return "the trash"
+        case .incoming: return "the Incoming folder"
+        default: break
+        }
+        guard let entry = state.node(node) else { return "no folder or project \(node)" }
+        let kind = entry.kind == .folder ? "folder" : "project"
+        guard let name = entry.field(.name).string, !name.isEmpty else { return "\(kind) \(node)" }
+        return "\(kind) \"\(PrintableText.escaped(name))\""
+    }
+
     /// Moves a node to another position among the siblings it is shown with
     /// (a node shown in the trash because its folder was purged moves into the
     /// trash for real).
     public mutating func reorder(_ node: OpID, to index: Int) throws(DocumentError) {
-        guard let folder = parent(of: node) else { throw DocumentError(.notFound, "no library node \(node)") }
+        guard let folder = parent(of: node) else { throw DocumentError(.notFound, "no folder or project \(node) in the library") }
         try move(node, to: state.isPurged(folder) ? .trash : folder, at: index)
     }
 
     /// Moves a node (and what it contains) to the trash.
     public mutating func delete(_ node: OpID) throws(DocumentError) {
-        guard state.location(of: node) == .library else { throw DocumentError(.invalidOperation, "\(node) is not in the library") }
+        guard state.location(of: node) == .library else {
+            throw DocumentError(.invalidOperation, "\(naming(node)) is not in the library (already in the trash?)")
+        }
         try move(node, to: .trash)
     }
 
@@ -115,7 +131,7 @@ public struct LibraryEditor: ChangeBuilder {
     @discardableResult
     public mutating func restore(_ node: OpID) throws(DocumentError) -> OpID {
         guard state.location(of: node) == .trash, !state.isPurged(node) else {
-            throw DocumentError(.invalidOperation, "\(node) is not in the trash")
+            throw DocumentError(.invalidOperation, "\(naming(node)) is not in the trash")
         }
         let target = state.formerContainer(of: node) ?? .root
         try move(node, to: target)
@@ -125,7 +141,7 @@ public struct LibraryEditor: ChangeBuilder {
     /// Removes a node in the trash, and everything inside it, for good.
     public mutating func purge(_ node: OpID) throws(DocumentError) {
         guard state.location(of: node) == .trash, !LibraryState.wellKnown.contains(node) else {
-            throw DocumentError(.invalidOperation, "only nodes in the trash can be purged")
+            throw DocumentError(.invalidOperation, "\(naming(node)) is not in the trash: only what is in the trash can be removed for good")
         }
         var list: [OpID] = []
         var stack = [node]

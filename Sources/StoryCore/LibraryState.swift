@@ -139,7 +139,7 @@ struct LibraryState: Sendable {
     }
 
     private func checkMovable(_ node: OpID) throws(DocumentError) {
-        guard nodes[node] != nil else { throw DocumentError(.notFound, "no library node \(node)") }
+        guard nodes[node] != nil else { throw DocumentError(.notFound, "no folder or project \(node) in the library") }
         guard !LibraryState.wellKnown.contains(node) else {
             throw DocumentError(.invalidOperation, "the root, trash and Incoming folders cannot be changed")
         }

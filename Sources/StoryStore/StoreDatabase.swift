@@ -172,14 +172,14 @@ final class StoreDatabase {
 
     func setDocument(_ id: DocumentID, name: String?) throws {
         try connection.run("UPDATE documents SET name = ? WHERE id = ?", [name.map(SQLValue.text) ?? .null, id.blob])
-        guard connection.changes == 1 else { throw StoreError(.notFound, "no document \(id)", path: path) }
+        guard connection.changes == 1 else { throw StoreError(.notFound, "no project or library \(id) here", path: path) }
     }
 
     /// Hides a document on this machine only, or shows it again.
     /// Returns whether that changed anything.
     func setDocument(_ id: DocumentID, hidden: Bool, at time: Int64) throws -> Bool {
         guard try hasDocument(id) else {
-            throw StoreError(.notFound, "no document \(id)", path: path)
+            throw StoreError(.notFound, "no project or library \(id) here", path: path)
         }
         try connection.run(
             "UPDATE documents SET hidden = ?, hidden_at = ? WHERE id = ? AND hidden != ?",

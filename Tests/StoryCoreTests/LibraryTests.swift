@@ -29,6 +29,26 @@ import Testing
         #expect(library.children(of: .root).first == films)
     }
 
+    /// Issue 36, item 14: refusals name the folder or project as people do,
+    /// never "node 4@…".
+    @Test func refusalsNameTheFolderOrProject() throws {
+        var library = LibraryDocument(id: Self.id, replica: ReplicaID(1))
+        let films = try library.edit(at: 1) { try $0.createFolder(named: "Films") }.value
+        func refusal(_ body: (inout LibraryEditor) throws -> Void) -> String {
+            do {
+                try library.edit(at: 2, body)
+                return ""
+            } catch let error as DocumentError {
+                return error.message
+            } catch { return "\(error)" }
+        }
+        #expect(refusal { try $0.restore(films) } == #"folder "Films" is not in the trash"#)
+        #expect(refusal { try $0.purge(films) }.hasPrefix(#"folder "Films" is not in the trash: only what is in the trash"#))
+        #expect(refusal { try $0.move(.trash, to: films) } == "the trash cannot be moved")
+        #expect(refusal { try $0.delete(.trash) }.hasPrefix("the trash is not in the library"))
+        #expect(!refusal { try $0.reorder(OpID(counter: 99, replica: ReplicaID(7)), to: 0) }.contains("node"))
+    }
+
     @Test func deleteMovesToTrashAndRestoreMovesBack() throws {
         var library = LibraryDocument(id: Self.id, replica: ReplicaID(1))
         let (folder, child) = try library.edit(at: 1) { editor in
