@@ -12,6 +12,8 @@ let package = Package(
     name: "Storyteller",
     products: [
         .library(name: "StoryCore", targets: ["StoryCore"]),
+        .library(name: "StoryMedia", targets: ["StoryMedia"]),
+        .library(name: "StoryEditorial", targets: ["StoryEditorial"]),
         .library(name: "StoryStore", targets: ["StoryStore"]),
         .library(name: "StoryIdentity", targets: ["StoryIdentity"]),
         .library(name: "StoryTLS", targets: ["StoryTLS"]),
@@ -39,6 +41,10 @@ let package = Package(
     ],
     targets: [
         .target(name: "StoryCore", swiftSettings: strictSettings),
+        // What a file of media is, from its bytes (pure Swift: probing, CRC-32, EXIF orientation).
+        .target(name: "StoryMedia", dependencies: ["StoryCore"], swiftSettings: strictSettings),
+        // Boards laid on time: the animatic timeline, EDL and FCPXML, SubRip, replay playback (pure Swift).
+        .target(name: "StoryEditorial", dependencies: ["StoryCore"], swiftSettings: strictSettings),
         .systemLibrary(
             name: "COpenSSL",
             pkgConfig: "openssl",
@@ -48,7 +54,8 @@ let package = Package(
             name: "CSQLite",
             providers: [.apt(["libsqlite3-dev"])]
         ),
-        .target(name: "StoryStore", dependencies: ["StoryCore", "CSQLite", "COpenSSL", "CMalloc"], swiftSettings: strictSettings),
+        .target(
+            name: "StoryStore", dependencies: ["StoryCore", "StoryMedia", "CSQLite", "COpenSSL", "CMalloc"], swiftSettings: strictSettings),
         .target(name: "StoryIdentity", dependencies: ["StoryCore", "COpenSSL"], swiftSettings: strictSettings),
         .target(
             name: "StoryTLS",
@@ -70,6 +77,7 @@ let package = Package(
             name: "storyteller-bench",
             dependencies: [
                 "StoryCore",
+                "StoryMedia",
                 "StoryStore",
                 "StoryIdentity",
                 "StoryTLS",
@@ -93,11 +101,13 @@ let package = Package(
             pkgConfig: "cairo",
             providers: [.apt(["libcairo2-dev", "libpango1.0-dev", "libjpeg-dev", "libwebp-dev"])]
         ),
-        .target(name: "StoryRender", dependencies: ["StoryCore", "CCairo"], swiftSettings: strictSettings),
+        .target(name: "StoryRender", dependencies: ["StoryCore", "StoryMedia", "StoryEditorial", "CCairo"], swiftSettings: strictSettings),
         .target(
             name: "StoryDaemon",
             dependencies: [
                 "StoryCore",
+                "StoryMedia",
+                "StoryEditorial",
                 "StoryStore",
                 "StoryIdentity",
                 "StorySync",
@@ -148,11 +158,15 @@ let package = Package(
             path: "Tests/StoryTestSupport", swiftSettings: strictSettings),
         .testTarget(name: "StoryAPITests", dependencies: ["StoryAPI", "StoryCore"], swiftSettings: strictSettings),
         .testTarget(
-            name: "StoryRenderTests", dependencies: ["StoryRender", "StoryCore", "CCairo", "StoryTestSupport"], exclude: ["Fixtures"],
+            name: "StoryRenderTests", dependencies: ["StoryRender", "StoryCore", "StoryMedia", "StoryEditorial", "CCairo", "StoryTestSupport"],
+            exclude: ["Fixtures"],
+            swiftSettings: strictSettings),
+        .testTarget(name: "StoryCoreTests", dependencies: ["StoryCore", "StoryTestSupport"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "StoryMediaTests", dependencies: ["StoryMedia", "StoryCore", "StoryTestSupport"], exclude: ["Fixtures"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "StoryCoreTests", dependencies: ["StoryCore", "StoryTestSupport"], exclude: ["Fixtures"],
-            swiftSettings: strictSettings),
+            name: "StoryEditorialTests", dependencies: ["StoryEditorial", "StoryCore", "StoryTestSupport"], swiftSettings: strictSettings),
         .executableTarget(
             name: "StoreCrashHelper", dependencies: ["StoryCore", "StoryStore", "StoryIdentity"], path: "Tests/StoreCrashHelper",
             swiftSettings: strictSettings),
@@ -168,7 +182,7 @@ let package = Package(
         .testTarget(
             name: "StorySyncTests",
             dependencies: [
-                "StorySync", "StoryStore", "StoryIdentity", "StoryTLS", "StoryTestSupport",
+                "StorySync", "StoryStore", "StoryMedia", "StoryIdentity", "StoryTLS", "StoryTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -176,12 +190,13 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "StoryStoreTests", dependencies: ["StoryStore", "StoryTestSupport", "StoreCrashHelper"],
+            name: "StoryStoreTests", dependencies: ["StoryStore", "StoryMedia", "StoryTestSupport", "StoreCrashHelper"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "StorytellerdTests",
             dependencies: [
-                "StoryCore", "StoryStore", "StoryIdentity", "StoryTLS", "StorySync", "StoryClient", "StoryAPI", "StoryDaemon", "StoryRender", "StoryTestSupport", "storytellerd",
+                "StoryCore", "StoryMedia", "StoryEditorial", "StoryStore", "StoryIdentity", "StoryTLS", "StorySync", "StoryClient", "StoryAPI",
+                "StoryDaemon", "StoryRender", "StoryTestSupport", "storytellerd",
                 "storyteller", .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],

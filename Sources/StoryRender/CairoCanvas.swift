@@ -1,5 +1,6 @@
 import CCairo
 import StoryCore
+import StoryMedia
 
 /// A cairo surface of one of the three formats and its drawing context: the
 /// one owner of both handles (destroyed in `deinit`, never handed out). The

@@ -1,5 +1,6 @@
 import CCairo
 import StoryCore
+import StoryMedia
 
 import Glibc
 

@@ -1,4 +1,5 @@
 import StoryCore
+import StoryEditorial
 
 /// A shot's replay as one animated SVG a browser plays (SMIL): the panel as
 /// `PanelRenderer` draws it — background, the visible layers bottom to top

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import StoryClient
 import StoryCore
+import StoryMedia
 import StoryIdentity
 import StoryTLS
 

@@ -2,8 +2,10 @@ import StoryTestSupport
 import Testing
 
 @testable import StoryCore
+import StoryEditorial
 
-/// `ReplayTimeline` from scripted histories, and `ReplayPlayback`'s frames.
+/// `ReplayTimeline` from scripted histories (`ReplayPlayback`'s frames are
+/// tested in StoryEditorialTests).
 /// The random histories (several replicas, random delivery) are in
 /// StoryRenderTests' `ReplayRenderTests`, which also compare the last frame's pixels.
 @Suite struct ReplayTimelineTests {
@@ -71,48 +73,6 @@ import Testing
         #expect(
             ReplayTimeline(document: board.doc, shot: OpID(counter: 999_999, replica: ReplicaID(9)), changes: []) == nil
         )
-    }
-
-    @Test func thePlaybackCompressesPausesAndDrawsStrokesOverWholeFrames() throws {
-        let (board, shot, _, _, _) = try scriptedBoard()
-        let timeline = try #require(
-            ReplayTimeline(document: board.doc, shot: shot, changes: Self.changes(of: board.doc)))
-        let playback = ReplayPlayback(timeline, speed: 1, maxPause: 0.3, fps: 24)
-        // 0.5 s opening; a (24 points: 0.15 s) from frame 12 to 16; 3 s real → 0.3 s; b (48
-        // points: 0.2 s) from frame 23 to 28; erase at round(1.4667 × 24) = 35, restore at 42,
-        // move at 50; 1.5 s closing: round(3.5667 × 24) = 86 frames.
-        #expect(playback.frameCount == 86, "\(playback.segments)")
-        #expect(
-            playback.segments.first == ReplayPlayback.Segment(applied: 0, progress: nil, startFrame: 0, frameCount: 12))
-        let drawingA = playback.segments.filter { $0.applied == 0 && $0.progress != nil }
-        #expect(drawingA.map(\.startFrame) == [12, 13, 14] && drawingA.map(\.progress) == [0.25, 0.5, 0.75])
-        #expect(playback.segments.map(\.startFrame).contains(35) && playback.segments.map(\.startFrame).contains(42))
-        #expect(playback.segments.last?.applied == timeline.events.count && playback.segments.last?.progress == nil)
-        // Contiguous, and a pause of any length is one segment.
-        for (before, after) in zip(playback.segments, playback.segments.dropFirst()) {
-            #expect(before.startFrame + before.frameCount == after.startFrame && before != after)
-        }
-        // Faster: shorter; no pauses at all: shorter still; the opening and the closing stay.
-        let faster = ReplayPlayback(timeline, speed: 4, maxPause: 0.3, fps: 24)
-        let unpaused = ReplayPlayback(timeline, speed: 4, maxPause: 0, fps: 24)
-        #expect(
-            faster.frameCount < playback.frameCount && unpaused.frameCount < faster.frameCount && unpaused.seconds >= 2)
-    }
-
-    @Test func aFiftyStrokeShotPlaysInWellUnderAMinute() throws {
-        var board = try Board(scenes: 1, shots: 1, layers: 1)
-        let shot = board.shots[0][0]
-        let layer = board.layers[shot]![0]
-        for index in 0..<50 {
-            // A minute apart, 200 points each: the slowest case the defaults allow.
-            try board.doc.edit(at: 10_000 + Int64(index) * 60_000) {
-                _ = try $0.addStroke(to: layer, brush: Self.ink, points: Self.line(200, y: 0.5))
-            }
-        }
-        let timeline = try #require(
-            ReplayTimeline(document: board.doc, shot: shot, changes: Self.changes(of: board.doc)))
-        let playback = ReplayPlayback(timeline)
-        #expect(timeline.events.count == 50 && playback.seconds < 50 && playback.seconds > 30, "\(playback.seconds) s")
     }
 
     @Test func strokesFromACompactedHistoryAreShownFromTheStart() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import StoryCore
+import StoryMedia
 import StoryTestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import StoryCore
+import StoryEditorial
 import StoryTestSupport
 import Testing
 

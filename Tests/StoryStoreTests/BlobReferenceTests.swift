@@ -1,5 +1,6 @@
 import Foundation
 import StoryCore
+import StoryMedia
 import StoryIdentity
 import StoryTestSupport
 import Testing

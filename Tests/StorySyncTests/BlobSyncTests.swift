@@ -1,5 +1,6 @@
 import Foundation
 import StoryCore
+import StoryMedia
 import StoryIdentity
 import StoryStore
 import StoryTestSupport

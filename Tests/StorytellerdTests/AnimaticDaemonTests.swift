@@ -2,6 +2,7 @@ import Foundation
 import NIOPosix
 import StoryClient
 import StoryCore
+import StoryEditorial
 import StoryIdentity
 import StorySync
 import StoryTestSupport

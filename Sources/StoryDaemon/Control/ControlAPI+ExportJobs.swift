@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import StoryAPI
 import StoryCore
+import StoryEditorial
 import StoryRender
 
 /// `projects/{id}/exports` and `exports/{job}[/file]`: exports made as jobs

@@ -3,6 +3,7 @@ import Hummingbird
 import NIOCore
 import StoryAPI
 import StoryCore
+import StoryMedia
 import StoryStore
 import StorySync
 

@@ -1,6 +1,7 @@
 import Foundation
 import StoryAPI
 import StoryCore
+import StoryEditorial
 import StoryRender
 
 /// `POST /v1/projects/{id}/exports` with `kind: replay`: one shot drawn

@@ -1,5 +1,6 @@
 import Foundation
 import StoryCore
+import StoryEditorial
 import StoryRender
 
 /// A project's (or a scene's) shots as a video: each shot rendered once to
@@ -123,7 +124,7 @@ struct AnimaticExport: Sendable {
         var subtitles: String?
         if captions && format != .gif {
             // SubRip for both: ffmpeg turns it into WebVTT for a WebM (`SubtitleText`: text stays text on the way).
-            let text = Self.subtitles(clips)
+            let text = SubRip.document(clips, text: Self.caption(of:))
             if !text.isEmpty {
                 subtitles = directory + "/captions.srt"
                 try write(Data(text.utf8), to: subtitles!)
@@ -204,35 +205,6 @@ struct AnimaticExport: Sendable {
             arguments += ["-loop", "0", "-f", "gif"]
         }
         return arguments + [output]
-    }
-
-    /// The captions as SubRip cues, one per shot that has text, timed by its
-    /// frames; the text is data (`SubtitleText`), and a shot with no length
-    /// has no cue (a cue must end after it starts).
-    static func subtitles(_ clips: [Timeline.Clip]) -> String {
-        var text = ""
-        var number = 0
-        for clip in clips where clip.length > 0 {
-            guard let caption = caption(of: clip.shot) else { continue }
-            let lines = SubtitleText.lines(caption)
-            guard !lines.isEmpty else { continue }
-            number += 1
-            text += "\(number)\n"
-            text += "\(cueTime(clip.start, webVTT: false)) --> \(cueTime(clip.start + clip.length, webVTT: false))\n"
-            text += lines.joined(separator: "\n") + "\n\n"
-        }
-        return text
-    }
-
-    /// `HH:MM:SS,mmm` (SubRip) or `HH:MM:SS.mmm` (WebVTT).
-    static func cueTime(_ seconds: Double, webVTT: Bool) -> String {
-        let milliseconds = Int((seconds * 1000).rounded())
-        func pad(_ value: Int, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        let (h, m, s, ms) = (milliseconds / 3_600_000, milliseconds / 60_000 % 60, milliseconds / 1000 % 60, milliseconds % 1000)
-        return "\(pad(h, 2)):\(pad(m, 2)):\(pad(s, 2))\(webVTT ? "." : ",")\(pad(ms, 3))"
     }
 
     /// Seconds with microseconds, as ffmpeg reads them (never in exponent notation).

@@ -1,5 +1,6 @@
 import Foundation
 import StoryCore
+import StoryEditorial
 import StoryRender
 
 /// A shot drawn stroke by stroke as a video (`storyteller replay`): each

@@ -1,6 +1,7 @@
 import Foundation
 import StoryAPI
 import StoryCore
+import StoryEditorial
 import StoryIdentity
 
 /// The slideshow of a project as one HTML page: each shot's panel at its

@@ -1,5 +1,6 @@
 import Foundation
 import StoryCore
+import StoryMedia
 
 /// The blob store's own SQLite database (`blobs.sqlite3` beside the files):
 /// one row per blob, complete or partial. Apart from the store's database so

@@ -1,5 +1,6 @@
 import Foundation
 import StoryCore
+import StoryMedia
 
 /// How the blob store bounds blobs, cuts them into chunks and collects garbage.
 public struct BlobStoreOptions: Sendable {

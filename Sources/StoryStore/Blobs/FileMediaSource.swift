@@ -1,5 +1,6 @@
 import Foundation
 import StoryCore
+import StoryMedia
 
 /// A file read for `MediaProbe` with `pread`, never whole.
 public struct FileMediaSource: MediaSource {

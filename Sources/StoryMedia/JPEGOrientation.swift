@@ -1,3 +1,5 @@
+import StoryCore
+
 /// How a JPEG's pixels are to be turned to be seen upright: the EXIF
 /// `Orientation` tag (0x0112) of its APP1 segment, as phones and cameras
 /// write it instead of turning the pixels. 1 is upright; 2–8 are the

@@ -1,3 +1,5 @@
+import StoryCore
+
 extension MediaProbe {
     // MARK: - WAV
 

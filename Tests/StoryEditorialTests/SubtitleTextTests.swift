@@ -1,4 +1,5 @@
 import StoryCore
+import StoryEditorial
 import Testing
 
 /// Caption text as SubRip cue lines: words and line breaks kept, nothing

@@ -1,3 +1,5 @@
+import StoryCore
+
 /// The four-byte header of an MPEG audio layer III frame (ISO 11172-3,
 /// ISO 13818-3 and the unofficial MPEG 2.5 extension).
 struct MPEGAudioFrameHeader: Equatable {

@@ -1,3 +1,5 @@
+import StoryCore
+
 /// CRC-32 as PNG, zlib and gzip compute it (ISO 3309: reflected polynomial
 /// 0xEDB88320, all-ones start and final complement), eight bytes a step
 /// ("slicing-by-8": table k holds the CRC of a byte followed by k zero

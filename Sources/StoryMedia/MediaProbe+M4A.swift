@@ -1,3 +1,5 @@
+import StoryCore
+
 /// A box of an ISO base media file (MP4, M4A): where it is and what it is.
 struct MPEG4Box {
     /// Its four-character type ("moov").

@@ -2,7 +2,8 @@ import Foundation
 import StoryTestSupport
 import Testing
 
-@testable import StoryCore
+import StoryCore
+import StoryEditorial
 
 #if canImport(FoundationXML)
 import FoundationXML

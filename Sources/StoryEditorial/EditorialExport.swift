@@ -1,3 +1,5 @@
+import StoryCore
+
 /// A timeline for an editor: a CMX3600 EDL or an FCPXML 1.9 document
 /// (what Storyboarder and Storyboard Pro hand to Premiere, Avid and Final
 /// Cut). Each shot is a still held for its frames, each shot's sound a clip

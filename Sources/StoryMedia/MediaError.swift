@@ -1,3 +1,5 @@
+import StoryCore
+
 /// Why a file is not an image or sound Storyteller takes, in words a user can
 /// act on ("the PNG image is cut short: it ends before its last chunk (IEND)").
 ///

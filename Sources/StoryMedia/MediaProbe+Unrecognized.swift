@@ -1,3 +1,5 @@
+import StoryCore
+
 extension MediaProbe {
     /// The error for a file that is none of the formats Storyteller takes,
     /// saying what it seems to be so that the user knows what to convert.

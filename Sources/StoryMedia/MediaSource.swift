@@ -1,3 +1,5 @@
+import StoryCore
+
 /// Random-access bytes of a file being checked (the daemon implements it over a file descriptor; tests over an array).
 public protocol MediaSource {
     /// The file's length in bytes.

@@ -1,3 +1,5 @@
+import StoryCore
+
 /// A caption or a line of dialogue as the text of a SubRip cue: data, never
 /// markup or structure, whatever it holds.
 ///

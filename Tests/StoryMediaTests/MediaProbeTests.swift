@@ -2,7 +2,8 @@ import Foundation
 import StoryTestSupport
 import Testing
 
-@testable import StoryCore
+import StoryCore
+@testable import StoryMedia
 
 /// Real files made by ffmpeg 5.1 (`Fixtures/media/make-fixtures.sh`), each
 /// probed and compared with what `ffprobe` reports, then damaged, cut and

@@ -1,3 +1,5 @@
+import StoryCore
+
 /// What `MediaProbe` found in a file: its type and, for an image, its pixel
 /// size, or for a sound, how long it lasts.
 public struct MediaInfo: Hashable, Sendable {

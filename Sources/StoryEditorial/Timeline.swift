@@ -1,3 +1,5 @@
+import StoryCore
+
 /// Shots laid end to end at a frame rate, as an animatic or an editor's
 /// timeline plays them: each held for its `duration` (2 s when unset),
 /// with every cut on a whole frame.

@@ -1,3 +1,5 @@
+import StoryCore
+
 extension MediaProbe {
     /// How an Ogg stream's granule positions count time.
     private enum OggCodec {

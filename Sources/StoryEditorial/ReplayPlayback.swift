@@ -1,3 +1,5 @@
+import StoryCore
+
 /// A replay laid out on frames: the drawing shown as it was at the start,
 /// then each event at its turn, with the real pause before it divided by
 /// `speed` and cut to `maxPause`; a drawn stroke grows along its length over
