@@ -147,7 +147,7 @@ struct ReplicaCore: Sendable {
     var lastCounters: [ReplicaID: UInt64] = [:]
     var logs: [ReplicaID: ChangeLog] = [:]
     /// Changes waiting for their dependencies, by replica and sequence number.
-    var pending: [ReplicaID: [UInt64: HeldChange]] = [:]
+    var pending = CausalBuffer()
     /// Earliest and latest wall time of any applied change.
     var createdAt: Int64?
     var updatedAt: Int64?
@@ -184,29 +184,22 @@ struct ReplicaCore: Sendable {
     /// The author's crypto, kept apart: every change applied asks for it, and
     /// taking it from `author` each time copied the author (a profile of a
     /// sync showed the copies).
-    private let crypto: (any DocumentCrypto)?
+    let crypto: (any DocumentCrypto)?
 
     /// Whether changes are signed and checked: stored, since asking `crypto`
     /// copied the existential for every change applied.
     let isSigned: Bool
 
-    var pendingCount: Int { pending.values.reduce(0) { $0 + $1.count } }
+    var pendingCount: Int { pending.count }
 
-    var pendingBytes: Int { pending.values.reduce(0) { $0 + $1.values.reduce(0) { $0 + $1.encoded.bytes.count } } }
+    var pendingBytes: Int { pending.bytes }
 
     /// Bytes held back that came from `origin`.
-    func pendingBytes(from origin: ChangeOrigin) -> Int {
-        pending.values.reduce(0) { $0 + $1.values.reduce(0) { $0 + ($1.origin == origin ? $1.encoded.bytes.count : 0) } }
-    }
+    func pendingBytes(from origin: ChangeOrigin) -> Int { pending.bytes(from: origin) }
 
     /// Forgets held-back changes that came from `origin` (a peer that went
     /// away; whoever has them sends them again).
-    mutating func dropPending(from origin: ChangeOrigin) {
-        pending = pending.compactMapValues { held in
-            let left = held.filter { $0.value.origin != origin }
-            return left.isEmpty ? nil : left
-        }
-    }
+    mutating func dropPending(from origin: ChangeOrigin) { pending.drop(from: origin) }
 
     private func dependenciesMet(_ change: borrowing Change) -> Bool {
         guard versionVector[change.replica] == change.seq - 1 else { return false }
@@ -276,14 +269,14 @@ struct ReplicaCore: Sendable {
                     queues[item.change.replica, default: [:]][item.change.seq] = item
                 }
             }
-            let replicas = pending.isEmpty && queues.isEmpty ? [] : Set(queues.keys).union(pending.keys).sorted()
+            let replicas = pending.isEmpty && queues.isEmpty ? [] : Set(queues.keys).union(pending.replicas).sorted()
             var progress = !replicas.isEmpty
             while progress {
                 progress = false
                 for replica in replicas {
                     while true {
                         let next = versionVector[replica] + 1
-                        guard let item = queues[replica]?[next] ?? pending[replica]?[next], dependenciesMet(item.change)
+                        guard let item = queues[replica]?[next] ?? pending[replica, next], dependenciesMet(item.change)
                         else { break }
                         let fromPending = queues[replica]?[next] == nil
                         if fromPending {
@@ -308,7 +301,7 @@ struct ReplicaCore: Sendable {
                             journal.removeSubrange(mark...)
                             access = savedAccess
                             frontiers[replica] = savedFrontier
-                            report.droppedHeldBack += 1 + (pending[replica]?.keys.filter { $0 > next }.count ?? 0)
+                            report.droppedHeldBack += 1 + pending.count(of: replica, after: next)
                             droppedFrom.append((replica, next))
                             break
                         }
@@ -322,9 +315,9 @@ struct ReplicaCore: Sendable {
             let queued = queues.values.reduce(0) { $0 + $1.count }
             report.buffered = pendingCount - usedPending.count + queued - (report.droppedHeldBack - droppedFrom.count)
             if let limits, queued > 0 {
-                let used = usedPending.reduce(0) { $0 + pending[$1.0]![$1.1]!.encoded.bytes.count }
+                let used = usedPending.reduce(0) { $0 + pending[$1.0, $1.1]!.encoded.bytes.count }
                 let usedFromOrigin = usedPending.reduce(0) {
-                    let held = pending[$1.0]![$1.1]!
+                    let held = pending[$1.0, $1.1]!
                     return $0 + (held.origin == origin ? held.encoded.bytes.count : 0)
                 }
                 let queuedBytes = queues.values.reduce(0) { $0 + $1.values.reduce(0) { $0 + $1.encoded.bytes.count } }
@@ -345,182 +338,15 @@ struct ReplicaCore: Sendable {
             for (replica, count) in logAppends { logs[replica]!.removeLast(count) }
             // An invalid change can never apply; it and the rest of its replica's
             // held-back changes (which depend on it) must not block later calls.
-            if let (replica, seq) = rejected {
-                pending[replica] = pending[replica]?.filter { $0.key < seq }
-                pending = pending.filter { !$0.value.isEmpty }
-            }
+            if let (replica, seq) = rejected { pending.drop(replica, from: seq) }
             throw error
         }
-        for (replica, seq) in usedPending { pending[replica]![seq] = nil }
-        for (replica, seq) in droppedFrom { pending[replica] = pending[replica]?.filter { $0.key < seq } }
-        for (replica, queue) in queues where !queue.isEmpty { pending[replica, default: [:]].merge(queue) { a, _ in a } }
-        if !pending.isEmpty {
-            // Held-back copies of changes that just arrived again and applied.
-            let vector = versionVector
-            pending = pending.compactMapValues { held in
-                let left = held.filter { $0.key > vector[$0.value.change.replica] }
-                return left.isEmpty ? nil : left
-            }
-        }
+        for (replica, seq) in usedPending { pending.remove(replica, seq: seq) }
+        for (replica, seq) in droppedFrom { pending.drop(replica, from: seq) }
+        for (replica, queue) in queues { pending.hold(queue, of: replica) }
+        // Held-back copies of changes that just arrived again and applied.
+        pending.dropCovered(by: versionVector)
         return report
-    }
-
-    /// Drops re-deliveries from `fresh` and, in a signed document,
-    /// authenticates what is new (see `integrate`), in place: what is left are
-    /// the new changes in arrival order.
-    private func admitArrivals(
-        _ fresh: inout [HeldChange], origin: ChangeOrigin, report: inout ApplyReport
-    ) throws(DocumentError) {
-        // The newest sequence number of each replica that arrived in this call:
-        // only a change at or below it can repeat one of the call's own. The
-        // index of the call's changes is built only when one does (a batch in
-        // order, the usual case, spares a hash insert per change).
-        // (A list searched linearly: a batch names a handful of replicas, and
-        // most of its changes are the previous one's replica, looked at first.)
-        var newestArrived: [(replica: ReplicaID, seq: UInt64)] = []
-        var lastArrived = -1
-        var arrived: [ChangeKey: Int]?
-        // The hash of each replica's newest change in the call: the current
-        // replica's in `recentHash`, the others' in the table (written when
-        // the replica changes, so a batch in runs hashes no key per change).
-        var lastHash: [ReplicaID: (seq: UInt64, hash: Digest32)] = [:]
-        var recentHash: (replica: ReplicaID, seq: UInt64, hash: Digest32)?
-        var declared: [ReplicaID: AuthorRecord] = [:]
-        // Re-deliveries, removed at the end (rare: a batch seldom repeats).
-        var repeated: Set<Int> = []
-        for index in fresh.indices {
-            let replica = fresh[index].change.replica
-            let seq = fresh[index].change.seq
-            if seq <= versionVector[replica] {
-                try checkSameAsLogged(fresh[index].encoded)
-                report.duplicates += 1
-                repeated.insert(index)
-                continue
-            }
-            let key = ChangeKey(replica: replica, seq: seq)
-            if lastArrived < 0 || newestArrived[lastArrived].replica != replica {
-                lastArrived = newestArrived.firstIndex { $0.replica == replica } ?? -1
-                if lastArrived < 0 {
-                    newestArrived.append((replica, 0))
-                    lastArrived = newestArrived.count - 1
-                }
-            }
-            if seq <= newestArrived[lastArrived].seq, arrived == nil {
-                var earlier: [ChangeKey: Int] = [:]
-                for other in 0..<index where !repeated.contains(other) {
-                    earlier[ChangeKey(replica: fresh[other].change.replica, seq: fresh[other].change.seq)] = other
-                }
-                arrived = earlier
-            }
-            if let earlier = pending[replica]?[seq]?.encoded ?? arrived?[key].map({ fresh[$0].encoded }) {
-                guard earlier.bytes == fresh[index].encoded.bytes else {
-                    throw DocumentError(
-                        .conflict, "two different changes claim sequence number \(seq) of replica \(replica)")
-                }
-                report.duplicates += 1
-                repeated.insert(index)
-                continue
-            }
-            if let crypto {
-                if seq == 1 {
-                    guard let declaration = fresh[index].change.declaration else {
-                        throw DocumentError(.unauthenticated, "the first change of replica \(replica) does not say who its author is")
-                    }
-                    let record = try Authorship.verify(declaration, of: replica, crypto: crypto)
-                    fresh[index].author = record
-                    declared[replica] = record
-                } else if fresh[index].change.declaration != nil {
-                    throw DocumentError(.unauthenticated, "only a replica's first change declares its author (change \(seq) of \(replica))")
-                }
-                let previous: Digest32
-                let last: (seq: UInt64, hash: Digest32)?
-                if let recent = recentHash, recent.replica == replica {
-                    last = (recent.seq, recent.hash)
-                } else {
-                    last = lastHash[replica]
-                }
-                if let last, last.seq == seq - 1 {
-                    previous = last.hash
-                } else if seq - 1 == versionVector[replica] {
-                    if seq == 1 {
-                        previous = Authorship.chainStart(document: document, replica: replica, crypto: crypto)
-                    } else if let head = heads[replica], head.seq == seq - 1 {
-                        previous = head.hash
-                    } else {
-                        throw DocumentError(
-                            .unauthenticated,
-                            "replica \(replica) cannot continue here: its earlier changes came without their signatures")
-                    }
-                } else if let hash = pending[replica]?[seq - 1]?.hash {
-                    previous = hash
-                } else {
-                    throw DocumentError(
-                        .unauthenticated, "change \(seq) of replica \(replica) arrived without change \(seq - 1) before it")
-                }
-                let hash = crypto.sha256(previous, fresh[index].encoded.body)
-                fresh[index].hash = hash
-                if let recent = recentHash, recent.replica != replica { lastHash[recent.replica] = (recent.seq, recent.hash) }
-                recentHash = (replica, seq, hash)
-            }
-            fresh[index].origin = origin
-            newestArrived[lastArrived].seq = max(newestArrived[lastArrived].seq, seq)
-            arrived?[key] = index
-        }
-        if !repeated.isEmpty { fresh = fresh.indices.filter { !repeated.contains($0) }.map { fresh[$0] } }
-        guard let crypto, let author else {
-            // An open document has no signatures: any change may end a run.
-            for index in fresh.indices { fresh[index].encoded.isAnchor = true }
-            return
-        }
-        // Our own store's changes were checked when stored; its anchors are as stored.
-        guard origin != .store else { return }
-        // The last change of each replica in the call ends its run. Found
-        // walking back: a change followed by one of its own replica does not,
-        // and the set is asked only where the replica changes.
-        var endsRun = [Bool](repeating: false, count: fresh.count)
-        var seen: Set<ReplicaID> = []
-        var following: ReplicaID?
-        for index in fresh.indices.reversed() where fresh[index].change.replica != following {
-            following = fresh[index].change.replica
-            endsRun[index] = seen.insert(fresh[index].change.replica).inserted
-        }
-        for index in fresh.indices {
-            // Its fields read where they are: a copy of the change cost a
-            // reference count of each of its arrays.
-            let replica = fresh[index].change.replica
-            let seq = fresh[index].change.seq
-            guard endsRun[index] || Authorship.isCheckedInRun(seq: seq, bytes: fresh[index].encoded.bytes.count) else {
-                // Covered by a later signature; one sent here anyway is not
-                // checked, so it is not kept either, and the change is no anchor
-                // here whatever the caller marked it.
-                fresh[index].encoded = fresh[index].encoded.withSignature(nil).markedAnchor(false)
-                fresh[index].change.signature = nil
-                continue
-            }
-            guard let signature = fresh[index].change.signature else {
-                throw DocumentError(
-                    .unauthenticated, "change \(seq) of replica \(replica) arrived without the signature it needs")
-            }
-            guard
-                let key = authors[replica]?.publicKey ?? declared[replica]?.publicKey
-                    ?? pending[replica]?[1]?.author?.publicKey
-            else {
-                throw DocumentError(.unauthenticated, "replica \(replica) has no known author")
-            }
-            guard
-                crypto.isValidSignature(
-                    signature[...], of: Authorship.signedMessage(fresh[index].hash!), publicKey: key)
-            else {
-                throw DocumentError(.unauthenticated, "change \(seq) of replica \(replica) has a bad signature")
-            }
-            fresh[index].encoded.isAnchor = true
-        }
-        if let own = fresh.first(where: { $0.change.replica == author.replica }) {
-            // Authenticated above: signed with this identity's key on this replica's chain.
-            throw DocumentError(
-                .replicaReused,
-                "a peer sent change \(own.change.seq) of this replica, signed with this machine's key, which this replica never made: another copy of this database is in use")
-        }
     }
 
     private mutating func appendToLog(
@@ -593,51 +419,6 @@ struct ReplicaCore: Sendable {
         }
     }
 
-    /// Checks that the author of `change` may make it at the causal point
-    /// `vector` (which includes the change itself), and records its access
-    /// operations: the founding change first, then write rights, then each
-    /// `setAccess` against the list as it stands before it.
-    /// - Throws: `DocumentError(.forbidden)`; the list is then as it was only if the caller restores it.
-    private mutating func admit(
-        _ change: Change, by author: AuthorRecord, at vector: VersionVector, report: inout ApplyReport
-    ) throws(DocumentError) {
-        var first = 0
-        if case .genesis(let salt) = change.operations.first {
-            guard !access.isFounded else {
-                throw DocumentError(.forbidden, "change \(change.seq) of \(change.replica) founds a document that already has an owner")
-            }
-            guard change.seq == 1, change.dependencies.isEmpty else {
-                throw DocumentError(.forbidden, "a founding change must be its author's first and depend on nothing")
-            }
-            guard let crypto, Authorship.documentID(owner: author.peer, salt: salt, crypto: crypto) == document else {
-                throw DocumentError(.forbidden, "the founding change does not derive this document's id: \(author.peer.short) does not own it")
-            }
-            access.owner = author.peer
-            access.ownerReplica = change.replica
-            access.salt = salt
-            report.accessChanged = true
-            first = 1
-        }
-        let role = access.role(of: author.peer, at: vector)
-        guard role.canWrite else {
-            let why = access.isFounded ? "is \(role == .none ? "not a member" : "a \(role)") of this document" : "changes a document with no owner"
-            throw DocumentError(.forbidden, "\(author.peer.short) \(why) and may not change it (change \(change.seq) of \(change.replica))")
-        }
-        for index in first..<change.operations.count {
-            switch change.operations[index] {
-            case .genesis:
-                throw DocumentError(.forbidden, "only a document's first operation founds it")
-            case .setAccess(let target, let newRole):
-                try access.check(newRole, for: target, by: author.peer, at: vector)
-                access.add(
-                    AccessGrant(id: change.opID(at: index), seq: change.seq, author: author.peer, target: target, role: newRole))
-                report.accessChanged = true
-            default:
-                continue
-            }
-        }
-    }
-
     /// Advances clocks and vectors for an applied change.
     /// `counterIndex`: where the replica's last counter is, when the caller has found it.
     mutating func record(_ change: Change, counterIndex: Dictionary<ReplicaID, UInt64>.Index? = nil) {
@@ -654,7 +435,7 @@ struct ReplicaCore: Sendable {
 
     /// A re-delivered change must be byte-identical to the one applied; two
     /// different changes with one (replica, seq) mean a copied database.
-    private func checkSameAsLogged(_ change: EncodedChange) throws(DocumentError) {
+    func checkSameAsLogged(_ change: EncodedChange) throws(DocumentError) {
         guard let log = logs[change.replica], change.seq >= log.firstSeq, change.seq < log.nextSeq else { return }
         if log.bytes(ofSeq: change.seq) != change.bytes {
             throw DocumentError(
@@ -843,10 +624,9 @@ struct ReplicaCore: Sendable {
             logs[replica] = ChangeLog(firstSeq: seq + 1)
             // Held-back changes after the snapshot stay if their chain continues
             // from the snapshot's head (an open document has no chains).
-            let continues = !isSigned || (header.heads[replica].map { pending[replica]?[seq]?.hash == $0.hash } ?? false)
-            pending[replica] = continues ? pending[replica]?.filter { $0.key > seq } : nil
+            let continues = !isSigned || (header.heads[replica].map { pending[replica, seq]?.hash == $0.hash } ?? false)
+            pending.keep(replica, after: continues ? seq : nil)
         }
-        pending = pending.filter { !$0.value.isEmpty }
         for (replica, head) in header.heads where head.seq > (heads[replica]?.seq ?? 0) {
             heads[replica] = head
             if let frontier = header.frontiers[replica] { frontiers[replica] = frontier }
