@@ -45,6 +45,18 @@ public final class CuttingProxy: Sendable {
     /// Passes connections through from now on.
     public func open() { state.withLock { $0.isOpen = true } }
 
+    /// Cuts the connections passing now (a stalled one, say), as `close`
+    /// does, but keeps listening: connections made later are refused until
+    /// `open()`.
+    public func cut() async {
+        let channels = state.withLock { state in
+            state.isCut = true
+            defer { state.channels = [] }
+            return state.channels
+        }
+        for channel in channels { try? await channel.close() }
+    }
+
     public func close() async {
         let channels = state.withLock { $0.channels }
         for channel in channels { try? await channel.close() }
