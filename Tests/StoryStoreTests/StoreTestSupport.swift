@@ -1,27 +1,10 @@
+import StoryTestSupport
 import StoryIdentity
 import Foundation
 import StoryCore
 import Testing
 
 @testable import StoryStore
-
-/// A temporary directory removed when the test ends.
-final class TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("storyteller-test-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit {
-        // Directories made read-only by a test must become writable to be removed.
-        try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
-        try? FileManager.default.removeItem(atPath: path)
-    }
-
-    func file(_ name: String) -> String { path + "/" + name }
-}
 
 /// The bytes of a file, to check that a failed open left it untouched.
 func contents(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }

@@ -138,22 +138,19 @@ final class SyncNode: @unchecked Sendable {
     }
 }
 
-/// Polls `condition` until it holds or `timeout` passes. When it never
-/// holds, the issue shows the last log lines of `nodes` (tests run in
-/// parallel: all nodes' lines, when none are named).
+/// `eventually` with the last log lines of `nodes` when it times out
+/// (tests run in parallel: all nodes' lines, when none are named).
 func eventually(
-    _ what: String, timeout: Duration = .seconds(60), nodes: [SyncNode] = [], _ condition: () async throws -> Bool
+    _ what: String, timeout: Duration = .seconds(60), nodes: [SyncNode] = [], sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: () async throws -> Bool
 ) async throws {
-    var limit = TestDeadline(timeout)
-    while true {
-        if try await condition() { return }
-        if limit.hasPassed() { break }
-        try await Task.sleep(for: .milliseconds(25))
-    }
-    let lines = RecentLogs.lines(of: nodes.isEmpty ? nil : Set(nodes.map { "sync-test.\($0.logName)" }))
-    let whose = nodes.isEmpty ? "all nodes" : nodes.map(\.logName).joined(separator: ", ")
-    Issue.record("timed out waiting until \(what); the last sync logs of \(whose):\n\(lines.suffix(400).joined(separator: "\n"))")
-    throw CancellationError()
+    try await StoryTestSupport.eventually(
+        what, timeout: timeout,
+        context: {
+            let lines = RecentLogs.lines(of: nodes.isEmpty ? nil : Set(nodes.map { "sync-test.\($0.logName)" }))
+            let whose = nodes.isEmpty ? "all nodes" : nodes.map(\.logName).joined(separator: ", ")
+            return "the last sync logs of \(whose):\n\(lines.suffix(400).joined(separator: "\n"))"
+        }, sourceLocation: sourceLocation, condition)
 }
 
 /// The last lines every test node logged (tests run in parallel, so they

@@ -1,3 +1,4 @@
+import StoryTestSupport
 import StoryCore
 import StoryIdentity
 import Foundation

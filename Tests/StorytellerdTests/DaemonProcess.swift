@@ -168,17 +168,6 @@ final class DaemonProcess: Sendable {
     }
 }
 
-struct TemporaryDirectory {
-    let path: String
-
-    init() throws {
-        path = FileManager.default.temporaryDirectory.appendingPathComponent("storytellerd-test-\(UUID())").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    func remove() { try? FileManager.default.removeItem(atPath: path) }
-}
-
 /// A TCP port on 127.0.0.1 that was free a moment ago (bound to 0, then closed).
 func freePort() throws -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -283,14 +272,3 @@ struct StartedDaemon {
     }
 }
 
-/// Polls `condition` every 50 ms for at most `timeout`; records an issue and throws if it never holds.
-func eventually(_ what: String, timeout: Duration = .seconds(60), _ condition: () async throws -> Bool) async throws {
-    var limit = TestDeadline(timeout)
-    while true {
-        if (try? await condition()) == true { return }
-        if limit.hasPassed() { break }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    Issue.record("timed out waiting until \(what)")
-    throw TimedOut(description: what)
-}

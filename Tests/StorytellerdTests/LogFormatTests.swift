@@ -1,3 +1,4 @@
+import StoryTestSupport
 import Foundation
 import Logging
 import StoryDaemon

@@ -1,3 +1,4 @@
+import StoryTestSupport
 import Foundation
 import StoryAPI
 import Testing

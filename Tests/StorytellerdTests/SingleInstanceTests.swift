@@ -1,3 +1,4 @@
+import StoryTestSupport
 import Dispatch
 import Foundation
 import StoryClient

@@ -1,3 +1,4 @@
+import StoryTestSupport
 import Foundation
 @testable import StoryStore
 import Testing

@@ -1,3 +1,4 @@
+import StoryTestSupport
 import Foundation
 import StoryClient
 import Testing

@@ -1,0 +1,39 @@
+import Testing
+
+/// Waits until `condition` holds, looking every `interval`, for at most
+/// `timeout` of looks (`TestDeadline`: a machine that stalls as a whole
+/// charges one look, not the stall). A look that throws counts as "not yet"
+/// (a daemon still starting refuses its socket); the last error is told if
+/// the wait ends without the condition. When it never holds, records an
+/// issue naming `what`, the last error and what `context` says (the last
+/// log lines of the nodes involved, say), and throws.
+///
+/// A test waits for something that must come (a positive marker), never
+/// sleeps and then asserts that something did not happen.
+public func eventually(
+    _ what: String, timeout: Duration = .seconds(60), every interval: Duration = .milliseconds(25),
+    context: () -> String? = { nil }, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () async throws -> Bool
+) async throws {
+    var limit = TestDeadline(timeout)
+    var lastError: (any Error)?
+    while true {
+        do {
+            if try await condition() { return }
+        } catch {
+            lastError = error
+        }
+        if limit.hasPassed() { break }
+        try await Task.sleep(for: interval)
+    }
+    var message = "timed out waiting until \(what)"
+    if let lastError { message += " (the last look failed: \(lastError))" }
+    if let context = context() { message += "\n\(context)" }
+    Issue.record(Comment(rawValue: message), sourceLocation: sourceLocation)
+    throw WaitTimedOut(what: what)
+}
+
+/// What `eventually` throws when the condition never held.
+public struct WaitTimedOut: Error, CustomStringConvertible {
+    public let what: String
+    public var description: String { "timed out waiting until \(what)" }
+}
