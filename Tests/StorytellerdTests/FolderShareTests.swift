@@ -189,7 +189,7 @@ import Testing
             return role == "editor" && path == ["Films"]
         }
         try await ok(a, "peers", "pause", "b")
-        try await Task.sleep(for: .milliseconds(300))
+        try await eventually("they are apart") { try TwoDaemonTests().connected(a) == 0 && TwoDaemonTests().connected(b) == 0 }
         try await ok(a, "folders", "move", "Films/Wanderer", "--to", "Films/Left")
         try await ok(b, "folders", "move", "Films/Wanderer", "--to", "Films/Right")
         try await ok(a, "peers", "resume", "b")
@@ -207,7 +207,7 @@ import Testing
         try await ok(a, "share", "Films", "b")
         try await eventually("b has it") { try role(of: project, on: b) == "editor" }
         try await ok(a, "peers", "pause", "b")
-        try await Task.sleep(for: .milliseconds(300))
+        try await eventually("they are apart") { try TwoDaemonTests().connected(a) == 0 && TwoDaemonTests().connected(b) == 0 }
         try await ok(a, "unshare", "Films", "b")
         // b edits while it does not know yet; when they meet, b learns it left,
         // and a does not sync that document with it any more.
@@ -314,7 +314,11 @@ import Testing
         // The peer offering it again (a reconnect) is ignored.
         try await ok(b, "peers", "pause", "a")
         try await ok(b, "peers", "resume", "a")
-        try await Task.sleep(for: .seconds(1))
+        // A positive marker that must come after the reconnect's offers: an
+        // edit a makes now reaches b only over the new connection, after
+        // a advertised (and so offered) everything on it.
+        try await ok(a, "scenes", "add", first, "--title", "After the reconnect")
+        try await eventually("a's edit after the reconnect reached b") { try await ok(b, "scenes", "list", first).contains("After the reconnect") }
         let pendingNow = try await ok(b, "shares", "pending")
         let secondRole = try role(of: second, on: b)
         #expect(!pendingNow.contains("Unwanted") && secondRole == "none")
