@@ -76,6 +76,11 @@ struct Storytellerd: AsyncParsableCommand {
     @Flag(name: .customLong("print-config"), help: "Print the effective settings (as TOML, each with where it came from) and exit.")
     var printConfig = false
 
+    @Flag(
+        name: .customLong("stop-with-stdin"),
+        help: "Stop (as SIGTERM does) when standard input closes: for a supervisor or a test harness that starts the daemon as its child and wants it gone when it goes, however it ends.")
+    var stopWithStdin = false
+
     /// The flags as config keys, for the last layer of `resolve`.
     private var flags: [(String, String?)] {
         [("data-dir", dataDirectory), ("socket", socket), ("socket-group", socketGroup), ("listen", listen), ("name", name), ("log-level", logLevel),
@@ -91,6 +96,22 @@ struct Storytellerd: AsyncParsableCommand {
         for case (let key, let value?) in flags {
             do { try settings.set(key, to: value, source: Self.flag(of: key)) } catch { throw ValidationError(error.description) }
         }
+    }
+
+    /// Reads standard input on a thread of its own until it ends (what is
+    /// read is ignored), then stops the daemon gracefully. The parent's end
+    /// of the pipe closes when the parent exits, whichever way: killed, or
+    /// crashed, the kernel closes it.
+    private static func stop(_ daemon: Daemon, whenStandardInputCloses logger: Logger) {
+        Thread {
+            var buffer = [UInt8](repeating: 0, count: 512)
+            while true {
+                let count = read(STDIN_FILENO, &buffer, buffer.count)
+                if count == 0 || (count < 0 && errno != EINTR) { break }
+            }
+            logger.notice("standard input closed (--stop-with-stdin): stopping")
+            Task { await daemon.shutdown() }
+        }.start()
     }
 
     /// Defaults, then the config file, then the environment, then the flags.
@@ -132,7 +153,9 @@ struct Storytellerd: AsyncParsableCommand {
             "settings: listen=\(address.host):\(address.port) data-dir=\(settings.dataDirectory ?? "(default)") name=\(settings.name ?? "(host name)") maintenance-interval=\(settings.maintenanceInterval)s"
         )
         do {
-            try await Daemon(settings: settings, environment: environment, logger: logger).run()
+            let daemon = Daemon(settings: settings, environment: environment, logger: logger)
+            if stopWithStdin { Self.stop(daemon, whenStandardInputCloses: logger) }
+            try await daemon.run()
         } catch {
             logger.critical("\(error)")
             throw ExitCode(1)

@@ -56,6 +56,8 @@ struct TimedOut: Error, CustomStringConvertible {
 /// Tests stop it with `terminate`; `kill` (in a `defer`) makes sure it never outlives the test.
 final class DaemonProcess: Sendable {
     private let process: Process
+    /// Its standard input: `--stop-with-stdin` stops it when this closes.
+    private let lifeline: Pipe
     private final class Collected: Sendable {
         let text = Mutex((output: "", errors: ""))
     }
@@ -78,6 +80,7 @@ final class DaemonProcess: Sendable {
     ) throws {
         let process = Process()
         let binary = productsDirectory.appendingPathComponent("storytellerd")
+        let arguments = arguments + ["--stop-with-stdin"]
         if let setpriv {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
             process.arguments = setpriv + [binary.path] + arguments
@@ -96,6 +99,11 @@ final class DaemonProcess: Sendable {
             environment["JOURNAL_STREAM"] = "\(info.st_dev):\(info.st_ino)"
         }
         process.environment = TestEnvironment.make(environment)
+        // The daemon stops when this pipe closes: when this process exits,
+        // however it ends (a crashed or killed test run leaves no daemons).
+        let lifeline = Pipe()
+        process.standardInput = lifeline
+        self.lifeline = lifeline
         process.standardOutput = out
         process.standardError = err
         self.process = process
@@ -155,6 +163,10 @@ final class DaemonProcess: Sendable {
     }
 
     /// Sends `signal` and waits for the exit status.
+    /// Closes this end of its standard input, as the kernel does when the
+    /// process that started it dies, however it dies.
+    func dropLifeline() { try? lifeline.fileHandleForWriting.close() }
+
     func terminate(signal: Int32 = SIGTERM) async throws -> Int32 {
         if process.isRunning { Foundation.kill(process.processIdentifier, signal) }
         return try await waitForExit()

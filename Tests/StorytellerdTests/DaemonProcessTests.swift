@@ -8,6 +8,21 @@ import Testing
 
 /// The built `storytellerd` binary, started as a real process on loopback.
 @Suite(.serialized) struct DaemonProcessTests {
+    /// Test daemons die with the run that started them (issue 37): 54 were
+    /// left running for half an hour after a test process crashed. With
+    /// `--stop-with-stdin` a daemon stops, cleanly, when its standard input
+    /// closes: when its parent goes, whichever way.
+    @Test func aDaemonStopsCleanlyWhenItsParentGoes() async throws {
+        let home = try TemporaryDirectory()
+        let daemon = try DaemonProcess(arguments: ["--data-dir", home.path, "--listen", "127.0.0.1:0"], environment: [:])
+        defer { daemon.kill() }
+        try await daemon.waitForLog("ready")
+        daemon.dropLifeline()
+        #expect(try await daemon.waitForExit(timeout: .seconds(30)) == 0)
+        #expect(daemon.errors.contains("standard input closed (--stop-with-stdin): stopping") && daemon.errors.contains("stopped"))
+        #expect(!FileManager.default.fileExists(atPath: home.path + "/control.sock"), "the socket went with it")
+    }
+
     @Test func startsWithEmbeddedDefaultsAndStopsOnSIGTERM() async throws {
         let home = try TemporaryDirectory()
         defer { home.remove() }
