@@ -47,7 +47,7 @@ import Testing
         Self.expectStrokeAndPicture(image, "png")
     }
 
-    @Test func aPDFIsOnePageOfTheAspectRatioWithVectorInk() async throws {
+    @Test(.requires("pdfinfo", "pdftoppm", "pdfimages")) func aPDFIsOnePageOfTheAspectRatioWithVectorInk() async throws {
         let (board, shot, pictures, scratch) = try Self.strokeAndPicture()
         defer { scratch.remove() }
         let pdf = try PanelRenderer.render(try board.shot(shot), in: board.view, as: .pdf, pictureFiles: pictures)
@@ -71,7 +71,7 @@ import Testing
         #expect(images.output.split(separator: "\n").count == 3, "one image (the picture) in the PDF: \(images.output)")
     }
 
-    @Test func anSVGParsesAndDrawsTheSame() async throws {
+    @Test(.requires("rsvg-convert")) func anSVGParsesAndDrawsTheSame() async throws {
         let (board, shot, pictures, scratch) = try Self.strokeAndPicture()
         defer { scratch.remove() }
         let svg = String(decoding: try PanelRenderer.render(try board.shot(shot), in: board.view, as: .svg, pictureFiles: pictures), as: UTF8.self)
@@ -226,7 +226,7 @@ import Testing
         #expect(image.pixel(atFraction: 0.5, 0.5).isWhite && image.pixel(atFraction: 0.5, 0.3).isWhite && image.pixel(atFraction: 0.1, 0.02).isWhite)
     }
 
-    @Test func thePanelHasTheAspectRatio() async throws {
+    @Test(.requires("pdfinfo")) func thePanelHasTheAspectRatio() async throws {
         var board = TestBoard()
         let shots = try board.scene(shots: 2)
         try board.set(.aspectRatio, to: .number(2.39))
@@ -263,7 +263,7 @@ import Testing
         #expect(try RasterImage(png: PanelRenderer.render(tall, in: board.view, as: .png, width: 819)).height == 8190)
     }
 
-    @Test(arguments: [("bands.jpg", MediaType.jpeg), ("bands.webp", .webp), ("bands.png", .png)])
+    @Test(.requires("pdftoppm", "rsvg-convert"), arguments: [("bands.jpg", MediaType.jpeg), ("bands.webp", .webp), ("bands.png", .png)])
     func picturesOfEachTypeAreDrawnTheRightWayUp(name: String, type: MediaType) async throws {
         var board = TestBoard()
         let shot = try board.scene(shots: 1)[0]
@@ -293,7 +293,7 @@ import Testing
     }
 
     /// A phone's photo taken sideways: its pixels stored the other way, EXIF says how to turn them.
-    @Test(arguments: [(UInt16(6), true), (8, false), (3, true)])
+    @Test(.requires("pdftoppm"), arguments: [(UInt16(6), true), (8, false), (3, true)])
     func aJPEGIsDrawnTurnedAsItsEXIFSays(orientation: UInt16, bigEndian: Bool) async throws {
         var board = TestBoard()
         let shot = try board.scene(shots: 1)[0]
@@ -365,7 +365,7 @@ import Testing
         #expect(throws: PictureFailure.self) { try refused.get() }
     }
 
-    @Test func aJPEGGoesIntoAPDFAsItIs() async throws {
+    @Test(.requires("pdfimages")) func aJPEGGoesIntoAPDFAsItIs() async throws {
         var board = TestBoard()
         let shot = try board.scene(shots: 1)[0]
         let image = picture(.jpeg, width: 1600, height: 1200, tag: 3)

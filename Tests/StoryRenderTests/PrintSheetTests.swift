@@ -50,7 +50,7 @@ import Testing
         return text.output
     }
 
-    @Test func anA4LandscapeSheetHasTheHeaderPanelsLabelsAndCaptions() async throws {
+    @Test(.requires("pdftoppm", "pdfimages")) func anA4LandscapeSheetHasTheHeaderPanelsLabelsAndCaptions() async throws {
         let (board, _) = try Self.board(shots: 8)
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
@@ -125,7 +125,7 @@ import Testing
         #expect(pages == (cells.count + 5) / 6)
     }
 
-    @Test func aCJKCaptionIsPrintedInAFontThatHasIt() async throws {
+    @Test(.requires("pdffonts")) func aCJKCaptionIsPrintedInAFontThatHasIt() async throws {
         var (board, shots) = try Self.board(shots: 1)
         try board.set(.caption, to: .string("夜行列车进站。安娜看着窗外。"), on: shots[0])
         let scratch = try ScratchDirectory()

@@ -1,3 +1,4 @@
+import StoryTestSupport
 import StoryCore
 import StoryIdentity
 import Foundation
@@ -10,7 +11,7 @@ import Testing
 
 /// TLS against the `openssl` command-line tool as an independent peer, over
 /// real sockets on 127.0.0.1.
-@Suite(.serialized) struct OpenSSLPeerTests {
+@Suite(.serialized, .requires("openssl")) struct OpenSSLPeerTests {
     static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     /// A key and self-signed Ed25519 certificate made by the openssl tool.

@@ -47,7 +47,7 @@ import Testing
         #expect(try Identity.generate().peerID != first.peerID)
     }
 
-    @Test func thePeerIDIsTheSHA256TheOpenSSLToolPrints() async throws {
+    @Test(.requires("openssl")) func thePeerIDIsTheSHA256TheOpenSSLToolPrints() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storyteller-identity-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let identity = try Identity.loadOrCreate(in: directory)

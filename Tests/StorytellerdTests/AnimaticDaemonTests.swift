@@ -15,7 +15,7 @@ import FoundationXML
 /// Exports through a real daemon and the CLI, checked with independent
 /// tools: ffprobe for the animatic's streams and length, frames extracted by
 /// ffmpeg for what each shot shows, the EDL's text, the FCPXML parsed.
-@Suite(.serialized) struct AnimaticDaemonTests {
+@Suite(.serialized, .requires("ffmpeg", "ffprobe")) struct AnimaticDaemonTests {
     /// A scene of three shots: red 1.5 s with a caption and a stroke; green
     /// 0.7 s with dialogue and a 1 s sound from 0.2 s; blue, square, no duration (2 s).
     func board(on daemon: StartedDaemon, files: TemporaryDirectory) async throws -> String {
@@ -176,7 +176,7 @@ import FoundationXML
     /// (which made every mp4 export fail) shows as the words it is, and a
     /// caption of 60,000 characters is cut, not fatal. The mp4, the WebM, the
     /// EDL, the FCPXML, the print sheet and the HTML slideshow are all made.
-    @Test func captionsAreTextInEveryFormatAndNoneMakesAnExportFail() async throws {
+    @Test(.requires("pdftotext")) func captionsAreTextInEveryFormatAndNoneMakesAnExportFail() async throws {
         let files = try TemporaryDirectory()
         defer { files.remove() }
         let daemon = try await StartedDaemon.start()

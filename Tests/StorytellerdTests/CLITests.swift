@@ -260,7 +260,7 @@ func storytellerBlocking(
         #expect(try await daemon.terminate() == 0)
     }
 
-    @Test func renderAndSearch() async throws {
+    @Test(.requires("pdfinfo")) func renderAndSearch() async throws {
         let started = try await StartedDaemon.start()
         defer { started.stop() }
         let daemon = started.daemon

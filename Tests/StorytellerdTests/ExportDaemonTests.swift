@@ -40,7 +40,7 @@ import Testing
         return (project, [try #require(created[0] as? String), try #require(created[10] as? String)])
     }
 
-    @Test func printSheetsFromTheCommandLineAndTheAPI() async throws {
+    @Test(.requires("pdfinfo", "pdftotext")) func printSheetsFromTheCommandLineAndTheAPI() async throws {
         let started = try await StartedDaemon.start()
         defer { started.stop() }
         let client = started.client

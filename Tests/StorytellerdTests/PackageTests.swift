@@ -52,7 +52,7 @@ import ZIPFoundation
         return try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
     }
 
-    @Test func aPackageRoundTripsAndEditsOnBothSidesMergeBothWays() async throws {
+    @Test(.requires("pdftotext", "unzip")) func aPackageRoundTripsAndEditsOnBothSidesMergeBothWays() async throws {
         let files = try TemporaryDirectory()
         defer { files.remove() }
         let a = try await StartedDaemon.start(name: "a", ["--no-discovery"])

@@ -6,7 +6,7 @@ import Testing
 /// `storyteller replay` through a real daemon: the video checked with
 /// ffprobe and frames extracted by ffmpeg, the GIF's length, the SVG as
 /// headless Chromium shows it at two moments, and bad input refused.
-@Suite(.serialized) struct ReplayDaemonTests {
+@Suite(.serialized, .requires("ffmpeg")) struct ReplayDaemonTests {
     /// Frames and pixels are read with the animatic tests' helpers.
     let video = AnimaticDaemonTests()
 
@@ -96,7 +96,7 @@ import Testing
             seconds >= Double(Self.frames) / 24 && seconds <= Double(Self.frames) / 24 + 3 * 0.3 + 0.1, "\(seconds)")
     }
 
-    @Test func theSVGPlaysInABrowser() async throws {
+    @Test(.requires("chromium")) func theSVGPlaysInABrowser() async throws {
         let files = try TemporaryDirectory()
         defer { files.remove() }
         let daemon = try await Self.start()

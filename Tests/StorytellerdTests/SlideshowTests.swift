@@ -32,7 +32,7 @@ import Testing
         return project
     }
 
-    @Test func theExportedPagePlaysTheBoardsInChromiumWithNothingFromTheNetwork() async throws {
+    @Test(.requires("chromium")) func theExportedPagePlaysTheBoardsInChromiumWithNothingFromTheNetwork() async throws {
         let files = try TemporaryDirectory()
         defer { files.remove() }
         let started = try await StartedDaemon.start()
@@ -80,7 +80,7 @@ import Testing
         #expect(fromFiles.count(where: \.isReddish) > 500)
     }
 
-    @Test func thePreviewNeedsItsTokenUpdatesLiveAndClosesWithTheCLI() async throws {
+    @Test(.requires("chromium")) func thePreviewNeedsItsTokenUpdatesLiveAndClosesWithTheCLI() async throws {
         let files = try TemporaryDirectory()
         defer { files.remove() }
         let started = try await StartedDaemon.start()

@@ -8,7 +8,7 @@ import Testing
 /// exports limited to a tag against a real daemon, and the API's answers to
 /// bad tags.
 @Suite(.serialized) struct TagDaemonTests {
-    @Test func tagsFromTheCommandLineFilterProjectsSearchAndExports() async throws {
+    @Test(.requires("pdfinfo")) func tagsFromTheCommandLineFilterProjectsSearchAndExports() async throws {
         let started = try await StartedDaemon.start()
         defer { started.stop() }
         let client = started.client

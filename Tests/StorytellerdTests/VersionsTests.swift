@@ -245,7 +245,7 @@ import Testing
         try await started.stop()
     }
 
-    @Test func theCLIShowsAndRendersThePastAndListsVersions() async throws {
+    @Test(.requires("ffprobe")) func theCLIShowsAndRendersThePastAndListsVersions() async throws {
         let daemon = try await StartedDaemon.start()
         defer { daemon.stop() }
         func made(_ arguments: String...) async throws -> String { try await Self.run(daemon, arguments) }
