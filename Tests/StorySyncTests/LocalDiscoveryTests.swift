@@ -31,7 +31,7 @@ func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
 /// Local discovery over real sockets, on loopback only: broadcasts to
 /// 127.255.255.255 on a port each test picks reach every socket bound to
 /// it with SO_REUSEADDR, as several daemons on one machine need.
-@Suite struct LocalDiscoveryTests {
+@Suite(.daemons) struct LocalDiscoveryTests {
     private static func discovery(port: Int, seed: UInt8) -> LocalDiscovery {
         var configuration = DiscoveryConfiguration()
         configuration.port = port
@@ -120,7 +120,7 @@ func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
 }
 
 /// The peer manager dials where discovery hears a configured peer.
-@Suite struct DiscoveredDialingTests {
+@Suite(.daemons) struct DiscoveredDialingTests {
     @Test func configuredPeersWithoutAddressesFindEachOtherAndSync() async throws {
         let port = try freeUDPPort()
         let a = try await SyncNode("a", discoveryPort: port)

@@ -36,7 +36,7 @@ func storytellerBlocking(
     return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
 }
 
-@Suite(.serialized) struct CLITests {
+@Suite(.daemons, .serialized) struct CLITests {
     static let otherPeer = "YBB5GOE-GQ5FJ33-5EEN22A-XE43GRK-VDMGR2H-3HRCQFX-DSTMRI6-ZPZJYQP"
 
     @Test func everyCommandAgainstARealDaemon() async throws {
@@ -390,7 +390,7 @@ func storytellerBlocking(
 }
 
 /// Both binaries say their version; `storyteller version` says the daemon's too.
-@Suite struct VersionTests {
+@Suite(.daemons) struct VersionTests {
     @Test func bothBinariesAndTheDaemonSayTheirVersion() async throws {
         let cli = try await storyteller(["--version"])
         #expect(cli.status == 0 && cli.output == "storyteller \(API.version)\n")
@@ -419,7 +419,7 @@ func storytellerBlocking(
 
 /// Options as people type them: global options before the subcommand,
 /// negative numbers as option values.
-@Suite struct CLIArgumentTests {
+@Suite(.daemons) struct CLIArgumentTests {
     @Test func globalOptionsWorkBeforeOrAfterTheSubcommand() async throws {
         let started = try await StartedDaemon.start()
         defer { started.stop() }
@@ -468,7 +468,7 @@ func storytellerBlocking(
 
 /// The man pages are generated from the argument parser: every argument and
 /// option of both programs says what it is, and every command shows an example.
-@Suite struct HelpTextTests {
+@Suite(.daemons) struct HelpTextTests {
     /// Commands, and arguments without help, in `--experimental-dump-help` of a product.
     private func audit(_ product: String) throws -> (commands: [String], withoutExample: [String], withoutHelp: [String]) {
         let process = Process()

@@ -7,7 +7,7 @@ import Testing
 
 
 /// The control API of the built daemon, over its real Unix socket.
-@Suite(.serialized) struct ControlAPITests {
+@Suite(.daemons, .serialized) struct ControlAPITests {
     static let otherPeer = "YBB5GOE-GQ5FJ33-5EEN22A-XE43GRK-VDMGR2H-3HRCQFX-DSTMRI6-ZPZJYQP"
 
     @Test func statusIdentityAndPeersOverTheSocket() async throws {
@@ -269,7 +269,7 @@ import Testing
 
 /// SO_PEERCRED: even when the socket file is opened up, another user is refused.
 /// Needs root to run a client as `nobody` (setpriv); skipped otherwise.
-@Suite(.serialized) struct ControlSocketCredentialTests {
+@Suite(.daemons, .serialized) struct ControlSocketCredentialTests {
     @Test(.enabled(if: canSwitchUsers))
     func anotherUserIsRefusedByCredentials() async throws {
         let home = try TemporaryDirectory()

@@ -7,7 +7,7 @@ import Testing
 
 /// `[[peer]]` tables in the config file: strict parsing with `FILE:LINE`
 /// errors, `--print-config`, and the merge with peers added at run time.
-@Suite struct DeclaredPeerTests {
+@Suite(.daemons) struct DeclaredPeerTests {
     static let bob = TestIdentities.identity(1).peerID
     static let carol = TestIdentities.identity(2).peerID
 

@@ -7,7 +7,7 @@ import Testing
 /// `[[share]]` tables in the config file: strict parsing with `FILE:LINE`
 /// errors, `--print-config`, and shares made once at start (a run-time
 /// unshare holds; a changed table is made again).
-@Suite struct DeclaredShareTests {
+@Suite(.daemons) struct DeclaredShareTests {
     static let bob = TestIdentities.identity(1).peerID
     static let carol = TestIdentities.identity(2).peerID
 

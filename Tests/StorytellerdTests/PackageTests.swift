@@ -10,7 +10,7 @@ import ZIPFoundation
 /// byte for byte, a zip `unzip` reads; bad files refused with nothing stored.
 /// The daemons never sync with each other (no addresses, no discovery): what
 /// moves, moves in the package.
-@Suite(.serialized) struct PackageTests {
+@Suite(.daemons, .serialized) struct PackageTests {
     /// `projects show --json` without what differs by machine (its rights here).
     func board(_ project: String, on daemon: StartedDaemon) async throws -> NSDictionary {
         var shown = try #require(try await daemon.json("projects", "show", project) as? [String: Any])
