@@ -39,9 +39,12 @@ public final class DaemonSlots: Sendable {
 
     private let state: Mutex<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
 
-    init(count: Int) { state = Mutex((count, [])) }
+    public init(count: Int) { state = Mutex((count, [])) }
 
-    func acquire() async {
+    /// Tests waiting for a slot.
+    public var waitingCount: Int { state.withLock { $0.waiting.count } }
+
+    public func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state in
                 guard state.free > 0 else {
@@ -55,7 +58,7 @@ public final class DaemonSlots: Sendable {
         }
     }
 
-    func release() {
+    public func release() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.waiting.isEmpty else {
                 state.free += 1
