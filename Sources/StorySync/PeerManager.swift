@@ -678,19 +678,18 @@ public actor PeerManager {
     /// holds is synced only with the members of its access list, so
     /// advertising one (or having been unshared) obtains nothing.
     func take(_ offers: [Message.Advertisement], from peer: PeerID) async -> [SyncSessionStateMachine.SharedDocument?] {
-        enum Decision: Sendable {
-            case invalid, existing(DocumentKind), farewell(DocumentKind, VersionVector), purged(PurgedRecord), declined, taken(DocumentKind)
-            case shared(DocumentKind, Role)
-            case kept(DocumentKind), failed(String)
+        enum Outcome: Sendable {
+            case decided(OfferPolicy.Decision)
+            case failed(String)
         }
         // A peer's [[peer]] auto-accept in the config, else what `peers set` stored, else accept-shares.
         let declared = configuration.acceptsOffers[peer]
         let fallback = configuration.acceptsOfferedDocuments
         let now = clock.milliseconds
         // One transaction for a burst of offers (a library of projects shared at once).
-        let decisions: [Decision]
+        let outcomes: [Outcome]
         do {
-            decisions = try await store.batch { store in
+            outcomes = try await store.batch { store in
                 let accepting = (try? declared ?? store.autoAcceptSettings()[peer]) ?? fallback
                 defer {
                     // Offers kept for a user are bounded per peer: the oldest go (counted).
@@ -699,34 +698,24 @@ public actor PeerManager {
                     }
                 }
                 return offers.map { offer in
-                    guard let kind = DocumentKind(rawValue: Int64(offer.kind)) else { return .invalid }
                     do {
-                        if let existing = try store.documentIfPresent(offer.document) {
-                            // Rights taken while it was away: it learns so now, unless it already has.
-                            guard let cap = try store.farewell(of: offer.document, to: peer) else {
-                                // Shared with the peer after this session read its shares: another
-                                // session with it (crossing dials) took it meanwhile, or an access change
-                                // is on its way. It syncs here too, else this session never would.
-                                guard let role = try store.sharedRole(of: existing, with: peer) else { return .existing(existing.kind) }
-                                return .shared(existing.kind, role)
-                            }
-                            if cap.isCovered(by: offer.version) {
-                                try store.forgetFarewell(of: offer.document, to: peer)
-                                return .existing(existing.kind)
-                            }
-                            return .farewell(existing.kind, cap)
+                        var facts = OfferFacts(accepting: accepting)
+                        facts.existing = try store.documentIfPresent(offer.document)
+                        if let existing = facts.existing {
+                            facts.farewell = try store.farewell(of: offer.document, to: peer)
+                            if facts.farewell == nil { facts.sharedRole = try store.sharedRole(of: existing, with: peer) }
+                        } else {
+                            facts.purged = try store.purgedDocument(offer.document)
+                            facts.declined = try store.isDeclined(offer.document, from: peer)
                         }
-                        // Purged here after the trash: not taken back unless the peer has changes made since.
-                        if let purged = try store.purgedDocument(offer.document), offer.version.isCovered(by: purged.version) {
-                            return .purged(purged)
+                        let decision = OfferPolicy.decide(offer, facts: facts)
+                        switch decision {
+                        case .existingFarewellKnown: try store.forgetFarewell(of: offer.document, to: peer)
+                        case .take(let kind): try store.receiveDocument(offer.document, kind: kind, name: offer.name, from: peer, at: now)
+                        case .keep(let kind): try store.recordOffer(offer.document, kind: kind, name: offer.name, from: peer, at: now)
+                        default: break
                         }
-                        if try store.isDeclined(offer.document, from: peer) { return .declined }
-                        if accepting {
-                            try store.receiveDocument(offer.document, kind: kind, name: offer.name, from: peer, at: now)
-                            return .taken(kind)
-                        }
-                        try store.recordOffer(offer.document, kind: kind, name: offer.name, from: peer, at: now)
-                        return .kept(kind)
+                        return .decided(decision)
                     } catch {
                         return .failed("\(error)")
                     }
@@ -737,7 +726,12 @@ public actor PeerManager {
             return offers.map { _ in nil }
         }
         var result: [SyncSessionStateMachine.SharedDocument?] = []
-        for (offer, decision) in zip(offers, decisions) {
+        for (offer, outcome) in zip(offers, outcomes) {
+            guard case .decided(let decision) = outcome else {
+                if case .failed(let error) = outcome { logger.error("cannot take \(offer.document) from \(peer.short): \(error)") }
+                result.append(nil)
+                continue
+            }
             switch decision {
             case .invalid:
                 result.append(nil)
@@ -751,24 +745,21 @@ public actor PeerManager {
             case .shared(let kind, let role):
                 logger.debug("\(peer.short) advertised \(kind) \(offer.document), shared with it since this session began; syncing it")
                 result.append(.init(id: offer.document, kind: offer.kind, peerRole: role))
-            case .existing(let kind):
+            case .existing(let kind), .existingFarewellKnown(let kind):
                 logger.notice("\(peer.short) advertised \(kind) \(offer.document), which is not shared with it here; ignored")
                 result.append(nil)
             case .purged(let purged):
                 logger.info(
                     "\(peer.short) offers \(purged.kind) \(offer.document) (\(offer.name)), purged here with nothing new since; not taken")
                 result.append(nil)
-            case .kept(let kind):
+            case .keep(let kind):
                 broadcaster.publish(.offered(offer.document, by: peer))
                 logger.info("\(peer.short) offers \(kind) \(offer.document) (\(offer.name)); kept for a user to accept")
                 result.append(nil)
-            case .taken(let kind):
+            case .take(let kind):
                 await incoming?(offer.document, kind, offer.name, peer)
                 logger.info("took \(kind) \(offer.document) (\(offer.name)) shared by \(peer.short)")
                 result.append(.init(id: offer.document, kind: offer.kind, peerRole: .none))
-            case .failed(let error):
-                logger.error("cannot take \(offer.document) from \(peer.short): \(error)")
-                result.append(nil)
             }
         }
         return result
