@@ -78,17 +78,19 @@ public final class CuttingProxy: Sendable {
         }.flatMapError { _ in inbound.close() }
     }
 
-    /// Counts bytes from the target; false (and the cut) once past the limit.
-    private func forward(_ bytes: Int) -> Bool {
+    /// Counts bytes from the target: how many of `bytes` may pass (all of
+    /// them until the limit; the rest of a read that crosses it is held back
+    /// and the cut made). A read may be large (a busy machine lets the socket
+    /// fill, and one read then takes 64 KiB): it is split at the limit, so
+    /// the cut comes at the same byte however the bytes were read.
+    private func forward(_ bytes: Int) -> Int {
         state.withLock { state in
-            if state.isOpen { return true }
-            if state.isCut { return false }
-            guard state.forwarded + bytes <= cutAfter else {
-                state.isCut = true
-                return false
-            }
-            state.forwarded += bytes
-            return true
+            if state.isOpen { return bytes }
+            if state.isCut { return 0 }
+            let allowed = min(bytes, cutAfter - state.forwarded)
+            state.forwarded += allowed
+            if allowed < bytes { state.isCut = true }
+            return allowed
         }
     }
 
@@ -105,9 +107,9 @@ private final class Forwarder: ChannelInboundHandler, Sendable {
 
     private let partner: any Channel
     private let stalls: Bool
-    private let count: (@Sendable (Int) -> Bool)?
+    private let count: (@Sendable (Int) -> Int)?
 
-    init(to partner: any Channel, stalls: Bool, count: (@Sendable (Int) -> Bool)?) {
+    init(to partner: any Channel, stalls: Bool, count: (@Sendable (Int) -> Int)?) {
         self.partner = partner
         self.stalls = stalls
         self.count = count
@@ -115,14 +117,17 @@ private final class Forwarder: ChannelInboundHandler, Sendable {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
-        if let count, !count(buffer.readableBytes) {
-            // Stalled: nothing more passes, the connection stays open.
-            guard !stalls else { return }
-            context.close(promise: nil)
-            partner.close(promise: nil)
-            return
+        guard let count else { return partner.writeAndFlush(buffer, promise: nil) }
+        let allowed = count(buffer.readableBytes)
+        if allowed > 0, let passing = buffer.getSlice(at: buffer.readerIndex, length: allowed) {
+            partner.writeAndFlush(passing, promise: nil)
         }
-        partner.writeAndFlush(buffer, promise: nil)
+        guard allowed < buffer.readableBytes else { return }
+        // Past the limit. Stalled: nothing more passes, the connection stays
+        // open. Cut: closed, once what passed is written.
+        guard !stalls else { return }
+        context.close(promise: nil)
+        partner.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
