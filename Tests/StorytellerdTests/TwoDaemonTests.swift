@@ -145,7 +145,7 @@ import Testing
         defer { a.stop() }
         let b = try await StartedDaemon.start(name: "b")
         defer { b.stop() }
-        let (_, bID) = try await pair(a, b)
+        let (aID, bID) = try await pair(a, b)
         try await eventually("the two connect") { try connected(a) == 1 && connected(b) == 1 }
 
         let project = try await a.cli("projects", "create", "Shared").output.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -172,18 +172,22 @@ import Testing
         try await eventually("the connection is closed") { try connected(a) == 0 && connected(b) == 0 }
         #expect(try await a.cli("shots", "add", project, scene).status == 0)
         #expect(try await b.cli("scenes", "set", project, scene, "--title", "From b").status == 0)
-        try await Task.sleep(for: .seconds(1))
+        // A positive marker: b dials again (its backoff starts at half a second) and a refuses it.
+        let refusal = "but sync with it is paused; closing"
+        try await eventually("a refused b's dialing while paused") { a.daemon.errors.contains(refusal) }
         #expect(try connected(a) == 0, "a refuses b's dialing while paused")
         #expect(try projectBody(project, on: a) != projectBody(project, on: b), "nothing crossed while paused")
         let pausedStatus = try await a.cli("status").output
         #expect(pausedStatus.range(of: "  b [1-9][0-9]* behind \\(offline\\)", options: .regularExpression) != nil, "peers by name: \(pausedStatus)")
 
-        // A restart keeps the pause (a comes back on a new port; it would dial b, but does not).
+        // A restart keeps the pause: a comes back on a new port; b is told
+        // it, dials it there, and is refused (a positive marker).
         #expect(try await a.daemon.terminate() == 0)
         let again = try await StartedDaemon.start(in: a.home, name: "a")
         defer { again.daemon.kill() }
         #expect(try await again.cli("peers").output.contains("paused by you"))
-        try await Task.sleep(for: .seconds(1))
+        #expect(try await b.cli("peers", "set", aID, "--address", "127.0.0.1:\(try again.port())").status == 0)
+        try await eventually("a refused b's dialing after its restart") { again.daemon.errors.contains(refusal) }
         #expect(try connected(again) == 0, "still paused after the restart")
 
         #expect(try await again.cli("peers", "resume", bID).status == 0)
@@ -362,7 +366,11 @@ import Testing
         // b keeps its own library, and its own project stays out of a's.
         #expect(try await library(b).id == bLibrary)
         #expect(try await library(b).nodes.contains { $0["project"] as? String == local })
-        try await Task.sleep(for: .milliseconds(500))
+        // A positive marker from b's side: an edit b makes to the shared
+        // project reaches a, over the connection its own project would have
+        // gone over, after it.
+        #expect(try await b.cli("scenes", "add", film, "--title", "From b").status == 0)
+        try await eventually("b's edit of the shared project reaches a") { try await a.cli("scenes", "list", film).output.contains("From b") }
         #expect(try await !a.cli("tree").output.contains("Ben's sketches"), "nothing of b's reached a")
         #expect(try a.client.get("/v1/projects/\(local)").status == 404)
         // A project created in the shared library later follows it.
