@@ -84,7 +84,9 @@ public actor PeerManager {
     /// shares before one of them, and registered its session after, missed
     /// the refresh the other sessions got (`register`'s re-read).
     private var accessChanges = 0
-    private var dialing: Set<PeerID> = []
+    /// When and where each configured peer is dialed.
+    private var dialer: Dialer
+    typealias Dialer = DialerStateMachine<SystemRandomNumberGenerator>
     /// Where peers are heard on the LAN (nil: discovery is off).
     private let discovery: LocalDiscovery?
     /// The configured peers and their addresses, as last read: discovery
@@ -92,12 +94,6 @@ public actor PeerManager {
     /// change of addresses wakes the peer's dialer from its backoff
     /// (`PeerEvent.addressesChanged`).
     private var configuredPeers: [PeerID: [String]] = [:]
-    /// Counts address changes, so a dialer can tell one came while it dialed
-    /// (and dial again instead of waiting out its backoff).
-    private var addressChanges = 0
-    /// Counts discovery events, so a dialer that found no address can tell
-    /// whether one was discovered while it looked.
-    private var discoveries = 0
     /// Counts sessions as they are registered: the blob exchange keeps the
     /// newest one's link even when an older one's attach arrives after it.
     private var sessionsRegistered = 0
@@ -141,6 +137,7 @@ public actor PeerManager {
         self.clock = clock
         self.identity = identity
         self.configuration = configuration
+        dialer = Dialer(backoffBase: configuration.backoffBase, backoffMaximum: configuration.backoffMaximum, random: .init())
         self.group = group
         self.logger = logger
         context = try TLSContext(identity: identity)
@@ -291,21 +288,19 @@ public actor PeerManager {
             configured[record.id] = record.addresses
             if let before = configuredPeers[record.id], before != record.addresses {
                 logger.info("\(record.id.short) is now dialed at \(record.addresses.joined(separator: ", "))")
-                addressChanges &+= 1
+                dialer.addressesChanged(record.id)
                 broadcaster.publish(.addressesChanged(record.id))
             }
         }
         configuredPeers = configured
-        for peer in configuredPeers.keys.sorted() where startDialing(peer) { dialRequests?.yield(peer) }
+        for peer in configuredPeers.keys.sorted() where dialer.start(peer) { dialRequests?.yield(peer) }
     }
 
     /// Local discovery heard `peer` somewhere new: dial it if it is
     /// configured, or wake its dialer from its backoff.
     private func discovered(_ peer: PeerID, at address: String) {
-        discoveries += 1
         broadcaster.publish(.discovered(peer, address: address))
-        guard configuredPeers[peer] != nil else { return }
-        if startDialing(peer) {
+        if dialer.discovered(peer, isConfigured: configuredPeers[peer] != nil) {
             logger.info("found \(peer.short) on the LAN at \(address); dialing it")
             dialRequests?.yield(peer)
         }
@@ -315,6 +310,7 @@ public actor PeerManager {
     /// most `timeout`) for the sessions to end.
     public func shutdown(timeout: Duration = .seconds(3)) async {
         isShuttingDown = true
+        dialer.stop()
         let events = broadcaster.subscribe()
         broadcaster.publish(.stopping)
         try? await server?.channel.close()
@@ -334,12 +330,6 @@ public actor PeerManager {
         }
         await store.finishEvents()
         broadcaster.finish()
-    }
-
-    private func startDialing(_ peer: PeerID) -> Bool {
-        guard !isShuttingDown, !dialing.contains(peer) else { return false }
-        dialing.insert(peer)
-        return true
     }
 
     // MARK: - Connections
@@ -412,77 +402,57 @@ public actor PeerManager {
     }
 
     /// Dials a configured peer until it is removed, has nowhere to be dialed,
-    /// or we shut down, backing off exponentially (with jitter) after failures.
-    /// Each attempt tries its configured addresses in turn, then the ones
-    /// local discovery heard it at; host names are resolved at each attempt.
-    private func dial(_ expected: PeerID) async {
-        defer { dialing.remove(expected) }
-        var backoff = Backoff(base: configuration.backoffBase, maximum: configuration.backoffMaximum)
-        while !Task.isCancelled && !isShuttingDown {
-            let current: PeerRecord?
-            do {
-                current = try await store.peers().first { $0.id == expected && $0.state == .configured }
-            } catch {
-                // A store failure is not a removal: try again after the backoff.
-                logger.error("cannot read the configured peers: \(error)")
-                try? await Task.sleep(for: backoff.next())
-                continue
-            }
-            guard let current else { return }
-            if paused.contains(expected) {
-                // Subscribed right after the check, with no suspension between
-                // (this is the actor): a resume cannot slip through unseen.
+    /// or we shut down, performing what `DialerStateMachine` decides.
+    private func dial(_ peer: PeerID) async {
+        defer { dialer.ended(peer) }
+        var action = Dialer.Action.readPeer
+        var record: PeerRecord?
+        var started = ContinuousClock.now
+        while !Task.isCancelled {
+            switch action {
+            case .readPeer:
+                do {
+                    record = try await store.peers().first { $0.id == peer && $0.state == .configured }
+                    action = dialer.peerRead(
+                        peer, configured: record?.addresses, isPaused: paused.contains(peer), isConnected: sessions[peer] != nil)
+                } catch {
+                    // A store failure is not a removal: try again after the backoff.
+                    logger.error("cannot read the configured peers: \(error)")
+                    action = dialer.peerReadFailed(peer)
+                }
+            case .waitForResume:
+                // Subscribed right after the machine's answer, with no
+                // suspension between (this is the actor): a resume cannot slip through unseen.
                 let events = broadcaster.subscribe()
-                backoff.reset()
-                for await event in events {
-                    if event == .resumed(expected) || event == .stopping { break }
+                for await event in events where event == .resumed(peer) || event == .stopping { break }
+                action = dialer.resumed(peer)
+            case .waitUntilDisconnected:
+                await waitUntilDisconnected(peer)
+                action = dialer.disconnected(peer)
+            case .lookUpAddresses:
+                let found = if let record { await addresses(of: record) } else { [String]() }
+                action = dialer.found(peer, addresses: found)
+                if case .connect = action { broadcaster.publish(.dialing(peer)) }
+            case .connect(let address):
+                do {
+                    let connection = try await connect(to: address)
+                    started = ContinuousClock.now
+                    let outcome = await handle(connection, expected: peer)
+                    action = dialer.connectionEnded(
+                        peer, outcome: outcome, lasted: ContinuousClock.now - started, isPaused: paused.contains(peer))
+                } catch {
+                    logger.debug("cannot reach \(peer.short) at \(address): \(error)")
+                    action = dialer.connectFailed(peer, isPaused: paused.contains(peer))
                 }
-                continue
+            case .discredit(let address):
+                await discovery?.discredit(peer, at: address)
+                action = dialer.discredited(peer, isPaused: paused.contains(peer))
+            case .wait(let delay):
+                await waitBeforeRedialing(peer, for: delay)
+                action = dialer.waited(peer)
+            case .stop:
+                return
             }
-            let addressChangesSeen = addressChanges
-            if sessions[expected] == nil {
-                let seen = discoveries
-                let candidates = await addresses(of: current)
-                guard !candidates.isEmpty else {
-                    // Discovered while we looked: look again. Else the next
-                    // discovery of it starts a dialer (no suspension between
-                    // this check and `dialing.remove`).
-                    if seen != discoveries { continue }
-                    return
-                }
-                broadcaster.publish(.dialing(expected))
-                // Each address in turn, then the backoff.
-                for candidate in candidates {
-                    let connection: PendingConnection
-                    do {
-                        connection = try await connect(to: candidate)
-                    } catch {
-                        logger.debug("cannot reach \(expected.short) at \(candidate): \(error)")
-                        continue
-                    }
-                    let started = ContinuousClock.now
-                    let outcome = await handle(connection, expected: expected)
-                    if ContinuousClock.now - started > .seconds(10) { backoff.reset() }
-                    // An address only discovery heard that answered as someone else (or
-                    // spoke no TLS): a false announcement. It is not dialed again, and the
-                    // next address is tried now: the real peer may be one of them.
-                    if outcome == .notThePeer, !current.addresses.contains(candidate) {
-                        await discovery?.discredit(expected, at: candidate)
-                        continue
-                    }
-                    break
-                }
-            } else {
-                // Connected (it dialed in): wait for the session to end, not a timer.
-                backoff.reset()
-                await waitUntilDisconnected(expected)
-                continue
-            }
-            // Paused meanwhile (the session just ended for it): wait for the resume, not the backoff.
-            if paused.contains(expected) { continue }
-            // Given other addresses while it dialed: try them now.
-            if addressChanges != addressChangesSeen { continue }
-            await waitBeforeRedialing(expected, for: backoff.next())
         }
     }
 
@@ -522,13 +492,6 @@ public actor PeerManager {
         }
     }
 
-    /// What came of a connection (`handle`).
-    enum ConnectionOutcome: Sendable {
-        /// The TLS handshake failed, or another certificate answered than the one dialed.
-        case notThePeer
-        /// Anything else: a session ran, or the peer was refused or recorded as pending.
-        case handled
-    }
 
     /// Finishes the TLS handshake, checks the peer and runs a session.
     @discardableResult
