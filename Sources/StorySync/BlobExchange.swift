@@ -87,13 +87,9 @@ public actor BlobExchange {
     private var links: [PeerID: any BlobLink] = [:]
     /// The registration number of each peer's attached session (`attach`).
     private var linkGenerations: [PeerID: Int] = [:]
-    /// Peers known to hold a blob (they said so, or served its manifest).
-    private var holders: [BlobHash: Set<PeerID>] = [:]
-    /// Peers that failed a blob: not asked for it again before this instant.
-    private var failures: [BlobHash: [PeerID: ContinuousClock.Instant]] = [:]
-    /// Refusals in a row, per blob and peer (each doubles the wait).
-    private var refusals: [BlobHash: [PeerID: Int]] = [:]
-    private var transfers: [BlobHash: Transfer] = [:]
+    /// Which peer, which chunks, when to ask again and when to give up.
+    private var machine: BlobTransferStateMachine
+    private var transfers: [BlobHash: BlobTransferStateMachine.Transfer] { machine.transfers }
     private var pumpScheduled = false
     private let receiveLimiter: RateLimiter?
     /// Chunks as they arrive, stored by a task of their own (`storeChunks`):
@@ -107,36 +103,15 @@ public actor BlobExchange {
     private let arrivalStream: AsyncStream<(Message, PeerID)>
     private var storing: Task<Void, Never>?
 
-    private struct Transfer {
-        var media: MediaReference
-        var documents: Set<DocumentID>
-        var source: PeerID
-        var document: DocumentID
-        var manifest: [BlobHash]?
-        /// When the manifest was asked for (asked again after `chunkTimeout` without it).
-        var manifestAsked = ContinuousClock.now
-        var chunkSize = 0
-        var missing: [UInt32] = []
-        var outstanding: [UInt32: ContinuousClock.Instant] = [:]
-        var badChunks = 0
-        var heldBytes: UInt64 = 0
-        var received: UInt64 = 0
-        let started = ContinuousClock.now
-        var lastReported: UInt64 = 0
-        /// The bytes are held here already, and the reference over
-        /// `document` is not proven: the peer's copy is fetched as any blob
-        /// is (so asking tells nothing of what this daemon holds) and
-        /// compared with the bytes held, writing nothing.
-        var isVerifying = false
-        /// A verified chunk differed from the bytes held here.
-        var differs = false
-    }
-
     public init(blobs: BlobStore, store: Store, configuration: BlobExchangeConfiguration = .init(), logger: Logger) {
         self.blobs = blobs
         self.store = store
         self.configuration = configuration
         self.logger = logger
+        machine = BlobTransferStateMachine(
+            limits: .init(
+                window: configuration.window, retryAfter: configuration.retryAfter, refusalRetryAfter: configuration.refusalRetryAfter,
+                chunkTimeout: configuration.chunkTimeout, maximumBadChunks: configuration.maximumBadChunks))
         receiveLimiter = configuration.maximumReceiveRate.map { RateLimiter(bytesPerSecond: $0) }
         // Unbounded in type, bounded in fact: only chunks this daemon asked
         // for are taken (`window` per transfer), the rest are dropped unread.
@@ -196,7 +171,7 @@ public actor BlobExchange {
     }
 
     /// Peers known to hold a blob.
-    public func holders(of hash: BlobHash) -> Set<PeerID> { holders[hash] ?? [] }
+    public func holders(of hash: BlobHash) -> Set<PeerID> { machine.holders[hash] ?? [] }
 
     // MARK: - Connections
 
@@ -211,7 +186,7 @@ public actor BlobExchange {
             // A newer connection to the peer replaces one still ending: what was
             // asked over the old one is answered there, or not at all, so
             // those transfers start again over this one (chunks held are kept).
-            for (hash, transfer) in transfers where transfer.source == link.peer { transfers[hash] = nil }
+            _ = machine.replacedLink(to: link.peer)
         }
         links[link.peer] = link
         schedulePump()
@@ -222,8 +197,7 @@ public actor BlobExchange {
 
     func detach(_ peer: PeerID) {
         links[peer] = nil
-        for (hash, transfer) in transfers where transfer.source == peer {
-            transfers[hash] = nil
+        for hash in machine.detached(peer) {
             broadcaster.publish(.failed(hash, from: peer, reason: "the peer disconnected; the transfer resumes from another peer or when it is back"))
         }
         schedulePump()
@@ -251,11 +225,7 @@ public actor BlobExchange {
         switch message {
         case .blobHave(let document, let hashes):
             guard links[peer]?.blobDocumentIDs.contains(document) == true else { return }
-            for hash in hashes {
-                holders[hash, default: []].insert(peer)
-                failures[hash]?[peer] = nil
-                refusals[hash]?[peer] = nil
-            }
+            machine.peerHas(hashes, peer)
             schedulePump()
         case .blobRequest(let request):
             await serve(request, to: peer)
@@ -265,11 +235,10 @@ public actor BlobExchange {
             await received(chunk: bytes, index: index, of: hash, from: peer)
         case .blobUnavailable(let hash, let reason):
             logger.info("peer cannot send blob \(hash): \(reason)", metadata: ["peer": "\(peer.short)"])
-            holders[hash]?.remove(peer)
-            let count = (refusals[hash]?[peer] ?? 0) + 1
-            refusals[hash, default: [:]][peer] = count
-            let wait = min(configuration.retryAfter, configuration.refusalRetryAfter * (1 << min(count - 1, 16)))
-            giveUp(hash, on: peer, reason: "the peer does not have it (\(reason))", for: wait)
+            if machine.refused(hash, by: peer, now: .now) {
+                broadcaster.publish(.failed(hash, from: peer, reason: "the peer does not have it (\(reason))"))
+            }
+            schedulePump()
         default:
             return
         }
@@ -336,57 +305,34 @@ public actor BlobExchange {
     }
 
     private func received(_ manifest: Message.BlobManifest, from peer: PeerID) async {
-        guard var transfer = transfers[manifest.hash], transfer.source == peer, transfer.manifest == nil else { return }
-        guard manifest.byteCount == transfer.media.byteCount, manifest.type == transfer.media.type else {
-            giveUp(manifest.hash, on: peer, reason: "its manifest does not match the reference (size or type)")
+        switch machine.manifestArrived(manifest, from: peer) {
+        case .ignore:
             return
-        }
-        guard !transfer.isVerifying else {
-            guard manifest.chunkSize > 0, manifest.chunks.count == BlobRecord.chunkCount(byteCount: manifest.byteCount, chunkSize: Int(manifest.chunkSize))
-            else {
-                giveUp(manifest.hash, on: peer, reason: "its manifest does not match the reference (size or type)")
+        case .reject:
+            giveUp(manifest.hash, on: peer, reason: "its manifest does not match the reference (size or type)")
+        case .verify:
+            if manifest.chunks.isEmpty { await finishVerifying(manifest.hash) } else { await requestMore(manifest.hash) }
+        case .store:
+            do {
+                _ = try await blobs.beginPartial(manifest.hash, byteCount: manifest.byteCount, type: manifest.type, manifest: manifest.chunks)
+            } catch {
+                giveUp(manifest.hash, on: peer, reason: "\(error)")
                 return
             }
-            holders[manifest.hash, default: []].insert(peer)
-            transfer.manifest = manifest.chunks
-            transfer.chunkSize = Int(manifest.chunkSize)
-            transfer.missing = (0..<UInt32(manifest.chunks.count)).reversed()
-            transfers[manifest.hash] = transfer
-            if manifest.chunks.isEmpty { await finishVerifying(manifest.hash) } else { await requestMore(manifest.hash) }
-            return
-        }
-        do {
-            _ = try await blobs.beginPartial(manifest.hash, byteCount: manifest.byteCount, type: manifest.type, manifest: manifest.chunks)
-        } catch {
-            giveUp(manifest.hash, on: peer, reason: "\(error)")
-            return
-        }
-        holders[manifest.hash, default: []].insert(peer)
-        let missing = await blobs.missingChunks(manifest.hash)
-        logger.debug(
-            "blob \(manifest.hash): manifest of \(manifest.chunks.count) chunks, \(missing.count) missing", metadata: ["peer": "\(peer.short)"])
-        transfer.manifest = manifest.chunks
-        transfer.chunkSize = Int(manifest.chunkSize)
-        transfer.missing = missing.map(UInt32.init).reversed()
-        transfer.heldBytes = manifest.byteCount - missingBytes(missing, chunkSize: Int(manifest.chunkSize), total: manifest.byteCount)
-        transfers[manifest.hash] = transfer
-        if missing.isEmpty {
-            await complete(manifest.hash)
-        } else {
-            await requestMore(manifest.hash)
-        }
-    }
-
-    private func missingBytes(_ missing: [Int], chunkSize: Int, total: UInt64) -> UInt64 {
-        missing.reduce(0) { sum, index in
-            sum + min(UInt64(chunkSize), total - UInt64(index) * UInt64(chunkSize))
+            let missing = await blobs.missingChunks(manifest.hash)
+            logger.debug(
+                "blob \(manifest.hash): manifest of \(manifest.chunks.count) chunks, \(missing.count) missing", metadata: ["peer": "\(peer.short)"])
+            machine.manifestStored(manifest, from: peer, missing: missing)
+            if missing.isEmpty {
+                await complete(manifest.hash)
+            } else {
+                await requestMore(manifest.hash)
+            }
         }
     }
 
     private func received(chunk bytes: ArraySlice<UInt8>, index: UInt32, of hash: BlobHash, from peer: PeerID) async {
-        guard var transfer = transfers[hash], transfer.source == peer, transfer.outstanding.removeValue(forKey: index) != nil else { return }
-        transfer.received += UInt64(bytes.count)
-        transfers[hash] = transfer
+        guard let transfer = machine.chunkArrived(hash, index: index, byteCount: bytes.count, from: peer) else { return }
         let done: Bool
         do throws(BlobError) {
             if transfer.isVerifying {
@@ -396,39 +342,29 @@ public actor BlobExchange {
                 // Checked as a received chunk is (against the peer's manifest);
                 // whether it is the bytes held here shows only at the end.
                 guard checked.matchesManifest else { throw BlobError(.chunkMismatch, "chunk \(index) does not match its hash") }
-                guard var current = transfers[hash], current.source == peer else { return }
-                current.differs = current.differs || !checked.matchesHeld
-                transfers[hash] = current
-                done = current.missing.isEmpty && current.outstanding.isEmpty
+                guard machine.chunkCompared(hash, from: peer, matchesHeld: checked.matchesHeld) else { return }
+                done = transfers[hash]?.isDone == true
             } else {
                 done = try await blobs.writeChunk(hash, index: Int(index), bytes: bytes)
             }
         } catch where error.kind == .chunkMismatch {
             logger.warning("chunk \(index) of blob \(hash) does not match its hash; asking again", metadata: ["peer": "\(peer.short)"])
-            guard var again = transfers[hash] else { return }
-            again.badChunks += 1
-            if again.badChunks > configuration.maximumBadChunks {
-                giveUp(hash, on: peer, reason: "\(again.badChunks) chunks did not match their hashes")
-                return
+            switch machine.chunkMismatched(hash, index: index) {
+            case nil: return
+            case .giveUp(let badChunks): giveUp(hash, on: peer, reason: "\(badChunks) chunks did not match their hashes")
+            case .askAgain: await requestMore(hash)
             }
-            again.missing.append(index)
-            transfers[hash] = again
-            await requestMore(hash)
             return
         } catch {
             logger.error("cannot store a chunk of blob \(hash): \(error)")
             giveUp(hash, on: peer, reason: "\(error)")
             return
         }
-        guard var current = transfers[hash] else { return }
-        current.heldBytes += UInt64(bytes.count)
-        let total = current.media.byteCount
-        if current.heldBytes - current.lastReported >= max(total / 10, 1), !done {
-            current.lastReported = current.heldBytes
-            broadcaster.publish(.progressed(hash, from: peer, held: current.heldBytes, total: total))
+        guard transfers[hash] != nil else { return }
+        if let held = machine.chunkHeld(hash, byteCount: bytes.count, isLast: done) {
+            broadcaster.publish(.progressed(hash, from: peer, held: held, total: transfer.media.byteCount))
         }
-        transfers[hash] = current
-        if done && current.isVerifying {
+        if done && transfer.isVerifying {
             await finishVerifying(hash)
         } else if done {
             await complete(hash)
@@ -456,7 +392,7 @@ public actor BlobExchange {
     }
 
     /// Records that a transfer's bytes came over its document (`Store.proveBlobReference`).
-    private func prove(_ hash: BlobHash, by transfer: Transfer) async -> Bool {
+    private func prove(_ hash: BlobHash, by transfer: BlobTransferStateMachine.Transfer) async -> Bool {
         do {
             try await store.proveBlobReference(hash, in: transfer.document)
             return true
@@ -467,9 +403,8 @@ public actor BlobExchange {
     }
 
     /// A transfer ended well: said, announced, and the next one looked for.
-    private func finish(_ hash: BlobHash, _ transfer: Transfer, _ words: String) async {
-        transfers[hash] = nil
-        refusals[hash] = nil
+    private func finish(_ hash: BlobHash, _ transfer: BlobTransferStateMachine.Transfer, _ words: String) async {
+        _ = machine.finished(hash)
         logger.info("\(words)", metadata: ["peer": "\(transfer.source.short)"])
         broadcaster.publish(.completed(hash, from: transfer.source, bytes: transfer.media.byteCount))
         await announce(hash)
@@ -490,11 +425,10 @@ public actor BlobExchange {
             // again (unless the transfer ended meanwhile: its peer left).
             let missing = await blobs.missingChunks(hash).map(UInt32.init)
             guard transfers[hash] != nil else { return }
-            transfers[hash]!.missing = missing.reversed()
-            if missing.isEmpty {
-                giveUp(hash, on: transfer.source, reason: "\(error)")
-            } else {
+            if machine.askAgain(hash, missing: missing) {
                 await requestMore(hash)
+            } else {
+                giveUp(hash, on: transfer.source, reason: "\(error)")
             }
             return
         }
@@ -508,24 +442,17 @@ public actor BlobExchange {
 
     /// Keeps `window` chunks of a transfer asked for.
     private func requestMore(_ hash: BlobHash) async {
-        guard var transfer = transfers[hash], let link = links[transfer.source] else { return }
-        var chunks: [UInt32] = []
-        let now = ContinuousClock.now
-        while transfer.outstanding.count < configuration.window, let next = transfer.missing.popLast() {
-            transfer.outstanding[next] = now
-            chunks.append(next)
-        }
-        transfers[hash] = transfer
-        guard !chunks.isEmpty else { return }
-        if let receiveLimiter { await receiveLimiter.take(chunks.count * transfer.chunkSize) }
-        link.sendBlobMessage(.blobRequest(Message.BlobRequest(document: transfer.document, hash: hash, manifest: false, chunks: chunks)))
+        guard let source = transfers[hash]?.source, let link = links[source],
+            let request = machine.nextRequest(hash, now: .now)
+        else { return }
+        if let receiveLimiter { await receiveLimiter.take(request.chunks.count * request.chunkSize) }
+        link.sendBlobMessage(
+            .blobRequest(Message.BlobRequest(document: request.document, hash: hash, manifest: false, chunks: request.chunks)))
     }
 
     /// Stops fetching a blob from a peer; another (or the same, later) is tried.
     private func giveUp(_ hash: BlobHash, on peer: PeerID, reason: String, for wait: Duration? = nil) {
-        failures[hash, default: [:]][peer] = .now + (wait ?? configuration.retryAfter)
-        if let transfer = transfers[hash], transfer.source == peer {
-            transfers[hash] = nil
+        if machine.giveUp(hash, on: peer, now: .now, for: wait) {
             broadcaster.publish(.failed(hash, from: peer, reason: reason))
         }
         schedulePump()
@@ -548,43 +475,35 @@ public actor BlobExchange {
     func pump() async {
         pumpScheduled = false
         let now = ContinuousClock.now
-        for (hash, byPeer) in failures {
-            let kept = byPeer.filter { now < $0.value }
-            failures[hash] = kept.isEmpty ? nil : kept
-        }
         let wanted: [BlobHash: (media: MediaReference, documents: Set<DocumentID>)]
         do { wanted = try await store.unprovenBlobReferences() } catch {
             logger.warning("cannot read which blobs documents reference: \(error)")
             return
         }
-        for (hash, transfer) in transfers where transfer.manifest == nil && now - transfer.manifestAsked > configuration.chunkTimeout {
+        let late = machine.expire(now: now)
+        for hash in late.manifests {
             // A manifest never answered (a lost message): ask again.
-            transfers[hash]!.manifestAsked = now
+            guard let transfer = transfers[hash] else { continue }
             links[transfer.source]?.sendBlobMessage(Self.manifestRequest(hash, over: transfer.document))
         }
-        for (hash, transfer) in transfers {
-            let late = transfer.outstanding.filter { now - $0.value > configuration.chunkTimeout }.map(\.key)
-            // An earlier one's request may have let a peer leave meanwhile.
-            guard !late.isEmpty, transfers[hash] != nil else { continue }
-            for index in late { transfers[hash]!.outstanding[index] = nil }
-            transfers[hash]!.missing.append(contentsOf: late)
-            await requestMore(hash)
-        }
+        // An earlier one's request may have let a peer leave meanwhile (`requestMore` checks).
+        for hash in late.chunks { await requestMore(hash) }
+        let established = links.values.filter(\.isEstablished).map { (peer: $0.peer, documents: $0.blobDocumentIDs) }
         for (hash, want) in wanted.sorted(by: { $0.key.description < $1.key.description })
         where transfers[hash] == nil && configuration.acceptedTypes.contains(want.media.type) {
             // Held already or not, an unproven reference is fetched the same way:
             // whether this daemon asks must not tell whether it holds the bytes.
             let isHeld = await blobs.record(hash)?.isComplete == true
-            guard let (source, document) = chooseSource(hash, documents: want.documents, now: now) else { continue }
-            transfers[hash] = Transfer(media: want.media, documents: want.documents, source: source, document: document, isVerifying: isHeld)
+            guard transfers[hash] == nil, let (source, document) = machine.chooseSource(hash, documents: want.documents, links: established, now: now),
+                let link = links[source]
+            else { continue }
+            machine.start(want.media, documents: want.documents, source: source, document: document, isVerifying: isHeld, now: now)
             broadcaster.publish(.started(hash, from: source, bytes: want.media.byteCount))
             logger.debug("asking for blob \(hash)'s manifest", metadata: ["peer": "\(source.short)"])
-            links[source]!.sendBlobMessage(Self.manifestRequest(hash, over: document))
+            link.sendBlobMessage(Self.manifestRequest(hash, over: document))
         }
-        if transfers.values.contains(where: { !$0.outstanding.isEmpty || $0.manifest == nil }) || !failures.isEmpty {
+        if let wait = machine.nextCheck(now: now) {
             // Look again later: timeouts, and when the first failure ages out.
-            let firstRetry = failures.values.flatMap(\.values).min().map { max($0 - now, .milliseconds(50)) }
-            let wait = min(configuration.chunkTimeout, firstRetry ?? configuration.chunkTimeout)
             Task {
                 try? await Task.sleep(for: wait)
                 self.schedulePumpFromTimer()
@@ -596,20 +515,6 @@ public actor BlobExchange {
 
     private static func manifestRequest(_ hash: BlobHash, over document: DocumentID) -> Message {
         .blobRequest(Message.BlobRequest(document: document, hash: hash, manifest: true, chunks: []))
-    }
-
-    /// A connected peer that shares a referencing document, preferring one
-    /// known to hold the blob, skipping those that failed it lately.
-    private func chooseSource(_ hash: BlobHash, documents: Set<DocumentID>, now: ContinuousClock.Instant) -> (PeerID, DocumentID)? {
-        var candidates: [(peer: PeerID, document: DocumentID, holds: Bool)] = []
-        for (peer, link) in links where link.isEstablished {
-            if let until = failures[hash]?[peer], now < until { continue }
-            guard let document = link.blobDocumentIDs.first(where: documents.contains) else { continue }
-            candidates.append((peer, document, holders[hash]?.contains(peer) == true))
-        }
-        guard let best = candidates.max(by: { ($0.holds ? 1 : 0, $1.peer.description) < ($1.holds ? 1 : 0, $0.peer.description) })
-        else { return nil }
-        return (best.peer, best.document)
     }
 }
 
