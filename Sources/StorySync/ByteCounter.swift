@@ -58,3 +58,7 @@ final class ByteCountingHandler: ChannelDuplexHandler {
         context.write(data, promise: promise)
     }
 }
+
+/// A channel handler belongs to its channel's event loop: never shared across threads.
+@available(*, unavailable)
+extension ByteCountingHandler: Sendable {}

@@ -54,3 +54,7 @@ final class DiscoveryDatagramHandler: ChannelInboundHandler {
         }
     }
 }
+
+/// A channel handler belongs to its channel's event loop: never shared across threads.
+@available(*, unavailable)
+extension DiscoveryDatagramHandler: Sendable {}

@@ -55,3 +55,11 @@ extension Message {
         return buffer.readBytes(length: buffer.readableBytes) ?? []
     }
 }
+
+/// A channel handler belongs to its channel's event loop: never shared across threads.
+@available(*, unavailable)
+extension MessageDecoder: Sendable {}
+
+/// A channel handler belongs to its channel's event loop: never shared across threads.
+@available(*, unavailable)
+extension MessageEncoder: Sendable {}

@@ -172,3 +172,7 @@ package final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
 /// `TLS1_3_VERSION` as a Swift constant (a macro in OpenSSL's headers).
 let TLS1_3_VERSION_VALUE: Int32 = 0x0304
+
+/// A channel handler belongs to its channel's event loop: never shared across threads.
+@available(*, unavailable)
+extension TLSHandler: Sendable {}

@@ -40,3 +40,7 @@ final class MalformedRequestResponder: ChannelInboundHandler, RemovableChannelHa
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
     }
 }
+
+/// A channel handler belongs to its channel's event loop: never shared across threads.
+@available(*, unavailable)
+extension MalformedRequestResponder: Sendable {}
