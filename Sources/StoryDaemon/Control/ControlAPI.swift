@@ -7,10 +7,11 @@ import StoryIdentity
 import StoryStore
 import StorySync
 
-/// The control API's handlers and what they work with. Routes are grouped
-/// per resource in `ControlAPI+<Resource>.swift`, each registering its typed
-/// handlers in `add<Resource>Routes(to:)`; a new route goes in its
-/// resource's file (and in docs/openapi.json, which a test compares).
+/// The control API: every service its routes work with, handed out to the
+/// per-resource controllers (`<Resource>Controller.swift`), each of which
+/// holds only the services it uses and registers its typed handlers in
+/// `addRoutes(to:)`. A new route goes in its resource's controller (and in
+/// docs/openapi.json, which a test compares).
 struct ControlAPI: Sendable {
     let store: Store
     let identity: Identity
@@ -60,90 +61,56 @@ struct ControlAPI: Sendable {
         let table = SharedRouteTable()
         router.add(middleware: ControlMiddleware(access: access, routes: table, logger: logger))
         var builder = ControlRouteBuilder(router: router)
-        addSystemRoutes(to: &builder)
-        addPeerRoutes(to: &builder)
-        addProjectRoutes(to: &builder)
-        addShareRoutes(to: &builder)
-        addEditRoutes(to: &builder)
-        addHistoryRoutes(to: &builder)
-        addConflictRoutes(to: &builder)
-        addVersionRoutes(to: &builder)
-        addRenderRoutes(to: &builder)
-        addExportRoutes(to: &builder)
-        addLibraryRoutes(to: &builder)
-        addEventRoutes(to: &builder)
-        addMediaRoutes(to: &builder)
-        addPackageRoutes(to: &builder)
-        addMetricsRoutes(to: &builder)
-        addExportJobRoutes(to: &builder)
-        addSlideshowRoutes(to: &builder)
-        addPreviewRoutes(to: &builder)
+        let lookup = ResourceLookup(store: store, identity: identity, blobs: blobs, clock: clock)
+        let edits = EditService(store: store, clock: clock, lookup: lookup)
+        SystemController(
+            store: store, identity: identity, manager: manager, library: library, trash: trash, name: name,
+            temporaryDirectory: temporaryDirectory, logger: logger, started: started
+        ).addRoutes(to: &builder)
+        PeersController(lookup: lookup, store: store, identity: identity, manager: manager, discovery: discovery, name: name, clock: clock)
+            .addRoutes(to: &builder)
+        ProjectsController(
+            lookup: lookup, store: store, identity: identity, library: library, trash: trash, clock: clock, blobs: blobs
+        ).addRoutes(to: &builder)
+        SharesController(lookup: lookup, store: store, identity: identity, manager: manager, library: library, clock: clock)
+            .addRoutes(to: &builder)
+        EditsController(lookup: lookup, edits: edits, store: store, clock: clock).addRoutes(to: &builder)
+        HistoryController(lookup: lookup, store: store, identity: identity).addRoutes(to: &builder)
+        ConflictsController(lookup: lookup, store: store, identity: identity, clock: clock).addRoutes(to: &builder)
+        VersionsController(lookup: lookup, store: store, identity: identity, name: name, clock: clock, exports: exports)
+            .addRoutes(to: &builder)
+        RenderController(lookup: lookup, name: name, renderer: renderer, media: media).addRoutes(to: &builder)
+        ExportsController(
+            lookup: lookup, library: library, name: name, clock: clock, logger: logger, renderer: renderer, exports: exports, media: media
+        ).addRoutes(to: &builder)
+        LibraryController(lookup: lookup, store: store, library: library, trash: trash, name: name).addRoutes(to: &builder)
+        EventsController(lookup: lookup, store: store, manager: manager, library: library, clock: clock).addRoutes(to: &builder)
+        MediaController(
+            lookup: lookup, edits: edits, store: store, manager: manager, name: name, blobs: blobs,
+            acceptedMediaTypes: acceptedMediaTypes, logger: logger
+        ).addRoutes(to: &builder)
+        PackagesController(
+            lookup: lookup, store: store, identity: identity, manager: manager, library: library, clock: clock,
+            temporaryDirectory: temporaryDirectory, blobs: blobs, logger: logger, renderer: renderer, exports: exports, imports: imports
+        ).addRoutes(to: &builder)
+        MetricsController(store: store, manager: manager, metrics: metrics, started: started).addRoutes(to: &builder)
+        ExportJobsController(
+            lookup: lookup, store: store, name: name, blobs: blobs, logger: logger, renderer: renderer, exports: exports
+        ).addRoutes(to: &builder)
+        SlideshowController(lookup: lookup, store: store, blobs: blobs, logger: logger, renderer: renderer, exports: exports)
+            .addRoutes(to: &builder)
+        PreviewsController(lookup: lookup, previews: previews).addRoutes(to: &builder)
         table.set(builder.table)
         return (router, builder.table)
     }
 
-    // MARK: - Shared checks
-
-    /// A peer id in a request.
-    func peerID(_ text: String) throws(APIError) -> PeerID {
-        guard let id = PeerID(text) else {
-            throw APIError(.badRequest, "'\(text)' is not a peer id (8 groups of 7 characters, with check characters)")
-        }
-        return id
-    }
-
-    func documentID(_ text: String) throws(APIError) -> DocumentID {
-        guard let id = DocumentID(text) else { throw APIError(.badRequest, "'\(text)' is not a project or folder id (32 hex digits)") }
-        return id
-    }
-
-    /// A project id that names a stored project.
-    @inline(never)
-    func existingProject(_ text: String) async throws -> DocumentID {
-        try await projectRecord(try documentID(text)).id
-    }
-
-    /// What each peer is called here, for words people read ("made bob an
-    /// editor"): its name, else the name it announced, else its short id;
-    /// this daemon is "this machine".
-    func peerNames() async -> @Sendable (PeerID) -> String {
-        var names: [PeerID: String] = [:]
-        for peer in (try? await store.peers()) ?? [] {
-            if let name = peer.name ?? peer.announcedName { names[peer.id] = PrintableText.escaped(name) }
-        }
-        let (known, me) = (names, identity.peerID)
-        return { peer in peer == me ? "this machine" : known[peer] ?? peer.short }
-    }
-
-    /// The record of a stored project; a store failure is a 5xx, only a missing project a 404.
-    @inline(never)
-    func projectRecord(_ id: DocumentID) async throws -> DocumentRecord {
-        do {
-            let record = try await store.document(id)
-            guard record.kind == .project else { throw APIError(.notFound, "no project \(id)") }
-            guard !record.isAwaitingFounding else {
-                throw APIError(.notFound, "project \(id) was offered by a peer and has not arrived yet (storyteller status shows when it syncs)")
-            }
-            return record
-        } catch let error as StoreError where error.code == .notFound {
-            throw APIError(.notFound, "no project \(id)")
-        }
-    }
-
-    /// A peer this daemon has configured (added, or accepted).
-    func configuredPeer(_ text: String) async throws -> PeerID {
-        let peer = try peerID(text)
-        guard try await store.peers().contains(where: { $0.id == peer && $0.state == .configured }) else {
-            throw APIError(.notFound, "no configured peer \(peer): add it first")
-        }
-        return peer
-    }
+    // MARK: - Names in requests
 
     static func hasControlCharacters(_ text: String) -> Bool { PrintableText.hasControlCharacters(text) }
 
     /// A project name: 1 to 200 bytes, no control characters (a NUL would
     /// cut it short in other programs, a newline break listings).
-    func projectName(_ text: String) throws(APIError) -> String { try Self.name(text, atMost: 200) }
+    static func projectName(_ text: String) throws(APIError) -> String { try name(text, atMost: 200) }
 
     /// A name as given: trimmed, 1 to `limit` bytes, no control characters
     /// (a NUL cuts it short in other programs, a line break or an escape
@@ -159,14 +126,14 @@ struct ControlAPI: Sendable {
     }
 
     /// A folder name: 1 to 200 bytes, no `/` (paths use it), no control characters.
-    func nodeName(_ text: String) throws(APIError) -> String {
+    static func nodeName(_ text: String) throws(APIError) -> String {
         let name = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty, name.utf8.count <= 200, !name.contains("/"), !Self.hasControlCharacters(name) else {
+        guard !name.isEmpty, name.utf8.count <= 200, !name.contains("/"), !hasControlCharacters(name) else {
             throw APIError(.badRequest, "a name must be 1 to 200 bytes without '/' or control characters")
         }
         return name
     }
 
-    /// Seconds since the daemon started.
-    var uptimeSeconds: Int { Int((ContinuousClock.now - started).components.seconds) }
+    /// Whole seconds since `started` (the daemon's uptime).
+    static func seconds(since started: ContinuousClock.Instant) -> Int { Int((ContinuousClock.now - started).components.seconds) }
 }

@@ -21,7 +21,7 @@ struct SlideshowSource: Sendable {
     func page(of id: DocumentID, media: SlideshowPage.Media, tag: String? = nil) async throws -> (page: SlideshowPage, view: ProjectView) {
         let document = try await store.project(id)
         var view = document.view
-        if tag != nil { view.scenes = try ControlAPI.shots(of: view.scenes, in: view, taggedWith: tag) }
+        if tag != nil { view.scenes = try ExportsController.shots(of: view.scenes, in: view, taggedWith: tag) }
         let held = Set(await self.media.files(view.shots.compactMap(\.sound), of: id).keys)
         let name = try await store.document(id).name
         let title = [view.title, name].compactMap { $0 }.first { !$0.isEmpty } ?? "Untitled"

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 import NIOCore
 import StoryAPI
 import StoryCore
@@ -12,11 +13,22 @@ import StorySync
 /// `media/transfers` and `media/sounds`. Uploads are streamed request bodies (any size up to
 /// `blob-max-bytes`, never held whole in memory), checked from their bytes
 /// before anything is stored.
-extension ControlAPI {
-    func addMediaRoutes(to routes: inout ControlRouteBuilder) {
+struct MediaController: Sendable {
+    let lookup: ResourceLookup
+    let edits: EditService
+    let store: Store
+    let manager: PeerManager
+    let name: String
+    let blobs: BlobStore
+    let acceptedMediaTypes: Set<StoryCore.MediaType>
+    let logger: Logger
+    /// Which of a project's pictures and sounds it may use here.
+    var media: ProjectMedia { ProjectMedia(store: store, blobs: blobs) }
+
+    func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.post("projects/:project/shots/:shot/images") { request, context in
-            let id = try await existingProject(try context.parameter("project"))
-            let shot = try objectID(try context.parameter("shot"), "shot")
+            let id = try await lookup.existingProject(try context.parameter("project"))
+            let shot = try lookup.objectID(try context.parameter("shot"), "shot")
             let query = request.query
             let fit = query["fit"] ?? "contain"
             guard FieldKey.fitModes.contains(fit) else {
@@ -32,14 +44,14 @@ extension ControlAPI {
                 position = at
             }
             if let text = query["below"] {
-                let layer = try objectID(text, "layer")
+                let layer = try lookup.objectID(text, "layer")
                 guard let index = try await store.project(id).view.shot(shot)?.layers.firstIndex(where: { $0.id == layer }) else {
                     throw APIError(.notFound, "shot \(shot) has no layer \(layer) to go below")
                 }
                 position = index
             }
             let media = try await receiveMedia(request, wanting: .image)
-            let result = try await edit(
+            let result = try await edits.edit(
                 id,
                 API.EditRequest(
                     ops: [.addLayer(shot: .id(shot), at: position, name: name ?? "Image"), .set(.created(0), .image, .media(media)),
@@ -52,8 +64,8 @@ extension ControlAPI {
             return try await layerAnswer(layer, shot: shot, in: id, status: .created)
         }
         routes.put("projects/:project/shots/:shot/sound") { request, context in
-            let id = try await existingProject(try context.parameter("project"))
-            let shot = try objectID(try context.parameter("shot"), "shot")
+            let id = try await lookup.existingProject(try context.parameter("project"))
+            let shot = try lookup.objectID(try context.parameter("shot"), "shot")
             let query = request.query
             var offset = 0.0
             if let text = query["offset"] {
@@ -69,28 +81,28 @@ extension ControlAPI {
             try await checkWritable(id, shot: shot)
             var media = try await receiveMedia(request, wanting: .sound)
             media.offset = offset
-            _ = try await edit(id, API.EditRequest(ops: [.set(.id(shot), .sound, .media(media))], session: session))
+            _ = try await edits.edit(id, API.EditRequest(ops: [.set(.id(shot), .sound, .media(media))], session: session))
             await manager.blobExchange?.announce(media.hash)
             return .json(API.Media(media, state: "complete"))
         }
         routes.delete("projects/:project/shots/:shot/sound") { request, context in
-            let id = try await existingProject(try context.parameter("project"))
-            let shot = try objectID(try context.parameter("shot"), "shot")
+            let id = try await lookup.existingProject(try context.parameter("project"))
+            let shot = try lookup.objectID(try context.parameter("shot"), "shot")
             let session = try sessionName(request.query["session"])
             // Clearing what is not there changes nothing (and says so).
             guard try await store.project(id).field(.sound, of: shot) != .null else {
                 try await checkWritable(id, shot: shot)
                 return .json(API.EditResult(created: [nil], changed: false))
             }
-            let result = try await edit(id, API.EditRequest(ops: [.set(.id(shot), .sound, .null)], session: session))
+            let result = try await edits.edit(id, API.EditRequest(ops: [.set(.id(shot), .sound, .null)], session: session))
             return .json(result)
         }
         routes.get("projects/:project/media") { _, context in
-            let id = try await existingProject(try context.parameter("project"))
+            let id = try await lookup.existingProject(try context.parameter("project"))
             return .json(try await mediaEntries(of: id))
         }
         routes.get("projects/:project/media/:blob") { _, context in
-            let id = try await existingProject(try context.parameter("project"))
+            let id = try await lookup.existingProject(try context.parameter("project"))
             let text = try context.parameter("blob")
             guard let hash = BlobHash(hex: text) else { throw APIError(.badRequest, "'\(text)' is not a SHA-256 (64 hex digits)") }
             guard let reference = try await store.blobReferences(of: id).first(where: { $0.hash == hash }) else {
@@ -100,7 +112,7 @@ extension ControlAPI {
                 throw APIError(.notFound, "blob \(hash) of project \(id): \(reason) (see `storyteller media status`)")
             }
             guard let record = await blobs.record(hash) else { throw APIError(.notFound, "blob \(hash) is not on this machine yet") }
-            return try fileResponse(blobs.completePath(hash), bytes: record.byteCount, contentType: record.type.mimeType)
+            return try Self.fileResponse(blobs.completePath(hash), bytes: record.byteCount, contentType: record.type.mimeType)
         }
         routes.get("media/transfers") { _, _ in
             .json(try await mediaStatus())
@@ -112,15 +124,9 @@ extension ControlAPI {
         }
     }
 
-    /// An object id in a path (a shot's or a layer's).
-    func objectID(_ text: String, _ what: String) throws(APIError) -> OpID {
-        guard let id = OpID(text) else { throw APIError(.badRequest, "'\(text)' is not a \(what) id") }
-        return id
-    }
-
     /// A layer name given in a query: at most 200 bytes, no control characters.
     func layerName(_ text: String) throws(APIError) -> String {
-        guard !text.isEmpty, text.utf8.count <= 200, !Self.hasControlCharacters(text) else {
+        guard !text.isEmpty, text.utf8.count <= 200, !ControlAPI.hasControlCharacters(text) else {
             throw APIError(.badRequest, "'name' must be 1 to 200 bytes without control characters")
         }
         return text
@@ -213,21 +219,6 @@ extension ControlAPI {
             duration: info.type.isSound ? info.duration : 0)
     }
 
-    /// Checks that the media an edit sets is a blob this daemon holds, as the
-    /// reference describes it: a client cannot point a document at bytes
-    /// nobody has.
-    func checkMediaIsHeld(_ operations: [API.EditOperation]) async throws {
-        for case .set(_, let key, .media(let media)) in operations {
-            guard let record = await blobs.record(media.hash), case .complete = record.state else {
-                throw APIError(.notFound, "'\(key)' names blob \(media.hash), which this machine does not hold; upload the file instead")
-            }
-            if let problem = record.problem { throw APIError(.unsupportedMedia, "'\(key)': blob \(media.hash) is kept aside: \(problem)") }
-            guard record.byteCount == media.byteCount, record.type == media.type else {
-                throw APIError(.badRequest, "'\(key)': blob \(media.hash) is a \(record.type) of \(record.byteCount) bytes, not what the value says")
-            }
-        }
-    }
-
     /// A layer of a shot as `projects show` shows it.
     func layerAnswer(_ layer: OpID, shot: OpID, in id: DocumentID, status: HTTPResponse.Status) async throws -> Response {
         let document = try await store.project(id)
@@ -252,7 +243,7 @@ extension ControlAPI {
         var entries: [API.MediaEntry] = []
         let proven = try await store.provenBlobs(of: id)
         for media in try await store.blobReferences(of: id) {
-            let (state, held, problem) = await blobState(media, proven: proven)
+            let (state, held, problem) = await lookup.blobState(media, proven: proven)
             let peers = await manager.blobExchange?.holders(of: media.hash) ?? []
             entries.append(
                 API.MediaEntry(
@@ -261,25 +252,6 @@ extension ControlAPI {
         }
         // Shown first what the board shows, then what only history holds.
         return entries.sorted { ($0.usedBy.isEmpty ? 1 : 0, $0.blob) < ($1.usedBy.isEmpty ? 1 : 0, $1.blob) }
-    }
-
-    /// `complete`, `partial`, `missing` or `kept-aside` for a project (its
-    /// proven blobs: `proven`), the bytes held for it, and why kept aside.
-    func blobState(_ media: MediaReference, proven: Set<BlobHash>) async -> (state: String, held: UInt64, problem: String?) {
-        let record = await blobs.record(media.hash)
-        switch record?.state {
-        case .complete?:
-            if let problem = record?.problem { return ("kept-aside", media.byteCount, problem) }
-            if let record, record.type != media.type {
-                return ("kept-aside", media.byteCount, "its bytes are a \(record.type.fileExtension), not the \(media.type.fileExtension) the project names")
-            }
-            // Bytes held for another project count for this one once received for it too.
-            return proven.contains(media.hash) ? ("complete", media.byteCount, nil) : ("missing", 0, nil)
-        case .partial(let held, let total)?:
-            let bytes = total == 0 ? 0 : UInt64(Double(media.byteCount) * Double(held) / Double(total))
-            return ("partial", bytes, nil)
-        case nil: return ("missing", 0, nil)
-        }
     }
 
     func mediaStatus() async throws -> API.MediaStatus {
@@ -311,7 +283,7 @@ extension ControlAPI {
     }
 
     /// A file's bytes as the answer, read and sent 1 MiB at a time.
-    func fileResponse(_ path: String, bytes: UInt64, contentType: String) throws -> Response {
+    static func fileResponse(_ path: String, bytes: UInt64, contentType: String) throws -> Response {
         guard let handle = FileHandle(forReadingAtPath: path) else { throw APIError(.internal, "cannot open the stored blob \(path)") }
         return Response(
             status: .ok, headers: [.contentType: contentType, .contentLength: String(bytes)],

@@ -1,21 +1,39 @@
 import Foundation
 import Hummingbird
+import Logging
 import NIOCore
 import NIOPosix
 import StoryAPI
 import StoryCore
+import StoryIdentity
 import StoryRender
 import StoryStore
+import StorySync
 
 /// Project packages: `projects/{id}/exports/package` (a `.storyboard` zip
 /// streamed out) and `imports` (one streamed in: added or merged).
-extension ControlAPI {
+struct PackagesController: Sendable {
+    let lookup: ResourceLookup
+    let store: Store
+    let identity: Identity
+    let manager: PeerManager
+    let library: LibraryService
+    let clock: WallClock
+    let temporaryDirectory: String
+    let blobs: BlobStore
+    let logger: Logger
+    let renderer: PanelRenderService
+    let exports: ExportJobs
+    let imports: SerialGate
+    /// Which of a project's pictures and sounds it may use here.
+    var media: ProjectMedia { ProjectMedia(store: store, blobs: blobs) }
+
     /// Thumbnails are this many pixels wide.
     static let thumbnailWidth = 320
 
-    func addPackageRoutes(to routes: inout ControlRouteBuilder) {
+    func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("projects/:project/exports/package") { _, context in
-            try await exportPackage(try await existingProject(try context.parameter("project")))
+            try await exportPackage(try await lookup.existingProject(try context.parameter("project")))
         }
         routes.post("imports") { request, _ in
             let (answer, isNew) = try await importPackage(request)
@@ -28,7 +46,7 @@ extension ControlAPI {
     /// a full disk a 507 before the first byte.
     func exportPackage(_ id: DocumentID) async throws -> Response {
         let started = ContinuousClock.now
-        let record = try await projectRecord(id)
+        let record = try await lookup.projectRecord(id)
         let content = try await store.packageContent(of: id)
         let read = ContinuousClock.now
         let view = content.view
@@ -107,7 +125,7 @@ extension ControlAPI {
         for attempt in 0..<50 {
             do {
                 opened = try await renderer.openSheet(
-                    scenes: view.scenes, of: view, title: title, date: Self.today(clock), layout: layout, pictureFiles: pictureFiles)
+                    scenes: view.scenes, of: view, title: title, date: ExportsController.today(clock), layout: layout, pictureFiles: pictureFiles)
             } catch {
                 logger.warning("the package of \(title) goes without its print sheet: \(error)")
                 return nil
@@ -170,14 +188,14 @@ extension ControlAPI {
     /// transaction through the store's verifying path, and only then commits
     /// the blobs it references. Anything refused leaves nothing behind.
     func importPackage(_ request: Request) async throws -> (API.PackageImported, isNew: Bool) {
-        let folder = try await folderForNewProject(request.query["folder"])
+        let folder = try await library.folderForNewProject(request.query["folder"])
         let path = try scratchPath("import", ".storyboard")
         defer { unlink(path) }
         // Before a byte is read: a package that cannot fit on this disk is refused.
         let room = Self.freeBytes(temporaryDirectory)
         if let length = request.headers[.contentLength].flatMap({ UInt64($0) }), length > room {
             throw APIError(
-                .tooLarge, "the package is \(Self.bytesText(length)); the disk holding the daemon's state has \(Self.bytesText(room)) free; nothing was stored")
+                .tooLarge, "the package is \(MediaController.bytesText(length)); the disk holding the daemon's state has \(MediaController.bytesText(room)) free; nothing was stored")
         }
         try await receiveFile(request, into: path, limit: room)
         // Received side by side, checked and stored one at a time.

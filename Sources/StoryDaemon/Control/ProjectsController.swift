@@ -1,11 +1,22 @@
 import Hummingbird
 import StoryAPI
 import StoryCore
+import StoryIdentity
 import StoryStore
 
 /// `projects`: list, create, copy, show, rename, delete, restore, purge.
-extension ControlAPI {
-    func addProjectRoutes(to routes: inout ControlRouteBuilder) {
+struct ProjectsController: Sendable {
+    let lookup: ResourceLookup
+    let store: Store
+    let identity: Identity
+    let library: LibraryService
+    let trash: ProjectTrash
+    let clock: WallClock
+    let blobs: BlobStore
+    /// Which of a project's pictures and sounds it may use here.
+    var media: ProjectMedia { ProjectMedia(store: store, blobs: blobs) }
+
+    func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("projects") { request, _ in
             let deleted = request.query["deleted"]
             guard [nil, "true", "false"].contains(deleted) else { throw APIError(.badRequest, "deleted must be true or false") }
@@ -15,34 +26,34 @@ extension ControlAPI {
             try await project(try await createProject(try await request.decode(API.CreateProject.self, context: context)), status: .created)
         }
         routes.post("projects/:project/copy") { request, context in
-            let source = try await existingProject(try context.parameter("project"))
+            let source = try await lookup.existingProject(try context.parameter("project"))
             let body = try await request.decodeIfPresent(API.CopyProject.self, context: context) ?? API.CopyProject()
             return try await project(try await copyProject(source, body), status: .created)
         }
         routes.get("projects/:project") { request, context in
             let points = request.query["points"]
             guard [nil, "true", "false"].contains(points) else { throw APIError(.badRequest, "points must be true or false") }
-            return try await project(try documentID(try context.parameter("project")), withPoints: points != "false", at: request.query["at"])
+            return try await project(try lookup.documentID(try context.parameter("project")), withPoints: points != "false", at: request.query["at"])
         }
         routes.patch("projects/:project") { request, context in
-            let id = try await existingProject(try context.parameter("project"))
+            let id = try await lookup.existingProject(try context.parameter("project"))
             try await renameProject(id, to: try await request.decode(API.CreateProject.self, context: context).name)
             return try await project(id)
         }
         routes.delete("projects/:project") { _, context in
-            let id = try await existingProject(try context.parameter("project"))
+            let id = try await lookup.existingProject(try context.parameter("project"))
             _ = try await trash.delete(id)
             return try await project(id)
         }
         routes.post("projects/:project/restore") { _, context in
-            let id = try await existingProject(try context.parameter("project"))
+            let id = try await lookup.existingProject(try context.parameter("project"))
             try await trash.restore(id)
             return try await project(id)
         }
         routes.post("projects/:project/purge") { request, context in
             let force = request.query["force"]
             guard [nil, "true", "false"].contains(force) else { throw APIError(.badRequest, "force must be true or false") }
-            let id = try await existingProject(try context.parameter("project"))
+            let id = try await lookup.existingProject(try context.parameter("project"))
             let purged = try await trash.purge(id, force: force == "true")
             return .json(
                 API.PurgeResult(purged: id.description, name: purged.record.name, awaiting: purged.awaiting.map(\.description)))
@@ -70,8 +81,8 @@ extension ControlAPI {
     }
 
     func createProject(_ body: API.CreateProject) async throws -> DocumentID {
-        let name = try projectName(body.name)
-        let folder = try await folderForNewProject(body.folder)
+        let name = try ControlAPI.projectName(body.name)
+        let folder = try await library.folderForNewProject(body.folder)
         let now = clock.milliseconds
         let id = try await store.createDocument(kind: .project, name: name, at: now)
         _ = try await store.editProject(id, at: now) { try $0.set(.title, to: .string(name)) }
@@ -80,28 +91,18 @@ extension ControlAPI {
     }
 
     func copyProject(_ source: DocumentID, _ body: API.CopyProject) async throws -> DocumentID {
-        let name = try body.name.map(projectName)
-        let folder = try await folderForNewProject(body.folder)
+        let name = try body.name.map(ControlAPI.projectName)
+        let folder = try await library.folderForNewProject(body.folder)
         let id = try await store.copyProject(source, name: name, at: clock.milliseconds)
         let title = try await store.document(id).name ?? "Untitled"
         try await library.file(id, named: title, in: folder)
         return id
     }
 
-    /// The folder a new project is filed in (a shared folder's too); the root by default.
-    func folderForNewProject(_ reference: String?) async throws -> LibraryPlace {
-        let set = try await library.set()
-        let place = try set.resolve(reference ?? "root")
-        guard place.node == .root || place.node == .incoming || set.node(place)?.kind == .folder else {
-            throw APIError(.badRequest, "\(set.path(of: place)) is not a folder")
-        }
-        return place
-    }
-
     func renameProject(_ id: DocumentID, to text: String) async throws {
-        let name = try projectName(text)
+        let name = try ControlAPI.projectName(text)
         // The signed edit first: a read-only project is refused before anything changes.
-        _ = try await store.editProject(id, session: Self.defaultSession, at: clock.milliseconds) { try $0.set(.title, to: .string(name)) }
+        _ = try await store.editProject(id, session: ControlAPI.defaultSession, at: clock.milliseconds) { try $0.set(.title, to: .string(name)) }
         try await store.setName(name, of: id)
         let set = try await library.set()
         for (libraryID, view) in set.views {
@@ -112,17 +113,29 @@ extension ControlAPI {
     }
 
     /// The project as an answer, streamed (bounded memory for any size);
-    /// with `at`, as it was at that version (`projectDocument(_:at:)`).
+    /// with `at`, as it was at that version (`lookup.projectDocument(_:at:)`).
     func project(_ id: DocumentID, status: HTTPResponse.Status = .ok, withPoints: Bool = true, at: String? = nil) async throws -> Response {
-        let record = try await projectRecord(id)
-        let (document, version) = try await projectDocument(id, at: at)
+        let record = try await lookup.projectRecord(id)
+        let (document, version) = try await lookup.projectDocument(id, at: at)
         var mediaStates: [BlobHash: String] = [:]
         let proven = try await store.provenBlobs(of: id)
-        for media in document.view.media { mediaStates[media.hash] = await blobState(media, proven: proven).state }
+        for media in document.view.media { mediaStates[media.hash] = await lookup.blobState(media, proven: proven).state }
         let stream = try ProjectJSONStream(
             record: record, document: document,
             trash: API.Trash(record, retention: trash.retention, localPeer: identity.peerID), withPoints: withPoints,
             mediaStates: mediaStates, version: version)
         return .streaming(stream.stream, contentType: "application/json", status: status)
+    }
+}
+
+extension LibraryService {
+    /// The folder a new project is filed in (a shared folder's too); the root by default.
+    func folderForNewProject(_ reference: String?) async throws -> LibraryPlace {
+        let set = try await self.set()
+        let place = try set.resolve(reference ?? "root")
+        guard place.node == .root || place.node == .incoming || set.node(place)?.kind == .folder else {
+            throw APIError(.badRequest, "\(set.path(of: place)) is not a folder")
+        }
+        return place
     }
 }

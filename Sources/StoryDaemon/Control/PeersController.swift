@@ -1,12 +1,21 @@
 import Hummingbird
 import StoryAPI
 import StoryCore
+import StoryIdentity
 import StoryStore
 import StorySync
 
 /// `peers`: list, add, remove, pending, accept, pause, resume, discovered.
-extension ControlAPI {
-    func addPeerRoutes(to routes: inout ControlRouteBuilder) {
+struct PeersController: Sendable {
+    let lookup: ResourceLookup
+    let store: Store
+    let identity: Identity
+    let manager: PeerManager
+    let discovery: LocalDiscovery?
+    let name: String
+    let clock: WallClock
+
+    func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("peers") { _, _ in .json(try await peers().filter { $0.state == PeerRecord.State.configured.rawValue }) }
         routes.get("peers/pending") { _, _ in .json(try await peers().filter { $0.state == PeerRecord.State.pending.rawValue }) }
         routes.get("peers/discovered") { _, _ in .json(try await discovered()) }
@@ -15,21 +24,21 @@ extension ControlAPI {
         }
         routes.post("peers/:peer/accept") { request, context in
             let body = try await request.decodeIfPresent(API.AcceptPeer.self, context: context)
-            return .json(try await acceptPeer(try peerID(try context.parameter("peer")), address: body?.address))
+            return .json(try await acceptPeer(try lookup.peerID(try context.parameter("peer")), address: body?.address))
         }
         routes.delete("peers/:peer") { _, context in
-            .json(try await removePeer(try peerID(try context.parameter("peer"))))
+            .json(try await removePeer(try lookup.peerID(try context.parameter("peer"))))
         }
         routes.patch("peers/:peer") { request, context in
-            let id = try peerID(try context.parameter("peer"))
+            let id = try lookup.peerID(try context.parameter("peer"))
             let body = try await request.decode(API.PeerSettings.self, context: context)
             return .json(try await setPeer(id, body))
         }
         routes.post("peers/:peer/pause") { _, context in
-            .json(try await setPaused(true, try peerID(try context.parameter("peer"))))
+            .json(try await setPaused(true, try lookup.peerID(try context.parameter("peer"))))
         }
         routes.post("peers/:peer/resume") { _, context in
-            .json(try await setPaused(false, try peerID(try context.parameter("peer"))))
+            .json(try await setPaused(false, try lookup.peerID(try context.parameter("peer"))))
         }
     }
 
@@ -92,7 +101,7 @@ extension ControlAPI {
     }
 
     func addPeer(_ body: API.AddPeer) async throws -> API.Peer {
-        let id = try peerID(body.id)
+        let id = try lookup.peerID(body.id)
         let addresses = try API.PeerAddress.list(body.allAddresses)
         guard id != identity.peerID else { throw APIError(.badRequest, "that is this daemon's own peer id") }
         // No address: it is dialed where local discovery hears it (or it dials in).
@@ -115,7 +124,7 @@ extension ControlAPI {
 
     /// A peer's name as a user gives it: 1 to 64 bytes, no control characters.
     /// - Throws: `APIError(.badRequest)` saying what is wrong.
-    func peerName(_ name: String) throws(APIError) -> String { try Self.name(name, atMost: 64) }
+    func peerName(_ name: String) throws(APIError) -> String { try ControlAPI.name(name, atMost: 64) }
 
     /// What local discovery hears, with whether each peer is configured here.
     func discovered() async throws -> API.Discovery {

@@ -1,16 +1,25 @@
 import Foundation
 import Hummingbird
+import Logging
 import NIOCore
 import StoryAPI
 import StoryCore
 import StoryRender
+import StoryStore
 
 /// `projects/{id}/exports/html`: the slideshow page, as one self-contained
 /// file (streamed, a slide at a time) or as a page and the files beside it.
-extension ControlAPI {
-    func addSlideshowRoutes(to routes: inout ControlRouteBuilder) {
+struct SlideshowController: Sendable {
+    let lookup: ResourceLookup
+    let store: Store
+    let blobs: BlobStore
+    let logger: Logger
+    let renderer: PanelRenderService
+    let exports: ExportJobs
+
+    func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("projects/:project/exports/html") { request, context in
-            let id = try await existingProject(try context.parameter("project"))
+            let id = try await lookup.existingProject(try context.parameter("project"))
             let query = request.query
             var form = API.Slideshow.Form.file
             if let text = query["form"] {

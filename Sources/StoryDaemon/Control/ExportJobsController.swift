@@ -1,17 +1,29 @@
 import Foundation
 import Hummingbird
+import Logging
 import StoryAPI
 import StoryCore
 import StoryEditorial
 import StoryRender
+import StoryStore
 
 /// `projects/{id}/exports` and `exports/{job}[/file]`: exports made as jobs
 /// (`ExportJobs`), since an animatic takes many seconds. The project is read
 /// when the job is posted: later edits do not change an export under way.
-extension ControlAPI {
-    func addExportJobRoutes(to routes: inout ControlRouteBuilder) {
+struct ExportJobsController: Sendable {
+    let lookup: ResourceLookup
+    let store: Store
+    let name: String
+    let blobs: BlobStore
+    let logger: Logger
+    let renderer: PanelRenderService
+    let exports: ExportJobs
+    /// Which of a project's pictures and sounds it may use here.
+    var media: ProjectMedia { ProjectMedia(store: store, blobs: blobs) }
+
+    func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.post("projects/:project/exports") { request, context in
-            let id = try await existingProject(try context.parameter("project"))
+            let id = try await lookup.existingProject(try context.parameter("project"))
             let body = try await request.decode(API.ExportRequest.self, context: context)
             let job = try await startExport(body, of: id)
             var response = Response.json(job.view, status: .accepted)
@@ -26,7 +38,7 @@ extension ControlAPI {
             switch job.state {
             case .done:
                 guard let bytes = job.bytes else { throw APIError(.internal, "the export's file is gone") }
-                var response = try fileResponse(job.filePath, bytes: bytes, contentType: job.contentType)
+                var response = try MediaController.fileResponse(job.filePath, bytes: bytes, contentType: job.contentType)
                 response.headers[.contentDisposition] = "attachment; filename=\"\(job.fileName)\""
                 return response
             case .failed:
@@ -65,7 +77,7 @@ extension ControlAPI {
                 "the size must be \(AnimaticFrame.widths.lowerBound) to \(AnimaticFrame.widths.upperBound) pixels wide and "
                     + "\(AnimaticFrame.heights.lowerBound) to \(AnimaticFrame.heights.upperBound) high, not \(width)x\(height)")
         }
-        let view = try await projectDocument(id, at: body.at).document.view
+        let view = try await lookup.projectDocument(id, at: body.at).document.view
         var scenes = view.scenes
         var title = view.title ?? "Storyteller"
         if let number = body.scene {
@@ -75,7 +87,7 @@ extension ControlAPI {
             scenes = [scene]
             title += " – scene \(number)" + (scene.title.map { ": \($0)" } ?? "")
         }
-        let shots = try Self.shots(of: scenes, in: view, taggedWith: body.tag).flatMap(\.shots)
+        let shots = try ExportsController.shots(of: scenes, in: view, taggedWith: body.tag).flatMap(\.shots)
         guard !shots.isEmpty else { throw APIError(.badRequest, "nothing to export: \(body.scene == nil ? "the project" : "the scene") has no shots") }
         let timeline = Timeline(shots: shots, fps: fps)
         let baseName = Self.fileName(from: title)

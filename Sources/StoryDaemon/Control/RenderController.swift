@@ -6,10 +6,15 @@ import StoryRender
 import StoryStore
 
 /// `projects/{id}/shots/{shot}/render`.
-extension ControlAPI {
-    func addRenderRoutes(to routes: inout ControlRouteBuilder) {
+struct RenderController: Sendable {
+    let lookup: ResourceLookup
+    let name: String
+    let renderer: PanelRenderService
+    let media: ProjectMedia
+
+    func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("projects/:project/shots/:shot/render") { request, context in
-            let id = try await existingProject(try context.parameter("project"))
+            let id = try await lookup.existingProject(try context.parameter("project"))
             let shotText = try context.parameter("shot")
             guard let shotID = OpID(shotText) else { throw APIError(.badRequest, "'\(shotText)' is not a shot id") }
             var format = API.RenderFormat.default
@@ -21,7 +26,7 @@ extension ControlAPI {
             }
             let width = try integer("width", in: request, API.RenderFormat.widths, default: API.RenderFormat.defaultWidth, unit: " pixels")
             let onion = try integer("onion", in: request, API.RenderFormat.onionCounts, default: 0)
-            let view = try await projectDocument(id, at: request.query["at"]).document.view
+            let view = try await lookup.projectDocument(id, at: request.query["at"]).document.view
             guard let shot = view.shot(shotID) else { throw APIError(.notFound, "no visible shot \(shotID) in \(id)") }
             // Only the pictures this panel draws, and only those the project may use here (the rest are outlined).
             let files = await media.files(PanelRenderer.pictures(drawnIn: shot), of: id)

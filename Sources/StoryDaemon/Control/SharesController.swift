@@ -1,25 +1,34 @@
 import Hummingbird
 import StoryAPI
 import StoryCore
+import StoryIdentity
 import StoryStore
+import StorySync
 
 /// Shares of a project (`projects/{id}/shares`) and of the library (`library/shares`).
-extension ControlAPI {
-    func addShareRoutes(to routes: inout ControlRouteBuilder) {
+struct SharesController: Sendable {
+    let lookup: ResourceLookup
+    let store: Store
+    let identity: Identity
+    let manager: PeerManager
+    let library: LibraryService
+    let clock: WallClock
+
+    func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("projects/:project/shares") { _, context in
-            .json(try await shares(of: try await existingProject(try context.parameter("project"))))
+            .json(try await lookup.shares(of: try await lookup.existingProject(try context.parameter("project"))))
         }
         routes.put("projects/:project/shares/:peer") { request, context in
-            let id = try await existingProject(try context.parameter("project"))
-            let peer = try await configuredPeer(try context.parameter("peer"))
-            let mode = try await shareMode(request, context)
+            let id = try await lookup.existingProject(try context.parameter("project"))
+            let peer = try await lookup.configuredPeer(try context.parameter("peer"))
+            let mode = try await Self.shareMode(request, context)
             try await store.share(id, with: peer, role: mode.role, at: clock.milliseconds)
             try await store.setDirectShare(true, of: id, with: peer)
             return .json(API.Share(project: id.description, peer: peer.description, mode: mode.rawValue, role: mode.role.description))
         }
         routes.delete("projects/:project/shares/:peer") { _, context in
-            let id = try await existingProject(try context.parameter("project"))
-            let peer = try peerID(try context.parameter("peer"))
+            let id = try await lookup.existingProject(try context.parameter("project"))
+            let peer = try lookup.peerID(try context.parameter("peer"))
             guard let member = try await store.members(of: id).first(where: { $0.peer == peer }) else {
                 throw APIError(.notFound, "\(id) is not shared with \(peer)")
             }
@@ -34,7 +43,7 @@ extension ControlAPI {
             return .json(API.Unshared(unshared: peer.description, keeps: keeps.isEmpty ? nil : keeps))
         }
         routes.get("shares") { request, _ in
-            let peer = try request.query["peer"].map { try peerID($0) }
+            let peer = try request.query["peer"].map { try lookup.peerID($0) }
             return .json(try await shareListing(peer: peer))
         }
         routes.get("shares/pending") { _, _ in
@@ -43,7 +52,7 @@ extension ControlAPI {
             })
         }
         routes.post("shares/pending/:document/accept") { _, context in
-            let id = try documentID(try context.parameter("document"))
+            let id = try lookup.documentID(try context.parameter("document"))
             let offer: OfferRecord
             do {
                 offer = try await manager.acceptOffer(id)
@@ -53,17 +62,17 @@ extension ControlAPI {
             return .json(API.Offer(document: id.description, kind: offer.kind.description, name: offer.name, peer: offer.peer.description, received: offer.received))
         }
         routes.post("shares/pending/:document/decline") { _, context in
-            let id = try documentID(try context.parameter("document"))
+            let id = try lookup.documentID(try context.parameter("document"))
             guard let offer = try await store.offers().first(where: { $0.document == id }) else {
                 throw APIError(.notFound, "no peer offers \(id) (storyteller shares pending lists what is offered)")
             }
             for other in try await store.offers() where other.document == id { try await store.declineOffer(of: id, from: other.peer) }
             return .json(API.Offer(document: id.description, kind: offer.kind.description, name: offer.name, peer: offer.peer.description, received: offer.received))
         }
-        routes.get("library/shares") { _, _ in .json(try await shares(of: try await library.id())) }
+        routes.get("library/shares") { _, _ in .json(try await lookup.shares(of: try await library.id())) }
         routes.put("library/shares/:peer") { request, context in
-            let peer = try await configuredPeer(try context.parameter("peer"))
-            let mode = try await shareMode(request, context)
+            let peer = try await lookup.configuredPeer(try context.parameter("peer"))
+            let mode = try await Self.shareMode(request, context)
             let outcome = try await library.share(with: peer, role: mode.role)
             return .json(
                 API.Share(
@@ -71,7 +80,7 @@ extension ControlAPI {
                     shared: outcome.shared, notShared: outcome.notShared))
         }
         routes.delete("library/shares/:peer") { _, context in
-            let peer = try peerID(try context.parameter("peer"))
+            let peer = try lookup.peerID(try context.parameter("peer"))
             guard try await store.members(of: try await library.id()).contains(where: { $0.peer == peer }) else {
                 throw APIError(.notFound, "the library is not shared with \(peer)")
             }
@@ -122,16 +131,7 @@ extension ControlAPI {
         return result
     }
 
-    /// The members of a document other than this daemon.
-    func shares(of id: DocumentID) async throws -> [API.Share] {
-        try await store.members(of: id).filter { $0.peer != identity.peerID }.map {
-            API.Share(
-                project: id.description, peer: $0.peer.description, mode: (ShareMode(role: $0.role) ?? .readOnly).rawValue,
-                role: $0.role.description)
-        }
-    }
-
-    func shareMode(_ request: Request, _ context: ControlContext) async throws -> ShareMode {
+    static func shareMode(_ request: Request, _ context: ControlContext) async throws -> ShareMode {
         let text = try await request.decodeIfPresent(API.SetShare.self, context: context)?.mode
         guard let mode = ShareMode(rawValue: text ?? ShareMode.readWrite.rawValue) else {
             throw APIError(.badRequest, "mode '\(text ?? "")' is not read-write or read-only")

@@ -1,13 +1,18 @@
 import Hummingbird
 import StoryAPI
 import StoryCore
+import StoryIdentity
 import StoryStore
 
 /// `projects/{id}/history`.
-extension ControlAPI {
-    func addHistoryRoutes(to routes: inout ControlRouteBuilder) {
+struct HistoryController: Sendable {
+    let lookup: ResourceLookup
+    let store: Store
+    let identity: Identity
+
+    func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("projects/:project/history") { request, context in
-            let id = try await existingProject(try context.parameter("project"))
+            let id = try await lookup.existingProject(try context.parameter("project"))
             var limit = 100
             if let text = request.query["limit"] {
                 guard let value = Int(text), (1...10_000).contains(value) else { throw APIError(.badRequest, "limit must be 1...10000") }
@@ -28,7 +33,7 @@ extension ControlAPI {
         // read the whole history anyway, tell it.
         var tracker = StrokePutTracker { nil }
         let puts = tracker.kinds(in: changes.reversed())
-        let names = await peerNames()
+        let names = await lookup.peerNames()
         return API.History(
             project: id.description, compacted: compacted,
             changes: changes.map {

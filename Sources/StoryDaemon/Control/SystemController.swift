@@ -1,14 +1,27 @@
 import Foundation
 import Hummingbird
-import StoryAPI
-import StoryCore
+import Logging
 import NIOCore
 import NIOPosix
+import StoryAPI
+import StoryCore
+import StoryIdentity
 import StoryStore
+import StorySync
 
 /// `status`, `version`, `identity`, `search` and `backup`.
-extension ControlAPI {
-    func addSystemRoutes(to routes: inout ControlRouteBuilder) {
+struct SystemController: Sendable {
+    let store: Store
+    let identity: Identity
+    let manager: PeerManager
+    let library: LibraryService
+    let trash: ProjectTrash
+    let name: String
+    let temporaryDirectory: String
+    let logger: Logger
+    let started: ContinuousClock.Instant
+
+    func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("status") { _, _ in .json(try await status()) }
         routes.get("version") { _, _ in .json(API.VersionInfo()) }
         routes.get("identity") { _, _ in
@@ -52,7 +65,7 @@ extension ControlAPI {
                     deleted: record.isDeleted ? true : nil, peers: peers))
         }
         return API.Status(
-            peerID: identity.peerID.description, name: name, uptimeSeconds: uptimeSeconds, documents: states.filter { !$0.record.isAwaitingFounding }.count,
+            peerID: identity.peerID.description, name: name, uptimeSeconds: ControlAPI.seconds(since: started), documents: states.filter { !$0.record.isAwaitingFounding }.count,
             projects: states.filter { $0.record.kind == .project && !$0.record.isDeleted && !$0.record.isAwaitingFounding }.count, listenPort: await manager.listeningPort,
             peersConnected: sessions.count, bytesSent: bytes.sent, bytesReceived: bytes.received, sync: sync,
             conflicts: conflicts.fields, conflictedProjects: conflicts.projects)

@@ -1,18 +1,24 @@
 import Hummingbird
 import StoryAPI
 import StoryCore
+import StoryIdentity
 import StoryStore
 
 /// `projects/{id}/conflicts`: text fields whose kept value overwrote values
 /// written concurrently, and bringing one of those back.
-extension ControlAPI {
-    func addConflictRoutes(to routes: inout ControlRouteBuilder) {
+struct ConflictsController: Sendable {
+    let lookup: ResourceLookup
+    let store: Store
+    let identity: Identity
+    let clock: WallClock
+
+    func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("projects/:project/conflicts") { _, context in
-            let id = try await existingProject(try context.parameter("project"))
+            let id = try await lookup.existingProject(try context.parameter("project"))
             return .json(try await conflicts(of: id))
         }
         routes.post("projects/:project/conflicts/keep") { request, context in
-            let id = try await existingProject(try context.parameter("project"))
+            let id = try await lookup.existingProject(try context.parameter("project"))
             let body = try await request.decode(API.KeepRequest.self, context: context)
             return .json(try await keep(body, in: id))
         }
@@ -53,7 +59,7 @@ extension ControlAPI {
         let document = try await store.project(id)
         let (object, key) = try FieldReferences(document.view).resolve(body.field)
         let field = body.field, number = body.value
-        let result = try await store.editProject(id, session: body.session ?? Self.defaultSession, at: clock.milliseconds) {
+        let result = try await store.editProject(id, session: body.session ?? ControlAPI.defaultSession, at: clock.milliseconds) {
             editor -> (kept: FieldValue, replaced: FieldValue) in
             guard let conflict = editor.fieldConflict(key, of: object) else {
                 throw APIError(.conflict, "\(field) has no overwritten values: nobody wrote it concurrently, or that was resolved (storyteller conflicts lists what is open)")

@@ -1,13 +1,21 @@
 import Hummingbird
 import StoryAPI
 import StoryCore
+import StoryStore
+import StorySync
 
 /// `events`: NDJSON, or server-sent events for `Accept: text/event-stream` or `?format=sse`.
-extension ControlAPI {
-    func addEventRoutes(to routes: inout ControlRouteBuilder) {
+struct EventsController: Sendable {
+    let lookup: ResourceLookup
+    let store: Store
+    let manager: PeerManager
+    let library: LibraryService
+    let clock: WallClock
+
+    func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("events") { request, _ in
             var project: DocumentID?
-            if let text = request.query["project"] { project = try await existingProject(text) }
+            if let text = request.query["project"] { project = try await lookup.existingProject(text) }
             let sse = request.query["format"] == "sse" || (request.headers[.accept]?.contains("text/event-stream") ?? false)
             let (stream, finish) = await EventStream.make(
                 store: store, manager: manager, library: try await library.id(), project: project, sse: sse, clock: clock)

@@ -1,19 +1,29 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Logging
 import StoryAPI
 import StoryCore
 import StoryRender
 import StoryStore
 
 /// `projects/{id}/exports/pdf` (print sheets) and `projects/{id}/exports/contact-sheet`.
-extension ControlAPI {
+struct ExportsController: Sendable {
+    let lookup: ResourceLookup
+    let library: LibraryService
+    let name: String
+    let clock: WallClock
+    let logger: Logger
+    let renderer: PanelRenderService
+    let exports: ExportJobs
+    let media: ProjectMedia
+
     /// The answer's header saying how many pages the whole print sheet has.
     static let pageCountField = HTTPField.Name("Storyteller-Page-Count")!
 
-    func addExportRoutes(to routes: inout ControlRouteBuilder) {
+    func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("projects/:project/exports/pdf") { request, context in
-            let id = try await existingProject(try context.parameter("project"))
+            let id = try await lookup.existingProject(try context.parameter("project"))
             let options = try API.PrintSheetOptions(query: { request.query[$0] })
             let (view, scenes, title) = try await exported(id, scene: request.query["scene"], tag: request.query["tag"], at: request.query["at"])
             let size = options.pageSize
@@ -64,7 +74,7 @@ extension ControlAPI {
                 })
         }
         routes.get("projects/:project/exports/contact-sheet") { request, context in
-            let id = try await existingProject(try context.parameter("project"))
+            let id = try await lookup.existingProject(try context.parameter("project"))
             var width = API.ContactSheet.defaultWidth
             if let text = request.query["width"] {
                 guard let value = Int(text), API.ContactSheet.widths.contains(value) else {
@@ -103,8 +113,8 @@ extension ControlAPI {
     /// exported (all, or the one `scene` names by id; with `tag`, only their
     /// shots carrying it) and its title.
     private func exported(_ id: DocumentID, scene: String?, tag: String?, at: String?) async throws -> (ProjectView, [SceneView], String) {
-        let view = try await projectDocument(id, at: at).document.view
-        let name = try await projectRecord(id).name
+        let view = try await lookup.projectDocument(id, at: at).document.view
+        let name = try await lookup.projectRecord(id).name
         let title =
             [view.title, name].compactMap { $0?.trimmingCharacters(in: .whitespacesAndNewlines) }.first { !$0.isEmpty }
             ?? "Untitled"

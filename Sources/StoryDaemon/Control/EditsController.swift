@@ -5,24 +5,29 @@ import StoryCore
 import StoryStore
 
 /// `projects/{id}/edits`, `undo` and `redo`.
-extension ControlAPI {
-    func addEditRoutes(to routes: inout ControlRouteBuilder) {
+struct EditsController: Sendable {
+    let lookup: ResourceLookup
+    let edits: EditService
+    let store: Store
+    let clock: WallClock
+
+    func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.post("projects/:project/edits") { request, context in
-            let id = try await existingProject(try context.parameter("project"))
-            let edits = try await request.decode(API.EditRequest.self, context: context)
-            let result = try await edit(id, edits)
+            let id = try await lookup.existingProject(try context.parameter("project"))
+            let request = try await request.decode(API.EditRequest.self, context: context)
+            let result = try await edits.edit(id, request)
             return .json(result)
         }
         routes.post("projects/:project/undo") { request, context in
-            let id = try await existingProject(try context.parameter("project"))
+            let id = try await lookup.existingProject(try context.parameter("project"))
             let body = try await request.decodeIfPresent(API.UndoRequest.self, context: context) ?? API.UndoRequest()
-            let outcome = try await store.undo(id, session: body.session ?? Self.defaultSession, older: body.older ?? false, at: clock.milliseconds)
+            let outcome = try await store.undo(id, session: body.session ?? ControlAPI.defaultSession, older: body.older ?? false, at: clock.milliseconds)
             return .json(try await undoResult(outcome, in: id, redo: false))
         }
         routes.post("projects/:project/redo") { request, context in
-            let id = try await existingProject(try context.parameter("project"))
+            let id = try await lookup.existingProject(try context.parameter("project"))
             let body = try await request.decodeIfPresent(API.UndoRequest.self, context: context) ?? API.UndoRequest()
-            let outcome = try await store.redo(id, session: body.session ?? Self.defaultSession, older: body.older ?? false, at: clock.milliseconds)
+            let outcome = try await store.redo(id, session: body.session ?? ControlAPI.defaultSession, older: body.older ?? false, at: clock.milliseconds)
             return .json(try await undoResult(outcome, in: id, redo: true))
         }
     }
@@ -41,14 +46,24 @@ extension ControlAPI {
             overruledBy: authors, partsLeftAlone: outcome.partsLeftAlone, passedOver: outcome.passedOver)
     }
 
+}
+
+/// Applying a request's operations to a project as one signed change: the
+/// edits route, and the routes that edit on the user's behalf (media, the
+/// library, project settings).
+struct EditService: Sendable {
+    let store: Store
+    let clock: WallClock
+    let lookup: ResourceLookup
+
     /// Applies the operations as one change: all of them, or none.
     func edit(_ id: DocumentID, _ request: API.EditRequest) async throws -> API.EditResult {
         let started = ContinuousClock.now
         let operations = request.ops
-        try await checkMediaIsHeld(operations)
+        try await lookup.checkMediaIsHeld(operations)
         let result: EditResult<[OpID?]>
         do {
-            result = try await store.editProject(id, session: request.session ?? Self.defaultSession, at: clock.milliseconds) { editor in
+            result = try await store.editProject(id, session: request.session ?? ControlAPI.defaultSession, at: clock.milliseconds) { editor in
                 try API.EditOperation.apply(operations, to: &editor)
             }
         } catch {

@@ -8,7 +8,7 @@ import StoryRender
 /// stroke by stroke (`ReplayTimeline`, `ReplayPlayback`), as an MP4 or GIF
 /// (`ReplayExport`, ffmpeg) or an animated SVG (`ReplaySVG`). The history is
 /// read when the job is posted.
-extension ControlAPI {
+extension ExportJobsController {
     /// Checks a replay request and queues its job.
     /// - Throws: `APIError.badRequest` for a missing shot, a speed, pause,
     ///   width, rate or format out of range, or a shot with no strokes;

@@ -5,12 +5,18 @@ import StoryStore
 
 /// `library`: the folder tree (with the shared folders in it), folders, and
 /// nodes (show, rename, move, delete, restore, share).
-extension ControlAPI {
-    func addLibraryRoutes(to routes: inout ControlRouteBuilder) {
+struct LibraryController: Sendable {
+    let lookup: ResourceLookup
+    let store: Store
+    let library: LibraryService
+    let trash: ProjectTrash
+    let name: String
+
+    func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("library") { _, _ in .json(try await libraryTree()) }
         routes.post("library/folders") { request, context in
             let body = try await request.decode(API.CreateFolder.self, context: context)
-            let name = try nodeName(body.name)
+            let name = try ControlAPI.nodeName(body.name)
             let set = try await library.set()
             let parent = try LibraryService.folder(try set.resolve(body.parent ?? "root"), in: set)
             if let index = body.index, index < 0 { throw APIError(.badRequest, "index must be 0 or more") }
@@ -25,7 +31,7 @@ extension ControlAPI {
             let place = try editable(try set.resolve(try context.parameter("node")), in: set)
             let body = try await request.decode(API.UpdateNode.self, context: context)
             guard body.name != nil || body.description != nil else { throw APIError(.badRequest, "give 'name' and/or 'description'") }
-            let name = try body.name.map(nodeName)
+            let name = try body.name.map(ControlAPI.nodeName)
             guard (body.description?.utf8.count ?? 0) <= 10_000 else { throw APIError(.badRequest, "description is over 10000 bytes") }
             let description = body.description
             try await library.edit(in: place.library) { editor in
@@ -62,13 +68,13 @@ extension ControlAPI {
             let set = try await library.set()
             let place = try set.resolve(try context.parameter("node"))
             guard place.node == .root, place.library != set.main else { return .json([API.Share]()) }
-            return .json(try await shares(of: place.library))
+            return .json(try await lookup.shares(of: place.library))
         }
         routes.put("library/nodes/:node/shares/:peer") { request, context in
             let set = try await library.set()
             let place = try set.resolve(try context.parameter("node"))
-            let peer = try await configuredPeer(try context.parameter("peer"))
-            let mode = try await shareMode(request, context)
+            let peer = try await lookup.configuredPeer(try context.parameter("peer"))
+            let mode = try await SharesController.shareMode(request, context)
             let outcome = try await library.share(folder: place, with: peer, role: mode.role)
             return .json(
                 API.Share(
@@ -78,7 +84,7 @@ extension ControlAPI {
         routes.delete("library/nodes/:node/shares/:peer") { _, context in
             let set = try await library.set()
             let place = try set.resolve(try context.parameter("node"))
-            let peer = try peerID(try context.parameter("peer"))
+            let peer = try lookup.peerID(try context.parameter("peer"))
             guard place.node == .root, place.library != set.main,
                 try await store.members(of: place.library).contains(where: { $0.peer == peer && $0.role != .owner })
             else {

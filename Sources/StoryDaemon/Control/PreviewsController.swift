@@ -7,10 +7,13 @@ import StoryCore
 
 /// `projects/{id}/previews` and `previews[/{id}[/hold]]`: live slideshow
 /// previews on a loopback port (see `PreviewRegistry`).
-extension ControlAPI {
-    func addPreviewRoutes(to routes: inout ControlRouteBuilder) {
+struct PreviewsController: Sendable {
+    let lookup: ResourceLookup
+    let previews: PreviewRegistry
+
+    func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.post("projects/:project/previews") { _, context in
-            let id = try await existingProject(try context.parameter("project"))
+            let id = try await lookup.existingProject(try context.parameter("project"))
             return .json(try await previews.open(id), status: .created)
         }
         routes.get("previews") { _, _ in
