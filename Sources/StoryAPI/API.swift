@@ -20,47 +20,70 @@ public enum API {
     public static var decoder: JSONDecoder { JSONDecoder() }
 
     /// Decodes a request body; every failure is an `APIError.badRequest` that
-    /// names the field (`ops[2].brush.color: …`).
+    /// names the field (`ops[2].brush.color: …`, and in `field`).
     /// - Throws: `APIError` with code `bad_request`.
     public static func decode<Value: Decodable>(_ type: Value.Type, from data: Data) throws(APIError) -> Value {
         guard !data.isEmpty else { throw APIError(.badRequest, "the request needs a JSON body") }
         do {
             return try decoder.decode(type, from: data)
         } catch let error as DecodingError {
-            throw APIError(.badRequest, describe(error))
+            throw apiError(error)
         } catch {
             throw APIError(.badRequest, "malformed JSON: \(error)")
         }
     }
 
-    /// A decoding failure in words, with the field it is about:
-    /// `ops[2]: 'brush.color' must be a colour like "#000000"`.
-    public static func describe(_ error: DecodingError) -> String {
+    /// A decoding failure in words: `ops[2]: 'brush.color' must be a colour like "#000000"`.
+    public static func describe(_ error: DecodingError) -> String { apiError(error).message }
+
+    /// A decoding failure as the API's error, with the field it is about
+    /// (`field`: `ops[2].brush.color`; a set's value by its key, `ops[0].duration`).
+    public static func apiError(_ error: DecodingError) -> APIError {
         switch error {
         case .keyNotFound(let key, let context):
-            return located(context.codingPath + [key]) { "missing field '\($0)'" }
+            return located(context.codingPath + [key], "is missing") { "missing field '\($0)'" }
         case .typeMismatch(let type, let context):
-            if context.codingPath.isEmpty { return "the body must be a JSON \(jsonKind(of: type))" }
-            return located(context.codingPath) { "field '\($0)' has the wrong type: expected \(jsonKind(of: type))" }
+            if context.codingPath.isEmpty { return APIError(.badRequest, "the body must be a JSON \(jsonKind(of: type))") }
+            return located(context.codingPath, "has the wrong type: expected \(jsonKind(of: type))") {
+                "field '\($0)' has the wrong type: expected \(jsonKind(of: type))"
+            }
         case .valueNotFound(let type, let context):
-            return located(context.codingPath) { "field '\($0)' must not be null (expected \(jsonKind(of: type)))" }
+            return located(context.codingPath, "must not be null (expected \(jsonKind(of: type)))") {
+                "field '\($0)' must not be null (expected \(jsonKind(of: type)))"
+            }
         case .dataCorrupted(let context):
             if context.codingPath.isEmpty {
-                return "malformed JSON: \(context.underlyingError.map { "\($0)" } ?? context.debugDescription)"
+                return APIError(.badRequest, "malformed JSON: \(context.underlyingError.map { "\($0)" } ?? context.debugDescription)")
             }
-            return located(context.codingPath) { "'\($0)' \(context.debugDescription)" }
+            return located(context.codingPath, context.debugDescription) { "'\($0)' \(context.debugDescription)" }
         @unknown default:
-            return "malformed request: \(error)"
+            return APIError(.badRequest, "malformed request: \(error)")
         }
     }
 
-    /// The message about the field at `path`, behind the list item it is in
-    /// (`ops[2]: …`, the fields named from there).
-    private static func located(_ path: [any CodingKey], _ message: (String) -> String) -> String {
-        guard let item = path.lastIndex(where: { $0.intValue != nil }) else { return message(fieldPath(path)) }
-        let field = fieldPath(Array(path[(item + 1)...]))
-        let prefix = fieldPath(Array(path[...item]))
-        return field.isEmpty ? "\(prefix): \(message("item"))" : "\(prefix): \(message(field))"
+    /// The error about the field at `path`, its message behind the list item
+    /// it is in (`ops[2]: …`, the fields named from there). A set's `value`
+    /// whose problem begins "of 'key'" is the field `key`.
+    private static func located(_ path: [any CodingKey], _ problem: String, _ message: (String) -> String) -> APIError {
+        var fullPath = fieldPath(path)
+        var problem = problem
+        if path.last?.stringValue == "value", problem.hasPrefix("of '"),
+            let end = problem.dropFirst(4).firstIndex(of: "'")
+        {
+            let key = problem[problem.index(problem.startIndex, offsetBy: 4)..<end]
+            fullPath = fieldPath(Array(path.dropLast()))
+            fullPath += (fullPath.isEmpty ? "" : ".") + key
+            problem = String(problem[problem.index(after: end)...].drop { $0 == " " })
+        }
+        let text: String
+        if let item = path.lastIndex(where: { $0.intValue != nil }) {
+            let field = fieldPath(Array(path[(item + 1)...]))
+            let prefix = fieldPath(Array(path[...item]))
+            text = field.isEmpty ? "\(prefix): \(message("item"))" : "\(prefix): \(message(field))"
+        } else {
+            text = message(fieldPath(path))
+        }
+        return APIError(.badRequest, field: fullPath, problem: problem, message: text)
     }
 
     /// `ops[2].brush.color` for a coding path.

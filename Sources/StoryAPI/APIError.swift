@@ -72,7 +72,17 @@ public struct APIError: Error, Codable, Sendable, CustomStringConvertible {
 
     public struct Detail: Codable, Sendable {
         public let code: Code
+        /// The whole sentence, as a person reads it.
         public let message: String
+        /// What in the request the error is about, as a path into its JSON
+        /// body (`ops[2].brush.color`, `name`), a `set` operation's value
+        /// named by the key it sets (`ops[0].duration`); nil when the error
+        /// is not about one field. Clients that took the value from
+        /// somewhere else (the CLI's `--color`) say it in their own words.
+        public let field: String?
+        /// The message without the field it names (`must be a colour like
+        /// "#000000"`), given with `field`.
+        public let problem: String?
     }
 
     public let error: Detail
@@ -82,12 +92,25 @@ public struct APIError: Error, Codable, Sendable, CustomStringConvertible {
     private enum CodingKeys: String, CodingKey { case error }
 
     public init(_ code: Code, _ message: String, allowed: [String] = []) {
-        error = Detail(code: code, message: message)
+        error = Detail(code: code, message: message, field: nil, problem: nil)
         self.allowed = allowed
+    }
+
+    /// An error about one field of the request: `message` says it whole,
+    /// `field` and `problem` let a client put it in its own words.
+    public init(_ code: Code, field: String, problem: String, message: String) {
+        error = Detail(code: code, message: message, field: field, problem: problem)
+    }
+
+    /// A 400 about one field: "'`field`' `problem`".
+    public static func badField(_ field: String, _ problem: String) -> APIError {
+        APIError(.badRequest, field: field, problem: problem, message: "'\(field)' \(problem)")
     }
 
     public var code: Code { error.code }
     public var message: String { error.message }
+    public var field: String? { error.field }
+    public var problem: String? { error.problem }
     public var status: Int { error.code.status }
     public var description: String { "\(error.code): \(error.message)" }
 }

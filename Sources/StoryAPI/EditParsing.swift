@@ -8,7 +8,9 @@ extension API.ObjectReference {
     /// - Throws: `APIError.badRequest`.
     public static func parse(_ text: String, field: String) throws(APIError) -> Self {
         guard let reference = Self(text.trimmingCharacters(in: .whitespaces)) else {
-            throw APIError(.badRequest, "'\(field)': '\(text)' is not an object id (counter@replica)")
+            throw APIError(
+                .badRequest, field: field, problem: "'\(text)' is not an object id (counter@replica)",
+                message: "'\(field)': '\(text)' is not an object id (counter@replica)")
         }
         return reference
     }
@@ -60,7 +62,7 @@ extension API.BrushPatch {
         do {
             self = try Self.checked(tool: tool, color: color, width: width, cap: cap, join: join)
         } catch {
-            throw APIError(.badRequest, "'brush.\(error.field)' \(error.requirement)")
+            throw APIError.badField("brush.\(error.field)", error.requirement)
         }
     }
 }
@@ -71,25 +73,25 @@ extension API.EditOperation {
     /// - Throws: `APIError.badRequest` saying which rule failed.
     public static func points(flat: [Double]) throws(APIError) -> [Point] {
         guard !flat.isEmpty, flat.count % 3 == 0 else {
-            throw APIError(.badRequest, "'points' must be a flat [x, y, pressure, …] array (a non-zero multiple of 3 numbers)")
+            throw APIError.badField("points", "must be a flat [x, y, pressure, …] array (a non-zero multiple of 3 numbers)")
         }
         guard flat.count <= 3 * maximumPoints else {
-            throw APIError(.badRequest, "'points' holds \(flat.count / 3) points; at most \(maximumPoints) per stroke")
+            throw APIError.badField("points", "holds \(flat.count / 3) points; at most \(maximumPoints) per stroke")
         }
         var points: [Point] = []
         points.reserveCapacity(flat.count / 3)
         for i in stride(from: 0, to: flat.count, by: 3) {
             let (x, y, p) = (flat[i], flat[i + 1], flat[i + 2])
             guard x.isFinite, y.isFinite, p.isFinite else {
-                throw APIError(.badRequest, "'points' has point \(i / 3 + 1) that is not three finite numbers")
+                throw APIError.badField("points", "has point \(i / 3 + 1) that is not three finite numbers")
             }
             guard (0...1).contains(x), (0...1).contains(y) else {
-                throw APIError(
-                    .badRequest,
-                    "'points' has point \(i / 3 + 1) at x \(x), y \(y): x and y must be within 0 to 1 (the frame, as fractions of its width and height)")
+                throw APIError.badField(
+                    "points",
+                    "has point \(i / 3 + 1) at x \(x), y \(y): x and y must be within 0 to 1 (the frame, as fractions of its width and height)")
             }
             guard (0...1).contains(p) else {
-                throw APIError(.badRequest, "'points' has point \(i / 3 + 1) with pressure \(p): pressure must be within 0 to 1")
+                throw APIError.badField("points", "has point \(i / 3 + 1) with pressure \(p): pressure must be within 0 to 1")
             }
             points.append(Point(x: x, y: y, pressure: p))
         }

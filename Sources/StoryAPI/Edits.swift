@@ -614,7 +614,7 @@ private struct OperationFields {
             return try API.EditOperation.points(flat: flat)
         } catch {
             // The shared rule's words, after the field it names.
-            throw invalid("points", String(error.message.dropFirst("'points' ".count)))
+            throw invalid("points", error.problem ?? error.message)
         }
     }
 }

@@ -330,11 +330,11 @@ extension API {
         /// The reference it describes, or a sentence saying what is wrong.
         public func reference() -> Result<MediaReference, APIError> {
             guard let hash = BlobHash(hex: blob) else {
-                return .failure(APIError(.badRequest, "'blob' must be a SHA-256 in 64 hex digits"))
+                return .failure(APIError.badField("blob", "must be a SHA-256 in 64 hex digits"))
             }
             guard let mediaType = MediaType(mimeType: type) else {
                 let known = MediaType.allCases.map(\.mimeType).joined(separator: ", ")
-                return .failure(APIError(.badRequest, "'type' is '\(type)', not a media type Storyteller takes (\(known))"))
+                return .failure(APIError.badField("type", "is '\(type)', not a media type Storyteller takes (\(known))"))
             }
             let media = MediaReference(
                 hash: hash, type: mediaType, byteCount: bytes, pixelWidth: width ?? 0, pixelHeight: height ?? 0,

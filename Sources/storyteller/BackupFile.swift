@@ -192,7 +192,7 @@ extension BackupFile {
         progress?.end()
         guard response.status == 200 else {
             discard()
-            printError(response.errorMessage.map(UserWords.translate) ?? "the daemon answered \(response.status)")
+            printError(UserWords.say(response))
             throw ExitCode(1)
         }
         do {

@@ -35,7 +35,7 @@ extension EditCommand {
             operations = try self.operations(names, in: project)
         } catch let error as APIError {
             // A value the daemon would refuse, caught before asking it: a usage error.
-            printError(UserWords.translate(error.message))
+            printError(UserWords.say(error))
             throw ExitCode(64)
         }
         let request = API.EditRequest(ops: operations, session: editOptions.session)

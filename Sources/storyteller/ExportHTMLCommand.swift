@@ -126,7 +126,7 @@ extension Export {
             }
             guard response.status == 200 else {
                 unlink(part)
-                printError(response.errorMessage.map(UserWords.translate) ?? "the daemon answered \(response.status)")
+                printError(UserWords.say(response))
                 throw ExitCode(1)
             }
             guard rename(part, path) == 0 else {

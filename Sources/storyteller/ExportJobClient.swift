@@ -60,7 +60,7 @@ struct ExportJobClient {
         }
         progress?.end()
         guard response.status == 201, let media = try? API.decoder.decode(API.Media.self, from: response.body) else {
-            printError("the soundtrack was refused: " + (response.errorMessage.map(UserWords.translate) ?? "the daemon answered \(response.status)"))
+            printError("the soundtrack was refused: " + (UserWords.say(response)))
             throw ExitCode(1)
         }
         return media.blob
@@ -87,7 +87,7 @@ struct ExportJobClient {
         }
         guard response.status == 200 else {
             try? FileManager.default.removeItem(atPath: temporary)
-            printError(response.errorMessage.map(UserWords.translate) ?? "the daemon answered \(response.status)")
+            printError(UserWords.say(response))
             throw ExitCode(1)
         }
         guard rename(temporary, out) == 0 else {

@@ -118,7 +118,7 @@ extension Export {
             progress?.end()
             guard response.status == 200 else {
                 file.discard()
-                printError(response.errorMessage.map(UserWords.translate) ?? "the daemon answered \(response.status)")
+                printError(UserWords.say(response))
                 throw ExitCode(1)
             }
             // A chunked answer cut short by the daemon looks complete to the client; a PDF ends with %%EOF.

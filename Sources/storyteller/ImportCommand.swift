@@ -40,7 +40,7 @@ struct Import: ParsableCommand {
         }
         progress?.end()
         guard (200..<300).contains(response.status) else {
-            printError(response.errorMessage.map(UserWords.translate) ?? "the daemon answered \(response.status)")
+            printError(UserWords.say(response))
             throw ExitCode(1)
         }
         if options.json { return print(String(decoding: response.body, as: UTF8.self)) }

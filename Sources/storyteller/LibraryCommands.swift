@@ -281,7 +281,7 @@ struct Watch: ParsableCommand {
             throw ExitCode(69)
         }
         if let failure {
-            printError(failure.errorMessage.map(UserWords.translate) ?? "the daemon answered \(failure.status)")
+            printError(UserWords.say(failure))
             throw ExitCode(1)
         }
         if let count, printed >= count { return }

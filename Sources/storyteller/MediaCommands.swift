@@ -36,7 +36,7 @@ private func uploadFile(_ file: String, _ method: String, _ target: String, opti
     }
     progress?.end()
     guard (200..<300).contains(response.status) else {
-        printError(response.errorMessage.map(UserWords.translate) ?? "the daemon answered \(response.status)")
+        printError(UserWords.say(response))
         throw ExitCode(1)
     }
     if options.json { print(String(decoding: response.body, as: UTF8.self)) }
@@ -235,7 +235,7 @@ struct Media: ParsableCommand {
             try? output.close()
             guard response.status == 200 else {
                 try? FileManager.default.removeItem(atPath: path)
-                printError(response.errorMessage.map(UserWords.translate) ?? "the daemon answered \(response.status)")
+                printError(UserWords.say(response))
                 throw ExitCode(1)
             }
             if !options.json { print("wrote \(out) (\(entry.type), \(TransferProgress.size(Int(entry.bytes))))") }

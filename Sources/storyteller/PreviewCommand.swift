@@ -63,7 +63,7 @@ struct Preview: ParsableCommand {
         // Our own DELETE ended the stream: the signal handler says so and exits.
         while stopping.isSet.withLock({ $0 }) { sleep(1) }
         if let failure {
-            printError(failure.errorMessage.map(UserWords.translate) ?? "the daemon answered \(failure.status)")
+            printError(UserWords.say(failure))
             throw ExitCode(1)
         }
         print("the daemon closed the preview")

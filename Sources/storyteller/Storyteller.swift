@@ -127,7 +127,7 @@ struct ClientOptions: ParsableArguments {
             if let code = response.errorCode, let message = response.errorMessage, let words = reword(code, message) {
                 printError(words)
             } else {
-                printError(response.errorMessage.map(UserWords.translate) ?? "the daemon answered \(response.status)")
+                printError(UserWords.say(response))
             }
             throw ExitCode(1)
         }

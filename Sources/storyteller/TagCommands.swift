@@ -126,7 +126,7 @@ struct Tags: ParsableCommand {
             do {
                 normalized.append(try Tag.normalized(tag))
             } catch {
-                printError(UserWords.translate(error.message))
+                printError(error.message)
                 throw ExitCode(64)
             }
         }

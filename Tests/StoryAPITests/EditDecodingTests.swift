@@ -71,6 +71,33 @@ import Testing
         for word in words { #expect(text.contains(word), "\(request): \(text)") }
     }
 
+    /// The field is also given apart from the sentence (`APIError.field`,
+    /// `problem`), so a client can name it its own way (the CLI's `--color`).
+    @Test(arguments: [
+        (#"{"ops":[{"op":"set","field":"duration","value":"long"}]}"#, "ops[0].duration", "takes a number"),
+        (#"{"ops":[{"op":"scene.add"},{"op":"set","field":"background","value":"blue"}]}"#, "ops[1].background", "takes a colour"),
+        (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0,1],"brush":{"color":"blue"}}]}"#, "ops[0].brush.color", "must be"),
+        (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0,2]}]}"#, "ops[0].points", "has point 1 with pressure 2.0"),
+        (#"{"ops":[{"op":"scene.add","at":-1}]}"#, "ops[0].at", "must be a non-negative integer"),
+        (#"{"session":"s"}"#, "ops", "is missing"),
+    ])
+    func theFieldAndTheProblemComeApart(request: String, field: String, problem: String) throws {
+        do {
+            _ = try API.decode(API.EditRequest.self, from: Data(request.utf8))
+            Issue.record("\(request) decoded")
+        } catch {
+            #expect(error.field == field, "\(request): \(error.message)")
+            let said = try #require(error.problem)
+            #expect(said.hasPrefix(problem), "\(request): \(said)")
+            #expect(!said.contains("'\(field)'") && !said.hasPrefix("of '"), "the problem does not name the field again: \(said)")
+            // The wire form carries both, and an error without a field has neither.
+            let json = String(decoding: try API.encoder.encode(error), as: UTF8.self)
+            #expect(json.contains(#""field":"\#(field)""#), "\(json)")
+            let plain = String(decoding: try API.encoder.encode(APIError(.notFound, "no project")), as: UTF8.self)
+            #expect(plain == #"{"error":{"code":"not_found","message":"no project"}}"#)
+        }
+    }
+
     @Test func aValidRequestDecodesIntoTypedOperations() throws {
         let json = """
             {"session":"sketch","ops":[

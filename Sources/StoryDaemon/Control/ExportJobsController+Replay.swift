@@ -18,7 +18,7 @@ extension ExportJobsController {
             throw APIError(.badRequest, "a replay needs 'shot': the id of the shot to play")
         }
         guard let shotID = OpID(shotText) else {
-            throw APIError(.badRequest, "'shot' is '\(shotText)', which is not a shot id")
+            throw APIError.badField("shot", "is '\(shotText)', which is not a shot id")
         }
         let speed = body.speed ?? ReplayPlayback.defaultSpeed
         guard speed.isFinite, ReplayPlayback.speeds.contains(speed) else {

@@ -62,12 +62,12 @@ struct ExportJobsController: Sendable {
     /// Checks an export request and queues its job.
     private func startExport(_ body: API.ExportRequest, of id: DocumentID) async throws -> ExportJob {
         guard API.ExportRequest.kinds.contains(body.kind) else {
-            throw APIError(.badRequest, "'kind' is '\(body.kind)'; it takes \(API.ExportRequest.kinds.joined(separator: ", "))")
+            throw APIError.badField("kind", "is '\(body.kind)'; it takes \(API.ExportRequest.kinds.joined(separator: ", "))")
         }
         if body.kind == "replay" { return try await startReplay(body, of: id) }
         let fps = body.fps ?? API.ExportRequest.defaultFPS
         guard Timeline.frameRates.contains(fps) else {
-            throw APIError(.badRequest, "'fps' must be \(Timeline.frameRates.lowerBound) to \(Timeline.frameRates.upperBound), not \(fps)")
+            throw APIError.badField("fps", "must be \(Timeline.frameRates.lowerBound) to \(Timeline.frameRates.upperBound), not \(fps)")
         }
         let width = body.width ?? API.ExportRequest.defaultWidth
         let height = body.height ?? API.ExportRequest.defaultHeight
@@ -95,7 +95,7 @@ struct ExportJobsController: Sendable {
         case "animatic":
             let formatName = body.format ?? "mp4"
             guard let format = AnimaticExport.Format(rawValue: formatName) else {
-                throw APIError(.badRequest, "'format' is '\(formatName)'; it takes \(API.ExportRequest.formats.joined(separator: ", "))")
+                throw APIError.badField("format", "is '\(formatName)'; it takes \(API.ExportRequest.formats.joined(separator: ", "))")
             }
             if format != .gif, !width.isMultiple(of: 2) || !height.isMultiple(of: 2) {
                 throw APIError(.badRequest, "an \(format.rawValue) animatic's size must be even numbers (\(width)x\(height) is not): the codecs want it")
@@ -118,12 +118,12 @@ struct ExportJobsController: Sendable {
                 timeline: timeline, width: width, height: height, format: format, captions: body.captions ?? false, pictureFiles: pictures,
                 soundFiles: sounds)
             if let text = body.soundtrack, format != .gif {
-                guard let hash = BlobHash(hex: text) else { throw APIError(.badRequest, "'soundtrack' '\(text)' is not a SHA-256 (64 hex digits)") }
+                guard let hash = BlobHash(hex: text) else { throw APIError.badField("soundtrack", "'\(text)' is not a SHA-256 (64 hex digits)") }
                 guard let record = await blobs.record(hash), case .complete = record.state else {
                     throw APIError(.notFound, "no sound \(hash) on this machine: upload it first (POST /v1/media/sounds)")
                 }
                 guard record.type.isSound, record.problem == nil else {
-                    throw APIError(.badRequest, "'soundtrack' \(hash) is \(record.problem ?? "a \(record.type)"), not a sound")
+                    throw APIError.badField("soundtrack", "\(hash) is \(record.problem ?? "a \(record.type)"), not a sound")
                 }
                 animatic.soundtrack = blobs.completePath(hash)
             }

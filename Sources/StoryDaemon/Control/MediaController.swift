@@ -32,7 +32,7 @@ struct MediaController: Sendable {
             let query = request.query
             let fit = query["fit"] ?? "contain"
             guard FieldKey.fitModes.contains(fit) else {
-                throw APIError(.badRequest, "'fit' is '\(fit)'; it takes \(FieldKey.fitModes.joined(separator: ", "))")
+                throw APIError.badField("fit", "is '\(fit)'; it takes \(FieldKey.fitModes.joined(separator: ", "))")
             }
             let name = try query["name"].map { try layerName($0) }
             let session = try sessionName(query["session"])
@@ -40,7 +40,7 @@ struct MediaController: Sendable {
             // Where among the shot's layers (0 = bottom): under a layer (`below`), at a position (`at`), else on top.
             var position: Int?
             if let text = query["at"] {
-                guard let at = Int(text), at >= 0 else { throw APIError(.badRequest, "'at' is '\(text)'; it takes a position, 0 for the bottom") }
+                guard let at = Int(text), at >= 0 else { throw APIError.badField("at", "is '\(text)'; it takes a position, 0 for the bottom") }
                 position = at
             }
             if let text = query["below"] {
@@ -73,7 +73,7 @@ struct MediaController: Sendable {
                 guard text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let value = Double(text), value.isFinite,
                     (0...86_400).contains(value)
                 else {
-                    throw APIError(.badRequest, "'offset' is '\(text)'; it takes seconds from 0 to 86400")
+                    throw APIError.badField("offset", "is '\(text)'; it takes seconds from 0 to 86400")
                 }
                 offset = value
             }
@@ -127,7 +127,7 @@ struct MediaController: Sendable {
     /// A layer name given in a query: at most 200 bytes, no control characters.
     func layerName(_ text: String) throws(APIError) -> String {
         guard !text.isEmpty, text.utf8.count <= 200, !ControlAPI.hasControlCharacters(text) else {
-            throw APIError(.badRequest, "'name' must be 1 to 200 bytes without control characters")
+            throw APIError.badField("name", "must be 1 to 200 bytes without control characters")
         }
         return text
     }
@@ -135,7 +135,7 @@ struct MediaController: Sendable {
     /// An undo session given in a query: 1 to 64 bytes, as in an edit's body.
     func sessionName(_ text: String?) throws(APIError) -> String? {
         guard let text else { return nil }
-        guard !text.isEmpty, text.utf8.count <= 64 else { throw APIError(.badRequest, "'session' must be 1 to 64 bytes") }
+        guard !text.isEmpty, text.utf8.count <= 64 else { throw APIError.badField("session", "must be 1 to 64 bytes") }
         return text
     }
 
