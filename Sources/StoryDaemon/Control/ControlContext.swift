@@ -43,6 +43,39 @@ extension Request {
         return query
     }
 
+    /// The query decoded into one of the API's query types with
+    /// Hummingbird's URL-encoded form decoder (what `decodeQuery` uses); a
+    /// value of the wrong type is a 400 naming the parameter and the value
+    /// given (`width must be a whole number, not 'wide'`).
+    @inline(never)
+    func decodeQuery<Query: Decodable>(_ type: Query.Type) throws(APIError) -> Query {
+        let text = uri.query ?? ""
+        do {
+            return try URLEncodedFormDecoder().decode(Query.self, from: text)
+        } catch let error as DecodingError {
+            guard case .typeMismatch(let expected, _) = error else { throw API.apiError(error) }
+            // The decoder's coding path stops at the container: the parameter
+            // is the one that fails to decode alone.
+            let culprit = text.split(separator: "&").first { pair in
+                (try? URLEncodedFormDecoder().decode(Query.self, from: String(pair))) == nil
+            }
+            guard let culprit, let name = culprit.split(separator: "=", maxSplits: 1).first else { throw API.apiError(error) }
+            let key = String(name).removingPercentEncoding ?? String(name)
+            let kind =
+                switch expected {
+                case is Bool.Type: "true or false"
+                case is Int.Type: "a whole number"
+                case is Double.Type: "a number"
+                default: "one value"
+                }
+            let given = query[key].map { ", not '\($0)'" } ?? ""
+            throw APIError(.badRequest, field: key, problem: "must be \(kind)\(given)", message: "\(key) must be \(kind)\(given)")
+        } catch {
+            // A name given twice, or bytes that are not percent-encoded text.
+            throw APIError(.badRequest, "the query cannot be read: \(error)")
+        }
+    }
+
     // Not inlined (nor `decode` below): inlined into route closures, typed
     // throws in these async helpers crash the Swift 6.3.1 optimizer (LLVM's
     // coroutine splitting, release builds only).

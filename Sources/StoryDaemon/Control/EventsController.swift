@@ -14,9 +14,10 @@ struct EventsController: Sendable {
 
     func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("events") { request, _ in
+            let query = try request.decodeQuery(API.EventsQuery.self)
             var project: DocumentID?
-            if let text = request.query["project"] { project = try await lookup.existingProject(text) }
-            let sse = request.query["format"] == "sse" || (request.headers[.accept]?.contains("text/event-stream") ?? false)
+            if let text = query.project { project = try await lookup.existingProject(text) }
+            let sse = query.format == "sse" || (request.headers[.accept]?.contains("text/event-stream") ?? false)
             let (stream, finish) = await EventStream.make(
                 store: store, manager: manager, library: try await library.id(), project: project, sse: sse, clock: clock)
             return .streaming(stream, contentType: sse ? "text/event-stream" : "application/x-ndjson", endOnShutdown: finish)

@@ -25,7 +25,8 @@ struct ExportsController: Sendable {
         routes.get("projects/:project/exports/pdf") { request, context in
             let id = try await lookup.existingProject(try context.parameter("project"))
             let options = try API.PrintSheetOptions(query: { request.query[$0] })
-            let (view, scenes, title) = try await exported(id, scene: request.query["scene"], tag: request.query["tag"], at: request.query["at"])
+            let query = try request.decodeQuery(API.ExportQuery.self)
+            let (view, scenes, title) = try await exported(id, scene: query.scene, tag: query.tag, at: query.at)
             let size = options.pageSize
             let layout = PrintSheetLayout(
                 pageWidth: size.width, pageHeight: size.height, rows: options.rows, columns: options.columns,
@@ -75,18 +76,10 @@ struct ExportsController: Sendable {
         }
         routes.get("projects/:project/exports/contact-sheet") { request, context in
             let id = try await lookup.existingProject(try context.parameter("project"))
-            var width = API.ContactSheet.defaultWidth
-            if let text = request.query["width"] {
-                guard let value = Int(text), API.ContactSheet.widths.contains(value) else {
-                    let widths = API.ContactSheet.widths
-                    throw APIError(
-                        .badRequest,
-                        "width must be a whole number from \(widths.lowerBound) to \(widths.upperBound) pixels, not '\(text)'"
-                    )
-                }
-                width = value
-            }
-            let (view, scenes, title) = try await exported(id, scene: request.query["scene"], tag: request.query["tag"], at: request.query["at"])
+            let query = try request.decodeQuery(API.ExportQuery.self)
+            let width = try RenderController.whole(
+                "width", query.width, API.ContactSheet.widths, default: API.ContactSheet.defaultWidth, unit: " pixels")
+            let (view, scenes, title) = try await exported(id, scene: query.scene, tag: query.tag, at: query.at)
             let files = await pictureFiles(drawnIn: scenes, of: id)
             let drawn: [UInt8]?
             do {

@@ -13,11 +13,8 @@ struct HistoryController: Sendable {
     func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("projects/:project/history") { request, context in
             let id = try await lookup.existingProject(try context.parameter("project"))
-            var limit = 100
-            if let text = request.query["limit"] {
-                guard let value = Int(text), (1...10_000).contains(value) else { throw APIError(.badRequest, "limit must be 1...10000") }
-                limit = value
-            }
+            let limit = try request.decodeQuery(API.HistoryQuery.self).limit ?? 100
+            guard (1...10_000).contains(limit) else { throw APIError.badField("limit", "must be 1...10000") }
             return .json(try await history(of: id, limit: limit))
         }
     }

@@ -29,21 +29,21 @@ struct MediaController: Sendable {
         routes.post("projects/:project/shots/:shot/images") { request, context in
             let id = try await lookup.existingProject(try context.parameter("project"))
             let shot = try lookup.objectID(try context.parameter("shot"), "shot")
-            let query = request.query
-            let fit = query["fit"] ?? "contain"
+            let query = try request.decodeQuery(API.ImageUploadQuery.self)
+            let fit = query.fit ?? "contain"
             guard FieldKey.fitModes.contains(fit) else {
                 throw APIError.badField("fit", "is '\(fit)'; it takes \(FieldKey.fitModes.joined(separator: ", "))")
             }
-            let name = try query["name"].map { try layerName($0) }
-            let session = try sessionName(query["session"])
+            let name = try query.name.map { try layerName($0) }
+            let session = try sessionName(query.session)
             try await checkWritable(id, shot: shot)
             // Where among the shot's layers (0 = bottom): under a layer (`below`), at a position (`at`), else on top.
             var position: Int?
-            if let text = query["at"] {
-                guard let at = Int(text), at >= 0 else { throw APIError.badField("at", "is '\(text)'; it takes a position, 0 for the bottom") }
+            if let at = query.at {
+                guard at >= 0 else { throw APIError.badField("at", "is '\(at)'; it takes a position, 0 for the bottom") }
                 position = at
             }
-            if let text = query["below"] {
+            if let text = query.below {
                 let layer = try lookup.objectID(text, "layer")
                 guard let index = try await store.project(id).view.shot(shot)?.layers.firstIndex(where: { $0.id == layer }) else {
                     throw APIError(.notFound, "shot \(shot) has no layer \(layer) to go below")
@@ -66,9 +66,9 @@ struct MediaController: Sendable {
         routes.put("projects/:project/shots/:shot/sound") { request, context in
             let id = try await lookup.existingProject(try context.parameter("project"))
             let shot = try lookup.objectID(try context.parameter("shot"), "shot")
-            let query = request.query
+            let query = try request.decodeQuery(API.SoundUploadQuery.self)
             var offset = 0.0
-            if let text = query["offset"] {
+            if let text = query.offset {
                 // Decimal seconds only ("0x10" would parse as sixteen).
                 guard text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }), let value = Double(text), value.isFinite,
                     (0...86_400).contains(value)
@@ -77,7 +77,7 @@ struct MediaController: Sendable {
                 }
                 offset = value
             }
-            let session = try sessionName(query["session"])
+            let session = try sessionName(query.session)
             try await checkWritable(id, shot: shot)
             var media = try await receiveMedia(request, wanting: .sound)
             media.offset = offset
@@ -88,7 +88,7 @@ struct MediaController: Sendable {
         routes.delete("projects/:project/shots/:shot/sound") { request, context in
             let id = try await lookup.existingProject(try context.parameter("project"))
             let shot = try lookup.objectID(try context.parameter("shot"), "shot")
-            let session = try sessionName(request.query["session"])
+            let session = try sessionName(try request.decodeQuery(API.SessionQuery.self).session)
             // Clearing what is not there changes nothing (and says so).
             guard try await store.project(id).field(.sound, of: shot) != .null else {
                 try await checkWritable(id, shot: shot)

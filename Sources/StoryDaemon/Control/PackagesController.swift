@@ -188,7 +188,7 @@ struct PackagesController: Sendable {
     /// transaction through the store's verifying path, and only then commits
     /// the blobs it references. Anything refused leaves nothing behind.
     func importPackage(_ request: Request) async throws -> (API.PackageImported, isNew: Bool) {
-        let folder = try await library.folderForNewProject(request.query["folder"])
+        let folder = try await library.folderForNewProject(try request.decodeQuery(API.PackageImportQuery.self).folder)
         let path = try scratchPath("import", ".storyboard")
         defer { unlink(path) }
         // Before a byte is read: a package that cannot fit on this disk is refused.

@@ -18,9 +18,8 @@ struct ProjectsController: Sendable {
 
     func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("projects") { request, _ in
-            let deleted = request.query["deleted"]
-            guard [nil, "true", "false"].contains(deleted) else { throw APIError(.badRequest, "deleted must be true or false") }
-            return .json(try await projects(includingDeleted: deleted == "true", taggedWith: request.query["tag"]))
+            let query = try request.decodeQuery(API.ProjectsQuery.self)
+            return .json(try await projects(includingDeleted: query.deleted ?? false, taggedWith: query.tag))
         }
         routes.post("projects") { request, context in
             try await project(try await createProject(try await request.decode(API.CreateProject.self, context: context)), status: .created)
@@ -31,9 +30,8 @@ struct ProjectsController: Sendable {
             return try await project(try await copyProject(source, body), status: .created)
         }
         routes.get("projects/:project") { request, context in
-            let points = request.query["points"]
-            guard [nil, "true", "false"].contains(points) else { throw APIError(.badRequest, "points must be true or false") }
-            return try await project(try lookup.documentID(try context.parameter("project")), withPoints: points != "false", at: request.query["at"])
+            let query = try request.decodeQuery(API.ProjectQuery.self)
+            return try await project(try lookup.documentID(try context.parameter("project")), withPoints: query.points ?? true, at: query.at)
         }
         routes.patch("projects/:project") { request, context in
             let id = try await lookup.existingProject(try context.parameter("project"))
@@ -51,10 +49,9 @@ struct ProjectsController: Sendable {
             return try await project(id)
         }
         routes.post("projects/:project/purge") { request, context in
-            let force = request.query["force"]
-            guard [nil, "true", "false"].contains(force) else { throw APIError(.badRequest, "force must be true or false") }
+            let force = try request.decodeQuery(API.PurgeQuery.self).force ?? false
             let id = try await lookup.existingProject(try context.parameter("project"))
-            let purged = try await trash.purge(id, force: force == "true")
+            let purged = try await trash.purge(id, force: force)
             return .json(
                 API.PurgeResult(purged: id.description, name: purged.record.name, awaiting: purged.awaiting.map(\.description)))
         }

@@ -17,16 +17,17 @@ struct RenderController: Sendable {
             let id = try await lookup.existingProject(try context.parameter("project"))
             let shotText = try context.parameter("shot")
             guard let shotID = OpID(shotText) else { throw APIError(.badRequest, "'\(shotText)' is not a shot id") }
+            let query = try request.decodeQuery(API.RenderQuery.self)
             var format = API.RenderFormat.default
-            if let text = request.query["format"] {
+            if let text = query.format {
                 guard let named = API.RenderFormat(rawValue: text.lowercased()) else {
                     throw APIError(.badRequest, "format must be png, svg or pdf, not '\(text)'")
                 }
                 format = named
             }
-            let width = try integer("width", in: request, API.RenderFormat.widths, default: API.RenderFormat.defaultWidth, unit: " pixels")
-            let onion = try integer("onion", in: request, API.RenderFormat.onionCounts, default: 0)
-            let view = try await lookup.projectDocument(id, at: request.query["at"]).document.view
+            let width = try Self.whole("width", query.width, API.RenderFormat.widths, default: API.RenderFormat.defaultWidth, unit: " pixels")
+            let onion = try Self.whole("onion", query.onion, API.RenderFormat.onionCounts, default: 0)
+            let view = try await lookup.projectDocument(id, at: query.at).document.view
             guard let shot = view.shot(shotID) else { throw APIError(.notFound, "no visible shot \(shotID) in \(id)") }
             // Only the pictures this panel draws, and only those the project may use here (the rest are outlined).
             let files = await media.files(PanelRenderer.pictures(drawnIn: shot), of: id)
@@ -49,12 +50,11 @@ struct RenderController: Sendable {
     }
 
     /// A whole number query parameter within `range` (absent: `fallback`).
-    private func integer(
-        _ name: String, in request: Request, _ range: ClosedRange<Int>, default fallback: Int, unit: String = ""
-    ) throws(APIError) -> Int {
-        guard let text = request.query[name] else { return fallback }
-        guard let value = Int(text), range.contains(value) else {
-            throw APIError(.badRequest, "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)\(unit), not '\(text)'")
+    static func whole(_ name: String, _ value: Int?, _ range: ClosedRange<Int>, default fallback: Int, unit: String = "") throws(APIError) -> Int {
+        guard let value else { return fallback }
+        guard range.contains(value) else {
+            let problem = "must be a whole number from \(range.lowerBound) to \(range.upperBound)\(unit), not '\(value)'"
+            throw APIError(.badRequest, field: name, problem: problem, message: "\(name) \(problem)")
         }
         return value
     }

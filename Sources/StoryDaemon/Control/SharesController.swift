@@ -43,7 +43,7 @@ struct SharesController: Sendable {
             return .json(API.Unshared(unshared: peer.description, keeps: keeps.isEmpty ? nil : keeps))
         }
         routes.get("shares") { request, _ in
-            let peer = try request.query["peer"].map { try lookup.peerID($0) }
+            let peer = try request.decodeQuery(API.SharesQuery.self).peer.map { try lookup.peerID($0) }
             return .json(try await shareListing(peer: peer))
         }
         routes.get("shares/pending") { _, _ in

@@ -20,29 +20,21 @@ struct SlideshowController: Sendable {
     func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("projects/:project/exports/html") { request, context in
             let id = try await lookup.existingProject(try context.parameter("project"))
-            let query = request.query
+            let query = try request.decodeQuery(API.SlideshowQuery.self)
             var form = API.Slideshow.Form.file
-            if let text = query["form"] {
+            if let text = query.form {
                 guard let named = API.Slideshow.Form(rawValue: text) else {
                     throw APIError(.badRequest, "form must be file or directory, not '\(text)'")
                 }
                 form = named
             }
-            var width = API.Slideshow.defaultWidth
-            if let text = query["width"] {
-                guard let value = Int(text), API.Slideshow.widths.contains(value) else {
-                    throw APIError(
-                        .badRequest,
-                        "width must be a whole number from \(API.Slideshow.widths.lowerBound) to \(API.Slideshow.widths.upperBound) pixels, not '\(text)'")
-                }
-                width = value
-            }
+            let width = try RenderController.whole("width", query.width, API.Slideshow.widths, default: API.Slideshow.defaultWidth, unit: " pixels")
             let source = SlideshowSource(store: store, blobs: blobs, renderer: renderer)
             switch form {
             case .directory:
-                return .json(try await slideshowDirectory(id, source: source, width: width, tag: query["tag"]))
+                return .json(try await slideshowDirectory(id, source: source, width: width, tag: query.tag))
             case .file:
-                return try await slideshowFile(id, source: source, width: width, tag: query["tag"])
+                return try await slideshowFile(id, source: source, width: width, tag: query.tag)
             }
         }
     }

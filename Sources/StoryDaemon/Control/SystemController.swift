@@ -28,7 +28,7 @@ struct SystemController: Sendable {
             .json(API.Identity(peerID: identity.peerID.description, name: name, certificatePEM: identity.certificatePEM))
         }
         routes.get("search") { request, _ in
-            guard let query = request.query["q"], !query.isEmpty else { throw APIError(.badRequest, "give the text to find as ?q=") }
+            guard let query = try request.decodeQuery(API.SearchQuery.self).q, !query.isEmpty else { throw APIError(.badRequest, "give the text to find as ?q=") }
             return .json(try await search(query))
         }
         routes.get("backup") { _, _ in try await backup() }

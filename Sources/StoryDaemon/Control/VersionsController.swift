@@ -18,29 +18,28 @@ struct VersionsController: Sendable {
     func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("projects/:project/versions") { request, context in
             let id = try await lookup.existingProject(try context.parameter("project"))
-            var limit = 100
-            if let text = request.query["limit"] {
-                guard let value = Int(text), (1...10_000).contains(value) else { throw APIError(.badRequest, "limit must be 1...10000") }
-                limit = value
-            }
+            let query = try request.decodeQuery(API.VersionsQuery.self)
+            let limit = query.limit ?? 100
+            guard (1...10_000).contains(limit) else { throw APIError.badField("limit", "must be 1...10000") }
             var since: Int64?
-            if let text = request.query["since"] {
+            if let text = query.since {
                 guard let time = lookup.parseTime(text) else {
                     throw APIError(.badRequest, "since must be a time such as 2026-11-25T14:00 or 2026-11-25T14:00Z, not '\(text)'")
                 }
                 since = time
             }
             var shot: OpID?
-            if let text = request.query["shot"] { shot = try lookup.objectID(text, "shot") }
+            if let text = query.shot { shot = try lookup.objectID(text, "shot") }
             return .json(try await versions(of: id, shot: shot, since: since, limit: limit))
         }
         routes.get("projects/:project/diff") { request, context in
             let id = try await lookup.existingProject(try context.parameter("project"))
-            guard let from = request.query["from"] else {
+            let query = try request.decodeQuery(API.DiffQuery.self)
+            guard let from = query.from else {
                 throw APIError(.badRequest, "from is required: the version to compare from (an id, a name or a time)")
             }
             let (old, _) = try await lookup.projectDocument(id, at: from)
-            let (new, _) = try await lookup.projectDocument(id, at: request.query["to"])
+            let (new, _) = try await lookup.projectDocument(id, at: query.to)
             let diff = ProjectDiff(from: old.view, to: new.view)
             return .json(
                 API.Diff(
