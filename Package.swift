@@ -180,6 +180,18 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
         .testTarget(
+            name: "StoryDaemonTests",
+            dependencies: [
+                "StoryDaemon", "StoryAPI", "StoryCore", "StoryStore", "StoryIdentity", "StorySync", "StoryTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                // Routes tested in memory, the Hummingbird way (`app.test(.router)`).
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings),
+        .testTarget(
             name: "StorySyncTests",
             dependencies: [
                 "StorySync", "StoryStore", "StoryMedia", "StoryIdentity", "StoryTLS", "StoryTestSupport",

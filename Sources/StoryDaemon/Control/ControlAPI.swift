@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import StoryAPI
 import StoryCore
 import StoryIdentity
@@ -54,12 +55,14 @@ struct ControlAPI: Sendable {
     static let defaultSession = "default"
 
     /// The router with every route, the middleware in front of them, and the table of routes.
-    func makeRouter(access: SocketAccess) -> (Router<ControlContext>, ControlRouteTable) {
+    func makeRouter(
+        access: SocketAccess, credentials: @escaping @Sendable (any Channel) async -> PeerCredentials? = { await PeerCredentials.of($0) }
+    ) -> (Router<ControlContext>, ControlRouteTable) {
         let router = Router(context: ControlContext.self)
         // The middleware answers 405 from the table, which is complete only
         // once every route is registered (after the middleware, to be behind it).
         let table = SharedRouteTable()
-        router.add(middleware: ControlMiddleware(access: access, routes: table, logger: logger))
+        router.add(middleware: ControlMiddleware(access: access, routes: table, logger: logger, credentials: credentials))
         var builder = ControlRouteBuilder(router: router)
         let lookup = ResourceLookup(store: store, identity: identity, blobs: blobs, clock: clock)
         let edits = EditService(store: store, clock: clock, lookup: lookup)

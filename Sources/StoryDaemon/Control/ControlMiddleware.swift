@@ -16,9 +16,12 @@ struct ControlMiddleware: RouterMiddleware {
     let access: SocketAccess
     let routes: SharedRouteTable
     let logger: Logger
+    /// Who is at the other end of a connection (`SO_PEERCRED`; tests that
+    /// serve the router in memory say who is asking).
+    var credentials: @Sendable (any Channel) async -> PeerCredentials? = { await PeerCredentials.of($0) }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let credentials = await PeerCredentials.of(context.channel)
+        let credentials = await credentials(context.channel)
         guard let credentials, access.admits(credentials) else {
             logger.warning("refused a control request from uid \(credentials.map { String($0.uid) } ?? "unknown")")
             return APIError(.forbidden, Self.refusal(of: credentials?.uid, access: access)).response
