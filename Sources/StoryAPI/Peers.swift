@@ -291,10 +291,12 @@ extension API {
         /// Where to dial it from now on, tried in turn (replacing the ones it had).
         public let addresses: [String]?
 
-        public init(autoAccept: Bool?, name: String? = nil, addresses: [String]? = nil) {
+        /// `setsAutoAccept` false leaves `autoAccept` out of the request (it stays as it is).
+        public init(autoAccept: Bool?, name: String? = nil, addresses: [String]? = nil, setsAutoAccept: Bool = true) {
             self.autoAccept = autoAccept
             self.name = name
             self.addresses = addresses
+            hasAutoAccept = setsAutoAccept
         }
 
         private enum CodingKeys: String, CodingKey { case autoAccept, name, addresses }
@@ -325,7 +327,7 @@ extension API {
 
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(autoAccept, forKey: .autoAccept)
+            if hasAutoAccept { try container.encode(autoAccept, forKey: .autoAccept) }
             try container.encodeIfPresent(name, forKey: .name)
             try container.encodeIfPresent(addresses, forKey: .addresses)
         }

@@ -9,12 +9,23 @@ public struct ControlClient: Sendable {
         public let headers: [String: String]
         public let body: Data
 
-        /// The body as a JSON object or array.
-        public var json: Any? { try? JSONSerialization.jsonObject(with: body) }
         /// `error.code` of an error answer.
-        public var errorCode: String? { ((json as? [String: Any])?["error"] as? [String: Any])?["code"] as? String }
+        public var errorCode: String? { errorDetail?.code }
         /// `error.message` of an error answer.
-        public var errorMessage: String? { ((json as? [String: Any])?["error"] as? [String: Any])?["message"] as? String }
+        public var errorMessage: String? { errorDetail?.message }
+
+        /// The API's error shape (`{"error":{"code","message"}}`), read
+        /// without StoryAPI (the client is Foundation only).
+        private struct ErrorAnswer: Decodable {
+            struct Detail: Decodable {
+                let code: String
+                let message: String
+            }
+
+            let error: Detail
+        }
+
+        private var errorDetail: ErrorAnswer.Detail? { (try? JSONDecoder().decode(ErrorAnswer.self, from: body))?.error }
     }
 
     /// The daemon could not be reached, or did not answer HTTP.

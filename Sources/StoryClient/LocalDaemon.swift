@@ -38,11 +38,10 @@ public final class LocalDaemon {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline && process.isRunning {
             if let response = try? client.get("/v1/status"), response.status == 200,
-                let status = response.json as? [String: Any], let port = status["listenPort"] as? Int,
-                let peerID = status["peerID"] as? String
+                let status = try? JSONDecoder().decode(Listening.self, from: response.body), let port = status.listenPort
             {
                 self.port = port
-                self.peerID = peerID
+                self.peerID = status.peerID
                 return
             }
             usleep(20_000)
@@ -75,30 +74,28 @@ public final class LocalDaemon {
         return (Date().timeIntervalSince(start), process.terminationStatus)
     }
 
-    /// Sends a request with a JSON body; the JSON answer, or an error with the daemon's message.
+    /// What `/v1/status` says of where the daemon listens.
+    private struct Listening: Decodable {
+        let peerID: String
+        let listenPort: Int?
+    }
+
+    /// Sends a request with an encoded body (the API's request types); the
+    /// answer decoded as `answer`, or an error with the daemon's message.
     @discardableResult
-    public func call(_ method: String, _ target: String, _ body: [String: Any]? = nil) throws -> [String: Any] {
-        (try JSONSerialization.jsonObject(with: try raw(method, target, body))) as? [String: Any] ?? [:]
+    public func call<Answer: Decodable>(
+        _ answer: Answer.Type, _ method: String, _ target: String, body: (any Encodable)? = nil
+    ) throws -> Answer {
+        let data = try raw(method, target, body: try body.map { try JSONEncoder().encode($0) })
+        return try JSONDecoder().decode(answer, from: data)
     }
 
     /// Sends a request; the answer's body if it succeeded.
-    public func raw(_ method: String, _ target: String, _ body: [String: Any]? = nil) throws -> Data {
-        let data = try body.map { try JSONSerialization.data(withJSONObject: $0) }
-        let response = try client.request(method, target, body: data)
+    public func raw(_ method: String, _ target: String, body: Data? = nil) throws -> Data {
+        let response = try client.request(method, target, body: body)
         guard (200..<300).contains(response.status) else {
             throw StartFailure(description: "\(method) \(target): \(response.errorMessage ?? "status \(response.status)")")
         }
         return response.body
-    }
-
-    /// The shots of a project, in order, as the control API shows them.
-    public func shots(_ project: String) throws -> [[String: Any]] {
-        let body = try call("GET", "/v1/projects/\(project)")
-        return (body["scenes"] as? [[String: Any]] ?? []).flatMap { $0["shots"] as? [[String: Any]] ?? [] }
-    }
-
-    /// How many strokes a project shows.
-    public func strokeCount(_ project: String) throws -> Int {
-        try shots(project).flatMap { $0["layers"] as? [[String: Any]] ?? [] }.reduce(0) { $0 + (($1["strokes"] as? [Any])?.count ?? 0) }
     }
 }

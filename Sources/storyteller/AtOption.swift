@@ -32,7 +32,7 @@ struct AtOption: ParsableArguments {
     /// were at the version (a shot deleted since still has its label there).
     func lookUpNames(of project: String, with names: Names, options: ClientOptions) throws {
         guard at != nil else { return }
-        let response = try options.raw("GET", "/v1/projects/\(segment(project))?points=false&\(query)", body: nil as Data?)
+        let response = try options.raw("GET", "/v1/projects/\(segment(project))?points=false&\(query)")
         names.remember(try API.decoder.decode(API.Project.self, from: response.body), of: project)
     }
 }

@@ -49,8 +49,7 @@ enum BackupRestore {
             throw ExitCode(1)
         }
         if options.json {
-            let answer: [String: Any] = ["restored": database, "from": backup, "replacedKeptAs": moved.isEmpty ? NSNull() : aside]
-            print(String(decoding: try JSONSerialization.data(withJSONObject: answer, options: [.sortedKeys]), as: UTF8.self))
+            try printJSON(Restored(restored: database, from: backup, replacedKeptAs: moved.isEmpty ? nil : aside))
         } else {
             print("restored \(database) from \(backup)")
             if !moved.isEmpty { print("  the database it replaced is kept as \(aside) (delete it once the daemon runs well)") }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import StoryAPI
 import StoryClient
+import StoryCore
 
 /// `storyteller demo`: the mission in one command. Two daemons on loopback in
 /// a temporary directory pair up, draw in a shared project, lose their
@@ -50,52 +52,52 @@ struct Demo: ParsableCommand {
         let (ana, ben) = (machines[0], machines[1])
 
         step(2, "pairing them (each trusts the other's peer id)")
-        try ana.call("POST", "/v1/peers", ["id": ben.peerID, "address": "127.0.0.1:\(ben.port)", "name": "ben"])
-        try ben.call("POST", "/v1/peers", ["id": ana.peerID, "address": "127.0.0.1:\(ana.port)", "name": "ana"])
+        try ana.call(API.Peer.self, "POST", "/v1/peers", body: API.AddPeer(id: ben.peerID, address: "127.0.0.1:\(ben.port)", name: "ben"))
+        try ben.call(API.Peer.self, "POST", "/v1/peers", body: API.AddPeer(id: ana.peerID, address: "127.0.0.1:\(ana.port)", name: "ana"))
 
         step(3, "ana draws a storyboard and shares it with ben")
-        let project = try ana.call("POST", "/v1/projects", ["name": "Demo storyboard"])["id"] as? String ?? ""
+        let project = try ana.call(API.Project.self, "POST", "/v1/projects", body: API.CreateProject(name: "Demo storyboard")).id
         let built = try ana.edit(project, [
-            ["op": "scene.add", "title": "Opening"],
-            ["op": "shot.add", "scene": "$0"], ["op": "set", "object": "$1", "field": "caption", "value": "Wide"],
-            ["op": "shot.add", "scene": "$0"], ["op": "set", "object": "$3", "field": "caption", "value": "Close-up"],
-            ["op": "shot.add", "scene": "$0"], ["op": "set", "object": "$5", "field": "caption", "value": "Reaction"],
-            ["op": "layer.add", "shot": "$1", "name": "ink"], ["op": "layer.add", "shot": "$3", "name": "ink"],
-            ["op": "layer.add", "shot": "$5", "name": "ink"],
-            ["op": "stroke.add", "layer": "$7", "points": Self.circle(x: 0.5, y: 0.5, radius: 0.2)],
-            ["op": "stroke.add", "layer": "$8", "points": Self.circle(x: 0.4, y: 0.45, radius: 0.3)],
+            .addScene(at: nil, title: "Opening"),
+            .addShot(scene: .created(0), at: nil), .set(.created(1), .caption, .string("Wide")),
+            .addShot(scene: .created(0), at: nil), .set(.created(3), .caption, .string("Close-up")),
+            .addShot(scene: .created(0), at: nil), .set(.created(5), .caption, .string("Reaction")),
+            .addLayer(shot: .created(1), at: nil, name: "ink"), .addLayer(shot: .created(3), at: nil, name: "ink"),
+            .addLayer(shot: .created(5), at: nil, name: "ink"),
+            .addStroke(layer: .created(7), brush: Brush(), points: Self.circle(x: 0.5, y: 0.5, radius: 0.2)),
+            .addStroke(layer: .created(8), brush: Brush(), points: Self.circle(x: 0.4, y: 0.45, radius: 0.3)),
         ])
-        let (wide, closeUp, reaction) = (built[1], built[3], built[5])
-        let (wideInk, closeInk, reactionInk) = (built[7], built[8], built[9])
-        try ana.call("PUT", "/v1/projects/\(project)/shares/\(ben.peerID)", ["mode": "read-write"])
+        let (wide, closeUp, reaction) = (try Self.created(built, 1), try Self.created(built, 3), try Self.created(built, 5))
+        let (wideInk, closeInk, reactionInk) = (try Self.created(built, 7), try Self.created(built, 8), try Self.created(built, 9))
+        try ana.call(API.Share.self, "PUT", "/v1/projects/\(project)/shares/\(ben.peerID)", body: API.SetShare(mode: "read-write"))
         try waitUntil("ben receives the project") { try ben.shotCount(project) == 3 }
 
         step(4, "cutting the connection (sync paused on both sides)")
-        try ana.call("POST", "/v1/peers/\(ben.peerID)/pause")
-        try ben.call("POST", "/v1/peers/\(ana.peerID)/pause")
+        try ana.call(API.Peer.self, "POST", "/v1/peers/\(ben.peerID)/pause")
+        try ben.call(API.Peer.self, "POST", "/v1/peers/\(ana.peerID)/pause")
         try waitUntil("both see the connection gone") { try ana.connectedPeers() == 0 && ben.connectedPeers() == 0 }
 
         step(5, "editing on both sides while apart")
         // The same shot moved differently: ana puts "Reaction" first, ben puts it second.
         _ = try ana.edit(project, [
-            ["op": "move", "object": reaction, "to": 0],
-            ["op": "stroke.add", "layer": reactionInk, "points": Self.line(from: (0.1, 0.8), to: (0.9, 0.2))],
-            ["op": "set", "object": wide, "field": "caption", "value": "Wide, dawn"],
+            .move(.id(reaction), to: 0, in: nil),
+            .addStroke(layer: .id(reactionInk), brush: Brush(), points: Self.line(from: (0.1, 0.8), to: (0.9, 0.2))),
+            .set(.id(wide), .caption, .string("Wide, dawn")),
         ])
         _ = try ben.edit(project, [
-            ["op": "move", "object": reaction, "to": 1],
-            ["op": "stroke.add", "layer": wideInk, "points": Self.line(from: (0.2, 0.2), to: (0.8, 0.8))],
-            ["op": "stroke.add", "layer": closeInk, "points": Self.circle(x: 0.6, y: 0.5, radius: 0.1)],
-            ["op": "set", "object": closeUp, "field": "notes", "value": "Ben: hold two beats longer"],
+            .move(.id(reaction), to: 1, in: nil),
+            .addStroke(layer: .id(wideInk), brush: Brush(), points: Self.line(from: (0.2, 0.2), to: (0.8, 0.8))),
+            .addStroke(layer: .id(closeInk), brush: Brush(), points: Self.circle(x: 0.6, y: 0.5, radius: 0.1)),
+            .set(.id(closeUp), .notes, .string("Ben: hold two beats longer")),
         ])
         print("ana, offline:  " + (try ana.shotOrder(project)).joined(separator: " | "))
         print("ben, offline:  " + (try ben.shotOrder(project)).joined(separator: " | "))
 
         step(6, "reconnecting")
-        try ana.call("POST", "/v1/peers/\(ben.peerID)/resume")
-        try ben.call("POST", "/v1/peers/\(ana.peerID)/resume")
+        try ana.call(API.Peer.self, "POST", "/v1/peers/\(ben.peerID)/resume")
+        try ben.call(API.Peer.self, "POST", "/v1/peers/\(ana.peerID)/resume")
         try waitUntil("both machines converge") {
-            let (a, b) = (try ana.projectJSON(project), try ben.projectJSON(project))
+            let (a, b) = (try ana.scenesJSON(project), try ben.scenesJSON(project))
             return try a == b && ana.strokeCount(project) == 5
         }
 
@@ -105,13 +107,12 @@ struct Demo: ParsableCommand {
             return
         }
         print("merged:        " + (try ana.shotOrder(project)).joined(separator: " | "))
-        let merged = try ana.call("GET", "/v1/projects/\(project)")
-        for scene in merged["scenes"] as? [[String: Any]] ?? [] {
-            print("scene \(text(scene["title"]))")
-            for shot in scene["shots"] as? [[String: Any]] ?? [] {
-                let strokes = (shot["layers"] as? [[String: Any]] ?? []).reduce(0) { $0 + (($1["strokes"] as? [Any])?.count ?? 0) }
-                let notes = (shot["notes"] as? String).map { "  notes: \($0)" } ?? ""
-                print("  shot \(text(shot["label"])) \(text(shot["caption"])): \(strokes) stroke(s)\(notes)")
+        for scene in try ana.project(project).scenes {
+            print("scene \(scene.title ?? "")")
+            for shot in scene.shots {
+                let strokes = shot.layers.reduce(0) { $0 + $1.strokes.count }
+                let notes = shot.notes.map { "  notes: \($0)" } ?? ""
+                print("  shot \(shot.label) \(shot.caption ?? ""): \(strokes) stroke(s)\(notes)")
             }
         }
         let kept = (try ana.strokeCount(project), try ben.strokeCount(project))
@@ -145,17 +146,26 @@ struct Demo: ParsableCommand {
         throw ExitCode(1)
     }
 
-    static func circle(x: Double, y: Double, radius: Double) -> [Double] {
-        (0...32).flatMap { index -> [Double] in
+    /// The id the `index`th operation of an edit created.
+    static func created(_ ids: [OpID?], _ index: Int) throws -> OpID {
+        guard index < ids.count, let id = ids[index] else {
+            printError("the daemon did not say what operation \(index) of the demo's edit created")
+            throw ExitCode(1)
+        }
+        return id
+    }
+
+    static func circle(x: Double, y: Double, radius: Double) -> [Point] {
+        (0...32).map { index in
             let angle = Double(index) / 32 * 2 * Double.pi
-            return [x + radius * cos(angle), y + radius * sin(angle), 0.6]
+            return Point(x: x + radius * cos(angle), y: y + radius * sin(angle), pressure: 0.6)
         }
     }
 
-    static func line(from start: (Double, Double), to end: (Double, Double)) -> [Double] {
-        (0...16).flatMap { index -> [Double] in
+    static func line(from start: (Double, Double), to end: (Double, Double)) -> [Point] {
+        (0...16).map { index in
             let t = Double(index) / 16
-            return [start.0 + (end.0 - start.0) * t, start.1 + (end.1 - start.1) * t, 0.4 + 0.4 * t]
+            return Point(x: start.0 + (end.0 - start.0) * t, y: start.1 + (end.1 - start.1) * t, pressure: 0.4 + 0.4 * t)
         }
     }
 }
@@ -163,22 +173,22 @@ struct Demo: ParsableCommand {
 /// What the demo asks of a daemon, on top of `LocalDaemon`.
 extension LocalDaemon {
     /// One edit batch; the ids it created.
-    func edit(_ project: String, _ ops: [[String: Any]]) throws -> [String] {
-        let result = try call("POST", "/v1/projects/\(project)/edits", ["ops": ops])
-        return (result["created"] as? [Any] ?? []).map { $0 as? String ?? "" }
+    func edit(_ project: String, _ ops: [API.EditOperation]) throws -> [OpID?] {
+        try call(API.EditResult.self, "POST", "/v1/projects/\(project)/edits", body: API.EditRequest(ops: ops)).created.map { $0.flatMap(OpID.init) }
     }
 
-    /// The project as this machine shows it, less its own role in it (ana owns it, ben edits it).
-    func projectJSON(_ project: String) throws -> Data {
-        var body = try call("GET", "/v1/projects/\(project)")
-        body["role"] = nil
-        body["readOnly"] = nil
-        return try JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])
-    }
+    func project(_ project: String) throws -> API.Project { try call(API.Project.self, "GET", "/v1/projects/\(project)") }
+
+    /// The storyboard as this machine shows it (not its own role in it: ana owns it, ben edits it).
+    func scenesJSON(_ project: String) throws -> Data { try API.encoder.encode(try self.project(project).scenes) }
+
+    func shots(_ project: String) throws -> [API.Shot] { try self.project(project).scenes.flatMap(\.shots) }
 
     func shotCount(_ project: String) throws -> Int { try shots(project).count }
 
-    func shotOrder(_ project: String) throws -> [String] { try shots(project).map { text($0["caption"]) } }
+    func strokeCount(_ project: String) throws -> Int { try shots(project).flatMap(\.layers).reduce(0) { $0 + $1.strokes.count } }
 
-    func connectedPeers() throws -> Int { (try call("GET", "/v1/status")["peersConnected"] as? Int) ?? -1 }
+    func shotOrder(_ project: String) throws -> [String] { try shots(project).map { $0.caption ?? "" } }
+
+    func connectedPeers() throws -> Int { try call(API.Status.self, "GET", "/v1/status").peersConnected }
 }

@@ -52,21 +52,21 @@ extension Export {
             if let width { query = "&width=\(width)" }
             if let tag { query += "&tag=" + segment(tag) }
             let target = "/v1/projects/\(segment(id))/exports/html"
-            let summary: [String: Any]
+            let summary: FileWritten
             if isSingleFile {
                 let bytes = try download(target + "?form=file" + query, to: out)
-                summary = ["out": out, "bytes": bytes, "form": "file"]
+                summary = FileWritten(out: out, bytes: bytes, form: "file")
                 if !options.json { print("wrote \(out) (\(bytes) bytes): open it in a browser") }
             } else {
                 let directory = try options.call(API.SlideshowDirectory.self, "GET", target + "?form=directory" + query, timeoutSeconds: 120)
                 let (files, bytes) = try write(directory)
-                summary = ["out": out, "bytes": bytes, "files": files, "form": "directory"]
+                summary = FileWritten(out: out, bytes: bytes, form: "directory", files: files)
                 if !options.json {
                     print("wrote \((out as NSString).appendingPathComponent("index.html")) and \(files - 1) file(s) beside it (\(bytes) bytes)")
                 }
             }
             if options.json {
-                print(String(decoding: try JSONSerialization.data(withJSONObject: summary, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
+                try printJSON(summary)
             }
         }
 

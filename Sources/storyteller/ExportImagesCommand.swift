@@ -136,11 +136,7 @@ extension Export {
             progress?.show(shots.count + 1, doing: "done")
             progress?.end()
             if options.json {
-                let answer: [String: Any] = ["out": directory, "shots": written, "contactSheet": contact]
-                print(
-                    String(
-                        decoding: try JSONSerialization.data(
-                            withJSONObject: answer, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
+                try printJSON(ImagesWritten(out: directory, shots: written, contactSheet: contact))
             } else {
                 print("wrote \(shots.count) \(shots.count == 1 ? "shot" : "shots") and contact-sheet.png to \(out)")
             }

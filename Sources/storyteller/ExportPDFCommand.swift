@@ -135,12 +135,7 @@ extension Export {
             }
             let pageCount = response.headers["storyteller-page-count"].flatMap { Int($0) }
             if options.json {
-                var answer: [String: Any] = ["out": out, "bytes": file.written]
-                if let pageCount { answer["pages"] = pageCount }
-                print(
-                    String(
-                        decoding: try JSONSerialization.data(
-                            withJSONObject: answer, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
+                try printJSON(FileWritten(out: out, bytes: file.written, pages: pageCount))
             } else {
                 let pagesText = pageCount.map { $0 == 1 ? "1 page, " : "\($0) pages, " } ?? ""
                 print("wrote \(out) (\(pagesText)\(TransferProgress.size(file.written)))")

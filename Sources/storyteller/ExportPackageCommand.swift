@@ -40,8 +40,7 @@ struct ExportPackage: ParsableCommand {
             "/v1/projects/\(segment(id))/exports/package", with: options,
             waiting: "the daemon is making the package (drawing a thumbnail of every shot)…")
         if options.json {
-            let answer: [String: Any] = ["path": path, "bytes": bytes, "project": id]
-            print(String(decoding: try JSONSerialization.data(withJSONObject: answer, options: [.sortedKeys]), as: UTF8.self))
+            try printJSON(Saved(path: path, bytes: bytes, project: id))
         } else {
             print("wrote \(path) (\(BackupProgress.size(bytes)))")
         }

@@ -58,9 +58,9 @@ struct Folders: ParsableCommand {
         subcommands: [Create.self, Rename.self, Describe.self, Move.self, Reorder.self, Delete.self, Restore.self])
 
     /// "deleted Shorts": the name people gave it (`--json` has the id).
-    static func report(_ node: Any, _ verb: String, options: ClientOptions) {
-        guard !options.json, let node = node as? [String: Any] else { return }
-        print("\(verb) \(text(node["name"]))")
+    static func report(_ node: API.LibraryNode, _ verb: String, options: ClientOptions) {
+        guard !options.json else { return }
+        print("\(verb) \(node.name ?? node.id)")
     }
 
     struct Create: ParsableCommand {
@@ -86,7 +86,9 @@ struct Folders: ParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            Folders.report(try options.call("PATCH", "/v1/library/nodes/\(segment(node))", body: ["name": name]), "renamed", options: options)
+            Folders.report(
+                try options.call(API.LibraryNode.self, "PATCH", "/v1/library/nodes/\(segment(node))", body: API.UpdateNode(name: name)),
+                "renamed", options: options)
         }
     }
 
@@ -100,7 +102,8 @@ struct Folders: ParsableCommand {
 
         func run() throws {
             Folders.report(
-                try options.call("PATCH", "/v1/library/nodes/\(segment(node))", body: ["description": description]), "described",
+                try options.call(API.LibraryNode.self, "PATCH", "/v1/library/nodes/\(segment(node))", body: API.UpdateNode(description: description)),
+                "described",
                 options: options)
         }
     }
@@ -115,9 +118,8 @@ struct Folders: ParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            var body: [String: Any] = ["folder": to]
-            if let index { body["index"] = index }
-            Folders.report(try options.call("POST", "/v1/library/nodes/\(segment(node))/move", body: body), "moved", options: options)
+            let body = API.MoveNode(folder: to, index: index)
+            Folders.report(try options.call(API.LibraryNode.self, "POST", "/v1/library/nodes/\(segment(node))/move", body: body), "moved", options: options)
         }
     }
 
@@ -131,7 +133,8 @@ struct Folders: ParsableCommand {
 
         func run() throws {
             Folders.report(
-                try options.call("POST", "/v1/library/nodes/\(segment(node))/move", body: ["index": index]), "reordered", options: options)
+                try options.call(API.LibraryNode.self, "POST", "/v1/library/nodes/\(segment(node))/move", body: API.MoveNode(index: index)), "reordered",
+                options: options)
         }
     }
 
@@ -142,7 +145,7 @@ struct Folders: ParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            Folders.report(try options.call("DELETE", "/v1/library/nodes/\(segment(node))"), "deleted", options: options)
+            Folders.report(try options.call(API.LibraryNode.self, "DELETE", "/v1/library/nodes/\(segment(node))"), "deleted", options: options)
         }
     }
 
@@ -154,7 +157,7 @@ struct Folders: ParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            Folders.report(try options.call("POST", "/v1/library/nodes/\(segment(node))/restore"), "restored", options: options)
+            Folders.report(try options.call(API.LibraryNode.self, "POST", "/v1/library/nodes/\(segment(node))/restore"), "restored", options: options)
         }
     }
 }
@@ -206,7 +209,7 @@ struct History: ParsableCommand {
         var query = "limit=\(limit)"
         if let shot { query += "&shot=\(segment(try names.shot(shot, in: id).description))" }
         if let since, let time = API.parseTime(since) { query += "&since=\(segment(API.isoTime(milliseconds: time)))" }
-        let response = try options.raw("GET", "/v1/projects/\(segment(id))/versions?\(query)", body: nil as Data?)
+        let response = try options.raw("GET", "/v1/projects/\(segment(id))/versions?\(query)")
         let answer = try API.decoder.decode(API.Versions.self, from: response.body)
         if options.json && !changes { print(String(decoding: response.body, as: UTF8.self)) }
         if changes {

@@ -110,7 +110,7 @@ struct Peers: ParsableCommand {
 
         func run() throws {
             let id = try Names(options).peer(peer)
-            _ = try options.call("DELETE", "/v1/peers/\(segment(id))")
+            _ = try options.call(API.Removed.self, "DELETE", "/v1/peers/\(segment(id))")
             if !options.json { print("removed \(peer) (\(id.prefix(7)))") }
         }
     }
@@ -159,11 +159,10 @@ struct Peers: ParsableCommand {
 
         func run() throws {
             let id = try Names(options).peer(peer)
-            var body: [String: Any] = [:]
-            if let autoAccept { body["autoAccept"] = autoAccept == "default" ? NSNull() : (autoAccept == "on") as Any }
-            if let name { body["name"] = name }
-            if !address.isEmpty { body["addresses"] = address }
-            let answer = try options.raw("PATCH", "/v1/peers/\(segment(id))", body: body)
+            let body = API.PeerSettings(
+                autoAccept: autoAccept.flatMap { $0 == "default" ? nil : $0 == "on" }, name: name, addresses: address.isEmpty ? nil : address,
+                setsAutoAccept: autoAccept != nil)
+            let answer = try options.raw("PATCH", "/v1/peers/\(segment(id))", body: try API.encoder.encode(body))
             if options.json { return print(String(decoding: answer.body, as: UTF8.self)) }
             let updated = try? API.decoder.decode(API.Peer.self, from: answer.body)
             let who = updated?.name ?? peer
@@ -183,7 +182,7 @@ struct Peers: ParsableCommand {
 
         func run() throws {
             let id = try Names(options).peer(peer)
-            _ = try options.call("POST", "/v1/peers/\(segment(id))/pause")
+            _ = try options.call(API.Peer.self, "POST", "/v1/peers/\(segment(id))/pause")
             if !options.json { print("paused sync with \(peer)") }
         }
     }
@@ -196,7 +195,7 @@ struct Peers: ParsableCommand {
 
         func run() throws {
             let id = try Names(options).peer(peer)
-            _ = try options.call("POST", "/v1/peers/\(segment(id))/resume")
+            _ = try options.call(API.Peer.self, "POST", "/v1/peers/\(segment(id))/resume")
             if !options.json { print("resumed sync with \(peer)") }
         }
     }

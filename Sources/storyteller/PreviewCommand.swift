@@ -22,7 +22,7 @@ struct Preview: ParsableCommand {
 
     func run() throws {
         let id = try Names(options).project(project)
-        let response = try options.raw("POST", "/v1/projects/\(segment(id))/previews", body: nil as Data?)
+        let response = try options.raw("POST", "/v1/projects/\(segment(id))/previews")
         guard let preview = try? API.decoder.decode(API.Preview.self, from: response.body) else {
             printError("the daemon's answer is not what this storyteller expects (are both the same version?)")
             throw ExitCode(1)

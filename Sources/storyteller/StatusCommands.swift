@@ -165,9 +165,7 @@ struct Version: ParsableCommand {
             daemon = nil
         }
         if options.json {
-            var answer: [String: Any] = ["cli": API.version]
-            if let daemon { answer["daemon"] = daemon.version; answer["api"] = daemon.api }
-            print(String(decoding: try JSONSerialization.data(withJSONObject: answer, options: [.sortedKeys]), as: UTF8.self))
+            try printJSON(VersionsAnswer(cli: API.version, daemon: daemon?.version, api: daemon?.api))
         } else {
             print("storyteller   \(API.version)")
             let client = options.client

@@ -74,13 +74,6 @@ struct ClientOptions: ParsableArguments {
         return ControlClient.locate(environment: environment)
     }
 
-    /// Sends a request and returns the JSON answer, or exits with a clear message.
-    func call(_ method: String, _ target: String, body: [String: Any]? = nil, timeoutSeconds: Int = 30) throws -> Any {
-        let response = try raw(method, target, body: body, timeoutSeconds: timeoutSeconds)
-        if json { print(String(decoding: response.body, as: UTF8.self)) }
-        return response.json ?? [:]
-    }
-
     /// Sends a request and decodes the answer as one of the API's types
     /// (printing the JSON as it came with `--json`).
     func call<Answer: Decodable>(_ answer: Answer.Type, _ method: String, _ target: String, timeoutSeconds: Int = 30) throws -> Answer {
@@ -104,16 +97,11 @@ struct ClientOptions: ParsableArguments {
         }
     }
 
-    /// Sends a request; the successful response, or exits with a clear message.
-    func raw(_ method: String, _ target: String, body: [String: Any]? = nil, timeoutSeconds: Int = 30) throws -> ControlClientResponse {
-        try raw(method, target, body: try body.map { try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }, timeoutSeconds: timeoutSeconds)
-    }
-
     /// Sends a request with an encoded body (the API's types); the successful
     /// response, or exits with a clear message (`reword` may give the
     /// command's own words for an error code).
     func raw(
-        _ method: String, _ target: String, body data: Data?, timeoutSeconds: Int = 30,
+        _ method: String, _ target: String, body data: Data? = nil, timeoutSeconds: Int = 30,
         reword: (_ code: String, _ message: String) -> String? = { _, _ in nil }
     ) throws -> ControlClientResponse {
         let response: ControlClient.Response

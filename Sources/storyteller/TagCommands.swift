@@ -76,11 +76,7 @@ struct Tags: ParsableCommand {
             let body = try names.structure(of: try names.project(project))
             let shots = body.scenes.flatMap(\.shots).filter { !$0.tags.isEmpty }
             if options.json {
-                let answer: [String: Any] = [
-                    "project": body.tags, "shots": shots.map { ["id": $0.id, "label": $0.label, "tags": $0.tags] as [String: Any] },
-                ]
-                print(String(decoding: try JSONSerialization.data(withJSONObject: answer, options: [.sortedKeys]), as: UTF8.self))
-                return
+                return try printJSON(TagListing(project: body.tags, shots: shots.map { .init(id: $0.id, label: $0.label, tags: $0.tags) }))
             }
             print("project: \(body.tags.isEmpty ? "(no tags)" : body.tags.joined(separator: ", "))")
             for shot in shots { print("shot \(shot.label): \(shot.tags.joined(separator: ", "))") }

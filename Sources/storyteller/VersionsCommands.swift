@@ -202,7 +202,7 @@ struct RestoreVersion: ParsableCommand {
         let id = try names.project(project)
         let version = AtOption.sent(to)
         if shot != nil || scene != nil {
-            let response = try options.raw("GET", "/v1/projects/\(segment(id))?points=false&at=\(segment(version))", body: nil as Data?)
+            let response = try options.raw("GET", "/v1/projects/\(segment(id))?points=false&at=\(segment(version))")
             names.remember(try API.decoder.decode(API.Project.self, from: response.body), of: id)
         }
         let body = API.RestoreVersion(

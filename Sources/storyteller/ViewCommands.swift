@@ -60,8 +60,7 @@ struct Render: ParsableCommand {
             throw ExitCode(1)
         }
         if options.json {
-            let answer: [String: Any] = ["bytes": response.body.count, "out": out, "format": format.rawValue]
-            print(String(decoding: try JSONSerialization.data(withJSONObject: answer, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self))
+            try printJSON(FileWritten(out: out, bytes: response.body.count, format: format.rawValue))
         } else {
             print("wrote \(out) (\(format.rawValue.uppercased()), \(response.body.count) bytes)")
         }
@@ -122,8 +121,7 @@ struct Backup: ParsableCommand {
         }
         let bytes = try output.download("/v1/backup", with: options)
         if options.json {
-            let answer: [String: Any] = ["path": path, "bytes": bytes]
-            print(String(decoding: try JSONSerialization.data(withJSONObject: answer, options: [.sortedKeys]), as: UTF8.self))
+            try printJSON(Saved(path: path, bytes: bytes))
         } else {
             print("wrote \(path) (\(bytes) bytes)")
         }
