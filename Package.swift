@@ -72,6 +72,15 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: strictSettings),
+        // A peer that breaks the protocol on purpose, for the hostile tests and benchmark (no daemon links it).
+        .target(
+            name: "StoryWireClient",
+            dependencies: [
+                "StoryCore", "StoryIdentity", "StoryTLS", "StorySync",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings),
         .systemLibrary(name: "CMalloc"),
         .executableTarget(
             name: "storyteller-bench",
@@ -82,6 +91,7 @@ let package = Package(
                 "StoryIdentity",
                 "StoryTLS",
                 "StorySync",
+                "StoryWireClient",
                 "StoryClient",
                 "COpenSSL",
                 "CMalloc",
@@ -194,7 +204,7 @@ let package = Package(
         .testTarget(
             name: "StorySyncTests",
             dependencies: [
-                "StorySync", "StoryStore", "StoryMedia", "StoryIdentity", "StoryTLS", "StoryTestSupport",
+                "StorySync", "StoryStore", "StoryMedia", "StoryIdentity", "StoryTLS", "StoryTestSupport", "StoryWireClient",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -207,7 +217,7 @@ let package = Package(
         .testTarget(
             name: "StorytellerdTests",
             dependencies: [
-                "StoryCore", "StoryMedia", "StoryEditorial", "StoryStore", "StoryIdentity", "StoryTLS", "StorySync", "StoryClient", "StoryAPI",
+                "StoryCore", "StoryMedia", "StoryEditorial", "StoryStore", "StoryIdentity", "StoryTLS", "StorySync", "StoryWireClient", "StoryClient", "StoryAPI",
                 "StoryDaemon", "StoryRender", "StoryTestSupport", "storytellerd",
                 "storyteller", .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),

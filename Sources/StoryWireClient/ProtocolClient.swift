@@ -2,19 +2,32 @@ import NIOCore
 import NIOPosix
 import StoryCore
 import StoryIdentity
+import StorySync
 import StoryTLS
 import Synchronization
 
 /// One connection to a daemon that speaks the protocol without a session
 /// state machine: it sends whatever it is told and keeps what it receives.
 /// For the hostile-peer tests and `storyteller-bench hostile`, which need a
-/// peer that breaks the rules on purpose.
+/// peer that breaks the rules on purpose (a module of its own: no daemon
+/// links it).
 package final class ProtocolClient: Sendable {
     package struct Failure: Error, CustomStringConvertible {
         package let description: String
     }
 
-    private let received = Mutex<(messages: [Message], closed: Bool)>(([], false))
+    /// What arrived, and who waits for the next arrival (woken by it, by
+    /// the close, or by their deadline; never by polling).
+    private struct Received {
+        var messages: [Message] = []
+        var closed = false
+        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
+        /// Waiters cancelled before they were registered.
+        var cancelled: Set<Int> = []
+        var nextWaiter = 0
+    }
+
+    private let received = Mutex(Received())
     private let outbound: NIOAsyncChannelOutboundWriter<Message>
 
     private init(outbound: NIOAsyncChannelOutboundWriter<Message>) {
@@ -44,9 +57,9 @@ package final class ProtocolClient: Sendable {
             return try await withThrowingTaskGroup(of: T?.self) { group in
                 group.addTask {
                     do {
-                        for try await message in inbound { client.received.withLock { $0.messages.append(message) } }
+                        for try await message in inbound { client.arrived { $0.messages.append(message) } }
                     } catch {}
-                    client.received.withLock { $0.closed = true }
+                    client.arrived { $0.closed = true }
                     return nil
                 }
                 try await client.send(.hello(version: helloVersion, name: "protocol client", capabilities: []))
@@ -78,20 +91,69 @@ package final class ProtocolClient: Sendable {
     @discardableResult
     package func expect(_ what: String, timeout: Duration = .seconds(10), _ predicate: (Message) -> Bool) async throws -> Message {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let found = messages.first(where: predicate) { return found }
-            if isClosed { break }
-            try await Task.sleep(for: .milliseconds(10))
+        var seen = 0
+        while true {
+            let (messages, closed) = received.withLock { ($0.messages, $0.closed) }
+            if let found = messages[seen...].first(where: predicate) { return found }
+            seen = messages.count
+            if closed || ContinuousClock.now >= deadline { break }
+            await nextArrival(after: seen, until: deadline)
         }
-        if let found = messages.first(where: predicate) { return found }
         throw Failure(description: "no \(what) within \(timeout); received: \(messages.map(\.summary))")
     }
 
     /// Waits for the daemon to close the connection (at most `timeout`); whether it did.
     package func waitUntilClosed(timeout: Duration = .seconds(10)) async -> Bool {
         let deadline = ContinuousClock.now + timeout
-        while !isClosed && ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(10)) }
+        while !isClosed && ContinuousClock.now < deadline {
+            await nextArrival(after: messages.count, until: deadline)
+        }
         return isClosed
+    }
+
+    /// Records an arrival (a message, or the close) and wakes every waiter.
+    private func arrived(_ change: (inout Received) -> Void) {
+        let waiters = received.withLock { state in
+            change(&state)
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Returns once more than `count` messages arrived, the connection
+    /// closed, or `deadline` passed.
+    private func nextArrival(after count: Int, until deadline: ContinuousClock.Instant) async {
+        let id = received.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(until: deadline) }
+            group.addTask {
+                await withTaskCancellationHandler {
+                    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                        let now = self.received.withLock { state -> Bool in
+                            if state.messages.count > count || state.closed || state.cancelled.remove(id) != nil { return true }
+                            state.waiters[id] = continuation
+                            return false
+                        }
+                        if now { continuation.resume() }
+                    }
+                } onCancel: {
+                    let waiter = self.received.withLock { state in
+                        let waiter = state.waiters.removeValue(forKey: id)
+                        if waiter == nil { state.cancelled.insert(id) }
+                        return waiter
+                    }
+                    waiter?.resume()
+                }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+        // A cancellation that came after the waiter was woken leaves nothing behind.
+        received.withLock { _ = $0.cancelled.remove(id) }
     }
 
     /// Whether any Changes or Snapshot of `document` arrived.

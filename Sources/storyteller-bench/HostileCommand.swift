@@ -4,6 +4,7 @@ import StoryClient
 import StoryCore
 import StoryIdentity
 import StorySync
+import StoryWireClient
 import StoryTLS
 import ZIPFoundation
 

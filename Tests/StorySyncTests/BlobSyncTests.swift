@@ -5,6 +5,7 @@ import StoryIdentity
 import StoryStore
 import StoryTestSupport
 import Synchronization
+import StoryWireClient
 import Testing
 
 @testable import StorySync

@@ -1,5 +1,6 @@
 import StoryCore
 import StoryIdentity
+import StoryWireClient
 import Testing
 
 @testable import StorySync

@@ -5,6 +5,7 @@ import StoryCore
 import StoryEditorial
 import StoryIdentity
 import StorySync
+import StoryWireClient
 import StoryTestSupport
 import Testing
 

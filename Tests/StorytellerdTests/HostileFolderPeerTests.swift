@@ -3,6 +3,7 @@ import NIOPosix
 import StoryCore
 import StoryIdentity
 import StorySync
+import StoryWireClient
 import StoryTestSupport
 import Testing
 
