@@ -44,6 +44,10 @@ public enum PeerEvent: Sendable, Hashable {
     case listening(port: Int)
     /// A dialer is connecting to this configured peer.
     case dialing(PeerID)
+    /// A dialer waits this long before it dials the peer again (the backoff
+    /// after a failure), or less if the peer is discovered somewhere new or
+    /// given other addresses.
+    case waitingToRedial(PeerID, for: Duration)
     case connected(PeerID)
     case disconnected(PeerID)
     case paused(PeerID)
@@ -448,6 +452,7 @@ public actor PeerManager {
                 await discovery?.discredit(peer, at: address)
                 action = dialer.discredited(peer, isPaused: paused.contains(peer))
             case .wait(let delay):
+                broadcaster.publish(.waitingToRedial(peer, for: delay))
                 await waitBeforeRedialing(peer, for: delay)
                 action = dialer.waited(peer)
             case .stop:

@@ -102,6 +102,18 @@ package final class ProtocolClient: Sendable {
         throw Failure(description: "no \(what) within \(timeout); received: \(messages.map(\.summary))")
     }
 
+    /// Waits until the daemon has handled everything sent so far, and what
+    /// that led it to send has arrived: a ping answered, then a second one
+    /// sent only after, which the daemon reads after it finished the group
+    /// of messages the first came in (and sends its pong after whatever
+    /// that group made it send). A positive marker, never a sleep.
+    package func settle() async throws {
+        for nonce in [UInt64.random(in: 1...UInt64.max / 2), UInt64.random(in: UInt64.max / 2...UInt64.max)] {
+            try await send(.ping(nonce))
+            try await expect("the daemon's pong \(nonce)") { $0 == .pong(nonce) }
+        }
+    }
+
     /// Waits for the daemon to close the connection (at most `timeout`); whether it did.
     package func waitUntilClosed(timeout: Duration = .seconds(10)) async -> Bool {
         let deadline = ContinuousClock.now + timeout

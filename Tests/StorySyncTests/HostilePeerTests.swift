@@ -53,7 +53,7 @@ import Testing
         try await HostilePeer.session(to: a.port, as: hostile) { peer in
             // It knows the id (say, from an old share) and offers it as if it were its own.
             try await peer.send(.advertise(.init(document: project, kind: 1, name: "mine", role: .editor, version: VersionVector())))
-            try await Task.sleep(for: .seconds(1))
+            try await peer.settle()
             #expect(!peer.received(anythingOf: project), "the daemon sent a project it never shared")
             #expect(!peer.messages.contains { if case .advertise = $0 { true } else { false } })
             // Its changes to it are refused (the connection stays: a refusal, not a broken peer).
@@ -155,7 +155,7 @@ import Testing
         // Back, advertising what it has: it is not a member, so it gets nothing new.
         try await HostilePeer.session(to: a.port, as: hostile) { peer in
             try await peer.send(.advertise(.init(document: project, kind: 1, name: "", role: .owner, version: version)))
-            try await Task.sleep(for: .seconds(1))
+            try await peer.settle()
             #expect(!peer.received(anythingOf: project), "an unshared peer got the project again")
         }
         #expect(after.change != nil)
@@ -220,7 +220,7 @@ import Testing
         try await HostilePeer.session(to: a.port, as: hostile) { peer in
             try await peer.send(.advertise(.init(document: project, kind: 1, name: "", role: .owner, version: VersionVector([replicaA: 1_000_000]))))
             try await peer.send(.ack(document: project, version: VersionVector([replicaA: 1_000_000])))
-            try await Task.sleep(for: .milliseconds(500))
+            try await peer.settle()
         }
         #expect(try await a.store.version(of: project) == before)
         #expect(try await a.store.project(project).view.title == "Night Train")

@@ -91,10 +91,15 @@ import Testing
         let (a, b) = try await aDialingB()
         defer { a.remove(); b.remove() }
         let peer = b.identity.peerID
+        // Subscribed before b stops: a's dial of b's old port cannot slip by unseen.
+        let events = a.manager.events()
         await b.stop()
         try await eventually("a lost b") { await a.manager.status().isEmpty }
-        // a dials b's old port, fails, and waits out its 30 s backoff.
-        try await Task.sleep(for: .milliseconds(500))
+        // The session's end: a's dialer waits out its backoff before dialing b's old port again.
+        let waiting = try await firstEvent(events, within: .seconds(30)) {
+            if case .waitingToRedial(peer, let delay) = $0 { delay > .seconds(10) } else { false }
+        }
+        try #require(waiting, "a's dialer never waited out a backoff")
         let oldPort = b.port
         try await b.start(onAnotherPort: true)
         try #require(b.port != oldPort, "b came back on the port it had")

@@ -37,3 +37,23 @@ public struct WaitTimedOut: Error, CustomStringConvertible {
     public let what: String
     public var description: String { "timed out waiting until \(what)" }
 }
+
+/// Whether an element of `events` matching `predicate` arrives within
+/// `timeout` (subscribe before causing it, so it cannot slip by unseen).
+public func firstEvent<Event: Sendable>(
+    _ events: AsyncStream<Event>, within timeout: Duration, _ predicate: @escaping @Sendable (Event) -> Bool
+) async throws -> Bool {
+    try await withThrowingTaskGroup(of: Bool.self) { group in
+        group.addTask {
+            for await event in events where predicate(event) { return true }
+            return false
+        }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            return false
+        }
+        let first = try await group.next() ?? false
+        group.cancelAll()
+        return first
+    }
+}

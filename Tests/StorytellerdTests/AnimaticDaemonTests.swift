@@ -132,7 +132,7 @@ import FoundationXML
             try await peer.expect("an advertise of the project") { if case .advertise(let ad) = $0 { ad.document == id } else { false } }
             try await peer.send(.advertise(.init(document: id, kind: 1, name: "", role: .editor, version: VersionVector())))
             try await peer.expect("the project's changes") { if case .changes(id, _) = $0 { true } else { false } }
-            try await Task.sleep(for: .milliseconds(300))
+            try await peer.settle()
             var mine = ProjectDocument(id: id, author: LocalAuthor(identity: try hostile.signingIdentity, nonce: 1)!)
             try mine.apply(batch: ChangeBatch.encode(try peer.changes(of: id).map(\.0))[...])
             let shot = try #require(mine.view.shots.last?.id)

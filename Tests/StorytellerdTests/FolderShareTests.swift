@@ -422,7 +422,6 @@ import Testing
         #expect(share.status == 0 && share.output.contains("shared folder Shows/Night Train with b"), "\(share.errors)")
         let shared = ContinuousClock.now
         try await eventually("part of the folder reached b, and the proxy holds", timeout: .seconds(60)) { try proxy.isCut && changes(b) > 0 }
-        try await Task.sleep(for: .milliseconds(200))
         if side == "receiver" {
             b.daemon.kill()
             let partial = try await storedChanges(in: b.home)

@@ -51,7 +51,7 @@ import Testing
                 #expect(ad.role == .reader, "the daemon says the peer is a reader of \(document)")
                 try await peer.send(.advertise(.init(document: document, kind: ad.kind, name: "", role: .reader, version: VersionVector())))
                 try await peer.expect("the changes of \(document)") { if case .changes(document, _) = $0 { true } else { false } }
-                try await Task.sleep(for: .milliseconds(300))
+                try await peer.settle()
                 result[document] = try peer.changes(of: document)
             }
             return result
@@ -213,7 +213,7 @@ import Testing
             #expect(ad.role == .editor)
             try await peer.send(.advertise(.init(document: folder, kind: ad.kind, name: "", role: .editor, version: VersionVector())))
             try await peer.expect("the folder's changes") { if case .changes(folder, _) = $0 { true } else { false } }
-            try await Task.sleep(for: .milliseconds(300))
+            try await peer.settle()
             return try peer.changes(of: folder)
         }
         var mine = LibraryDocument(id: folder, author: LocalAuthor(identity: try hostile.signingIdentity, nonce: 1)!)
