@@ -18,22 +18,15 @@ func storyteller(
 }
 
 /// `storyteller` on the calling thread: only for code already off the pool.
+/// Both pipes are read at once, and a CLI still running after 5 minutes is
+/// killed and recorded as a failure.
 func storytellerBlocking(
     _ arguments: [String], environment: [String: String] = [:], in directory: String? = nil
 ) throws -> (status: Int32, output: String, errors: String) {
-    let process = Process()
-    process.executableURL = productsDirectory.appendingPathComponent("storyteller")
-    process.arguments = arguments
-    process.environment = TestEnvironment.make(environment)
-    if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-    let (out, err) = (Pipe(), Pipe())
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let output = out.fileHandleForReading.readDataToEndOfFile()
-    let errors = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
+    let result = try ChildProcess.runBlocking(
+        productsDirectory.appendingPathComponent("storyteller"), arguments, environment: TestEnvironment.make(environment), in: directory)
+    if result.timedOut { Issue.record("storyteller \(arguments.joined(separator: " ")) ran past its deadline and was killed") }
+    return (result.status, result.outputText, result.errorText)
 }
 
 @Suite(.daemons, .serialized) struct CLITests {

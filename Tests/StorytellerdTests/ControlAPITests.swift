@@ -347,17 +347,9 @@ import Testing
                 data += chunk
             sys.stdout.write(data.decode())
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = credentials + ["/usr/bin/python3", "-c", script, socket]
-        let (output, errors) = (Pipe(), Pipe())
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let answer = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let failure = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (answer, failure)
+        let result = try ChildProcess.runBlocking(
+            URL(fileURLWithPath: "/usr/bin/setpriv"), credentials + ["/usr/bin/python3", "-c", script, socket], deadline: .seconds(60))
+        return (result.outputText, result.errorText)
     }
 
     /// With `--socket-group`, the socket is 0660 and owned by the group, and

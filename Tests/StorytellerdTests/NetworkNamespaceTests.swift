@@ -82,18 +82,11 @@ struct NetworkNamespaces {
     @discardableResult
     static func run(_ arguments: [String]) throws -> String {
         guard let ip else { throw TimedOut(description: "no ip command") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ip)
-        process.arguments = arguments
-        let (out, err) = (Pipe(), Pipe())
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TimedOut(description: "ip \(arguments.joined(separator: " ")): \(errors)") }
-        return output
+        let result = try ChildProcess.runBlocking(URL(fileURLWithPath: ip), arguments, deadline: .seconds(30))
+        guard result.status == 0, !result.timedOut else {
+            throw TimedOut(description: "ip \(arguments.joined(separator: " ")): \(result.timedOut ? "ran past 30 s" : result.errorText)")
+        }
+        return result.outputText
     }
 }
 
