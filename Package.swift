@@ -166,6 +166,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/StoryTestSupport", swiftSettings: strictSettings),
+        .testTarget(
+            name: "StoryIdentityTests", dependencies: ["StoryIdentity", "StoryCore", "StoryTestSupport"], swiftSettings: strictSettings),
+        .testTarget(name: "StoryClientTests", dependencies: ["StoryClient", "StoryTestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "StoryAPITests", dependencies: ["StoryAPI", "StoryCore"], swiftSettings: strictSettings),
         .testTarget(
             name: "StoryRenderTests", dependencies: ["StoryRender", "StoryCore", "StoryMedia", "StoryEditorial", "CCairo", "StoryTestSupport"],

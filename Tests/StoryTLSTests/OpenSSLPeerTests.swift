@@ -23,7 +23,7 @@ import Testing
         init() async throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("storyteller-openssl-\(UUID())").path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            _ = try await run("/usr/bin/openssl", [
+            _ = try await programOutput("/usr/bin/openssl", [
                 "req", "-x509", "-newkey", "ed25519", "-keyout", key, "-out", certificate, "-days", "2", "-nodes",
                 "-subj", "/CN=openssl-peer",
             ])
@@ -33,7 +33,7 @@ import Testing
         var peerID: PeerID {
             get async throws {
                 let der = directory + "/cert.der"
-                _ = try await run("/usr/bin/openssl", ["x509", "-in", certificate, "-outform", "DER", "-out", der])
+                _ = try await programOutput("/usr/bin/openssl", ["x509", "-in", certificate, "-outform", "DER", "-out", der])
                 return PeerID(certificateDER: [UInt8](try Data(contentsOf: URL(fileURLWithPath: der))))
             }
         }
@@ -82,7 +82,7 @@ import Testing
     }
 
     func sClient(_ port: Int, _ extra: [String]) async throws -> String {
-        try await run(
+        try await programOutput(
             "/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(port)"] + extra, input: "", timeout: .seconds(10),
             includingErrors: true)
     }

@@ -73,3 +73,13 @@ public enum ChildProcess {
         return Result(status: process.terminationStatus, output: output, errors: errors, timedOut: timedOut)
     }
 }
+
+/// What `executable` printed (stdout, and stderr with `includingErrors`),
+/// given `input` on stdin; killed after `timeout`.
+public func programOutput(
+    _ executable: String, _ arguments: [String], input: String? = nil, timeout: Duration = .seconds(30), includingErrors: Bool = false
+) async throws -> String {
+    let result = try await ChildProcess.run(
+        URL(fileURLWithPath: executable), arguments, input: Data((input ?? "").utf8), deadline: timeout)
+    return result.outputText + (includingErrors ? result.errorText : "")
+}

@@ -21,7 +21,7 @@ import Testing
             for withPrefix in [false, true] {
                 let file = directory.appendingPathComponent("\(length)-\(withPrefix)")
                 try Data((withPrefix ? prefix.bytes : []) + Array(bytes)).write(to: file)
-                let expected = try await run("/usr/bin/openssl", ["dgst", "-sha256", "-r", file.path]).prefix(64)
+                let expected = try await programOutput("/usr/bin/openssl", ["dgst", "-sha256", "-r", file.path]).prefix(64)
                 #expect(expected.count == 64)
                 let digest = OpenSSLCrypto.shared.sha256(withPrefix ? prefix : nil, bytes)
                 #expect(digest.description == String(expected), "\(length) bytes, prefix \(withPrefix)")

@@ -4,7 +4,6 @@ import Foundation
 import StoryTestSupport
 import Testing
 
-@testable import StoryTLS
 
 @Suite struct PeerIDTests {
     @Test func peerIDsPrintAsEightGroupsOfSevenAndParseBack() throws {
@@ -51,10 +50,10 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("storyteller-identity-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let identity = try Identity.loadOrCreate(in: directory)
-        let output = try await run("/usr/bin/openssl", ["x509", "-in", directory + "/cert.pem", "-noout", "-fingerprint", "-sha256"])
+        let output = try await programOutput("/usr/bin/openssl", ["x509", "-in", directory + "/cert.pem", "-noout", "-fingerprint", "-sha256"])
         let hex = output.split(separator: "=").last!.filter(\.isHexDigit)
         #expect(hex.lowercased() == identity.peerID.digest.map { String(format: "%02x", $0) }.joined())
-        let text = try await run("/usr/bin/openssl", ["x509", "-in", directory + "/cert.pem", "-noout", "-text"])
+        let text = try await programOutput("/usr/bin/openssl", ["x509", "-in", directory + "/cert.pem", "-noout", "-text"])
         #expect(text.contains("ED25519") && text.contains("CN = storyteller"))
     }
 
@@ -71,39 +70,4 @@ import Testing
         try "garbage".write(toFile: other + "/key.pem", atomically: true, encoding: .utf8)
         #expect(throws: IdentityError.self) { try Identity.loadOrCreate(in: other) }
     }
-}
-
-/// Runs a command to completion (with a time limit) and returns its
-/// standard output; it waits off the cooperative pool (see `offThePool`).
-func run(
-    _ executable: String, _ arguments: [String], input: String? = nil, timeout: Duration = .seconds(20),
-    includingErrors: Bool = false
-) async throws -> String {
-    try await offThePool {
-        try runBlocking(executable, arguments, input: input, timeout: timeout, includingErrors: includingErrors)
-    }
-}
-
-private func runBlocking(
-    _ executable: String, _ arguments: [String], input: String?, timeout: Duration, includingErrors: Bool
-) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = includingErrors ? output : FileHandle.nullDevice
-    let stdin = Pipe()
-    process.standardInput = stdin
-    try process.run()
-    // The throwing write: a program that exits without reading its input is a broken pipe, not a crash.
-    if let input { try? stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8)) }
-    try? stdin.fileHandleForWriting.close()
-    var limit = TestDeadline(timeout)
-    while process.isRunning && !limit.hasPassed() { usleep(10_000) }
-    if process.isRunning {
-        process.terminate()
-        process.waitUntilExit()
-    }
-    return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
 }
