@@ -6,21 +6,18 @@ import PackageDescription
 let strictSettings: [SwiftSetting] = [
     .treatAllWarnings(as: .error),
     .enableUpcomingFeature("ExistentialAny"),
+    // A module's members are visible only where it is imported, and an
+    // import is internal unless it says `package` or `public`: what each
+    // file depends on, and what each module exposes, is written down.
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 let package = Package(
     name: "Storyteller",
+    // Only programs: the modules are this package's own (their API is
+    // `package`, not `public`), shared by the daemon, the CLI and the tests.
     products: [
-        .library(name: "StoryCore", targets: ["StoryCore"]),
-        .library(name: "StoryMedia", targets: ["StoryMedia"]),
-        .library(name: "StoryEditorial", targets: ["StoryEditorial"]),
-        .library(name: "StoryStore", targets: ["StoryStore"]),
-        .library(name: "StoryIdentity", targets: ["StoryIdentity"]),
-        .library(name: "StoryTLS", targets: ["StoryTLS"]),
-        .library(name: "StorySync", targets: ["StorySync"]),
-        .library(name: "StoryAPI", targets: ["StoryAPI"]),
-        .library(name: "StoryRender", targets: ["StoryRender"]),
-        .library(name: "StoryDaemon", targets: ["StoryDaemon"]),
         .executable(name: "storytellerd", targets: ["storytellerd"]),
         .executable(name: "storyteller", targets: ["storyteller"]),
         .executable(name: "storyteller-bench", targets: ["storyteller-bench"]),
@@ -67,7 +64,6 @@ let package = Package(
                 "StoryCore", "StoryStore", "StoryIdentity", "StoryTLS",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
@@ -199,6 +195,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 // Routes tested in memory, the Hummingbird way (`app.test(.router)`).
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

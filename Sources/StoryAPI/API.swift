@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// The control API's request and response types, shared by the daemon
 /// (`StoryDaemon`), `StoryClient` and the `storyteller` CLI: one definition of
@@ -7,22 +7,22 @@ import Foundation
 ///
 /// Ids are strings at this edge (an `OpID` is `counter@replica`, a peer id 8
 /// groups of 7 characters); times are milliseconds since the epoch.
-public enum API {
+package enum API {
     /// The encoder of every answer: sorted keys (stable output for tests and
     /// diffs), slashes unescaped (paths and MIME types read as written).
-    public static var encoder: JSONEncoder {
+    package static var encoder: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }
 
     /// The decoder of every request and answer.
-    public static var decoder: JSONDecoder { JSONDecoder() }
+    package static var decoder: JSONDecoder { JSONDecoder() }
 
     /// Decodes a request body; every failure is an `APIError.badRequest` that
     /// names the field (`ops[2].brush.color: …`, and in `field`).
     /// - Throws: `APIError` with code `bad_request`.
-    public static func decode<Value: Decodable>(_ type: Value.Type, from data: Data) throws(APIError) -> Value {
+    package static func decode<Value: Decodable>(_ type: Value.Type, from data: Data) throws(APIError) -> Value {
         guard !data.isEmpty else { throw APIError(.badRequest, "the request needs a JSON body") }
         do {
             return try decoder.decode(type, from: data)
@@ -34,11 +34,11 @@ public enum API {
     }
 
     /// A decoding failure in words: `ops[2]: 'brush.color' must be a colour like "#000000"`.
-    public static func describe(_ error: DecodingError) -> String { apiError(error).message }
+    package static func describe(_ error: DecodingError) -> String { apiError(error).message }
 
     /// A decoding failure as the API's error, with the field it is about
     /// (`field`: `ops[2].brush.color`; a set's value by its key, `ops[0].duration`).
-    public static func apiError(_ error: DecodingError) -> APIError {
+    package static func apiError(_ error: DecodingError) -> APIError {
         switch error {
         case .keyNotFound(let key, let context):
             return located(context.codingPath + [key], "is missing") { "missing field '\($0)'" }
@@ -87,7 +87,7 @@ public enum API {
     }
 
     /// `ops[2].brush.color` for a coding path.
-    public static func fieldPath(_ path: [any CodingKey]) -> String {
+    package static func fieldPath(_ path: [any CodingKey]) -> String {
         var text = ""
         for key in path {
             if let index = key.intValue {

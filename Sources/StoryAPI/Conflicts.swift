@@ -1,31 +1,31 @@
 extension API {
     /// `GET /v1/projects/{id}/conflicts`: the text fields whose kept value
     /// overwrote values written concurrently, and those values.
-    public struct Conflicts: Codable, Sendable {
-        public let project: String
-        public let conflicts: [FieldConflict]
+    package struct Conflicts: Codable, Sendable {
+        package let project: String
+        package let conflicts: [FieldConflict]
 
-        public init(project: String, conflicts: [FieldConflict]) {
+        package init(project: String, conflicts: [FieldConflict]) {
             self.project = project
             self.conflicts = conflicts
         }
     }
 
     /// One field with overwritten values.
-    public struct FieldConflict: Codable, Sendable {
+    package struct FieldConflict: Codable, Sendable {
         /// What to type back to `conflicts keep`: `title` (the project's),
         /// `2.title` (a scene), `1-2.caption` (a shot), `1-2/Ink.name` (a layer).
-        public let field: String
+        package let field: String
         /// `project`, `scene`, `shot` or `layer`, its id, and the field's name.
-        public let kind: String
-        public let object: String
-        public let key: String
+        package let kind: String
+        package let object: String
+        package let key: String
         /// The value shown now.
-        public let kept: WrittenValue
+        package let kept: WrittenValue
         /// The values it overwrote, numbered from 1 (`--value N`).
-        public let overwritten: [WrittenValue]
+        package let overwritten: [WrittenValue]
 
-        public init(field: String, kind: String, object: String, key: String, kept: WrittenValue, overwritten: [WrittenValue]) {
+        package init(field: String, kind: String, object: String, key: String, kept: WrittenValue, overwritten: [WrittenValue]) {
             self.field = field
             self.kind = kind
             self.object = object
@@ -36,23 +36,23 @@ extension API {
     }
 
     /// A value written into a text field, by whom and when.
-    public struct WrittenValue: Codable, Sendable, Equatable {
+    package struct WrittenValue: Codable, Sendable, Equatable {
         /// 1, 2, … for overwritten values; absent for the kept one.
-        public let index: Int?
+        package let index: Int?
         /// The text (absent: the writer cleared the field).
-        public let value: String?
+        package let value: String?
         /// The peer id of the identity that wrote it (absent: unknown).
-        public let author: String?
+        package let author: String?
         /// Written on this daemon.
-        public let local: Bool
-        public let replica: String
+        package let local: Bool
+        package let replica: String
         /// The operation that wrote it.
-        public let operation: String
+        package let operation: String
         /// Milliseconds since 1970, and as ISO 8601 (absent: unknown).
-        public let time: Int64?
-        public let at: String?
+        package let time: Int64?
+        package let at: String?
 
-        public init(index: Int?, value: String?, author: String?, local: Bool, replica: String, operation: String, time: Int64?) {
+        package init(index: Int?, value: String?, author: String?, local: Bool, replica: String, operation: String, time: Int64?) {
             self.index = index
             self.value = value
             self.author = author
@@ -67,13 +67,13 @@ extension API {
     /// `POST /v1/projects/{id}/conflicts/keep`: make overwritten value
     /// `value` (1-based, as listed) of `field` the field's value, as a new
     /// edit that has seen every value (so it resolves the conflict), undoable.
-    public struct KeepRequest: Codable, Sendable {
-        public let field: String
-        public let value: Int
+    package struct KeepRequest: Codable, Sendable {
+        package let field: String
+        package let value: Int
         /// The undo session (default: the daemon's).
-        public let session: String?
+        package let session: String?
 
-        public init(field: String, value: Int, session: String? = nil) {
+        package init(field: String, value: Int, session: String? = nil) {
             self.field = field
             self.value = value
             self.session = session
@@ -81,16 +81,16 @@ extension API {
     }
 
     /// What `keep` did.
-    public struct KeepResult: Codable, Sendable {
-        public let field: String
+    package struct KeepResult: Codable, Sendable {
+        package let field: String
         /// The value the field shows now (absent: cleared).
-        public let value: String?
+        package let value: String?
         /// The value it showed before, now replaced (absent: it was empty).
-        public let replaced: String?
+        package let replaced: String?
         /// Overwritten values still open on the field (0: resolved).
-        public let open: Int
+        package let open: Int
 
-        public init(field: String, value: String?, replaced: String?, open: Int) {
+        package init(field: String, value: String?, replaced: String?, open: Int) {
             self.field = field
             self.value = value
             self.replaced = replaced

@@ -1,4 +1,5 @@
-import StoryCore
+package import StoryCore
+import Foundation
 
 // Values of an edit from text (the CLI's arguments), checked by the same
 // rules and with the same words as the daemon's decoding of the JSON.
@@ -6,7 +7,7 @@ import StoryCore
 extension API.ObjectReference {
     /// An id (`counter@replica`) or `$N`, named `field` in the error.
     /// - Throws: `APIError.badRequest`.
-    public static func parse(_ text: String, field: String) throws(APIError) -> Self {
+    package static func parse(_ text: String, field: String) throws(APIError) -> Self {
         guard let reference = Self(text.trimmingCharacters(in: .whitespaces)) else {
             throw APIError(
                 .badRequest, field: field, problem: "'\(text)' is not an object id (counter@replica)",
@@ -58,7 +59,7 @@ extension API.BrushPatch {
 
     /// The brush fields given as text (nil: unchanged).
     /// - Throws: `APIError.badRequest` naming the field.
-    public init(tool: String?, color: String?, width: Double?, cap: String? = nil, join: String? = nil) throws(APIError) {
+    package init(tool: String?, color: String?, width: Double?, cap: String? = nil, join: String? = nil) throws(APIError) {
         do {
             self = try Self.checked(tool: tool, color: color, width: width, cap: cap, join: join)
         } catch {
@@ -71,7 +72,7 @@ extension API.EditOperation {
     /// Points from a flat `[x, y, pressure, …]` array: a non-zero multiple of
     /// 3 numbers, at most `maximumPoints` points, finite, x and y inside the unit square, pressure in 0...1.
     /// - Throws: `APIError.badRequest` saying which rule failed.
-    public static func points(flat: [Double]) throws(APIError) -> [Point] {
+    package static func points(flat: [Double]) throws(APIError) -> [Point] {
         guard !flat.isEmpty, flat.count % 3 == 0 else {
             throw APIError.badField("points", "must be a flat [x, y, pressure, …] array (a non-zero multiple of 3 numbers)")
         }

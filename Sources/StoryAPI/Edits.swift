@@ -1,24 +1,24 @@
-import StoryCore
+package import StoryCore
 
 extension API {
     /// `POST /v1/projects/{id}/edits`: operations applied in order as one
     /// change (all or nothing).
-    public struct EditRequest: Codable, Sendable {
-        public var ops: [EditOperation]
+    package struct EditRequest: Codable, Sendable {
+        package var ops: [EditOperation]
         /// Undo session: `undo` with the same session undoes these edits (default: the daemon's default session).
-        public var session: String?
+        package var session: String?
 
         /// At most this many operations in one request.
-        public static let maximumOperations = 10_000
+        package static let maximumOperations = 10_000
 
-        public init(ops: [EditOperation], session: String? = nil) {
+        package init(ops: [EditOperation], session: String? = nil) {
             self.ops = ops
             self.session = session
         }
 
         private enum CodingKeys: String, CodingKey { case ops, session }
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             guard container.contains(.ops) else {
                 throw DecodingError.keyNotFound(CodingKeys.ops, .init(codingPath: [], debugDescription: "no ops"))
@@ -40,20 +40,20 @@ extension API {
     }
 
     /// The answer to an edit.
-    public struct EditResult: Codable, Sendable {
+    package struct EditResult: Codable, Sendable {
         /// Per operation: the id it created, or null.
-        public let created: [String?]
+        package let created: [String?]
         /// False when the operations changed nothing (e.g. setting a field to its value).
-        public let changed: Bool
+        package let changed: Bool
 
-        public init(created: [String?], changed: Bool) {
+        package init(created: [String?], changed: Bool) {
             self.created = created
             self.changed = changed
         }
 
         private enum CodingKeys: String, CodingKey { case created, changed }
 
-        public func encode(to encoder: any Encoder) throws {
+        package func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             var list = container.nestedUnkeyedContainer(forKey: .created)
             for id in created {
@@ -64,22 +64,22 @@ extension API {
     }
 
     /// `POST /v1/projects/{id}/undo` and `…/redo` (the body is optional).
-    public struct UndoRequest: Codable, Sendable {
-        public var session: String?
+    package struct UndoRequest: Codable, Sendable {
+        package var session: String?
         /// When the session's last edit was overruled (someone else changed
         /// all of it since), pass over it to the newest edit that still has
         /// something of its own. Default false: an overruled edit is reported
         /// and nothing is done.
-        public var older: Bool?
+        package var older: Bool?
 
-        public init(session: String? = nil, older: Bool? = nil) {
+        package init(session: String? = nil, older: Bool? = nil) {
             self.session = session
             self.older = older
         }
 
         private enum CodingKeys: String, CodingKey { case session, older }
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             session = try Self.session(in: container, forKey: .session)
             do {
@@ -111,16 +111,16 @@ extension API {
     /// edits left (parts of) it alone; `partsLeftAlone`: how many parts
     /// were left as others made them; `passedOver`: with `older`, the
     /// overruled edits passed over.
-    public struct UndoResult: Codable, Sendable {
-        public let undone: Bool?
-        public let redone: Bool?
-        public let summary: String?
-        public let overruled: Bool
-        public let overruledBy: [String]
-        public let partsLeftAlone: Int
-        public let passedOver: [String]
+    package struct UndoResult: Codable, Sendable {
+        package let undone: Bool?
+        package let redone: Bool?
+        package let summary: String?
+        package let overruled: Bool
+        package let overruledBy: [String]
+        package let partsLeftAlone: Int
+        package let passedOver: [String]
 
-        public init(
+        package init(
             undone: Bool? = nil, redone: Bool? = nil, summary: String? = nil, overruled: Bool = false, overruledBy: [String] = [],
             partsLeftAlone: Int = 0, passedOver: [String] = []
         ) {
@@ -135,7 +135,7 @@ extension API {
 
         private enum CodingKeys: String, CodingKey { case undone, redone, summary, overruled, overruledBy, partsLeftAlone, passedOver }
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             undone = try container.decodeIfPresent(Bool.self, forKey: .undone)
             redone = try container.decodeIfPresent(Bool.self, forKey: .redone)
@@ -149,12 +149,12 @@ extension API {
 
     /// An object an operation is about: an id, or `$N`, the object operation
     /// N of the same request created.
-    public enum ObjectReference: Hashable, Sendable, CustomStringConvertible, Codable {
+    package enum ObjectReference: Hashable, Sendable, CustomStringConvertible, Codable {
         case id(OpID)
         case created(Int)
 
         /// Parses `counter@replica` or `$N`; nil for anything else.
-        public init?(_ text: String) {
+        package init?(_ text: String) {
             if text.hasPrefix("$") {
                 guard let index = Int(text.dropFirst()), index >= 0 else { return nil }
                 self = .created(index)
@@ -164,14 +164,14 @@ extension API {
             }
         }
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .id(let id): id.description
             case .created(let index): "$\(index)"
             }
         }
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
             let text = try container.decode(String.self)
             guard let reference = ObjectReference(text) else {
@@ -180,21 +180,21 @@ extension API {
             self = reference
         }
 
-        public func encode(to encoder: any Encoder) throws {
+        package func encode(to encoder: any Encoder) throws {
             var container = encoder.singleValueContainer()
             try container.encode(description)
         }
     }
 
     /// The brush fields a `stroke.replace` changes (only those given).
-    public struct BrushPatch: Hashable, Sendable {
-        public var tool: Brush.Tool?
-        public var color: Color?
-        public var width: Float?
-        public var cap: Brush.Cap?
-        public var join: Brush.Join?
+    package struct BrushPatch: Hashable, Sendable {
+        package var tool: Brush.Tool?
+        package var color: Color?
+        package var width: Float?
+        package var cap: Brush.Cap?
+        package var join: Brush.Join?
 
-        public init(tool: Brush.Tool? = nil, color: Color? = nil, width: Float? = nil, cap: Brush.Cap? = nil, join: Brush.Join? = nil) {
+        package init(tool: Brush.Tool? = nil, color: Color? = nil, width: Float? = nil, cap: Brush.Cap? = nil, join: Brush.Join? = nil) {
             self.tool = tool
             self.color = color
             self.width = width
@@ -202,10 +202,10 @@ extension API {
             self.join = join
         }
 
-        public var isEmpty: Bool { tool == nil && color == nil && width == nil && cap == nil && join == nil }
+        package var isEmpty: Bool { tool == nil && color == nil && width == nil && cap == nil && join == nil }
 
         /// The brush with these fields changed.
-        public func apply(to brush: inout Brush) {
+        package func apply(to brush: inout Brush) {
             if let tool { brush.tool = tool }
             if let color { brush.color = color }
             if let width { brush.width = width }
@@ -216,7 +216,7 @@ extension API {
 
     /// One operation of an edit. Unknown `op`s, wrong types, missing fields
     /// and values out of range fail decoding with the field named.
-    public enum EditOperation: Hashable, Sendable {
+    package enum EditOperation: Hashable, Sendable {
         case addScene(at: Int?, title: String?)
         case addShot(scene: ObjectReference, at: Int?)
         case addLayer(shot: ObjectReference, at: Int?, name: String?)
@@ -240,15 +240,15 @@ extension API {
         case removeTag(ObjectReference, tag: String)
 
         /// The `op` names, as the JSON spells them.
-        public static let names = [
+        package static let names = [
             "scene.add", "shot.add", "layer.add", "move", "delete", "restore", "set", "shot.duplicate", "stroke.add", "stroke.erase",
             "stroke.replace", "layers.group", "layers.ungroup", "tag.add", "tag.remove",
         ]
 
         /// At most this many points in one stroke.
-        public static let maximumPoints = 100_000
+        package static let maximumPoints = 100_000
 
-        public var name: String {
+        package var name: String {
             switch self {
             case .addScene: "scene.add"
             case .addShot: "shot.add"
@@ -273,7 +273,7 @@ extension API {
 // MARK: - JSON
 
 extension API.EditOperation: Codable {
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let fields = try OperationFields(decoder)
         let name = try fields.requiredString("op")
         switch name {
@@ -319,7 +319,7 @@ extension API.EditOperation: Codable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: AnyKey.self)
         func put<Value: Encodable>(_ key: String, _ value: Value?) throws {
             if let value { try container.encode(value, forKey: AnyKey(key)) }
@@ -384,7 +384,7 @@ extension API.EditOperation: Codable {
 }
 
 extension API.BrushPatch: Codable {
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: AnyKey.self)
         func text(_ key: String) throws -> String? {
             guard container.contains(AnyKey(key)) else { return nil }
@@ -410,7 +410,7 @@ extension API.BrushPatch: Codable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: AnyKey.self)
         if let tool { try container.encode(tool.name, forKey: AnyKey("tool")) }
         if let color { try container.encode(color.hexRGBA, forKey: AnyKey("color")) }
@@ -422,7 +422,7 @@ extension API.BrushPatch: Codable {
 
 extension Affine {
     /// `[a, b, c, d, tx, ty]`, as the API writes a transform.
-    public var components: [Double] { [a, b, c, d, tx, ty] }
+    package var components: [Double] { [a, b, c, d, tx, ty] }
 }
 
 /// The fields of one operation object, read with errors that name them.

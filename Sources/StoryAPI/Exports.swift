@@ -4,9 +4,9 @@ extension API {
     /// How `GET /v1/projects/{id}/exports/pdf` lays out a print sheet: the
     /// query parameters (and `storyteller export pdf`'s options) as values,
     /// each parsed with a message in the user's words when it is wrong.
-    public struct PrintSheetOptions: Hashable, Sendable {
+    package struct PrintSheetOptions: Hashable, Sendable {
         /// The paper sizes, in PDF points (1/72 inch) portrait.
-        public enum Paper: String, CaseIterable, Sendable {
+        package enum Paper: String, CaseIterable, Sendable {
             case a4 = "A4"
             case a3 = "A3"
             case letter = "Letter"
@@ -14,7 +14,7 @@ extension API {
             case tabloid = "Tabloid"
 
             /// Width and height in points, portrait (ISO 216 sizes rounded as PDF writers round them).
-            public var portraitSize: (width: Double, height: Double) {
+            package var portraitSize: (width: Double, height: Double) {
                 switch self {
                 case .a4: (595.276, 841.89)
                 case .a3: (841.89, 1190.551)
@@ -25,7 +25,7 @@ extension API {
             }
 
             /// The paper a name means, in any case (`a4`, `LETTER`).
-            public init?(named text: String) {
+            package init?(named text: String) {
                 guard let paper = Self.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) else {
                     return nil
                 }
@@ -33,42 +33,42 @@ extension API {
             }
         }
 
-        public enum Orientation: String, CaseIterable, Sendable { case portrait, landscape }
+        package enum Orientation: String, CaseIterable, Sendable { case portrait, landscape }
 
         /// Where a panel's text goes.
-        public enum TextPlacement: String, CaseIterable, Sendable { case below, beside }
+        package enum TextPlacement: String, CaseIterable, Sendable { case below, beside }
 
         /// What is printed with each panel.
-        public enum Field: String, CaseIterable, Sendable { case label, caption, dialogue, action, notes, duration }
+        package enum Field: String, CaseIterable, Sendable { case label, caption, dialogue, action, notes, duration }
 
-        public var paper: Paper = .a4
-        public var orientation: Orientation = .landscape
+        package var paper: Paper = .a4
+        package var orientation: Orientation = .landscape
         /// Panels down and across a page.
-        public var rows = 2
-        public var columns = 3
-        public var text: TextPlacement = .below
+        package var rows = 2
+        package var columns = 3
+        package var text: TextPlacement = .below
         /// In the order asked for (the text of a panel follows it).
-        public var fields: [Field] = Self.defaultFields
+        package var fields: [Field] = Self.defaultFields
         /// Only these pages of the sheet (numbered as in the whole sheet); nil: all.
-        public var pages: ClosedRange<Int>?
+        package var pages: ClosedRange<Int>?
 
         /// The panels a page may hold (`per-page`), as storyboard tools offer them.
-        public static let perPageChoices = [1, 2, 3, 4, 6, 8, 9, 12]
+        package static let perPageChoices = [1, 2, 3, 4, 6, 8, 9, 12]
         /// The rows and columns a `grid` may have.
-        public static let gridRange = 1...8
+        package static let gridRange = 1...8
         /// Label, caption, dialogue and duration: what storyboard tools print by default.
-        public static let defaultFields: [Field] = [.label, .caption, .dialogue, .duration]
+        package static let defaultFields: [Field] = [.label, .caption, .dialogue, .duration]
 
-        public init() {}
+        package init() {}
 
         /// The page's width and height in points.
-        public var pageSize: (width: Double, height: Double) {
+        package var pageSize: (width: Double, height: Double) {
             let size = paper.portraitSize
             return orientation == .portrait ? size : (size.height, size.width)
         }
 
         /// The rows and columns of `count` panels a page, wider than high on landscape paper.
-        public static func grid(perPage count: Int, orientation: Orientation) -> (rows: Int, columns: Int)? {
+        package static func grid(perPage count: Int, orientation: Orientation) -> (rows: Int, columns: Int)? {
             let across: [Int: (Int, Int)] = [
                 1: (1, 1), 2: (1, 2), 3: (1, 3), 4: (2, 2), 6: (2, 3), 8: (2, 4), 9: (3, 3), 12: (3, 4),
             ]
@@ -80,7 +80,7 @@ extension API {
         /// `per-page`, `grid`, `text`, `fields`, `pages`); absent ones keep their defaults.
         /// `name` spells a parameter in messages (the CLI's `--paper`).
         /// - Throws: `APIError.badRequest` naming the parameter and what it may be.
-        public init(query: (String) -> String?, naming name: (String) -> String = { $0 }) throws(APIError) {
+        package init(query: (String) -> String?, naming name: (String) -> String = { $0 }) throws(APIError) {
             if let text = query("paper") {
                 guard let paper = Paper(named: text) else {
                     throw APIError(
@@ -123,7 +123,7 @@ extension API {
 
         /// `ROWSxCOLS` (`2x3`).
         /// - Throws: `APIError.badRequest` when it is not two numbers in `gridRange`.
-        public static func grid(_ text: String, named name: String = "grid") throws(APIError) -> (
+        package static func grid(_ text: String, named name: String = "grid") throws(APIError) -> (
             rows: Int, columns: Int
         ) {
             let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
@@ -140,7 +140,7 @@ extension API {
 
         /// A comma-separated list of fields, each once (`label,caption`).
         /// - Throws: `APIError.badRequest` naming an unknown or repeated field.
-        public static func fields(_ text: String, named name: String = "fields") throws(APIError) -> [Field] {
+        package static func fields(_ text: String, named name: String = "fields") throws(APIError) -> [Field] {
             var fields: [Field] = []
             guard !text.isEmpty else { return fields }
             for field in text.split(separator: ",", omittingEmptySubsequences: false).map({
@@ -160,7 +160,7 @@ extension API {
 
         /// `FROM-TO` (`2-5`), `N` (one page) or `FROM-` (to the end), pages counted from 1.
         /// - Throws: `APIError.badRequest` when it is none of those or runs backwards.
-        public static func pages(_ text: String, named name: String = "pages") throws(APIError) -> ClosedRange<Int> {
+        package static func pages(_ text: String, named name: String = "pages") throws(APIError) -> ClosedRange<Int> {
             let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false).map {
                 $0.trimmingCharacters(in: .whitespaces)
             }
@@ -173,7 +173,7 @@ extension API {
         }
 
         /// The options as a query (what the CLI sends).
-        public var query: String {
+        package var query: String {
             var items = [
                 "paper=\(paper.rawValue)", "orientation=\(orientation.rawValue)", "grid=\(rows)x\(columns)",
                 "text=\(text.rawValue)",
@@ -191,10 +191,10 @@ extension API {
     }
 
     /// `GET /v1/projects/{id}/exports/contact-sheet`: every panel in a grid, one PNG.
-    public enum ContactSheet {
+    package enum ContactSheet {
         /// The image's widths that may be asked for (`?width=`), in pixels.
-        public static let widths = 320...4096
+        package static let widths = 320...4096
         /// The width when none is asked for.
-        public static let defaultWidth = 1600
+        package static let defaultWidth = 1600
     }
 }

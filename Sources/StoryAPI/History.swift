@@ -2,35 +2,35 @@ import Foundation
 
 extension API {
     /// `GET /v1/projects/{id}/history`: newest first.
-    public struct History: Codable, Sendable {
-        public let project: String
+    package struct History: Codable, Sendable {
+        package let project: String
         /// Older changes were folded into a snapshot and are not listed.
-        public let compacted: Bool
-        public let changes: [HistoryEntry]
+        package let compacted: Bool
+        package let changes: [HistoryEntry]
 
-        public init(project: String, compacted: Bool, changes: [HistoryEntry]) {
+        package init(project: String, compacted: Bool, changes: [HistoryEntry]) {
             self.project = project
             self.compacted = compacted
             self.changes = changes
         }
     }
 
-    public struct HistoryEntry: Codable, Sendable {
-        public let replica: String
-        public let seq: UInt64
+    package struct HistoryEntry: Codable, Sendable {
+        package let replica: String
+        package let seq: UInt64
         /// Made on this daemon (else it came from a peer).
-        public let local: Bool
-        public let time: Int64
-        public let operations: Int
-        public let summary: String
+        package let local: Bool
+        package let time: Int64
+        package let operations: Int
+        package let summary: String
         /// The peer id of the identity that signed it (null: unknown).
-        public let author: String?
+        package let author: String?
         /// `time` as ISO 8601 (UTC).
-        public let at: String?
+        package let at: String?
         /// The labels of the shots it touched (`1-2`), as they are now.
-        public let shots: [String]
+        package let shots: [String]
 
-        public init(
+        package init(
             replica: String, seq: UInt64, local: Bool, time: Int64, operations: Int, summary: String, author: String?, shots: [String] = []
         ) {
             self.replica = replica
@@ -50,7 +50,7 @@ extension API {
     /// Milliseconds since the epoch as ISO 8601 in UTC (`2026-11-24T13:03:12.345Z`).
     /// Made by hand from the UTC calendar fields: a date formatter per call
     /// cost more than the rest of a thousand-project listing.
-    public static func isoTime(milliseconds: Int64) -> String {
+    package static func isoTime(milliseconds: Int64) -> String {
         let (seconds, millis) = (milliseconds.quotientAndRemainder(dividingBy: 1000))
         var whole = time_t(millis < 0 ? seconds - 1 : seconds)
         let fraction = millis < 0 ? millis + 1000 : millis

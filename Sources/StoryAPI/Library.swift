@@ -1,13 +1,13 @@
 extension API {
     /// `GET /v1/library`: this daemon's library in display order (the tree,
     /// then the trash) with the virtual Incoming, and the libraries peers share.
-    public struct Library: Codable, Sendable {
-        public let id: String
-        public let nodes: [LibraryNode]
+    package struct Library: Codable, Sendable {
+        package let id: String
+        package let nodes: [LibraryNode]
         /// Libraries peers share with this daemon (shown, never adopted).
-        public let shared: [SharedLibrary]
+        package let shared: [SharedLibrary]
 
-        public init(id: String, nodes: [LibraryNode], shared: [SharedLibrary]) {
+        package init(id: String, nodes: [LibraryNode], shared: [SharedLibrary]) {
             self.id = id
             self.nodes = nodes
             self.shared = shared
@@ -15,35 +15,35 @@ extension API {
     }
 
     /// A folder or project entry. Well-known folders are `root`, `trash` and `incoming`.
-    public struct LibraryNode: Codable, Sendable {
-        public let id: String
+    package struct LibraryNode: Codable, Sendable {
+        package let id: String
         /// `folder` or `project`.
-        public let kind: String
-        public let name: String?
-        public let description: String?
-        public let parent: String
-        public let depth: Int
+        package let kind: String
+        package let name: String?
+        package let description: String?
+        package let parent: String
+        package let depth: Int
         /// The project document of a project entry.
-        public let project: String?
-        public let createdAt: Int64
-        public let updatedAt: Int64
-        public let inTrash: Bool
+        package let project: String?
+        package let createdAt: Int64
+        package let updatedAt: Int64
+        package let inTrash: Bool
         /// For a project entry: whether the project is on this machine (a
         /// shared library may list projects that were not shared with it).
-        public let available: Bool?
+        package let available: Bool?
         /// For a shared folder: its library document (the nodes under it are its contents).
-        public let folder: String?
+        package let folder: String?
         /// The library document holding this node, when not the main library (it is in a shared folder).
-        public let library: String?
+        package let library: String?
         /// Why an entry whose document is on this machine is unavailable all
         /// the same: it was filed by someone never given that document to
         /// share (a planted entry), so it grants nobody anything.
-        public let unavailable: String?
+        package let unavailable: String?
         /// For a node in the trash: the folder path it was in, where a
         /// restore puts it back (`""`: the top of the library).
-        public var formerPath: String?
+        package var formerPath: String?
 
-        public init(
+        package init(
             id: String, kind: String, name: String?, description: String?, parent: String, depth: Int, project: String?, createdAt: Int64,
             updatedAt: Int64, inTrash: Bool, available: Bool?, folder: String? = nil, library: String? = nil, unavailable: String? = nil
         ) {
@@ -65,19 +65,19 @@ extension API {
     }
 
     /// A shared folder or a whole library a peer shares with this daemon, which no library here lists.
-    public struct SharedLibrary: Codable, Sendable {
-        public let id: String
+    package struct SharedLibrary: Codable, Sendable {
+        package let id: String
         /// The folder's name ("Library" for a peer's whole library).
-        public let name: String?
-        public let owner: String?
+        package let name: String?
+        package let owner: String?
         /// This daemon's role in it: reader or editor.
-        public let role: String
-        public let nodes: [LibraryNode]
+        package let role: String
+        package let nodes: [LibraryNode]
 
         /// When it was deleted for everyone who shares it (it is in the trash), or null.
-        public let deletedAt: Int64?
+        package let deletedAt: Int64?
 
-        public init(id: String, owner: String?, role: String, nodes: [LibraryNode], name: String? = nil, deletedAt: Int64? = nil) {
+        package init(id: String, owner: String?, role: String, nodes: [LibraryNode], name: String? = nil, deletedAt: Int64? = nil) {
             self.deletedAt = deletedAt
             self.name = name
             self.id = id
@@ -88,13 +88,13 @@ extension API {
     }
 
     /// `POST /v1/library/folders`.
-    public struct CreateFolder: Codable, Sendable {
-        public let name: String
+    package struct CreateFolder: Codable, Sendable {
+        package let name: String
         /// The parent folder (reference); default the root.
-        public let parent: String?
-        public let index: Int?
+        package let parent: String?
+        package let index: Int?
 
-        public init(name: String, parent: String? = nil, index: Int? = nil) {
+        package init(name: String, parent: String? = nil, index: Int? = nil) {
             self.name = name
             self.parent = parent
             self.index = index
@@ -102,23 +102,23 @@ extension API {
     }
 
     /// `PATCH /v1/library/nodes/{ref}`.
-    public struct UpdateNode: Codable, Sendable {
-        public let name: String?
-        public let description: String?
+    package struct UpdateNode: Codable, Sendable {
+        package let name: String?
+        package let description: String?
 
-        public init(name: String? = nil, description: String? = nil) {
+        package init(name: String? = nil, description: String? = nil) {
             self.name = name
             self.description = description
         }
     }
 
     /// `POST /v1/library/nodes/{ref}/move`.
-    public struct MoveNode: Codable, Sendable {
+    package struct MoveNode: Codable, Sendable {
         /// The folder to move into; absent: reorder within the current folder.
-        public let folder: String?
-        public let index: Int?
+        package let folder: String?
+        package let index: Int?
 
-        public init(folder: String? = nil, index: Int? = nil) {
+        package init(folder: String? = nil, index: Int? = nil) {
             self.folder = folder
             self.index = index
         }

@@ -11,15 +11,15 @@ import Foundation
 /// and tested without one.
 extension API {
     /// One thing a name may stand for.
-    public struct Candidate: Sendable, Hashable {
+    package struct Candidate: Sendable, Hashable {
         /// The full id, as the API takes it.
-        public let id: String
+        package let id: String
         /// Names that select it exactly (a name, a path, a label, a number).
-        public let names: [String]
+        package let names: [String]
         /// How to show it in a list of candidates: "Night Train (prj 3f2a9c1)".
-        public let display: String
+        package let display: String
 
-        public init(id: String, names: [String], display: String) {
+        package init(id: String, names: [String], display: String) {
             self.id = id
             self.names = names.filter { !$0.isEmpty }
             self.display = display
@@ -27,23 +27,23 @@ extension API {
     }
 
     /// A name that selects nothing, or more than one thing.
-    public struct NameError: Error, Sendable, CustomStringConvertible {
-        public enum Reason: Sendable, Equatable {
+    package struct NameError: Error, Sendable, CustomStringConvertible {
+        package enum Reason: Sendable, Equatable {
             case notFound(suggestions: [String])
             case ambiguous(candidates: [String])
         }
 
         /// What was looked for: "project", "shot", "peer" …
-        public let kind: String
-        public let query: String
-        public let reason: Reason
+        package let kind: String
+        package let query: String
+        package let reason: Reason
         /// Where to look them up, e.g. "storyteller shots list".
-        public let hint: String?
+        package let hint: String?
         /// Where the names were looked up when it is not the present, e.g.
         /// "at version 8a87e4be": a shot added since has no label there.
-        public var scope: String?
+        package var scope: String?
 
-        public init(kind: String, query: String, reason: Reason, hint: String? = nil, scope: String? = nil) {
+        package init(kind: String, query: String, reason: Reason, hint: String? = nil, scope: String? = nil) {
             self.kind = kind
             self.query = query
             self.reason = reason
@@ -51,7 +51,7 @@ extension API {
             self.scope = scope
         }
 
-        public var description: String {
+        package var description: String {
             let scoped = scope.map { " \($0)" } ?? ""
             switch reason {
             case .notFound(let suggestions):
@@ -78,7 +78,7 @@ extension API {
     /// dashes of peer ids). Several at the first rule that matches is an
     /// ambiguity; none at all is `notFound` with the nearest names.
     /// - Throws: `NameError`.
-    public static func resolve(_ query: String, among candidates: [Candidate], kind: String, hint: String? = nil) throws(NameError)
+    package static func resolve(_ query: String, among candidates: [Candidate], kind: String, hint: String? = nil) throws(NameError)
         -> Candidate
     {
         let trimmed = query.trimmingCharacters(in: .whitespaces)
@@ -114,7 +114,7 @@ extension API {
 
     /// Up to three of `names` close to `query`: containing it, or a few edits
     /// away (a mistyped config key, a name of an object).
-    public static func suggestions(for query: String, among names: [String]) -> [String] {
+    package static func suggestions(for query: String, among names: [String]) -> [String] {
         let folded = query.lowercased()
         var scored: [(name: String, score: Int)] = []
         var seen = Set<String>()
@@ -131,7 +131,7 @@ extension API {
     }
 
     /// Levenshtein distance (for "did you mean").
-    public static func editDistance(_ a: String, _ b: String) -> Int {
+    package static func editDistance(_ a: String, _ b: String) -> Int {
         let a = Array(a)
         let b = Array(b)
         guard !a.isEmpty else { return b.count }
@@ -150,7 +150,7 @@ extension API {
 
     /// The shortest prefix of each id (at least `minimum` characters) that no
     /// other id in `ids` shares: what lists print and `resolve` takes back.
-    public static func shortIDs(_ ids: [String], minimum: Int = 7) -> [String: String] {
+    package static func shortIDs(_ ids: [String], minimum: Int = 7) -> [String: String] {
         var result: [String: String] = [:]
         let sorted = Array(Set(ids)).sorted()
         for (index, id) in sorted.enumerated() {
@@ -168,7 +168,7 @@ extension API {
 
 extension API {
     /// Configured (and, with `pending`, pending) peers: by id prefix or name.
-    public static func peerCandidates(_ peers: [Peer]) -> [Candidate] {
+    package static func peerCandidates(_ peers: [Peer]) -> [Candidate] {
         peers.map { peer in
             let short = String(peer.id.prefix(7))
             return Candidate(
@@ -178,7 +178,7 @@ extension API {
     }
 
     /// Projects: by id prefix, name, or library path (`Films/Night Train`).
-    public static func projectCandidates(_ projects: [ProjectSummary], library: Library?) -> [Candidate] {
+    package static func projectCandidates(_ projects: [ProjectSummary], library: Library?) -> [Candidate] {
         let paths = library.map(projectPaths) ?? [:]
         let short = shortIDs(projects.map(\.id))
         return projects.map { project in
@@ -208,7 +208,7 @@ extension API {
 
     /// Folders of the library (shared folders too, and those peers share with
     /// this daemon): by path (`Films/Shorts`) or node id.
-    public static func folderCandidates(_ library: Library) -> [Candidate] {
+    package static func folderCandidates(_ library: Library) -> [Candidate] {
         var result: [Candidate] = []
         func add(_ nodes: [LibraryNode], top: String?) {
             var byID: [String: LibraryNode] = [:]
@@ -228,7 +228,7 @@ extension API {
     }
 
     /// Each project's paths in the library, folder names joined by `/`.
-    public static func projectPaths(_ library: Library) -> [String: [String]] {
+    package static func projectPaths(_ library: Library) -> [String: [String]] {
         var byID: [String: LibraryNode] = [:]
         let everything = library.nodes + library.shared.flatMap(\.nodes)
         for node in everything { byID[node.id] = node }
@@ -243,7 +243,7 @@ extension API {
     }
 
     /// A project's scenes: by number (`2`), title, or id prefix.
-    public static func sceneCandidates(_ project: Project) -> [Candidate] {
+    package static func sceneCandidates(_ project: Project) -> [Candidate] {
         let short = shortIDs(project.scenes.map(\.id))
         return project.scenes.map { scene in
             Candidate(
@@ -253,7 +253,7 @@ extension API {
     }
 
     /// A project's shots: by label (`2-3`), letter label (`2C`), or id prefix.
-    public static func shotCandidates(_ project: Project) -> [Candidate] {
+    package static func shotCandidates(_ project: Project) -> [Candidate] {
         let short = shortIDs(project.scenes.flatMap { $0.shots.map(\.id) })
         return project.scenes.flatMap { scene in
             scene.shots.enumerated().map { index, shot in
@@ -265,7 +265,7 @@ extension API {
     }
 
     /// `A` … `Z`, `AA` …: the letter form of a shot's place in its scene (0-based).
-    public static func letterLabel(_ index: Int) -> String {
+    package static func letterLabel(_ index: Int) -> String {
         var index = index
         var letters = ""
         repeat {
@@ -277,7 +277,7 @@ extension API {
 
     /// Layers: by name within `shot` (every shot's when nil, shown with the
     /// shot label), or `SHOT/NAME` (`1-2/Ink`), or id prefix.
-    public static func layerCandidates(_ project: Project, shot: String? = nil) -> [Candidate] {
+    package static func layerCandidates(_ project: Project, shot: String? = nil) -> [Candidate] {
         let shots = project.scenes.flatMap { scene in scene.shots.enumerated().map { (scene.number, $0.offset, $0.element) } }
         let short = shortIDs(shots.flatMap { $0.2.layers.map(\.id) })
         return shots.filter { shot == nil || $0.2.id == shot }.flatMap { sceneNumber, index, item in
@@ -294,7 +294,7 @@ extension API {
 
     /// A layer's strokes: by their number in the layer (`1` is the first
     /// drawn that is still there, as `strokes list` shows) or id prefix.
-    public static func strokeCandidates(_ layer: Layer) -> [Candidate] {
+    package static func strokeCandidates(_ layer: Layer) -> [Candidate] {
         let short = shortIDs(layer.strokes.map(\.id))
         return layer.strokes.enumerated().map { index, stroke in
             Candidate(

@@ -1,28 +1,28 @@
 extension API {
     /// What `POST /v1/imports` did with a project package.
-    public struct PackageImported: Codable, Sendable {
+    package struct PackageImported: Codable, Sendable {
         /// `added` (the project was new to this machine) or `merged` (into the copy held here).
-        public var outcome: String
+        package var outcome: String
         /// The project's id.
-        public var project: String
+        package var project: String
         /// Its title.
-        public var title: String?
+        package var title: String?
         /// Changes this machine did not have before (edits that came back in).
-        public var newChanges: UInt64
+        package var newChanges: UInt64
         /// Blobs (images, sounds) stored that were not here before.
-        public var blobsAdded: Int
+        package var blobsAdded: Int
         /// Bytes of those blobs.
-        public var blobBytesAdded: UInt64
+        package var blobBytesAdded: UInt64
         /// Whether the package's snapshot was merged, taken on the word of the
         /// exporter (its change log did not reach back far enough); otherwise
         /// only its signed changes were applied.
-        public var usedSnapshot: Bool
+        package var usedSnapshot: Bool
         /// The peer id of the daemon that made the package (it signed the manifest).
-        public var exportedBy: String
+        package var exportedBy: String
         /// This machine's rights in the project: `owner`, `editor`, `reader` or `none`.
-        public var role: String
+        package var role: String
 
-        public init(
+        package init(
             outcome: String, project: String, title: String?, newChanges: UInt64, blobsAdded: Int, blobBytesAdded: UInt64,
             usedSnapshot: Bool, exportedBy: String, role: String
         ) {

@@ -6,18 +6,18 @@ extension API {
     /// address, or an IPv6 address in brackets (`[fe80::1%eth0]:7460`).
     /// The CLI and the daemon check addresses with this one type, so both
     /// refuse the same ones in the same words.
-    public struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
+    package struct PeerAddress: Hashable, Sendable, CustomStringConvertible {
         /// A name, an IPv4 address, or an IPv6 address without brackets (with its `%zone`, if any).
-        public let host: String
+        package let host: String
         /// 1...65535.
-        public let port: Int
+        package let port: Int
 
         /// At most this many addresses per peer (each may cost a connect timeout per attempt).
-        public static let maximumPerPeer = 16
+        package static let maximumPerPeer = 16
 
         /// Checks one address.
         /// - Throws: `APIError(.badRequest)` saying what is wrong and how to write it.
-        public init(_ text: String) throws(APIError) {
+        package init(_ text: String) throws(APIError) {
             func refuse(_ problem: String) -> APIError { APIError(.badRequest, problem) }
             let example = "e.g. studio-mac.local:7460 or 192.168.1.20:7460"
             guard !text.isEmpty else { throw refuse("an address is HOST:PORT, \(example)") }
@@ -62,12 +62,12 @@ extension API {
         }
 
         /// `HOST:PORT`, with brackets around an IPv6 host.
-        public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+        package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
         /// Checks a peer's addresses: each one, at most `maximumPerPeer`, the
         /// same one given twice kept once (in the order given).
         /// - Throws: `APIError(.badRequest)` naming the first bad address.
-        public static func list(_ texts: [String]) throws(APIError) -> [String] {
+        package static func list(_ texts: [String]) throws(APIError) -> [String] {
             var addresses: [String] = []
             for text in texts {
                 let address = try PeerAddress(text).description

@@ -2,12 +2,12 @@ import StoryCore
 
 extension API {
     /// `GET /v1/identity`.
-    public struct Identity: Codable, Sendable {
-        public let peerID: String
-        public let name: String
-        public let certificatePEM: String
+    package struct Identity: Codable, Sendable {
+        package let peerID: String
+        package let name: String
+        package let certificatePEM: String
 
-        public init(peerID: String, name: String, certificatePEM: String) {
+        package init(peerID: String, name: String, certificatePEM: String) {
             self.peerID = peerID
             self.name = name
             self.certificatePEM = certificatePEM
@@ -15,60 +15,60 @@ extension API {
     }
 
     /// A peer as `GET /v1/peers` lists it.
-    public struct Peer: Codable, Sendable {
-        public let id: String
-        public let name: String?
+    package struct Peer: Codable, Sendable {
+        package let id: String
+        package let name: String?
         /// Where it is dialed first: the first of `addresses`.
-        public let address: String?
+        package let address: String?
         /// Where it is dialed, tried in this order (then where local discovery heard it).
-        public let addresses: [String]
+        package let addresses: [String]
         /// `configured` or `pending`.
-        public let state: String
-        public let connected: Bool
+        package let state: String
+        package let connected: Bool
         /// Sync with it is paused (`peers pause`).
-        public let paused: Bool
+        package let paused: Bool
         /// When it was added (milliseconds since 1970), and as ISO 8601 in `addedAt`.
-        public let added: Int64
-        public let addedAt: String
+        package let added: Int64
+        package let addedAt: String
         /// When it was last connected (milliseconds since 1970), and as ISO 8601 in `lastSeenAt`.
-        public let lastSeen: Int64?
-        public let lastSeenAt: String?
-        public let lastAddress: String?
+        package let lastSeen: Int64?
+        package let lastSeenAt: String?
+        package let lastAddress: String?
         /// The name the peer gave itself in its hello (its `--name`), when connected now or last time
         /// (kept in the store across restarts).
-        public let announcedName: String?
+        package let announcedName: String?
         /// The peer paused sync with this daemon: its last connection ended
         /// with its Goodbye saying so (never while connected).
-        public let pausedByPeer: Bool
+        package let pausedByPeer: Bool
         /// Whether what it shares is taken without asking (else it waits in
         /// `GET /v1/shares/pending`): its `auto-accept` in the config, else
         /// `PATCH /v1/peers/{peer}`, else the `accept-shares` setting.
-        public let autoAccept: Bool
+        package let autoAccept: Bool
         /// While connected: the other end's address, and whether this daemon dialed it (`out`) or it dialed in (`in`).
-        public let connection: Connection?
+        package let connection: Connection?
         /// How many of its offers waiting for a user were dropped, oldest
         /// first, to keep at most 200 per peer (absent: none).
-        public let offersDropped: Int?
+        package let offersDropped: Int?
         /// It answered last that it does not know this daemon yet: a user
         /// there must accept this machine (`storyteller peers accept`).
-        public let waitingForAcceptance: Bool?
+        package let waitingForAcceptance: Bool?
         /// Its last connection ended because the two speak different sync
         /// protocols: which side to upgrade, in words.
-        public let upgrade: String?
+        package let upgrade: String?
 
-        public struct Connection: Codable, Sendable {
-            public let address: String
+        package struct Connection: Codable, Sendable {
+            package let address: String
             /// `out` (this daemon dialed) or `in`.
-            public let direction: String
-            public let bytesSent: Int
-            public let bytesReceived: Int
+            package let direction: String
+            package let bytesSent: Int
+            package let bytesReceived: Int
             /// Seconds since the peer last sent more than keepalives: "idle" from `idleAfterSeconds`.
-            public let idleSeconds: Int
+            package let idleSeconds: Int
 
             /// A connection quiet this long is idle (`storyteller peers`).
-            public static let idleAfterSeconds = 60
+            package static let idleAfterSeconds = 60
 
-            public init(address: String, direction: String, bytesSent: Int, bytesReceived: Int, idleSeconds: Int = 0) {
+            package init(address: String, direction: String, bytesSent: Int, bytesReceived: Int, idleSeconds: Int = 0) {
                 self.address = address
                 self.direction = direction
                 self.bytesSent = bytesSent
@@ -77,7 +77,7 @@ extension API {
             }
         }
 
-        public init(
+        package init(
             id: String, name: String?, address: String?, addresses: [String]? = nil, state: String, connected: Bool, paused: Bool,
             added: Int64, lastSeen: Int64?, lastAddress: String?, announcedName: String? = nil, connection: Connection? = nil,
             autoAccept: Bool = true, pausedByPeer: Bool = false, offersDropped: Int? = nil, waitingForAcceptance: Bool? = nil,
@@ -106,15 +106,15 @@ extension API {
     }
 
     /// `POST /v1/peers`.
-    public struct AddPeer: Codable, Sendable {
-        public let id: String
+    package struct AddPeer: Codable, Sendable {
+        package let id: String
         /// One address to dial it at (`HOST:PORT`).
-        public let address: String?
+        package let address: String?
         /// Addresses to dial it at, tried in turn (after `address`, if both are given).
-        public let addresses: [String]?
-        public let name: String?
+        package let addresses: [String]?
+        package let name: String?
 
-        public init(id: String, address: String? = nil, addresses: [String]? = nil, name: String? = nil) {
+        package init(id: String, address: String? = nil, addresses: [String]? = nil, name: String? = nil) {
             self.id = id
             self.address = address
             self.addresses = addresses
@@ -122,27 +122,27 @@ extension API {
         }
 
         /// Every address given, `address` first.
-        public var allAddresses: [String] { (address.map { [$0] } ?? []) + (addresses ?? []) }
+        package var allAddresses: [String] { (address.map { [$0] } ?? []) + (addresses ?? []) }
     }
 
     /// `GET /v1/peers/discovered`: what local discovery hears on the LAN.
-    public struct Discovery: Codable, Sendable {
+    package struct Discovery: Codable, Sendable {
         /// Whether local discovery is on (the `discovery` setting).
-        public let enabled: Bool
+        package let enabled: Bool
         /// Whether it listens and announces now (not while the daemon starts,
         /// nor when its port could not be opened: see `problem`).
-        public let running: Bool
+        package let running: Bool
         /// Its UDP port (null when it is off).
-        public let port: Int?
+        package let port: Int?
         /// What keeps it (or a part of it) from working.
-        public let problem: String?
+        package let problem: String?
         /// The peers heard within the last 90 seconds, by id.
-        public let peers: [DiscoveredPeer]
+        package let peers: [DiscoveredPeer]
         /// Datagrams on the port that were not announcements (malformed or too large): ignored.
-        public let ignoredPackets: Int
+        package let ignoredPackets: Int
 
         /// The answer, as the daemon makes it.
-        public init(enabled: Bool, running: Bool, port: Int?, problem: String?, peers: [DiscoveredPeer], ignoredPackets: Int) {
+        package init(enabled: Bool, running: Bool, port: Int?, problem: String?, peers: [DiscoveredPeer], ignoredPackets: Int) {
             self.enabled = enabled
             self.running = running
             self.port = port
@@ -153,25 +153,25 @@ extension API {
     }
 
     /// A peer local discovery heard.
-    public struct DiscoveredPeer: Codable, Sendable {
+    package struct DiscoveredPeer: Codable, Sendable {
         /// Its peer id, as announced (the TLS handshake checks it when it is dialed).
-        public let id: String
+        package let id: String
         /// The id's first group, as listings show it.
-        public let shortID: String
+        package let shortID: String
         /// `HOST:PORT`s it was heard from (the packets' sources), most recent first.
-        public let addresses: [String]
+        package let addresses: [String]
         /// When it was last heard (milliseconds since 1970), and as ISO 8601 in `lastSeenAt`.
-        public let lastSeen: Int64
-        public let lastSeenAt: String
+        package let lastSeen: Int64
+        package let lastSeenAt: String
         /// Whether it is a configured peer here (then it is dialed at these addresses).
-        public let configured: Bool
+        package let configured: Bool
         /// Its name here, when configured.
-        public let name: String?
+        package let name: String?
         /// Whether a session with it is established.
-        public let connected: Bool
+        package let connected: Bool
 
         /// A discovered peer; `shortID` and `lastSeenAt` are derived.
-        public init(id: String, addresses: [String], lastSeen: Int64, configured: Bool, name: String?, connected: Bool) {
+        package init(id: String, addresses: [String], lastSeen: Int64, configured: Bool, name: String?, connected: Bool) {
             self.id = id
             self.shortID = String(id.prefix(7))
             self.addresses = addresses
@@ -185,41 +185,41 @@ extension API {
 
     /// `POST /v1/peers/{id}/accept`: the address to dial, if any (its source
     /// address is an ephemeral port).
-    public struct AcceptPeer: Codable, Sendable {
-        public let address: String?
-        public init(address: String? = nil) { self.address = address }
+    package struct AcceptPeer: Codable, Sendable {
+        package let address: String?
+        package init(address: String? = nil) { self.address = address }
     }
 
     /// `{"removed": id}`.
-    public struct Removed: Codable, Sendable {
-        public let removed: String
-        public init(removed: String) { self.removed = removed }
+    package struct Removed: Codable, Sendable {
+        package let removed: String
+        package init(removed: String) { self.removed = removed }
     }
 
     /// `GET /v1/status`.
-    public struct Status: Codable, Sendable {
-        public let peerID: String
-        public let name: String
-        public let uptimeSeconds: Int
+    package struct Status: Codable, Sendable {
+        package let peerID: String
+        package let name: String
+        package let uptimeSeconds: Int
         /// Documents in the store: the library and the projects.
-        public let documents: Int
+        package let documents: Int
         /// Projects not deleted.
-        public let projects: Int
+        package let projects: Int
         /// The TCP port peers connect to (null until the listener is up).
-        public let listenPort: Int?
-        public let peersConnected: Int
-        public let bytesSent: Int
-        public let bytesReceived: Int
+        package let listenPort: Int?
+        package let peersConnected: Int
+        package let bytesSent: Int
+        package let bytesReceived: Int
         /// Per document: how many changes it holds and, per peer it is shared
         /// with, how many of them that peer has not acknowledged yet.
-        public let sync: [DocumentSync]
+        package let sync: [DocumentSync]
         /// Text fields whose concurrent writes are still listed (`conflicts`),
         /// across the projects not in the trash.
-        public let conflicts: Int
+        package let conflicts: Int
         /// The projects holding them.
-        public let conflictedProjects: Int
+        package let conflictedProjects: Int
 
-        public init(
+        package init(
             peerID: String, name: String, uptimeSeconds: Int, documents: Int, projects: Int, listenPort: Int?, peersConnected: Int,
             bytesSent: Int, bytesReceived: Int, sync: [DocumentSync], conflicts: Int = 0, conflictedProjects: Int = 0
         ) {
@@ -238,19 +238,19 @@ extension API {
         }
     }
 
-    public struct DocumentSync: Codable, Sendable {
-        public let id: String
+    package struct DocumentSync: Codable, Sendable {
+        package let id: String
         /// `project` or `library`.
-        public let kind: String
-        public let name: String?
+        package let kind: String
+        package let name: String?
         /// Changes known here (the sum of the version vector).
-        public let changes: UInt64
+        package let changes: UInt64
         /// True for a project in the trash here (it still syncs, so a restore
         /// made anywhere arrives); absent otherwise.
-        public let deleted: Bool?
-        public let peers: [PeerSync]
+        package let deleted: Bool?
+        package let peers: [PeerSync]
 
-        public init(id: String, kind: String, name: String?, changes: UInt64, deleted: Bool? = nil, peers: [PeerSync]) {
+        package init(id: String, kind: String, name: String?, changes: UInt64, deleted: Bool? = nil, peers: [PeerSync]) {
             self.id = id
             self.kind = kind
             self.name = name
@@ -260,20 +260,20 @@ extension API {
         }
     }
 
-    public struct PeerSync: Codable, Sendable {
-        public let peer: String
+    package struct PeerSync: Codable, Sendable {
+        package let peer: String
         /// `read-write` or `read-only`.
-        public let mode: String
+        package let mode: String
         /// Its role in the document's access list: owner, editor or reader.
-        public let role: String
-        public let connected: Bool
+        package let role: String
+        package let connected: Bool
         /// Changes known here that the peer has not acknowledged (null: it never acknowledged any).
-        public let behind: UInt64?
+        package let behind: UInt64?
         /// Changes the peer has (as it advertised them) that are not here yet:
         /// what is still to be received (null: not connected, so unknown).
-        public let ahead: UInt64?
+        package let ahead: UInt64?
 
-        public init(peer: String, mode: String, role: String, connected: Bool, behind: UInt64?, ahead: UInt64? = nil) {
+        package init(peer: String, mode: String, role: String, connected: Bool, behind: UInt64?, ahead: UInt64? = nil) {
             self.peer = peer
             self.mode = mode
             self.role = role
@@ -284,15 +284,15 @@ extension API {
     }
 
     /// `PATCH /v1/peers/{peer}`: settings of a configured peer.
-    public struct PeerSettings: Codable, Sendable {
+    package struct PeerSettings: Codable, Sendable {
         /// true or false; null goes back to the `accept-shares` setting.
-        public let autoAccept: Bool?
-        public let name: String?
+        package let autoAccept: Bool?
+        package let name: String?
         /// Where to dial it from now on, tried in turn (replacing the ones it had).
-        public let addresses: [String]?
+        package let addresses: [String]?
 
         /// `setsAutoAccept` false leaves `autoAccept` out of the request (it stays as it is).
-        public init(autoAccept: Bool?, name: String? = nil, addresses: [String]? = nil, setsAutoAccept: Bool = true) {
+        package init(autoAccept: Bool?, name: String? = nil, addresses: [String]? = nil, setsAutoAccept: Bool = true) {
             self.autoAccept = autoAccept
             self.name = name
             self.addresses = addresses
@@ -302,10 +302,10 @@ extension API {
         private enum CodingKeys: String, CodingKey { case autoAccept, name, addresses }
 
         /// `autoAccept` absent leaves it as it is; null clears it.
-        public var setsAutoAccept: Bool { hasAutoAccept }
+        package var setsAutoAccept: Bool { hasAutoAccept }
         private var hasAutoAccept = false
 
-        public init(from decoder: any Decoder) throws {
+        package init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             hasAutoAccept = container.contains(.autoAccept)
             do {
@@ -325,7 +325,7 @@ extension API {
             }
         }
 
-        public func encode(to encoder: any Encoder) throws {
+        package func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             if hasAutoAccept { try container.encode(autoAccept, forKey: .autoAccept) }
             try container.encodeIfPresent(name, forKey: .name)
@@ -334,16 +334,16 @@ extension API {
     }
 
     /// A document a peer offered that waits for a user (`GET /v1/shares/pending`).
-    public struct Offer: Codable, Sendable {
-        public let document: String
+    package struct Offer: Codable, Sendable {
+        package let document: String
         /// `project` or `library` (a library is a shared folder or a whole library).
-        public let kind: String
-        public let name: String?
-        public let peer: String
-        public let received: Int64
-        public let receivedAt: String
+        package let kind: String
+        package let name: String?
+        package let peer: String
+        package let received: Int64
+        package let receivedAt: String
 
-        public init(document: String, kind: String, name: String?, peer: String, received: Int64) {
+        package init(document: String, kind: String, name: String?, peer: String, received: Int64) {
             self.document = document
             self.kind = kind
             self.name = name
@@ -357,5 +357,5 @@ extension API {
 extension API {
     /// Whether `text` is a whole peer id (eight groups of seven base-32
     /// characters), as `storyteller id` prints it.
-    public static func isPeerID(_ text: String) -> Bool { PeerID(text) != nil }
+    package static func isPeerID(_ text: String) -> Bool { PeerID(text) != nil }
 }

@@ -2,16 +2,16 @@ extension API {
     /// What `GET /v1/projects/{id}/exports/html` makes: a slideshow page that
     /// plays the boards at their shot durations, in a browser, with nothing
     /// fetched from the network.
-    public enum Slideshow {
+    package enum Slideshow {
         /// The panels' width when none is asked for (`?width=`): sharp on a laptop screen, a few hundred KB a panel.
-        public static let defaultWidth = 1280
+        package static let defaultWidth = 1280
         /// The widths that may be asked for, in pixels.
-        public static let widths = 160...4096
+        package static let widths = 160...4096
         /// How long a shot without a duration is shown, in seconds.
-        public static let defaultDuration = 2.0
+        package static let defaultDuration = 2.0
 
         /// What the page is answered as (`?form=`).
-        public enum Form: String, CaseIterable, Sendable {
+        package enum Form: String, CaseIterable, Sendable {
             /// One self-contained `.html`, pictures and sounds inline as `data:` URIs.
             case file
             /// An `index.html` referring to files beside it (`SlideshowDirectory`).
@@ -21,7 +21,7 @@ extension API {
         /// Whether `path` is one a directory export may write: `index.html`, or
         /// a file name of letters, digits, `-`, `_` and `.` in `panels/` or
         /// `sounds/` (never `..`, never absolute). The CLI checks every path it is told.
-        public static func isFilePath(_ path: String) -> Bool {
+        package static func isFilePath(_ path: String) -> Bool {
             if path == "index.html" { return true }
             let parts = path.split(separator: "/", omittingEmptySubsequences: false)
             guard parts.count == 2, ["panels", "sounds"].contains(parts[0]) else { return false }
@@ -33,25 +33,25 @@ extension API {
 
     /// `GET /v1/projects/{id}/exports/html?form=directory`: the page and
     /// where each file beside it comes from.
-    public struct SlideshowDirectory: Codable, Sendable, Hashable {
+    package struct SlideshowDirectory: Codable, Sendable, Hashable {
         /// The page (`index.html`), referring to the files by their paths.
-        public var index: String
-        public var files: [SlideshowFile]
+        package var index: String
+        package var files: [SlideshowFile]
 
-        public init(index: String, files: [SlideshowFile]) {
+        package init(index: String, files: [SlideshowFile]) {
             self.index = index
             self.files = files
         }
     }
 
     /// One file of a directory export.
-    public struct SlideshowFile: Codable, Sendable, Hashable {
+    package struct SlideshowFile: Codable, Sendable, Hashable {
         /// Relative to the directory (`panels/1-2.png`, `sounds/1-2.ogg`).
-        public var path: String
+        package var path: String
         /// The control API target that answers its bytes (`/v1/projects/…/render?…`).
-        public var source: String
+        package var source: String
 
-        public init(path: String, source: String) {
+        package init(path: String, source: String) {
             self.path = path
             self.source = source
         }
@@ -59,18 +59,18 @@ extension API {
 
     /// A live preview of a project (`POST /v1/projects/{id}/previews`): a
     /// page served on a loopback port, behind a one-time token.
-    public struct Preview: Codable, Sendable, Hashable {
+    package struct Preview: Codable, Sendable, Hashable {
         /// Names it in `DELETE /v1/previews/{id}` and `GET /v1/previews/{id}/hold`.
-        public var id: String
-        public var project: String
+        package var id: String
+        package var project: String
         /// The page, token included (`http://127.0.0.1:PORT/TOKEN/`).
-        public var url: String
-        public var token: String
-        public var port: Int
+        package var url: String
+        package var token: String
+        package var port: Int
         /// Whether a client holds it open (`hold`); one not held within `PreviewLease.unheldSeconds` is closed.
-        public var held: Bool
+        package var held: Bool
 
-        public init(id: String, project: String, url: String, token: String, port: Int, held: Bool) {
+        package init(id: String, project: String, url: String, token: String, port: Int, held: Bool) {
             self.id = id
             self.project = project
             self.url = url
@@ -81,10 +81,10 @@ extension API {
     }
 
     /// How long previews live.
-    public enum PreviewLease {
+    package enum PreviewLease {
         /// A preview nobody holds (`GET /v1/previews/{id}/hold`) within this many seconds of its start is closed.
-        public static let unheldSeconds = 30
+        package static let unheldSeconds = 30
         /// At most this many previews are open at once (each is a listener and renders).
-        public static let maximumOpen = 8
+        package static let maximumOpen = 8
     }
 }

@@ -1,19 +1,19 @@
 extension API {
     /// What `GET /v1/projects/{id}/shots/{shot}/render` draws a shot as (`?format=`).
-    public enum RenderFormat: String, CaseIterable, Sendable {
+    package enum RenderFormat: String, CaseIterable, Sendable {
         case png, svg, pdf
 
         /// The format when none is asked for (the route's first and only format used to be SVG).
-        public static let `default` = RenderFormat.svg
+        package static let `default` = RenderFormat.svg
         /// The widths that may be asked for (`?width=`), in pixels (a PDF page: CSS pixels, 0.75 pt each).
-        public static let widths = 16...8192
+        package static let widths = 16...8192
         /// The width when none is asked for.
-        public static let defaultWidth = 1600
+        package static let defaultWidth = 1600
         /// How many shots on each side an onion skin may show (`?onion=`).
-        public static let onionCounts = 0...10
+        package static let onionCounts = 0...10
 
         /// The answer's `Content-Type`.
-        public var contentType: String {
+        package var contentType: String {
             switch self {
             case .png: "image/png"
             case .svg: "image/svg+xml"
@@ -22,7 +22,7 @@ extension API {
         }
 
         /// The format a file name's extension names (`.png`, `.svg`, `.pdf`, in any case), if any.
-        public init?(fileName: String) {
+        package init?(fileName: String) {
             guard let dot = fileName.lastIndex(of: "."), !fileName[dot...].contains("/") else { return nil }
             self.init(rawValue: fileName[fileName.index(after: dot)...].lowercased())
         }

@@ -1,21 +1,21 @@
-import Foundation
+package import Foundation
 
 extension API {
     /// `GET /v1/projects/{id}/versions`: the history as people read it, newest first.
-    public struct Versions: Codable, Sendable {
-        public let project: String
+    package struct Versions: Codable, Sendable {
+        package let project: String
         /// Older changes were folded into a snapshot: versions before `oldest` cannot be shown.
-        public let compacted: Bool
+        package let compacted: Bool
         /// The oldest version this machine can show.
-        public let oldest: String
-        public let versions: [Version]
+        package let oldest: String
+        package let versions: [Version]
         /// What this machine kept of the time before its logged changes
         /// (history retention's daily and weekly checkpoints, named
         /// versions'), newest first; each shows with `--at ID` or a time.
         /// Absent from older daemons.
-        public let checkpoints: [Checkpoint]?
+        package let checkpoints: [Checkpoint]?
 
-        public init(project: String, compacted: Bool, oldest: String, versions: [Version], checkpoints: [Checkpoint]? = nil) {
+        package init(project: String, compacted: Bool, oldest: String, versions: [Version], checkpoints: [Checkpoint]? = nil) {
             self.project = project
             self.compacted = compacted
             self.oldest = oldest
@@ -25,14 +25,14 @@ extension API {
     }
 
     /// A state of a project kept from before its logged changes.
-    public struct Checkpoint: Codable, Sendable {
+    package struct Checkpoint: Codable, Sendable {
         /// The short version id: `--at ID`.
-        public let id: String
+        package let id: String
         /// The time of its newest change, and as ISO 8601 (UTC).
-        public let time: Int64
-        public let at: String
+        package let time: Int64
+        package let at: String
 
-        public init(id: String, time: Int64) {
+        package init(id: String, time: Int64) {
             self.id = id
             self.time = time
             at = API.isoTime(milliseconds: time)
@@ -40,27 +40,27 @@ extension API {
     }
 
     /// One author's burst of edits, named by the version it made.
-    public struct Version: Codable, Sendable {
+    package struct Version: Codable, Sendable {
         /// The short version id (8 hex digits), the same on every machine: `--at ID`.
-        public let id: String
+        package let id: String
         /// The version vector: replica id → sequence number.
-        public let vector: [String: UInt64]
+        package let vector: [String: UInt64]
         /// When the burst ended (its last change), and as ISO 8601 (UTC).
-        public let time: Int64
-        public let at: String
+        package let time: Int64
+        package let at: String
         /// When it began.
-        public let since: Int64
+        package let since: Int64
         /// The peer id that signed it (null: unknown); `local`: this daemon's.
-        public let author: String?
-        public let local: Bool
+        package let author: String?
+        package let local: Bool
         /// "drew 34 strokes, set caption"
-        public let summary: String
+        package let summary: String
         /// The labels of the shots it touched, as they are now.
-        public let shots: [String]
+        package let shots: [String]
         /// Its changes one by one, newest first (what `history --changes` lists).
-        public let changes: [HistoryEntry]
+        package let changes: [HistoryEntry]
 
-        public init(
+        package init(
             id: String, vector: [String: UInt64], time: Int64, since: Int64, author: String?, local: Bool, summary: String,
             shots: [String], changes: [HistoryEntry]
         ) {
@@ -84,7 +84,7 @@ extension API {
     /// (the end of that day: the project as it was that day), each with `Z`
     /// or an offset (`+01:00`) or else in `timeZone`; `now`, `today` and
     /// `yesterday` (the end of the day). Nil if the text is not a time.
-    public static func parseTime(_ text: String, now: Date = Date(), timeZone: TimeZone = .current) -> Int64? {
+    package static func parseTime(_ text: String, now: Date = Date(), timeZone: TimeZone = .current) -> Int64? {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let word = text.trimmingCharacters(in: .whitespaces).lowercased()
@@ -155,20 +155,20 @@ extension API {
 
 extension API {
     /// A named version: `GET /v1/projects/{id}/versions/names` lists them.
-    public struct VersionNameEntry: Codable, Sendable {
+    package struct VersionNameEntry: Codable, Sendable {
         /// The name ("client review 2").
-        public let name: String
+        package let name: String
         /// The id of the version it names (what `?at=` also takes).
-        public let version: String
+        package let version: String
         /// That version's vector: replica id → sequence number.
-        public let vector: [String: UInt64]
+        package let vector: [String: UInt64]
         /// When it was named (the namer's clock), and as ISO 8601 (UTC).
-        public let time: Int64
-        public let at: String
+        package let time: Int64
+        package let at: String
         /// The peer id that named it (null: unknown).
-        public let author: String?
+        package let author: String?
 
-        public init(name: String, version: String, vector: [String: UInt64], time: Int64, author: String?) {
+        package init(name: String, version: String, vector: [String: UInt64], time: Int64, author: String?) {
             self.name = name
             self.version = version
             self.vector = vector
@@ -179,11 +179,11 @@ extension API {
     }
 
     /// `POST /v1/projects/{id}/versions/names`: name a version (`at`: any form `?at=` takes; default now).
-    public struct NameVersion: Codable, Sendable {
-        public let name: String
-        public let at: String?
+    package struct NameVersion: Codable, Sendable {
+        package let name: String
+        package let at: String?
 
-        public init(name: String, at: String? = nil) {
+        package init(name: String, at: String? = nil) {
             self.name = name
             self.at = at
         }
@@ -192,19 +192,19 @@ extension API {
 
 extension API {
     /// `GET /v1/projects/{id}/diff?from=&to=`: what changed between two versions.
-    public struct Diff: Codable, Sendable {
-        public let project: String
+    package struct Diff: Codable, Sendable {
+        package let project: String
         /// The ids of the two versions compared.
-        public let from: String
-        public let to: String
+        package let from: String
+        package let to: String
         /// Scenes, shots and layers added, removed, moved, renamed.
-        public let items: [DiffItem]
+        package let items: [DiffItem]
         /// Strokes added, erased and changed, per layer.
-        public let strokes: [DiffStrokes]
+        package let strokes: [DiffStrokes]
         /// Text fields changed.
-        public let texts: [DiffText]
+        package let texts: [DiffText]
 
-        public init(project: String, from: String, to: String, items: [DiffItem], strokes: [DiffStrokes], texts: [DiffText]) {
+        package init(project: String, from: String, to: String, items: [DiffItem], strokes: [DiffStrokes], texts: [DiffText]) {
             self.project = project
             self.from = from
             self.to = to
@@ -214,19 +214,19 @@ extension API {
         }
     }
 
-    public struct DiffItem: Codable, Sendable {
+    package struct DiffItem: Codable, Sendable {
         /// `scene`, `shot` or `layer`; `change`: `added`, `removed`, `moved` or `renamed`.
-        public let kind: String
-        public let id: String
-        public let change: String
+        package let kind: String
+        package let id: String
+        package let change: String
         /// `shot 1-2`, `layer ink in shot 1-2` (as it is in `to`; as it was, if removed).
-        public let place: String
+        package let place: String
         /// moved: where it was; renamed: the old name.
-        public let before: String?
+        package let before: String?
         /// renamed: the new name.
-        public let after: String?
+        package let after: String?
 
-        public init(kind: String, id: String, change: String, place: String, before: String?, after: String?) {
+        package init(kind: String, id: String, change: String, place: String, before: String?, after: String?) {
             self.kind = kind
             self.id = id
             self.change = change
@@ -236,15 +236,15 @@ extension API {
         }
     }
 
-    public struct DiffStrokes: Codable, Sendable {
-        public let layer: String
-        public let place: String
-        public let added: Int
-        public let erased: Int
+    package struct DiffStrokes: Codable, Sendable {
+        package let layer: String
+        package let place: String
+        package let added: Int
+        package let erased: Int
         /// Drawn over, moved or restyled.
-        public let changed: Int
+        package let changed: Int
 
-        public init(layer: String, place: String, added: Int, erased: Int, changed: Int) {
+        package init(layer: String, place: String, added: Int, erased: Int, changed: Int) {
             self.layer = layer
             self.place = place
             self.added = added
@@ -253,15 +253,15 @@ extension API {
         }
     }
 
-    public struct DiffText: Codable, Sendable {
-        public let object: String
-        public let place: String
+    package struct DiffText: Codable, Sendable {
+        package let object: String
+        package let place: String
         /// `title`, `description`, `caption`, `notes`, `dialogue` or `action`.
-        public let field: String
-        public let before: String?
-        public let after: String?
+        package let field: String
+        package let before: String?
+        package let after: String?
 
-        public init(object: String, place: String, field: String, before: String?, after: String?) {
+        package init(object: String, place: String, field: String, before: String?, after: String?) {
             self.object = object
             self.place = place
             self.field = field
@@ -273,16 +273,16 @@ extension API {
 
 extension API {
     /// `POST /v1/projects/{id}/versions/restore`: bring the project, a scene or a shot back to a version.
-    public struct RestoreVersion: Codable, Sendable {
+    package struct RestoreVersion: Codable, Sendable {
         /// The version: any form `?at=` takes.
-        public let to: String
+        package let to: String
         /// Only this shot, or only this scene (ids); neither: the whole project.
-        public let shot: String?
-        public let scene: String?
+        package let shot: String?
+        package let scene: String?
         /// The undo session (default: the daemon's default session).
-        public let session: String?
+        package let session: String?
 
-        public init(to: String, shot: String? = nil, scene: String? = nil, session: String? = nil) {
+        package init(to: String, shot: String? = nil, scene: String? = nil, session: String? = nil) {
             self.to = to
             self.shot = shot
             self.scene = scene
@@ -291,15 +291,15 @@ extension API {
     }
 
     /// What a restore did.
-    public struct Restored: Codable, Sendable {
+    package struct Restored: Codable, Sendable {
         /// The id of the version brought back.
-        public let version: String
+        package let version: String
         /// Whether anything had to change (false: the scope was already as it was then).
-        public let changed: Bool
+        package let changed: Bool
         /// "restored 2 strokes, set caption" (empty when nothing changed).
-        public let summary: String
+        package let summary: String
 
-        public init(version: String, changed: Bool, summary: String) {
+        package init(version: String, changed: Bool, summary: String) {
             self.version = version
             self.changed = changed
             self.summary = summary

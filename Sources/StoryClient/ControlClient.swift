@@ -1,18 +1,18 @@
-import Foundation
+package import Foundation
 
 /// A small HTTP/1.1 client for the daemon's control socket: one request per
 /// connection (`Connection: close`), blocking, with a receive timeout.
 /// The `storyteller` CLI and the end-to-end tests use it.
-public struct ControlClient: Sendable {
-    public struct Response: Sendable {
-        public let status: Int
-        public let headers: [String: String]
-        public let body: Data
+package struct ControlClient: Sendable {
+    package struct Response: Sendable {
+        package let status: Int
+        package let headers: [String: String]
+        package let body: Data
 
         /// `error.code` of an error answer.
-        public var errorCode: String? { errorDetail?.code }
+        package var errorCode: String? { errorDetail?.code }
         /// `error.message` of an error answer.
-        public var errorMessage: String? { errorDetail?.message }
+        package var errorMessage: String? { errorDetail?.message }
 
         /// The API's error shape (`{"error":{"code","message"}}`), read
         /// without StoryAPI (the client is Foundation only).
@@ -29,25 +29,25 @@ public struct ControlClient: Sendable {
     }
 
     /// The daemon could not be reached, or did not answer HTTP.
-    public struct Failure: Error, CustomStringConvertible, Sendable {
-        public let description: String
+    package struct Failure: Error, CustomStringConvertible, Sendable {
+        package let description: String
         /// True when nothing listens on the socket (the daemon is not running).
-        public let isUnreachable: Bool
+        package let isUnreachable: Bool
     }
 
-    public let path: String
+    package let path: String
     /// The sockets looked at to find a daemon, when none was given (the
     /// user daemon's, then the system daemon's); named when none answers.
-    public let searched: [String]
+    package let searched: [String]
 
-    public init(path: String, searched: [String] = []) {
+    package init(path: String, searched: [String] = []) {
         self.path = path
         self.searched = searched
     }
 
     /// The system daemon's control socket (the system unit's
     /// `RuntimeDirectory`), or `STORYTELLER_SYSTEM_SOCKET` when set (tests).
-    public static func systemSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    package static func systemSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let path = environment["STORYTELLER_SYSTEM_SOCKET"], !path.isEmpty { return path }
         return "/run/storyteller/control.sock"
     }
@@ -56,7 +56,7 @@ public struct ControlClient: Sendable {
     /// default socket if it exists, else the system daemon's if that
     /// exists, else the user daemon's (whose absence the error then names,
     /// with the system daemon's).
-    public static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) -> ControlClient {
+    package static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) -> ControlClient {
         let candidates = [defaultSocketPath(environment: environment), systemSocketPath(environment: environment)]
         let found = candidates.first { path in
             var info = stat()
@@ -67,26 +67,26 @@ public struct ControlClient: Sendable {
 
     /// The socket the daemon uses with no settings: `$XDG_RUNTIME_DIR/storyteller/control.sock`,
     /// else `control.sock` in `$XDG_DATA_HOME/storyteller` or `~/.local/share/storyteller`.
-    public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    package static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         defaultSocketPath(dataDirectory: defaultDataDirectory(environment: environment), environment: environment)
     }
 
     /// The daemon's state directory with no settings: `$XDG_DATA_HOME/storyteller`,
     /// else `~/.local/share/storyteller`. The daemon resolves its paths with this too.
-    public static func defaultDataDirectory(environment: [String: String]) -> String {
+    package static func defaultDataDirectory(environment: [String: String]) -> String {
         if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/storyteller" }
         return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/storyteller"
     }
 
     /// The socket for a daemon whose state is in `dataDirectory` and whose
     /// socket is not set: in `$XDG_RUNTIME_DIR/storyteller`, else in the state directory.
-    public static func defaultSocketPath(dataDirectory: String, environment: [String: String]) -> String {
+    package static func defaultSocketPath(dataDirectory: String, environment: [String: String]) -> String {
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { return runtime + "/storyteller/control.sock" }
         return dataDirectory + "/control.sock"
     }
 
     /// `timeoutSeconds` bounds each wait for the answer (0: no bound, for long work like a backup).
-    public func request(
+    package func request(
         _ method: String, _ target: String, body: Data? = nil, extraHeaders: [String] = [], timeoutSeconds: Int = 30
     ) throws -> Response {
         let fd = try connectAndSend(method, target, body: body, extraHeaders: extraHeaders, timeoutSeconds: timeoutSeconds)
@@ -113,13 +113,13 @@ public struct ControlClient: Sendable {
         return received
     }
 
-    public func get(_ target: String) throws -> Response { try request("GET", target) }
+    package func get(_ target: String) throws -> Response { try request("GET", target) }
 
     /// Reads a streamed response (the event stream) line by line: `line` gets
     /// each complete line without its newline and returns false to stop. Returns
     /// when the daemon ends the stream or `line` says stop; an error status
     /// comes back as the (whole) response, success as nil.
-    public func stream(_ target: String, accept: String = "application/x-ndjson", line: (String) throws -> Bool) throws -> Response? {
+    package func stream(_ target: String, accept: String = "application/x-ndjson", line: (String) throws -> Bool) throws -> Response? {
         let fd = try connectAndSend("GET", target, body: nil, extraHeaders: ["Accept: \(accept)"], timeoutSeconds: 0)
         defer { close(fd) }
         var pending: [UInt8] = []
@@ -162,7 +162,7 @@ public struct ControlClient: Sendable {
     /// an empty body.
     /// - Throws: `Failure` when the daemon cannot be reached, or stops before
     ///   the length it announced; whatever `sink` throws.
-    public func download(
+    package func download(
         _ target: String, timeoutSeconds: Int = 0, into sink: ([UInt8]) throws -> Void, progress: (_ bytes: Int, _ total: Int?) -> Void = { _, _ in }
     ) throws -> Response {
         let fd = try connectAndSend("GET", target, body: nil, extraHeaders: [], timeoutSeconds: timeoutSeconds)
@@ -211,7 +211,7 @@ public struct ControlClient: Sendable {
     /// bytes sent so far and the total. The daemon may answer before it has
     /// read everything (a refusal): its answer is returned all the same.
     /// - Throws: `Failure` when the file cannot be read or the daemon reached.
-    public func upload(
+    package func upload(
         _ method: String, _ target: String, file path: String, timeoutSeconds: Int = 0,
         progress: (_ bytes: Int, _ total: Int) -> Void = { _, _ in }
     ) throws -> Response {
@@ -358,7 +358,7 @@ public struct ControlClient: Sendable {
         return fd
     }
 
-    public func post(_ target: String, json: String) throws -> Response { try request("POST", target, body: Data(json.utf8)) }
+    package func post(_ target: String, json: String) throws -> Response { try request("POST", target, body: Data(json.utf8)) }
 
     private static func parse(_ bytes: [UInt8]) throws -> Response {
         guard let end = headerEnd(bytes) else {

@@ -1,23 +1,23 @@
-import Foundation
+package import Foundation
 
 /// A `storytellerd` started as a child process on 127.0.0.1 (peer port 0, so
 /// the system picks a free one) with its state and socket in `directory`;
 /// ready once its control socket answers. For `storyteller demo` and the
 /// end-to-end benchmark.
-public final class LocalDaemon {
-    public struct StartFailure: Error, CustomStringConvertible {
-        public let description: String
+package final class LocalDaemon {
+    package struct StartFailure: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    public let process = Process()
-    public let client: ControlClient
-    public let peerID: String
-    public let port: Int
-    public let directory: String
+    package let process = Process()
+    package let client: ControlClient
+    package let peerID: String
+    package let port: Int
+    package let directory: String
 
     /// Starts the daemon and waits (at most `timeout` seconds) until it serves; its
     /// output goes to `directory/daemon.log`.
-    public init(binary: String, directory: String, name: String, extraArguments: [String] = [], timeout: Double = 30) throws {
+    package init(binary: String, directory: String, name: String, extraArguments: [String] = [], timeout: Double = 30) throws {
         self.directory = directory
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         process.executableURL = URL(fileURLWithPath: binary)
@@ -52,7 +52,7 @@ public final class LocalDaemon {
 
     /// Checks `condition` every `interval` seconds for at most `seconds`
     /// (a throwing check counts as not yet); whether it came true.
-    public static func poll(every interval: Double, for seconds: Double, until condition: () throws -> Bool) -> Bool {
+    package static func poll(every interval: Double, for seconds: Double, until condition: () throws -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if (try? condition()) == true { return true }
@@ -64,7 +64,7 @@ public final class LocalDaemon {
     /// SIGTERM, then waits for the graceful exit (SIGKILL after `timeout`
     /// seconds). Returns the seconds it took and the exit status.
     @discardableResult
-    public func stop(timeout: Double = 20) -> (seconds: Double, status: Int32) {
+    package func stop(timeout: Double = 20) -> (seconds: Double, status: Int32) {
         let start = Date()
         guard process.isRunning else { return (0, process.terminationStatus) }
         process.terminate()
@@ -83,7 +83,7 @@ public final class LocalDaemon {
     /// Sends a request with an encoded body (the API's request types); the
     /// answer decoded as `answer`, or an error with the daemon's message.
     @discardableResult
-    public func call<Answer: Decodable>(
+    package func call<Answer: Decodable>(
         _ answer: Answer.Type, _ method: String, _ target: String, body: (any Encodable)? = nil
     ) throws -> Answer {
         let data = try raw(method, target, body: try body.map { try JSONEncoder().encode($0) })
@@ -91,7 +91,7 @@ public final class LocalDaemon {
     }
 
     /// Sends a request; the answer's body if it succeeded.
-    public func raw(_ method: String, _ target: String, body: Data? = nil) throws -> Data {
+    package func raw(_ method: String, _ target: String, body: Data? = nil) throws -> Data {
         let response = try client.request(method, target, body: body)
         guard (200..<300).contains(response.status) else {
             throw StartFailure(description: "\(method) \(target): \(response.errorMessage ?? "status \(response.status)")")

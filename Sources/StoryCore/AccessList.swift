@@ -1,5 +1,5 @@
 /// What an identity may do with a document.
-public enum Role: UInt8, Comparable, Sendable, CaseIterable, CustomStringConvertible {
+package enum Role: UInt8, Comparable, Sendable, CaseIterable, CustomStringConvertible {
     /// Not a member: receives nothing, may change nothing.
     case none = 0
     /// Receives the document; its changes are refused.
@@ -9,9 +9,9 @@ public enum Role: UInt8, Comparable, Sendable, CaseIterable, CustomStringConvert
     /// Founded the document (its id derives from the owner's identity); may do anything.
     case owner = 3
 
-    public static func < (lhs: Role, rhs: Role) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: Role, rhs: Role) -> Bool { lhs.rawValue < rhs.rawValue }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .none: "none"
         case .reader: "reader"
@@ -21,13 +21,13 @@ public enum Role: UInt8, Comparable, Sendable, CaseIterable, CustomStringConvert
     }
 
     /// Parses `description`.
-    public init?(name: String) {
+    package init?(name: String) {
         guard let role = Role.allCases.first(where: { $0.description == name }) else { return nil }
         self = role
     }
 
     /// Whether the role may change the document.
-    public var canWrite: Bool { self >= .editor }
+    package var canWrite: Bool { self >= .editor }
 }
 
 /// One `setAccess` operation as the access list keeps it.

@@ -1,40 +1,40 @@
 /// A 2×3 affine transform in the unit square of the frame:
 /// `x' = a·x + c·y + tx`, `y' = b·x + d·y + ty` (the CSS/SVG `matrix(a b c d tx ty)`).
-public struct Affine: Hashable, Sendable {
-    public var a: Double, b: Double, c: Double, d: Double, tx: Double, ty: Double
+package struct Affine: Hashable, Sendable {
+    package var a: Double, b: Double, c: Double, d: Double, tx: Double, ty: Double
 
     /// Creates a transform from its six coefficients.
-    public init(a: Double, b: Double, c: Double, d: Double, tx: Double, ty: Double) {
+    package init(a: Double, b: Double, c: Double, d: Double, tx: Double, ty: Double) {
         (self.a, self.b, self.c, self.d, self.tx, self.ty) = (a, b, c, d, tx, ty)
     }
 
     /// The transform that changes nothing.
-    public static let identity = Affine(a: 1, b: 0, c: 0, d: 1, tx: 0, ty: 0)
+    package static let identity = Affine(a: 1, b: 0, c: 0, d: 1, tx: 0, ty: 0)
 
     /// A translation.
-    public static func translation(x: Double, y: Double) -> Affine {
+    package static func translation(x: Double, y: Double) -> Affine {
         Affine(a: 1, b: 0, c: 0, d: 1, tx: x, ty: y)
     }
 
     /// A scale about the origin.
-    public static func scale(x: Double, y: Double) -> Affine {
+    package static func scale(x: Double, y: Double) -> Affine {
         Affine(a: x, b: 0, c: 0, d: y, tx: 0, ty: 0)
     }
 
     /// A rotation about the origin by `radians`, counter-clockwise in a y-up frame.
-    public static func rotation(_ radians: Double) -> Affine {
+    package static func rotation(_ radians: Double) -> Affine {
         let (sine, cosine) = (radians.sin, radians.cos)
         return Affine(a: cosine, b: sine, c: -sine, d: cosine, tx: 0, ty: 0)
     }
 
     /// Whether this is exactly the identity.
-    public var isIdentity: Bool { self == .identity }
+    package var isIdentity: Bool { self == .identity }
 
     /// Whether all six coefficients are finite.
-    public var isFinite: Bool { [a, b, c, d, tx, ty].allSatisfy(\.isFinite) }
+    package var isFinite: Bool { [a, b, c, d, tx, ty].allSatisfy(\.isFinite) }
 
     /// `other` applied after `self` (first `self`, then `other`).
-    public func followed(by other: Affine) -> Affine {
+    package func followed(by other: Affine) -> Affine {
         Affine(
             a: other.a * a + other.c * b, b: other.b * a + other.d * b,
             c: other.a * c + other.c * d, d: other.b * c + other.d * d,
@@ -42,7 +42,7 @@ public struct Affine: Hashable, Sendable {
     }
 
     /// Maps a point (pressure unchanged).
-    public func applied(to point: Point) -> Point {
+    package func applied(to point: Point) -> Point {
         Point(x: a * point.x + c * point.y + tx, y: b * point.x + d * point.y + ty, pressure: point.pressure)
     }
 }

@@ -6,23 +6,23 @@
 /// Inserting between neighbours `L` and `R` makes the new entry a right child
 /// of `L` when `L` has no right children, else a left child of `R`. Runs of
 /// concurrent inserts at one place then never interleave.
-public struct Anchor: Hashable, Sendable {
+package struct Anchor: Hashable, Sendable {
     /// Which side of its parent an entry hangs on.
-    public enum Side: UInt8, Sendable {
+    package enum Side: UInt8, Sendable {
         case left = 0, right = 1
     }
 
     /// The parent entry, or nil for the list's root.
-    public var parent: OpID?
+    package var parent: OpID?
     /// The side of the parent; the root only has right children.
-    public var side: Side
+    package var side: Side
 
     /// Creates an anchor.
-    public init(parent: OpID?, side: Side) {
+    package init(parent: OpID?, side: Side) {
         self.parent = parent
         self.side = side
     }
 
     /// A right child of the list's root.
-    public static let root = Anchor(parent: nil, side: .right)
+    package static let root = Anchor(parent: nil, side: .right)
 }

@@ -1,17 +1,17 @@
 /// A SHA-256 digest held inline (four big-endian words), so chain hashes cost
 /// no allocation.
-public struct Digest32: Hashable, Sendable, CustomStringConvertible {
-    public var w0: UInt64, w1: UInt64, w2: UInt64, w3: UInt64
+package struct Digest32: Hashable, Sendable, CustomStringConvertible {
+    package var w0: UInt64, w1: UInt64, w2: UInt64, w3: UInt64
 
     /// Reads 32 bytes; nil for any other length.
-    public init?(_ bytes: some Collection<UInt8>) {
+    package init?(_ bytes: some Collection<UInt8>) {
         guard bytes.count == 32 else { return nil }
         let read = bytes.withContiguousStorageIfAvailable { Digest32(bigEndian: UnsafeRawBufferPointer($0)) }
         self = read ?? Array(bytes).withUnsafeBytes { Digest32(bigEndian: $0) }
     }
 
     /// The digest in 32 bytes of memory (as SHA-256 writes it). O(1), no allocation.
-    public init(bigEndian buffer: UnsafeRawBufferPointer) {
+    package init(bigEndian buffer: UnsafeRawBufferPointer) {
         precondition(buffer.count >= 32, "a digest is 32 bytes")
         w0 = UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
         w1 = UInt64(bigEndian: buffer.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
@@ -20,18 +20,18 @@ public struct Digest32: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Calls `body` with the 32 bytes, without allocating.
-    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+    package func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         var words = (w0.bigEndian, w1.bigEndian, w2.bigEndian, w3.bigEndian)
         return try Swift.withUnsafeBytes(of: &words, body)
     }
 
     /// The 32 bytes.
-    public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+    package var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 
     /// The first eight bytes, little-endian (replica ids are cut from digests this way).
     var firstWordLittleEndian: UInt64 { w0.byteSwapped }
 
-    public var description: String { bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() }
+    package var description: String { bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() }
 }
 
 /// The cryptography documents need: SHA-256, Ed25519 verification and reading
@@ -39,7 +39,7 @@ public struct Digest32: Hashable, Sendable, CustomStringConvertible {
 /// the system OpenSSL's (StoryIdentity's `OpenSSLCrypto`). A class: copying
 /// it (as every change received asks for it) is a reference count, where an
 /// existential of any type copied through its value witnesses.
-public protocol DocumentCrypto: AnyObject, Sendable {
+package protocol DocumentCrypto: AnyObject, Sendable {
     /// SHA-256 of `prefix` (when given) followed by `bytes`.
     func sha256(_ prefix: Digest32?, _ bytes: ArraySlice<UInt8>) -> Digest32
 
@@ -53,12 +53,12 @@ public protocol DocumentCrypto: AnyObject, Sendable {
 }
 
 /// Who a certificate names.
-public struct CertificateIdentity: Hashable, Sendable {
-    public var peer: PeerID
+package struct CertificateIdentity: Hashable, Sendable {
+    package var peer: PeerID
     /// The raw 32-byte Ed25519 public key.
-    public var publicKey: [UInt8]
+    package var publicKey: [UInt8]
 
-    public init(peer: PeerID, publicKey: [UInt8]) {
+    package init(peer: PeerID, publicKey: [UInt8]) {
         self.peer = peer
         self.publicKey = publicKey
     }
@@ -66,17 +66,17 @@ public struct CertificateIdentity: Hashable, Sendable {
 
 /// An identity that can sign: its certificate and a signing function.
 /// The daemon makes one from its TLS identity (StoryIdentity's `Identity`).
-public struct SigningIdentity: Sendable {
+package struct SigningIdentity: Sendable {
     /// The certificate (DER); its SHA-256 is the peer id.
-    public let certificate: [UInt8]
-    public let peer: PeerID
+    package let certificate: [UInt8]
+    package let peer: PeerID
     /// The raw Ed25519 public key in the certificate.
-    public let publicKey: [UInt8]
-    public let crypto: any DocumentCrypto
+    package let publicKey: [UInt8]
+    package let crypto: any DocumentCrypto
     private let signer: @Sendable ([UInt8]) -> [UInt8]
 
     /// - Throws: `DocumentError(.invalidValue)` if the certificate holds no Ed25519 key.
-    public init(certificate: [UInt8], crypto: any DocumentCrypto, sign: @escaping @Sendable ([UInt8]) -> [UInt8])
+    package init(certificate: [UInt8], crypto: any DocumentCrypto, sign: @escaping @Sendable ([UInt8]) -> [UInt8])
         throws(DocumentError)
     {
         guard let identity = crypto.identity(ofCertificate: certificate[...]) else {
@@ -97,13 +97,13 @@ public struct SigningIdentity: Sendable {
 /// binds a replica id to it (`ReplicaID = SHA-256(peer, nonce)`, cut to 64 bits).
 /// A new nonce gives a new replica id for the same identity (after a restore,
 /// or when a peer proves the old id is used by another copy).
-public struct LocalAuthor: Sendable {
-    public let identity: SigningIdentity
-    public let nonce: UInt64
-    public let replica: ReplicaID
+package struct LocalAuthor: Sendable {
+    package let identity: SigningIdentity
+    package let nonce: UInt64
+    package let replica: ReplicaID
 
     /// The author with this nonce, or nil if the nonce derives the reserved replica id.
-    public init?(identity: SigningIdentity, nonce: UInt64) {
+    package init?(identity: SigningIdentity, nonce: UInt64) {
         let replica = Authorship.replicaID(peer: identity.peer, nonce: nonce, crypto: identity.crypto)
         guard replica != .reserved else { return nil }
         self.identity = identity
@@ -112,7 +112,7 @@ public struct LocalAuthor: Sendable {
     }
 
     /// An author with a fresh random nonce.
-    public static func fresh(identity: SigningIdentity) -> LocalAuthor {
+    package static func fresh(identity: SigningIdentity) -> LocalAuthor {
         var generator = SystemRandomNumberGenerator()
         while true {
             if let author = LocalAuthor(identity: identity, nonce: generator.next()) { return author }
@@ -131,11 +131,11 @@ public struct LocalAuthor: Sendable {
 
 /// What the first change of a replica in a document says about its author:
 /// the certificate and the nonce the replica id derives from.
-public struct AuthorDeclaration: Hashable, Sendable {
-    public var certificate: [UInt8]
-    public var nonce: UInt64
+package struct AuthorDeclaration: Hashable, Sendable {
+    package var certificate: [UInt8]
+    package var nonce: UInt64
 
-    public init(certificate: [UInt8], nonce: UInt64) {
+    package init(certificate: [UInt8], nonce: UInt64) {
         self.certificate = certificate
         self.nonce = nonce
     }
@@ -172,22 +172,22 @@ struct ChainHead: Hashable, Sendable {
 ///   hₙ = SHA-256(hₙ₋₁ ‖ body of change n). The author signs
 ///   "storyteller/change/1" ‖ hₙ, so one valid signature on change n
 ///   authenticates changes 1…n of that replica in that document.
-public enum Authorship {
+package enum Authorship {
     /// Length of an Ed25519 signature.
-    public static let signatureBytes = 64
+    package static let signatureBytes = 64
     /// Every change whose sequence number is a multiple of this is checked on
     /// arrival even in the middle of a run, so a sender can always end a batch
     /// at a checked change within this many changes.
-    public static let anchorInterval: UInt64 = 256
+    package static let anchorInterval: UInt64 = 256
     /// A change this large is checked on arrival wherever it stands in a run
     /// (its signature is small beside it), so the changes a sender must put
     /// together to reach a checked one stay under 256 × 16 KiB.
-    public static let anchorBytes = 16 << 10
+    package static let anchorBytes = 16 << 10
 
     /// Whether a receiver checks this change's signature even inside a run
     /// (and a sender therefore sends it): every `anchorInterval`-th change of a
     /// replica, and every change of `anchorBytes` or more.
-    public static func isCheckedInRun(seq: UInt64, bytes: Int) -> Bool {
+    package static func isCheckedInRun(seq: UInt64, bytes: Int) -> Bool {
         seq % anchorInterval == 0 || bytes >= anchorBytes
     }
 
@@ -198,7 +198,7 @@ public enum Authorship {
     static let baselineTag = Array("storyteller/baseline/1".utf8)
 
     /// The replica id an identity's nonce derives.
-    public static func replicaID(peer: PeerID, nonce: UInt64, crypto: any DocumentCrypto) -> ReplicaID {
+    package static func replicaID(peer: PeerID, nonce: UInt64, crypto: any DocumentCrypto) -> ReplicaID {
         var writer = ByteWriter(capacity: 64)
         writer.write(raw: replicaTag)
         writer.write(raw: peer.digest)
@@ -207,7 +207,7 @@ public enum Authorship {
     }
 
     /// The id of the document an owner founds with `salt`.
-    public static func documentID(owner: PeerID, salt: UInt128, crypto: any DocumentCrypto) -> DocumentID {
+    package static func documentID(owner: PeerID, salt: UInt128, crypto: any DocumentCrypto) -> DocumentID {
         var writer = ByteWriter(capacity: 72)
         writer.write(raw: documentTag)
         writer.write(raw: owner.digest)

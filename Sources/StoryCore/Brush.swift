@@ -1,7 +1,7 @@
 /// How a stroke was drawn: the tool, its colour, width and line ends.
-public struct Brush: Hashable, Sendable {
+package struct Brush: Hashable, Sendable {
     /// The drawing tool.
-    public enum Tool: UInt8, CaseIterable, Sendable {
+    package enum Tool: UInt8, CaseIterable, Sendable {
         case pen = 0, marker = 1, pencil = 2, eraser = 3, brush = 4, highlighter = 5
 
         /// The lowercase name used in JSON and on the command line.
@@ -9,7 +9,7 @@ public struct Brush: Hashable, Sendable {
         /// Spelled out, not `String(describing:)`: reflection took about
         /// 1 µs a name, and the lookup by name tried up to six, on every
         /// stroke an edit or the trace benchmark adds (half its time).
-        public var name: String {
+        package var name: String {
             switch self {
             case .pen: "pen"
             case .marker: "marker"
@@ -21,7 +21,7 @@ public struct Brush: Hashable, Sendable {
         }
 
         /// The tool with that name.
-        public init?(name: String) {
+        package init?(name: String) {
             guard let tool = Self.byName[name] else { return nil }
             self = tool
         }
@@ -30,10 +30,10 @@ public struct Brush: Hashable, Sendable {
     }
 
     /// How open ends of a line are drawn (SVG `stroke-linecap`).
-    public enum Cap: UInt8, CaseIterable, Sendable {
+    package enum Cap: UInt8, CaseIterable, Sendable {
         case round = 0, butt = 1, square = 2
 
-        public var name: String {
+        package var name: String {
             switch self {
             case .round: "round"
             case .butt: "butt"
@@ -41,7 +41,7 @@ public struct Brush: Hashable, Sendable {
             }
         }
 
-        public init?(name: String) {
+        package init?(name: String) {
             guard let cap = Self.byName[name] else { return nil }
             self = cap
         }
@@ -50,10 +50,10 @@ public struct Brush: Hashable, Sendable {
     }
 
     /// How corners are drawn (SVG `stroke-linejoin`).
-    public enum Join: UInt8, CaseIterable, Sendable {
+    package enum Join: UInt8, CaseIterable, Sendable {
         case round = 0, miter = 1, bevel = 2
 
-        public var name: String {
+        package var name: String {
             switch self {
             case .round: "round"
             case .miter: "miter"
@@ -61,7 +61,7 @@ public struct Brush: Hashable, Sendable {
             }
         }
 
-        public init?(name: String) {
+        package init?(name: String) {
             guard let join = Self.byName[name] else { return nil }
             self = join
         }
@@ -69,15 +69,15 @@ public struct Brush: Hashable, Sendable {
         private static let byName = Dictionary(uniqueKeysWithValues: allCases.map { ($0.name, $0) })
     }
 
-    public var tool: Tool
-    public var color: Color
+    package var tool: Tool
+    package var color: Color
     /// Width in unit coordinates of the frame (1 = the frame's width).
-    public var width: Float
-    public var cap: Cap
-    public var join: Join
+    package var width: Float
+    package var cap: Cap
+    package var join: Join
 
     /// Creates a brush.
-    public init(tool: Tool = .pen, color: Color = .black, width: Float = 0.003, cap: Cap = .round, join: Join = .round) {
+    package init(tool: Tool = .pen, color: Color = .black, width: Float = 0.003, cap: Cap = .round, join: Join = .round) {
         self.tool = tool
         self.color = color
         self.width = width
@@ -86,7 +86,7 @@ public struct Brush: Hashable, Sendable {
     }
 
     /// Whether the width is a usable, finite, non-negative number no wider than the frame.
-    public var isValid: Bool { width.isFinite && width >= 0 && width <= 1 }
+    package var isValid: Bool { width.isFinite && width >= 0 && width <= 1 }
 }
 
 extension ByteWriter {

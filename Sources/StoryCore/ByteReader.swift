@@ -4,35 +4,35 @@
 /// Every read throws `CodecError` instead of trapping. Counts are checked
 /// against the bytes left before anything is allocated, so a forged count
 /// cannot make the reader reserve gigabytes.
-public struct ByteReader: Sendable {
+package struct ByteReader: Sendable {
     /// The bytes being read; slices returned by `readSlice` share its storage.
-    public let base: ArraySlice<UInt8>
+    package let base: ArraySlice<UInt8>
     /// Index of the next byte in `base`.
-    public private(set) var position: Int
+    package private(set) var position: Int
 
     /// A reader over all of `bytes`.
-    public init(_ bytes: [UInt8]) {
+    package init(_ bytes: [UInt8]) {
         self.init(bytes[...])
     }
 
     /// A reader over a slice; indices stay those of the slice's base array.
-    public init(_ slice: ArraySlice<UInt8>) {
+    package init(_ slice: ArraySlice<UInt8>) {
         base = slice
         position = slice.startIndex
     }
 
     /// Bytes not yet read.
     @inline(__always)
-    public var remaining: Int { base.endIndex - position }
+    package var remaining: Int { base.endIndex - position }
 
     /// Whether every byte has been read.
-    public var isAtEnd: Bool { position == base.endIndex }
+    package var isAtEnd: Bool { position == base.endIndex }
 
     /// Offset of the next byte from the start of the input (for error messages).
-    public var offset: Int { position - base.startIndex }
+    package var offset: Int { position - base.startIndex }
 
     /// Throws unless every byte has been read.
-    public func expectEnd(_ what: String) throws(CodecError) {
+    package func expectEnd(_ what: String) throws(CodecError) {
         if position != base.endIndex {
             throw CodecError(.trailingBytes, "\(remaining) unexpected bytes after \(what)", offset: offset)
         }
@@ -40,7 +40,7 @@ public struct ByteReader: Sendable {
 
     /// Reads one byte.
     @inline(__always)
-    public mutating func readByte() throws(CodecError) -> UInt8 {
+    package mutating func readByte() throws(CodecError) -> UInt8 {
         guard position < base.endIndex else { throw truncated("a byte") }
         let byte = base[position]
         position += 1
@@ -49,7 +49,7 @@ public struct ByteReader: Sendable {
 
     /// Reads an unsigned LEB128 varint of at most 10 bytes that fits in 64 bits.
     @inline(__always)
-    public mutating func readVarint() throws(CodecError) -> UInt64 {
+    package mutating func readVarint() throws(CodecError) -> UInt64 {
         var result: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -66,7 +66,7 @@ public struct ByteReader: Sendable {
     }
 
     /// Reads a varint that must not exceed `limit`.
-    public mutating func readVarint(max limit: UInt64, _ what: String) throws(CodecError) -> UInt64 {
+    package mutating func readVarint(max limit: UInt64, _ what: String) throws(CodecError) -> UInt64 {
         let start = offset
         let value = try readVarint()
         if value > limit {
@@ -77,7 +77,7 @@ public struct ByteReader: Sendable {
 
     /// Reads a zigzag-mapped signed varint.
     @inline(__always)
-    public mutating func readSigned() throws(CodecError) -> Int64 {
+    package mutating func readSigned() throws(CodecError) -> Int64 {
         ByteWriter.unzigzag(try readVarint())
     }
 
@@ -87,7 +87,7 @@ public struct ByteReader: Sendable {
     /// (Inlined: called with a label that only an error reads, for every
     /// count of every change, it cost a call and the label's reference count.)
     @inline(__always)
-    public mutating func readCount(_ what: String, minimumElementSize: Int = 1) throws(CodecError) -> Int {
+    package mutating func readCount(_ what: String, minimumElementSize: Int = 1) throws(CodecError) -> Int {
         let start = offset
         let value = try readVarint()
         // value × size ≤ remaining, without a division (every count of every change is read here).
@@ -101,10 +101,10 @@ public struct ByteReader: Sendable {
     }
 
     /// Reads a 64-bit little-endian word.
-    public mutating func readFixed64() throws(CodecError) -> UInt64 { try readWord("a 64-bit word") }
+    package mutating func readFixed64() throws(CodecError) -> UInt64 { try readWord("a 64-bit word") }
 
     /// Reads a 32-bit little-endian word.
-    public mutating func readFixed32() throws(CodecError) -> UInt32 { try readWord("a 32-bit word") }
+    package mutating func readFixed32() throws(CodecError) -> UInt32 { try readWord("a 32-bit word") }
 
     /// A little-endian word in one load, not a bounds-checked read per byte
     /// (a replica table's ids per change, a brush's colour and width per stroke).
@@ -119,7 +119,7 @@ public struct ByteReader: Sendable {
     }
 
     /// Reads a Float32 and rejects NaN and infinities.
-    public mutating func readFiniteFloat(_ what: String) throws(CodecError) -> Float {
+    package mutating func readFiniteFloat(_ what: String) throws(CodecError) -> Float {
         let start = offset
         let value = Float(bitPattern: try readFixed32())
         guard value.isFinite else { throw CodecError(.invalidValue, "\(what) is not finite", offset: start) }
@@ -127,7 +127,7 @@ public struct ByteReader: Sendable {
     }
 
     /// Reads a Float64 and rejects NaN and infinities.
-    public mutating func readFiniteDouble(_ what: String) throws(CodecError) -> Double {
+    package mutating func readFiniteDouble(_ what: String) throws(CodecError) -> Double {
         let start = offset
         let value = Double(bitPattern: try readFixed64())
         guard value.isFinite else { throw CodecError(.invalidValue, "\(what) is not finite", offset: start) }
@@ -135,7 +135,7 @@ public struct ByteReader: Sendable {
     }
 
     /// Reads a Boolean byte (0 or 1 only).
-    public mutating func readBool(_ what: String) throws(CodecError) -> Bool {
+    package mutating func readBool(_ what: String) throws(CodecError) -> Bool {
         let start = offset
         switch try readByte() {
         case 0: return false
@@ -145,7 +145,7 @@ public struct ByteReader: Sendable {
     }
 
     /// Reads `count` bytes as a slice sharing the input's storage (no copy).
-    public mutating func readSlice(count: Int) throws(CodecError) -> ArraySlice<UInt8> {
+    package mutating func readSlice(count: Int) throws(CodecError) -> ArraySlice<UInt8> {
         guard count >= 0, count <= remaining else { throw truncated("\(count) bytes") }
         let slice = base[position..<position + count]
         position += count
@@ -153,19 +153,19 @@ public struct ByteReader: Sendable {
     }
 
     /// Skips `count` bytes.
-    public mutating func skip(count: Int) throws(CodecError) {
+    package mutating func skip(count: Int) throws(CodecError) {
         guard count >= 0, count <= remaining else { throw truncated("\(count) bytes") }
         position += count
     }
 
     /// Reads a length-prefixed byte string as a shared slice.
-    public mutating func readLengthPrefixed(_ what: String) throws(CodecError) -> ArraySlice<UInt8> {
+    package mutating func readLengthPrefixed(_ what: String) throws(CodecError) -> ArraySlice<UInt8> {
         let count = try readCount(what)
         return try readSlice(count: count)
     }
 
     /// Reads a length-prefixed UTF-8 string; invalid UTF-8 is an error, not repaired.
-    public mutating func readString(_ what: String) throws(CodecError) -> String {
+    package mutating func readString(_ what: String) throws(CodecError) -> String {
         let start = offset
         let bytes = try readLengthPrefixed(what)
         guard let string = String(validating: bytes, as: UTF8.self) else {

@@ -6,29 +6,29 @@
 /// same replica's previous change: only the entries that grew since. A
 /// receiver has applied that previous change (sequence numbers have no gaps),
 /// so checking the delta is enough to know every dependency is present.
-public struct Change: Hashable, Sendable {
+package struct Change: Hashable, Sendable {
     /// The replica that made the change.
-    public var replica: ReplicaID
+    package var replica: ReplicaID
     /// Its position in that replica's sequence (1, 2, 3 …).
-    public var seq: UInt64
+    package var seq: UInt64
     /// The Lamport counter of the first operation; the others follow.
-    public var startCounter: UInt64
+    package var startCounter: UInt64
     /// Milliseconds since 1970 on the author's clock; informational only.
-    public var wallTime: Int64
+    package var wallTime: Int64
     /// Entries of the author's version vector that grew since its previous change.
-    public var dependencies: VersionVector
+    package var dependencies: VersionVector
     /// The operations, applied in order.
-    public var operations: Operations
+    package var operations: Operations
     /// Who the replica's author is: carried by the replica's first change in a
     /// document (signed documents), nil otherwise.
-    public var declaration: AuthorDeclaration?
+    package var declaration: AuthorDeclaration?
     /// The author's Ed25519 signature of the replica's chain up to this change
     /// (`Authorship`), when it came with the change: not part of the change's
     /// bytes, since one signature covers a run and most need not travel.
-    public var signature: [UInt8]?
+    package var signature: [UInt8]?
 
     /// Creates a change.
-    public init(
+    package init(
         replica: ReplicaID, seq: UInt64, startCounter: UInt64, wallTime: Int64,
         dependencies: VersionVector, operations: Operations, declaration: AuthorDeclaration? = nil,
         signature: [UInt8]? = nil
@@ -44,7 +44,7 @@ public struct Change: Hashable, Sendable {
     }
 
     /// Creates a change of the operations in an array.
-    public init(
+    package init(
         replica: ReplicaID, seq: UInt64, startCounter: UInt64, wallTime: Int64,
         dependencies: VersionVector, operations: [Operation], declaration: AuthorDeclaration? = nil,
         signature: [UInt8]? = nil
@@ -55,12 +55,12 @@ public struct Change: Hashable, Sendable {
     }
 
     /// The id of the operation at `index`.
-    public func opID(at index: Int) -> OpID {
+    package func opID(at index: Int) -> OpID {
         OpID(counter: startCounter + UInt64(index), replica: replica)
     }
 
     /// The point blobs this change adds, by the id of the operation adding each.
-    public var addedPoints: [(id: OpID, points: PointsBlob)] {
+    package var addedPoints: [(id: OpID, points: PointsBlob)] {
         operations.indices.compactMap { index in
             guard case .addStroke(_, _, let points) = operations[index] else { return nil }
             return (opID(at: index), points)
@@ -68,21 +68,21 @@ public struct Change: Hashable, Sendable {
     }
 
     /// The counter of the last operation.
-    public var endCounter: UInt64 { startCounter + UInt64(max(operations.count, 1)) - 1 }
+    package var endCounter: UInt64 { startCounter + UInt64(max(operations.count, 1)) - 1 }
 
     /// The format version written at the start of every encoded change.
     /// Version 1 (no flags, never signed) is still read, for upgrades.
-    public static let formatVersion: UInt8 = 2
+    package static let formatVersion: UInt8 = 2
 
     /// Largest counter a change may use, keeping counter arithmetic far from overflow.
     static let maximumCounter: UInt64 = 1 << 62
 
     /// Most operations in one change: the control API's limit per edit, so a
     /// peer cannot send what no user could make.
-    public static let maximumOperations = 10_000
+    package static let maximumOperations = 10_000
 
     /// Most points in one stroke (the control API's limit).
-    public static let maximumStrokePoints = 100_000
+    package static let maximumStrokePoints = 100_000
 
     enum Flag {
         static let declaration: UInt8 = 1
@@ -90,7 +90,7 @@ public struct Change: Hashable, Sendable {
     }
 
     /// The binary encoding (docs/crdt.md, "Changes"), unsigned.
-    public func encoded() -> EncodedChange {
+    package func encoded() -> EncodedChange {
         encodedSharingPoints().change
     }
 
@@ -149,7 +149,7 @@ public struct Change: Hashable, Sendable {
     /// point blob, and the wire limits); references to objects, the author's
     /// signature and rights are checked when it is applied.
     /// - Throws: `CodecError`.
-    public init(decoding bytes: ArraySlice<UInt8>) throws(CodecError) {
+    package init(decoding bytes: ArraySlice<UInt8>) throws(CodecError) {
         self = .placeholder
         try read(bytes)
     }

@@ -1,11 +1,11 @@
 /// A batch of changes on the wire or in a file: a count, then each change
 /// length-prefixed, each followed by its signature when it carries one.
-public enum ChangeBatch {
+package enum ChangeBatch {
     /// Encodes changes in the given order, with the signatures a receiver
     /// checks: of each replica's last change in the batch, and of every change
     /// `Authorship.isCheckedInRun` names (a receiver checks those too). The
     /// others are covered by the chain and stay behind.
-    public static func encode(_ changes: [EncodedChange]) -> [UInt8] {
+    package static func encode(_ changes: [EncodedChange]) -> [UInt8] {
         var last: [ReplicaID: Int] = [:]
         for index in changes.indices { last[changes[index].replica] = index }
         var writer = ByteWriter(capacity: changes.reduce(8) { $0 + $1.bytes.count + 4 } + last.count * 65)
@@ -37,7 +37,7 @@ public enum ChangeBatch {
     /// next anchor (fewer than `Authorship.anchorInterval` changes of under
     /// `Authorship.anchorBytes` each away), or cut
     /// back before an unchecked tail that has no anchor yet (sent later).
-    public static func split(_ changes: [EncodedChange], targetBytes: Int) -> [[EncodedChange]] {
+    package static func split(_ changes: [EncodedChange], targetBytes: Int) -> [[EncodedChange]] {
         var byReplica: [ReplicaID: [Int]] = [:]
         for index in changes.indices { byReplica[changes[index].replica, default: []].append(index) }
         var positionInReplica = [Int](repeating: 0, count: changes.count)
@@ -81,7 +81,7 @@ public enum ChangeBatch {
 
     /// Decodes and validates every change of a batch (all or nothing).
     /// - Throws: `CodecError` naming the first bad change.
-    public static func decode(_ bytes: ArraySlice<UInt8>) throws(CodecError) -> [(EncodedChange, Change)] {
+    package static func decode(_ bytes: ArraySlice<UInt8>) throws(CodecError) -> [(EncodedChange, Change)] {
         try decode(bytes) { (result, slice, signature) throws(CodecError) in
             result.append(try EncodedChange.decoding(slice, signature: signature))
         }
@@ -91,7 +91,7 @@ public enum ChangeBatch {
     /// the records a document holds while it applies them: each change is
     /// read where it is kept, not copied there (see `Change.read`).
     /// - Throws: `CodecError` naming the first bad change.
-    public static func decodeReceived(_ bytes: ArraySlice<UInt8>) throws(CodecError) -> ReceivedChanges {
+    package static func decodeReceived(_ bytes: ArraySlice<UInt8>) throws(CodecError) -> ReceivedChanges {
         var received = ReceivedChanges(
             arrivals: try decode(bytes) { (result, slice, signature) throws(CodecError) in
                 result.append(.placeholder)

@@ -62,15 +62,15 @@ extension ChangeBuilder {
 }
 
 /// What an edit produced.
-public struct EditResult<Value> {
+package struct EditResult<Value> {
     /// What the edit's closure returned.
-    public var value: Value
+    package var value: Value
     /// The change made, or nil if the edit did nothing.
-    public var change: EncodedChange?
+    package var change: EncodedChange?
 
     /// Creates a result.
     @inlinable
-    public init(value: Value, change: EncodedChange?) {
+    package init(value: Value, change: EncodedChange?) {
         self.value = value
         self.change = change
     }

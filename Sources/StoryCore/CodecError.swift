@@ -3,9 +3,9 @@
 ///
 /// Decoding never trusts a length, count, index or reference, so malformed
 /// input always ends here, never in a crash or a half-applied change.
-public struct CodecError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct CodecError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of malformation was found.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case truncated, overflow, badMagic, unsupportedVersion, invalidValue, badReference, trailingBytes
         }
@@ -13,38 +13,38 @@ public struct CodecError: Error, Hashable, Sendable, CustomStringConvertible {
         private init(_ base: Base) { self.base = base }
 
         /// The input ended before the value did.
-        public static let truncated = Code(.truncated)
+        package static let truncated = Code(.truncated)
         /// A varint, count or length is larger than its type or the input allows.
-        public static let overflow = Code(.overflow)
+        package static let overflow = Code(.overflow)
         /// The magic bytes are wrong: this is not what it claims to be.
-        public static let badMagic = Code(.badMagic)
+        package static let badMagic = Code(.badMagic)
         /// A format or protocol version this build does not know.
-        public static let unsupportedVersion = Code(.unsupportedVersion)
+        package static let unsupportedVersion = Code(.unsupportedVersion)
         /// A tag, enum value or field is not one the format defines.
-        public static let invalidValue = Code(.invalidValue)
+        package static let invalidValue = Code(.invalidValue)
         /// An index or id refers to something that is not there.
-        public static let badReference = Code(.badReference)
+        package static let badReference = Code(.badReference)
         /// Bytes remain after a value that should have used them all.
-        public static let trailingBytes = Code(.trailingBytes)
+        package static let trailingBytes = Code(.trailingBytes)
 
-        public var description: String { base.rawValue }
+        package var description: String { base.rawValue }
     }
 
     /// The kind of failure.
-    public let code: Code
+    package let code: Code
     /// A human explanation.
-    public let message: String
+    package let message: String
     /// Byte offset in the input where it was found, when known.
-    public let offset: Int?
+    package let offset: Int?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, offset: Int? = nil) {
+    package init(_ code: Code, _ message: String, offset: Int? = nil) {
         self.code = code
         self.message = message
         self.offset = offset
     }
 
-    public var description: String {
+    package var description: String {
         if let offset { return "decoding error (\(code)) at byte \(offset): \(message)" }
         return "decoding error (\(code)): \(message)"
     }

@@ -1,20 +1,20 @@
 /// An sRGB colour with alpha, 8 bits per channel.
-public struct Color: Hashable, Sendable, CustomStringConvertible {
+package struct Color: Hashable, Sendable, CustomStringConvertible {
     /// Red, green, blue and alpha packed as 0xRRGGBBAA.
-    public var rgba: UInt32
+    package var rgba: UInt32
 
     /// Wraps a packed 0xRRGGBBAA value.
-    public init(rgba: UInt32) {
+    package init(rgba: UInt32) {
         self.rgba = rgba
     }
 
     /// Creates a colour from its channels.
-    public init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
+    package init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
         rgba = UInt32(red) << 24 | UInt32(green) << 16 | UInt32(blue) << 8 | UInt32(alpha)
     }
 
     /// Parses `#RRGGBB` or `#RRGGBBAA` (the `#` is optional, case-insensitive).
-    public init?(hex: String) {
+    package init?(hex: String) {
         // Over the string's UTF-8 bytes: `Character` iteration and
         // `UInt32(_:radix:)` took about a microsecond a colour, and iterating
         // a generic view byte by byte across modules more still, on every
@@ -25,7 +25,7 @@ public struct Color: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Parses `#RRGGBB` or `#RRGGBBAA` from a substring or other text.
-    public init?(hex: some StringProtocol) { self.init(hex: String(hex)) }
+    package init?(hex: some StringProtocol) { self.init(hex: String(hex)) }
 
     /// `RRGGBB` (opaque) or `RRGGBBAA`, after an optional `#`.
     private static func parseHex(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32? {
@@ -46,19 +46,19 @@ public struct Color: Hashable, Sendable, CustomStringConvertible {
         return digits.count == 6 ? value << 8 | 0xFF : value
     }
 
-    public static let black = Color(rgba: 0x0000_00FF)
-    public static let white = Color(rgba: 0xFFFF_FFFF)
+    package static let black = Color(rgba: 0x0000_00FF)
+    package static let white = Color(rgba: 0xFFFF_FFFF)
 
-    public var red: UInt8 { UInt8(truncatingIfNeeded: rgba >> 24) }
-    public var green: UInt8 { UInt8(truncatingIfNeeded: rgba >> 16) }
-    public var blue: UInt8 { UInt8(truncatingIfNeeded: rgba >> 8) }
-    public var alpha: UInt8 { UInt8(truncatingIfNeeded: rgba) }
+    package var red: UInt8 { UInt8(truncatingIfNeeded: rgba >> 24) }
+    package var green: UInt8 { UInt8(truncatingIfNeeded: rgba >> 16) }
+    package var blue: UInt8 { UInt8(truncatingIfNeeded: rgba >> 8) }
+    package var alpha: UInt8 { UInt8(truncatingIfNeeded: rgba) }
 
     /// `#RRGGBB` when opaque, else `#RRGGBBAA` (uppercase).
-    public var description: String { alpha == 255 ? hexString(rgba >> 8, digits: 6) : hexString(rgba, digits: 8) }
+    package var description: String { alpha == 255 ? hexString(rgba >> 8, digits: 6) : hexString(rgba, digits: 8) }
 
     /// `#RRGGBBAA` always.
-    public var hexRGBA: String { hexString(rgba, digits: 8) }
+    package var hexRGBA: String { hexString(rgba, digits: 8) }
 
     private func hexString(_ value: UInt32, digits: Int) -> String {
         let text = String(value, radix: 16, uppercase: true)

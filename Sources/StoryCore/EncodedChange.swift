@@ -1,25 +1,25 @@
 /// A change as bytes, with the header fields needed to route and order it.
 /// This is what logs keep and what travels on the wire. Two are equal when
 /// their bytes are.
-public struct EncodedChange: Hashable, Sendable {
+package struct EncodedChange: Hashable, Sendable {
     /// The encoded change.
-    public let bytes: ArraySlice<UInt8>
-    public let replica: ReplicaID
-    public let seq: UInt64
-    public let startCounter: UInt64
+    package let bytes: ArraySlice<UInt8>
+    package let replica: ReplicaID
+    package let seq: UInt64
+    package let startCounter: UInt64
     /// The last operation's counter, read from the header when asked (a
     /// log read for a sync never asks: not stored, 16 bytes less to copy
     /// per change read).
-    public var endCounter: UInt64 { Self.headerFields(of: bytes).endCounter }
+    package var endCounter: UInt64 { Self.headerFields(of: bytes).endCounter }
     /// When the change was made, read from the header when asked.
-    public var wallTime: Int64 { Self.headerFields(of: bytes).wallTime }
+    package var wallTime: Int64 { Self.headerFields(of: bytes).wallTime }
     /// The author's signature of its chain up to this change, when it came
     /// with it (it travels only where a receiver checks it: `ChangeBatch.encode`).
-    public let signature: [UInt8]?
+    package let signature: [UInt8]?
     /// Whether this daemon checked (or made) this change's own signature, not
     /// only a later one in its chain: a sender ends every replica's run in a
     /// batch at such a change, so the receiver's check of that signature passes.
-    public internal(set) var isAnchor = false
+    package internal(set) var isAnchor = false
 
     /// `bytes` must encode a change with these header fields.
     init(
@@ -34,21 +34,21 @@ public struct EncodedChange: Hashable, Sendable {
         self.isAnchor = isAnchor
     }
 
-    public static func == (lhs: EncodedChange, rhs: EncodedChange) -> Bool { lhs.bytes == rhs.bytes }
-    public func hash(into hasher: inout Hasher) { hasher.combine(bytes) }
+    package static func == (lhs: EncodedChange, rhs: EncodedChange) -> Bool { lhs.bytes == rhs.bytes }
+    package func hash(into hasher: inout Hasher) { hasher.combine(bytes) }
 
     /// What the chain hash covers: the bytes (the signature is beside them).
     var body: ArraySlice<UInt8> { bytes }
 
     /// The same change with another signature beside it (nil: none).
-    public func withSignature(_ signature: [UInt8]?) -> EncodedChange {
+    package func withSignature(_ signature: [UInt8]?) -> EncodedChange {
         EncodedChange(
             bytes: bytes, replica: replica, seq: seq, startCounter: startCounter, signature: signature, isAnchor: isAnchor)
     }
 
     /// The same change marked as checked (or not) by this daemon (as a store
     /// reads it back).
-    public func markedAnchor(_ anchor: Bool) -> EncodedChange {
+    package func markedAnchor(_ anchor: Bool) -> EncodedChange {
         var copy = self
         copy.isAnchor = anchor
         return copy
@@ -56,7 +56,7 @@ public struct EncodedChange: Hashable, Sendable {
 
     /// Decodes the change. O(size).
     /// - Throws: `CodecError`.
-    public func decoded() throws(CodecError) -> Change {
+    package func decoded() throws(CodecError) -> Change {
         var change = try Change(decoding: bytes)
         change.signature = signature
         return change
@@ -64,7 +64,7 @@ public struct EncodedChange: Hashable, Sendable {
 
     /// Decodes `bytes` and keeps them as the encoding.
     /// - Throws: `CodecError`.
-    public static func decoding(_ bytes: ArraySlice<UInt8>, signature: [UInt8]? = nil) throws(CodecError) -> (EncodedChange, Change) {
+    package static func decoding(_ bytes: ArraySlice<UInt8>, signature: [UInt8]? = nil) throws(CodecError) -> (EncodedChange, Change) {
         var change = try Change(decoding: bytes)
         change.signature = signature
         return (EncodedChange(bytes: bytes, of: change), change)

@@ -19,22 +19,22 @@ enum FastHash {
 }
 
 extension OpID {
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(counter)
         hasher.combine(replica.rawValue)
     }
 
-    public func _rawHashValue(seed: Int) -> Int {
+    package func _rawHashValue(seed: Int) -> Int {
         FastHash.mix(counter, replica.rawValue, seed: seed)
     }
 }
 
 extension ReplicaID {
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(rawValue)
     }
 
-    public func _rawHashValue(seed: Int) -> Int {
+    package func _rawHashValue(seed: Int) -> Int {
         FastHash.mix(rawValue, 0x5EED, seed: seed)
     }
 }

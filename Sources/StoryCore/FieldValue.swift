@@ -1,6 +1,6 @@
 /// The value of one last-writer-wins field of a project, scene, shot, layer
 /// or library node.
-public enum FieldValue: Hashable, Sendable {
+package enum FieldValue: Hashable, Sendable {
     /// Unset: the field shows its default.
     case null
     case string(String)
@@ -14,43 +14,43 @@ public enum FieldValue: Hashable, Sendable {
     case media(MediaReference)
 
     /// The string, if this is one.
-    public var string: String? {
+    package var string: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
     /// The number, if this is one.
-    public var number: Double? {
+    package var number: Double? {
         if case .number(let value) = self { return value }
         return nil
     }
 
     /// The Boolean, if this is one.
-    public var bool: Bool? {
+    package var bool: Bool? {
         if case .bool(let value) = self { return value }
         return nil
     }
 
     /// The colour, if this is one.
-    public var color: Color? {
+    package var color: Color? {
         if case .color(let value) = self { return value }
         return nil
     }
 
     /// The transform, if this is one.
-    public var transform: Affine? {
+    package var transform: Affine? {
         if case .transform(let value) = self { return value }
         return nil
     }
 
     /// The id, if this is one.
-    public var id: OpID? {
+    package var id: OpID? {
         if case .id(let value) = self { return value }
         return nil
     }
 
     /// The media reference, if this is one.
-    public var media: MediaReference? {
+    package var media: MediaReference? {
         if case .media(let value) = self { return value }
         return nil
     }
@@ -58,12 +58,12 @@ public enum FieldValue: Hashable, Sendable {
     var isNull: Bool { self == .null }
 
     /// The longest string a field may hold, in UTF-8 bytes.
-    public static let maximumStringBytes = 64 * 1024
+    package static let maximumStringBytes = 64 * 1024
 }
 
 /// The name of a field. Which keys an object has, and of which type, is fixed
 /// per kind (`FieldKey.accepts(_:on:)`).
-public enum FieldKey: UInt8, CaseIterable, Sendable, CustomStringConvertible {
+package enum FieldKey: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     case title = 1
     case description = 2
     /// Width / height of the frame (project default, or a shot's own).
@@ -101,7 +101,7 @@ public enum FieldKey: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     case onionAfter = 21
 
     /// The camelCase name used in JSON and on the command line.
-    public var description: String {
+    package var description: String {
         switch self {
         case .title: "title"
         case .description: "description"
@@ -128,21 +128,21 @@ public enum FieldKey: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     }
 
     /// How an image may fit its frame (`fit`).
-    public static let fitModes = ["contain", "cover", "stretch"]
+    package static let fitModes = ["contain", "cover", "stretch"]
 
     /// The keys a client may set with an edit: all but `deletedAt`, which
     /// only a project's deletion writes.
-    public static let editable = allCases.filter { $0 != .deletedAt }
+    package static let editable = allCases.filter { $0 != .deletedAt }
 
     /// The key with that name.
-    public init?(name: String) {
+    package init?(name: String) {
         guard let key = FieldKey.allCases.first(where: { $0.description == name }) else { return nil }
         self = key
     }
 
     /// Whether `value` may be stored under this key on an object of `kind`;
     /// `.null` (unset) is always accepted for a key the kind has.
-    public func accepts(_ value: FieldValue, on kind: ObjectKind) -> Bool {
+    package func accepts(_ value: FieldValue, on kind: ObjectKind) -> Bool {
         guard kind.has(self) else { return false }
         switch (self, value) {
         case (_, .null): return true
@@ -166,7 +166,7 @@ public enum FieldKey: UInt8, CaseIterable, Sendable, CustomStringConvertible {
 }
 
 /// The kinds of object a document holds.
-public enum ObjectKind: UInt8, CaseIterable, Sendable, CustomStringConvertible {
+package enum ObjectKind: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     /// The project itself (its fields live on the root object).
     case project = 0
     case scene = 1
@@ -177,7 +177,7 @@ public enum ObjectKind: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     /// A library entry naming a project document.
     case projectEntry = 5
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .project: "project"
         case .scene: "scene"
@@ -189,7 +189,7 @@ public enum ObjectKind: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     }
 
     /// The fields an object of this kind has.
-    public var fieldKeys: Set<FieldKey> {
+    package var fieldKeys: Set<FieldKey> {
         switch self {
         case .project: [.title, .description, .aspectRatio, .deletedAt, .onionBefore, .onionAfter]
         case .scene: [.title, .description]
@@ -201,7 +201,7 @@ public enum ObjectKind: UInt8, CaseIterable, Sendable, CustomStringConvertible {
 
     /// Whether objects of this kind have field `key`: `fieldKeys` as bits,
     /// so a check does not build the set (every field a change sets is checked).
-    public func has(_ key: FieldKey) -> Bool { Self.fieldMasks[Int(rawValue)] & (1 << UInt32(key.rawValue)) != 0 }
+    package func has(_ key: FieldKey) -> Bool { Self.fieldMasks[Int(rawValue)] & (1 << UInt32(key.rawValue)) != 0 }
 
     private static let fieldMasks: [UInt32] = allCases.map { kind in kind.fieldKeys.reduce(0) { $0 | 1 << UInt32($1.rawValue) } }
 

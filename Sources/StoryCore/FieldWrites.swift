@@ -158,5 +158,5 @@ struct FieldWrites: Hashable, Sendable {
 extension FieldKey {
     /// Whether a value this field held that a concurrent write overwrote is
     /// kept (`ProjectDocument.fieldConflicts`): every text field.
-    public var keepsOverwrittenValues: Bool { FieldWrites.isTracked(self) }
+    package var keepsOverwrittenValues: Bool { FieldWrites.isTracked(self) }
 }

@@ -1,18 +1,18 @@
 /// Authorship and access of a signed LibraryDocument (docs/crdt.md, "Authorship and access").
 extension LibraryDocument: AccessControlledDocument {
-    public var accessState: AccessState { AccessState(core: core) }
+    package var accessState: AccessState { AccessState(core: core) }
 
     /// An empty signed document whose local changes `author` makes (a
     /// document received from a peer starts so, and takes its founding
     /// change from the peer).
-    public init(id: DocumentID, author: LocalAuthor) {
+    package init(id: DocumentID, author: LocalAuthor) {
         self.init(id: id, replicaState: Replica(core: ReplicaCore(author: author, document: id), state: LibraryState()))
     }
 
     /// Founds a new signed document owned by `author`: the id derives from
     /// the author's identity and `salt`, and the first change says so.
     /// `beforeCommit` gets the id and the founding change to store.
-    public static func found(
+    package static func found(
         by author: LocalAuthor, at time: Int64, salt: UInt128 = .random(in: .min ... .max),
         beforeCommit: (DocumentID, EncodedChange) throws -> Void = { _, _ in }
     ) throws -> (document: LibraryDocument, change: EncodedChange) {
@@ -26,7 +26,7 @@ extension LibraryDocument: AccessControlledDocument {
     /// - Throws: `DocumentError(.forbidden)` if this identity may not, or what
     ///   `beforeCommit` throws; nothing changes then.
     @discardableResult
-    public mutating func setAccess(
+    package mutating func setAccess(
         _ role: Role, for peer: PeerID, at time: Int64, beforeCommit: (EncodedChange) throws -> Void = { _ in }
     ) throws -> EncodedChange {
         try replicaState.setAccess(role, for: peer, at: time, beforeCommit: beforeCommit)
@@ -34,7 +34,7 @@ extension LibraryDocument: AccessControlledDocument {
 
     /// Takes the content of `other` as the baseline of this newly founded
     /// document (a copy): peers receive it as a snapshot.
-    public mutating func adoptContent(of other: LibraryDocument) {
+    package mutating func adoptContent(of other: LibraryDocument) {
         replicaState.adoptBaseline(other.state, clock: other.core.clock)
     }
 
@@ -42,10 +42,10 @@ extension LibraryDocument: AccessControlledDocument {
     /// as a legacy document: editable here, never synced (the id does not
     /// derive from the owner, so no peer could check the claim).
     /// - Throws: `DocumentError(.invalidOperation)` if it is open or founded already.
-    public mutating func upgradeToLegacyOwnership() throws(DocumentError) {
+    package mutating func upgradeToLegacyOwnership() throws(DocumentError) {
         try replicaState.core.upgradeToLegacyOwnership()
     }
 
     /// Forgets the held-back changes that came from `origin`.
-    public mutating func dropHeldBack(from origin: ChangeOrigin) { replicaState.core.dropPending(from: origin) }
+    package mutating func dropHeldBack(from origin: ChangeOrigin) { replicaState.core.dropPending(from: origin) }
 }

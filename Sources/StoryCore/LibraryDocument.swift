@@ -2,16 +2,16 @@
 ///
 /// Same sync API as `ProjectDocument`. Tree moves follow Kleppmann et al.
 /// (2021): concurrent moves never create a cycle, lose a node or duplicate one.
-public struct LibraryDocument: Sendable {
+package struct LibraryDocument: Sendable {
     /// The document's identity, the same on every replica.
-    public let id: DocumentID
+    package let id: DocumentID
     var replicaState: Replica<LibraryEditor>
 
     var core: ReplicaCore { replicaState.core }
     var state: LibraryState { replicaState.state }
 
     /// A new library with only the root, trash and Incoming folders.
-    public init(id: DocumentID, replica: ReplicaID) {
+    package init(id: DocumentID, replica: ReplicaID) {
         self.id = id
         replicaState = Replica(core: ReplicaCore(replica: replica, document: id), state: LibraryState())
     }
@@ -22,20 +22,20 @@ public struct LibraryDocument: Sendable {
     }
 
     /// The replica holding this copy.
-    public var replica: ReplicaID { core.replica }
+    package var replica: ReplicaID { core.replica }
 
     /// What this replica has applied.
-    public var versionVector: VersionVector { core.versionVector }
+    package var versionVector: VersionVector { core.versionVector }
 
     /// Changes received whose dependencies have not arrived yet.
-    public var pendingChangeCount: Int { core.pendingCount }
+    package var pendingChangeCount: Int { core.pendingCount }
 
     // MARK: - Editing
 
     /// Makes one change from the edits in `body` (see `ProjectDocument.edit`).
     @discardableResult
     @inlinable
-    public mutating func edit<Value>(
+    package mutating func edit<Value>(
         session: String? = nil, at time: Int64, _ body: (inout LibraryEditor) throws -> Value,
         beforeCommit: (EncodedChange) throws -> Void = { _ in }
     ) throws -> EditResult<Value> {
@@ -62,7 +62,7 @@ public struct LibraryDocument: Sendable {
     /// newest one with something of its own is undone. Never undoes another
     /// session's or person's work.
     @discardableResult
-    public mutating func undo(
+    package mutating func undo(
         session: String, older: Bool = false, at time: Int64, beforeCommit: (EncodedChange) throws -> Void = { _ in }
     ) throws -> UndoOutcome {
         try replicaState.undo(session: session, older: older, at: time, beforeCommit: beforeCommit)
@@ -70,7 +70,7 @@ public struct LibraryDocument: Sendable {
 
     /// Redoes the session's last undone edit (the same rules as `undo`).
     @discardableResult
-    public mutating func redo(
+    package mutating func redo(
         session: String, older: Bool = false, at time: Int64, beforeCommit: (EncodedChange) throws -> Void = { _ in }
     ) throws -> UndoOutcome {
         try replicaState.redo(session: session, older: older, at: time, beforeCommit: beforeCommit)
@@ -78,38 +78,38 @@ public struct LibraryDocument: Sendable {
 
     /// Whether changes to the undo history are collected for a store
     /// (`takeUndoStorageChanges`); off by default.
-    public var recordsUndoStorage: Bool {
+    package var recordsUndoStorage: Bool {
         get { replicaState.recordsUndoStorage }
         set { replicaState.recordsUndoStorage = newValue }
     }
 
     /// The undo history's changes since the last call, for a store to write.
-    public mutating func takeUndoStorageChanges() -> [UndoStorageChange] { replicaState.takeUndoStorageChanges() }
+    package mutating func takeUndoStorageChanges() -> [UndoStorageChange] { replicaState.takeUndoStorageChanges() }
 
     /// Puts back a session's stored undo or redo stack (records as
     /// `UndoStorageChange` gave them, in any order).
     /// - Throws: `CodecError` for a record that does not decode; nothing changes then.
-    public mutating func restoreUndo(session: String, stack: UndoStack, records: [(position: UInt64, bytes: [UInt8])]) throws(CodecError) {
+    package mutating func restoreUndo(session: String, stack: UndoStack, records: [(position: UInt64, bytes: [UInt8])]) throws(CodecError) {
         try replicaState.restoreUndo(session: session, stack: stack, records: records)
     }
 
     /// Whether the session has something to undo.
-    public func canUndo(session: String) -> Bool { replicaState.canUndo(session: session) }
+    package func canUndo(session: String) -> Bool { replicaState.canUndo(session: session) }
 
     /// Whether the session has something to redo.
-    public func canRedo(session: String) -> Bool { replicaState.canRedo(session: session) }
+    package func canRedo(session: String) -> Bool { replicaState.canRedo(session: session) }
 
     /// Forgets a session's undo and redo stacks.
-    public mutating func endSession(_ session: String) { replicaState.endSession(session) }
+    package mutating func endSession(_ session: String) { replicaState.endSession(session) }
 
     // MARK: - Sync
 
     /// The changes a replica at `other` lacks (see `ProjectDocument.changes(since:)`).
-    public func changes(since other: VersionVector) -> ChangesSince { core.changes(since: other) }
+    package func changes(since other: VersionVector) -> ChangesSince { core.changes(since: other) }
 
     /// Applies changes from other replicas (see `ProjectDocument.apply(_:beforeCommit:)`).
     @discardableResult
-    public mutating func apply(
+    package mutating func apply(
         _ changes: [(EncodedChange, Change)], origin: ChangeOrigin = .unknown, limits: HeldBackLimits? = nil,
         beforeCommit: (ApplyReport) throws -> Void = { _ in }
     ) throws -> ApplyReport {
@@ -119,7 +119,7 @@ public struct LibraryDocument: Sendable {
     /// Applies received changes (`ChangeBatch.decodeReceived`), as `apply(_:origin:limits:beforeCommit:)`
     /// applies decoded ones, without copying each change into the records it is held in.
     @discardableResult
-    public mutating func apply(
+    package mutating func apply(
         _ received: consuming ReceivedChanges, origin: ChangeOrigin = .unknown, limits: HeldBackLimits? = nil,
         beforeCommit: (ApplyReport) throws -> Void = { _ in }
     ) throws -> ApplyReport {
@@ -129,65 +129,65 @@ public struct LibraryDocument: Sendable {
 
     /// Decodes and applies a batch.
     @discardableResult
-    public mutating func apply(
+    package mutating func apply(
         batch bytes: ArraySlice<UInt8>, beforeCommit: (ApplyReport) throws -> Void = { _ in }
     ) throws -> ApplyReport {
         try apply(try ChangeBatch.decodeReceived(bytes), beforeCommit: beforeCommit)
     }
 
     /// Forgets logged changes covered by `horizon`.
-    public mutating func compactChangeLog(upTo horizon: VersionVector) {
+    package mutating func compactChangeLog(upTo horizon: VersionVector) {
         replicaState.core.compactLogs(upTo: horizon)
     }
 
     // MARK: - Reading
 
     /// The tree as shown.
-    public var view: LibraryView { LibraryView(state: state) { author(of: $0.replica) } }
+    package var view: LibraryView { LibraryView(state: state) { author(of: $0.replica) } }
 
     /// The children shown in a folder, in order.
-    public func children(of folder: OpID) -> [OpID] { state.children(of: folder) }
+    package func children(of folder: OpID) -> [OpID] { state.children(of: folder) }
 
     /// The folder a node is in.
-    public func parent(of node: OpID) -> OpID? { state.place(of: node)?.value.container }
+    package func parent(of node: OpID) -> OpID? { state.place(of: node)?.value.container }
 
     /// A node's kind, if it exists.
-    public func kind(of node: OpID) -> ObjectKind? { state.node(node)?.kind }
+    package func kind(of node: OpID) -> ObjectKind? { state.node(node)?.kind }
 
     /// A node's field.
-    public func field(_ key: FieldKey, of node: OpID) -> FieldValue { state.node(node)?.field(key) ?? .null }
+    package func field(_ key: FieldKey, of node: OpID) -> FieldValue { state.node(node)?.field(key) ?? .null }
 
     /// When this library document (a shared folder) was deleted for everyone
     /// who shares it (milliseconds since 1970), or nil: it is not.
-    public var deletedAt: Int64? { state.node(.root)?.field(.deletedAt).number.map { Int64($0) } }
+    package var deletedAt: Int64? { state.node(.root)?.field(.deletedAt).number.map { Int64($0) } }
 
     /// The project document of an entry.
-    public func document(of node: OpID) -> DocumentID? { state.node(node)?.document }
+    package func document(of node: OpID) -> DocumentID? { state.node(node)?.document }
 
     /// Whether a node is in the library, in the trash, or purged (nil: unknown).
-    public func isInTrash(_ node: OpID) -> Bool? {
+    package func isInTrash(_ node: OpID) -> Bool? {
         guard let location = state.location(of: node) else { return nil }
         return location == .trash
     }
 
     /// Whether a node was purged.
-    public func isPurged(_ node: OpID) -> Bool { state.isPurged(node) }
+    package func isPurged(_ node: OpID) -> Bool { state.isPurged(node) }
 
     /// The entries (not purged) naming a project document.
-    public func entries(for document: DocumentID) -> [OpID] {
+    package func entries(for document: DocumentID) -> [OpID] {
         state.allNodes.compactMap { id, node in
             node.document == document && !state.isPurged(id) ? id : nil
         }.sorted()
     }
 
     /// Every node id except the root and trash (for checks and listings).
-    public var allNodeIDs: [OpID] {
+    package var allNodeIDs: [OpID] {
         state.allNodes.keys.filter { $0 != .root && $0 != .trash }.sorted()
     }
 
     /// Whether following parents from every node reaches the root or the trash
     /// without a cycle, and every non-purged node is shown exactly once.
-    public var isWellFormed: Bool {
+    package var isWellFormed: Bool {
         let shown = view.nodes.map(\.id)
         guard Set(shown).count == shown.count else { return false }
         let shownSet = Set(shown)
@@ -200,7 +200,7 @@ public struct LibraryDocument: Sendable {
 
 extension LibraryDocument {
     /// The library as a snapshot (see `ProjectDocument.snapshot()`).
-    public func snapshot() -> [UInt8] {
+    package func snapshot() -> [UInt8] {
         var replicas: Set<ReplicaID> = [.reserved]
         for (id, node) in state.allNodes {
             replicas.insert(id.replica)
@@ -250,14 +250,14 @@ extension LibraryDocument {
 
     /// Loads a library from a snapshot, as held by `replica`.
     /// - Throws: `CodecError`, `DocumentError(.invalidSnapshot)`.
-    public init(snapshot bytes: [UInt8], replica: ReplicaID) throws {
+    package init(snapshot bytes: [UInt8], replica: ReplicaID) throws {
         try self.init(snapshot: bytes) { ReplicaCore(replica: replica, document: $0) }
     }
 
     /// Loads a signed document from a snapshot this daemon stored (its
     /// authorship was checked before it was stored), as held by `author`.
     /// - Throws: `CodecError`, `DocumentError`.
-    public init(snapshot bytes: [UInt8], author: LocalAuthor) throws {
+    package init(snapshot bytes: [UInt8], author: LocalAuthor) throws {
         try self.init(snapshot: bytes) { ReplicaCore(author: author, document: $0) }
     }
 
@@ -274,7 +274,7 @@ extension LibraryDocument {
     /// Merges another replica's snapshot of this library.
     /// - Throws: `CodecError`, `DocumentError`; nothing changes then.
     @discardableResult
-    public mutating func merge(snapshot bytes: [UInt8]) throws -> [any Error] {
+    package mutating func merge(snapshot bytes: [UInt8]) throws -> [any Error] {
         var reader = try SnapshotReader(bytes)
         guard reader.header.kind == .library, reader.header.document == id else {
             throw DocumentError(.invalidSnapshot, "the snapshot is of another document")

@@ -1,7 +1,7 @@
 /// Makes the operations of one edit of a library. Like `ProjectEditor`, each
 /// call applies at once and throws without changing anything when its
 /// arguments are wrong. Indices count the children a user sees.
-public struct LibraryEditor: ChangeBuilder {
+package struct LibraryEditor: ChangeBuilder {
     var state: LibraryState
     var core: EditCore<LibraryJournalEntry>
 
@@ -15,21 +15,21 @@ public struct LibraryEditor: ChangeBuilder {
     // MARK: - Reading inside an edit
 
     /// The children shown in a folder (`.root`, `.trash`, `.incoming` or a folder).
-    public func children(of folder: OpID) -> [OpID] { state.children(of: folder) }
+    package func children(of folder: OpID) -> [OpID] { state.children(of: folder) }
 
     /// The folder a node is in.
-    public func parent(of node: OpID) -> OpID? { state.place(of: node)?.value.container }
+    package func parent(of node: OpID) -> OpID? { state.place(of: node)?.value.container }
 
     /// A node's kind.
-    public func kind(of node: OpID) -> ObjectKind? { state.node(node)?.kind }
+    package func kind(of node: OpID) -> ObjectKind? { state.node(node)?.kind }
 
     /// A node's name.
-    public func name(of node: OpID) -> String? { state.node(node)?.field(.name).string }
+    package func name(of node: OpID) -> String? { state.node(node)?.field(.name).string }
 
     /// Where a node is as this edit sees it: in the library (false), or in
     /// the trash (true, also inside a deleted folder); nil when it is
     /// unknown or purged.
-    public func isInTrash(_ node: OpID) -> Bool? {
+    package func isInTrash(_ node: OpID) -> Bool? {
         switch state.location(of: node) {
         case .library: false
         case .trash: true
@@ -41,7 +41,7 @@ public struct LibraryEditor: ChangeBuilder {
 
     /// Creates a folder (at the end of `parent` unless `index` is given).
     @discardableResult
-    public mutating func createFolder(named name: String, in parent: OpID = .root, at index: Int? = nil) throws(DocumentError) -> OpID {
+    package mutating func createFolder(named name: String, in parent: OpID = .root, at index: Int? = nil) throws(DocumentError) -> OpID {
         let id = try perform(.insert(kind: .folder, container: parent, anchor: anchor(at: index, in: parent)))
         try perform(.setField(object: id, key: .name, value: .string(name)))
         return id
@@ -49,7 +49,7 @@ public struct LibraryEditor: ChangeBuilder {
 
     /// Creates the library entry of a project document.
     @discardableResult
-    public mutating func createProjectEntry(
+    package mutating func createProjectEntry(
         named name: String, document: DocumentID, in parent: OpID = .root, at index: Int? = nil
     ) throws(DocumentError) -> OpID {
         let id = try perform(.insertProjectEntry(container: parent, anchor: anchor(at: index, in: parent), document: document))
@@ -60,23 +60,23 @@ public struct LibraryEditor: ChangeBuilder {
     /// Renames a folder or project entry.
     /// Deletes this library document (a shared folder) for everyone who
     /// shares it, or restores it: its root's `deletedAt`, last writer wins.
-    public mutating func setDeleted(_ deleted: Bool) throws(DocumentError) {
+    package mutating func setDeleted(_ deleted: Bool) throws(DocumentError) {
         try perform(.setField(object: .root, key: .deletedAt, value: deleted ? .number(Double(core.time)) : .null))
     }
 
-    public mutating func rename(_ node: OpID, to name: String) throws(DocumentError) {
+    package mutating func rename(_ node: OpID, to name: String) throws(DocumentError) {
         try perform(.setField(object: node, key: .name, value: .string(name)))
     }
 
     /// Sets the description of a folder or project entry.
-    public mutating func describe(_ node: OpID, as description: String) throws(DocumentError) {
+    package mutating func describe(_ node: OpID, as description: String) throws(DocumentError) {
         try perform(.setField(object: node, key: .description, value: .string(description)))
     }
 
     /// Moves a node into a folder (at the end unless `index` is given). A move
     /// into the node itself or one of its descendants is refused here; a cycle
     /// made by concurrent moves elsewhere is resolved by the tree-move CRDT.
-    public mutating func move(_ node: OpID, to folder: OpID, at index: Int? = nil) throws(DocumentError) {
+    package mutating func move(_ node: OpID, to folder: OpID, at index: Int? = nil) throws(DocumentError) {
         guard state.node(node) != nil, !LibraryState.wellKnown.contains(node) else {
             throw DocumentError(.invalidOperation, "\(naming(node)) cannot be moved")
         }
@@ -113,13 +113,13 @@ public struct LibraryEditor: ChangeBuilder {
     /// Moves a node to another position among the siblings it is shown with
     /// (a node shown in the trash because its folder was purged moves into the
     /// trash for real).
-    public mutating func reorder(_ node: OpID, to index: Int) throws(DocumentError) {
+    package mutating func reorder(_ node: OpID, to index: Int) throws(DocumentError) {
         guard let folder = parent(of: node) else { throw DocumentError(.notFound, "no folder or project \(node) in the library") }
         try move(node, to: state.isPurged(folder) ? .trash : folder, at: index)
     }
 
     /// Moves a node (and what it contains) to the trash.
-    public mutating func delete(_ node: OpID) throws(DocumentError) {
+    package mutating func delete(_ node: OpID) throws(DocumentError) {
         guard state.location(of: node) == .library else {
             throw DocumentError(.invalidOperation, "\(naming(node)) is not in the library (already in the trash?)")
         }
@@ -129,7 +129,7 @@ public struct LibraryEditor: ChangeBuilder {
     /// Moves a node out of the trash, back into the folder it was deleted from
     /// (or the root if that folder is gone). Returns the folder it went to.
     @discardableResult
-    public mutating func restore(_ node: OpID) throws(DocumentError) -> OpID {
+    package mutating func restore(_ node: OpID) throws(DocumentError) -> OpID {
         guard state.location(of: node) == .trash, !state.isPurged(node) else {
             throw DocumentError(.invalidOperation, "\(naming(node)) is not in the trash")
         }
@@ -139,7 +139,7 @@ public struct LibraryEditor: ChangeBuilder {
     }
 
     /// Removes a node in the trash, and everything inside it, for good.
-    public mutating func purge(_ node: OpID) throws(DocumentError) {
+    package mutating func purge(_ node: OpID) throws(DocumentError) {
         guard state.location(of: node) == .trash, !LibraryState.wellKnown.contains(node) else {
             throw DocumentError(.invalidOperation, "\(naming(node)) is not in the trash: only what is in the trash can be removed for good")
         }

@@ -3,16 +3,16 @@
 ///
 /// Flat rather than nested, so a deep tree cannot exhaust the stack when the
 /// view is built or encoded.
-public struct LibraryView: Hashable, Sendable {
+package struct LibraryView: Hashable, Sendable {
     /// The nodes in display order. The root and the trash themselves are not
     /// listed; the Incoming folder is listed when it holds something.
-    public var nodes: [LibraryNodeView]
+    package var nodes: [LibraryNodeView]
 
     /// The nodes directly inside a folder.
-    public func children(of folder: OpID) -> [LibraryNodeView] { nodes.filter { $0.parent == folder } }
+    package func children(of folder: OpID) -> [LibraryNodeView] { nodes.filter { $0.parent == folder } }
 
     /// The node with that id, if shown.
-    public func node(_ id: OpID) -> LibraryNodeView? { nodes.first { $0.id == id } }
+    package func node(_ id: OpID) -> LibraryNodeView? { nodes.first { $0.id == id } }
 
     /// - Parameter filer: the identity that signed the change creating a
     ///   node (nil: unknown), recorded on project entries as `filedBy`.
@@ -39,26 +39,26 @@ public struct LibraryView: Hashable, Sendable {
 }
 
 /// A folder or project entry as shown.
-public struct LibraryNodeView: Hashable, Sendable {
-    public var id: OpID
+package struct LibraryNodeView: Hashable, Sendable {
+    package var id: OpID
     /// The folder it is shown in (`.root`, `.trash`, `.incoming` or a folder).
-    public var parent: OpID
+    package var parent: OpID
     /// 0 for nodes directly in the root or the trash.
-    public var depth: Int
-    public var kind: ObjectKind
-    public var name: String?
-    public var description: String?
+    package var depth: Int
+    package var kind: ObjectKind
+    package var name: String?
+    package var description: String?
     /// The project document of a project entry.
-    public var document: DocumentID?
-    public var createdAt: Int64
-    public var updatedAt: Int64
-    public var isInTrash: Bool
+    package var document: DocumentID?
+    package var createdAt: Int64
+    package var updatedAt: Int64
+    package var isInTrash: Bool
     /// For an entry naming a document: who filed it (the identity that
     /// signed the change creating the entry; nil when unknown). An entry
     /// grants nothing by itself: a share expands it into access only when
     /// this identity may share the document it names (docs/threat-model.md).
-    public var filedBy: PeerID? = nil
+    package var filedBy: PeerID? = nil
     /// For a node directly in the trash: the folder it was in, where a
     /// restore puts it back (nil: that folder is gone; the root then).
-    public var formerParent: OpID? = nil
+    package var formerParent: OpID? = nil
 }

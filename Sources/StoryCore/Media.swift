@@ -1,11 +1,11 @@
 /// The SHA-256 of a blob's bytes: what a document holds instead of the bytes
 /// (`MediaReference`), and the blob's name in the blob store and on the wire.
 /// Its `description` is the 64 lowercase hex digits `sha256sum` prints.
-public typealias BlobHash = Digest32
+package typealias BlobHash = Digest32
 
 extension Digest32 {
     /// Parses 64 hex digits (either case); nil for anything else.
-    public init?(hex: some StringProtocol) {
+    package init?(hex: some StringProtocol) {
         let utf8 = Array(hex.utf8)
         guard utf8.count == 64 else { return nil }
         var bytes: [UInt8] = []
@@ -31,7 +31,7 @@ extension Digest32 {
 
 /// The media a shot may hold, detected from the bytes (never the file name):
 /// images for image layers, sound for a shot's sound.
-public enum MediaType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
+package enum MediaType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     case png = 1
     case jpeg = 2
     case webp = 3
@@ -44,7 +44,7 @@ public enum MediaType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     case flac = 20
 
     /// The MIME type (`Content-Type`).
-    public var mimeType: String {
+    package var mimeType: String {
         switch self {
         case .png: "image/png"
         case .jpeg: "image/jpeg"
@@ -58,7 +58,7 @@ public enum MediaType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     }
 
     /// The type with that MIME type (or one of its usual aliases).
-    public init?(mimeType: String) {
+    package init?(mimeType: String) {
         let lowered = mimeType.lowercased()
         let aliases: [String: MediaType] = [
             "image/jpg": .jpeg, "audio/x-wav": .wav, "audio/wave": .wav, "audio/mp3": .mp3,
@@ -72,13 +72,13 @@ public enum MediaType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     }
 
     /// Whether this is a picture (for image layers).
-    public var isImage: Bool { rawValue < 16 }
+    package var isImage: Bool { rawValue < 16 }
 
     /// Whether this is sound (for a shot's sound).
-    public var isSound: Bool { !isImage }
+    package var isSound: Bool { !isImage }
 
     /// The usual file name extension, without the dot.
-    public var fileExtension: String {
+    package var fileExtension: String {
         switch self {
         case .png: "png"
         case .jpeg: "jpg"
@@ -92,7 +92,7 @@ public enum MediaType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
     }
 
     /// What users call it ("PNG image").
-    public var description: String {
+    package var description: String {
         switch self {
         case .png: "PNG image"
         case .jpeg: "JPEG image"
@@ -109,20 +109,20 @@ public enum MediaType: UInt8, CaseIterable, Sendable, CustomStringConvertible {
 /// What a document holds of an image or a sound: the blob's hash, type and
 /// size, the picture's pixel size or the sound's duration, and for a shot's
 /// sound where it starts. The bytes live in the blob store.
-public struct MediaReference: Hashable, Sendable {
-    public var hash: BlobHash
-    public var type: MediaType
+package struct MediaReference: Hashable, Sendable {
+    package var hash: BlobHash
+    package var type: MediaType
     /// The blob's length in bytes.
-    public var byteCount: UInt64
+    package var byteCount: UInt64
     /// Pixels (images; 0 for sound).
-    public var pixelWidth: UInt32
-    public var pixelHeight: UInt32
+    package var pixelWidth: UInt32
+    package var pixelHeight: UInt32
     /// Seconds (sound; 0 for images).
-    public var duration: Double
+    package var duration: Double
     /// Seconds into the shot at which a sound starts (0 for images).
-    public var offset: Double
+    package var offset: Double
 
-    public init(
+    package init(
         hash: BlobHash, type: MediaType, byteCount: UInt64, pixelWidth: UInt32 = 0, pixelHeight: UInt32 = 0,
         duration: Double = 0, offset: Double = 0
     ) {
@@ -136,11 +136,11 @@ public struct MediaReference: Hashable, Sendable {
     }
 
     /// Largest blob a reference may name (a peer cannot make others fetch more).
-    public static let maximumByteCount: UInt64 = 1 << 40
+    package static let maximumByteCount: UInt64 = 1 << 40
 
     /// Whether the numbers are in range: a known size, pixels for an image,
     /// a finite duration and offset for a sound.
-    public var isWellFormed: Bool {
+    package var isWellFormed: Bool {
         guard byteCount > 0, byteCount <= Self.maximumByteCount, duration.isFinite, offset.isFinite,
             duration >= 0, offset >= 0, duration <= 86_400, offset <= 86_400
         else { return false }

@@ -1,7 +1,7 @@
 /// One operation of a change. Its id is the change's start counter plus its
 /// index, with the change's replica; objects and position entries an
 /// operation creates take that id.
-public enum Operation: Hashable, Sendable {
+package enum Operation: Hashable, Sendable {
     /// Sets a field (last writer wins). `object` is `.root` for the project's
     /// own fields.
     case setField(object: OpID, key: FieldKey, value: FieldValue)
@@ -71,46 +71,46 @@ extension Operation {
 /// a change read from a peer, or made by an edit of one operation, allocates
 /// no array for its operations (one per change, with its release, was 6 % of
 /// a sync's instructions).
-public struct Operations: RandomAccessCollection, Hashable, Sendable, ExpressibleByArrayLiteral {
+package struct Operations: RandomAccessCollection, Hashable, Sendable, ExpressibleByArrayLiteral {
     /// The first operation; nil only when there is none.
     private var head: Operation?
     /// The operations after the first; empty when `head` is nil.
     private var tail: [Operation]
     /// Stored, so that counting never reads `head` (testing an optional
     /// operation for nil copied it).
-    public private(set) var count: Int
+    package private(set) var count: Int
 
     /// No operations.
-    public init() {
+    package init() {
         head = nil
         tail = []
         count = 0
     }
 
     /// The operations of a collection, in its order.
-    public init(_ operations: some Collection<Operation>) {
+    package init(_ operations: some Collection<Operation>) {
         head = operations.first
         tail = Array(operations.dropFirst())
         count = head == nil ? 0 : tail.count + 1
     }
 
     /// The operations listed, in order.
-    public init(arrayLiteral operations: Operation...) {
+    package init(arrayLiteral operations: Operation...) {
         self.init(operations)
     }
 
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { count }
-    public var isEmpty: Bool { count == 0 }
-    public var first: Operation? { head }
+    package var startIndex: Int { 0 }
+    package var endIndex: Int { count }
+    package var isEmpty: Bool { count == 0 }
+    package var first: Operation? { head }
 
-    public subscript(position: Int) -> Operation {
+    package subscript(position: Int) -> Operation {
         precondition(position >= 0 && position < count, "operation index \(position) out of range")
         return position == 0 ? head! : tail[position - 1]
     }
 
     /// Adds an operation at the end.
-    public mutating func append(_ operation: consuming Operation) {
+    package mutating func append(_ operation: consuming Operation) {
         if count == 0 {
             head = consume operation
         } else {
@@ -120,7 +120,7 @@ public struct Operations: RandomAccessCollection, Hashable, Sendable, Expressibl
     }
 
     /// Makes room for `count` operations in all (the inline one and the array's).
-    public mutating func reserveCapacity(_ count: Int) {
+    package mutating func reserveCapacity(_ count: Int) {
         if count > 1 { tail.reserveCapacity(count - 1) }
     }
 

@@ -3,21 +3,21 @@
 /// device ids: 52 base32 characters in four runs of 13, each followed by a
 /// Luhn mod 32 check character, written as eight groups of seven.
 /// A mistyped character makes `init?(_:)` fail.
-public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible {
+package struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The 32 bytes of the certificate's SHA-256.
-    public let digest: [UInt8]
+    package let digest: [UInt8]
 
     static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
 
     /// Wraps a 32-byte digest.
-    public init?(digest: [UInt8]) {
+    package init?(digest: [UInt8]) {
         guard digest.count == 32 else { return nil }
         self.digest = digest
     }
 
     /// Parses the dashed form (case-insensitive; dashes and spaces ignored).
     /// Returns nil for anything but 56 base32 characters with valid checks.
-    public init?(_ text: some StringProtocol) {
+    package init?(_ text: some StringProtocol) {
         let characters = text.uppercased().utf8.filter { $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: " ") }
         guard characters.count == 56 else { return nil }
         var data: [UInt8] = []
@@ -34,7 +34,7 @@ public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// on (nil: it is one): a character peer ids never use (and what it was
     /// likely read for), a count that is not 56, or the two groups whose
     /// check character says one of their characters is mistyped.
-    public static func mistake(in text: some StringProtocol) -> String? {
+    package static func mistake(in text: some StringProtocol) -> String? {
         guard PeerID(text) == nil else { return nil }
         let characters = Array(text.uppercased().unicodeScalars.filter { $0 != "-" && $0 != " " })
         for (index, scalar) in characters.enumerated() where !(scalar.isASCII && alphabet.contains(UInt8(scalar.value))) {
@@ -61,7 +61,7 @@ public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible {
     }
 
     /// `XXXXXXX-XXXXXXX-…` (eight groups of seven).
-    public var description: String {
+    package var description: String {
         let encoded = PeerID.base32Encode(digest)  // 52 characters
         var withChecks: [UInt8] = []
         for group in 0..<4 {
@@ -73,9 +73,9 @@ public struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible {
     }
 
     /// The first group, for logs.
-    public var short: String { String(description.prefix(7)) }
+    package var short: String { String(description.prefix(7)) }
 
-    public static func < (lhs: PeerID, rhs: PeerID) -> Bool { lhs.digest.lexicographicallyPrecedes(rhs.digest) }
+    package static func < (lhs: PeerID, rhs: PeerID) -> Bool { lhs.digest.lexicographicallyPrecedes(rhs.digest) }
 
     /// Luhn mod 32 over base32 code points (Syncthing's `luhnBase32`).
     static func luhnCheck(_ characters: [UInt8]) -> UInt8? {

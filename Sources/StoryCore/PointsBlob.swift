@@ -22,14 +22,14 @@
 /// validation O(1) (header and lengths) instead of a walk over every code; a
 /// flipped bit inside a stream can only move points within the frame, and
 /// transport integrity is TLS's job. `isCanonical` does the full walk.
-public struct PointsBlob: Hashable, Sendable {
+package struct PointsBlob: Hashable, Sendable {
     /// The encoded bytes.
-    public private(set) var bytes: ArraySlice<UInt8>
+    package private(set) var bytes: ArraySlice<UInt8>
 
     /// The number of points: the varint the bytes start with (checked when
     /// the blob was made). Read, not stored: a replica keeps a blob for every
     /// stroke ever drawn, and the slice alone is 32 bytes.
-    public var count: Int {
+    package var count: Int {
         var value = 0
         var shift = 0
         for byte in bytes {
@@ -41,7 +41,7 @@ public struct PointsBlob: Hashable, Sendable {
     }
 
     /// Most points one stroke may have.
-    public static let maximumCount = 1 << 20
+    package static let maximumCount = 1 << 20
 
     static let escapeLength = 24
     static let escapeBits = 18
@@ -55,7 +55,7 @@ public struct PointsBlob: Hashable, Sendable {
 
     /// Encodes points (values are clamped to [0, 1] and quantized). O(n).
     /// - Precondition: 1 ≤ points.count ≤ `maximumCount`.
-    public init(encoding points: [Point]) {
+    package init(encoding points: [Point]) {
         let n = points.count
         precondition(n >= 1 && n <= PointsBlob.maximumCount, "a stroke has 1…2^20 points")
         let bytes = points.withUnsafeBufferPointer { input in
@@ -220,7 +220,7 @@ public struct PointsBlob: Hashable, Sendable {
     /// Checks the structure of encoded points: the header's values are in
     /// range and the three streams fill the rest of the bytes exactly. O(1).
     /// - Throws: `CodecError` for truncated, oversized or out-of-range headers.
-    public init(validating bytes: ArraySlice<UInt8>) throws(CodecError) {
+    package init(validating bytes: ArraySlice<UInt8>) throws(CodecError) {
         let header = try PointsBlob.readHeader(bytes)
         self.init(bytes: bytes, count: header.count)
     }
@@ -233,7 +233,7 @@ public struct PointsBlob: Hashable, Sendable {
     }
 
     /// The points, decoded. O(n); never fails (see the type's documentation).
-    public func points() -> [Point] {
+    package func points() -> [Point] {
         let values = quantizedValues()
         let n = count
         var points: [Point] = []
@@ -249,7 +249,7 @@ public struct PointsBlob: Hashable, Sendable {
 
     /// Whether the streams hold exactly n-1 codes each, with no value wrapping
     /// and only zero padding: what the encoder writes. O(n).
-    public var isCanonical: Bool {
+    package var isCanonical: Bool {
         guard let header = try? PointsBlob.readHeader(bytes) else { return false }
         guard header.count > 1 else { return true }
         return bytes.withUnsafeBytes { raw in
@@ -410,7 +410,7 @@ public struct PointsBlob: Hashable, Sendable {
     }
 
     /// The points as a flat `[x, y, pressure, …]` array.
-    public func flatValues() -> [Double] {
+    package func flatValues() -> [Double] {
         var values: [Double] = []
         values.reserveCapacity(count * 3)
         for point in points() { values += [point.x, point.y, point.pressure] }

@@ -4,20 +4,20 @@
 /// terminal or moves its cursor) and bidirectional overrides (which reorder
 /// what is shown) are refused in names and escaped wherever such text is
 /// printed or logged.
-public enum PrintableText {
+package enum PrintableText {
     /// Whether a scalar is a control character (Cc: C0, DEL, C1) or a
     /// bidirectional embedding, override or isolate.
-    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    package static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         scalar.properties.generalCategory == .control || (0x202A...0x202E).contains(scalar.value)
             || (0x2066...0x2069).contains(scalar.value)
     }
 
     /// Whether `text` holds any character `isControl` says is one.
-    public static func hasControlCharacters(_ text: String) -> Bool { text.unicodeScalars.contains(where: isControl) }
+    package static func hasControlCharacters(_ text: String) -> Bool { text.unicodeScalars.contains(where: isControl) }
 
     /// `text` with each control character written as an escape (`\n`, `\t`,
     /// `\u{1B}`): safe to print on one line or log. O(length).
-    public static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String {
         guard hasControlCharacters(text) else { return text }
         var result = ""
         for scalar in text.unicodeScalars {

@@ -4,17 +4,17 @@
 /// The deleted flag is a last-writer-wins register on the project root: a
 /// delete and a concurrent restore resolve by OpID, and edits made meanwhile
 /// are kept whatever wins.
-public struct ProjectDeletion: Hashable, Sendable {
+package struct ProjectDeletion: Hashable, Sendable {
     /// The operation that deleted it: the stamp of the flag.
-    public var operation: OpID
+    package var operation: OpID
     /// When, in milliseconds since 1970 on the deleting author's clock
     /// (the `deletedAt` field written with the flag); nil if the change gave none.
-    public var time: Int64?
+    package var time: Int64?
 
     /// The replica whose change deleted it (`author(of:)` names its identity).
-    public var replica: ReplicaID { operation.replica }
+    package var replica: ReplicaID { operation.replica }
 
-    public init(operation: OpID, time: Int64?) {
+    package init(operation: OpID, time: Int64?) {
         self.operation = operation
         self.time = time
     }

@@ -3,51 +3,51 @@
 /// and changed per layer; text fields changed. What is inside something added
 /// or removed is not listed again (a removed scene's shots), except the
 /// strokes of an added layer. Pure, on views. O(size · log size).
-public struct ProjectDiff: Hashable, Sendable {
+package struct ProjectDiff: Hashable, Sendable {
     /// A scene, shot or layer that came, went, moved or was renamed.
-    public struct Item: Hashable, Sendable {
+    package struct Item: Hashable, Sendable {
         /// `scene`, `shot` or `layer`.
-        public var kind: String
-        public var id: OpID
+        package var kind: String
+        package var id: OpID
         /// `added`, `removed`, `moved` or `renamed`.
-        public var change: String
+        package var change: String
         /// Where it is in words: `scene 2`, `shot 1-2`, `layer ink in shot 1-2`
         /// (as it is in the newer view; as it was, for one removed).
-        public var place: String
+        package var place: String
         /// For `moved`, where it was (`shot 1-3`); for `renamed`, the old name.
-        public var before: String?
+        package var before: String?
         /// For `renamed`, the new name.
-        public var after: String?
+        package var after: String?
     }
 
     /// The strokes of one layer that came, went or changed (drawn over, moved, restyled).
-    public struct Strokes: Hashable, Sendable {
-        public var layer: OpID
+    package struct Strokes: Hashable, Sendable {
+        package var layer: OpID
         /// `layer ink in shot 1-2`.
-        public var place: String
-        public var added: Int
-        public var erased: Int
-        public var changed: Int
+        package var place: String
+        package var added: Int
+        package var erased: Int
+        package var changed: Int
     }
 
     /// A text field whose value changed.
-    public struct Text: Hashable, Sendable {
-        public var object: OpID
+    package struct Text: Hashable, Sendable {
+        package var object: OpID
         /// `project`, `scene 2`, `shot 1-2`.
-        public var place: String
+        package var place: String
         /// `title`, `description`, `caption`, `notes`, `dialogue`, `action`,
         /// or `duration` (seconds, as `2.5 s`; nil: the project's default).
-        public var field: String
-        public var before: String?
-        public var after: String?
+        package var field: String
+        package var before: String?
+        package var after: String?
     }
 
-    public var items: [Item] = []
-    public var strokes: [Strokes] = []
-    public var texts: [Text] = []
+    package var items: [Item] = []
+    package var strokes: [Strokes] = []
+    package var texts: [Text] = []
 
     /// Whether nothing changed that a diff shows.
-    public var isEmpty: Bool { items.isEmpty && strokes.isEmpty && texts.isEmpty }
+    package var isEmpty: Bool { items.isEmpty && strokes.isEmpty && texts.isEmpty }
 
     /// A duration as people read it: `2.5 s`, `3 s`.
     static func seconds(_ value: Double) -> String {
@@ -56,7 +56,7 @@ public struct ProjectDiff: Hashable, Sendable {
     }
 
     /// The differences from `old` to `new`.
-    public init(from old: ProjectView, to new: ProjectView) {
+    package init(from old: ProjectView, to new: ProjectView) {
         func text(_ object: OpID, _ place: String, _ field: String, _ before: String?, _ after: String?) {
             if before != after { texts.append(Text(object: object, place: place, field: field, before: before, after: after)) }
         }

@@ -1,46 +1,46 @@
 /// A value written into a text field: by which operation (its replica is
 /// the author's machine) and when.
-public struct WrittenValue: Hashable, Sendable {
-    public var value: FieldValue
+package struct WrittenValue: Hashable, Sendable {
+    package var value: FieldValue
     /// The operation that wrote it; its replica made the change.
-    public var operation: OpID
+    package var operation: OpID
     /// Wall time of the change that wrote it (milliseconds since 1970; nil: unknown).
-    public var time: Int64?
+    package var time: Int64?
 
     /// The replica that wrote it.
-    public var replica: ReplicaID { operation.replica }
+    package var replica: ReplicaID { operation.replica }
 }
 
 /// A text field whose kept value overwrote values written concurrently
 /// (without their authors having seen each other's): nothing is lost, the
 /// overwritten ones stay here until a write that has seen them all.
-public struct FieldConflict: Hashable, Sendable {
+package struct FieldConflict: Hashable, Sendable {
     /// The scene, shot, layer or project (`.root`) the field belongs to.
-    public var object: OpID
-    public var key: FieldKey
+    package var object: OpID
+    package var key: FieldKey
     /// The value the field shows (the last writer's).
-    public var kept: WrittenValue
+    package var kept: WrittenValue
     /// The values it overwrote, latest first (`--value 1` is the first).
-    public var overwritten: [WrittenValue]
+    package var overwritten: [WrittenValue]
 }
 
 extension ProjectDocument {
     /// Values newly overwritten by concurrent writes so far in this process:
     /// a change counter (a store compares it around a change to report new conflicts).
-    public var overwrites: Int { state.overwrites }
+    package var overwrites: Int { state.overwrites }
 
     /// How many text fields have overwritten values still open (what
     /// `fieldConflicts` lists, counted without listing). O(1).
-    public var openConflicts: Int { state.openConflicts }
+    package var openConflicts: Int { state.openConflicts }
 
     /// Every field with overwritten values still open, deleted objects'
     /// included, sorted by object then field. O(fields written).
-    public var fieldConflicts: [FieldConflict] {
+    package var fieldConflicts: [FieldConflict] {
         state.allFieldWrites.filter { !$0.value.overwritten.isEmpty }.keys.sorted().compactMap(state.fieldConflict)
     }
 
     /// The field's open overwritten values, or nil if it has none.
-    public func fieldConflict(_ key: FieldKey, of object: OpID) -> FieldConflict? {
+    package func fieldConflict(_ key: FieldKey, of object: OpID) -> FieldConflict? {
         state.fieldConflict(FieldSlot(object: object, key: key))
     }
 }
@@ -48,7 +48,7 @@ extension ProjectDocument {
 extension ProjectEditor {
     /// The field's open overwritten values as the edit sees them, or nil if
     /// it has none. Setting the field in this edit resolves them all.
-    public func fieldConflict(_ key: FieldKey, of object: OpID) -> FieldConflict? {
+    package func fieldConflict(_ key: FieldKey, of object: OpID) -> FieldConflict? {
         state.fieldConflict(FieldSlot(object: object, key: key))
     }
 }

@@ -6,15 +6,15 @@ extension ProjectDocument {
     /// empty: a checkpoint of the past that loads only with a later document
     /// of the same project, which holds every point blob the past held
     /// (`init(snapshot:author:pointsFrom:)`); a tenth of the size or less.
-    public func snapshot() -> [UInt8] { snapshot(keepingPointsOf: { _ in true }) }
+    package func snapshot() -> [UInt8] { snapshot(keepingPointsOf: { _ in true }) }
 
     /// The snapshot, with or without its points (see `snapshot()`).
-    public func snapshot(includingPoints: Bool) -> [UInt8] { snapshot(keepingPointsOf: { _ in includingPoints }) }
+    package func snapshot(includingPoints: Bool) -> [UInt8] { snapshot(keepingPointsOf: { _ in includingPoints }) }
 
     /// The snapshot with the point blobs of only the operations `isKept`
     /// names: a store whose change log still holds the others leaves them
     /// there, and gives them back to `init(snapshot:author:addingPoints:)`.
-    public func snapshot(keepingPointsOf isKept: (OpID) -> Bool) -> [UInt8] {
+    package func snapshot(keepingPointsOf isKept: (OpID) -> Bool) -> [UInt8] {
         var replicas: Set<ReplicaID> = [.reserved]
         for (id, object) in state.allObjects {
             replicas.insert(id.replica)
@@ -195,14 +195,14 @@ extension ProjectDocument {
     /// Loads a document from a snapshot, as held by `replica`. O(size).
     /// - Throws: `CodecError` for malformed bytes, `DocumentError(.invalidSnapshot)`
     ///   for inconsistent contents.
-    public init(snapshot bytes: [UInt8], replica: ReplicaID) throws {
+    package init(snapshot bytes: [UInt8], replica: ReplicaID) throws {
         try self.init(snapshot: bytes) { ReplicaCore(replica: replica, document: $0) }
     }
 
     /// Loads a signed document from a snapshot this daemon stored (its
     /// authorship was checked before it was stored), as held by `author`.
     /// - Throws: `CodecError`, `DocumentError`.
-    public init(snapshot bytes: [UInt8], author: LocalAuthor) throws {
+    package init(snapshot bytes: [UInt8], author: LocalAuthor) throws {
         try self.init(snapshot: bytes) { ReplicaCore(author: author, document: $0) }
     }
 
@@ -213,7 +213,7 @@ extension ProjectDocument {
     /// operations the snapshot's state holds are taken (its last counter per
     /// replica says which). O(size + points of `source`).
     /// - Throws: `CodecError`, `DocumentError` (also when `source` lacks a blob).
-    public init(snapshot bytes: [UInt8], author: LocalAuthor, pointsFrom source: ProjectDocument) throws {
+    package init(snapshot bytes: [UInt8], author: LocalAuthor, pointsFrom source: ProjectDocument) throws {
         try self.init(snapshot: bytes, pointsFrom: source.state.allContents) { ReplicaCore(author: author, document: $0) }
     }
 
@@ -222,19 +222,19 @@ extension ProjectDocument {
     /// them (and may hold more: those of operations the snapshot's state
     /// does not hold are ignored). O(size + points).
     /// - Throws: `CodecError`, `DocumentError` (also when a stroke's points are in neither).
-    public init(snapshot bytes: [UInt8], author: LocalAuthor, addingPoints points: [OpID: PointsBlob]) throws {
+    package init(snapshot bytes: [UInt8], author: LocalAuthor, addingPoints points: [OpID: PointsBlob]) throws {
         try self.init(snapshot: bytes, pointsFrom: ContentTable(points)) { ReplicaCore(author: author, document: $0) }
     }
 
     /// As `init(snapshot:author:pointsFrom:)`, for an open document held by `replica`.
-    public init(snapshot bytes: [UInt8], replica: ReplicaID, pointsFrom source: ProjectDocument) throws {
+    package init(snapshot bytes: [UInt8], replica: ReplicaID, pointsFrom source: ProjectDocument) throws {
         try self.init(snapshot: bytes, pointsFrom: source.state.allContents) { ReplicaCore(replica: replica, document: $0) }
     }
 
     /// The version vector and the wall time of the newest change of a
     /// project snapshot, read from its header. O(size) (the checksum).
     /// - Throws: `CodecError` for bytes that are not a snapshot.
-    public static func snapshotVersion(_ bytes: [UInt8]) throws -> (version: VersionVector, updatedAt: Int64?) {
+    package static func snapshotVersion(_ bytes: [UInt8]) throws -> (version: VersionVector, updatedAt: Int64?) {
         let header = try SnapshotReader(bytes).header
         return (header.versionVector, header.updatedAt)
     }
@@ -255,7 +255,7 @@ extension ProjectDocument {
     /// errors of those that turn out invalid are returned (they are dropped).
     /// - Throws: `CodecError`, `DocumentError` for a bad snapshot; nothing changes then.
     @discardableResult
-    public mutating func merge(snapshot bytes: [UInt8]) throws -> [any Error] {
+    package mutating func merge(snapshot bytes: [UInt8]) throws -> [any Error] {
         var reader = try SnapshotReader(bytes)
         let header = reader.header
         guard header.kind == .project, header.document == id else {

@@ -7,16 +7,16 @@
 ///
 /// Sync API, independent of any transport: `versionVector`,
 /// `changes(since:)`, `apply(_:)`, `snapshot()`, `merge(snapshot:)`.
-public struct ProjectDocument: Sendable {
+package struct ProjectDocument: Sendable {
     /// The document's identity, the same on every replica.
-    public let id: DocumentID
+    package let id: DocumentID
     var replicaState: Replica<ProjectEditor>
 
     var core: ReplicaCore { replicaState.core }
     var state: ProjectState { replicaState.state }
 
     /// A new, empty project held by `replica`.
-    public init(id: DocumentID, replica: ReplicaID) {
+    package init(id: DocumentID, replica: ReplicaID) {
         self.id = id
         replicaState = Replica(core: ReplicaCore(replica: replica, document: id), state: ProjectState())
     }
@@ -27,22 +27,22 @@ public struct ProjectDocument: Sendable {
     }
 
     /// The replica holding this copy.
-    public var replica: ReplicaID { core.replica }
+    package var replica: ReplicaID { core.replica }
 
     /// What this replica has applied.
-    public var versionVector: VersionVector { core.versionVector }
+    package var versionVector: VersionVector { core.versionVector }
 
     /// Changes received whose dependencies have not arrived yet.
-    public var pendingChangeCount: Int { core.pendingCount }
+    package var pendingChangeCount: Int { core.pendingCount }
 
     /// Wall time of the earliest change (informational).
-    public var createdAt: Int64? { core.createdAt }
+    package var createdAt: Int64? { core.createdAt }
     /// Wall time of the latest change (informational).
-    public var updatedAt: Int64? { core.updatedAt }
+    package var updatedAt: Int64? { core.updatedAt }
 
     /// Whether applied changes are kept in memory to answer `changes(since:)`.
     /// A daemon whose store answers instead can turn this off.
-    public var keepsChangeLog: Bool {
+    package var keepsChangeLog: Bool {
         get { core.keepsLog }
         set {
             replicaState.core.keepsLog = newValue
@@ -65,7 +65,7 @@ public struct ProjectDocument: Sendable {
     /// - Throws: what `body` or `beforeCommit` throws; the document is then unchanged.
     @discardableResult
     @inlinable
-    public mutating func edit<Value>(
+    package mutating func edit<Value>(
         session: String? = nil, at time: Int64, _ body: (inout ProjectEditor) throws -> Value,
         beforeCommit: (EncodedChange) throws -> Void = { _ in }
     ) throws -> EditResult<Value> {
@@ -92,7 +92,7 @@ public struct ProjectDocument: Sendable {
     /// newest one with something of its own is undone. Never undoes another
     /// session's or person's work.
     @discardableResult
-    public mutating func undo(
+    package mutating func undo(
         session: String, older: Bool = false, at time: Int64, beforeCommit: (EncodedChange) throws -> Void = { _ in }
     ) throws -> UndoOutcome {
         try replicaState.undo(session: session, older: older, at: time, beforeCommit: beforeCommit)
@@ -100,7 +100,7 @@ public struct ProjectDocument: Sendable {
 
     /// Redoes the session's last undone edit (the same rules as `undo`).
     @discardableResult
-    public mutating func redo(
+    package mutating func redo(
         session: String, older: Bool = false, at time: Int64, beforeCommit: (EncodedChange) throws -> Void = { _ in }
     ) throws -> UndoOutcome {
         try replicaState.redo(session: session, older: older, at: time, beforeCommit: beforeCommit)
@@ -108,35 +108,35 @@ public struct ProjectDocument: Sendable {
 
     /// Whether changes to the undo history are collected for a store
     /// (`takeUndoStorageChanges`); off by default.
-    public var recordsUndoStorage: Bool {
+    package var recordsUndoStorage: Bool {
         get { replicaState.recordsUndoStorage }
         set { replicaState.recordsUndoStorage = newValue }
     }
 
     /// The undo history's changes since the last call, for a store to write.
-    public mutating func takeUndoStorageChanges() -> [UndoStorageChange] { replicaState.takeUndoStorageChanges() }
+    package mutating func takeUndoStorageChanges() -> [UndoStorageChange] { replicaState.takeUndoStorageChanges() }
 
     /// Puts back a session's stored undo or redo stack (records as
     /// `UndoStorageChange` gave them, in any order).
     /// - Throws: `CodecError` for a record that does not decode; nothing changes then.
-    public mutating func restoreUndo(session: String, stack: UndoStack, records: [(position: UInt64, bytes: [UInt8])]) throws(CodecError) {
+    package mutating func restoreUndo(session: String, stack: UndoStack, records: [(position: UInt64, bytes: [UInt8])]) throws(CodecError) {
         try replicaState.restoreUndo(session: session, stack: stack, records: records)
     }
 
     /// Whether the session has something to undo.
-    public func canUndo(session: String) -> Bool { replicaState.canUndo(session: session) }
+    package func canUndo(session: String) -> Bool { replicaState.canUndo(session: session) }
 
     /// Whether the session has something to redo.
-    public func canRedo(session: String) -> Bool { replicaState.canRedo(session: session) }
+    package func canRedo(session: String) -> Bool { replicaState.canRedo(session: session) }
 
     /// Forgets a session's undo and redo stacks.
-    public mutating func endSession(_ session: String) { replicaState.endSession(session) }
+    package mutating func endSession(_ session: String) { replicaState.endSession(session) }
 
     // MARK: - Sync
 
     /// The changes a replica at `other` lacks, in causal order, or
     /// `.snapshotRequired` if some were compacted away. O(changes sent).
-    public func changes(since other: VersionVector) -> ChangesSince {
+    package func changes(since other: VersionVector) -> ChangesSince {
         core.changes(since: other)
     }
 
@@ -146,7 +146,7 @@ public struct ProjectDocument: Sendable {
     /// change is invalid or `beforeCommit` throws, nothing of this call stays.
     /// - Throws: `DocumentError` for an invalid change, or what `beforeCommit` throws.
     @discardableResult
-    public mutating func apply(
+    package mutating func apply(
         _ changes: [(EncodedChange, Change)], origin: ChangeOrigin = .unknown, limits: HeldBackLimits? = nil,
         beforeCommit: (ApplyReport) throws -> Void = { _ in }
     ) throws -> ApplyReport {
@@ -156,7 +156,7 @@ public struct ProjectDocument: Sendable {
     /// Applies received changes (`ChangeBatch.decodeReceived`), as `apply(_:origin:limits:beforeCommit:)`
     /// applies decoded ones, without copying each change into the records it is held in.
     @discardableResult
-    public mutating func apply(
+    package mutating func apply(
         _ received: consuming ReceivedChanges, origin: ChangeOrigin = .unknown, limits: HeldBackLimits? = nil,
         beforeCommit: (ApplyReport) throws -> Void = { _ in }
     ) throws -> ApplyReport {
@@ -169,7 +169,7 @@ public struct ProjectDocument: Sendable {
     /// Decodes and applies a batch (`ChangeBatch.encode`).
     /// - Throws: `CodecError` for malformed bytes (nothing applied), `DocumentError`.
     @discardableResult
-    public mutating func apply(
+    package mutating func apply(
         batch bytes: ArraySlice<UInt8>, beforeCommit: (ApplyReport) throws -> Void = { _ in }
     ) throws -> ApplyReport {
         try apply(try ChangeBatch.decodeReceived(bytes), beforeCommit: beforeCommit)
@@ -177,7 +177,7 @@ public struct ProjectDocument: Sendable {
 
     /// Forgets logged changes covered by `horizon` (e.g. a stored snapshot every
     /// peer has acknowledged); replicas further behind then need a snapshot.
-    public mutating func compactChangeLog(upTo horizon: VersionVector) {
+    package mutating func compactChangeLog(upTo horizon: VersionVector) {
         replicaState.core.compactLogs(upTo: horizon)
     }
 
@@ -186,68 +186,68 @@ public struct ProjectDocument: Sendable {
     /// The visible storyboard: what a user sees, in order, with labels. O(size).
     /// Every image and sound the project's fields hold, deleted shots and
     /// layers included (they can be restored): what its blobs are.
-    public var mediaReferences: [MediaReference] { state.mediaReferences }
+    package var mediaReferences: [MediaReference] { state.mediaReferences }
 
     /// Grows whenever a media value is written in this process (see `mediaReferences`).
-    public var mediaWrites: Int { state.mediaWrites }
+    package var mediaWrites: Int { state.mediaWrites }
 
-    public var view: ProjectView { ProjectView(state: state, createdAt: core.createdAt, updatedAt: core.updatedAt) }
+    package var view: ProjectView { ProjectView(state: state, createdAt: core.createdAt, updatedAt: core.updatedAt) }
 
     /// Whether an object exists and is shown.
-    public func isVisible(_ id: OpID) -> Bool { state.isVisible(id) }
+    package func isVisible(_ id: OpID) -> Bool { state.isVisible(id) }
 
     /// The kind of an object, if it exists.
-    public func kind(of id: OpID) -> ObjectKind? { state.object(id)?.kind }
+    package func kind(of id: OpID) -> ObjectKind? { state.object(id)?.kind }
 
     /// The container an object is placed in (the project root, a scene, a shot).
-    public func container(of id: OpID) -> OpID? { state.object(id)?.container.value }
+    package func container(of id: OpID) -> OpID? { state.object(id)?.container.value }
 
     /// A field's value (`.null` when unset).
-    public func field(_ key: FieldKey, of id: OpID = .root) -> FieldValue { state.object(id)?.field(key) ?? .null }
+    package func field(_ key: FieldKey, of id: OpID = .root) -> FieldValue { state.object(id)?.field(key) ?? .null }
 
     /// Whether an object is deleted (nil if it does not exist).
-    public func isDeleted(_ id: OpID) -> Bool? { state.object(id)?.deleted.value }
+    package func isDeleted(_ id: OpID) -> Bool? { state.object(id)?.deleted.value }
 
     /// The tags on the project (`.root`) or a shot, in their shown spellings, sorted.
-    public func tags(of object: OpID = .root) -> [String] { state.tagNames(of: object) }
+    package func tags(of object: OpID = .root) -> [String] { state.tagNames(of: object) }
 
     /// Set while the project itself is deleted for everyone (in the trash),
     /// with who deleted it and when. O(1).
-    public var deletion: ProjectDeletion? { state.deletion }
+    package var deletion: ProjectDeletion? { state.deletion }
 
     /// The project's named versions, by name (names taken away left out). O(names).
-    public var versionNames: [VersionName] {
+    package var versionNames: [VersionName] {
         state.versionNames.values.filter { $0.version != nil }.sorted { $0.name < $1.name }
     }
 
     /// The scenes shown, in order.
-    public var scenes: [OpID] { state.children(of: .root) }
+    package var scenes: [OpID] { state.children(of: .root) }
 
     /// The shots shown in a scene, in order.
-    public func shots(in scene: OpID) -> [OpID] { state.children(of: scene) }
+    package func shots(in scene: OpID) -> [OpID] { state.children(of: scene) }
 
     /// The layers shown in a shot, in order.
-    public func layers(in shot: OpID) -> [OpID] { state.children(of: shot) }
+    package func layers(in shot: OpID) -> [OpID] { state.children(of: shot) }
 
     /// The strokes shown on a layer, in z-order (creation order).
-    public func strokes(in layer: OpID) -> [OpID] {
+    package func strokes(in layer: OpID) -> [OpID] {
         state.strokeMap(of: layer).compactMap { $0.value.isErased ? nil : $0.key }.sorted()
     }
 
     /// The value under a stroke key, nil if absent or erased.
-    public func stroke(_ key: OpID, in layer: OpID) -> StrokeValue? { state.strokeMap(of: layer)[key]?.visibleValue }
+    package func stroke(_ key: OpID, in layer: OpID) -> StrokeValue? { state.strokeMap(of: layer)[key]?.visibleValue }
 
     /// Erased strokes of a layer (restorable), in z-order.
-    public func erasedStrokes(in layer: OpID) -> [OpID] {
+    package func erasedStrokes(in layer: OpID) -> [OpID] {
         state.strokeMap(of: layer).compactMap { $0.value.isErased ? $0.key : nil }.sorted()
     }
 
     /// The points of a stroke content.
-    public func points(of content: OpID) -> PointsBlob? { state.content(content) }
+    package func points(of content: OpID) -> PointsBlob? { state.content(content) }
 
     /// How many objects, point blobs and stroke entries the document holds
     /// (tombstones included).
-    public var statistics: (objects: Int, contents: Int, strokeEntries: Int) {
+    package var statistics: (objects: Int, contents: Int, strokeEntries: Int) {
         (state.objectCount, state.contentCount, state.allStrokes.values.reduce(0) { $0 + $1.count })
     }
 }

@@ -1,5 +1,5 @@
 /// What `restore(_:asIn:)` brings back: the whole project, a scene, or a shot.
-public enum RestoreScope: Hashable, Sendable {
+package enum RestoreScope: Hashable, Sendable {
     case project
     case scene(OpID)
     case shot(OpID)
@@ -16,7 +16,7 @@ extension ProjectEditor {
     /// O(size of the scope).
     /// - Throws: `DocumentError(.notFound)` when the scene or shot was not on
     ///   the board at that version; nothing is changed then.
-    public mutating func restore(_ scope: RestoreScope, asIn past: ProjectDocument) throws(DocumentError) {
+    package mutating func restore(_ scope: RestoreScope, asIn past: ProjectDocument) throws(DocumentError) {
         switch scope {
         case .project:
             try restoreFields(of: .root, kind: .project, asIn: past)

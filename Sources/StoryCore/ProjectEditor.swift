@@ -2,7 +2,7 @@
 /// (later calls see earlier ones) and throws `DocumentError` without changing
 /// anything if its arguments are wrong; if the edit's closure throws, the whole
 /// edit is rolled back. Indices count the items a user sees.
-public struct ProjectEditor: ChangeBuilder {
+package struct ProjectEditor: ChangeBuilder {
     var state: ProjectState
     var core: EditCore<ProjectJournalEntry>
 
@@ -14,33 +14,33 @@ public struct ProjectEditor: ChangeBuilder {
     // MARK: - Reading inside an edit
 
     /// The scenes shown, in order.
-    public var scenes: [OpID] { state.children(of: .root) }
+    package var scenes: [OpID] { state.children(of: .root) }
 
     /// The shots shown in a scene, in order.
-    public func shots(in scene: OpID) -> [OpID] { state.children(of: scene) }
+    package func shots(in scene: OpID) -> [OpID] { state.children(of: scene) }
 
     /// The layers shown in a shot, in order.
-    public func layers(in shot: OpID) -> [OpID] { state.children(of: shot) }
+    package func layers(in shot: OpID) -> [OpID] { state.children(of: shot) }
 
     /// Whether an object is shown (not deleted, nor inside something deleted).
-    public func isVisible(_ id: OpID) -> Bool { state.isVisible(id) }
+    package func isVisible(_ id: OpID) -> Bool { state.isVisible(id) }
 
     /// The kind of an object, if it exists.
-    public func kind(of id: OpID) -> ObjectKind? { state.object(id)?.kind }
+    package func kind(of id: OpID) -> ObjectKind? { state.object(id)?.kind }
 
     /// The container an object is placed in.
-    public func container(of id: OpID) -> OpID? { state.object(id)?.container.value }
+    package func container(of id: OpID) -> OpID? { state.object(id)?.container.value }
 
     /// A field's current value (`.null` when unset).
-    public func field(_ key: FieldKey, of id: OpID = .root) -> FieldValue { state.object(id)?.field(key) ?? .null }
+    package func field(_ key: FieldKey, of id: OpID = .root) -> FieldValue { state.object(id)?.field(key) ?? .null }
 
     /// The value under a stroke key; nil when absent or erased.
-    public func stroke(_ key: OpID, in layer: OpID) -> StrokeValue? { state.strokeMap(of: layer)[key]?.visibleValue }
+    package func stroke(_ key: OpID, in layer: OpID) -> StrokeValue? { state.strokeMap(of: layer)[key]?.visibleValue }
 
     // MARK: - Fields
 
     /// Sets a field of the project (`.root`), a scene, shot or layer.
-    public mutating func set(_ key: FieldKey, to value: FieldValue, on object: OpID = .root) throws(DocumentError) {
+    package mutating func set(_ key: FieldKey, to value: FieldValue, on object: OpID = .root) throws(DocumentError) {
         try perform(.setField(object: object, key: key, value: value))
     }
 
@@ -48,20 +48,20 @@ public struct ProjectEditor: ChangeBuilder {
 
     /// Inserts a scene so that it is shown at `index` (nil: last). Returns its id.
     @discardableResult
-    public mutating func insertScene(at index: Int?) throws(DocumentError) -> OpID {
+    package mutating func insertScene(at index: Int?) throws(DocumentError) -> OpID {
         try perform(.insert(kind: .scene, container: .root, anchor: anchor(at: index, in: .root)))
     }
 
     /// Inserts a shot into a scene at `index` (nil: last). Returns its id.
     @discardableResult
-    public mutating func insertShot(in scene: OpID, at index: Int?) throws(DocumentError) -> OpID {
+    package mutating func insertShot(in scene: OpID, at index: Int?) throws(DocumentError) -> OpID {
         try requireKind(scene, .scene)
         return try perform(.insert(kind: .shot, container: scene, anchor: anchor(at: index, in: scene)))
     }
 
     /// Inserts a layer into a shot at `index` (0 = bottom, nil: top). Returns its id.
     @discardableResult
-    public mutating func insertLayer(in shot: OpID, at index: Int?) throws(DocumentError) -> OpID {
+    package mutating func insertLayer(in shot: OpID, at index: Int?) throws(DocumentError) -> OpID {
         try requireKind(shot, .shot)
         return try perform(.insert(kind: .layer, container: shot, anchor: anchor(at: index, in: shot)))
     }
@@ -70,7 +70,7 @@ public struct ProjectEditor: ChangeBuilder {
     /// `container` (default: where it is now). A shot may move to another scene
     /// and a layer to another shot, atomically: concurrent moves of one object
     /// never duplicate it. Moving to where it already is does nothing.
-    public mutating func move(_ object: OpID, to index: Int, in container: OpID? = nil) throws(DocumentError) {
+    package mutating func move(_ object: OpID, to index: Int, in container: OpID? = nil) throws(DocumentError) {
         guard let current = state.object(object), current.kind != .project else {
             throw DocumentError(.notFound, "no scene, shot or layer \(object)")
         }
@@ -89,14 +89,14 @@ public struct ProjectEditor: ChangeBuilder {
 
     /// Deletes a scene, shot or layer. Reversible: its contents stay.
     /// - Throws: `DocumentError(.invalidOperation)` for the project itself (`deleteProject`).
-    public mutating func delete(_ object: OpID) throws(DocumentError) {
+    package mutating func delete(_ object: OpID) throws(DocumentError) {
         guard object != .root else { throw DocumentError(.invalidOperation, "the project itself is deleted with deleteProject") }
         try perform(.setDeleted(object: object, isDeleted: true))
     }
 
     /// Restores a deleted scene, shot or layer, with everything inside it.
     /// - Throws: `DocumentError(.invalidOperation)` for the project itself (`restoreProject`).
-    public mutating func restore(_ object: OpID) throws(DocumentError) {
+    package mutating func restore(_ object: OpID) throws(DocumentError) {
         guard object != .root else { throw DocumentError(.invalidOperation, "the project itself is restored with restoreProject") }
         try perform(.setDeleted(object: object, isDeleted: false))
     }
@@ -104,13 +104,13 @@ public struct ProjectEditor: ChangeBuilder {
     // MARK: - The project's trash
 
     /// Whether the project is deleted for everyone (in the trash).
-    public var isProjectDeleted: Bool { state.deletion != nil }
+    package var isProjectDeleted: Bool { state.deletion != nil }
 
     /// Deletes the project for everyone who shares it: its root's deleted
     /// flag, and the edit's time as `deletedAt` (retention counts from it).
     /// Nothing inside is touched; `restoreProject` brings it all back.
     /// Deleting a deleted project does nothing.
-    public mutating func deleteProject() throws(DocumentError) {
+    package mutating func deleteProject() throws(DocumentError) {
         guard !isProjectDeleted else { return }
         try perform(.setDeleted(object: .root, isDeleted: true))
         try perform(.setField(object: .root, key: .deletedAt, value: .number(Double(core.time))))
@@ -119,25 +119,25 @@ public struct ProjectEditor: ChangeBuilder {
     /// Names a version of the project (nil: takes the name away); the name
     /// then names that version on every replica (last writer wins per name).
     /// - Throws: `DocumentError(.invalidValue)` for an empty, too long or control-character name.
-    public mutating func nameVersion(_ name: String, as version: VersionVector?) throws(DocumentError) {
+    package mutating func nameVersion(_ name: String, as version: VersionVector?) throws(DocumentError) {
         try perform(.nameVersion(name: name, version: version))
     }
 
     /// Takes the project out of the trash for everyone. Restoring a project
     /// that is not deleted does nothing.
-    public mutating func restoreProject() throws(DocumentError) {
+    package mutating func restoreProject() throws(DocumentError) {
         guard isProjectDeleted else { return }
         try perform(.setDeleted(object: .root, isDeleted: false))
     }
 
     /// The label a shot shows now ("1-2"; "?" parts when it is not shown).
-    public func label(ofShot shot: OpID) -> String { EditSummary.label(of: shot, in: state) }
+    package func label(ofShot shot: OpID) -> String { EditSummary.label(of: shot, in: state) }
 
     /// Duplicates a shot right after it (or at `index`): a new shot with the same
     /// fields and new layers whose strokes reference the source strokes. No
     /// point bytes are copied. Returns the new shot's id.
     @discardableResult
-    public mutating func duplicateShot(_ shot: OpID, at index: Int? = nil) throws(DocumentError) -> OpID {
+    package mutating func duplicateShot(_ shot: OpID, at index: Int? = nil) throws(DocumentError) -> OpID {
         try requireKind(shot, .shot)
         let source = state.object(shot)!
         let scene = source.container.value
@@ -175,7 +175,7 @@ public struct ProjectEditor: ChangeBuilder {
 
     /// Puts layers into one new group. Returns the group id.
     @discardableResult
-    public mutating func groupLayers(_ layers: [OpID]) throws(DocumentError) -> OpID {
+    package mutating func groupLayers(_ layers: [OpID]) throws(DocumentError) -> OpID {
         guard !layers.isEmpty else { throw DocumentError(.invalidValue, "no layers to group") }
         let group = core.nextID
         for layer in layers {
@@ -186,7 +186,7 @@ public struct ProjectEditor: ChangeBuilder {
     }
 
     /// Takes layers out of their groups.
-    public mutating func ungroupLayers(_ layers: [OpID]) throws(DocumentError) {
+    package mutating func ungroupLayers(_ layers: [OpID]) throws(DocumentError) {
         for layer in layers {
             try requireKind(layer, .layer)
             try perform(.setField(object: layer, key: .group, value: .null))
@@ -197,7 +197,7 @@ public struct ProjectEditor: ChangeBuilder {
 
     /// Adds a stroke to a layer. Returns its id (its key in the layer).
     @discardableResult
-    public mutating func addStroke(to layer: OpID, brush: Brush, points: [Point]) throws(DocumentError) -> OpID {
+    package mutating func addStroke(to layer: OpID, brush: Brush, points: [Point]) throws(DocumentError) -> OpID {
         guard !points.isEmpty, points.count <= Change.maximumStrokePoints else {
             throw DocumentError(.invalidValue, "a stroke has 1…\(Change.maximumStrokePoints) points, not \(points.count)")
         }
@@ -206,7 +206,7 @@ public struct ProjectEditor: ChangeBuilder {
 
     /// Adds a stroke whose points are already encoded.
     @discardableResult
-    public mutating func addStroke(to layer: OpID, brush: Brush, encodedPoints: PointsBlob) throws(DocumentError) -> OpID {
+    package mutating func addStroke(to layer: OpID, brush: Brush, encodedPoints: PointsBlob) throws(DocumentError) -> OpID {
         guard brush.isValid else { throw DocumentError(.invalidValue, "brush width \(brush.width) out of range") }
         guard encodedPoints.count <= Change.maximumStrokePoints else {
             throw DocumentError(.invalidValue, "a stroke has 1…\(Change.maximumStrokePoints) points, not \(encodedPoints.count)")
@@ -215,19 +215,19 @@ public struct ProjectEditor: ChangeBuilder {
     }
 
     /// Erases a stroke (a tombstone: undo or restore brings it back).
-    public mutating func eraseStroke(_ key: OpID, in layer: OpID) throws(DocumentError) {
+    package mutating func eraseStroke(_ key: OpID, in layer: OpID) throws(DocumentError) {
         try perform(.eraseStroke(layer: layer, key: key))
     }
 
     /// Replaces the value under a stroke key: a lasso move, a recolour, or
     /// bringing back an erased stroke.
-    public mutating func replaceStroke(_ key: OpID, in layer: OpID, with value: StrokeValue) throws(DocumentError) {
+    package mutating func replaceStroke(_ key: OpID, in layer: OpID, with value: StrokeValue) throws(DocumentError) {
         try perform(.putStroke(layer: layer, key: key, value: value))
     }
 
     /// Moves, scales or rotates strokes (a lasso edit): composes `transform`
     /// after each stroke's current one.
-    public mutating func transformStrokes(_ keys: [OpID], in layer: OpID, by transform: Affine) throws(DocumentError) {
+    package mutating func transformStrokes(_ keys: [OpID], in layer: OpID, by transform: Affine) throws(DocumentError) {
         for key in keys {
             var value = try liveStroke(key, in: layer)
             value.transform = (value.transform ?? .identity).followed(by: transform)
@@ -237,7 +237,7 @@ public struct ProjectEditor: ChangeBuilder {
     }
 
     /// Changes the brush of strokes (a lasso recolour or restyle).
-    public mutating func restyleStrokes(_ keys: [OpID], in layer: OpID, _ change: (inout Brush) -> Void) throws(DocumentError) {
+    package mutating func restyleStrokes(_ keys: [OpID], in layer: OpID, _ change: (inout Brush) -> Void) throws(DocumentError) {
         for key in keys {
             var value = try liveStroke(key, in: layer)
             change(&value.brush)
@@ -247,7 +247,7 @@ public struct ProjectEditor: ChangeBuilder {
 
     /// Brings back an erased stroke, with the last value it had. Anybody can
     /// restore any erased stroke: erasing keeps what was drawn.
-    public mutating func restoreStroke(_ key: OpID, in layer: OpID) throws(DocumentError) {
+    package mutating func restoreStroke(_ key: OpID, in layer: OpID) throws(DocumentError) {
         guard let entry = state.strokeMap(of: layer)[key] else {
             throw DocumentError(.notFound, "layer \(layer) has no stroke \(key)")
         }
@@ -257,7 +257,7 @@ public struct ProjectEditor: ChangeBuilder {
     // MARK: - Tags
 
     /// The tags on the project (`.root`) or a shot, in their shown spellings, sorted.
-    public func tags(of object: OpID = .root) -> [String] { state.tagNames(of: object) }
+    package func tags(of object: OpID = .root) -> [String] { state.tagNames(of: object) }
 
     /// Puts a tag on the project (`.root`) or a shot. `text` is trimmed; a
     /// tag already there in the same spelling is left as it is (another
@@ -265,7 +265,7 @@ public struct ProjectEditor: ChangeBuilder {
     /// - Throws: `DocumentError` for an empty, too long or control-character
     ///   tag (`invalidValue`, naming the tag), an object that is not the
     ///   project or a shot, or one tag more than `Tag.maximumPerObject`.
-    public mutating func addTag(_ text: String, to object: OpID = .root) throws(DocumentError) {
+    package mutating func addTag(_ text: String, to object: OpID = .root) throws(DocumentError) {
         let tag = try Tag.normalized(text)
         try requireTaggable(object)
         let entry = state.tagEntry(of: object, key: Tag.key(tag))
@@ -280,7 +280,7 @@ public struct ProjectEditor: ChangeBuilder {
     /// every add of it this replica has seen.
     /// - Throws: `DocumentError(.notFound)` when the object does not carry
     ///   it; `invalidValue` for a tag that could not be one.
-    public mutating func removeTag(_ text: String, from object: OpID = .root) throws(DocumentError) {
+    package mutating func removeTag(_ text: String, from object: OpID = .root) throws(DocumentError) {
         let tag = try Tag.normalized(text)
         try requireTaggable(object)
         guard let entry = state.tagEntry(of: object, key: Tag.key(tag)), let spelling = entry.spelling else {

@@ -7,30 +7,30 @@
 /// below V with the changes of the log that V covers applied on top, so it is
 /// exactly what a replica whose vector was V saw (docs/crdt.md, "Versions").
 /// Pure: the store gathers the bases and changes, this type does the rest.
-public struct ProjectHistory: Sendable {
+package struct ProjectHistory: Sendable {
     /// Starting points, each a document at its version vector, oldest first.
-    public let bases: [HistoryBase]
+    package let bases: [HistoryBase]
     /// The logged changes, in causal order (by start counter, then replica).
-    public let changes: [(encoded: EncodedChange, change: Change)]
+    package let changes: [(encoded: EncodedChange, change: Change)]
     /// The document's version now: every version asked for must be below it.
-    public let current: VersionVector
+    package let current: VersionVector
     /// Wall time of the project's first change (nil: none).
-    public let createdAt: Int64?
+    package let createdAt: Int64?
     /// The causal vector of each change (parallel to `changes`): its author's
     /// vector when it was made, itself included.
-    public let causalVectors: [VersionVector]
+    package let causalVectors: [VersionVector]
     /// The lowest and highest logged seq of each replica.
     private let logged: [ReplicaID: ClosedRange<UInt64>]
 
     /// A history from bases (any order) and logged changes (any order).
     /// O(changes · replicas).
-    public init(bases: [ProjectDocument], changes: [(EncodedChange, Change)], current: VersionVector, createdAt: Int64?) {
+    package init(bases: [ProjectDocument], changes: [(EncodedChange, Change)], current: VersionVector, createdAt: Int64?) {
         self.init(bases: bases.map(HistoryBase.init), changes: changes, current: current, createdAt: createdAt)
     }
 
     /// A history from bases loaded when needed (any order) and logged changes (any order).
     /// O(changes · replicas).
-    public init(bases: [HistoryBase], changes: [(EncodedChange, Change)], current: VersionVector, createdAt: Int64?) {
+    package init(bases: [HistoryBase], changes: [(EncodedChange, Change)], current: VersionVector, createdAt: Int64?) {
         self.bases = bases.sorted { $0.versionVector.totalChanges < $1.versionVector.totalChanges }
         let sorted = changes.sorted { EncodedChange.causalOrder($0.0, $1.0) }
         self.changes = sorted.map { (encoded: $0.0, change: $0.1) }
@@ -58,7 +58,7 @@ public struct ProjectHistory: Sendable {
     }
 
     /// The oldest version this replica can rebuild.
-    public var oldestVersion: VersionVector { bases.first?.versionVector ?? VersionVector() }
+    package var oldestVersion: VersionVector { bases.first?.versionVector ?? VersionVector() }
 
     /// The project exactly as a replica whose version vector was `target`
     /// saw it. A `target` that is not causally closed (a change in it whose
@@ -67,7 +67,7 @@ public struct ProjectHistory: Sendable {
     /// - Throws: `HistoryError(.unknownVersion)` for changes this replica
     ///   never had, `.compacted` when the changes needed are gone;
     ///   `DocumentError` if a logged change does not apply (damaged data).
-    public func document(at target: VersionVector) throws -> ProjectDocument {
+    package func document(at target: VersionVector) throws -> ProjectDocument {
         guard target.isCovered(by: current) else {
             throw HistoryError(.unknownVersion, "version \(target.shortID) holds changes this machine never had")
         }
@@ -101,7 +101,7 @@ public struct ProjectHistory: Sendable {
     /// O(changes · passes).
     /// - Throws: `HistoryError(.beforeProject)` before the first change,
     ///   `.compacted` when nothing this machine kept is that old.
-    public func vector(at time: Int64) throws(HistoryError) -> VersionVector {
+    package func vector(at time: Int64) throws(HistoryError) -> VersionVector {
         if let createdAt, time < createdAt {
             throw HistoryError(.beforeProject, "the project did not exist yet")
         }
@@ -137,7 +137,7 @@ public struct ProjectHistory: Sendable {
     /// The history as people read it: each author's burst of changes (the
     /// same replica, consecutive in causal order, each at most `gap`
     /// milliseconds after the one before) is one entry, oldest first. O(changes).
-    public func versions(gap: Int64 = 5 * 60 * 1000) -> [ProjectVersion] {
+    package func versions(gap: Int64 = 5 * 60 * 1000) -> [ProjectVersion] {
         var result: [ProjectVersion] = []
         for (index, (_, change)) in changes.enumerated() {
             if var last = result.last, last.replica == change.replica, change.wallTime - last.lastTime <= gap {
@@ -155,19 +155,19 @@ public struct ProjectHistory: Sendable {
 /// A starting point of a `ProjectHistory`: a document at a known version,
 /// decoded only when a version is rebuilt from it (a store may keep dozens
 /// of checkpoints; one request needs one).
-public struct HistoryBase: Sendable {
+package struct HistoryBase: Sendable {
     /// The version the document is at.
-    public let versionVector: VersionVector
+    package let versionVector: VersionVector
     /// Wall time of its newest change (nil: the empty project).
-    public let updatedAt: Int64?
+    package let updatedAt: Int64?
     /// Whether it is a checkpoint history retention kept of the past (a
     /// daily or weekly one, or a named version's), not the present's snapshot
     /// or the empty project.
-    public let isCheckpoint: Bool
+    package let isCheckpoint: Bool
     private let load: @Sendable () throws -> ProjectDocument
 
     /// A base already decoded.
-    public init(_ document: ProjectDocument) {
+    package init(_ document: ProjectDocument) {
         versionVector = document.versionVector
         updatedAt = document.updatedAt
         isCheckpoint = false
@@ -175,7 +175,7 @@ public struct HistoryBase: Sendable {
     }
 
     /// A base decoded by `load` when needed, which must give a document at `versionVector`.
-    public init(
+    package init(
         versionVector: VersionVector, updatedAt: Int64?, isCheckpoint: Bool, load: @escaping @Sendable () throws -> ProjectDocument
     ) {
         self.versionVector = versionVector
@@ -186,5 +186,5 @@ public struct HistoryBase: Sendable {
 
     /// The document.
     /// - Throws: what `load` throws (damaged stored data).
-    public func document() throws -> ProjectDocument { try load() }
+    package func document() throws -> ProjectDocument { try load() }
 }

@@ -1,26 +1,26 @@
 /// What a user sees of a project: fields, then scenes in order, each with its
 /// shots in order, each with its layers bottom to top, each with its strokes
 /// in z-order. Two replicas that have applied the same changes have equal views.
-public struct ProjectView: Hashable, Sendable {
-    public var title: String?
-    public var description: String?
+package struct ProjectView: Hashable, Sendable {
+    package var title: String?
+    package var description: String?
     /// The frame's width / height for shots without their own (default 16:9).
-    public var aspectRatio: Double
+    package var aspectRatio: Double
     /// The tints of onion skins, when the project chose its own: the shots
     /// before the drawn one, and after it (else red and green).
-    public var onionBefore: Color?
-    public var onionAfter: Color?
-    public var createdAt: Int64?
-    public var updatedAt: Int64?
+    package var onionBefore: Color?
+    package var onionAfter: Color?
+    package var createdAt: Int64?
+    package var updatedAt: Int64?
     /// Set while the project is deleted for everyone (in the trash); its
     /// scenes are still all here, shown as they were.
-    public var deletion: ProjectDeletion?
+    package var deletion: ProjectDeletion?
     /// The project's tags, in their shown spellings, sorted case-insensitively.
-    public var tags: [String]
-    public var scenes: [SceneView]
+    package var tags: [String]
+    package var scenes: [SceneView]
 
     /// The default aspect ratio of a new project.
-    public static let defaultAspectRatio = 16.0 / 9.0
+    package static let defaultAspectRatio = 16.0 / 9.0
 
     init(state: ProjectState, createdAt: Int64?, updatedAt: Int64?) {
         let root = state.object(.root)!
@@ -40,7 +40,7 @@ public struct ProjectView: Hashable, Sendable {
     }
 
     /// Every image and sound the shown shots reference, each once, in board order.
-    public var media: [MediaReference] {
+    package var media: [MediaReference] {
         var seen: Set<BlobHash> = []
         var result: [MediaReference] = []
         for shot in shots {
@@ -53,13 +53,13 @@ public struct ProjectView: Hashable, Sendable {
     }
 
     /// Every shot, in board order.
-    public var shots: [ShotView] { scenes.flatMap(\.shots) }
+    package var shots: [ShotView] { scenes.flatMap(\.shots) }
 
     /// What an export limited to a tag draws: the scenes (of `scenes`,
     /// default all) with only their shots carrying `tag` (in any case), scenes
     /// left with none dropped. Shots keep their numbers and labels. Nil `tag`:
     /// the scenes as they are. O(shots).
-    public func scenes(_ scenes: [SceneView]? = nil, withShotsTagged tag: String?) -> [SceneView] {
+    package func scenes(_ scenes: [SceneView]? = nil, withShotsTagged tag: String?) -> [SceneView] {
         let chosen = scenes ?? self.scenes
         guard let tag else { return chosen }
         return chosen.compactMap { scene in
@@ -71,7 +71,7 @@ public struct ProjectView: Hashable, Sendable {
 
     /// The view an export limited to a tag draws (`scenes(withShotsTagged:)`);
     /// itself for nil.
-    public func limited(toShotsTagged tag: String?) -> ProjectView {
+    package func limited(toShotsTagged tag: String?) -> ProjectView {
         guard tag != nil else { return self }
         var copy = self
         copy.scenes = scenes(withShotsTagged: tag)
@@ -79,10 +79,10 @@ public struct ProjectView: Hashable, Sendable {
     }
 
     /// The shot with that id, if shown.
-    public func shot(_ id: OpID) -> ShotView? { shots.first { $0.id == id } }
+    package func shot(_ id: OpID) -> ShotView? { shots.first { $0.id == id } }
 
     /// Counts of what is shown.
-    public var counts: (scenes: Int, shots: Int, layers: Int, strokes: Int, points: Int) {
+    package var counts: (scenes: Int, shots: Int, layers: Int, strokes: Int, points: Int) {
         var result = (scenes: scenes.count, shots: 0, layers: 0, strokes: 0, points: 0)
         for shot in shots {
             result.shots += 1
@@ -97,17 +97,17 @@ public struct ProjectView: Hashable, Sendable {
 }
 
 /// A scene as shown.
-public struct SceneView: Hashable, Sendable {
-    public var id: OpID
+package struct SceneView: Hashable, Sendable {
+    package var id: OpID
     /// 1-based position among the shown scenes.
-    public var number: Int
-    public var title: String?
-    public var description: String?
-    public var createdAt: Int64
-    public var shots: [ShotView]
+    package var number: Int
+    package var title: String?
+    package var description: String?
+    package var createdAt: Int64
+    package var shots: [ShotView]
 
     /// The auto label, e.g. "2" (recomputed from order, so stable under reorder).
-    public var label: String { String(number) }
+    package var label: String { String(number) }
 
     init(state: ProjectState, id: OpID, number: Int, projectAspect: Double) {
         let object = state.object(id)!
@@ -123,34 +123,34 @@ public struct SceneView: Hashable, Sendable {
 }
 
 /// A shot as shown.
-public struct ShotView: Hashable, Sendable {
-    public var id: OpID
+package struct ShotView: Hashable, Sendable {
+    package var id: OpID
     /// The number of its scene.
-    public var sceneNumber: Int
+    package var sceneNumber: Int
     /// 1-based position within its scene.
-    public var number: Int
-    public var background: Color?
-    public var caption: String?
-    public var notes: String?
+    package var number: Int
+    package var background: Color?
+    package var caption: String?
+    package var notes: String?
     /// The line spoken, and what happens (storyboard sheets print both).
-    public var dialogue: String?
-    public var action: String?
+    package var dialogue: String?
+    package var action: String?
     /// Seconds.
-    public var duration: Double?
+    package var duration: Double?
     /// Its sound (at most one), with where it starts.
-    public var sound: MediaReference?
+    package var sound: MediaReference?
     /// Its own aspect ratio, or the project's.
-    public var aspectRatio: Double
-    public var createdAt: Int64
+    package var aspectRatio: Double
+    package var createdAt: Int64
     /// Its tags, in their shown spellings, sorted case-insensitively.
-    public var tags: [String]
-    public var layers: [LayerView]
+    package var tags: [String]
+    package var layers: [LayerView]
 
     /// The auto label "scene-shot", e.g. "2-3".
-    public var label: String { "\(sceneNumber)-\(number)" }
+    package var label: String { "\(sceneNumber)-\(number)" }
 
     /// Whether it carries `tag` (in any case).
-    public func hasTag(_ tag: String) -> Bool {
+    package func hasTag(_ tag: String) -> Bool {
         let key = Tag.key(tag)
         return tags.contains { Tag.key($0) == key }
     }
@@ -175,20 +175,20 @@ public struct ShotView: Hashable, Sendable {
 }
 
 /// A layer as shown (hidden layers are listed with `isVisible` false).
-public struct LayerView: Hashable, Sendable {
-    public var id: OpID
-    public var name: String?
-    public var isVisible: Bool
-    public var isLocked: Bool
-    public var opacity: Double
-    public var transform: Affine
-    public var group: OpID?
+package struct LayerView: Hashable, Sendable {
+    package var id: OpID
+    package var name: String?
+    package var isVisible: Bool
+    package var isLocked: Bool
+    package var opacity: Double
+    package var transform: Affine
+    package var group: OpID?
     /// An image layer's picture (such a layer holds no strokes), and how it
     /// fits the frame before the transform.
-    public var image: MediaReference?
-    public var fit: String
+    package var image: MediaReference?
+    package var fit: String
     /// In z-order (creation order): later strokes draw on top.
-    public var strokes: [StrokeView]
+    package var strokes: [StrokeView]
 
     init(state: ProjectState, id: OpID) {
         let object = state.object(id)!
@@ -211,17 +211,17 @@ public struct LayerView: Hashable, Sendable {
 }
 
 /// A stroke as shown.
-public struct StrokeView: Hashable, Sendable {
+package struct StrokeView: Hashable, Sendable {
     /// Its key in the layer (the id of the operation that first drew it).
-    public var id: OpID
+    package var id: OpID
     /// Whose points it draws.
-    public var content: OpID
-    public var brush: Brush
-    public var transform: Affine?
-    public var points: PointsBlob
+    package var content: OpID
+    package var brush: Brush
+    package var transform: Affine?
+    package var points: PointsBlob
 
     /// The points after the stroke's transform.
-    public func transformedPoints() -> [Point] {
+    package func transformedPoints() -> [Point] {
         let raw = points.points()
         guard let transform else { return raw }
         return raw.map { transform.applied(to: $0) }
@@ -229,24 +229,24 @@ public struct StrokeView: Hashable, Sendable {
 }
 
 /// Where a search matched.
-public struct SearchHit: Hashable, Sendable {
+package struct SearchHit: Hashable, Sendable {
     /// The ids from the project down to the matching object (empty for the project itself).
-    public var path: [OpID]
+    package var path: [OpID]
     /// A readable path, e.g. "Scene 2 › Shot 2-3".
-    public var label: String
+    package var label: String
     /// The field that matched; nil when one of the object's tags did.
-    public var field: FieldKey?
-    public var text: String
+    package var field: FieldKey?
+    package var text: String
 
     /// The field's name as the API spells it, `tags` for a tag.
-    public var fieldName: String { field?.description ?? "tags" }
+    package var fieldName: String { field?.description ?? "tags" }
 }
 
 extension ProjectView {
     /// Case-insensitive substring search over the titles, descriptions, notes
     /// and captions of the project and its shown scenes and shots, and the
     /// tags of the project and its shown shots (one hit per matching tag).
-    public func search(_ query: String) -> [SearchHit] {
+    package func search(_ query: String) -> [SearchHit] {
         let needle = query.lowercased()
         guard !needle.isEmpty else { return [] }
         var hits: [SearchHit] = []

@@ -17,9 +17,9 @@
 /// in the log is not shown at all. Wall times come from the changes' authors'
 /// clocks: a change dated before the one before it is placed at that one's
 /// time, so `time` never goes backwards.
-public struct ReplayTimeline: Sendable {
+package struct ReplayTimeline: Sendable {
     /// What happened to a stroke.
-    public enum EventKind: String, Hashable, Sendable {
+    package enum EventKind: String, Hashable, Sendable {
         /// Drawn here (`addStroke`): played point by point.
         case drawn
         /// Put under a key new to this layer (a copy, a duplicated shot): appears at once.
@@ -33,34 +33,34 @@ public struct ReplayTimeline: Sendable {
     }
 
     /// One thing that happened to one stroke.
-    public struct Event: Hashable, Sendable {
-        public var kind: EventKind
+    package struct Event: Hashable, Sendable {
+        package var kind: EventKind
         /// The layer and the stroke's key in it.
-        public var layer: OpID
-        public var key: OpID
+        package var layer: OpID
+        package var key: OpID
         /// Wall time in milliseconds since 1970, never before the previous event's.
-        public var time: Int64
+        package var time: Int64
         /// The change it belongs to: events of one change happen together.
-        public var change: Int
+        package var change: Int
         /// The stroke as shown after the event (nil once erased).
-        public var stroke: StrokeView?
+        package var stroke: StrokeView?
     }
 
     /// The shot as the document shows it now: its layers (order, visibility,
     /// opacity, transforms, pictures), background and fields.
-    public let shot: ShotView
+    package let shot: ShotView
     /// What happened, in order.
-    public let events: [Event]
+    package let events: [Event]
     /// The strokes shown before the first event, by layer and key (drawn
     /// before the logged history began).
-    public let initial: [OpID: [OpID: StrokeView]]
+    package let initial: [OpID: [OpID: StrokeView]]
 
     /// How many strokes are shown from the start because the log does not
     /// reach back to their drawing.
-    public var initialStrokeCount: Int { initial.values.reduce(0) { $0 + $1.count } }
+    package var initialStrokeCount: Int { initial.values.reduce(0) { $0 + $1.count } }
 
     /// The events on layers a render draws (visible, not fully transparent, not a picture).
-    public var shownEvents: [Event] {
+    package var shownEvents: [Event] {
         let shown = shownLayers
         return events.filter { shown.contains($0.layer) }
     }
@@ -74,7 +74,7 @@ public struct ReplayTimeline: Sendable {
     /// change log, or the part of it still held; any order, causal order is
     /// restored by the changes' counters). Nil when the document shows no such shot.
     /// O(operations of the changes + strokes of the shot).
-    public init?(document: ProjectDocument, shot shotID: OpID, changes: [Change]) {
+    package init?(document: ProjectDocument, shot shotID: OpID, changes: [Change]) {
         guard let shot = document.view.shot(shotID) else { return nil }
         self.shot = shot
         let state = document.state
@@ -180,13 +180,13 @@ public struct ReplayTimeline: Sendable {
     /// the shot to render with them. Advancing is O(events passed).
     /// It walks the events a render shows (`shownEvents`), as `ReplayPlayback`
     /// counts them; layers a render does not draw keep their strokes as they are now.
-    public struct Cursor: Sendable {
+    package struct Cursor: Sendable {
         let shot: ShotView
         let shownLayers: Set<OpID>
         let events: [Event]
         var strokes: [OpID: [OpID: StrokeView]]
         /// How many of the shown events have been applied.
-        public private(set) var applied = 0
+        package private(set) var applied = 0
 
         init(_ timeline: ReplayTimeline) {
             shot = timeline.shot
@@ -196,7 +196,7 @@ public struct ReplayTimeline: Sendable {
         }
 
         /// Applies events until `count` have been (never backwards).
-        public mutating func advance(to count: Int) {
+        package mutating func advance(to count: Int) {
             while applied < min(count, events.count) {
                 let event = events[applied]
                 strokes[event.layer, default: [:]][event.key] = event.stroke
@@ -207,7 +207,7 @@ public struct ReplayTimeline: Sendable {
         /// The shot with the strokes shown now, plus, when `progress` is
         /// given, that much of the next event's stroke (a stroke being drawn:
         /// 0.5 is the first half of its length). O(strokes of the shot).
-        public func shot(drawingNext progress: Double? = nil) -> ShotView {
+        package func shot(drawingNext progress: Double? = nil) -> ShotView {
             var shown = strokes
             if let progress, applied < events.count, let stroke = events[applied].stroke {
                 shown[events[applied].layer, default: [:]][events[applied].key] =
@@ -222,14 +222,14 @@ public struct ReplayTimeline: Sendable {
     }
 
     /// A cursor before the first event (the initial strokes shown).
-    public func makeCursor() -> Cursor { Cursor(self) }
+    package func makeCursor() -> Cursor { Cursor(self) }
 }
 
 extension StrokeView {
     /// The stroke while it is being drawn: its points up to `fraction` of
     /// its length (measured on a frame of `aspectRatio`, as a render draws
     /// it), the last one placed between two points, its pressure too. O(points).
-    public func cut(atFraction fraction: Double, aspectRatio: Double) -> StrokeView {
+    package func cut(atFraction fraction: Double, aspectRatio: Double) -> StrokeView {
         let all = points.points()
         guard fraction < 1, all.count > 1 else { return self }
         let aspect = aspectRatio.isFinite && aspectRatio > 0 ? aspectRatio : ProjectView.defaultAspectRatio

@@ -1,23 +1,23 @@
 /// What `apply` did with a batch of changes.
-public struct ApplyReport: Sendable {
+package struct ApplyReport: Sendable {
     /// The changes applied by this call, in the order they were applied
     /// (causal), including earlier buffered ones that became applicable.
-    public var applied: [EncodedChange] = []
+    package var applied: [EncodedChange] = []
     /// Changes already applied before (re-deliveries), ignored.
-    public var duplicates = 0
+    package var duplicates = 0
     /// Changes held back because something they depend on has not arrived.
-    public var buffered = 0
+    package var buffered = 0
     /// Changes held back by earlier calls that became applicable but turned
     /// out invalid (forged, forbidden): dropped without failing this call.
-    public var droppedHeldBack = 0
+    package var droppedHeldBack = 0
     /// Whether an applied change founded the document or changed its access list.
-    public var accessChanged = false
+    package var accessChanged = false
     /// The members after the call, when `accessChanged`.
-    public var members: [(peer: PeerID, role: Role)] = []
+    package var members: [(peer: PeerID, role: Role)] = []
 }
 
 /// What `changes(since:)` can give.
-public enum ChangesSince: Sendable {
+package enum ChangesSince: Sendable {
     /// The changes the other side lacks, in causal order.
     case changes([EncodedChange])
     /// Some of them were compacted away: only a snapshot brings the other side up.
@@ -25,7 +25,7 @@ public enum ChangesSince: Sendable {
 }
 
 /// Where changes being applied come from.
-public enum ChangeOrigin: Sendable, Hashable {
+package enum ChangeOrigin: Sendable, Hashable {
     /// A peer, tagged with any number the caller chooses (to bound and drop
     /// what it left held back): every signature, chain and right is checked.
     case peer(UInt64)
@@ -34,26 +34,26 @@ public enum ChangeOrigin: Sendable, Hashable {
     case store
 
     /// Changes made in tests and tools without a peer.
-    public static let unknown = ChangeOrigin.peer(0)
+    package static let unknown = ChangeOrigin.peer(0)
 }
 
 /// Bounds on the changes a document holds back while their dependencies are
 /// missing (DESIGN.md: never dropped, never applied early, but never unbounded).
-public struct HeldBackLimits: Sendable, Hashable {
+package struct HeldBackLimits: Sendable, Hashable {
     /// Changes held back in the document.
-    public var changes: Int
+    package var changes: Int
     /// Bytes held back in the document.
-    public var bytes: Int
+    package var bytes: Int
     /// Bytes held back in the document that came from the origin of the call.
-    public var bytesFromOrigin: Int
+    package var bytesFromOrigin: Int
 
-    public init(changes: Int, bytes: Int, bytesFromOrigin: Int = .max) {
+    package init(changes: Int, bytes: Int, bytesFromOrigin: Int = .max) {
         self.changes = changes
         self.bytes = bytes
         self.bytesFromOrigin = bytesFromOrigin
     }
 
-    public static let unlimited = HeldBackLimits(changes: .max, bytes: .max)
+    package static let unlimited = HeldBackLimits(changes: .max, bytes: .max)
 }
 
 /// A change's place in its author's sequence.
@@ -64,7 +64,7 @@ struct ChangeKey: Hashable {
 
 /// Changes from a peer, decoded and checked for form (`ChangeBatch.decodeReceived`),
 /// ready to apply (`ProjectDocument.apply(_:origin:limits:beforeCommit:)`).
-public struct ReceivedChanges: Sendable {
+package struct ReceivedChanges: Sendable {
     var arrivals: [HeldChange]
     /// The batch they came in (each one's bytes a slice of it), for the log
     /// to hold once for the changes that came in it; empty when none. Not
@@ -77,18 +77,18 @@ public struct ReceivedChanges: Sendable {
     }
 
     /// Decoded changes (`ChangeBatch.decode`), to apply as received ones.
-    public init(_ changes: [(EncodedChange, Change)]) {
+    package init(_ changes: [(EncodedChange, Change)]) {
         arrivals = changes.map { HeldChange(encoded: $0.0, change: $0.1, origin: .unknown) }
     }
 
-    public var count: Int { arrivals.count }
-    public var isEmpty: Bool { arrivals.isEmpty }
+    package var count: Int { arrivals.count }
+    package var isEmpty: Bool { arrivals.isEmpty }
 
     /// The changes, each with its encoding.
-    public var changes: [(EncodedChange, Change)] { arrivals.map { ($0.encoded, $0.change) } }
+    package var changes: [(EncodedChange, Change)] { arrivals.map { ($0.encoded, $0.change) } }
 
     /// The highest sequence number of each replica among the changes.
-    public var newest: VersionVector {
+    package var newest: VersionVector {
         var vector = VersionVector()
         for index in arrivals.indices where arrivals[index].change.seq > vector[arrivals[index].change.replica] {
             vector[arrivals[index].change.replica] = arrivals[index].change.seq

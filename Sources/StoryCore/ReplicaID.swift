@@ -4,20 +4,20 @@
 /// mints a new one, so that it can never reuse sequence numbers (DESIGN.md,
 /// "Identity and time"). Zero is reserved for the well-known objects every
 /// document starts with (the project root, the library's root and trash).
-public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible {
+package struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The 64-bit value.
-    public let rawValue: UInt64
+    package let rawValue: UInt64
 
     /// Wraps a raw value; zero is the reserved replica of well-known objects.
-    public init(_ rawValue: UInt64) {
+    package init(_ rawValue: UInt64) {
         self.rawValue = rawValue
     }
 
     /// The reserved replica that owns the well-known objects.
-    public static let reserved = ReplicaID(0)
+    package static let reserved = ReplicaID(0)
 
     /// A fresh random replica id (never the reserved zero).
-    public static func random<G: RandomNumberGenerator>(using generator: inout G) -> ReplicaID {
+    package static func random<G: RandomNumberGenerator>(using generator: inout G) -> ReplicaID {
         while true {
             let value = generator.next()
             if value != 0 { return ReplicaID(value) }
@@ -25,21 +25,21 @@ public struct ReplicaID: Hashable, Comparable, Sendable, CustomStringConvertible
     }
 
     /// A fresh random replica id from the system generator.
-    public static func random() -> ReplicaID {
+    package static func random() -> ReplicaID {
         var generator = SystemRandomNumberGenerator()
         return random(using: &generator)
     }
 
-    public static func < (lhs: ReplicaID, rhs: ReplicaID) -> Bool { lhs.rawValue < rhs.rawValue }
+    package static func < (lhs: ReplicaID, rhs: ReplicaID) -> Bool { lhs.rawValue < rhs.rawValue }
 
     /// Sixteen lowercase hex digits.
-    public var description: String {
+    package var description: String {
         let hex = String(rawValue, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
     /// Parses the sixteen-hex-digit form printed by `description`.
-    public init?(hex: some StringProtocol) {
+    package init?(hex: some StringProtocol) {
         guard hex.count == 16, let value = UInt64(hex, radix: 16) else { return nil }
         self.init(value)
     }

@@ -321,17 +321,17 @@ extension ByteReader {
 
 /// What a snapshot's header says, read without decoding the document (the
 /// checksum is still verified).
-public struct SnapshotSummary: Sendable, Hashable {
-    public var document: DocumentID
-    public var isLibrary: Bool
+package struct SnapshotSummary: Sendable, Hashable {
+    package var document: DocumentID
+    package var isLibrary: Bool
     /// The changes the snapshot covers.
-    public var version: VersionVector
+    package var version: VersionVector
     /// The access list the snapshot carries.
     var access: AccessList
 
     /// Reads the header of snapshot bytes.
     /// - Throws: `CodecError` if they are not a valid snapshot.
-    public init(reading bytes: [UInt8]) throws(CodecError) {
+    package init(reading bytes: [UInt8]) throws(CodecError) {
         self.init(try SnapshotReader(bytes).header)
     }
 
@@ -342,7 +342,7 @@ public struct SnapshotSummary: Sendable, Hashable {
     /// - Throws: `CodecError(.truncated)` while the header (with its
     ///   authorship) has not all arrived; another `CodecError` for bytes
     ///   that are no snapshot.
-    public init(readingPrefix bytes: ArraySlice<UInt8>) throws(CodecError) {
+    package init(readingPrefix bytes: ArraySlice<UInt8>) throws(CodecError) {
         self.init(try SnapshotReader(prefix: bytes).header)
     }
 
@@ -355,7 +355,7 @@ public struct SnapshotSummary: Sendable, Hashable {
 
     /// A peer's role in the access list the snapshot carries (its claim:
     /// merging checks it against the owner binding, authors and chains).
-    public func role(of peer: PeerID) -> Role { access.role(of: peer) }
+    package func role(of peer: PeerID) -> Role { access.role(of: peer) }
 }
 
 // MARK: - Authorship

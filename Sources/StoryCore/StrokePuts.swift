@@ -2,7 +2,7 @@
 /// a restore, an undone erase, a restyle, a lasso move and a duplicated
 /// shot's copies are all written (`Operation.putStroke`), and history tells
 /// them apart only by what was there.
-public enum StrokePutKind: Sendable, Equatable {
+package enum StrokePutKind: Sendable, Equatable {
     /// The stroke was erased: the put brought it back.
     case restored
     /// The layer had no such stroke: the put copied one in (duplicating a shot).
@@ -13,7 +13,7 @@ public enum StrokePutKind: Sendable, Equatable {
 /// restored or copied a stroke (the rest changed a stroke that was shown).
 /// A stroke the changes have not mentioned yet is looked up in `before`, the
 /// state before the first of them, decoded only when it is needed.
-public struct StrokePutTracker {
+package struct StrokePutTracker {
     private struct Slot: Hashable {
         let layer: OpID
         let key: OpID
@@ -29,13 +29,13 @@ public struct StrokePutTracker {
     /// `before`: the document before the first change (nil when there is
     /// none to ask, or it cannot be read: a stroke not mentioned is then
     /// taken as shown, unless its layer was added by the changes).
-    public init(before: @escaping () -> ProjectDocument?) {
+    package init(before: @escaping () -> ProjectDocument?) {
         self.before = before
     }
 
     /// The puts of `change` that restored or copied a stroke, by the put's own
     /// operation id; then the change counts as applied.
-    public mutating func kinds(in change: Change) -> [OpID: StrokePutKind] {
+    package mutating func kinds(in change: Change) -> [OpID: StrokePutKind] {
         var kinds: [OpID: StrokePutKind] = [:]
         for (index, operation) in change.operations.enumerated() {
             switch operation {
@@ -61,7 +61,7 @@ public struct StrokePutTracker {
     }
 
     /// The puts of `changes` (in causal order) that restored or copied a stroke.
-    public mutating func kinds(in changes: some Sequence<Change>) -> [OpID: StrokePutKind] {
+    package mutating func kinds(in changes: some Sequence<Change>) -> [OpID: StrokePutKind] {
         var kinds: [OpID: StrokePutKind] = [:]
         for change in changes { kinds.merge(self.kinds(in: change)) { $1 } }
         return kinds
@@ -84,7 +84,7 @@ extension ProjectHistory {
     /// stroke, by the put's operation id (`StrokePutTracker`), followed from
     /// the oldest base. O(operations), and one decode of that base if a put
     /// meets a stroke the log had not mentioned.
-    public func strokePutKinds() -> [OpID: StrokePutKind] {
+    package func strokePutKinds() -> [OpID: StrokePutKind] {
         let base = bases.first
         var tracker = StrokePutTracker { try? base?.document() }
         return tracker.kinds(in: changes.lazy.map(\.change))

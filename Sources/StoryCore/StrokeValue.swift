@@ -5,32 +5,32 @@
 /// A lasso move composes a transform and a recolour swaps the brush; neither
 /// copies points. Duplicated shots and undone erases reference the same
 /// content, so point bytes are never copied in memory or on the wire.
-public struct StrokeValue: Hashable, Sendable {
+package struct StrokeValue: Hashable, Sendable {
     /// The id of the `addStroke` operation whose points this value draws.
-    public var content: OpID
-    public var brush: Brush
+    package var content: OpID
+    package var brush: Brush
     /// Most strokes are never transformed, so the six coefficients live in a
     /// box: a stroke entry stays 80 bytes instead of 128.
     private var transformBox: TransformBox?
 
     /// Creates a value.
-    public init(content: OpID, brush: Brush, transform: Affine? = nil) {
+    package init(content: OpID, brush: Brush, transform: Affine? = nil) {
         self.content = content
         self.brush = brush
         self.transform = transform
     }
 
     /// Applied to the points when drawing; nil is the identity.
-    public var transform: Affine? {
+    package var transform: Affine? {
         get { transformBox?.affine }
         set { transformBox = newValue.flatMap { $0 == .identity ? nil : TransformBox(affine: $0) } }
     }
 
-    public static func == (lhs: StrokeValue, rhs: StrokeValue) -> Bool {
+    package static func == (lhs: StrokeValue, rhs: StrokeValue) -> Bool {
         lhs.content == rhs.content && lhs.brush == rhs.brush && lhs.transform == rhs.transform
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(content)
         hasher.combine(brush)
         hasher.combine(transform)

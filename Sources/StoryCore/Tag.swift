@@ -2,18 +2,18 @@
 /// person types is trimmed of surrounding whitespace; the result is 1…64
 /// UTF-8 bytes without control characters. Two spellings that differ only
 /// in case are one tag (`key`); the spelling of its newest add is shown.
-public enum Tag {
+package enum Tag {
     /// Most UTF-8 bytes in one tag.
-    public static let maximumBytes = 64
+    package static let maximumBytes = 64
     /// Most tags one project or shot carries. Checked by the editor only:
     /// concurrent adds on two machines may together pass it, and a receiver
     /// refusing them would split the replicas.
-    public static let maximumPerObject = 100
+    package static let maximumPerObject = 100
 
     /// The tag as stored: `text` trimmed of surrounding whitespace.
     /// - Throws: `DocumentError(.invalidValue)` naming the tag when it is
     ///   empty, too long or holds a control character.
-    public static func normalized(_ text: String) throws(DocumentError) -> String {
+    package static func normalized(_ text: String) throws(DocumentError) -> String {
         let trimmed = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         guard !trimmed.isEmpty else { throw DocumentError(.invalidValue, "'tag' must not be empty") }
         guard trimmed.utf8.count <= maximumBytes else {
@@ -33,7 +33,7 @@ public enum Tag {
     }
 
     /// The key two spellings of one tag share: its lower case.
-    public static func key(_ name: String) -> String { name.lowercased() }
+    package static func key(_ name: String) -> String { name.lowercased() }
 
     private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {

@@ -69,14 +69,14 @@ struct UndoRecord: Sendable {
 }
 
 /// Which of a session's two stacks.
-public enum UndoStack: UInt8, Sendable {
+package enum UndoStack: UInt8, Sendable {
     case undo = 0
     case redo = 1
 }
 
 /// A change to the stored undo history, for a store to write: records are
 /// pushed and removed one at a time (O(1) per edit), never rewritten.
-public enum UndoStorageChange: Sendable, Equatable {
+package enum UndoStorageChange: Sendable, Equatable {
     /// A record on top of a stack; `position` orders a session's records.
     case push(session: String, stack: UndoStack, position: UInt64, record: [UInt8])
     case remove(session: String, stack: UndoStack, position: UInt64)

@@ -3,18 +3,18 @@
 /// wins per name (by the id of the operation that wrote it); a name taken
 /// away is kept with no version, so a concurrent older write cannot bring
 /// it back.
-public struct VersionName: Hashable, Sendable {
+package struct VersionName: Hashable, Sendable {
     /// The name, as given (compared case-sensitively; 1 to 100 characters).
-    public var name: String
+    package var name: String
     /// The version it names; nil once the name was taken away.
-    public var version: VersionVector?
+    package var version: VersionVector?
     /// The operation that wrote it.
-    public var stamp: OpID
+    package var stamp: OpID
     /// When it was written (the author's clock; informational).
-    public var time: Int64
+    package var time: Int64
 
     /// Creates a record.
-    public init(name: String, version: VersionVector?, stamp: OpID, time: Int64) {
+    package init(name: String, version: VersionVector?, stamp: OpID, time: Int64) {
         self.name = name
         self.version = version
         self.stamp = stamp
@@ -22,11 +22,11 @@ public struct VersionName: Hashable, Sendable {
     }
 
     /// Most characters in a name.
-    public static let maximumLength = 100
+    package static let maximumLength = 100
 
     /// Whether `name` may name a version: 1 to 100 characters, not only
     /// spaces, no control characters.
-    public static func isValid(_ name: String) -> Bool {
+    package static func isValid(_ name: String) -> Bool {
         name.count <= maximumLength && name.contains { !$0.isWhitespace }
             && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }

@@ -7,7 +7,7 @@ extension VersionVector {
     /// type it (`--at 3f9a1c02`, or a unique prefix of 4 or more digits);
     /// among the few thousand versions of a project a collision is unlikely,
     /// and a prefix that names two versions is refused, not guessed.
-    public var shortID: String {
+    package var shortID: String {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in encoded() {
             hash ^= UInt64(byte)

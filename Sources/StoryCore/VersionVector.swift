@@ -3,7 +3,7 @@
 ///
 /// Version vectors form a join-semilattice under `formUnion` (entry-wise max):
 /// the state of a replica after merging is the union of what both sides knew.
-public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
+package struct VersionVector: Hashable, Sendable, CustomStringConvertible {
     /// The (replica, seq) pairs with seq ≥ 1, sorted by replica: a handful of
     /// entries, so a search of an array beats hashing, and the order is the
     /// encoding's.
@@ -16,7 +16,7 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The empty vector: nothing applied.
-    public init() {
+    package init() {
         pairs = []
     }
 
@@ -30,7 +30,7 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// A vector from explicit entries; zero entries are dropped.
-    public init(_ entries: [ReplicaID: UInt64]) {
+    package init(_ entries: [ReplicaID: UInt64]) {
         pairs = entries.filter { $0.value > 0 }.map { Entry(replica: $0.key, seq: $0.value) }.sorted { $0.replica < $1.replica }
     }
 
@@ -48,7 +48,7 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The highest contiguous sequence number applied for `replica` (0 = none).
-    public subscript(replica: ReplicaID) -> UInt64 {
+    package subscript(replica: ReplicaID) -> UInt64 {
         get {
             let (index, found) = index(of: replica)
             return found ? pairs[index].seq : 0
@@ -65,34 +65,34 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The entries as a dictionary.
-    public var entries: [ReplicaID: UInt64] {
+    package var entries: [ReplicaID: UInt64] {
         Dictionary(uniqueKeysWithValues: pairs.lazy.map { ($0.replica, $0.seq) })
     }
 
     /// The number of replicas with at least one change.
-    public var count: Int { pairs.count }
+    package var count: Int { pairs.count }
 
     /// The replicas with at least one change, sorted.
-    public var replicas: [ReplicaID] { pairs.map(\.replica) }
+    package var replicas: [ReplicaID] { pairs.map(\.replica) }
 
     /// The (replica, seq) pairs, sorted by replica.
-    public var sortedEntries: [(replica: ReplicaID, seq: UInt64)] { pairs.map { ($0.replica, $0.seq) } }
+    package var sortedEntries: [(replica: ReplicaID, seq: UInt64)] { pairs.map { ($0.replica, $0.seq) } }
 
     /// Calls `body` with each (replica, seq) pair, sorted by replica, without
     /// making an array of them.
     @inline(__always)
-    public func forEach(_ body: (_ replica: ReplicaID, _ seq: UInt64) throws -> Void) rethrows {
+    package func forEach(_ body: (_ replica: ReplicaID, _ seq: UInt64) throws -> Void) rethrows {
         for entry in pairs { try body(entry.replica, entry.seq) }
     }
 
     /// Whether no change at all is covered.
-    public var isEmpty: Bool { pairs.isEmpty }
+    package var isEmpty: Bool { pairs.isEmpty }
 
     /// The total number of changes covered. O(replicas).
-    public var totalChanges: UInt64 { pairs.reduce(0) { $0 + $1.seq } }
+    package var totalChanges: UInt64 { pairs.reduce(0) { $0 + $1.seq } }
 
     /// Raises every entry to at least the other vector's. O(replicas of both).
-    public mutating func formUnion(_ other: VersionVector) {
+    package mutating func formUnion(_ other: VersionVector) {
         // The usual case, nothing of `other` is new: no write, so no copy.
         if other.isCovered(by: self) { return }
         var merged: [Entry] = []
@@ -115,14 +115,14 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Entry-wise maximum.
-    public func union(_ other: VersionVector) -> VersionVector {
+    package func union(_ other: VersionVector) -> VersionVector {
         var result = self
         result.formUnion(other)
         return result
     }
 
     /// Whether every change covered by `self` is also covered by `other`. O(replicas of both).
-    public func isCovered(by other: VersionVector) -> Bool {
+    package func isCovered(by other: VersionVector) -> Bool {
         // Both sorted: one forward walk of `other`.
         var j = 0
         for entry in pairs {
@@ -133,17 +133,17 @@ public struct VersionVector: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Whether `self` covers every change covered by `other`.
-    public func covers(_ other: VersionVector) -> Bool { other.isCovered(by: self) }
+    package func covers(_ other: VersionVector) -> Bool { other.isCovered(by: self) }
 
     /// `{replica:seq, …}` sorted by replica.
-    public var description: String {
+    package var description: String {
         "{" + pairs.map { "\($0.replica):\($0.seq)" }.joined(separator: ", ") + "}"
     }
 }
 
 extension VersionVector {
     /// The binary encoding: count, then (replica as 8 bytes, seq varint) sorted by replica.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var writer = ByteWriter(capacity: 2 + pairs.count * 11)
         writer.write(count: pairs.count)
         for entry in pairs {
@@ -155,14 +155,14 @@ extension VersionVector {
 
     /// Decodes `encoded()`; replicas must be sorted, unique, non-reserved, seqs ≥ 1.
     /// - Throws: `CodecError`.
-    public init(decoding bytes: ArraySlice<UInt8>) throws(CodecError) {
+    package init(decoding bytes: ArraySlice<UInt8>) throws(CodecError) {
         var reader = ByteReader(bytes)
         try self.init(from: &reader)
         try reader.expectEnd("the version vector")
     }
 
     /// Reads a version vector from the middle of a message.
-    public init(from reader: inout ByteReader) throws(CodecError) {
+    package init(from reader: inout ByteReader) throws(CodecError) {
         self.init()
         var previous: ReplicaID?
         for _ in 0..<(try reader.readCount("version vector", minimumElementSize: 9)) {

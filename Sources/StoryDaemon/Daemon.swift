@@ -1,16 +1,16 @@
 import Foundation
 import Hummingbird
-import Logging
+package import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import StoryAPI
 import StoryCore
 import StoryIdentity
-import StoryStore
+package import StoryStore
 import StorySync
 import Synchronization
-import UnixSignals
+package import UnixSignals
 
 /// The Storyteller daemon: one store, one identity, the peer listener and
 /// dialers, local discovery, the control API on its Unix socket, and periodic
@@ -18,11 +18,11 @@ import UnixSignals
 ///
 /// `storytellerd` makes one from its flags and runs it until SIGTERM or
 /// SIGINT; tests run one in process and end it with `shutdown()`.
-public final class Daemon: Sendable {
-    public let settings: DaemonSettings
-    public let paths: DaemonPaths
+package final class Daemon: Sendable {
+    package let settings: DaemonSettings
+    package let paths: DaemonPaths
     /// The name told to peers.
-    public let name: String
+    package let name: String
     private let clock: WallClock
     private let signals: [UnixSignal]
     private let logger: Logger
@@ -36,7 +36,7 @@ public final class Daemon: Sendable {
     /// - Parameters:
     ///   - environment: where `XDG_*` and `HOME` come from (for the default paths).
     ///   - signals: the signals that end it gracefully (none for a daemon in a test).
-    public init(
+    package init(
         settings: DaemonSettings, environment: [String: String], clock: WallClock = .system, signals: [UnixSignal] = [.sigterm, .sigint],
         logger: Logger = Logger(label: "storytellerd")
     ) {
@@ -51,8 +51,8 @@ public final class Daemon: Sendable {
     /// What stopped a daemon from starting or running: one sentence saying
     /// what is wrong and what to do, in the words of the type that failed
     /// (never a Swift case name, a NIO signature or an NSError dump).
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
 
         init(description: String) {
             self.description = description
@@ -82,7 +82,7 @@ public final class Daemon: Sendable {
     /// - Throws: `Failure` when the state directory, the database, the
     ///   library, the peer listener or the control socket cannot be opened,
     ///   or a service fails.
-    public func run() async throws(Failure) {
+    package func run() async throws(Failure) {
         // Whatever ends the run, nobody waits for readiness any longer.
         defer { readiness.controlFailed() }
         let lock: DataDirectoryLock
@@ -328,10 +328,10 @@ public final class Daemon: Sendable {
     }
 
     /// The port the metrics listener is bound to, once it is (nil without `metrics-listen`).
-    public var metricsPort: Int? { boundMetricsPort.withLock { $0 } }
+    package var metricsPort: Int? { boundMetricsPort.withLock { $0 } }
 
     /// Ends a running daemon gracefully (as SIGTERM does).
-    public func shutdown() async {
+    package func shutdown() async {
         shutdownRequested.withLock { $0 = true }
         guard let group = group.withLock({ $0 }) else { return }
         await group.triggerGracefulShutdown()
@@ -339,12 +339,12 @@ public final class Daemon: Sendable {
 
     /// The control API's routes, `METHOD template` below `/v1` with
     /// parameters as `{}` (`GET projects/{}`); empty until `run` set them up.
-    public var routes: Set<String> {
+    package var routes: Set<String> {
         Set(routeTable.withLock { $0.routes.map { "\($0.method.rawValue) \($0.template)" } })
     }
 
     /// Returns once peers can connect and the control socket answers (or the daemon failed to start).
-    public func waitUntilReady() async {
+    package func waitUntilReady() async {
         await readiness.wait()
     }
 }

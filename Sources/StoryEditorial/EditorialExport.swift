@@ -1,4 +1,4 @@
-import StoryCore
+package import StoryCore
 
 /// A timeline for an editor: a CMX3600 EDL or an FCPXML 1.9 document
 /// (what Storyboarder and Storyboard Pro hand to Premiere, Avid and Final
@@ -7,26 +7,26 @@ import StoryCore
 /// animatic plays it). The files name their media by the names
 /// `stillName` and `soundName` give, in a directory the client fills.
 /// Pure text; O(shots).
-public enum EditorialExport {
+package enum EditorialExport {
     /// The file a shot's still is in (`2-3.png`).
-    public static func stillName(of shot: ShotView) -> String { "\(shot.label).png" }
+    package static func stillName(of shot: ShotView) -> String { "\(shot.label).png" }
 
     /// The file a sound is in (`sound-3fa1c2d4e5f6.wav`).
-    public static func soundName(of sound: MediaReference) -> String {
+    package static func soundName(of sound: MediaReference) -> String {
         "sound-\(sound.hash.description.prefix(12)).\(sound.type.fileExtension)"
     }
 
     /// A sound on the timeline, on whole frames: where it starts and how many frames it plays.
-    public struct SoundClip: Hashable, Sendable {
-        public var media: MediaReference
-        public var shot: ShotView
-        public var startFrame: Int
-        public var frameCount: Int
+    package struct SoundClip: Hashable, Sendable {
+        package var media: MediaReference
+        package var shot: ShotView
+        package var startFrame: Int
+        package var frameCount: Int
     }
 
     /// Each shot's sound, as the timeline plays it (frames from its shot's
     /// start plus the sound's offset, to the shot's end at most).
-    public static func sounds(in timeline: Timeline) -> [SoundClip] {
+    package static func sounds(in timeline: Timeline) -> [SoundClip] {
         timeline.clips.compactMap { clip in
             guard let sound = clip.shot.sound else { return nil }
             // A peer's document may hold any number: clamped before it becomes an Int.
@@ -42,7 +42,7 @@ public enum EditorialExport {
     /// The timeline as a CMX3600 EDL: a video event per shot (reel `AX`,
     /// the still named in a `FROM CLIP NAME` comment), then an audio event
     /// per sound; record timecodes from 01:00:00:00, non-drop frame.
-    public static func edl(_ timeline: Timeline, title: String) -> String {
+    package static func edl(_ timeline: Timeline, title: String) -> String {
         var lines = ["TITLE: \(singleLine(title, limit: 70))", "FCM: NON-DROP FRAME", ""]
         var event = 0
         func add(track: String, sourceFrames: Int, recordStart: Int, clipName: String, comment: String?) {
@@ -76,7 +76,7 @@ public enum EditorialExport {
     /// relative URLs), and a
     /// project whose spine holds a still per shot, with the shot's sound as a
     /// connected clip below it and its caption or dialogue as a note.
-    public static func fcpxml(_ timeline: Timeline, title: String, width: Int, height: Int, mediaDirectory: String) -> String {
+    package static func fcpxml(_ timeline: Timeline, title: String, width: Int, height: Int, mediaDirectory: String) -> String {
         let fps = timeline.fps
         let directory = mediaDirectory.hasSuffix("/") ? mediaDirectory : mediaDirectory + "/"
         let mediaURL = (directory.hasPrefix("/") ? "file://" : "") + percentEncoded(directory)
@@ -139,7 +139,7 @@ public enum EditorialExport {
     }
 
     /// Seconds within 0 to a day (NaN: 0).
-    public static func clamped(_ seconds: Double) -> Double {
+    package static func clamped(_ seconds: Double) -> Double {
         seconds.isFinite ? min(max(0, seconds), Timeline.maximumSeconds) : 0
     }
 
@@ -167,11 +167,11 @@ public enum EditorialExport {
 }
 
 /// Text inside XML (FCP XML, SVG).
-public enum XMLText {
+package enum XMLText {
     /// Text for an XML attribute or element: markup characters as
     /// entities, newlines and tabs as character references, the control
     /// characters XML 1.0 forbids left out.
-    public static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String {
         var result = ""
         for scalar in text.unicodeScalars {
             switch scalar {

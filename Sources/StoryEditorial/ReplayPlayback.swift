@@ -1,4 +1,4 @@
-import StoryCore
+package import StoryCore
 
 /// A replay laid out on frames: the drawing shown as it was at the start,
 /// then each event at its turn, with the real pause before it divided by
@@ -10,58 +10,58 @@ import StoryCore
 /// time to the nearest frame once, so the whole lasts round(seconds × fps)
 /// frames and nothing drifts. Consecutive frames showing the same thing are
 /// one `Segment`, so a pause costs one picture, however long it is held.
-public struct ReplayPlayback: Hashable, Sendable {
+package struct ReplayPlayback: Hashable, Sendable {
     /// What some consecutive frames show.
-    public struct Segment: Hashable, Sendable {
+    package struct Segment: Hashable, Sendable {
         /// How many of the timeline's events are applied.
-        public var applied: Int
+        package var applied: Int
         /// How much of the next event's stroke is drawn, of its length (0 to 1;
         /// nil: none is being drawn).
-        public var progress: Double?
+        package var progress: Double?
         /// Its first frame (0-based) and how many frames it lasts.
-        public var startFrame: Int
-        public var frameCount: Int
+        package var startFrame: Int
+        package var frameCount: Int
     }
 
     /// The speeds that can be asked for (a multiplier of the real pace).
-    public static let speeds = 0.01...1000.0
+    package static let speeds = 0.01...1000.0
     /// The pace it was drawn at.
-    public static let defaultSpeed = 1.0
+    package static let defaultSpeed = 1.0
     /// The longest pause that can be asked for, in seconds.
-    public static let maxPauses = 0.0...3600.0
+    package static let maxPauses = 0.0...3600.0
     /// A pause's length at most, by default: 50 strokes play in about half a minute.
-    public static let defaultMaxPause = 0.3
+    package static let defaultMaxPause = 0.3
     /// The frame rates a replay may have.
-    public static let frameRates = 1...60
+    package static let frameRates = 1...60
     /// Film's rate, as the animatic's.
-    public static let defaultFPS = 24
+    package static let defaultFPS = 24
     /// The drawing as it was before the first event, held this long first.
-    public static let openingSeconds = 0.5
+    package static let openingSeconds = 0.5
     /// The finished drawing, held this long last.
-    public static let closingSeconds = 1.5
+    package static let closingSeconds = 1.5
     /// A stroke is drawn at this many points a second (a pen samples about 120 a second; twice its pace) …
-    public static let drawingRate = 240.0
+    package static let drawingRate = 240.0
     /// … taking from this to that long (before `speed`).
-    public static let drawingSeconds = 0.15...0.6
+    package static let drawingSeconds = 0.15...0.6
 
     /// Frames a second.
-    public let fps: Int
+    package let fps: Int
     /// What the frames show, in order, end to end from frame 0.
-    public let segments: [Segment]
+    package let segments: [Segment]
 
     /// The replay's length in frames.
-    public var frameCount: Int { segments.last.map { $0.startFrame + $0.frameCount } ?? 0 }
+    package var frameCount: Int { segments.last.map { $0.startFrame + $0.frameCount } ?? 0 }
     /// Its length in seconds, on whole frames.
-    public var seconds: Double { Double(frameCount) / Double(fps) }
+    package var seconds: Double { Double(frameCount) / Double(fps) }
 
     /// How long drawing a stroke of `points` points takes at speed 1.
-    public static func drawingSeconds(points: Int) -> Double {
+    package static func drawingSeconds(points: Int) -> Double {
         min(drawingSeconds.upperBound, max(drawingSeconds.lowerBound, Double(points) / drawingRate))
     }
 
     /// Lays out the events that a render of `timeline`'s shot shows (`shownEvents`).
     /// Values out of `speeds`, `maxPauses` and `frameRates` are clamped into them. O(events + frames of drawing).
-    public init(
+    package init(
         _ timeline: ReplayTimeline, speed: Double = defaultSpeed, maxPause: Double = defaultMaxPause,
         fps: Int = defaultFPS
     ) {

@@ -1,13 +1,13 @@
-import StoryCore
+package import StoryCore
 
 /// Subtitles as SubRip (`.srt`), the form ffmpeg muxes into an MP4 (and
 /// turns into WebVTT for a WebM): one cue per shot that has text, timed by
 /// the shot's frames on a `Timeline`. The text is data (`SubtitleText`): it
 /// can add no cue of its own, and a shot with no length has no cue (a cue
 /// must end after it starts).
-public enum SubRip {
+package enum SubRip {
     /// The cues of `clips`, numbered from 1; `text` is what a shot shows (nil or empty: no cue).
-    public static func document(_ clips: [Timeline.Clip], text: (ShotView) -> String?) -> String {
+    package static func document(_ clips: [Timeline.Clip], text: (ShotView) -> String?) -> String {
         var document = ""
         var number = 0
         for clip in clips where clip.length > 0 {
@@ -23,7 +23,7 @@ public enum SubRip {
     }
 
     /// `HH:MM:SS,mmm` (SubRip) or `HH:MM:SS.mmm` (WebVTT).
-    public static func time(_ seconds: Double, webVTT: Bool) -> String {
+    package static func time(_ seconds: Double, webVTT: Bool) -> String {
         let milliseconds = Int((seconds * 1000).rounded())
         func pad(_ value: Int, _ width: Int) -> String {
             let text = String(value)

@@ -14,12 +14,12 @@ import StoryCore
 /// `{`, `\` and `&`, so no override or entity begins; control characters
 /// become spaces; blank lines go (they would end the cue); and a cue holds
 /// at most `maximumCharacters` (mov_text refuses more than about 64 KiB).
-public enum SubtitleText {
+package enum SubtitleText {
     /// The longest cue text kept, in characters (more is cut, with `…`).
-    public static let maximumCharacters = 2_000
+    package static let maximumCharacters = 2_000
 
     /// The lines of a cue showing `text`; empty when nothing printable is left.
-    public static func lines(_ text: String) -> [String] {
+    package static func lines(_ text: String) -> [String] {
         var cleaned = ""
         cleaned.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
         var kept = 0

@@ -1,4 +1,4 @@
-import StoryCore
+package import StoryCore
 
 /// Shots laid end to end at a frame rate, as an animatic or an editor's
 /// timeline plays them: each held for its `duration` (2 s when unset),
@@ -11,34 +11,34 @@ import StoryCore
 /// count may differ by one from its own duration × fps, and the whole is
 /// always round(sum of durations × fps) frames. A shot shorter than half a
 /// frame gets no frames (it is in the timeline with a length of 0).
-public struct Timeline: Hashable, Sendable {
+package struct Timeline: Hashable, Sendable {
     /// One shot on the timeline.
-    public struct Clip: Hashable, Sendable {
+    package struct Clip: Hashable, Sendable {
         /// The shot it shows.
-        public var shot: ShotView
+        package var shot: ShotView
         /// Its first frame (0-based) and how many frames it lasts.
-        public var startFrame: Int
-        public var frameCount: Int
+        package var startFrame: Int
+        package var frameCount: Int
         /// Where it starts and how long it lasts in seconds, on whole frames.
-        public var start: Double
-        public var length: Double
+        package var start: Double
+        package var length: Double
     }
 
     /// The length of a shot whose duration is not set.
-    public static let defaultShotDuration = 2.0
+    package static let defaultShotDuration = 2.0
     /// The frame rates a timeline may have (whole frames a second).
-    public static let frameRates = 1...120
+    package static let frameRates = 1...120
     /// The longest timeline, in seconds (a day; durations are at most that each).
-    public static let maximumSeconds = 86_400.0
+    package static let maximumSeconds = 86_400.0
 
     /// Frames a second.
-    public let fps: Int
+    package let fps: Int
     /// The shots in order.
-    public let clips: [Clip]
+    package let clips: [Clip]
 
     /// The timeline of `shots` at `fps` (`frameRates`; clamped into it).
     /// O(shots).
-    public init(shots: [ShotView], fps: Int) {
+    package init(shots: [ShotView], fps: Int) {
         let fps = min(max(fps, Self.frameRates.lowerBound), Self.frameRates.upperBound)
         self.fps = fps
         var clips: [Clip] = []
@@ -59,7 +59,7 @@ public struct Timeline: Hashable, Sendable {
 
     /// A shot's duration in seconds: its own when it is a finite number from
     /// 0 to a day, else `defaultShotDuration`.
-    public static func duration(of shot: ShotView) -> Double {
+    package static func duration(of shot: ShotView) -> Double {
         guard let duration = shot.duration, duration.isFinite, duration >= 0, duration <= maximumSeconds else {
             return defaultShotDuration
         }
@@ -67,14 +67,14 @@ public struct Timeline: Hashable, Sendable {
     }
 
     /// All frames.
-    public var frameCount: Int { clips.last.map { $0.startFrame + $0.frameCount } ?? 0 }
+    package var frameCount: Int { clips.last.map { $0.startFrame + $0.frameCount } ?? 0 }
 
     /// The length in seconds (whole frames).
-    public var seconds: Double { Double(frameCount) / Double(fps) }
+    package var seconds: Double { Double(frameCount) / Double(fps) }
 
     /// A frame number as a non-drop-frame SMPTE timecode `HH:MM:SS:FF` at
     /// this rate, starting from `hour` (editors' timelines start at 01:00:00:00).
-    public func timecode(frame: Int, hour: Int = 0) -> String {
+    package func timecode(frame: Int, hour: Int = 0) -> String {
         let total = max(0, frame) + hour * 3600 * fps
         let frames = total % fps
         let seconds = total / fps

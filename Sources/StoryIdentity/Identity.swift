@@ -1,22 +1,22 @@
 import COpenSSL
 import Foundation
-import StoryCore
+package import StoryCore
 
 /// This daemon's TLS identity: an Ed25519 key and a long-lived self-signed
 /// certificate. Peers know each other by the certificate's `PeerID`.
 ///
 /// Owns its `EVP_PKEY*` and `X509*` and frees them in `deinit`.
-public final class Identity: @unchecked Sendable {
+package final class Identity: @unchecked Sendable {
     // Immutable after init; OpenSSL objects are only read (certificates and
     // keys are reference-counted and safe to share for reading).
     package let key: OpaquePointer
     package let certificate: OpaquePointer
     /// The certificate, DER-encoded.
-    public let certificateDER: [UInt8]
+    package let certificateDER: [UInt8]
     /// The certificate, PEM-encoded.
-    public let certificatePEM: String
+    package let certificatePEM: String
     /// Who we are to peers.
-    public let peerID: PeerID
+    package let peerID: PeerID
 
     private init(key: OpaquePointer, certificate: OpaquePointer) throws(IdentityError) {
         self.key = key
@@ -42,7 +42,7 @@ public final class Identity: @unchecked Sendable {
     /// Loads the identity from `directory` (`key.pem`, `cert.pem`), or creates
     /// it there on first start (files 0600 in a directory created 0700).
     /// - Throws: `IdentityError` naming the file at fault.
-    public static func loadOrCreate(in directory: String, commonName: String = "storyteller") throws -> Identity {
+    package static func loadOrCreate(in directory: String, commonName: String = "storyteller") throws -> Identity {
         let keyPath = directory + "/key.pem"
         let certificatePath = directory + "/cert.pem"
         let manager = FileManager.default
@@ -76,7 +76,7 @@ public final class Identity: @unchecked Sendable {
     }
 
     /// Loads an identity from PEM files.
-    public static func load(keyPath: String, certificatePath: String) throws(IdentityError) -> Identity {
+    package static func load(keyPath: String, certificatePath: String) throws(IdentityError) -> Identity {
         guard let keyText = try? String(contentsOfFile: keyPath, encoding: .utf8) else {
             throw IdentityError(.unreadable, "cannot read \(keyPath)")
         }
@@ -99,7 +99,7 @@ public final class Identity: @unchecked Sendable {
     }
 
     /// A new Ed25519 key and a self-signed certificate valid for 100 years.
-    public static func generate(commonName: String = "storyteller") throws(IdentityError) -> Identity {
+    package static func generate(commonName: String = "storyteller") throws(IdentityError) -> Identity {
         guard let context = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, nil) else {
             throw IdentityError.fromQueue(.internalError, "cannot make a key context")
         }
@@ -136,7 +136,7 @@ public final class Identity: @unchecked Sendable {
     }
 
     /// Signs `message` with the identity's Ed25519 key (64 bytes).
-    public func sign(_ message: [UInt8]) -> [UInt8] {
+    package func sign(_ message: [UInt8]) -> [UInt8] {
         OpenSSLErrors.drain()
         guard let context = EVP_MD_CTX_new() else { preconditionFailure("out of memory") }
         defer { EVP_MD_CTX_free(context) }
@@ -150,7 +150,7 @@ public final class Identity: @unchecked Sendable {
     }
 
     /// What documents need to sign this identity's changes.
-    public var signingIdentity: SigningIdentity {
+    package var signingIdentity: SigningIdentity {
         get throws {
             try SigningIdentity(certificate: certificateDER, crypto: OpenSSLCrypto.shared) { [self] in sign($0) }
         }

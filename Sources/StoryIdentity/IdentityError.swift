@@ -3,9 +3,9 @@ import Foundation
 
 /// The identity's key or certificate cannot be read, written, parsed or made.
 /// Carries OpenSSL's error queue as text.
-public struct IdentityError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct IdentityError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case unreadable, unwritable, invalid, internalError
         }
@@ -13,30 +13,30 @@ public struct IdentityError: Error, Hashable, Sendable, CustomStringConvertible 
         private init(_ base: Base) { self.base = base }
 
         /// A key or certificate file cannot be read.
-        public static let unreadable = Code(.unreadable)
+        package static let unreadable = Code(.unreadable)
         /// A key or certificate file cannot be written.
-        public static let unwritable = Code(.unwritable)
+        package static let unwritable = Code(.unwritable)
         /// The files hold no key or certificate, or they do not belong together.
-        public static let invalid = Code(.invalid)
+        package static let invalid = Code(.invalid)
         /// OpenSSL failed in a way it should not (out of memory, bad state).
-        public static let internalError = Code(.internalError)
+        package static let internalError = Code(.internalError)
 
-        public var description: String { base.rawValue }
+        package var description: String { base.rawValue }
     }
 
-    public let code: Code
+    package let code: Code
     /// What failed, in words ("/var/lib/storyteller/identity/key.pem holds no private key").
-    public let message: String
+    package let message: String
     /// OpenSSL's reasons (its error queue as text), for the log; empty when OpenSSL gave none.
-    public let reasons: [String]
+    package let reasons: [String]
 
-    public init(_ code: Code, _ message: String, reasons: [String] = []) {
+    package init(_ code: Code, _ message: String, reasons: [String] = []) {
         self.code = code
         self.message = message
         self.reasons = reasons
     }
 
-    public var description: String {
+    package var description: String {
         "identity \(code): \(message)" + (reasons.isEmpty ? "" : ": \(reasons.joined(separator: "; "))")
     }
 
@@ -50,7 +50,7 @@ public struct IdentityError: Error, Hashable, Sendable, CustomStringConvertible 
 extension IdentityError: LocalizedError {
     /// The failure as one sentence for the person starting the daemon, with
     /// what to do; no code names or OpenSSL reasons (`description` has those).
-    public var errorDescription: String? {
+    package var errorDescription: String? {
         if code == .unreadable || code == .invalid {
             "this machine's identity cannot be used: \(message); put back the identity directory from a backup, "
                 + "or move it away to make a new identity (its peers must then add this machine's new peer id)"

@@ -1,16 +1,16 @@
 import COpenSSL
-import StoryCore
+package import StoryCore
 import Synchronization
 
 /// The cryptography documents use, from the system OpenSSL: SHA-256,
 /// Ed25519 verification and reading certificates.
-public final class OpenSSLCrypto: DocumentCrypto, @unchecked Sendable {
+package final class OpenSSLCrypto: DocumentCrypto, @unchecked Sendable {
     // Fetched once and only used for reading afterwards, which OpenSSL allows
     // from any thread.
     private let sha256: OpaquePointer
 
     /// The one instance (the digest is fetched once per process).
-    public static let shared = OpenSSLCrypto()
+    package static let shared = OpenSSLCrypto()
 
     private init() {
         guard let digest = EVP_MD_fetch(nil, "SHA256", nil) else { preconditionFailure("OpenSSL has no SHA-256") }
@@ -22,7 +22,7 @@ public final class OpenSSLCrypto: DocumentCrypto, @unchecked Sendable {
         keys.withLock { for (_, key) in $0 { EVP_PKEY_free(key) } }
     }
 
-    public func sha256(_ prefix: Digest32?, _ bytes: ArraySlice<UInt8>) -> Digest32 {
+    package func sha256(_ prefix: Digest32?, _ bytes: ArraySlice<UInt8>) -> Digest32 {
         // Once per change received (the hash chain): on a context on the stack
         // (`st_sha256_after`), without the allocations of the one-shot SHA256.
         var output: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
@@ -40,7 +40,7 @@ public final class OpenSSLCrypto: DocumentCrypto, @unchecked Sendable {
         return withUnsafeBytes(of: &output) { Digest32(bigEndian: $0) }
     }
 
-    public func isValidSignature(_ signature: ArraySlice<UInt8>, of message: [UInt8], publicKey: [UInt8]) -> Bool {
+    package func isValidSignature(_ signature: ArraySlice<UInt8>, of message: [UInt8], publicKey: [UInt8]) -> Bool {
         guard signature.count == 64, publicKey.count == 32 else { return false }
         OpenSSLErrors.drain()
         defer { OpenSSLErrors.drain() }
@@ -75,7 +75,7 @@ public final class OpenSSLCrypto: DocumentCrypto, @unchecked Sendable {
         }
     }
 
-    public func identity(ofCertificate der: ArraySlice<UInt8>) -> CertificateIdentity? {
+    package func identity(ofCertificate der: ArraySlice<UInt8>) -> CertificateIdentity? {
         OpenSSLErrors.drain()
         defer { OpenSSLErrors.drain() }
         let bytes = Array(der)

@@ -6,7 +6,7 @@ import StoryCore
 /// bytes, so eight lookups fold in eight bytes at once; about five times
 /// the one-table-lookup-a-byte loop, which made checking a large PNG's
 /// chunks most of an upload's time).
-public struct CRC32: Sendable {
+package struct CRC32: Sendable {
     /// Eight tables of 256 entries, one after the other.
     private static let tables: [UInt32] = {
         var tables = [UInt32](repeating: 0, count: 8 * 256)
@@ -26,15 +26,15 @@ public struct CRC32: Sendable {
 
     private var state: UInt32 = 0xFFFF_FFFF
 
-    public init() {}
+    package init() {}
 
     /// Adds bytes. Cost: O(count).
-    public mutating func update(_ bytes: [UInt8]) {
+    package mutating func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }
 
     /// Adds bytes. Cost: O(count).
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         var crc = state
         Self.tables.withUnsafeBufferPointer { t in
             let count = bytes.count
@@ -57,10 +57,10 @@ public struct CRC32: Sendable {
     }
 
     /// The checksum of the bytes added so far.
-    public var checksum: UInt32 { ~state }
+    package var checksum: UInt32 { ~state }
 
     /// The checksum of `bytes`.
-    public static func checksum(_ bytes: [UInt8]) -> UInt32 {
+    package static func checksum(_ bytes: [UInt8]) -> UInt32 {
         var crc = CRC32()
         crc.update(bytes)
         return crc.checksum

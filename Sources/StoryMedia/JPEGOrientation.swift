@@ -5,11 +5,11 @@ import StoryCore
 /// write it instead of turning the pixels. 1 is upright; 2–8 are the
 /// mirrorings and quarter turns of the EXIF specification; 5–8 swap width
 /// and height.
-public enum JPEGOrientation {
+package enum JPEGOrientation {
     /// The orientation an APP1 segment's payload (after its length) gives,
     /// 1 when it is not EXIF, has no orientation, or says something else
     /// than 1–8. Reads only within `payload`.
-    public static func orientation(inAPP1 payload: some Collection<UInt8>) -> Int {
+    package static func orientation(inAPP1 payload: some Collection<UInt8>) -> Int {
         let bytes = Array(payload)
         guard bytes.count >= 14, bytes[0..<6].elementsEqual(Array("Exif".utf8) + [0, 0]) else { return 1 }
         let tiff = 6
@@ -42,11 +42,11 @@ public enum JPEGOrientation {
     }
 
     /// Whether an orientation turns the picture a quarter (width and height swap).
-    public static func swapsSides(_ orientation: Int) -> Bool { (5...8).contains(orientation) }
+    package static func swapsSides(_ orientation: Int) -> Bool { (5...8).contains(orientation) }
 
     /// The orientation a whole JPEG file gives: its APP1 segments before the
     /// picture data are read (1 when there is none, or the bytes are not a JPEG).
-    public static func orientation(ofJPEG file: UnsafeRawBufferPointer) -> Int {
+    package static func orientation(ofJPEG file: UnsafeRawBufferPointer) -> Int {
         guard file.count >= 4, file[0] == 0xFF, file[1] == 0xD8 else { return 1 }
         var offset = 2
         while offset + 4 <= file.count, file[offset] == 0xFF {

@@ -6,9 +6,9 @@ import StoryCore
 /// `MediaProbe` throws it for anything it cannot vouch for: a format it does
 /// not take, a file cut short, a damaged or impossible header, or a file that
 /// could not be read.
-public struct MediaError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct MediaError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong, for code that reacts differently (an HTTP status, a retry).
-    public enum Kind: Sendable {
+    package enum Kind: Sendable {
         /// Not a format Storyteller takes (text, a web page, a GIF, a video…).
         case unrecognized
         /// The file ends before its format says it does: an interrupted copy or download.
@@ -20,18 +20,18 @@ public struct MediaError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// What went wrong.
-    public var kind: Kind
+    package var kind: Kind
     /// A sentence in the user's words saying what is wrong with the file.
-    public var message: String
+    package var message: String
 
     /// An error of that kind with that message.
-    public init(_ kind: Kind, _ message: String) {
+    package init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message
     }
 
     /// The message: it is written for the user.
-    public var description: String { message }
+    package var description: String { message }
 }
 
 extension MediaError {

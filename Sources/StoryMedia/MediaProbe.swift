@@ -1,18 +1,18 @@
-import StoryCore
+package import StoryCore
 
 /// What `MediaProbe` found in a file: its type and, for an image, its pixel
 /// size, or for a sound, how long it lasts.
-public struct MediaInfo: Hashable, Sendable {
+package struct MediaInfo: Hashable, Sendable {
     /// The format, detected from the bytes.
-    public var type: MediaType
+    package var type: MediaType
     /// Pixels (images, 1…65536; 0 for sound).
-    public var pixelWidth: UInt32
-    public var pixelHeight: UInt32
+    package var pixelWidth: UInt32
+    package var pixelHeight: UInt32
     /// Seconds (sound, 0…86400; 0 for images).
-    public var duration: Double
+    package var duration: Double
 
     /// A description of a file.
-    public init(type: MediaType, pixelWidth: UInt32 = 0, pixelHeight: UInt32 = 0, duration: Double = 0) {
+    package init(type: MediaType, pixelWidth: UInt32 = 0, pixelHeight: UInt32 = 0, duration: Double = 0) {
         self.type = type
         self.pixelWidth = pixelWidth
         self.pixelHeight = pixelHeight
@@ -28,7 +28,7 @@ public struct MediaInfo: Hashable, Sendable {
 /// Nothing in a file is trusted: every loop moves forward through the file
 /// (so it ends), reads are at most 64 KiB, and memory stays bounded whatever
 /// the file's size or what its headers claim.
-public enum MediaProbe {
+package enum MediaProbe {
     /// Largest width or height of an image, in pixels (as `MediaReference`).
     static let maximumPixelSize: UInt64 = 1 << 16
     /// Longest sound, in seconds (as `MediaReference`): a day.
@@ -43,7 +43,7 @@ public enum MediaProbe {
     ///   WebP, WAV, MP3, M4A, Ogg (Opus, Vorbis) and FLAC (with a hint of what
     ///   the file seems to be), `.truncated` for a file cut short (or empty),
     ///   `.malformed` for damaged contents, `.unreadable` when the source fails.
-    public static func probe(_ source: some MediaSource) throws(MediaError) -> MediaInfo {
+    package static func probe(_ source: some MediaSource) throws(MediaError) -> MediaInfo {
         var reader = MediaReader(source)
         guard reader.byteCount > 0 else {
             throw MediaError(.truncated, "the file is empty: it holds no image or sound")

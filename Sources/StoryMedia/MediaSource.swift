@@ -1,7 +1,7 @@
 import StoryCore
 
 /// Random-access bytes of a file being checked (the daemon implements it over a file descriptor; tests over an array).
-public protocol MediaSource {
+package protocol MediaSource {
     /// The file's length in bytes.
     var byteCount: UInt64 { get }
     /// Up to `count` bytes at `offset` (fewer only at the end).
@@ -10,17 +10,17 @@ public protocol MediaSource {
 }
 
 /// Bytes in memory as a `MediaSource`.
-public struct BytesMediaSource: MediaSource, Sendable {
+package struct BytesMediaSource: MediaSource, Sendable {
     private let bytes: [UInt8]
 
     /// A source over these bytes.
-    public init(_ bytes: [UInt8]) {
+    package init(_ bytes: [UInt8]) {
         self.bytes = bytes
     }
 
-    public var byteCount: UInt64 { UInt64(bytes.count) }
+    package var byteCount: UInt64 { UInt64(bytes.count) }
 
-    public func read(at offset: UInt64, count: Int) throws(MediaError) -> [UInt8] {
+    package func read(at offset: UInt64, count: Int) throws(MediaError) -> [UInt8] {
         guard offset < UInt64(bytes.count), count > 0 else { return [] }
         let start = Int(offset)
         return Array(bytes[start..<start + min(count, bytes.count - start)])

@@ -1,4 +1,4 @@
-import StoryCore
+package import StoryCore
 
 /// A shot as one frame of an animatic: the panel, drawn as `PanelRenderer`
 /// draws it, fitted into a frame of a fixed size keeping its aspect ratio
@@ -10,10 +10,10 @@ import StoryCore
 /// Pure but for reading the picture files it is given; CPU-bound (call it
 /// off any actor or event loop that must stay responsive). Memory: the
 /// frame (4 bytes a pixel) and the PNG's bytes.
-public enum AnimaticFrame {
+package enum AnimaticFrame {
     /// The frame sizes that can be asked for, each side in pixels.
-    public static let widths = 16...7680
-    public static let heights = 16...4320
+    package static let widths = 16...7680
+    package static let heights = 16...4320
 
     static let barColour = Color.black
     static let captionColour = Color.white
@@ -22,7 +22,7 @@ public enum AnimaticFrame {
 
     /// Where the panel goes in a `width`×`height` frame: as large as fits at
     /// the shot's aspect ratio, centred.
-    public static func panelBox(of shot: ShotView, width: Int, height: Int) -> (x: Double, y: Double, width: Double, height: Double) {
+    package static func panelBox(of shot: ShotView, width: Int, height: Int) -> (x: Double, y: Double, width: Double, height: Double) {
         let aspect = shot.aspectRatio.isFinite && shot.aspectRatio > 0 ? shot.aspectRatio : ProjectView.defaultAspectRatio
         let (frameWidth, frameHeight) = (Double(width), Double(height))
         var (w, h) = (frameWidth, (frameWidth / aspect).rounded())
@@ -38,7 +38,7 @@ public enum AnimaticFrame {
     ///   - pictureFiles: as for `PanelRenderer.render`.
     /// - Returns: the PNG's bytes.
     /// - Throws: `RenderError.outOfRange` for a size out of range; `.cairo` if drawing fails.
-    public static func render(
+    package static func render(
         _ shot: ShotView, width: Int, height: Int, caption: String? = nil, pictureFiles: [BlobHash: String] = [:]
     ) throws(RenderError) -> [UInt8] {
         guard widths.contains(width), heights.contains(height) else {

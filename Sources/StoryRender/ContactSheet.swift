@@ -1,4 +1,4 @@
-import StoryCore
+package import StoryCore
 
 /// Every panel of a project in one PNG: a grid in reading order, each panel
 /// with its label and duration under it, under a title line.
@@ -7,11 +7,11 @@ import StoryCore
 /// memory is the image (4 bytes a pixel, at most `maximumPixels`) and its
 /// PNG; the grid gets more columns, and the panels smaller, before the image
 /// would be larger than that.
-public enum ContactSheet {
+package enum ContactSheet {
     /// The widths that can be asked for, in pixels.
-    public static let widths = 320...4096
+    package static let widths = 320...4096
     /// The largest image drawn (128 MB of pixels).
-    public static let maximumPixels = 32_000_000
+    package static let maximumPixels = 32_000_000
     /// About how wide a panel is drawn, in pixels (fewer columns on a narrow sheet).
     static let panelWidth = 260.0
 
@@ -19,7 +19,7 @@ public enum ContactSheet {
     /// - Throws: `RenderError.outOfRange` for a width out of range, or so
     ///   many shots that their panels would be specks; `.cairo` if drawing fails.
     /// - Complexity: draws every shot once.
-    public static func render(
+    package static func render(
         _ scenes: [SceneView], of project: ProjectView, title: String, width: Int,
         pictureFiles: [BlobHash: String] = [:]
     ) throws(RenderError) -> [UInt8] {

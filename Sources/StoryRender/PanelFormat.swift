@@ -1,5 +1,5 @@
 /// The files a panel is rendered to. One drawing code path (cairo) writes all three.
-public enum PanelFormat: String, CaseIterable, Hashable, Sendable {
+package enum PanelFormat: String, CaseIterable, Hashable, Sendable {
     /// A bitmap (8-bit RGBA), `width`×`height` pixels.
     case png
     /// Vector drawing; pictures are embedded (their original JPEG or PNG bytes when drawn whole).
@@ -8,7 +8,7 @@ public enum PanelFormat: String, CaseIterable, Hashable, Sendable {
     case pdf
 
     /// The HTTP `Content-Type` of such a file.
-    public var contentType: String {
+    package var contentType: String {
         switch self {
         case .png: "image/png"
         case .svg: "image/svg+xml"

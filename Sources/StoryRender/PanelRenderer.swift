@@ -1,4 +1,4 @@
-import StoryCore
+package import StoryCore
 
 /// Draws a shot as a storyboard panel, to PNG, SVG or PDF through one
 /// drawing code path on cairo: the shot's background; with `onion`, the
@@ -15,17 +15,17 @@ import StoryCore
 /// panel takes a while). Memory: the surface (4 bytes a pixel for PNG, an
 /// intermediate surface per translucent layer), the file's bytes, and one
 /// picture at a time, decoded at about its drawn size.
-public enum PanelRenderer {
+package enum PanelRenderer {
     /// The width when none is asked for.
-    public static let defaultWidth = 1600
+    package static let defaultWidth = 1600
     /// The widths that can be asked for, in pixels.
-    public static let widths = 16...8192
+    package static let widths = 16...8192
     /// The tallest panel, in pixels (a narrow aspect ratio limits the width).
-    public static let maximumHeight = 8192
+    package static let maximumHeight = 8192
     /// How many shots on each side an onion skin may show.
-    public static let onionRange = 0...10
+    package static let onionRange = 0...10
     /// A picture decoding to more pixels than this (160 MB) is drawn as an outline.
-    public static let maximumPicturePixels = 40_000_000
+    package static let maximumPicturePixels = 40_000_000
 
     /// The tint of the shots before (red) and after (green), as storyboard and
     /// animation tools show them, unless the project chose its own (`onionBefore`, `onionAfter`).
@@ -41,13 +41,13 @@ public enum PanelRenderer {
     static let minimumPressure = 0.1
 
     /// The pictures a render of `shot` draws (visible image layers), each once: the files to hand to `render`.
-    public static func pictures(drawnIn shot: ShotView) -> [MediaReference] {
+    package static func pictures(drawnIn shot: ShotView) -> [MediaReference] {
         var seen: Set<BlobHash> = []
         return shot.layers.filter { $0.isVisible && $0.opacity > 0 }.compactMap(\.image).filter { seen.insert($0.hash).inserted }
     }
 
     /// The panel's height for `width` (the shot's aspect ratio).
-    public static func height(of shot: ShotView, width: Int) -> Int {
+    package static func height(of shot: ShotView, width: Int) -> Int {
         let aspect = shot.aspectRatio.isFinite && shot.aspectRatio > 0 ? shot.aspectRatio : ProjectView.defaultAspectRatio
         let height = (Double(width) / aspect).rounded()
         return height < Double(Int.max / 2) ? max(1, Int(height)) : Int.max / 2
@@ -64,7 +64,7 @@ public enum PanelRenderer {
     ///     pictures drawn are read.
     /// - Returns: the file's bytes.
     /// - Throws: `RenderError.outOfRange` for a width, height or onion out of range; `.cairo` if drawing fails.
-    public static func render(
+    package static func render(
         _ shot: ShotView, in project: ProjectView, as format: PanelFormat, width: Int = defaultWidth, onion: Int = 0,
         pictureFiles: [BlobHash: String] = [:]
     ) throws(RenderError) -> [UInt8] {

@@ -1,4 +1,4 @@
-import StoryCore
+package import StoryCore
 
 /// A print-ready storyboard sheet as a PDF, written page by page.
 ///
@@ -17,11 +17,11 @@ import StoryCore
 /// hands over the bytes written so far. Memory: the plan (a few strings per
 /// shot), one page's drawing and one picture at a time. Not thread-safe:
 /// use it from one thread (the daemon's render thread).
-public final class PrintSheet {
+package final class PrintSheet {
     /// How many pages the whole sheet has.
-    public let pageCount: Int
+    package let pageCount: Int
     /// The pages drawn (the layout's `pages`, within the sheet).
-    public let pages: ClosedRange<Int>
+    package let pages: ClosedRange<Int>
 
     private let canvas: CairoCanvas
     private let geometry: Geometry
@@ -58,7 +58,7 @@ public final class PrintSheet {
     /// - Throws: `RenderError.outOfRange` for a page, grid or page range the
     ///   sheet does not have; `.cairo` if cairo cannot make the PDF.
     /// - Complexity: lays out every shot's text once (and each continuation once more).
-    public init(
+    package init(
         scenes: [SceneView], of project: ProjectView, title: String, date: String, layout: PrintSheetLayout,
         pictureFiles: [BlobHash: String] = [:]
     ) throws(RenderError) {
@@ -99,7 +99,7 @@ public final class PrintSheet {
     /// Draws the next page and returns the PDF's bytes written since the
     /// last call; after the last page, the end of the file; then nil.
     /// - Throws: `RenderError.cairo` if drawing or writing fails.
-    public func nextChunk() throws(RenderError) -> [UInt8]? {
+    package func nextChunk() throws(RenderError) -> [UInt8]? {
         if nextPage <= pages.upperBound {
             draw(page: nextPage)
             canvas.endPage()
@@ -113,7 +113,7 @@ public final class PrintSheet {
 
     /// The whole file at once (for tests and small sheets).
     /// - Throws: `RenderError.cairo` if drawing or writing fails.
-    public func render() throws(RenderError) -> [UInt8] {
+    package func render() throws(RenderError) -> [UInt8] {
         var bytes: [UInt8] = []
         while let chunk = try nextChunk() { bytes += chunk }
         return bytes

@@ -1,8 +1,8 @@
 /// How a print sheet is laid out: the page in points, the grid of panels on
 /// it, where each panel's text goes and what it says, and which pages to draw.
-public struct PrintSheetLayout: Hashable, Sendable {
+package struct PrintSheetLayout: Hashable, Sendable {
     /// What is printed with each panel.
-    public enum Field: String, CaseIterable, Hashable, Sendable {
+    package enum Field: String, CaseIterable, Hashable, Sendable {
         /// The shot's label (`1-2`), under the panel.
         case label
         case caption, dialogue, action, notes
@@ -11,24 +11,24 @@ public struct PrintSheetLayout: Hashable, Sendable {
     }
 
     /// The page, in PDF points (1/72 inch).
-    public var pageWidth: Double
-    public var pageHeight: Double
+    package var pageWidth: Double
+    package var pageHeight: Double
     /// Panels down and across a page.
-    public var rows: Int
-    public var columns: Int
+    package var rows: Int
+    package var columns: Int
     /// Text to the right of each panel rather than under it.
-    public var isTextBeside: Bool
+    package var isTextBeside: Bool
     /// In the order they are printed.
-    public var fields: [Field]
+    package var fields: [Field]
     /// Only these pages (numbered in the whole sheet); nil: every page.
-    public var pages: ClosedRange<Int>?
+    package var pages: ClosedRange<Int>?
 
     /// The rows and columns a sheet may have.
-    public static let gridRange = 1...8
+    package static let gridRange = 1...8
     /// The smallest and largest page side, in points (a business card to a plotter's 2 m).
-    public static let pageSides = 144.0...5760.0
+    package static let pageSides = 144.0...5760.0
 
-    public init(
+    package init(
         pageWidth: Double, pageHeight: Double, rows: Int, columns: Int, isTextBeside: Bool = false,
         fields: [Field] = [.label, .caption, .dialogue, .duration], pages: ClosedRange<Int>? = nil
     ) {

@@ -1,8 +1,8 @@
 /// A panel that cannot be rendered: a width, height or onion count out of
 /// range, or cairo failing (out of memory, a write error).
-public struct RenderError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct RenderError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case outOfRange, cairo
         }
@@ -11,22 +11,22 @@ public struct RenderError: Error, Hashable, Sendable, CustomStringConvertible {
 
         /// The requested width, the height it gives at the shot's aspect ratio, or the onion count is
         /// out of range (the request's mistake).
-        public static let outOfRange = Code(.outOfRange)
+        package static let outOfRange = Code(.outOfRange)
         /// cairo reported an error while drawing or writing the file.
-        public static let cairo = Code(.cairo)
+        package static let cairo = Code(.cairo)
 
-        public var description: String { base.rawValue }
+        package var description: String { base.rawValue }
     }
 
     /// The kind of failure.
-    public let code: Code
+    package let code: Code
     /// A human explanation.
-    public let message: String
+    package let message: String
 
     init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }

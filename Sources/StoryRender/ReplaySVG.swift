@@ -1,5 +1,5 @@
-import StoryCore
-import StoryEditorial
+package import StoryCore
+package import StoryEditorial
 
 /// A shot's replay as one animated SVG a browser plays (SMIL): the panel as
 /// `PanelRenderer` draws it — background, the visible layers bottom to top
@@ -14,11 +14,11 @@ import StoryEditorial
 ///
 /// Pure: the pictures' bytes are given. Size: O(points of the strokes shown
 /// over the whole history + the pictures' bytes, base64).
-public enum ReplaySVG {
+package enum ReplaySVG {
     /// The SVG of `timeline` played as `playback` lays it out, `width` pixels wide.
     ///
     /// - Parameter pictures: each drawn picture's bytes by hash; one missing is outlined.
-    public static func make(
+    package static func make(
         _ timeline: ReplayTimeline, playback: ReplayPlayback, width: Int, pictures: [BlobHash: [UInt8]] = [:]
     ) -> String {
         let shot = timeline.shot

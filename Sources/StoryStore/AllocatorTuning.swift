@@ -22,22 +22,22 @@ import Foundation
 /// time). Measured (docs/performance.md, "The allocator's thresholds"): RSS
 /// of 3 replicas of the medium trace 132 → 111 MB, peak 211 → 188 MB, with
 /// the sync, the merge and a large initial sync as fast.
-public enum AllocatorTuning {
+package enum AllocatorTuning {
     /// Blocks this large or larger are mapped on their own.
-    public static let mmapThreshold = 8 << 20
+    package static let mmapThreshold = 8 << 20
     /// Free space at the top of an arena past this is given back.
-    public static let trimThreshold = 8 << 20
+    package static let trimThreshold = 8 << 20
 
     /// Gives the free pages inside every arena back to the system
     /// (`malloc_trim(0)`: `madvise` on whole free pages, wherever they are).
     /// For bursts of large short-lived buffers from a peer (snapshot parts),
     /// whose holes the thresholds above leave in the arenas. O(arenas' size).
-    public static func giveBack() { _ = malloc_trim(0) }
+    package static func giveBack() { _ = malloc_trim(0) }
 
     /// Sets both thresholds, unless the environment sets malloc's own tunables
     /// (`GLIBC_TUNABLES=glibc.malloc.…`, which then win). Returns whether it set them.
     @discardableResult
-    public static func apply(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
+    package static func apply(environment: [String: String] = ProcessInfo.processInfo.environment) -> Bool {
         if environment["GLIBC_TUNABLES"]?.contains("glibc.malloc.") == true { return false }
         return mallopt(M_MMAP_THRESHOLD, Int32(mmapThreshold)) == 1 && mallopt(M_TRIM_THRESHOLD, Int32(trimThreshold)) == 1
     }

@@ -6,7 +6,7 @@ import Synchronization
 /// `buffer` events loses the oldest, unless it subscribed losslessly (a
 /// consumer whose work depends on every event, such as the peer manager
 /// pushing each change: a folder shared at once publishes thousands).
-public final class EventBroadcaster<Event: Sendable>: Sendable {
+package final class EventBroadcaster<Event: Sendable>: Sendable {
     private struct State {
         var subscribers: [Int: AsyncStream<Event>.Continuation] = [:]
         var next = 0
@@ -15,10 +15,10 @@ public final class EventBroadcaster<Event: Sendable>: Sendable {
     private let state = Mutex(State())
     private let buffer: Int
 
-    public init(buffer: Int = 1024) { self.buffer = buffer }
+    package init(buffer: Int = 1024) { self.buffer = buffer }
 
     /// A stream of the events published from now on (it ends at `finish`).
-    public func subscribe(lossless: Bool = false) -> AsyncStream<Event> {
+    package func subscribe(lossless: Bool = false) -> AsyncStream<Event> {
         let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: lossless ? .unbounded : .bufferingNewest(buffer))
         let key = state.withLock { state -> Int in
             defer { state.next += 1 }
@@ -32,13 +32,13 @@ public final class EventBroadcaster<Event: Sendable>: Sendable {
     }
 
     /// Sends an event to every subscriber.
-    public func publish(_ event: Event) {
+    package func publish(_ event: Event) {
         for continuation in state.withLock({ Array($0.subscribers.values) }) { continuation.yield(event) }
     }
 
     /// Ends every stream subscribed so far (at shutdown; a store outlives
     /// its peer manager in tests, and a new one subscribes again).
-    public func finish() {
+    package func finish() {
         let subscribers = state.withLock { state in
             defer { state.subscribers = [:] }
             return Array(state.subscribers.values)

@@ -1,50 +1,50 @@
-import StoryCore
+package import StoryCore
 
 /// What kind of document a row holds.
-public enum DocumentKind: Int64, Sendable, CustomStringConvertible {
+package enum DocumentKind: Int64, Sendable, CustomStringConvertible {
     case project = 1
     case library = 2
 
-    public var description: String { self == .project ? "project" : "library" }
+    package var description: String { self == .project ? "project" : "library" }
 }
 
 /// A document as listed, without loading it.
-public struct DocumentRecord: Hashable, Sendable {
-    public var id: DocumentID
-    public var kind: DocumentKind
-    public var name: String?
+package struct DocumentRecord: Hashable, Sendable {
+    package var id: DocumentID
+    package var kind: DocumentKind
+    package var name: String?
     /// Milliseconds since 1970.
-    public var created: Int64
+    package var created: Int64
     /// In the trash on this machine: deleted for everyone, or hidden here.
-    public var isDeleted: Bool { isDeletedForEveryone || isHidden }
+    package var isDeleted: Bool { isDeletedForEveryone || isHidden }
     /// Deleted for everyone who shares it: the project document's own flag
     /// (docs/crdt.md, "Deleting a project"), mirrored here whenever changes
     /// apply, so listings need not load the document.
-    public var isDeletedForEveryone: Bool
+    package var isDeletedForEveryone: Bool
     /// Who deleted it for everyone (the identity that signed the change), when known.
-    public var deletedBy: PeerID?
+    package var deletedBy: PeerID?
     /// When it was deleted for everyone, on the deleting author's clock
     /// (milliseconds since 1970, the document's `deletedAt`).
-    public var deletedTime: Int64?
+    package var deletedTime: Int64?
     /// When this machine learned it was deleted for everyone (its own clock).
-    public var deletedSeen: Int64?
+    package var deletedSeen: Int64?
     /// Hidden on this machine only: a reader's `projects delete`, or a
     /// library put aside by an upgrade. Never synced.
-    public var isHidden: Bool
+    package var isHidden: Bool
     /// When it was hidden here.
-    public var hiddenAt: Int64?
+    package var hiddenAt: Int64?
     /// Changes stored, and the version vector of the stored snapshot (if any).
-    public var changeCount: Int
-    public var snapshotVersion: VersionVector?
+    package var changeCount: Int
+    package var snapshotVersion: VersionVector?
     /// The peer this document was taken from, while its founding change has
     /// not arrived yet (it is synced with that peer until then).
-    public var origin: String?
+    package var origin: String?
 
     /// Taken from a peer, its founding change not arrived (or not checked
     /// out) yet: an offer of a name, not a project. Listings leave it out
     /// until it is founded (a peer that offers 10,000 made-up projects
     /// shows none of them).
-    public var isAwaitingFounding: Bool { origin != nil }
+    package var isAwaitingFounding: Bool { origin != nil }
 }
 
 extension DocumentRecord {
@@ -52,7 +52,7 @@ extension DocumentRecord {
     /// later of the delete's own time and when this machine learned of it,
     /// so neither a clock ahead elsewhere nor a long time offline shortens
     /// the time a person here has to notice it. Nil when not deleted for everyone.
-    public var retentionStart: Int64? {
+    package var retentionStart: Int64? {
         guard isDeletedForEveryone else { return nil }
         let times = [deletedTime, deletedSeen].compactMap { $0 }
         return times.max()
@@ -63,43 +63,43 @@ extension DocumentRecord {
 /// offer of the same project that has nothing new (ignored) from one that
 /// has changes made since (taken back, into the trash if it is still
 /// deleted there).
-public struct PurgedRecord: Hashable, Sendable {
-    public var id: DocumentID
-    public var kind: DocumentKind
-    public var name: String?
+package struct PurgedRecord: Hashable, Sendable {
+    package var id: DocumentID
+    package var kind: DocumentKind
+    package var name: String?
     /// What it held when it was purged.
-    public var version: VersionVector
+    package var version: VersionVector
     /// It was hidden here (it stays hidden if it comes back).
-    public var wasHidden: Bool
+    package var wasHidden: Bool
     /// Milliseconds since 1970.
-    public var purged: Int64
+    package var purged: Int64
 }
 
 /// A configured peer, or one that tried to connect and awaits acceptance.
-public struct PeerRecord: Hashable, Sendable {
-    public enum State: String, Sendable {
+package struct PeerRecord: Hashable, Sendable {
+    package enum State: String, Sendable {
         case configured, pending
     }
 
     /// The peer id (base32 of the SHA-256 of its certificate).
-    public var id: PeerID
-    public var name: String?
+    package var id: PeerID
+    package var name: String?
     /// Where to dial it (`host:port`), for configured peers: the first of `addresses`.
-    public var address: String?
+    package var address: String?
     /// Further addresses to try in turn when `address` does not answer.
-    public var otherAddresses: [String]
-    public var state: State
-    public var added: Int64
-    public var lastSeen: Int64?
+    package var otherAddresses: [String]
+    package var state: State
+    package var added: Int64
+    package var lastSeen: Int64?
     /// Where it last connected from.
-    public var lastAddress: String?
+    package var lastAddress: String?
     /// The name it gave itself in its last hello (its `--name`); kept when it disconnects.
-    public var announcedName: String?
+    package var announcedName: String?
     /// Its offers dropped, oldest first, to keep at most
     /// `StoreOptions.maximumOffersPerPeer` waiting for a user.
-    public var offersDropped: Int = 0
+    package var offersDropped: Int = 0
 
-    public init(
+    package init(
         id: PeerID, name: String? = nil, address: String? = nil, otherAddresses: [String] = [], state: State, added: Int64,
         lastSeen: Int64? = nil, lastAddress: String? = nil, announcedName: String? = nil, offersDropped: Int = 0
     ) {
@@ -116,22 +116,22 @@ public struct PeerRecord: Hashable, Sendable {
     }
 
     /// Every address to dial it at, in the order they are tried.
-    public var addresses: [String] { (address.map { [$0] } ?? []) + otherAddresses }
+    package var addresses: [String] { (address.map { [$0] } ?? []) + otherAddresses }
 }
 
 /// How a document is shared with a peer, in the words of the control API:
 /// read-write is the `editor` role, read-only the `reader` role.
-public enum ShareMode: String, Sendable {
+package enum ShareMode: String, Sendable {
     /// Changes flow both ways.
     case readWrite = "read-write"
     /// The peer receives changes; its changes to this document are refused by every daemon.
     case readOnly = "read-only"
 
     /// The role this mode gives.
-    public var role: Role { self == .readWrite ? .editor : .reader }
+    package var role: Role { self == .readWrite ? .editor : .reader }
 
     /// The mode of a role (the owner's is read-write; nobody's is none).
-    public init?(role: Role) {
+    package init?(role: Role) {
         switch role {
         case .owner, .editor: self = .readWrite
         case .reader: self = .readOnly
@@ -141,12 +141,12 @@ public enum ShareMode: String, Sendable {
 }
 
 /// A member of a document's access list, as the store mirrors it.
-public struct MemberRecord: Hashable, Sendable {
-    public var document: DocumentID
-    public var peer: PeerID
-    public var role: Role
+package struct MemberRecord: Hashable, Sendable {
+    package var document: DocumentID
+    package var peer: PeerID
+    package var role: Role
 
-    public init(document: DocumentID, peer: PeerID, role: Role) {
+    package init(document: DocumentID, peer: PeerID, role: Role) {
         self.document = document
         self.peer = peer
         self.role = role
@@ -154,13 +154,13 @@ public struct MemberRecord: Hashable, Sendable {
 }
 
 /// A document a peer offered that this daemon did not take (yet).
-public struct OfferRecord: Hashable, Sendable {
-    public var document: DocumentID
-    public var peer: PeerID
-    public var kind: DocumentKind
-    public var name: String?
+package struct OfferRecord: Hashable, Sendable {
+    package var document: DocumentID
+    package var peer: PeerID
+    package var kind: DocumentKind
+    package var name: String?
     /// Milliseconds since 1970.
-    public var received: Int64
+    package var received: Int64
 }
 
 extension DocumentID {

@@ -1,5 +1,5 @@
 import Foundation
-import StoryCore
+package import StoryCore
 
 /// Who may do what with a document: shares, members and offers.
 extension Store {
@@ -8,7 +8,7 @@ extension Store {
     /// entitled to it: the owner, or an editor giving rights.
     /// - Throws: `DocumentError(.forbidden)` when this daemon may not,
     ///   `DocumentError(.invalidOperation)` for a legacy document.
-    public func share(_ id: DocumentID, with peer: PeerID, role: Role, at time: Int64) throws {
+    package func share(_ id: DocumentID, with peer: PeerID, role: Role, at time: Int64) throws {
         let current = try loadedDocument(id)
         guard !current.isLegacy else {
             throw DocumentError(
@@ -39,13 +39,13 @@ extension Store {
 
     /// The version that took `peer`'s rights to a document while it may not
     /// have heard, if any; `forget` once it has it.
-    public func farewell(of document: DocumentID, to peer: PeerID) throws -> VersionVector? { try database.farewell(of: document, to: peer) }
+    package func farewell(of document: DocumentID, to peer: PeerID) throws -> VersionVector? { try database.farewell(of: document, to: peer) }
 
-    public func forgetFarewell(of document: DocumentID, to peer: PeerID) throws { try database.setFarewell(nil, of: document, to: peer) }
+    package func forgetFarewell(of document: DocumentID, to peer: PeerID) throws { try database.setFarewell(nil, of: document, to: peer) }
 
     /// For each document: its record (nil if not here), this daemon's role and
     /// whether it was made before signed authorship; one call for a folder's worth.
-    public func shareability(of ids: [DocumentID]) throws -> [(id: DocumentID, record: DocumentRecord?, role: Role, isLegacy: Bool)] {
+    package func shareability(of ids: [DocumentID]) throws -> [(id: DocumentID, record: DocumentRecord?, role: Role, isLegacy: Bool)] {
         try ids.map { id in
             guard let record = try database.document(id), !record.isDeleted else { return (id, nil, .none, false) }
             let document = try loadedDocument(id)
@@ -54,17 +54,17 @@ extension Store {
     }
 
     /// The members of one document or of all, as the access lists say.
-    public func members(of document: DocumentID? = nil) throws -> [MemberRecord] { try database.members(of: document) }
+    package func members(of document: DocumentID? = nil) throws -> [MemberRecord] { try database.members(of: document) }
 
     /// What this daemon may do with a document.
-    public func localRole(of id: DocumentID) throws -> Role { try loadedDocument(id).localRole }
+    package func localRole(of id: DocumentID) throws -> Role { try loadedDocument(id).localRole }
 
     /// The documents to sync with a peer: those it is a member of, and those
     /// taken from it whose founding change has not arrived yet. Projects in
     /// the trash too: deleted for everyone, a project still syncs, so a
     /// restore (or an edit) made anywhere arrives; hidden here, it still
     /// follows the others. (A legacy document has no member but this daemon.)
-    public func sharedDocuments(with peer: PeerID) throws -> [(record: DocumentRecord, role: Role)] {
+    package func sharedDocuments(with peer: PeerID) throws -> [(record: DocumentRecord, role: Role)] {
         var result: [(DocumentRecord, Role)] = []
         var seen: Set<DocumentID> = []
         for member in try database.documents(sharedWith: peer) {
@@ -81,13 +81,13 @@ extension Store {
     /// How one document is synced with `peer`, by the rule of
     /// `sharedDocuments(with:)`: with its role as a member, with `.none` for
     /// the peer the document was taken from; nil when it is not synced with it.
-    public func sharedRole(of record: DocumentRecord, with peer: PeerID) throws -> Role? {
+    package func sharedRole(of record: DocumentRecord, with peer: PeerID) throws -> Role? {
         if let member = try database.members(of: record.id).first(where: { $0.peer == peer }) { return member.role }
         return record.origin == peer.description ? Role.none : nil
     }
 
     /// Keeps an offer this daemon did not take (not accepting offers from that peer).
-    public func recordOffer(_ document: DocumentID, kind: DocumentKind, name: String?, from peer: PeerID, at time: Int64) throws {
+    package func recordOffer(_ document: DocumentID, kind: DocumentKind, name: String?, from peer: PeerID, at time: Int64) throws {
         try database.recordOffer(OfferRecord(document: document, peer: peer, kind: kind, name: name, received: time))
     }
 
@@ -95,16 +95,16 @@ extension Store {
     /// counted on its record).
     /// - Returns: how many were dropped.
     @discardableResult
-    public func pruneOffers(from peer: PeerID) throws -> Int {
+    package func pruneOffers(from peer: PeerID) throws -> Int {
         try database.pruneOffers(from: peer, keeping: options.maximumOffersPerPeer)
     }
 
     /// Offers kept for a user to decide (not declined), oldest first.
-    public func offers() throws -> [OfferRecord] { try database.offers() }
+    package func offers() throws -> [OfferRecord] { try database.offers() }
 
     /// Declines an offer: it is not listed, and the peer offering it again is ignored.
     /// - Throws: `StoreError(.notFound)` if there is no such offer.
-    public func declineOffer(of document: DocumentID, from peer: PeerID) throws {
+    package func declineOffer(of document: DocumentID, from peer: PeerID) throws {
         guard try database.offers().contains(where: { $0.document == document && $0.peer == peer }) else {
             throw StoreError(.notFound, "\(peer.short) offers no document \(document)", path: path)
         }
@@ -112,13 +112,13 @@ extension Store {
     }
 
     /// Whether a user declined this peer's offer of this document.
-    public func isDeclined(_ document: DocumentID, from peer: PeerID) throws -> Bool { try database.isDeclined(document, from: peer) }
+    package func isDeclined(_ document: DocumentID, from peer: PeerID) throws -> Bool { try database.isDeclined(document, from: peer) }
 
     /// Per peer set at run time: whether what it shares is taken without asking.
-    public func autoAcceptSettings() throws -> [PeerID: Bool] { try database.autoAccept() }
+    package func autoAcceptSettings() throws -> [PeerID: Bool] { try database.autoAccept() }
 
     /// Sets (or, with nil, clears) whether what `peer` shares is taken without asking.
-    public func setAutoAccept(_ value: Bool?, for peer: PeerID) throws {
+    package func setAutoAccept(_ value: Bool?, for peer: PeerID) throws {
         try database.setAutoAccept(value, for: peer)
         publish(.peersChanged)
     }
@@ -126,25 +126,25 @@ extension Store {
     /// Notes that a document was shared with a peer directly (not through a
     /// folder), or no longer is: a project moved out of a shared folder keeps
     /// the peers it was shared with directly.
-    public func setDirectShare(_ shared: Bool, of document: DocumentID, with peer: PeerID) throws {
+    package func setDirectShare(_ shared: Bool, of document: DocumentID, with peer: PeerID) throws {
         try database.setDirectShare(shared, of: document, with: peer)
     }
 
     /// Documents shared with peers directly.
-    public func directShares() throws -> [(document: DocumentID, peer: PeerID)] { try database.directShares() }
+    package func directShares() throws -> [(document: DocumentID, peer: PeerID)] { try database.directShares() }
 }
 
 /// A folder's old node id, kept as another name of the entry that lists the
 /// shared folder it became (`library_aliases`).
-public struct LibraryAlias: Hashable, Sendable {
+package struct LibraryAlias: Hashable, Sendable {
     /// The library document holding both the old node and the entry.
-    public var library: DocumentID
+    package var library: DocumentID
     /// The folder's node id before it was shared.
-    public var node: OpID
+    package var node: OpID
     /// The entry naming the shared folder now.
-    public var entry: OpID
+    package var entry: OpID
 
-    public init(library: DocumentID, node: OpID, entry: OpID) {
+    package init(library: DocumentID, node: OpID, entry: OpID) {
         self.library = library
         self.node = node
         self.entry = entry
@@ -153,7 +153,7 @@ public struct LibraryAlias: Hashable, Sendable {
 
 extension Store {
     /// Every alias of a shared folder's entry.
-    public func libraryAliases() throws -> [LibraryAlias] {
+    package func libraryAliases() throws -> [LibraryAlias] {
         try database.connection.query("SELECT library, node, entry FROM library_aliases") { row in
             (DocumentID(blob: row.bytes(0)), OpID(row.text(1) ?? ""), OpID(row.text(2) ?? ""))
         }.compactMap { library, node, entry in
@@ -163,7 +163,7 @@ extension Store {
     }
 
     /// Records that `node` of `library` now names `entry` (a folder became a shared folder).
-    public func addLibraryAlias(_ alias: LibraryAlias) throws {
+    package func addLibraryAlias(_ alias: LibraryAlias) throws {
         try database.connection.run(
             "INSERT OR REPLACE INTO library_aliases (library, node, entry) VALUES (?, ?, ?)",
             [alias.library.blob, .text(alias.node.description), .text(alias.entry.description)])

@@ -9,7 +9,7 @@ extension Store {
     /// after the commit; if the commit itself fails, the documents touched are
     /// reloaded from the database, so memory never holds what the disk lost.
     /// Batches do not nest: an inner one runs inside the outer.
-    public func batch<T: Sendable>(_ body: @Sendable (isolated Store) throws -> T) throws -> T {
+    package func batch<T: Sendable>(_ body: @Sendable (isolated Store) throws -> T) throws -> T {
         guard batchEvents == nil else { return try body(self) }
         batchEvents = []
         batchTouched = []

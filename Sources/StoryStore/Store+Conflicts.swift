@@ -15,7 +15,7 @@ extension Store {
     /// Open conflicts across the projects listed here (not in the trash, not
     /// awaiting founding): how many fields, in how many projects. A project
     /// stored before they were counted is loaded once to count them.
-    public func openConflicts() throws -> (fields: Int, projects: Int) {
+    package func openConflicts() throws -> (fields: Int, projects: Int) {
         var fields = 0, projects = 0
         for (id, counted) in try database.openConflictCounts() {
             var count = counted

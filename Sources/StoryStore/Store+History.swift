@@ -1,5 +1,5 @@
 import Foundation
-import StoryCore
+package import StoryCore
 
 /// A project's past, for `--at`, versions and diffs.
 extension Store {
@@ -10,7 +10,7 @@ extension Store {
     /// snapshot. O(stored changes) to read and decode.
     /// - Throws: `StoreError(.notFound)` for no such project, `.invalidData`
     ///   for a damaged snapshot or change.
-    public func projectHistory(_ id: DocumentID) throws -> ProjectHistory {
+    package func projectHistory(_ id: DocumentID) throws -> ProjectHistory {
         let current = try project(id)
         let changes = try database.changes(of: id)
         let first = try database.firstStoredSeq(of: id)
@@ -56,8 +56,8 @@ extension Store {
     }
 
     /// How many checkpoints history retention keeps of a document.
-    public func checkpointCount(of id: DocumentID) throws -> Int { try database.checkpoints(of: id).count }
+    package func checkpointCount(of id: DocumentID) throws -> Int { try database.checkpoints(of: id).count }
 
     /// The stored size of each checkpoint of a document, oldest first.
-    public func checkpointSizes(of id: DocumentID) throws -> [Int] { try database.checkpoints(of: id).map(\.bytes.count) }
+    package func checkpointSizes(of id: DocumentID) throws -> [Int] { try database.checkpoints(of: id).map(\.bytes.count) }
 }

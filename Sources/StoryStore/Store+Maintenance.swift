@@ -1,5 +1,5 @@
 import Foundation
-import StoryCore
+package import StoryCore
 
 /// Events, and the snapshots and compaction that keep the change log short.
 extension Store {
@@ -10,14 +10,14 @@ extension Store {
     /// The store's events from now on. Lossy by default (a slow subscriber
     /// loses the oldest beyond 1024); `lossless` for a consumer that must see
     /// every one and keeps up (its buffer is unbounded).
-    public func events(lossless: Bool = false) -> AsyncStream<StoreEvent> { broadcaster.subscribe(lossless: lossless) }
+    package func events(lossless: Bool = false) -> AsyncStream<StoreEvent> { broadcaster.subscribe(lossless: lossless) }
 
     func publish(_ event: StoreEvent) {
         if batchEvents != nil { batchEvents!.append(event) } else { broadcaster.publish(event) }
     }
 
     /// Ends every event stream (at shutdown).
-    public func finishEvents() { broadcaster.finish() }
+    package func finishEvents() { broadcaster.finish() }
 
     func noteChanges(_ count: Int, in id: DocumentID, origin: StoreEvent.Origin = .local) {
         guard count > 0 else { return }
@@ -27,7 +27,7 @@ extension Store {
     }
 
     /// Documents due for a snapshot: enough changes, or idle long enough.
-    public func documentsDueForSnapshot(now: ContinuousClock.Instant = .now) -> [DocumentID] {
+    package func documentsDueForSnapshot(now: ContinuousClock.Instant = .now) -> [DocumentID] {
         unsnapshotted.compactMap { id, state in
             state.count >= options.snapshotEveryChanges || now - state.lastChange >= options.snapshotAfterIdle ? id : nil
         }.filter { !snapshotsInFlight.contains($0) }.sorted()
@@ -36,7 +36,7 @@ extension Store {
     /// Writes a snapshot of a loaded document, then compacts. The snapshot is
     /// encoded off the actor, so edits go on meanwhile; changes made meanwhile
     /// stay in the change log (the snapshot's version vector says what it covers).
-    public func writeSnapshot(of id: DocumentID, at time: Int64) async throws {
+    package func writeSnapshot(of id: DocumentID, at time: Int64) async throws {
         guard !snapshotsInFlight.contains(id) else { return }
         snapshotsInFlight.insert(id)
         defer { snapshotsInFlight.remove(id) }
@@ -114,7 +114,7 @@ extension Store {
 
     /// Writes the snapshots that are due. Returns the documents snapshotted.
     @discardableResult
-    public func runMaintenance(at time: Int64, now: ContinuousClock.Instant = .now) async throws -> [DocumentID] {
+    package func runMaintenance(at time: Int64, now: ContinuousClock.Instant = .now) async throws -> [DocumentID] {
         let due = documentsDueForSnapshot(now: now)
         for id in due { try await writeSnapshot(of: id, at: time) }
         return due
@@ -124,7 +124,7 @@ extension Store {
     /// configured peer that is a member of the document; the in-memory log
     /// keeps only what follows the snapshot. A peer behind that horizon gets
     /// a snapshot.
-    public func compact(_ id: DocumentID) throws {
+    package func compact(_ id: DocumentID) throws {
         guard let version = try database.snapshot(of: id)?.version else { return }
         try compact(id, snapshotVersion: version)
     }

@@ -1,4 +1,4 @@
-import StoryCore
+package import StoryCore
 
 /// Which blobs documents reference (the `blob_refs` table): kept in the
 /// transaction of the change that wrote a reference, never dropped while the
@@ -20,29 +20,29 @@ extension Store {
     }
 
     /// Every blob any document references, with the documents referencing it.
-    public func referencedBlobs() throws -> [BlobHash: (media: MediaReference, documents: Set<DocumentID>)] {
+    package func referencedBlobs() throws -> [BlobHash: (media: MediaReference, documents: Set<DocumentID>)] {
         try database.blobReferences()
     }
 
     /// The blobs one document references.
-    public func blobReferences(of id: DocumentID) throws -> [MediaReference] {
+    package func blobReferences(of id: DocumentID) throws -> [MediaReference] {
         try database.blobReferences(of: id)
     }
 
     /// The documents referencing a blob.
-    public func documents(referencing hash: BlobHash) throws -> Set<DocumentID> {
+    package func documents(referencing hash: BlobHash) throws -> Set<DocumentID> {
         try database.documents(referencing: hash)
     }
 
     /// The documents referencing a blob for which the reference is proven:
     /// the bytes reached this daemon through that document. Only these are
     /// served to a document's members and announced to them.
-    public func provenDocuments(referencing hash: BlobHash) throws -> Set<DocumentID> {
+    package func provenDocuments(referencing hash: BlobHash) throws -> Set<DocumentID> {
         try database.documents(referencing: hash, provenOnly: true)
     }
 
     /// The blobs a document references whose references are proven.
-    public func provenBlobs(of id: DocumentID) throws -> Set<BlobHash> {
+    package func provenBlobs(of id: DocumentID) throws -> Set<BlobHash> {
         try database.provenBlobs(of: id)
     }
 
@@ -50,7 +50,7 @@ extension Store {
     /// blob exchange fetches (or, for bytes held already, fetches again to
     /// check against them: whether a peer's reference makes this daemon ask
     /// must not tell whether it holds the bytes).
-    public func unprovenBlobReferences() throws -> [BlobHash: (media: MediaReference, documents: Set<DocumentID>)] {
+    package func unprovenBlobReferences() throws -> [BlobHash: (media: MediaReference, documents: Set<DocumentID>)] {
         try database.blobReferences(provenOnly: false)
     }
 
@@ -58,7 +58,7 @@ extension Store {
     /// (uploaded into it here, carried by a package of it, fetched over it):
     /// from now on they are served to its members. Nothing if the document
     /// does not reference the blob.
-    public func proveBlobReference(_ hash: BlobHash, in document: DocumentID) throws {
+    package func proveBlobReference(_ hash: BlobHash, in document: DocumentID) throws {
         try database.connection.run("UPDATE blob_refs SET proven = 1 WHERE doc = ? AND hash = ?", [document.blob, .blob(hash.bytes)])
     }
 

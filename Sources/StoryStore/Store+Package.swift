@@ -1,4 +1,4 @@
-import StoryCore
+package import StoryCore
 
 /// What a project package (`storyteller export package`) carries of a
 /// document, and taking one in: the same verifying path as a peer's changes
@@ -6,29 +6,29 @@ import StoryCore
 extension Store {
     /// A project's state and history as a package carries them: a snapshot of
     /// the whole state, and the stored change log as a `ChangeBatch`.
-    public struct PackageContent: Sendable {
+    package struct PackageContent: Sendable {
         /// The document's snapshot (`ProjectDocument.snapshot()`).
-        public var snapshot: [UInt8]
+        package var snapshot: [UInt8]
         /// What the snapshot holds.
-        public var version: VersionVector
+        package var version: VersionVector
         /// The stored change log in causal order as one `ChangeBatch`, each
         /// replica's run ending on a change whose signature this daemon checked
         /// or made (the batch carries those signatures). Compaction may have
         /// dropped its beginning; the snapshot covers that.
-        public var changes: [UInt8]
+        package var changes: [UInt8]
         /// How many changes `changes` holds.
-        public var changeCount: Int
+        package var changeCount: Int
         /// The blobs the project references, now or in its history.
-        public var media: [MediaReference]
+        package var media: [MediaReference]
         /// The project's view (for thumbnails and the manifest's title).
-        public var view: ProjectView
+        package var view: ProjectView
     }
 
     /// The snapshot, change log and media of a project, consistent with each
     /// other (taken in one turn of the actor); the snapshot and the batch are
     /// encoded off the actor. O(project).
     /// - Throws: `StoreError(.notFound)` if there is no such project.
-    public func packageContent(of id: DocumentID) async throws -> PackageContent {
+    package func packageContent(of id: DocumentID) async throws -> PackageContent {
         let document = try project(id)
         let stored = try database.changes(of: id).map(\.0)
         let media = try database.blobReferences(of: id)
@@ -48,17 +48,17 @@ extension Store {
     }
 
     /// What taking in a package did.
-    public struct PackageImport: Sendable {
+    package struct PackageImport: Sendable {
         /// The project was new to this machine (not merged into one held here).
-        public var isNew: Bool
+        package var isNew: Bool
         /// Changes this machine did not have before (counted by version vectors,
         /// so those a snapshot brought count too).
-        public var newChanges: UInt64
+        package var newChanges: UInt64
         /// Whether the package's snapshot was merged (its change log did not
         /// reach back far enough), on the exporter's word.
-        public var usedSnapshot: Bool
+        package var usedSnapshot: Bool
         /// The project's version afterwards.
-        public var version: VersionVector
+        package var version: VersionVector
     }
 
     /// Takes in a project from a package, all or nothing, as a peer's batch:
@@ -73,7 +73,7 @@ extension Store {
     ///     hold at least that afterwards, or the package is refused as incomplete.
     /// - Throws: `DocumentError` for a forged, forbidden or incomplete package,
     ///   `CodecError` for bad bytes, `StoreError` for the disk; nothing is stored then.
-    public func importPackage(
+    package func importPackage(
         _ id: DocumentID, snapshot: [UInt8], version: VersionVector, changes: [(EncodedChange, Change)], from exporter: PeerID,
         name: String?, at time: Int64
     ) throws -> PackageImport {

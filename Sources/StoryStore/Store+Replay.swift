@@ -1,4 +1,4 @@
-import StoryCore
+package import StoryCore
 
 /// What a replay of a shot needs of the store: the project and every change still stored.
 extension Store {
@@ -7,7 +7,7 @@ extension Store {
     /// shows their strokes from the start). Reads every stored change of the
     /// project: O(changes).
     /// - Throws: `StoreError(.notFound)` for no such project; `StoreError` for a damaged change.
-    public func replayHistory(of id: DocumentID) throws -> (
+    package func replayHistory(of id: DocumentID) throws -> (
         document: ProjectDocument, changes: [Change], compacted: Bool
     ) {
         let document = try project(id)

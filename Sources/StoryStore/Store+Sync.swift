@@ -1,11 +1,11 @@
 import Synchronization
 import Foundation
-import StoryCore
+package import StoryCore
 
 /// What sync needs of the store: applying peers' changes and snapshots, versions, changes since a version, settings, history.
 extension Store {
     /// The origin tag of changes from a peer (for held-back bounds).
-    public nonisolated static func origin(of peer: PeerID) -> ChangeOrigin {
+    package nonisolated static func origin(of peer: PeerID) -> ChangeOrigin {
         .peer(peer.digest.prefix(8).reduce(0) { $0 << 8 | UInt64($1) })
     }
 
@@ -18,13 +18,13 @@ extension Store {
     ///   of this database uses its replica id, which is then renewed);
     ///   `StoreError` for the disk.
     @discardableResult
-    public func apply(_ changes: [(EncodedChange, Change)], to id: DocumentID, from peer: PeerID? = nil) throws -> ApplyReport {
+    package func apply(_ changes: [(EncodedChange, Change)], to id: DocumentID, from peer: PeerID? = nil) throws -> ApplyReport {
         try apply(ReceivedChanges(changes), to: id, from: peer)
     }
 
     /// Applies received changes (`ChangeBatch.decodeReceived`), as `apply(_:to:from:)` applies decoded ones.
     @discardableResult
-    public func apply(_ changes: consuming ReceivedChanges, to id: DocumentID, from peer: PeerID? = nil) throws -> ApplyReport {
+    package func apply(_ changes: consuming ReceivedChanges, to id: DocumentID, from peer: PeerID? = nil) throws -> ApplyReport {
         let origin = peer.map(Self.origin(of:)) ?? .unknown
         let limits = heldBackLimits(for: id, origin: origin)
         let founded = FoundedKind()
@@ -63,7 +63,7 @@ extension Store {
 
     /// Decodes and applies a batch (see `apply(_:to:from:)`).
     @discardableResult
-    public func apply(batch bytes: ArraySlice<UInt8>, to id: DocumentID, from peer: PeerID? = nil) throws -> ApplyReport {
+    package func apply(batch bytes: ArraySlice<UInt8>, to id: DocumentID, from peer: PeerID? = nil) throws -> ApplyReport {
         try apply(try ChangeBatch.decodeReceived(bytes), to: id, from: peer)
     }
 
@@ -87,7 +87,7 @@ extension Store {
 
     /// Forgets what a peer left held back (it went away; whoever has those
     /// changes sends them again).
-    public func dropHeldBack(from peer: PeerID) {
+    package func dropHeldBack(from peer: PeerID) {
         let origin = Self.origin(of: peer)
         for id in Array(loaded.keys) where loaded[id]!.heldBackBytes(from: origin) > 0 {
             loaded[id]!.dropHeldBack(from: origin)
@@ -95,16 +95,16 @@ extension Store {
     }
 
     /// Bytes held back over all loaded documents.
-    public var heldBackBytes: Int { loaded.values.reduce(0) { $0 + $1.heldBackBytes } }
+    package var heldBackBytes: Int { loaded.values.reduce(0) { $0 + $1.heldBackBytes } }
 
     /// A document's version vector (loads it if needed).
-    public func version(of id: DocumentID) throws -> VersionVector { try loadedDocument(id).versionVector }
+    package func version(of id: DocumentID) throws -> VersionVector { try loadedDocument(id).versionVector }
 
     /// What a document holds, without loading it: the loaded document's
     /// version if it is in memory, else its snapshot's version joined with the
     /// newest stored change of each replica (the log holds only applied changes,
     /// and a merged snapshot covers what it made applicable).
-    public func storedVersion(of id: DocumentID) throws -> VersionVector {
+    package func storedVersion(of id: DocumentID) throws -> VersionVector {
         if let loaded = loaded[id] { return loaded.versionVector }
         if let known = evictedVersions[id] { return known }
         return try storedVersion(of: try document(id))
@@ -123,7 +123,7 @@ extension Store {
     /// Every document with its version and what each peer acknowledged of
     /// it: one query for the records, one for the acknowledgements, and the
     /// versions from memory (`status` with thousands of projects).
-    public func syncStates() throws -> [(record: DocumentRecord, version: VersionVector, acknowledged: [PeerID: VersionVector])] {
+    package func syncStates() throws -> [(record: DocumentRecord, version: VersionVector, acknowledged: [PeerID: VersionVector])] {
         let acknowledged = try database.acknowledgedByDocument()
         return try database.documents().map { record in
             (record, try storedVersion(of: record), acknowledged[record.id] ?? [:])
@@ -132,7 +132,7 @@ extension Store {
 
     /// What a peer at `version` lacks: from memory when the loaded document's
     /// log reaches back far enough, else from the database, else a snapshot is needed.
-    public func changes(of id: DocumentID, since version: VersionVector) throws -> ChangesSince {
+    package func changes(of id: DocumentID, since version: VersionVector) throws -> ChangesSince {
         let doc = try loadedDocument(id)
         let inMemory = doc.changes(since: version)
         if case .changes = inMemory { return inMemory }
@@ -145,14 +145,14 @@ extension Store {
 
     /// A setting of the daemon's that lives with its data (such as which
     /// library document it uses), committed at once.
-    public func setting(_ key: String) throws -> String? { try database.setting(key) }
+    package func setting(_ key: String) throws -> String? { try database.setting(key) }
 
-    public func setSetting(_ key: String, to value: String?) throws { try database.setSetting(key, to: value) }
+    package func setSetting(_ key: String, to value: String?) throws { try database.setSetting(key, to: value) }
 
     /// A document's history: its latest `limit` stored changes, newest first,
     /// and whether older changes were compacted into a snapshot (and are no
     /// longer listed one by one).
-    public func history(of id: DocumentID, limit: Int) throws -> (changes: [Change], compacted: Bool) {
+    package func history(of id: DocumentID, limit: Int) throws -> (changes: [Change], compacted: Bool) {
         _ = try document(id)
         let compacted = try database.firstStoredSeq(of: id).values.contains { $0 > 1 }
             || (try database.changeCount(of: id) == 0 && database.snapshot(of: id) != nil)
@@ -161,14 +161,14 @@ extension Store {
 
     /// The document's current state as a snapshot (for a peer behind the
     /// compaction horizon).
-    public func snapshot(of id: DocumentID) throws -> [UInt8] { try loadedDocument(id).snapshot() }
+    package func snapshot(of id: DocumentID) throws -> [UInt8] { try loadedDocument(id).snapshot() }
 
     /// A snapshot to catch a far-behind peer up with, and the version it
     /// covers: the stored one as it is on disk (nothing to encode), else the
     /// document's. Nil when a peer would refuse a snapshot from this daemon
     /// (it may only send snapshots as an owner or editor) or the document is
     /// not founded yet. (Whether the peer is a member is the caller's check.)
-    public func catchUpSnapshot(of id: DocumentID) throws -> (bytes: [UInt8], version: VersionVector)? {
+    package func catchUpSnapshot(of id: DocumentID) throws -> (bytes: [UInt8], version: VersionVector)? {
         let doc = try loadedDocument(id)
         guard doc.isFounded, doc.localRole.canWrite else { return nil }
         // One that left points in the change log is no use to a peer (and is not read): encoded afresh then.
@@ -184,7 +184,7 @@ extension Store {
     /// checked by the document).
     /// - Throws: `DocumentError(.forbidden)` when `peer` may not send one,
     ///   `DocumentError`/`CodecError` for a bad snapshot; nothing changes then.
-    public func merge(snapshot bytes: [UInt8], into id: DocumentID, from peer: PeerID, at time: Int64) throws {
+    package func merge(snapshot bytes: [UInt8], into id: DocumentID, from peer: PeerID, at time: Int64) throws {
         var doc = try loadedDocument(id)
         if doc.isFounded {
             guard doc.role(of: peer).canWrite else {

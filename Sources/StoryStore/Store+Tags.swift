@@ -1,4 +1,4 @@
-import StoryCore
+package import StoryCore
 
 /// Projects' own tags, mirrored into the `project_tags` table in the
 /// transaction of every change (as the deleted flag is into the record), so
@@ -12,13 +12,13 @@ extension Store {
     }
 
     /// The projects carrying `tag` (in any case). One indexed query.
-    public func projects(taggedWith tag: String) throws -> Set<DocumentID> {
+    package func projects(taggedWith tag: String) throws -> Set<DocumentID> {
         try database.documents(taggedWith: Tag.key(tag))
     }
 
     /// Every project's tags, in their shown spellings, sorted (projects
     /// without tags are absent). One query.
-    public func projectTags() throws -> [DocumentID: [String]] {
+    package func projectTags() throws -> [DocumentID: [String]] {
         try database.projectTags()
     }
 }

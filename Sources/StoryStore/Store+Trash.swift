@@ -1,5 +1,5 @@
 import Foundation
-import StoryCore
+package import StoryCore
 
 /// The trash: projects deleted for everyone (document state, mirrored into
 /// their records), projects hidden here only, and purging (docs/crdt.md,
@@ -45,7 +45,7 @@ extension Store {
     /// Hides a document on this machine only, or shows it again; nothing is
     /// synced (a reader's `projects delete`: it may not delete for others).
     /// - Throws: `StoreError(.notFound)` when there is no such document.
-    public func setHidden(_ hidden: Bool, of id: DocumentID, at time: Int64) throws {
+    package func setHidden(_ hidden: Bool, of id: DocumentID, at time: Int64) throws {
         if try database.setDocument(id, hidden: hidden, at: time) { publish(.trashChanged(id)) }
     }
 
@@ -56,7 +56,7 @@ extension Store {
     /// - Throws: `DocumentError(.forbidden)` ("read-only…") when this daemon
     ///   may only read it; `StoreError` for the disk.
     @discardableResult
-    public func setDeletedForEveryone(_ deleted: Bool, project id: DocumentID, at time: Int64) throws -> Bool {
+    package func setDeletedForEveryone(_ deleted: Bool, project id: DocumentID, at time: Int64) throws -> Bool {
         try editProject(id, at: time) { editor in
             if deleted { try editor.deleteProject() } else { try editor.restoreProject() }
         }.change != nil
@@ -70,7 +70,7 @@ extension Store {
     /// offline). Empty when it is not deleted for everyone, or that change is
     /// no longer stored (compaction keeps a change until every configured
     /// member acknowledged it, so one that is gone reached them all).
-    public func peersAwaitingDeletion(of id: DocumentID) throws -> [PeerID] {
+    package func peersAwaitingDeletion(of id: DocumentID) throws -> [PeerID] {
         let project = try project(id)
         guard let deletion = project.deletion,
             let seq = try database.storedChangeSeq(of: id, replica: deletion.replica, holding: deletion.operation.counter)
@@ -86,7 +86,7 @@ extension Store {
     /// (counted from `DocumentRecord.retentionStart`), with the peers each
     /// still waits for (`peersAwaitingDeletion`). Projects only hidden here
     /// are never purged by time: they are alive for the others.
-    public func expiredProjects(retention: Int64, now: Int64) throws -> [(record: DocumentRecord, awaiting: [PeerID])] {
+    package func expiredProjects(retention: Int64, now: Int64) throws -> [(record: DocumentRecord, awaiting: [PeerID])] {
         var result: [(DocumentRecord, [PeerID])] = []
         for record in try database.documents(inTrash: true) where record.kind == .project {
             guard let start = record.retentionStart, now - start >= retention else { continue }
@@ -103,7 +103,7 @@ extension Store {
     /// - Throws: `DocumentError(.invalidOperation)` when it is not a project
     ///   in the trash; `StoreError` for the disk (nothing is purged then).
     @discardableResult
-    public func purge(_ id: DocumentID, at time: Int64) throws -> PurgedRecord {
+    package func purge(_ id: DocumentID, at time: Int64) throws -> PurgedRecord {
         let record = try document(id)
         guard record.kind == .project, record.isDeleted else {
             throw DocumentError(.invalidOperation, "\(record.name ?? id.description) is not a project in the trash; delete it first")
@@ -121,11 +121,11 @@ extension Store {
 
     /// The projects in the trash here (deleted for everyone, or hidden),
     /// without the others. O(documents in the trash).
-    public func projectsInTrash() throws -> [DocumentRecord] {
+    package func projectsInTrash() throws -> [DocumentRecord] {
         try database.documents(inTrash: true).filter { $0.kind == .project }
     }
 
     /// What is remembered of a document purged here (nil: never purged, or
     /// taken back since).
-    public func purgedDocument(_ id: DocumentID) throws -> PurgedRecord? { try database.purgedDocument(id) }
+    package func purgedDocument(_ id: DocumentID) throws -> PurgedRecord? { try database.purgedDocument(id) }
 }

@@ -1,43 +1,43 @@
 import Foundation
-import StoryCore
+package import StoryCore
 
 /// How the store keeps snapshots, checks the database and bounds what peers
 /// can make it hold.
-public struct StoreOptions: Sendable {
+package struct StoreOptions: Sendable {
     /// A snapshot is due after this many changes to a document.
-    public var snapshotEveryChanges = 1000
+    package var snapshotEveryChanges = 1000
     /// …or after this long without changes, if it changed since the last one.
-    public var snapshotAfterIdle: Duration = .seconds(30)
+    package var snapshotAfterIdle: Duration = .seconds(30)
     /// Run `PRAGMA integrity_check` instead of `quick_check` when opening.
-    public var fullIntegrityCheck = false
+    package var fullIntegrityCheck = false
     /// Most pending (unknown) peers remembered; older ones are forgotten.
-    public var maximumPendingPeers = 64
+    package var maximumPendingPeers = 64
     /// Most offers one peer has waiting for a user (`shares pending`); its
     /// older ones are dropped and counted (`PeerRecord.offersDropped`).
-    public var maximumOffersPerPeer = 200
+    package var maximumOffersPerPeer = 200
     /// Changes held back in one document, waiting for changes they depend on.
-    public var heldBackPerDocument = HeldBackLimits(changes: 20_000, bytes: 16 << 20)
+    package var heldBackPerDocument = HeldBackLimits(changes: 20_000, bytes: 16 << 20)
     /// Bytes held back that one peer sent, over all documents.
-    public var heldBackBytesPerPeer = 16 << 20
+    package var heldBackBytesPerPeer = 16 << 20
     /// Bytes held back over all documents and peers.
-    public var heldBackBytesTotal = 48 << 20
+    package var heldBackBytesTotal = 48 << 20
     /// Documents kept loaded in memory; beyond this the least recently used
     /// are dropped (and load again from the database when next used), so a
     /// library of thousands of projects does not live in memory. Documents
     /// holding changes back for missing dependencies are kept.
-    public var loadedDocumentLimit = 1024
+    package var loadedDocumentLimit = 1024
     /// How long every change of a project is kept, in milliseconds, so its
     /// past can be shown (`--at`), compared and replayed: compaction drops
     /// only changes made longer ago, leaving a checkpoint (the project as it
     /// was at that point) for the changes kept to start from, and one for
     /// each named version they would take away. 0: compact everything
     /// acknowledged (the whole past is a snapshot). The daemon's default: 30 days.
-    public var historyRetention: Int64 = 0
+    package var historyRetention: Int64 = 0
     /// The time of day: when this machine learned a project was deleted
     /// (the trash's retention counts from it). The daemon gives its own.
-    public var clock = WallClock.system
+    package var clock = WallClock.system
 
-    public init() {}
+    package init() {}
 }
 
 /// The daemon's documents: the SQLite database and the documents loaded from it.
@@ -49,12 +49,12 @@ public struct StoreOptions: Sendable {
 ///
 /// Every document is signed: local changes are signed by `identity`, changes
 /// from peers are checked (signature, author, rights) before they are stored.
-public actor Store {
+package actor Store {
     /// The database file.
-    public nonisolated let path: String
-    public let options: StoreOptions
+    package nonisolated let path: String
+    package let options: StoreOptions
     /// Who makes this daemon's changes.
-    public nonisolated let identity: SigningIdentity
+    package nonisolated let identity: SigningIdentity
     let database: StoreDatabase
     let executor: StoreExecutor
     var author: LocalAuthor
@@ -76,7 +76,7 @@ public actor Store {
     /// Each loaded project's `mediaWrites` when its references were last recorded.
     var recordedMediaWrites: [DocumentID: Int] = [:]
 
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// Subscribers to `events()`.
     let broadcaster = EventBroadcaster<StoreEvent>()
@@ -85,7 +85,7 @@ public actor Store {
     /// changes `identity` signs. A database from before signed authorship is
     /// upgraded (`upgradeLegacyDocuments`).
     /// - Throws: `StoreError` naming the file; a corrupt, foreign or newer file is never written.
-    public init(path: String, identity: SigningIdentity, options: StoreOptions = StoreOptions()) throws {
+    package init(path: String, identity: SigningIdentity, options: StoreOptions = StoreOptions()) throws {
         self.path = path
         self.options = options
         self.identity = identity
@@ -96,33 +96,33 @@ public actor Store {
     }
 
     /// This database's replica id: every local change is authored by it.
-    public var replicaID: ReplicaID { author.replica }
+    package var replicaID: ReplicaID { author.replica }
 
     /// This daemon's peer id (who signs its changes).
-    public nonisolated var peerID: PeerID { identity.peer }
+    package nonisolated var peerID: PeerID { identity.peer }
 
     // MARK: - Documents
 
     /// Every document, without loading any.
-    public func documents() throws -> [DocumentRecord] { try database.documents() }
+    package func documents() throws -> [DocumentRecord] { try database.documents() }
 
     /// The documents people see: all but those taken from a peer whose
     /// founding change has not checked out yet (`isAwaitingFounding`).
-    public func foundedDocuments() throws -> [DocumentRecord] { try database.documents().filter { !$0.isAwaitingFounding } }
+    package func foundedDocuments() throws -> [DocumentRecord] { try database.documents().filter { !$0.isAwaitingFounding } }
 
     /// One document's record.
     /// - Throws: `StoreError(.notFound)` if there is none.
-    public func document(_ id: DocumentID) throws -> DocumentRecord {
+    package func document(_ id: DocumentID) throws -> DocumentRecord {
         guard let record = try database.document(id) else { throw StoreError(.notFound, "no document \(id)", path: path) }
         return record
     }
 
     /// The record of a document, or nil if there is none.
-    public func documentIfPresent(_ id: DocumentID) throws -> DocumentRecord? { try database.document(id) }
+    package func documentIfPresent(_ id: DocumentID) throws -> DocumentRecord? { try database.document(id) }
 
     /// Founds a new project or library owned by this daemon's identity: its id
     /// derives from the identity, and its first (signed) change says so.
-    public func createDocument(kind: DocumentKind, name: String? = nil, at time: Int64) throws -> DocumentID {
+    package func createDocument(kind: DocumentKind, name: String? = nil, at time: Int64) throws -> DocumentID {
         let commit = { (id: DocumentID, change: EncodedChange) throws in
             try self.database.connection.transaction {
                 try self.database.createDocument(id, kind: kind, name: name, created: time)
@@ -151,7 +151,7 @@ public actor Store {
     /// replica had made changes to it, the store first takes a new replica
     /// id: the purge forgot them, and taking them back under the same replica
     /// would look like a copy of this database (`replicaReused`).
-    public func receiveDocument(_ id: DocumentID, kind: DocumentKind, name: String?, from peer: PeerID, at time: Int64) throws {
+    package func receiveDocument(_ id: DocumentID, kind: DocumentKind, name: String?, from peer: PeerID, at time: Int64) throws {
         let purged = try database.purgedDocument(id)
         if let purged, purged.version[author.replica] > 0 { _ = try mintReplicaID() }
         try database.connection.transaction {
@@ -178,7 +178,7 @@ public actor Store {
     /// A new project owned by this daemon with the content of `source` (any
     /// project here, also a legacy or read-only one): peers receive the
     /// content as a snapshot. The copy is titled `name` when given.
-    public func copyProject(_ source: DocumentID, name: String?, at time: Int64) throws -> DocumentID {
+    package func copyProject(_ source: DocumentID, name: String?, at time: Int64) throws -> DocumentID {
         let title = try name ?? database.document(source)?.name
         let copy = try copy(try project(source), kind: .project, name: title, at: time) { copy, id in
             if let name {
@@ -197,7 +197,7 @@ public actor Store {
     }
 
     /// A new library owned by this daemon with the folders and entries of `source`.
-    public func copyLibrary(_ source: DocumentID, at time: Int64) throws -> DocumentID {
+    package func copyLibrary(_ source: DocumentID, at time: Int64) throws -> DocumentID {
         try copy(try library(source), kind: .library, name: try database.document(source)?.name, at: time) { _, _ in }.id
     }
 
@@ -226,13 +226,13 @@ public actor Store {
 
     /// Sets the name kept with a document's record (the library holds the
     /// name users see; this is for listings and logs).
-    public func setName(_ name: String?, of id: DocumentID) throws { try database.setDocument(id, name: name) }
+    package func setName(_ name: String?, of id: DocumentID) throws { try database.setDocument(id, name: name) }
 
     /// The project, loaded on first use from its snapshot and later changes.
-    public func project(_ id: DocumentID) throws -> ProjectDocument { try document(id, as: ProjectDocument.self) }
+    package func project(_ id: DocumentID) throws -> ProjectDocument { try document(id, as: ProjectDocument.self) }
 
     /// The library, loaded on first use.
-    public func library(_ id: DocumentID) throws -> LibraryDocument { try document(id, as: LibraryDocument.self) }
+    package func library(_ id: DocumentID) throws -> LibraryDocument { try document(id, as: LibraryDocument.self) }
 
     /// A loaded document of the given kind.
     /// - Throws: `StoreError(.notFound)` when there is none, or it is of the other kind.
@@ -337,10 +337,10 @@ public actor Store {
     }
 
     /// How many documents are loaded in memory now.
-    public var loadedDocumentCount: Int { loaded.count }
+    package var loadedDocumentCount: Int { loaded.count }
 
     /// Forgets a loaded document (it loads again on next use).
-    public func unload(_ id: DocumentID) {
+    package func unload(_ id: DocumentID) {
         loaded[id] = nil
         lastUse[id] = nil
         evictedVersions[id] = nil
@@ -352,14 +352,14 @@ public actor Store {
     /// - Throws: `DocumentError` for a bad edit (`.forbidden` when this
     ///   daemon may only read the project), `StoreError` if it cannot be
     ///   stored (the document is then unchanged).
-    public func editProject<Value: Sendable>(
+    package func editProject<Value: Sendable>(
         _ id: DocumentID, session: String? = nil, at time: Int64, _ body: @Sendable (inout ProjectEditor) throws -> Value
     ) throws -> EditResult<Value> {
         try edit(id, as: ProjectDocument.self) { try $0.edit(session: session, at: time, body, beforeCommit: $1) }
     }
 
     /// Edits the library; committed before this returns.
-    public func editLibrary<Value: Sendable>(
+    package func editLibrary<Value: Sendable>(
         _ id: DocumentID, session: String? = nil, at time: Int64, _ body: @Sendable (inout LibraryEditor) throws -> Value
     ) throws -> EditResult<Value> {
         try edit(id, as: LibraryDocument.self) { try $0.edit(session: session, at: time, body, beforeCommit: $1) }
@@ -383,12 +383,12 @@ public actor Store {
 
     /// Undoes a session's last edit of a document (project or library); see
     /// `ProjectDocument.undo` for what an overruled edit and `older` mean.
-    public func undo(_ id: DocumentID, session: String, older: Bool = false, at time: Int64) throws -> UndoOutcome {
+    package func undo(_ id: DocumentID, session: String, older: Bool = false, at time: Int64) throws -> UndoOutcome {
         try replay(id) { try $0.undo(session: session, older: older, at: time, beforeCommit: $1) }
     }
 
     /// Redoes a session's last undone edit.
-    public func redo(_ id: DocumentID, session: String, older: Bool = false, at time: Int64) throws -> UndoOutcome {
+    package func redo(_ id: DocumentID, session: String, older: Bool = false, at time: Int64) throws -> UndoOutcome {
         try replay(id) { try $0.redo(session: session, older: older, at: time, beforeCommit: $1) }
     }
 

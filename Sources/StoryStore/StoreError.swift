@@ -4,9 +4,9 @@ import Foundation
 /// is corrupt or from a newer version, or SQLite reported an error.
 ///
 /// Errors name the file, so a user can tell which database is at fault.
-public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
+    package struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case cannotOpen, notADatabase, corrupt, newerSchema, readOnly, busy, constraint, notFound, io, sqlite, invalidData
         }
@@ -14,29 +14,29 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         private init(_ base: Base) { self.base = base }
 
         /// The file or its directory cannot be opened or created (permissions, path).
-        public static let cannotOpen = Code(.cannotOpen)
+        package static let cannotOpen = Code(.cannotOpen)
         /// The file exists but is not an SQLite database.
-        public static let notADatabase = Code(.notADatabase)
+        package static let notADatabase = Code(.notADatabase)
         /// The database failed an integrity check; nothing is written to it.
-        public static let corrupt = Code(.corrupt)
+        package static let corrupt = Code(.corrupt)
         /// The database was written by a newer Storyteller; this build will not touch it.
-        public static let newerSchema = Code(.newerSchema)
+        package static let newerSchema = Code(.newerSchema)
         /// The database or its directory is read-only.
-        public static let readOnly = Code(.readOnly)
+        package static let readOnly = Code(.readOnly)
         /// Another process holds the database locked for longer than the timeout.
-        public static let busy = Code(.busy)
+        package static let busy = Code(.busy)
         /// A row contradicts a constraint (e.g. a duplicate change).
-        public static let constraint = Code(.constraint)
+        package static let constraint = Code(.constraint)
         /// A document, peer or row that was asked for does not exist.
-        public static let notFound = Code(.notFound)
+        package static let notFound = Code(.notFound)
         /// The disk or file system failed (full disk, I/O error).
-        public static let io = Code(.io)
+        package static let io = Code(.io)
         /// Another SQLite error.
-        public static let sqlite = Code(.sqlite)
+        package static let sqlite = Code(.sqlite)
         /// Stored bytes do not decode (a change or snapshot in the database is damaged).
-        public static let invalidData = Code(.invalidData)
+        package static let invalidData = Code(.invalidData)
 
-        public var description: String { base.rawValue }
+        package var description: String { base.rawValue }
 
         /// The code for an SQLite primary result code.
         static func forSQLite(_ result: Int32) -> Code {
@@ -54,23 +54,23 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The kind of failure.
-    public let code: Code
+    package let code: Code
     /// A human explanation.
-    public let message: String
+    package let message: String
     /// The database file concerned.
-    public let path: String
+    package let path: String
     /// SQLite's extended result code, when SQLite reported the error.
-    public let sqliteCode: Int32?
+    package let sqliteCode: Int32?
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, path: String, sqliteCode: Int32? = nil) {
+    package init(_ code: Code, _ message: String, path: String, sqliteCode: Int32? = nil) {
         self.code = code
         self.message = message
         self.path = path
         self.sqliteCode = sqliteCode
     }
 
-    public var description: String {
+    package var description: String {
         let suffix = sqliteCode.map { " (SQLite code \($0))" } ?? ""
         return "\(path): \(code): \(message)\(suffix)"
     }
@@ -80,7 +80,7 @@ extension StoreError: LocalizedError {
     /// The failure as one sentence for the person starting the daemon: what
     /// is wrong with which file, and what to do about it (no code names;
     /// `description` keeps the technical form for logs).
-    public var errorDescription: String? {
+    package var errorDescription: String? {
         switch code {
         case .cannotOpen:
             "cannot open the database \(path) (\(message)); check that its directory exists and that this user may read and write both"

@@ -1,9 +1,9 @@
-import StoryCore
+package import StoryCore
 
 /// Something that happened in the store (see `Store.events()`).
-public enum StoreEvent: Sendable, Hashable {
+package enum StoreEvent: Sendable, Hashable {
     /// Where changes came from.
-    public enum Origin: Sendable, Hashable {
+    package enum Origin: Sendable, Hashable {
         case local
         /// From this peer (by peer id).
         case peer(PeerID)

@@ -4,32 +4,32 @@ import Synchronization
 /// The time of day as the daemon reads it: one value injected into the
 /// store's callers, the sync and the daemon, so tests can set the time.
 /// Milliseconds since the epoch.
-public struct WallClock: Sendable {
+package struct WallClock: Sendable {
     private let read: @Sendable () -> Int64
 
     /// A clock that answers `read`.
-    public init(_ read: @escaping @Sendable () -> Int64) { self.read = read }
+    package init(_ read: @escaping @Sendable () -> Int64) { self.read = read }
 
     /// Milliseconds since the epoch, now.
-    public var milliseconds: Int64 { read() }
+    package var milliseconds: Int64 { read() }
 
     /// The system's clock.
-    public static let system = WallClock { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+    package static let system = WallClock { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
     /// A clock that only moves when told to (tests).
-    public static func manual(_ manual: ManualWallClock) -> WallClock { WallClock { manual.milliseconds } }
+    package static func manual(_ manual: ManualWallClock) -> WallClock { WallClock { manual.milliseconds } }
 }
 
 /// A wall clock a test sets and advances.
-public final class ManualWallClock: Sendable {
+package final class ManualWallClock: Sendable {
     private let current: Mutex<Int64>
 
-    public init(milliseconds: Int64) { current = Mutex(milliseconds) }
+    package init(milliseconds: Int64) { current = Mutex(milliseconds) }
 
-    public var milliseconds: Int64 { current.withLock { $0 } }
+    package var milliseconds: Int64 { current.withLock { $0 } }
 
     /// Moves the time forward (or back, to test clocks that jump).
-    public func advance(by milliseconds: Int64) { current.withLock { $0 += milliseconds } }
+    package func advance(by milliseconds: Int64) { current.withLock { $0 += milliseconds } }
 
-    public var clock: WallClock { .manual(self) }
+    package var clock: WallClock { .manual(self) }
 }

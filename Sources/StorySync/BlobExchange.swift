@@ -1,42 +1,42 @@
-import Logging
+package import Logging
 import Synchronization
-import StoryCore
-import StoryStore
+package import StoryCore
+package import StoryStore
 
 /// How blobs move between daemons.
-public struct BlobExchangeConfiguration: Sendable {
+package struct BlobExchangeConfiguration: Sendable {
     /// Chunks asked for and not yet received, per transfer: enough to keep a
     /// fast link busy (4 × 256 KiB = 1 MiB in flight: 300 MB/s on loopback),
     /// few enough that a change sent meanwhile waits behind at most that
     /// much on the wire (3 ms at that rate; 16 chunks made it 10 ms).
-    public var window = 4
+    package var window = 4
     /// Chunk requests one peer may have queued here; more are refused.
-    public var maximumQueuedChunksPerPeer = 512
+    package var maximumQueuedChunksPerPeer = 512
     /// Bytes per second sent or received as blob chunks, over all peers;
     /// nil: unlimited (`max-send-kbps`, `max-recv-kbps`).
-    public var maximumSendRate: Int?
-    public var maximumReceiveRate: Int?
+    package var maximumSendRate: Int?
+    package var maximumReceiveRate: Int?
     /// A peer that failed to give a blob is not asked for it again for this long
     /// (unless it says it has it).
-    public var retryAfter: Duration = .seconds(30)
+    package var retryAfter: Duration = .seconds(30)
     /// A peer that refused a blob (it does not hold it yet, or does not yet
     /// know the document is shared with this daemon: a share still on its
     /// way) is asked again after this, doubling with each refusal up to
     /// `retryAfter`.
-    public var refusalRetryAfter: Duration = .seconds(2)
+    package var refusalRetryAfter: Duration = .seconds(2)
     /// A chunk asked for and not received in this long is asked for again.
-    public var chunkTimeout: Duration = .seconds(20)
+    package var chunkTimeout: Duration = .seconds(20)
     /// Chunks whose bytes do not match their hash, per transfer and peer,
     /// before that peer is given up for the blob.
-    public var maximumBadChunks = 4
+    package var maximumBadChunks = 4
     /// The media this daemon takes: blobs of other types are neither fetched nor served.
-    public var acceptedTypes = Set(MediaType.allCases)
+    package var acceptedTypes = Set(MediaType.allCases)
 
-    public init() {}
+    package init() {}
 }
 
 /// Something a blob transfer did (for the control API's events).
-public enum BlobEvent: Sendable, Hashable {
+package enum BlobEvent: Sendable, Hashable {
     case started(BlobHash, from: PeerID, bytes: UInt64)
     /// Every 10 % or so.
     case progressed(BlobHash, from: PeerID, held: UInt64, total: UInt64)
@@ -45,15 +45,15 @@ public enum BlobEvent: Sendable, Hashable {
 }
 
 /// A transfer as `media status` shows it.
-public struct BlobTransferStatus: Sendable, Hashable {
-    public var hash: BlobHash
-    public var type: MediaType
-    public var peer: PeerID?
-    public var totalBytes: UInt64
-    public var heldBytes: UInt64
+package struct BlobTransferStatus: Sendable, Hashable {
+    package var hash: BlobHash
+    package var type: MediaType
+    package var peer: PeerID?
+    package var totalBytes: UInt64
+    package var heldBytes: UInt64
     /// Bytes per second since the transfer started.
-    public var rate: Double
-    public var documents: [DocumentID]
+    package var rate: Double
+    package var documents: [DocumentID]
 }
 
 /// What a blob exchange needs of a connection: sending, in two priorities.
@@ -77,7 +77,7 @@ protocol BlobLink: AnyObject, Sendable {
 /// several in flight, resuming from the chunks already held after a
 /// disconnect or a restart; serves the blobs of documents shared with a peer,
 /// and nothing else, at a lower priority than changes.
-public actor BlobExchange {
+package actor BlobExchange {
     let blobs: BlobStore
     let store: Store
     let configuration: BlobExchangeConfiguration
@@ -103,7 +103,7 @@ public actor BlobExchange {
     private let arrivalStream: AsyncStream<(Message, PeerID)>
     private var storing: Task<Void, Never>?
 
-    public init(blobs: BlobStore, store: Store, configuration: BlobExchangeConfiguration = .init(), logger: Logger) {
+    package init(blobs: BlobStore, store: Store, configuration: BlobExchangeConfiguration = .init(), logger: Logger) {
         self.blobs = blobs
         self.store = store
         self.configuration = configuration
@@ -156,10 +156,10 @@ public actor BlobExchange {
     }
 
     /// Transfer events as they happen.
-    public nonisolated func events() -> AsyncStream<BlobEvent> { broadcaster.subscribe() }
+    package nonisolated func events() -> AsyncStream<BlobEvent> { broadcaster.subscribe() }
 
     /// Transfers in progress.
-    public func status() -> [BlobTransferStatus] {
+    package func status() -> [BlobTransferStatus] {
         transfers.values.map { transfer in
             let seconds = Double((ContinuousClock.now - transfer.started).components.attoseconds) / 1e18
                 + Double((ContinuousClock.now - transfer.started).components.seconds)
@@ -171,7 +171,7 @@ public actor BlobExchange {
     }
 
     /// Peers known to hold a blob.
-    public func holders(of hash: BlobHash) -> Set<PeerID> { machine.holders[hash] ?? [] }
+    package func holders(of hash: BlobHash) -> Set<PeerID> { machine.holders[hash] ?? [] }
 
     // MARK: - Connections
 
@@ -204,13 +204,13 @@ public actor BlobExchange {
     }
 
     /// Something may need fetching (a document referenced a new blob, a peer connected).
-    public func documentsChanged() { schedulePump() }
+    package func documentsChanged() { schedulePump() }
 
     /// A blob became complete here, or its reference proven for a document
     /// (uploaded into it, fetched over it): tell the peers sharing a document
     /// whose reference is proven, so those waiting ask. Documents that only
     /// reference it are never named: that would say this daemon holds it.
-    public func announce(_ hash: BlobHash) async {
+    package func announce(_ hash: BlobHash) async {
         guard let documents = try? await store.provenDocuments(referencing: hash), await blobs.record(hash)?.problem == nil else { return }
         for link in links.values where link.isEstablished {
             for document in link.blobDocumentIDs where documents.contains(document) {

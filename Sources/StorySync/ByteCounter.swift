@@ -1,14 +1,15 @@
 import NIOCore
 import Synchronization
+import CoreMetrics
 
 /// Bytes a connection carried, as counted below TLS (what the network sees).
-public final class ByteCounts: Sendable {
+package final class ByteCounts: Sendable {
     private let counts = Mutex<(sent: Int, received: Int, peer: SyncMetrics.PeerBytes?)>((0, 0, nil))
 
-    public init() {}
+    package init() {}
 
-    public var sent: Int { counts.withLock { $0.sent } }
-    public var received: Int { counts.withLock { $0.received } }
+    package var sent: Int { counts.withLock { $0.sent } }
+    package var received: Int { counts.withLock { $0.received } }
 
     func add(sent: Int = 0, received: Int = 0) {
         counts.withLock {

@@ -1,4 +1,4 @@
-import StoryCore
+package import StoryCore
 
 /// What a daemon says about itself on the LAN (docs/protocol.md, "Local
 /// discovery"): its peer id, the TCP port it takes peers on, and an instance
@@ -14,33 +14,33 @@ import StoryCore
 /// Bytes after the instance id are ignored (a later revision of version 1
 /// may add fields there); a packet longer than `maximumBytes` is refused
 /// before it is read.
-public struct DiscoveryAnnouncement: Hashable, Sendable {
+package struct DiscoveryAnnouncement: Hashable, Sendable {
     /// The announcing daemon's peer id (the SHA-256 of its certificate).
-    public var peer: PeerID
+    package var peer: PeerID
     /// The TCP port it listens for peers on (1...65535).
-    public var port: UInt16
+    package var port: UInt16
     /// A random number the daemon picks at each start: a receiver tells its
     /// own announcements apart, and sees a restart as a new instance.
-    public var instance: UInt64
+    package var instance: UInt64
 
     /// "STLD": Storyteller local discovery.
-    public static let magic: UInt32 = 0x5354_4C44
+    package static let magic: UInt32 = 0x5354_4C44
     /// The version this daemon writes and reads.
-    public static let version: UInt8 = 1
+    package static let version: UInt8 = 1
     /// The length of a version 1 announcement.
-    public static let length = 4 + 1 + 32 + 2 + 8
+    package static let length = 4 + 1 + 32 + 2 + 8
     /// Larger datagrams are refused unread (a version 1 packet is 47 bytes).
-    public static let maximumBytes = 512
+    package static let maximumBytes = 512
 
     /// An announcement of `peer` listening on `port`, from its run `instance`.
-    public init(peer: PeerID, port: UInt16, instance: UInt64) {
+    package init(peer: PeerID, port: UInt16, instance: UInt64) {
         self.peer = peer
         self.port = port
         self.instance = instance
     }
 
     /// The packet's bytes.
-    public func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Self.length)
         append(Self.magic, to: &bytes)
@@ -54,7 +54,7 @@ public struct DiscoveryAnnouncement: Hashable, Sendable {
     /// Reads a packet. O(n) in its length, which is checked first.
     /// - Throws: `DiscoveryPacketError` saying what is wrong (too large, too
     ///   short, not ours, another version, port 0).
-    public init(decoding bytes: some Collection<UInt8>) throws(DiscoveryPacketError) {
+    package init(decoding bytes: some Collection<UInt8>) throws(DiscoveryPacketError) {
         guard bytes.count <= Self.maximumBytes else {
             throw DiscoveryPacketError(.oversized, "\(bytes.count) bytes, more than the \(Self.maximumBytes) an announcement may have")
         }

@@ -1,4 +1,4 @@
-import StoryCore
+package import StoryCore
 
 /// The peers local discovery has heard, each with the addresses it was heard
 /// from, forgotten `lifetime` after they were last heard. Pure: the caller
@@ -8,35 +8,35 @@ import StoryCore
 /// Bounded: at most `maximumPeers` peers (the one heard least recently makes
 /// room for a new one) and `maximumAddressesPerPeer` addresses each (likewise),
 /// so announcements made up by the thousand cost a fixed amount of memory.
-public struct DiscoveryCache: Sendable {
+package struct DiscoveryCache: Sendable {
     /// One address a peer was heard from.
-    public struct Sighting: Hashable, Sendable {
+    package struct Sighting: Hashable, Sendable {
         /// `HOST:PORT` to dial: the packet's source and the announced port.
-        public var address: String
+        package var address: String
         /// When it was last heard from there (monotonic, for expiry).
-        public var instant: ContinuousClock.Instant
+        package var instant: ContinuousClock.Instant
         /// The same moment as wall time (milliseconds since 1970), for people.
-        public var milliseconds: Int64
+        package var milliseconds: Int64
     }
 
     /// What the cache knows of one peer.
-    public struct Entry: Hashable, Sendable {
+    package struct Entry: Hashable, Sendable {
         /// The peer id it announced (unproven until a TLS handshake).
-        public var peer: PeerID
+        package var peer: PeerID
         /// The instance id of its latest announcement (it changes at each start).
-        public var instance: UInt64
+        package var instance: UInt64
         /// Where it was heard from, most recent first.
-        public var sightings: [Sighting]
+        package var sightings: [Sighting]
 
         /// The addresses, most recently heard first.
-        public var addresses: [String] { sightings.map(\.address) }
+        package var addresses: [String] { sightings.map(\.address) }
         /// When it was last heard (wall time, milliseconds since 1970).
-        public var lastSeen: Int64 { sightings.first?.milliseconds ?? 0 }
+        package var lastSeen: Int64 { sightings.first?.milliseconds ?? 0 }
         var lastInstant: ContinuousClock.Instant? { sightings.first?.instant }
     }
 
     /// How one announcement changed the cache.
-    public enum Observation: Hashable, Sendable {
+    package enum Observation: Hashable, Sendable {
         /// A peer not in the cache (or forgotten since).
         case newPeer
         /// A known peer with another instance id: it restarted, perhaps on
@@ -48,15 +48,15 @@ public struct DiscoveryCache: Sendable {
         case refreshed
 
         /// Whether the peer's addresses changed (a dialer may want to try them now).
-        public var isChange: Bool { self != .refreshed }
+        package var isChange: Bool { self != .refreshed }
     }
 
     /// How long a peer is kept after it was last heard (three announcement intervals).
-    public let lifetime: Duration
+    package let lifetime: Duration
     /// Peers held at most.
-    public let maximumPeers: Int
+    package let maximumPeers: Int
     /// Addresses held per peer at most.
-    public let maximumAddressesPerPeer: Int
+    package let maximumAddressesPerPeer: Int
     private var entries: [PeerID: Entry] = [:]
     /// Addresses a peer was heard at whose dial showed another certificate
     /// (or no TLS at all): a false announcement. Not taken again from there
@@ -65,7 +65,7 @@ public struct DiscoveryCache: Sendable {
     private var discredited: [PeerID: [String: ContinuousClock.Instant]] = [:]
 
     /// An empty cache with these bounds (both above 0).
-    public init(lifetime: Duration = .seconds(90), maximumPeers: Int = 256, maximumAddressesPerPeer: Int = 8) {
+    package init(lifetime: Duration = .seconds(90), maximumPeers: Int = 256, maximumAddressesPerPeer: Int = 8) {
         precondition(maximumPeers > 0 && maximumAddressesPerPeer > 0)
         self.lifetime = lifetime
         self.maximumPeers = maximumPeers
@@ -74,7 +74,7 @@ public struct DiscoveryCache: Sendable {
 
     /// Records that `peer` (instance `instance`) was heard at `address`.
     /// O(peers) when a new peer has to make room, else O(addresses of the peer).
-    public mutating func record(
+    package mutating func record(
         _ peer: PeerID, instance: UInt64, at address: String, now: ContinuousClock.Instant, milliseconds: Int64
     ) -> Observation {
         let sighting = Sighting(address: address, instant: now, milliseconds: milliseconds)
@@ -100,7 +100,7 @@ public struct DiscoveryCache: Sendable {
     }
 
     /// Forgets what was last heard more than `lifetime` before `now`. O(peers).
-    public mutating func expire(now: ContinuousClock.Instant) {
+    package mutating func expire(now: ContinuousClock.Instant) {
         for (peer, var entry) in entries {
             entry.sightings.removeAll { now - $0.instant > lifetime }
             entries[peer] = entry.sightings.isEmpty ? nil : entry
@@ -114,7 +114,7 @@ public struct DiscoveryCache: Sendable {
     /// A dial of `peer` at `address` showed another certificate, or no TLS:
     /// the sighting is dropped, and announcements of `peer` from `address`
     /// are not taken for `lifetime`. Bounded as the sightings are.
-    public mutating func discredit(_ peer: PeerID, at address: String, now: ContinuousClock.Instant) {
+    package mutating func discredit(_ peer: PeerID, at address: String, now: ContinuousClock.Instant) {
         if var entry = entries[peer] {
             entry.sightings.removeAll { $0.address == address }
             entries[peer] = entry.sightings.isEmpty ? nil : entry
@@ -131,12 +131,12 @@ public struct DiscoveryCache: Sendable {
     }
 
     /// Where `peer` was heard, most recent first, less what has expired.
-    public func addresses(of peer: PeerID, now: ContinuousClock.Instant) -> [String] {
+    package func addresses(of peer: PeerID, now: ContinuousClock.Instant) -> [String] {
         entries[peer]?.sightings.filter { now - $0.instant <= lifetime }.map(\.address) ?? []
     }
 
     /// Every peer heard within `lifetime` of `now`, by peer id. O(peers log peers).
-    public func peers(now: ContinuousClock.Instant) -> [Entry] {
+    package func peers(now: ContinuousClock.Instant) -> [Entry] {
         entries.values.compactMap { entry in
             var entry = entry
             entry.sightings.removeAll { now - $0.instant > lifetime }
@@ -145,7 +145,7 @@ public struct DiscoveryCache: Sendable {
     }
 
     /// How many peers are held (expired ones too, until `expire`).
-    public var count: Int { entries.count }
+    package var count: Int { entries.count }
 
     private func leastRecentlyHeard() -> PeerID? {
         entries.values.min { ($0.lastInstant ?? .now) < ($1.lastInstant ?? .now) }?.peer

@@ -89,20 +89,20 @@ struct DiscoveryStateMachine {
 }
 
 /// What local discovery has received and sent since the daemon started.
-public struct DiscoveryStatistics: Hashable, Sendable {
+package struct DiscoveryStatistics: Hashable, Sendable {
     /// Datagrams on the discovery port.
-    public var packetsReceived = 0
+    package var packetsReceived = 0
     /// Announcements of other daemons taken into the cache.
-    public var announcementsAccepted = 0
+    package var announcementsAccepted = 0
     /// Datagrams that were not announcements (too short, another magic or version, port 0).
-    public var packetsMalformed = 0
+    package var packetsMalformed = 0
     /// Datagrams larger than an announcement may be.
-    public var packetsOversized = 0
+    package var packetsOversized = 0
     /// Announcements sent (one per destination: a broadcast address or an interface's multicast group).
-    public var announcementsSent = 0
+    package var announcementsSent = 0
     /// Sends the system refused (an interface going down, no route).
-    public var sendFailures = 0
+    package var sendFailures = 0
 
     /// All zero.
-    public init() {}
+    package init() {}
 }

@@ -1,18 +1,18 @@
-import NIOCore
+package import NIOCore
 
 /// Splits the byte stream into frames (4-byte big-endian length of type +
 /// payload, 1-byte type, payload) and decodes their messages. A frame over
 /// `maximumFrameBytes` is an error before any of it is buffered.
-public struct MessageDecoder: ByteToMessageDecoder {
-    public typealias InboundOut = Message
+package struct MessageDecoder: ByteToMessageDecoder {
+    package typealias InboundOut = Message
 
-    public let maximumFrameBytes: Int
+    package let maximumFrameBytes: Int
 
-    public init(maximumFrameBytes: Int = 16 << 20) {
+    package init(maximumFrameBytes: Int = 16 << 20) {
         self.maximumFrameBytes = maximumFrameBytes
     }
 
-    public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+    package mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return .needMoreData }
         guard length >= 1 else { throw SyncError(.malformed, "a frame must hold a type byte") }
         guard Int(length) <= maximumFrameBytes else {
@@ -26,19 +26,19 @@ public struct MessageDecoder: ByteToMessageDecoder {
         return .continue
     }
 
-    public mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+    package mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
         while try decode(context: context, buffer: &buffer) == .continue {}
         return .needMoreData
     }
 }
 
 /// Writes messages as frames.
-public struct MessageEncoder: MessageToByteEncoder {
-    public typealias OutboundIn = Message
+package struct MessageEncoder: MessageToByteEncoder {
+    package typealias OutboundIn = Message
 
-    public init() {}
+    package init() {}
 
-    public func encode(data: Message, out: inout ByteBuffer) throws {
+    package func encode(data: Message, out: inout ByteBuffer) throws {
         let payload = data.payload()
         out.reserveCapacity(minimumWritableBytes: 5 + payload.count)
         out.writeInteger(UInt32(payload.count + 1))
@@ -49,7 +49,7 @@ public struct MessageEncoder: MessageToByteEncoder {
 
 extension Message {
     /// The message as a complete frame (for tests and tools).
-    public func framed() -> [UInt8] {
+    package func framed() -> [UInt8] {
         var buffer = ByteBuffer()
         try? MessageEncoder().encode(data: self, out: &buffer)
         return buffer.readBytes(length: buffer.readableBytes) ?? []

@@ -3,10 +3,10 @@ import NIOCore
 
 /// The peer listener could not be opened, in words a person can act on
 /// (not NIO's `bind(descriptor:ptr:bytes:)`).
-public struct ListenError: Error, CustomStringConvertible, Sendable {
-    public let host: String
-    public let port: Int
-    public let description: String
+package struct ListenError: Error, CustomStringConvertible, Sendable {
+    package let host: String
+    package let port: Int
+    package let description: String
 
     init(host: String, port: Int, error: any Error) {
         self.host = host

@@ -1,37 +1,37 @@
 import Foundation
-import Logging
-import NIOCore
+package import Logging
+package import NIOCore
 import NIOPosix
-import StoryCore
-import StoryStore
+package import StoryCore
+package import StoryStore
 
 /// What local discovery tells the peer manager.
-public enum DiscoveryEvent: Sendable, Hashable {
+package enum DiscoveryEvent: Sendable, Hashable {
     /// A peer was heard at an address it was not known at (it is new, it
     /// restarted, or it moved): worth dialing now if it is configured.
     case discovered(PeerID, address: String)
 }
 
 /// A peer local discovery has heard, as `LocalDiscovery.peers()` lists it.
-public struct DiscoveredPeer: Sendable, Hashable {
+package struct DiscoveredPeer: Sendable, Hashable {
     /// The peer id it announced.
-    public var peer: PeerID
+    package var peer: PeerID
     /// `HOST:PORT`s it was heard from, most recent first.
-    public var addresses: [String]
+    package var addresses: [String]
     /// When it was last heard (milliseconds since 1970).
-    public var lastSeen: Int64
+    package var lastSeen: Int64
 }
 
 /// Whether local discovery runs, and what it has done.
-public struct DiscoveryStatus: Sendable, Hashable {
+package struct DiscoveryStatus: Sendable, Hashable {
     /// It listens and announces.
-    public var isRunning: Bool
+    package var isRunning: Bool
     /// Why it does not run (the discovery port could not be opened), or what
     /// part of it does not (no IPv6).
-    public var problem: String?
+    package var problem: String?
     /// The UDP port it uses.
-    public var port: Int
-    public var statistics: DiscoveryStatistics
+    package var port: Int
+    package var statistics: DiscoveryStatistics
 }
 
 /// Local discovery, after Syncthing's: this daemon announces its peer id and
@@ -43,11 +43,11 @@ public struct DiscoveryStatus: Sendable, Hashable {
 /// false announcement can only waste a dial.
 ///
 /// `run` holds the sockets and returns when cancelled.
-public actor LocalDiscovery {
+package actor LocalDiscovery {
     /// Its port, timings and bounds.
-    public nonisolated let configuration: DiscoveryConfiguration
+    package nonisolated let configuration: DiscoveryConfiguration
     /// The peer id it announces (this daemon's).
-    public nonisolated let peerID: PeerID
+    package nonisolated let peerID: PeerID
     private var machine: DiscoveryStateMachine
     private let group: any EventLoopGroup
     private let clock: WallClock
@@ -59,7 +59,7 @@ public actor LocalDiscovery {
     private var announceNow: AsyncStream<Void>.Continuation?
 
     /// - Parameter instance: this run's instance id (random unless a test sets it).
-    public init(
+    package init(
         peerID: PeerID, configuration: DiscoveryConfiguration = DiscoveryConfiguration(), group: any EventLoopGroup,
         clock: WallClock = .system, logger: Logger, instance: UInt64 = .random(in: 1...UInt64.max)
     ) {
@@ -76,26 +76,26 @@ public actor LocalDiscovery {
     }
 
     /// Peers heard from now on at a new address (the peer manager dials the configured ones).
-    public nonisolated func events() -> AsyncStream<DiscoveryEvent> { broadcaster.subscribe() }
+    package nonisolated func events() -> AsyncStream<DiscoveryEvent> { broadcaster.subscribe() }
 
     /// Where `peer` was heard, most recent first (empty if it was not, or too long ago).
-    public func addresses(of peer: PeerID) -> [String] { machine.cache.addresses(of: peer, now: .now) }
+    package func addresses(of peer: PeerID) -> [String] { machine.cache.addresses(of: peer, now: .now) }
 
     /// A dial of `peer` at an address heard for it showed another
     /// certificate (or no TLS): that address is dropped and not taken from
     /// announcements again for a while (`DiscoveryCache.discredit`).
-    public func discredit(_ peer: PeerID, at address: String) {
+    package func discredit(_ peer: PeerID, at address: String) {
         machine.discredit(peer, at: address, now: .now)
         logger.notice("an announcement of \(peer.short) from \(address) was false (another certificate answered there); ignoring it there for a while")
     }
 
     /// Every peer heard within the lifetime, by id.
-    public func peers() -> [DiscoveredPeer] {
+    package func peers() -> [DiscoveredPeer] {
         machine.cache.peers(now: .now).map { DiscoveredPeer(peer: $0.peer, addresses: $0.addresses, lastSeen: $0.lastSeen) }
     }
 
     /// Whether it runs, and its counters.
-    public func status() -> DiscoveryStatus {
+    package func status() -> DiscoveryStatus {
         DiscoveryStatus(isRunning: isRunning, problem: problem, port: configuration.port, statistics: machine.statistics)
     }
 
@@ -105,7 +105,7 @@ public actor LocalDiscovery {
     /// listener's) where `listenHost` can be reached, until cancelled. A
     /// discovery port that cannot be opened is logged and said by `status()`;
     /// the daemon runs on without discovery.
-    public func run(announcing port: Int, listenHost: String) async {
+    package func run(announcing port: Int, listenHost: String) async {
         guard let announcedPort = UInt16(exactly: port), announcedPort > 0 else {
             problem = "the peer port \(port) cannot be announced"
             return

@@ -1,7 +1,7 @@
-import StoryCore
+package import StoryCore
 
 /// What peers say to each other (docs/protocol.md).
-public enum Message: Hashable, Sendable {
+package enum Message: Hashable, Sendable {
     /// First message both ways: protocol version, daemon name, capabilities.
     case hello(version: UInt64, name: String, capabilities: [String])
     /// A document shared with the receiver: its kind and name, the role the
@@ -36,14 +36,14 @@ public enum Message: Hashable, Sendable {
     case blobUnavailable(hash: BlobHash, reason: String)
 
     /// A request for (part of) a blob.
-    public struct BlobRequest: Hashable, Sendable {
+    package struct BlobRequest: Hashable, Sendable {
         /// A document shared with the sender that references the blob.
-        public var document: DocumentID
-        public var hash: BlobHash
-        public var manifest: Bool
-        public var chunks: [UInt32]
+        package var document: DocumentID
+        package var hash: BlobHash
+        package var manifest: Bool
+        package var chunks: [UInt32]
 
-        public init(document: DocumentID, hash: BlobHash, manifest: Bool, chunks: [UInt32]) {
+        package init(document: DocumentID, hash: BlobHash, manifest: Bool, chunks: [UInt32]) {
             self.document = document
             self.hash = hash
             self.manifest = manifest
@@ -51,18 +51,18 @@ public enum Message: Hashable, Sendable {
         }
 
         /// Most chunks one request may ask for.
-        public static let maximumChunks = 256
+        package static let maximumChunks = 256
     }
 
     /// What a blob is made of.
-    public struct BlobManifest: Hashable, Sendable {
-        public var hash: BlobHash
-        public var byteCount: UInt64
-        public var type: MediaType
-        public var chunkSize: UInt32
-        public var chunks: [BlobHash]
+    package struct BlobManifest: Hashable, Sendable {
+        package var hash: BlobHash
+        package var byteCount: UInt64
+        package var type: MediaType
+        package var chunkSize: UInt32
+        package var chunks: [BlobHash]
 
-        public init(hash: BlobHash, byteCount: UInt64, type: MediaType, chunkSize: UInt32, chunks: [BlobHash]) {
+        package init(hash: BlobHash, byteCount: UInt64, type: MediaType, chunkSize: UInt32, chunks: [BlobHash]) {
             self.hash = hash
             self.byteCount = byteCount
             self.type = type
@@ -71,26 +71,26 @@ public enum Message: Hashable, Sendable {
         }
 
         /// Chunk sizes a manifest may use (16 KiB to 4 MiB).
-        public static let chunkSizes: ClosedRange<UInt32> = (16 << 10)...(4 << 20)
+        package static let chunkSizes: ClosedRange<UInt32> = (16 << 10)...(4 << 20)
         /// Most chunks a manifest may list (8 MiB of hashes).
-        public static let maximumChunks = 1 << 18
+        package static let maximumChunks = 1 << 18
     }
 
     /// Most hashes one BlobHave may carry.
-    public static let maximumHaveHashes = 4096
+    package static let maximumHaveHashes = 4096
 
     /// A document offered to the peer.
-    public struct Advertisement: Hashable, Sendable {
-        public var document: DocumentID
+    package struct Advertisement: Hashable, Sendable {
+        package var document: DocumentID
         /// 1 = project, 2 = library.
-        public var kind: UInt8
-        public var name: String
+        package var kind: UInt8
+        package var name: String
         /// The receiver's role in the sender's access list (informational:
         /// every change is checked against the receiver's own copy of it).
-        public var role: Role
-        public var version: VersionVector
+        package var role: Role
+        package var version: VersionVector
 
-        public init(document: DocumentID, kind: UInt8, name: String, role: Role, version: VersionVector) {
+        package init(document: DocumentID, kind: UInt8, name: String, role: Role, version: VersionVector) {
             self.document = document
             self.kind = kind
             self.name = name
@@ -104,7 +104,7 @@ public enum Message: Hashable, Sendable {
     /// in changes and snapshot format 3; 5: snapshot format 4, a text field
     /// shows its latest concurrent write by wall time, which a build on 4
     /// would pick differently).
-    public static let protocolVersion: UInt64 = 5
+    package static let protocolVersion: UInt64 = 5
 
     /// What a peer on protocol `theirs` is told, and what is logged here,
     /// when the two differ: which side to upgrade, in words.
@@ -121,16 +121,16 @@ public enum Message: Hashable, Sendable {
     }
 
     /// The Hello capability of a peer that takes snapshots in parts (`snapshotPart`).
-    public static let snapshotPartsCapability = "snapshot-parts"
+    package static let snapshotPartsCapability = "snapshot-parts"
     /// The Goodbye reason of a daemon that paused sync with its peer (`peers
     /// pause`): the peer shows "paused by them" rather than retrying blind.
-    public static let pausedReason = "sync with you is paused"
+    package static let pausedReason = "sync with you is paused"
     /// What daemons before `pausedReason` said for the same.
     static let legacyPausedReason = "paused"
 
     /// Longest document name an Advertise, or daemon name a Hello, may carry
     /// (the control API's limit).
-    public static let maximumNameBytes = 200
+    package static let maximumNameBytes = 200
 
     /// A reason or message from a peer, as it is shown and logged: control
     /// characters escaped (no forged log line, no terminal escape), at most
@@ -347,7 +347,7 @@ public enum Message: Hashable, Sendable {
     }
 
     /// A short description for logs (no payload bytes).
-    public var summary: String {
+    package var summary: String {
         switch self {
         case .hello(let version, let name, _): "hello v\(version) from \(name)"
         case .advertise(let ad): "advertise \(ad.document) \(ad.version)"

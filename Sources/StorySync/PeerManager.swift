@@ -1,10 +1,10 @@
 import Foundation
-import Logging
-import NIOCore
+package import Logging
+package import NIOCore
 import NIOPosix
-import StoryCore
-import StoryStore
-import StoryIdentity
+package import StoryCore
+package import StoryStore
+package import StoryIdentity
 import StoryTLS
 
 /// A connection before the peer is known: the channel and the TLS handshake's outcome.
@@ -16,30 +16,30 @@ struct PendingConnection: Sendable {
 }
 
 /// What the daemon reports about a peer connection.
-public struct PeerStatus: Sendable, Hashable {
-    public var peer: PeerID
-    public var name: String?
-    public var isEstablished: Bool
+package struct PeerStatus: Sendable, Hashable {
+    package var peer: PeerID
+    package var name: String?
+    package var isEstablished: Bool
     /// Whether we dialed it (or it dialed us).
-    public var dialed: Bool
-    public var documents: [DocumentID]
+    package var dialed: Bool
+    package var documents: [DocumentID]
     /// Where the peer is connected from (or that we dialed).
-    public var address: String
+    package var address: String
     /// Bytes this connection carried, counted below TLS.
-    public var bytesSent: Int
-    public var bytesReceived: Int
+    package var bytesSent: Int
+    package var bytesReceived: Int
     /// What the peer has of each shared document, as it advertised or
     /// acknowledged it (for "N changes to receive").
-    public var peerVersions: [DocumentID: VersionVector] = [:]
+    package var peerVersions: [DocumentID: VersionVector] = [:]
     /// Seconds since the peer last sent more than keepalives (its hello,
     /// changes, acknowledgements, blobs): "idle" in `storyteller peers`.
-    public var idleSeconds: Int = 0
+    package var idleSeconds: Int = 0
 }
 
 /// What happens to this daemon's peer connections, as `PeerManager.events()`
 /// publishes it: the dialer, readiness, shutdown and the control API's
 /// event stream wait on these instead of polling.
-public enum PeerEvent: Sendable, Hashable {
+package enum PeerEvent: Sendable, Hashable {
     /// The listener is bound.
     case listening(port: Int)
     /// A dialer is connecting to this configured peer.
@@ -75,9 +75,9 @@ public enum PeerEvent: Sendable, Hashable {
 /// (unknown ones are recorded as pending and closed), keeps one session per
 /// peer, and pushes each document change to the peers it is shared with, so
 /// changes learned from one peer flow on to the others.
-public actor PeerManager {
-    public nonisolated let identity: Identity
-    public nonisolated let configuration: SyncConfiguration
+package actor PeerManager {
+    package nonisolated let identity: Identity
+    package nonisolated let configuration: SyncConfiguration
     private let context: TLSContext
     private let store: Store
     private let group: any EventLoopGroup
@@ -106,16 +106,16 @@ public actor PeerManager {
     private let broadcaster = EventBroadcaster<PeerEvent>()
     /// Peers whose sync is paused until resumed (kept in the store's settings
     /// under `pausedPeersKey`, so a restart keeps them paused).
-    public private(set) var paused: Set<PeerID> = []
+    package private(set) var paused: Set<PeerID> = []
     /// Peers that paused sync with this daemon: their last connection ended
     /// with their Goodbye saying so (until one gets as far as a hello again).
-    public private(set) var pausedByPeers: Set<PeerID> = []
+    package private(set) var pausedByPeers: Set<PeerID> = []
     /// Peers whose last answer was that they do not know this daemon yet: a
     /// user there must accept it (`peers accept`), which `peers` says here.
-    public private(set) var waitingForAcceptanceBy: Set<PeerID> = []
+    package private(set) var waitingForAcceptanceBy: Set<PeerID> = []
     /// Peers whose last connection ended on different protocol versions:
     /// which side to upgrade, in words (until one connects again).
-    public private(set) var upgradeNeeded: [PeerID: String] = [:]
+    package private(set) var upgradeNeeded: [PeerID: String] = [:]
     static let pausedPeersKey = "paused-peers"
     private var server: NIOAsyncChannel<PendingConnection, Never>?
     private var isShuttingDown = false
@@ -125,12 +125,12 @@ public actor PeerManager {
     /// daemon may show it to its users.
     private var incoming: (@Sendable (DocumentID, DocumentKind, String, PeerID) async -> Void)?
     /// Moves images and sounds (nil: this daemon syncs documents only).
-    public nonisolated let blobExchange: BlobExchange?
+    package nonisolated let blobExchange: BlobExchange?
     private let blobSendLimiter: RateLimiter?
 
     /// - Parameter discovery: local discovery, whose addresses are tried after
     ///   the configured ones (it runs on its own; nil when it is off).
-    public init(
+    package init(
         store: Store, identity: Identity, configuration: SyncConfiguration, group: any EventLoopGroup, clock: WallClock = .system,
         discovery: LocalDiscovery? = nil, blobExchange: BlobExchange? = nil, logger: Logger
     ) throws {
@@ -148,13 +148,13 @@ public actor PeerManager {
     }
 
     /// Sets what happens to documents taken from peers.
-    public func onIncomingDocument(_ handler: @escaping @Sendable (DocumentID, DocumentKind, String, PeerID) async -> Void) {
+    package func onIncomingDocument(_ handler: @escaping @Sendable (DocumentID, DocumentKind, String, PeerID) async -> Void) {
         incoming = handler
     }
 
     /// Pauses sync with a peer: closes its session (with Goodbye), stops
     /// dialing it and refuses its connections until `resume`.
-    public func pause(_ peer: PeerID) async throws {
+    package func pause(_ peer: PeerID) async throws {
         guard paused.insert(peer).inserted else { return }
         sessions[peer]?.close(reason: Message.pausedReason)
         broadcaster.publish(.paused(peer))
@@ -163,7 +163,7 @@ public actor PeerManager {
     }
 
     /// Resumes sync with a paused peer (dialing it again at once).
-    public func resume(_ peer: PeerID) async throws {
+    package func resume(_ peer: PeerID) async throws {
         guard paused.remove(peer) != nil else { return }
         // The dialer waits for this, and dials at once.
         broadcaster.publish(.resumed(peer))
@@ -194,13 +194,13 @@ public actor PeerManager {
     }
 
     /// The port the listener is bound to (after `run` started it).
-    public var listeningPort: Int? { server?.channel.localAddress?.port }
+    package var listeningPort: Int? { server?.channel.localAddress?.port }
 
     /// What happens from now on: connections, pauses, offers, the listener.
-    public nonisolated func events() -> AsyncStream<PeerEvent> { broadcaster.subscribe() }
+    package nonisolated func events() -> AsyncStream<PeerEvent> { broadcaster.subscribe() }
 
     /// Returns once the listener is bound (or the manager is shutting down, or the task is cancelled).
-    public func waitUntilListening() async {
+    package func waitUntilListening() async {
         let events = broadcaster.subscribe()
         guard server == nil, !isShuttingDown else { return }
         for await event in events {
@@ -212,7 +212,7 @@ public actor PeerManager {
     }
 
     /// The connected peers.
-    public func status() -> [PeerStatus] {
+    package func status() -> [PeerStatus] {
         let now = ContinuousClock.now
         return sessions.values.map {
             PeerStatus(
@@ -223,7 +223,7 @@ public actor PeerManager {
     }
 
     /// Bytes of every connection since start (including closed ones), below TLS.
-    public var totalBytes: (sent: Int, received: Int) {
+    package var totalBytes: (sent: Int, received: Int) {
         sessions.values.reduce((totals.sent, totals.received)) { ($0.0 + $1.bytes.sent, $0.1 + $1.bytes.received) }
     }
 
@@ -231,7 +231,7 @@ public actor PeerManager {
 
     /// Listens on `host:port`, dials the configured peers and serves until
     /// cancelled. Call `shutdown()` first for a graceful end (Goodbye to peers).
-    public func run(host: String, port: Int) async throws {
+    package func run(host: String, port: Int) async throws {
         let server: NIOAsyncChannel<PendingConnection, Never>
         do {
             server = try await bind(host: host, port: port)
@@ -312,7 +312,7 @@ public actor PeerManager {
 
     /// Stops accepting and dialing, says Goodbye to every peer and waits (at
     /// most `timeout`) for the sessions to end.
-    public func shutdown(timeout: Duration = .seconds(3)) async {
+    package func shutdown(timeout: Duration = .seconds(3)) async {
         isShuttingDown = true
         dialer.stop()
         let events = broadcaster.subscribe()
@@ -735,7 +735,7 @@ public actor PeerManager {
 
     /// Whether what each peer shares is taken without asking: its `auto-accept`
     /// in the config, else what a user set (`peers set`), else `accept-shares`.
-    public func autoAccept(for peers: [PeerID]) async -> [PeerID: Bool] {
+    package func autoAccept(for peers: [PeerID]) async -> [PeerID: Bool] {
         let stored = (try? await store.autoAcceptSettings()) ?? [:]
         var result: [PeerID: Bool] = [:]
         for peer in peers { result[peer] = configuration.acceptsOffers[peer] ?? stored[peer] ?? configuration.acceptsOfferedDocuments }
@@ -743,14 +743,14 @@ public actor PeerManager {
     }
 
     /// Whether the config declares this peer's auto-accept (a user's setting does not override it).
-    public nonisolated func declaresAutoAccept(for peer: PeerID) -> Bool { configuration.acceptsOffers[peer] != nil }
+    package nonisolated func declaresAutoAccept(for peer: PeerID) -> Bool { configuration.acceptsOffers[peer] != nil }
 
     /// Takes a document a peer offered that was kept for a user to decide:
     /// it is recorded as taken from that peer and synced at once if the peer
     /// is connected (else when it next is).
     /// - Throws: `StoreError(.notFound)` if nothing offers it.
     @discardableResult
-    public func acceptOffer(_ document: DocumentID) async throws -> OfferRecord {
+    package func acceptOffer(_ document: DocumentID) async throws -> OfferRecord {
         guard let offer = try await store.offers().first(where: { $0.document == document }) else {
             throw StoreError(.notFound, "no peer offers \(document)", path: store.path)
         }

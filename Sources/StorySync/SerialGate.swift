@@ -4,7 +4,7 @@ import Synchronization
 /// holding a thread) until the one before has finished. For work whose
 /// memory must not add up when two come at once (a package import holds its
 /// project's snapshot and change log while it checks them).
-public final class SerialGate: Sendable {
+package final class SerialGate: Sendable {
     private struct State {
         var isBusy = false
         var waiting: [CheckedContinuation<Void, Never>] = []
@@ -12,13 +12,13 @@ public final class SerialGate: Sendable {
 
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
     /// Work waiting for its turn now.
-    public var waitingCount: Int { state.withLock { $0.waiting.count } }
+    package var waitingCount: Int { state.withLock { $0.waiting.count } }
 
     /// Runs `work` once every earlier work has finished.
-    public func run<T: Sendable>(_ work: () async throws -> T) async rethrows -> T {
+    package func run<T: Sendable>(_ work: () async throws -> T) async rethrows -> T {
         await enter()
         defer { leave() }
         return try await work()

@@ -6,27 +6,27 @@ import Synchronization
 /// What snapshots arriving in parts may hold at once, over every connection
 /// of a daemon: bytes in memory (past this, parts go to disk), and bytes on
 /// disk (past this, a snapshot is refused and its sender told to try later).
-public final class SnapshotBudget: Sendable {
+package final class SnapshotBudget: Sendable {
     private struct Held {
         var memory = 0
         var disk: UInt64 = 0
     }
 
     /// Bytes of parts kept in memory over all connections.
-    public let memoryBytes: Int
+    package let memoryBytes: Int
     /// Bytes of parts kept on disk over all connections.
-    public let diskBytes: UInt64
+    package let diskBytes: UInt64
     private let held = Mutex(Held())
     /// Whole snapshots read back and merged one at a time (each is in memory then).
     let merges = SerialGate()
 
-    public init(memoryBytes: Int = 32 << 20, diskBytes: UInt64 = 4 << 30) {
+    package init(memoryBytes: Int = 32 << 20, diskBytes: UInt64 = 4 << 30) {
         self.memoryBytes = memoryBytes
         self.diskBytes = diskBytes
     }
 
     /// Bytes held now (for tests and metrics).
-    public var heldBytes: (memory: Int, disk: UInt64) { held.withLock { ($0.memory, $0.disk) } }
+    package var heldBytes: (memory: Int, disk: UInt64) { held.withLock { ($0.memory, $0.disk) } }
 
     /// Takes up to `wanted` bytes of memory; returns what it got (maybe 0).
     func takeMemory(_ wanted: Int) -> Int {

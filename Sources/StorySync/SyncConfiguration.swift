@@ -1,48 +1,48 @@
-import StoryCore
+package import StoryCore
 
 /// Settings of the sync layer, with the defaults the daemon uses.
-public struct SyncConfiguration: Sendable {
+package struct SyncConfiguration: Sendable {
     /// This daemon's name, sent in Hello.
-    public var name: String
+    package var name: String
     /// Largest frame accepted from a peer; a larger one closes that connection.
-    public var maximumFrameBytes = 16 << 20
+    package var maximumFrameBytes = 16 << 20
     /// Changes per Changes message are cut at about this many bytes.
-    public var batchBytes = 512 << 10
+    package var batchBytes = 512 << 10
     /// A snapshot larger than this goes in parts of this size (to a peer that takes parts).
-    public var snapshotPartBytes = 4 << 20
+    package var snapshotPartBytes = 4 << 20
     /// Largest snapshot taken from a peer in parts (held whole to be merged).
-    public var maximumSnapshotBytes = 1 << 30
+    package var maximumSnapshotBytes = 1 << 30
     /// Where parts of a snapshot beyond what is kept in memory wait for the
     /// rest (nil: the system's temporary directory); files are unlinked as
     /// soon as they are made.
-    public var scratchDirectory: String?
+    package var scratchDirectory: String?
     /// What snapshots arriving in parts may hold at once over the daemon.
-    public var snapshotBudget = SnapshotBudget()
+    package var snapshotBudget = SnapshotBudget()
     /// A peer lacking at least this many changes of a document gets its
     /// snapshot and the changes after it instead (when this side may send a
     /// snapshot: an owner or editor), applied at disk speed rather than
     /// change by change (a new machine, a month offline).
-    public var snapshotCatchUpChanges = 20_000
+    package var snapshotCatchUpChanges = 20_000
     /// Bytes queued towards a peer before writes wait (NIO write watermarks).
-    public var maximumInFlightBytes = 4 << 20
-    public var handshakeTimeout: Duration = .seconds(10)
-    public var pingInterval: Duration = .seconds(15)
-    public var idleTimeout: Duration = .seconds(45)
-    public var connectTimeout: Duration = .seconds(5)
+    package var maximumInFlightBytes = 4 << 20
+    package var handshakeTimeout: Duration = .seconds(10)
+    package var pingInterval: Duration = .seconds(15)
+    package var idleTimeout: Duration = .seconds(45)
+    package var connectTimeout: Duration = .seconds(5)
     /// First and largest delay between dial attempts (doubling, with ±25 % jitter).
-    public var backoffBase: Duration = .milliseconds(500)
-    public var backoffMaximum: Duration = .seconds(60)
+    package var backoffBase: Duration = .milliseconds(500)
+    package var backoffMaximum: Duration = .seconds(60)
     /// Take documents that configured peers share with us (filed as incoming).
-    public var acceptsOfferedDocuments = true
+    package var acceptsOfferedDocuments = true
     /// Per peer, whether to take what it shares, over `acceptsOfferedDocuments`.
-    public var acceptsOffers: [PeerID: Bool] = [:]
+    package var acceptsOffers: [PeerID: Bool] = [:]
 
-    public init(name: String) {
+    package init(name: String) {
         self.name = name
     }
 
     /// Whether documents `peer` shares are taken without asking.
-    public func acceptsOfferedDocuments(from peer: PeerID) -> Bool { acceptsOffers[peer] ?? acceptsOfferedDocuments }
+    package func acceptsOfferedDocuments(from peer: PeerID) -> Bool { acceptsOffers[peer] ?? acceptsOfferedDocuments }
 }
 
 /// Exponential backoff with jitter for redialing a peer.

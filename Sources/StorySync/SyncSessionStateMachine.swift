@@ -1,4 +1,4 @@
-import StoryCore
+package import StoryCore
 
 /// The protocol logic of one connection to a peer, with no I/O: events go in
 /// (a message arrived, a document changed, time passed), actions come out
@@ -12,15 +12,15 @@ import StoryCore
 /// other change's author and rights); received changes are acknowledged after
 /// they are stored; a peer silent for `idleTimeout` is dropped; pings keep it
 /// alive.
-public struct SyncSessionStateMachine: Sendable {
-    public struct Configuration: Sendable {
-        public var localName: String
-        public var pingInterval: Duration
-        public var idleTimeout: Duration
+package struct SyncSessionStateMachine: Sendable {
+    package struct Configuration: Sendable {
+        package var localName: String
+        package var pingInterval: Duration
+        package var idleTimeout: Duration
         /// Largest snapshot taken in parts (it is held whole to be merged).
-        public var maximumSnapshotBytes: Int
+        package var maximumSnapshotBytes: Int
 
-        public init(
+        package init(
             localName: String, pingInterval: Duration = .seconds(15), idleTimeout: Duration = .seconds(45),
             maximumSnapshotBytes: Int = 1 << 30
         ) {
@@ -32,22 +32,22 @@ public struct SyncSessionStateMachine: Sendable {
     }
 
     /// A document synced with this peer, as the local side sees it.
-    public struct SharedDocument: Hashable, Sendable {
-        public var id: DocumentID
-        public var kind: UInt8
+    package struct SharedDocument: Hashable, Sendable {
+        package var id: DocumentID
+        package var kind: UInt8
         /// The peer's role in our copy of the access list: `.none` for a
         /// document taken from this peer whose founding change has not
         /// arrived yet (we receive from it, and have nothing to send).
-        public var peerRole: Role
+        package var peerRole: Role
 
-        public init(id: DocumentID, kind: UInt8, peerRole: Role) {
+        package init(id: DocumentID, kind: UInt8, peerRole: Role) {
             self.id = id
             self.kind = kind
             self.peerRole = peerRole
         }
     }
 
-    public enum Action: Hashable, Sendable {
+    package enum Action: Hashable, Sendable {
         case send(Message)
         /// Advertise this document (the driver fills in name and version).
         case advertise(DocumentID)
@@ -78,7 +78,7 @@ public struct SyncSessionStateMachine: Sendable {
     }
 
     /// What a `measured` round trip is.
-    public enum RoundTrip: Hashable, Sendable {
+    package enum RoundTrip: Hashable, Sendable {
         /// A Ping until its Pong.
         case ping
         /// Changes (or a snapshot) sent until the peer acknowledged having stored them.
@@ -111,7 +111,7 @@ public struct SyncSessionStateMachine: Sendable {
         var isLeaving = false
     }
 
-    public let configuration: Configuration
+    package let configuration: Configuration
     private var state = State.idle
     private var documents: [DocumentID: DocumentState] = [:]
     /// Advertisements of documents we did not have, kept until `addDocument`.
@@ -122,44 +122,44 @@ public struct SyncSessionStateMachine: Sendable {
     /// When the ping with `pingNonce` was sent, until its pong comes.
     private var pingSentAt: ContinuousClock.Instant?
     /// The peer's name from its Hello.
-    public private(set) var peerName: String?
+    package private(set) var peerName: String?
     /// The reason of the peer's Goodbye, once it said one.
-    public private(set) var goodbyeReason: String?
+    package private(set) var goodbyeReason: String?
     /// The error the peer closed with, if it did (`unknownPeer`: it has not
     /// accepted this daemon yet).
-    public private(set) var peerError: SyncError.Code?
+    package private(set) var peerError: SyncError.Code?
     /// The two sides speak different protocol versions: which side to
     /// upgrade, in words (`Message.upgradeAdvice`), or what the peer said.
-    public private(set) var versionMismatch: String?
+    package private(set) var versionMismatch: String?
     /// When the peer last sent something other than a ping or pong (its
     /// hello, changes, acknowledgements, blobs): how long the link is idle.
-    public private(set) var lastActivity: ContinuousClock.Instant?
+    package private(set) var lastActivity: ContinuousClock.Instant?
     /// Whether the peer's Hello said it takes snapshots in parts.
-    public private(set) var peerTakesSnapshotParts = false
+    package private(set) var peerTakesSnapshotParts = false
     /// The snapshot whose parts are arriving (one at a time per connection):
     /// what it is and how much of it arrived. The bytes are the driver's to
     /// keep (`keepSnapshotPart`), within bounds the machine does not know.
     private var assembling: (document: DocumentID, kind: UInt8, total: UInt64, received: UInt64)?
 
-    public init(configuration: Configuration, documents: [SharedDocument]) {
+    package init(configuration: Configuration, documents: [SharedDocument]) {
         self.configuration = configuration
         for document in documents { self.documents[document.id] = DocumentState(shared: document) }
     }
 
-    public var isEstablished: Bool { state == .established }
-    public var isClosed: Bool { state == .closed }
+    package var isEstablished: Bool { state == .established }
+    package var isClosed: Bool { state == .closed }
 
     /// The documents this session syncs.
-    public var documentIDs: [DocumentID] { documents.keys.sorted() }
+    package var documentIDs: [DocumentID] { documents.keys.sorted() }
 
     /// Documents synced with this peer that it advertised too (so it knows
     /// they are shared with us): what blobs are asked for and served over.
-    public var mutuallyAdvertisedDocumentIDs: [DocumentID] {
+    package var mutuallyAdvertisedDocumentIDs: [DocumentID] {
         documents.filter { $0.value.theyAdvertised }.keys.sorted()
     }
 
     /// The connection is up (after TLS and the peer check): say Hello.
-    public mutating func start(now: ContinuousClock.Instant) -> [Action] {
+    package mutating func start(now: ContinuousClock.Instant) -> [Action] {
         // Closed before it started (shut down, or replaced while being set up).
         guard state == .idle else { return state == .closed ? [.close(nil)] : [] }
         state = .awaitingHello
@@ -169,7 +169,7 @@ public struct SyncSessionStateMachine: Sendable {
     }
 
     /// A message arrived from the peer.
-    public mutating func receive(_ message: Message, now: ContinuousClock.Instant) -> [Action] {
+    package mutating func receive(_ message: Message, now: ContinuousClock.Instant) -> [Action] {
         lastReceived = now
         switch message {
         case .ping, .pong: break
@@ -323,36 +323,36 @@ public struct SyncSessionStateMachine: Sendable {
     /// The peer sent changes up to `version`: note it before they are stored,
     /// since storing them announces the change to every session, this one too,
     /// and they must not be sent back.
-    public mutating func receiving(_ id: DocumentID, upTo version: VersionVector) {
+    package mutating func receiving(_ id: DocumentID, upTo version: VersionVector) {
         documents[id]?.theirs.formUnion(version)
     }
 
     /// The changes of a batch the peer sent were stored and applied (`received`:
     /// the highest seq per replica in it); `version`: ours now.
-    public mutating func applied(_ id: DocumentID, received: VersionVector, version: VersionVector) -> [Action] {
+    package mutating func applied(_ id: DocumentID, received: VersionVector, version: VersionVector) -> [Action] {
         guard state == .established, documents[id] != nil else { return [] }
         documents[id]!.theirs.formUnion(received)
         return [.send(.ack(document: id, version: version))]
     }
 
     /// Applying what the peer sent failed: tell it and close (nothing was applied).
-    public mutating func applyFailed(_ id: DocumentID, error: SyncError) -> [Action] {
+    package mutating func applyFailed(_ id: DocumentID, error: SyncError) -> [Action] {
         guard state != .closed else { return [] }
         return [.log("changes from the peer to \(id) failed: \(error)")] + fail(error)
     }
 
     /// What the peer has or will have of a document: send it changes not covered.
-    public func knownVersion(of id: DocumentID) -> VersionVector? {
+    package func knownVersion(of id: DocumentID) -> VersionVector? {
         guard let document = documents[id] else { return nil }
         return document.theirs.union(document.sent)
     }
 
     /// The peer's own advertised/acknowledged version (for the replica check).
-    public func peerVersion(of id: DocumentID) -> VersionVector? { documents[id]?.theirs }
+    package func peerVersion(of id: DocumentID) -> VersionVector? { documents[id]?.theirs }
 
     /// We sent changes (or a snapshot) up to `version` at `now`; the
     /// acknowledgement that covers it is measured from then.
-    public mutating func sent(_ id: DocumentID, upTo version: VersionVector, at now: ContinuousClock.Instant) {
+    package mutating func sent(_ id: DocumentID, upTo version: VersionVector, at now: ContinuousClock.Instant) {
         guard documents[id] != nil else { return }
         documents[id]!.sent.formUnion(version)
         documents[id]!.timedSends.append((version, now))
@@ -361,7 +361,7 @@ public struct SyncSessionStateMachine: Sendable {
 
     /// A document changed here (a local edit, or changes from another peer):
     /// push it live if this peer takes changes to it.
-    public func documentChanged(_ id: DocumentID) -> [Action] {
+    package func documentChanged(_ id: DocumentID) -> [Action] {
         guard state == .established, let document = documents[id], document.theyAdvertised, document.shared.peerRole >= .reader
         else {
             return []
@@ -370,7 +370,7 @@ public struct SyncSessionStateMachine: Sendable {
     }
 
     /// A document became shared with this peer (or we took an offered one).
-    public mutating func addDocument(_ shared: SharedDocument) -> [Action] {
+    package mutating func addDocument(_ shared: SharedDocument) -> [Action] {
         guard state != .closed else { return [] }
         // Already synced with this role: nothing to say again (an access
         // change elsewhere in the library must not re-advertise everything).
@@ -396,7 +396,7 @@ public struct SyncSessionStateMachine: Sendable {
     /// The peer advertised a document it lost its rights to while away: keep
     /// what it has (to send it what it lacks up to the revocation) without
     /// syncing the document with it.
-    public mutating func bidFarewell(_ id: DocumentID, kind: UInt8, theirs: VersionVector) {
+    package mutating func bidFarewell(_ id: DocumentID, kind: UInt8, theirs: VersionVector) {
         var document = DocumentState(shared: SharedDocument(id: id, kind: kind, peerRole: .none))
         document.theirs = theirs
         document.isLeaving = true
@@ -405,12 +405,12 @@ public struct SyncSessionStateMachine: Sendable {
     }
 
     /// A document is no longer shared with this peer.
-    public mutating func removeDocument(_ id: DocumentID) {
+    package mutating func removeDocument(_ id: DocumentID) {
         documents[id] = nil
     }
 
     /// Time passed: ping a quiet peer, drop a silent one.
-    public mutating func tick(now: ContinuousClock.Instant) -> [Action] {
+    package mutating func tick(now: ContinuousClock.Instant) -> [Action] {
         guard state == .awaitingHello || state == .established, let lastReceived else { return [] }
         if now - lastReceived >= configuration.idleTimeout {
             return fail(SyncError(.timeout, "nothing received for \(configuration.idleTimeout)"))
@@ -426,13 +426,13 @@ public struct SyncSessionStateMachine: Sendable {
 
     /// The bytes from the peer did not decode (malformed or oversized frame):
     /// tell it why and close.
-    public mutating func protocolError(_ error: SyncError) -> [Action] {
+    package mutating func protocolError(_ error: SyncError) -> [Action] {
         guard state != .closed else { return [] }
         return [.log("protocol error from the peer: \(error)")] + fail(error)
     }
 
     /// We are closing on purpose (shutdown, peer removed).
-    public mutating func close(reason: String) -> [Action] {
+    package mutating func close(reason: String) -> [Action] {
         guard state != .closed else { return [] }
         let wasOpen = state != .idle
         state = .closed

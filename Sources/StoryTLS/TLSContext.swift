@@ -1,6 +1,6 @@
 import COpenSSL
 import StoryCore
-import StoryIdentity
+package import StoryIdentity
 
 /// The ALPN protocol every Storyteller connection must negotiate.
 package let storytellerALPN = "storyteller/1"

@@ -1,7 +1,7 @@
 import StoryCore
 import StoryIdentity
 import COpenSSL
-import NIOCore
+package import NIOCore
 
 /// One TLS connection as a byte transformer: ciphertext in and out through
 /// memory BIOs, plaintext in and out through calls. No I/O of its own, so NIO

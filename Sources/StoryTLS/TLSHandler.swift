@@ -1,6 +1,6 @@
-import StoryCore
+package import StoryCore
 import StoryIdentity
-import NIOCore
+package import NIOCore
 
 /// What the handshake established: who the peer is.
 package struct TLSPeer: Sendable, Hashable {

@@ -1,8 +1,8 @@
-import NIOCore
+package import NIOCore
 import NIOPosix
-import StoryCore
-import StoryIdentity
-import StorySync
+package import StoryCore
+package import StoryIdentity
+package import StorySync
 import StoryTLS
 import Synchronization
 

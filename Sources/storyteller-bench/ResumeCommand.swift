@@ -3,6 +3,8 @@ import Foundation
 import NIOPosix
 import StoryCore
 import StorySync
+import StoryStore
+import StoryIdentity
 
 /// How soon a paused peer is dialed, and connected, again after `resume`:
 /// the dialer waits on the peer manager's events, so this is the latency of

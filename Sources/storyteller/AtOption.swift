@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StoryAPI
+import StoryClient
 
 /// `--at VERSION|TIME`: the commands that can show a project as it was
 /// (`projects show`, `render`, `export pdf`, `images`, `animatic`, `edl`, `fcpxml`). Read-only:

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import StoryClient
 
 /// The file `storyteller backup` writes: made by this user, mode 0600, as a
 /// hidden partial file beside the destination that becomes the destination

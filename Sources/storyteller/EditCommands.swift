@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StoryAPI
 import StoryCore
+import StoryClient
 
 /// A command that makes one edit: it builds typed operations (the API's own
 /// `API.EditOperation`, checked by the same rules as the daemon's), sends

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StoryAPI
 import StoryCore
+import StoryClient
 
 extension Export {
     /// `storyteller export images`: a PNG per shot and a contact sheet.

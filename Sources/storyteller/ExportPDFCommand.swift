@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StoryAPI
+import StoryClient
 
 extension Export {
     /// `storyteller export pdf`: print sheets.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StoryAPI
+import StoryClient
 
 /// `storyteller import FILE.storyboard`: a project package, added or merged.
 struct Import: ParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StoryAPI
+import StoryClient
 
 /// `tree`: the library's folders and projects, indented.
 struct Tree: ParsableCommand {

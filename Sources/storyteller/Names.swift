@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StoryAPI
 import StoryCore
+import StoryClient
 
 /// What a person typed, turned into the ids the API takes: `API.resolve`
 /// over the daemon's own lists, each fetched once per command. A whole id

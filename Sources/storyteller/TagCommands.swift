@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import StoryAPI
 import StoryCore
+import StoryClient
 
 /// `storyteller tags add|remove|list`: tags of a project and of its shots
 /// (docs/crdt.md, "Tags").

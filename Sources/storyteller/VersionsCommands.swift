@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StoryAPI
+import StoryClient
 
 /// `versions tag|untag|list`: names for versions ("client review 2"), kept
 /// in the project so every machine sharing it has them.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StoryAPI
+import StoryClient
 
 struct Render: ParsableCommand {
     static let configuration = CommandConfiguration(

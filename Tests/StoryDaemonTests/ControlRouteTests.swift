@@ -13,6 +13,7 @@ import StoryTestSupport
 import Testing
 
 @testable import StoryDaemon
+import NIOFoundationCompat
 
 /// The control API's routes served in memory, the Hummingbird way
 /// (`app.test(.router)`): real controllers over a real store in a temporary

@@ -6,6 +6,7 @@ import StoryTestSupport
 import Testing
 
 @testable import StorySync
+import StoryWireClient
 
 /// The attacks a hostile paired peer tried (issue 10), replayed over real
 /// loopback TLS against a daemon's sync stack: each is refused, nothing of it

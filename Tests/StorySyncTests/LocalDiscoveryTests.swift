@@ -6,6 +6,7 @@ import StoryTestSupport
 import Testing
 
 @testable import StorySync
+import StoryIdentity
 
 /// Broadcasts `bytes` to 127.255.255.255:`port`, as a daemon on this machine would.
 func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {

@@ -4,6 +4,8 @@ import StoryTestSupport
 import Testing
 
 @testable import StorySync
+import StoryWireClient
+import StoryIdentity
 
 /// Tags between two real sync stacks over TLS on 127.0.0.1: changes made
 /// apart merge as an observed-remove set, the receiving store's tag index

@@ -1,14 +1,14 @@
-import StoryCore
+package import StoryCore
 
 /// A project with scenes of shots of layers, for tests.
-public struct Board {
-    public static let documentID = DocumentID(high: 0xB0A2D, low: 1)
-    public var doc: ProjectDocument
-    public var scenes: [OpID] = []
-    public var shots: [[OpID]] = []
-    public var layers: [OpID: [OpID]] = [:]
+package struct Board {
+    package static let documentID = DocumentID(high: 0xB0A2D, low: 1)
+    package var doc: ProjectDocument
+    package var scenes: [OpID] = []
+    package var shots: [[OpID]] = []
+    package var layers: [OpID: [OpID]] = [:]
 
-    public init(replica: UInt64 = 1, scenes sceneCount: Int = 2, shots shotCount: Int = 3, layers layerCount: Int = 1) throws {
+    package init(replica: UInt64 = 1, scenes sceneCount: Int = 2, shots shotCount: Int = 3, layers layerCount: Int = 1) throws {
         doc = ProjectDocument(id: Board.documentID, replica: ReplicaID(replica))
         var scenes: [OpID] = [], shots: [[OpID]] = [], layers: [OpID: [OpID]] = [:]
         try doc.edit(at: 1000) { editor in
@@ -31,7 +31,7 @@ public struct Board {
     }
 
     /// A replica of this board on another replica id (via a snapshot).
-    public func replica(_ id: UInt64) throws -> ProjectDocument {
+    package func replica(_ id: UInt64) throws -> ProjectDocument {
         try ProjectDocument(snapshot: doc.snapshot(), replica: ReplicaID(id))
     }
 }

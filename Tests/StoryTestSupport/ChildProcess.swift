@@ -1,24 +1,24 @@
-import Foundation
+package import Foundation
 import Synchronization
 
 /// A program a test runs to its end: both pipes read at once (a child that
 /// fills one while the test reads the other would wait forever), and a
 /// deadline after which it is killed, so no test waits on a hung child and
 /// none outlives its test.
-public enum ChildProcess {
-    public struct Result: Sendable {
-        public let status: Int32
-        public let output: Data
-        public let errors: Data
+package enum ChildProcess {
+    package struct Result: Sendable {
+        package let status: Int32
+        package let output: Data
+        package let errors: Data
         /// It ran past its deadline and was killed (SIGKILL).
-        public let timedOut: Bool
+        package let timedOut: Bool
 
-        public var outputText: String { String(decoding: output, as: UTF8.self) }
-        public var errorText: String { String(decoding: errors, as: UTF8.self) }
+        package var outputText: String { String(decoding: output, as: UTF8.self) }
+        package var errorText: String { String(decoding: errors, as: UTF8.self) }
     }
 
     /// Runs `executable` with `arguments` and waits, off the cooperative pool, until it ends or `deadline` passes.
-    public static func run(
+    package static func run(
         _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, in directory: String? = nil,
         input: Data? = nil, deadline: Duration = .seconds(300)
     ) async throws -> Result {
@@ -28,7 +28,7 @@ public enum ChildProcess {
     }
 
     /// `run` on the calling thread: only for code already off the pool.
-    public static func runBlocking(
+    package static func runBlocking(
         _ executable: URL, _ arguments: [String], environment: [String: String]? = nil, in directory: String? = nil,
         input: Data? = nil, deadline: Duration = .seconds(300)
     ) throws -> Result {
@@ -76,7 +76,7 @@ public enum ChildProcess {
 
 /// What `executable` printed (stdout, and stderr with `includingErrors`),
 /// given `input` on stdin; killed after `timeout`.
-public func programOutput(
+package func programOutput(
     _ executable: String, _ arguments: [String], input: String? = nil, timeout: Duration = .seconds(30), includingErrors: Bool = false
 ) async throws -> String {
     let result = try await ChildProcess.run(

@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 import NIOPosix
 import Synchronization
 
@@ -9,7 +9,7 @@ import Synchronization
 /// connections until `open()`, then passes everything through. A cut at a
 /// byte count, not at a moment, so a test of "cut mid-history" cuts in the
 /// middle however fast the machine is.
-public final class CuttingProxy: Sendable {
+package final class CuttingProxy: Sendable {
     private struct State {
         var forwarded = 0
         var isCut = false
@@ -23,9 +23,9 @@ public final class CuttingProxy: Sendable {
     private let server: any Channel
 
     /// The port to dial instead of the target's.
-    public let port: Int
+    package let port: Int
 
-    public init(to targetPort: Int, cutAfter bytes: Int, stall: Bool = false, group: any EventLoopGroup) async throws {
+    package init(to targetPort: Int, cutAfter bytes: Int, stall: Bool = false, group: any EventLoopGroup) async throws {
         cutAfter = bytes
         stalls = stall
         let box = Box()
@@ -40,15 +40,15 @@ public final class CuttingProxy: Sendable {
     }
 
     /// Whether the first connection was cut.
-    public var isCut: Bool { state.withLock { $0.isCut } }
+    package var isCut: Bool { state.withLock { $0.isCut } }
 
     /// Passes connections through from now on.
-    public func open() { state.withLock { $0.isOpen = true } }
+    package func open() { state.withLock { $0.isOpen = true } }
 
     /// Cuts the connections passing now (a stalled one, say), as `close`
     /// does, but keeps listening: connections made later are refused until
     /// `open()`.
-    public func cut() async {
+    package func cut() async {
         let channels = state.withLock { state in
             state.isCut = true
             defer { state.channels = [] }
@@ -57,7 +57,7 @@ public final class CuttingProxy: Sendable {
         for channel in channels { try? await channel.close() }
     }
 
-    public func close() async {
+    package func close() async {
         let channels = state.withLock { $0.channels }
         for channel in channels { try? await channel.close() }
         try? await server.close()

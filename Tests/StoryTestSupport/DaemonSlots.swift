@@ -1,5 +1,5 @@
 import Synchronization
-import Testing
+package import Testing
 
 /// How many tests that start daemons (or in-process sync nodes) run at
 /// once, whatever the test runner's own parallelism: Swift Testing starts
@@ -7,15 +7,15 @@ import Testing
 /// daemons of a hundred tests at once made some miss their answers. Six at
 /// a time kept a full run as short, with every wait honest (CI measured it
 /// with the runner's width setting before this trait replaced it).
-public struct DaemonSlotsTrait: TestTrait, SuiteTrait, TestScoping {
-    public var isRecursive: Bool { true }
+package struct DaemonSlotsTrait: TestTrait, SuiteTrait, TestScoping {
+    package var isRecursive: Bool { true }
 
-    public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
+    package func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
         // Around each test function (all its cases), not around suites.
         test.isSuite ? nil : self
     }
 
-    public func provideScope(
+    package func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
         // A test already holding a slot (asked again for one of its cases) keeps it.
@@ -28,23 +28,23 @@ public struct DaemonSlotsTrait: TestTrait, SuiteTrait, TestScoping {
 
 extension Trait where Self == DaemonSlotsTrait {
     /// The test starts daemons or sync nodes: at most `DaemonSlots.count` such tests run at once.
-    public static var daemons: Self { Self() }
+    package static var daemons: Self { Self() }
 }
 
 /// A counting semaphore for `DaemonSlotsTrait`: waiters are resumed in order.
-public final class DaemonSlots: Sendable {
-    public static let count = 6
+package final class DaemonSlots: Sendable {
+    package static let count = 6
     static let shared = DaemonSlots(count: count)
     @TaskLocal static var held = false
 
     private let state: Mutex<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
 
-    public init(count: Int) { state = Mutex((count, [])) }
+    package init(count: Int) { state = Mutex((count, [])) }
 
     /// Tests waiting for a slot.
-    public var waitingCount: Int { state.withLock { $0.waiting.count } }
+    package var waitingCount: Int { state.withLock { $0.waiting.count } }
 
-    public func acquire() async {
+    package func acquire() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state in
                 guard state.free > 0 else {
@@ -58,7 +58,7 @@ public final class DaemonSlots: Sendable {
         }
     }
 
-    public func release() {
+    package func release() {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
             guard !state.waiting.isEmpty else {
                 state.free += 1

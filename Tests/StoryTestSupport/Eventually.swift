@@ -1,4 +1,4 @@
-import Testing
+package import Testing
 
 /// Waits until `condition` holds, looking every `interval`, for at most
 /// `timeout` of looks (`TestDeadline`: a machine that stalls as a whole
@@ -10,7 +10,7 @@ import Testing
 ///
 /// A test waits for something that must come (a positive marker), never
 /// sleeps and then asserts that something did not happen.
-public func eventually(
+package func eventually(
     _ what: String, timeout: Duration = .seconds(60), every interval: Duration = .milliseconds(25),
     context: () -> String? = { nil }, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () async throws -> Bool
 ) async throws {
@@ -33,14 +33,14 @@ public func eventually(
 }
 
 /// What `eventually` throws when the condition never held.
-public struct WaitTimedOut: Error, CustomStringConvertible {
-    public let what: String
-    public var description: String { "timed out waiting until \(what)" }
+package struct WaitTimedOut: Error, CustomStringConvertible {
+    package let what: String
+    package var description: String { "timed out waiting until \(what)" }
 }
 
 /// Whether an element of `events` matching `predicate` arrives within
 /// `timeout` (subscribe before causing it, so it cannot slip by unseen).
-public func firstEvent<Event: Sendable>(
+package func firstEvent<Event: Sendable>(
     _ events: AsyncStream<Event>, within timeout: Duration, _ predicate: @escaping @Sendable (Event) -> Bool
 ) async throws -> Bool {
     try await withThrowingTaskGroup(of: Bool.self) { group in

@@ -3,7 +3,7 @@ import Foundation
 /// A UDP port that was free on 127.0.0.1 a moment ago (bound to 0, then
 /// closed): each discovery test takes its own, so tests running at once do
 /// not hear each other's announcements.
-public func freeUDPPort() throws -> Int {
+package func freeUDPPort() throws -> Int {
     struct NoPort: Error {}
     let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
     guard fd >= 0 else { throw NoPort() }

@@ -2,14 +2,14 @@
 // tests run in) exposes to `@testable import`; a release build of the whole
 // package leaves this file out.
 #if DEBUG
-@testable import StoryCore
+@testable package import StoryCore
 
 /// What a hostile member's daemon can do to its own copy of a document, for
 /// tests that check every honest daemon refuses the result.
 extension ProjectDocument {
     /// Signs a change of any operations as this replica and logs it, with no
     /// check of its rights (what a modified daemon would do).
-    public mutating func forge(_ operations: [Operation], at time: Int64) throws -> EncodedChange {
+    package mutating func forge(_ operations: [Operation], at time: Int64) throws -> EncodedChange {
         var core = replicaState.core
         let header = core.nextLocalChangeHeader()
         let change = Change(
@@ -24,10 +24,10 @@ extension ProjectDocument {
 
     /// Makes this copy believe its identity is an editor, so its editor makes
     /// (signed) edits the identity has no right to.
-    public mutating func pretendToBeAnEditor() { replicaState.core.pretendToBeAnEditor() }
+    package mutating func pretendToBeAnEditor() { replicaState.core.pretendToBeAnEditor() }
 
     /// The next sequence number and first counter a change of `replica` would have here.
-    public func nextHeader(of replica: ReplicaID) -> (seq: UInt64, counter: UInt64) {
+    package func nextHeader(of replica: ReplicaID) -> (seq: UInt64, counter: UInt64) {
         (versionVector[replica] + 1, replicaState.core.clock + 1)
     }
 }
@@ -35,7 +35,7 @@ extension ProjectDocument {
 extension LibraryDocument {
     /// Makes this copy of a library (a shared folder) believe its identity is
     /// an editor (see `ProjectDocument.pretendToBeAnEditor`).
-    public mutating func pretendToBeAnEditor() { replicaState.core.pretendToBeAnEditor() }
+    package mutating func pretendToBeAnEditor() { replicaState.core.pretendToBeAnEditor() }
 }
 
 extension ReplicaCore {
@@ -53,13 +53,13 @@ extension ReplicaCore {
 
 extension SigningIdentity {
     /// Signs like the identity's daemon would (for forged changes in tests).
-    public func signForTest(_ message: [UInt8]) -> [UInt8] { sign(message) }
+    package func signForTest(_ message: [UInt8]) -> [UInt8] { sign(message) }
 }
 
 extension Change {
     /// Encodes with a signature made by `identity` over the body alone (not
     /// a chain any replica continues): what a forger can produce.
-    public func forgedEncoding(signedBy identity: SigningIdentity) -> EncodedChange {
+    package func forgedEncoding(signedBy identity: SigningIdentity) -> EncodedChange {
         encodedSharingPoints(sign: { body in identity.signForTest(Authorship.signedMessage(identity.crypto.sha256(nil, body))) }).change
     }
 }

@@ -10,7 +10,7 @@ import Foundation
 /// in-process daemon the blocked call may be waiting for. A CI run failed so
 /// (two nodes did not sync their project within 60 s of looks while other
 /// tests waited for exports and child processes on the pool's threads).
-public func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+package func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
         Thread { continuation.resume(with: Result { try work() }) }.start()
     }

@@ -15,7 +15,7 @@ import Foundation
 /// that prefers that queue's executor (SE-0417), so the test's task-local
 /// context comes with it and `#expect` and `#require` inside report to the
 /// test as usual. A child task starts by being enqueued on its executor.
-public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+package func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
     let executor = OwnQueueExecutor()
     return try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask(executorPreference: executor, operation: body)
@@ -25,7 +25,7 @@ public func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () async throws
 }
 
 /// Whether the caller runs on the queue of an `onOwnThread` body.
-public func isOnOwnThread() -> Bool { DispatchQueue.getSpecific(key: ownQueueKey) == true }
+package func isOnOwnThread() -> Bool { DispatchQueue.getSpecific(key: ownQueueKey) == true }
 
 private let ownQueueKey = DispatchSpecificKey<Bool>()
 

@@ -2,50 +2,50 @@ import CCairo
 
 /// A PNG decoded by cairo's reader, for tests to sample pixels of a render
 /// (or of what `pdftoppm` or `rsvg-convert` made of one).
-public struct RasterImage: Sendable {
+package struct RasterImage: Sendable {
     /// One pixel, not premultiplied.
-    public struct Pixel: Hashable, Sendable, CustomStringConvertible {
-        public var red: Int, green: Int, blue: Int, alpha: Int
+    package struct Pixel: Hashable, Sendable, CustomStringConvertible {
+        package var red: Int, green: Int, blue: Int, alpha: Int
 
-        public var description: String { "rgba(\(red), \(green), \(blue), \(alpha))" }
+        package var description: String { "rgba(\(red), \(green), \(blue), \(alpha))" }
 
         /// The darkest channel is dark: ink of any colour on a light ground.
-        public var isDark: Bool { max(red, green, blue) < 110 && alpha > 200 }
+        package var isDark: Bool { max(red, green, blue) < 110 && alpha > 200 }
         /// Every channel near 255 (a white background).
-        public var isWhite: Bool { min(red, green, blue) > 235 && alpha > 200 }
+        package var isWhite: Bool { min(red, green, blue) > 235 && alpha > 200 }
         /// Clearly more red than green and blue.
-        public var isReddish: Bool { red > green + 40 && red > blue + 40 }
+        package var isReddish: Bool { red > green + 40 && red > blue + 40 }
         /// Clearly more blue than red and green.
-        public var isBluish: Bool { blue > red + 40 && blue > green + 40 }
+        package var isBluish: Bool { blue > red + 40 && blue > green + 40 }
         /// Red over green over blue, clearly apart (an orange).
-        public var isOrange: Bool { red > green + 30 && green > blue + 30 }
+        package var isOrange: Bool { red > green + 30 && green > blue + 30 }
         /// Clearly more green than red and blue.
-        public var isGreenish: Bool { green > red + 40 && green > blue + 40 }
+        package var isGreenish: Bool { green > red + 40 && green > blue + 40 }
 
         /// Whether every channel is within `tolerance` of the other's.
-        public func isClose(to other: Pixel, tolerance: Int = 12) -> Bool {
+        package func isClose(to other: Pixel, tolerance: Int = 12) -> Bool {
             abs(red - other.red) <= tolerance && abs(green - other.green) <= tolerance && abs(blue - other.blue) <= tolerance
                 && abs(alpha - other.alpha) <= tolerance
         }
 
-        public init(red: Int, green: Int, blue: Int, alpha: Int = 255) {
+        package init(red: Int, green: Int, blue: Int, alpha: Int = 255) {
             (self.red, self.green, self.blue, self.alpha) = (red, green, blue, alpha)
         }
     }
 
     /// Why a PNG was not decoded.
-    public struct DecodingError: Error, CustomStringConvertible {
-        public let description: String
+    package struct DecodingError: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    public let width: Int
-    public let height: Int
+    package let width: Int
+    package let height: Int
     /// cairo's ARGB32 words (premultiplied), row by row.
     private let words: [UInt32]
 
     /// Decodes PNG bytes.
     /// - Throws: `DecodingError` when cairo does not read them as a PNG.
-    public init(png bytes: [UInt8]) throws {
+    package init(png bytes: [UInt8]) throws {
         final class Cursor {
             let bytes: [UInt8]
             var offset = 0
@@ -88,7 +88,7 @@ public struct RasterImage: Sendable {
     }
 
     /// The pixel at (x, y), 0-based from the top left.
-    public subscript(x: Int, y: Int) -> Pixel {
+    package subscript(x: Int, y: Int) -> Pixel {
         precondition(x >= 0 && x < width && y >= 0 && y < height, "(\(x), \(y)) is outside \(width)×\(height)")
         let word = words[y * width + x]
         let alpha = Int(word >> 24)
@@ -100,12 +100,12 @@ public struct RasterImage: Sendable {
     }
 
     /// The pixel at a fraction of the width and height (0.5, 0.5: the middle).
-    public func pixel(atFraction x: Double, _ y: Double) -> Pixel {
+    package func pixel(atFraction x: Double, _ y: Double) -> Pixel {
         self[min(width - 1, Int(x * Double(width))), min(height - 1, Int(y * Double(height)))]
     }
 
     /// How many pixels of column `x` from `rows` satisfy `isInk` (a stroke's width where it crosses the column).
-    public func count(inColumn x: Int, rows: Range<Int>? = nil, where isInk: (Pixel) -> Bool) -> Int {
+    package func count(inColumn x: Int, rows: Range<Int>? = nil, where isInk: (Pixel) -> Bool) -> Int {
         (rows ?? 0..<height).filter { isInk(self[x, $0]) }.count
     }
 }

@@ -1,14 +1,14 @@
 /// A deterministic random generator (SplitMix64) so that every randomized test
 /// replays exactly from the seed it prints on failure.
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
+package struct SeededGenerator: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
     /// A generator starting from `seed`.
-    public init(seed: UInt64) {
+    package init(seed: UInt64) {
         state = seed
     }
 
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -17,32 +17,32 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
     }
 
     /// A uniformly random element, or nil if empty.
-    public mutating func pick<C: Collection>(_ collection: C) -> C.Element? {
+    package mutating func pick<C: Collection>(_ collection: C) -> C.Element? {
         collection.randomElement(using: &self)
     }
 
     /// True with probability `p`.
-    public mutating func chance(_ p: Double) -> Bool {
+    package mutating func chance(_ p: Double) -> Bool {
         Double.random(in: 0..<1, using: &self) < p
     }
 
     /// An integer in the range.
-    public mutating func int(_ range: ClosedRange<Int>) -> Int {
+    package mutating func int(_ range: ClosedRange<Int>) -> Int {
         Int.random(in: range, using: &self)
     }
 }
 
 /// The seed base of randomized tests: `STORYTELLER_SEED` replays one failure.
-public enum TestSeeds {
+package enum TestSeeds {
     /// Seeds to run: `count` from the base, or just the one in `STORYTELLER_SEED`.
-    public static func seeds(count: Int, base: UInt64 = 1) -> [UInt64] {
+    package static func seeds(count: Int, base: UInt64 = 1) -> [UInt64] {
         if let text = environment("STORYTELLER_SEED"), let seed = UInt64(text) { return [seed] }
         return (0..<UInt64(count)).map { base &+ $0 }
     }
 
     /// How many scenarios a property test runs: `STORYTELLER_PROPERTY_SCENARIOS`
     /// (the long mode) or the given CI default.
-    public static func scenarioCount(default value: Int) -> Int {
+    package static func scenarioCount(default value: Int) -> Int {
         environment("STORYTELLER_PROPERTY_SCENARIOS").flatMap(Int.init) ?? value
     }
 
@@ -61,6 +61,6 @@ import Darwin
 #endif
 
 /// Whether tests print their statistics (`STORYTELLER_TEST_VERBOSE=1`).
-public enum ProcessInfoShim {
-    public static var verbose: Bool { getenv("STORYTELLER_TEST_VERBOSE").map { String(cString: $0) == "1" } ?? false }
+package enum ProcessInfoShim {
+    package static var verbose: Bool { getenv("STORYTELLER_TEST_VERBOSE").map { String(cString: $0) == "1" } ?? false }
 }

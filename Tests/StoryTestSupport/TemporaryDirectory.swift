@@ -2,19 +2,19 @@ import Foundation
 
 /// A directory of its own under the system's temporary directory, removed
 /// by `remove()` or, at the latest, when the last reference to it goes.
-public final class TemporaryDirectory: Sendable {
-    public let path: String
+package final class TemporaryDirectory: Sendable {
+    package let path: String
 
-    public init() throws {
+    package init() throws {
         path = FileManager.default.temporaryDirectory.appendingPathComponent("storyteller-test-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
 
     /// A path inside it.
-    public func file(_ name: String) -> String { path + "/" + name }
+    package func file(_ name: String) -> String { path + "/" + name }
 
     /// Removes it and what it holds (a directory a test made read-only too).
-    public func remove() {
+    package func remove() {
         try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: path)
         try? FileManager.default.removeItem(atPath: path)
     }

@@ -12,12 +12,12 @@
 /// This limit charges each look at most `maxChargePerLook`, so a stall
 /// counts as one slow look; a wait that never succeeds still ends, after
 /// `timeout` of looks.
-public struct TestDeadline: Sendable {
+package struct TestDeadline: Sendable {
     private var left: Duration
     private var last: ContinuousClock.Instant
     private let maxChargePerLook: Duration
 
-    public init(_ timeout: Duration, maxChargePerLook: Duration = .seconds(2), from start: ContinuousClock.Instant = .now) {
+    package init(_ timeout: Duration, maxChargePerLook: Duration = .seconds(2), from start: ContinuousClock.Instant = .now) {
         self.left = timeout
         self.last = start
         self.maxChargePerLook = maxChargePerLook
@@ -25,7 +25,7 @@ public struct TestDeadline: Sendable {
 
     /// Charges the time since the last look (at most `maxChargePerLook`);
     /// whether the limit is used up.
-    public mutating func hasPassed(at now: ContinuousClock.Instant = .now) -> Bool {
+    package mutating func hasPassed(at now: ContinuousClock.Instant = .now) -> Bool {
         left -= min(now - last, maxChargePerLook)
         last = now
         return left <= .zero

@@ -1,15 +1,15 @@
-import StoryCore
-import StoryIdentity
+package import StoryCore
+package import StoryIdentity
 import Synchronization
 
 /// Signing identities for tests: Ed25519 keys and certificates from the
 /// system OpenSSL, as a daemon's. Generated once per process and index (a key
 /// and certificate take a few milliseconds to make).
-public enum TestIdentities {
+package enum TestIdentities {
     private static let cache = Mutex<[Int: Identity]>([:])
 
     /// The test identity number `index`.
-    public static func identity(_ index: Int = 0) -> Identity {
+    package static func identity(_ index: Int = 0) -> Identity {
         cache.withLock { cache in
             if let identity = cache[index] { return identity }
             let identity = try! Identity.generate(commonName: "test \(index)")
@@ -19,18 +19,18 @@ public enum TestIdentities {
     }
 
     /// What a store or a document needs to sign as identity number `index`.
-    public static func signing(_ index: Int = 0) -> SigningIdentity {
+    package static func signing(_ index: Int = 0) -> SigningIdentity {
         try! identity(index).signingIdentity
     }
 
     /// The identity kept in `directory` (made there on first use), as a daemon keeps its own.
-    public static func signing(in directory: String) throws -> SigningIdentity {
+    package static func signing(in directory: String) throws -> SigningIdentity {
         try Identity.loadOrCreate(in: directory).signingIdentity
     }
 
     /// An author (identity and replica) for documents in memory: identity
     /// `index`, replica nonce `nonce`.
-    public static func author(_ index: Int = 0, nonce: UInt64 = 1) -> LocalAuthor {
+    package static func author(_ index: Int = 0, nonce: UInt64 = 1) -> LocalAuthor {
         LocalAuthor(identity: signing(index), nonce: nonce) ?? LocalAuthor(identity: signing(index), nonce: nonce + 1)!
     }
 }

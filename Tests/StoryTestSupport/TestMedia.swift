@@ -2,10 +2,10 @@
 /// any size (stored, uncompressed deflate blocks, so a big one is quick to
 /// make) and PCM WAV sounds. Each is valid for any decoder (checked against
 /// `ffprobe` when the suites were written).
-public enum TestMedia {
+package enum TestMedia {
     /// A `width`×`height` RGB PNG whose pixels come from `seed` (different
     /// seeds, different bytes and hashes).
-    public static func png(width: Int, height: Int, seed: UInt64 = 1) -> [UInt8] {
+    package static func png(width: Int, height: Int, seed: UInt64 = 1) -> [UInt8] {
         var generator = SeededGenerator(seed: seed)
         var raw: [UInt8] = []
         raw.reserveCapacity((width * 3 + 1) * height)
@@ -33,7 +33,7 @@ public enum TestMedia {
 
     /// A `width`×`height` RGB PNG whose pixel at (x, y) is `colour(x, y)`:
     /// a picture whose placement a test can check by sampling a render.
-    public static func png(width: Int, height: Int, colour: (_ x: Int, _ y: Int) -> (UInt8, UInt8, UInt8)) -> [UInt8] {
+    package static func png(width: Int, height: Int, colour: (_ x: Int, _ y: Int) -> (UInt8, UInt8, UInt8)) -> [UInt8] {
         var raw: [UInt8] = []
         raw.reserveCapacity((width * 3 + 1) * height)
         for y in 0..<height {
@@ -49,13 +49,13 @@ public enum TestMedia {
     }
 
     /// A PNG of about `bytes` bytes (a square image).
-    public static func png(ofAbout bytes: Int, seed: UInt64 = 1) -> [UInt8] {
+    package static func png(ofAbout bytes: Int, seed: UInt64 = 1) -> [UInt8] {
         let side = max(1, Int(Double(bytes / 3).squareRoot()))
         return png(width: side, height: side, seed: seed)
     }
 
     /// A mono 16-bit PCM WAV of `seconds` at `rate` Hz (a quiet noise from `seed`).
-    public static func wav(seconds: Double, rate: Int = 8000, seed: UInt64 = 1) -> [UInt8] {
+    package static func wav(seconds: Double, rate: Int = 8000, seed: UInt64 = 1) -> [UInt8] {
         var generator = SeededGenerator(seed: seed)
         let samples = Int(seconds * Double(rate))
         var data: [UInt8] = []

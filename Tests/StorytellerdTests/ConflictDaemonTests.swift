@@ -2,6 +2,7 @@ import Foundation
 import StoryTestSupport
 import Synchronization
 import Testing
+import StoryClient
 
 /// Found as a new user would: two people set the same caption offline, and
 /// after the merge one caption had vanished with no trace. Two real daemons

@@ -4,6 +4,7 @@ import StoryCore
 import StoryDaemon
 import StoryTestSupport
 import Testing
+import StoryIdentity
 
 /// `[[peer]]` tables in the config file: strict parsing with `FILE:LINE`
 /// errors, `--print-config`, and the merge with peers added at run time.

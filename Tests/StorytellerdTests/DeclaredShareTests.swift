@@ -3,6 +3,9 @@ import StoryCore
 import StoryDaemon
 import StoryTestSupport
 import Testing
+import StoryIdentity
+import StoryAPI
+import StoryClient
 
 /// `[[share]]` tables in the config file: strict parsing with `FILE:LINE`
 /// errors, `--print-config`, and shares made once at start (a run-time

@@ -7,6 +7,7 @@ import StoryTestSupport
 import Testing
 
 @testable import StoryDaemon
+import StoryAPI
 
 /// Folder planting as a property (docs/threat-model.md, "A paired peer"):
 /// an honest owner files projects into folders, moves them, shares folders

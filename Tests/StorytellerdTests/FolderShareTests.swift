@@ -5,6 +5,7 @@ import NIOPosix
 import StoryCore
 import StoryTestSupport
 import Testing
+import StoryClient
 
 /// Sharing a folder of the library with other machines: everything in it,
 /// and whatever later goes in, follows; what leaves it, leaves; rights hold.

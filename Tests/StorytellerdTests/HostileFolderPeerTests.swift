@@ -6,6 +6,7 @@ import StorySync
 import StoryWireClient
 import StoryTestSupport
 import Testing
+import StoryClient
 
 /// A peer given a folder read-only that writes to it anyway, built in the
 /// test from the library types (a modified daemon: it signs with its own

@@ -4,6 +4,7 @@ import Logging
 import StoryDaemon
 import Synchronization
 import Testing
+import CoreFoundation
 
 /// The daemon's log lines: text with timestamps for a terminal or a file,
 /// text without them and with syslog priorities for journald, JSON for log

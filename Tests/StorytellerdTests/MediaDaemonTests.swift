@@ -3,6 +3,7 @@ import StoryClient
 import StoryIdentity
 import StoryTestSupport
 import Testing
+import StoryCore
 
 /// Images and sounds through real daemons and the CLI: added offline and
 /// fetched after a reconnect, byte for byte; bad uploads refused with nothing

@@ -4,6 +4,7 @@ import StoryIdentity
 import StoryTestSupport
 import Testing
 import ZIPFoundation
+import StoryCore
 
 /// Project packages through real daemons and the CLI: a round trip to a
 /// fresh daemon, edits on both sides merged through packages both ways, media

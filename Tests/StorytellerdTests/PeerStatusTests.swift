@@ -4,6 +4,7 @@ import StoryAPI
 import Testing
 
 @testable import storyteller
+import StoryClient
 
 /// `storyteller peers` says how each peer is, as `tailscale status` would:
 /// connected (or idle) and how, offline since when, paused by you or by

@@ -1,6 +1,7 @@
 import Foundation
 import StoryTestSupport
 import Testing
+import StoryClient
 
 /// Sharing and the trash as a crew meets them (issue 36, items 9 to 11):
 /// a folder keeps its id and place when shared and nothing lands in the

@@ -8,6 +8,7 @@ import Synchronization
 import Testing
 
 @testable import StoryDaemon
+import StoryClient
 
 /// `storyteller export html` and `storyteller preview`, end to end: a real
 /// daemon, the CLI, and the page as headless Chromium shows it (screenshots

@@ -2,6 +2,8 @@ import StoryTestSupport
 import Foundation
 @testable import StoryStore
 import Testing
+import CoreFoundation
+import CDispatch
 
 /// Every way `storytellerd` can fail to start says so in one sentence a
 /// person can act on (what is wrong, where, what to do) and exits 1: never a

@@ -2,26 +2,26 @@ import Foundation
 import StoryClient
 
 /// Where the daemon keeps its state, from flags and the XDG environment.
-public struct DaemonPaths: Sendable {
-    public static let defaultPeerPort = 7460
+package struct DaemonPaths: Sendable {
+    package static let defaultPeerPort = 7460
 
-    public let dataDirectory: String
-    public var identityDirectory: String { dataDirectory + "/identity" }
-    public var databasePath: String { dataDirectory + "/storyteller.sqlite" }
+    package let dataDirectory: String
+    package var identityDirectory: String { dataDirectory + "/identity" }
+    package var databasePath: String { dataDirectory + "/storyteller.sqlite" }
     /// The daemon's scratch space (backup copies on their way to a client):
     /// in the state directory, which the daemon may write under the hardened
     /// system unit (its /tmp is private and may be small), and on the same
     /// disk as the database it copies. Emptied at start.
-    public var temporaryDirectory: String { dataDirectory + "/tmp" }
+    package var temporaryDirectory: String { dataDirectory + "/tmp" }
     /// Images' and sounds' bytes, by SHA-256, with their own index (`blobs.sqlite3`).
-    public var blobDirectory: String { dataDirectory + "/blobs" }
+    package var blobDirectory: String { dataDirectory + "/blobs" }
     /// The socket given, else `control.sock` beside a data directory given
     /// (a daemon of its own: two such never share a socket), else the default
     /// `$XDG_RUNTIME_DIR/storyteller/control.sock` or one in the default state directory.
-    public let socketPath: String
+    package let socketPath: String
 
     /// The defaults are the ones the CLI assumes (`ControlClient`), so both find the same socket.
-    public init(dataDirectory: String?, socket: String?, environment: [String: String]) {
+    package init(dataDirectory: String?, socket: String?, environment: [String: String]) {
         let directory = dataDirectory ?? ControlClient.defaultDataDirectory(environment: environment)
         self.dataDirectory = directory
         if let socket {

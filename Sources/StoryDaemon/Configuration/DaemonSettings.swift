@@ -1,7 +1,7 @@
-import Foundation
-import Logging
+package import Foundation
+package import Logging
 import StoryAPI
-import StoryCore
+package import StoryCore
 import StoryStore
 import StorySync
 import TOMLKit
@@ -9,62 +9,62 @@ import TOMLKit
 /// The daemon's settings, resolved from (highest first) flags, the
 /// environment (`STORYTELLER_*`), the config file, and the embedded defaults.
 /// Every key is documented with its default in `Config/storytellerd.example.toml`.
-public struct DaemonSettings: Equatable, Sendable {
-    public init() {}
+package struct DaemonSettings: Equatable, Sendable {
+    package init() {}
 
-    public var dataDirectory: String?
-    public var socket: String?
-    public var listen = ListenAddress(host: "0.0.0.0", port: DaemonPaths.defaultPeerPort)
-    public var name: String?
-    public var logLevel = Logger.Level.info
+    package var dataDirectory: String?
+    package var socket: String?
+    package var listen = ListenAddress(host: "0.0.0.0", port: DaemonPaths.defaultPeerPort)
+    package var name: String?
+    package var logLevel = Logger.Level.info
     /// How log lines are written (text, or one JSON object per line).
-    public var logFormat = LogFormat.text
+    package var logFormat = LogFormat.text
     /// Where the Prometheus listener serves `/metrics` (loopback only); nil: off.
-    public var metricsListen: ListenAddress?
-    public var maintenanceInterval = 30
+    package var metricsListen: ListenAddress?
+    package var maintenanceInterval = 30
     /// Who may use the control socket besides the daemon's own user.
-    public var socketAccess = SocketAccess.owner
+    package var socketAccess = SocketAccess.owner
     /// Take the documents configured peers share with this daemon without asking.
-    public var acceptShares = true
+    package var acceptShares = true
     /// Announce this daemon on the LAN and listen for the others' announcements.
-    public var discovery = true
+    package var discovery = true
     /// The UDP port of local discovery.
-    public var discoveryPort = DiscoveryConfiguration.defaultPort
+    package var discoveryPort = DiscoveryConfiguration.defaultPort
     /// How long a project deleted for everyone stays in the trash here before
     /// maintenance purges it (and library nodes in the trash); nil: never.
-    public var trashRetention: TrashRetention? = .default
+    package var trashRetention: TrashRetention? = .default
     /// How long every change of a project is kept (`--at`, diff, replay);
     /// nil: compact everything acknowledged.
-    public var historyRetention: TrashRetention? = .default
+    package var historyRetention: TrashRetention? = .default
     /// Bounds on changes held back waiting for changes they depend on.
     var heldBackChanges = 20_000
     var heldBackBytes = 16 << 20
     var heldBackBytesPerPeer = 16 << 20
     var heldBackBytesTotal = 48 << 20
     /// Largest image or sound taken (uploaded or fetched), in bytes.
-    public var blobMaximumBytes: UInt64 = 1 << 30
+    package var blobMaximumBytes: UInt64 = 1 << 30
     /// Days a blob no project references is kept before it is deleted.
-    public var blobGarbageGraceDays = 7
+    package var blobGarbageGraceDays = 7
     /// The media uploads and fetches may be (all by default).
-    public var mediaTypes = Set(MediaType.allCases)
+    package var mediaTypes = Set(MediaType.allCases)
     /// Blob chunks sent and received per second over all peers, in kilobits
     /// (Syncthing's maxSendKbps/maxRecvKbps); 0: unlimited.
-    public var maximumSendKbps = 0
-    public var maximumReceiveKbps = 0
+    package var maximumSendKbps = 0
+    package var maximumReceiveKbps = 0
     /// Peers declared in the config file (`[[peer]]` tables), merged into the
     /// store at start.
-    public private(set) var peers: [DeclaredPeer] = []
+    package private(set) var peers: [DeclaredPeer] = []
     /// Shares declared in the config file (`[[share]]` tables), each made
     /// once at a start where it can be (see `DeclaredShare`).
-    public private(set) var shares: [DeclaredShare] = []
+    package private(set) var shares: [DeclaredShare] = []
 
     /// Where each key set so far came from (`FILE:LINE`, `environment NAME`,
     /// `--flag`); keys not in it have their default.
-    public private(set) var sources: [String: String] = [:]
+    package private(set) var sources: [String: String] = [:]
 
     /// The keys, as written in the config file; the environment variable is
     /// `STORYTELLER_` + the key upper-cased with `_` for `-`.
-    public static let keys = [
+    package static let keys = [
         "data-dir", "socket", "socket-group", "listen", "name", "log-level", "log-format", "metrics-listen",
         "maintenance-interval", "accept-shares", "discovery", "discovery-port", "trash-retention", "history-retention", "held-back-changes",
         "held-back-bytes", "held-back-bytes-per-peer", "held-back-bytes-total", "blob-max-bytes", "blob-gc-grace-days", "media-types",
@@ -72,7 +72,7 @@ public struct DaemonSettings: Equatable, Sendable {
     ]
 
     /// The tables of the config file (arrays of tables, `[[peer]]`, `[[share]]`); only the file sets them.
-    public static let tables = ["peer", "share"]
+    package static let tables = ["peer", "share"]
 
     /// Every key and table, for "known: …" in errors.
     static var knownKeys: String { (keys + tables.map { "[[\($0)]]" }).joined(separator: ", ") }
@@ -113,15 +113,15 @@ public struct DaemonSettings: Equatable, Sendable {
         return configuration
     }
 
-    public static func environmentName(of key: String) -> String {
+    package static func environmentName(of key: String) -> String {
         "STORYTELLER_" + key.uppercased().replacingOccurrences(of: "-", with: "_")
     }
 
     /// Where `~` and `$NAME` in paths come from (the process's environment; tests set their own).
-    public var pathEnvironment = ProcessInfo.processInfo.environment
+    package var pathEnvironment = ProcessInfo.processInfo.environment
 
     /// Sets one key from its text; `source` names where it came from in errors.
-    public mutating func set(_ key: String, to text: String, source: String) throws(ConfigError) {
+    package mutating func set(_ key: String, to text: String, source: String) throws(ConfigError) {
         try apply(key, text, source: source)
         sources[key] = source
     }
@@ -272,7 +272,7 @@ public struct DaemonSettings: Equatable, Sendable {
     /// Applies a config file in TOML (parsed by TOMLKit): top-level keys with
     /// string, integer or boolean values. Strict: a syntax error, an unknown
     /// key or a bad value is an error naming the file, the line and the key.
-    public mutating func apply(file path: String) throws(ConfigError) {
+    package mutating func apply(file path: String) throws(ConfigError) {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
@@ -337,7 +337,7 @@ public struct DaemonSettings: Equatable, Sendable {
 
     /// The effective settings as a TOML file (every key, with where its
     /// value came from as a comment): `storytellerd --print-config`.
-    public func effectiveConfiguration(paths: DaemonPaths, name: String) -> String {
+    package func effectiveConfiguration(paths: DaemonPaths, name: String) -> String {
         let quoted = TableLines.quoted
         var socketGroup = ""
         if case .group(let group, _) = socketAccess { socketGroup = group }
@@ -365,7 +365,7 @@ public struct DaemonSettings: Equatable, Sendable {
     /// A path with `~` (at its start: the home directory) and `$NAME` or
     /// `${NAME}` (environment variables) expanded, as a shell would.
     /// - Throws: `ConfigError` naming a variable that is not set.
-    public static func expandingPath(_ text: String, environment: [String: String], source: String, key: String) throws(ConfigError) -> String {
+    package static func expandingPath(_ text: String, environment: [String: String], source: String, key: String) throws(ConfigError) -> String {
         var path = text
         if path == "~" || path.hasPrefix("~/") {
             guard let home = environment["HOME"], !home.isEmpty else {
@@ -410,7 +410,7 @@ public struct DaemonSettings: Equatable, Sendable {
 
     /// Applies `STORYTELLER_<KEY>` variables. Other `STORYTELLER_*` names are
     /// returned so the daemon can warn about them (they may belong to tools).
-    public mutating func apply(environment: [String: String]) throws(ConfigError) -> [String] {
+    package mutating func apply(environment: [String: String]) throws(ConfigError) -> [String] {
         let known = Dictionary(uniqueKeysWithValues: Self.keys.map { (Self.environmentName(of: $0), $0) })
         var unknown: [String] = []
         for (name, value) in environment.sorted(by: { $0.key < $1.key }) where name.hasPrefix("STORYTELLER_") {
@@ -428,19 +428,19 @@ public struct DaemonSettings: Equatable, Sendable {
 /// the default for a user daemon), or also the members of one group (mode
 /// 0660 and that group, for the system daemon). Checked per connection with
 /// SO_PEERCRED besides the file mode.
-public enum SocketAccess: Equatable, Sendable {
+package enum SocketAccess: Equatable, Sendable {
     case owner
     case group(name: String, id: gid_t)
 }
 
 /// A bad config file line, environment variable or value, naming the key.
-public struct ConfigError: Error, CustomStringConvertible, Sendable {
+package struct ConfigError: Error, CustomStringConvertible, Sendable {
     /// Where the value came from: `FILE:LINE`, an environment variable, a flag.
-    public let source: String
-    public let key: String?
-    public let problem: String
+    package let source: String
+    package let key: String?
+    package let problem: String
 
-    public var description: String {
+    package var description: String {
         if let key { return "\(source): '\(key)' \(problem)" }
         return "\(source): \(problem)"
     }

@@ -1,6 +1,6 @@
 import Foundation
 import StoryAPI
-import StoryCore
+package import StoryCore
 import TOMLKit
 
 /// A peer declared in the config file, for provisioning a machine:
@@ -17,18 +17,18 @@ import TOMLKit
 /// if it was pending); the fields a table sets win over what was set at run
 /// time, the others are left as they are. Its addresses are tried in turn,
 /// then those local discovery hears it at.
-public struct DeclaredPeer: Equatable, Sendable {
-    public var id: PeerID
-    public var name: String?
+package struct DeclaredPeer: Equatable, Sendable {
+    package var id: PeerID
+    package var name: String?
     /// `HOST:PORT`s to dial, in order; empty: it is dialed where local
     /// discovery hears it, or waits for it to dial.
-    public var addresses: [String] = []
+    package var addresses: [String] = []
     /// Take the documents this peer shares without asking (overrides `accept-shares` for it).
-    public var autoAccept: Bool?
+    package var autoAccept: Bool?
     /// Where its `[[peer]]` table is (`FILE:LINE`).
-    public var source: String
+    package var source: String
 
-    public init(id: PeerID, name: String? = nil, addresses: [String] = [], autoAccept: Bool? = nil, source: String) {
+    package init(id: PeerID, name: String? = nil, addresses: [String] = [], autoAccept: Bool? = nil, source: String) {
         self.id = id
         self.name = name
         self.addresses = addresses
@@ -37,7 +37,7 @@ public struct DeclaredPeer: Equatable, Sendable {
     }
 
     /// The keys a `[[peer]]` table may have.
-    public static let keys = ["id", "name", "addresses", "auto-accept"]
+    package static let keys = ["id", "name", "addresses", "auto-accept"]
 
     /// At most this many addresses per peer (each may cost a connect timeout per attempt).
     static let maximumAddresses = API.PeerAddress.maximumPerPeer

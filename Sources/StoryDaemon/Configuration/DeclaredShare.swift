@@ -1,5 +1,5 @@
 import Foundation
-import StoryCore
+package import StoryCore
 import TOMLKit
 
 /// A share declared in the config file, for provisioning a machine:
@@ -19,17 +19,17 @@ import TOMLKit
 /// to every member, and a file re-applying it at each start would fight
 /// them. A table that changes (another mode, path or peer) is made again at
 /// the next start.
-public struct DeclaredShare: Equatable, Sendable {
+package struct DeclaredShare: Equatable, Sendable {
     /// A project's or folder's library path (`Films/Night Train`), or `library`.
-    public var path: String
-    public var peer: PeerID
+    package var path: String
+    package var peer: PeerID
     /// The peer's name when the table named it by a `[[peer]]`'s name.
-    public var peerName: String?
-    public var isReadOnly: Bool
+    package var peerName: String?
+    package var isReadOnly: Bool
     /// Where its `[[share]]` table is (`FILE:LINE`).
-    public var source: String
+    package var source: String
 
-    public init(path: String, peer: PeerID, peerName: String? = nil, isReadOnly: Bool = false, source: String) {
+    package init(path: String, peer: PeerID, peerName: String? = nil, isReadOnly: Bool = false, source: String) {
         self.path = path
         self.peer = peer
         self.peerName = peerName
@@ -38,7 +38,7 @@ public struct DeclaredShare: Equatable, Sendable {
     }
 
     /// The keys a `[[share]]` table may have.
-    public static let keys = ["path", "peer", "read-only"]
+    package static let keys = ["path", "peer", "read-only"]
 
     /// The settings key under which the store remembers that this share was
     /// made (its value: the mode it was made with).

@@ -2,18 +2,18 @@ import Foundation
 
 /// A TCP address to listen on.
 /// `HOST:PORT`, with `[v6]:PORT` for IPv6 literals.
-public struct ListenAddress: Equatable, Sendable, CustomStringConvertible {
-    public struct Invalid: Error {}
+package struct ListenAddress: Equatable, Sendable, CustomStringConvertible {
+    package struct Invalid: Error {}
 
-    public let host: String
-    public let port: Int
+    package let host: String
+    package let port: Int
 
-    public init(host: String, port: Int) {
+    package init(host: String, port: Int) {
         self.host = host
         self.port = port
     }
 
-    public init(_ text: String) throws {
+    package init(_ text: String) throws {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port)
         else { throw Invalid() }
         var host = String(text[..<colon])
@@ -24,12 +24,12 @@ public struct ListenAddress: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// `HOST:PORT`, with brackets around an IPv6 host.
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    package var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
     /// Whether the host is this machine's loopback: `localhost`, an IPv4
     /// address in 127.0.0.0/8 or `::1` (names other than `localhost` are not
     /// resolved: what they resolve to can change).
-    public var isLoopback: Bool {
+    package var isLoopback: Bool {
         if host == "localhost" { return true }
         var v4 = in_addr()
         if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }

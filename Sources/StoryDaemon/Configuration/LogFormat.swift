@@ -1,5 +1,5 @@
 /// How the daemon writes its log lines (the `log-format` setting).
-public enum LogFormat: String, Sendable, CaseIterable {
+package enum LogFormat: String, Sendable, CaseIterable {
     /// One line per entry for people: time, level, label, message, metadata
     /// as `key=value`; under journald without the time and with the syslog
     /// priority in front.

@@ -3,12 +3,12 @@ import Foundation
 /// How long a project deleted for everyone stays in this machine's trash
 /// before maintenance purges it: the `trash-retention` setting, written as a
 /// number and a unit (`30d`, `12h`, `90m`, `45s`, `2w`); `0` means never.
-public struct TrashRetention: Equatable, Sendable, CustomStringConvertible {
+package struct TrashRetention: Equatable, Sendable, CustomStringConvertible {
     /// Whole seconds, at least one.
-    public let seconds: Int64
+    package let seconds: Int64
 
     /// The default: 30 days.
-    public static let `default` = TrashRetention(seconds: 30 * 86_400)
+    package static let `default` = TrashRetention(seconds: 30 * 86_400)
 
     /// The longest accepted: 100 years (more is "never": write 0).
     static let maximumSeconds: Int64 = 100 * 365 * 86_400
@@ -22,7 +22,7 @@ public struct TrashRetention: Equatable, Sendable, CustomStringConvertible {
     /// Reads `30d`, `12h`, `90m`, `45s` or `2w`; `0` (with or without a
     /// unit) is nil: never purge.
     /// - Throws: `TrashRetention.ParseError` saying what is wrong.
-    public init?(parsing text: String) throws(ParseError) {
+    package init?(parsing text: String) throws(ParseError) {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard let last = trimmed.last else { throw ParseError(description: "is empty: write a duration like \"30d\", or \"0\" for never") }
         let unit = Self.units.first { $0.suffix == last }
@@ -42,16 +42,16 @@ public struct TrashRetention: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// Milliseconds, as the store's times are.
-    public var milliseconds: Int64 { seconds * 1_000 }
+    package var milliseconds: Int64 { seconds * 1_000 }
 
     /// In the largest unit that divides it: "30d", "36h", "90s".
-    public var description: String {
+    package var description: String {
         let unit = Self.units.first { seconds % $0.seconds == 0 }!
         return "\(seconds / unit.seconds)\(unit.suffix)"
     }
 
     /// A retention that does not read.
-    public struct ParseError: Error, CustomStringConvertible, Sendable {
-        public let description: String
+    package struct ParseError: Error, CustomStringConvertible, Sendable {
+        package let description: String
     }
 }

@@ -1,6 +1,8 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import Dispatch
+import CDispatch
 
 /// The Unix socket's file: its directory made private, a stale file of a
 /// dead daemon replaced, a live one left alone, and the mode set once bound.

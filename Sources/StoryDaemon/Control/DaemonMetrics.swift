@@ -6,6 +6,7 @@ import StoryAPI
 import StoryStore
 import StorySync
 import Synchronization
+import StoryCore
 
 /// The daemon's metrics, through swift-metrics with swift-prometheus behind
 /// it: counters and histograms recorded where things happen (sync bytes in

@@ -3,6 +3,8 @@ import StoryAPI
 import StoryCore
 import StoryEditorial
 import StoryRender
+import Logging
+import StoryStore
 
 /// `POST /v1/projects/{id}/exports` with `kind: replay`: one shot drawn
 /// stroke by stroke (`ReplayTimeline`, `ReplayPlayback`), as an MP4 or GIF

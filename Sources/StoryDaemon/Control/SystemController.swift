@@ -8,6 +8,8 @@ import StoryCore
 import StoryIdentity
 import StoryStore
 import StorySync
+import Dispatch
+import CDispatch
 
 /// `status`, `version`, `identity`, `search` and `backup`.
 struct SystemController: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import StoryAPI
 import StoryCore
 import StoryStore
+import Logging
 
 /// Folder shares: a shared folder is a library document of its own (its root
 /// is the folder), listed where the folder was by an entry that names it.

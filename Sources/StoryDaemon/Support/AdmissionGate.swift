@@ -4,22 +4,22 @@ import Synchronization
 /// `capacity` is refused at once instead of queued without end (a client
 /// that asks for 1,000 renders gets "busy" for most of them, and the daemon's
 /// memory and the renderer's queue stay bounded).
-public final class AdmissionGate: Sendable {
+package final class AdmissionGate: Sendable {
     /// Work admitted and not finished.
     private let admitted = Mutex(0)
     /// The most admitted at once.
-    public let capacity: Int
+    package let capacity: Int
 
-    public init(capacity: Int) {
+    package init(capacity: Int) {
         precondition(capacity > 0, "an admission gate admits at least one")
         self.capacity = capacity
     }
 
     /// Work admitted and not finished now.
-    public var count: Int { admitted.withLock { $0 } }
+    package var count: Int { admitted.withLock { $0 } }
 
     /// Runs `work` if fewer than `capacity` are admitted, else returns nil without running it.
-    public func ifAdmitted<T: Sendable>(_ work: () async throws -> T) async rethrows -> T? {
+    package func ifAdmitted<T: Sendable>(_ work: () async throws -> T) async rethrows -> T? {
         let entered = admitted.withLock { count in
             guard count < capacity else { return false }
             count += 1

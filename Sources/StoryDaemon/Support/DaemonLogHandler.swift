@@ -1,5 +1,5 @@
-import Foundation
-import Logging
+package import Foundation
+package import Logging
 import StoryCore
 import Synchronization
 
@@ -17,11 +17,11 @@ import Synchronization
 /// JSON: `{"time":"2026-11-25T08:44:00.123Z","level":"info","label":"storytellerd","message":"…","metadata":{"peer":"ABCDEFG"}}`,
 /// with the priority in front under journald too (journald strips it, the
 /// entry's message stays the JSON object).
-public struct DaemonLogHandler: LogHandler {
-    public var logLevel: Logger.Level
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
-    public let label: String
+package struct DaemonLogHandler: LogHandler {
+    package var logLevel: Logger.Level
+    package var metadata: Logger.Metadata = [:]
+    package var metadataProvider: Logger.MetadataProvider?
+    package let label: String
     let format: LogFormat
     let journal: Bool
     let output: LogOutput
@@ -31,7 +31,7 @@ public struct DaemonLogHandler: LogHandler {
     ///   - journal: standard error goes to journald (`JournalStream.isStandardError`).
     ///   - output: where lines go (standard error; tests collect them).
     ///   - clock: the time of each entry (tests fix it).
-    public init(
+    package init(
         label: String, format: LogFormat, journal: Bool, level: Logger.Level, output: LogOutput = .standardError,
         metadataProvider: Logger.MetadataProvider? = nil, clock: @escaping @Sendable () -> Date = { Date() }
     ) {
@@ -44,12 +44,12 @@ public struct DaemonLogHandler: LogHandler {
         self.clock = clock
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { $1 } }
         if let extra = event.metadata { merged.merge(extra) { $1 } }
@@ -161,15 +161,15 @@ extension Int64 {
 
 /// Where a `DaemonLogHandler` writes whole lines: standard error, or a
 /// function (tests). Lines of concurrent entries never interleave.
-public final class LogOutput: Sendable {
+package final class LogOutput: Sendable {
     private let sink: @Sendable (String) -> Void
     private let lock = Mutex(())
 
-    public init(_ sink: @escaping @Sendable (String) -> Void) { self.sink = sink }
+    package init(_ sink: @escaping @Sendable (String) -> Void) { self.sink = sink }
 
     /// Standard error, unbuffered: each entry is one `write`, so lines from
     /// several threads come out whole.
-    public static let standardError = LogOutput { text in
+    package static let standardError = LogOutput { text in
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {

@@ -1,4 +1,5 @@
 import Foundation
+import CoreFoundation
 
 /// The daemon's state directory, held exclusively: one daemon per data
 /// directory, or two would write one database under one identity and replica

@@ -1,4 +1,5 @@
 import Foundation
+import CoreFoundation
 
 /// Whether a file descriptor is connected to journald. systemd sets
 /// `JOURNAL_STREAM` to `DEVICE:INODE` of the stream it connected a service's
@@ -7,9 +8,9 @@ import Foundation
 /// and use `<N>` priority prefixes. A redirected stream (a pipe into a file,
 /// a child process with its own stderr) has another inode, so the variable
 /// alone, inherited, proves nothing.
-public enum JournalStream {
+package enum JournalStream {
     /// Whether `descriptor` (standard error by default) is the stream `JOURNAL_STREAM` names.
-    public static func isConnected(_ descriptor: Int32 = STDERR_FILENO, environment: [String: String]) -> Bool {
+    package static func isConnected(_ descriptor: Int32 = STDERR_FILENO, environment: [String: String]) -> Bool {
         guard let value = environment["JOURNAL_STREAM"], let (device, inode) = parse(value) else { return false }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return false }

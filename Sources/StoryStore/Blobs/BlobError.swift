@@ -2,9 +2,9 @@ import Foundation
 
 /// A failure of the blob store, in words a user can act on, naming the file
 /// concerned when there is one.
-public struct BlobError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct BlobError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong.
-    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+    package struct Kind: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case tooLarge, hashMismatch, chunkMismatch, notFound, io, corrupt, invalid, newerSchema
         }
@@ -12,40 +12,40 @@ public struct BlobError: Error, Hashable, Sendable, CustomStringConvertible {
         private init(_ base: Base) { self.base = base }
 
         /// The blob is over `BlobStoreOptions.maximumBlobBytes`.
-        public static let tooLarge = Kind(.tooLarge)
+        package static let tooLarge = Kind(.tooLarge)
         /// The assembled bytes do not have the hash they were announced with,
         /// though every chunk matched its manifest: the manifest was false, the
         /// partial blob was reset, fetch it from another peer.
-        public static let hashMismatch = Kind(.hashMismatch)
+        package static let hashMismatch = Kind(.hashMismatch)
         /// A chunk's bytes are not the length or the hash its manifest says;
         /// nothing of it was kept.
-        public static let chunkMismatch = Kind(.chunkMismatch)
+        package static let chunkMismatch = Kind(.chunkMismatch)
         /// No such blob, or the chunk asked for is not held.
-        public static let notFound = Kind(.notFound)
+        package static let notFound = Kind(.notFound)
         /// The disk or file system failed (full disk, permissions, I/O error),
         /// or the blob database did.
-        public static let io = Kind(.io)
+        package static let io = Kind(.io)
         /// A stored file or row is not what the database says it is.
-        public static let corrupt = Kind(.corrupt)
+        package static let corrupt = Kind(.corrupt)
         /// A request the store cannot act on as asked: a manifest of the wrong
         /// length, a chunk index out of range, completing a blob whose chunks
         /// are not all here, using an upload that was discarded.
-        public static let invalid = Kind(.invalid)
+        package static let invalid = Kind(.invalid)
         /// The blob database was written by a newer Storyteller; it is left untouched.
-        public static let newerSchema = Kind(.newerSchema)
+        package static let newerSchema = Kind(.newerSchema)
 
-        public var description: String { base.rawValue }
+        package var description: String { base.rawValue }
     }
 
     /// The kind of failure.
-    public let kind: Kind
+    package let kind: Kind
     /// A human explanation ("the file is 2.1 GB, over the limit of 1 GiB (blob-max-bytes)").
-    public let message: String
+    package let message: String
     /// The file or directory concerned, when there is one.
-    public let path: String?
+    package let path: String?
 
     /// Creates an error.
-    public init(_ kind: Kind, _ message: String, path: String? = nil) {
+    package init(_ kind: Kind, _ message: String, path: String? = nil) {
         self.kind = kind
         self.message = message
         self.path = path
@@ -62,7 +62,7 @@ public struct BlobError: Error, Hashable, Sendable, CustomStringConvertible {
         self.init(kind, error.message, path: error.path)
     }
 
-    public var description: String {
+    package var description: String {
         guard let path else { return "\(kind): \(message)" }
         return "\(path): \(kind): \(message)"
     }
@@ -72,7 +72,7 @@ extension BlobError: LocalizedError {
     /// The failure as one sentence for a person, naming where images and
     /// sounds are kept and what to do (no kind names; `description` keeps
     /// the technical form for logs).
-    public var errorDescription: String? {
+    package var errorDescription: String? {
         let place = path.map { " \($0)" } ?? ""
         switch kind {
         case .io:

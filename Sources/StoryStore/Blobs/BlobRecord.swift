@@ -1,9 +1,9 @@
-import StoryCore
+package import StoryCore
 
 /// What the blob store holds of one blob.
-public struct BlobRecord: Hashable, Sendable {
+package struct BlobRecord: Hashable, Sendable {
     /// Whether all of the bytes are here.
-    public enum State: Hashable, Sendable {
+    package enum State: Hashable, Sendable {
         /// Every byte, checked against the hash.
         case complete
         /// Being received from peers: `heldChunks` of `totalChunks` are here.
@@ -11,19 +11,19 @@ public struct BlobRecord: Hashable, Sendable {
     }
 
     /// The SHA-256 of the bytes (the blob's name).
-    public var hash: BlobHash
+    package var hash: BlobHash
     /// The blob's length.
-    public var byteCount: UInt64
-    public var type: MediaType
-    public var state: State
+    package var byteCount: UInt64
+    package var type: MediaType
+    package var state: State
     /// The length of every chunk but the last (which may be shorter).
-    public var chunkSize: Int
+    package var chunkSize: Int
     /// Why the bytes are kept aside (nil: they are not): a blob received from
     /// a peer or a package whose bytes probe as no picture or sound at all.
     /// Such a blob is not served, and renders and exports leave it out.
-    public var problem: String?
+    package var problem: String?
 
-    public init(hash: BlobHash, byteCount: UInt64, type: MediaType, state: State, chunkSize: Int, problem: String? = nil) {
+    package init(hash: BlobHash, byteCount: UInt64, type: MediaType, state: State, chunkSize: Int, problem: String? = nil) {
         self.problem = problem
         self.hash = hash
         self.byteCount = byteCount
@@ -33,13 +33,13 @@ public struct BlobRecord: Hashable, Sendable {
     }
 
     /// How many chunks the blob has: ceil(byteCount / chunkSize) (0 for no bytes).
-    public var chunkCount: Int { Self.chunkCount(byteCount: byteCount, chunkSize: chunkSize) }
+    package var chunkCount: Int { Self.chunkCount(byteCount: byteCount, chunkSize: chunkSize) }
 
     /// Whether all of the bytes are here.
-    public var isComplete: Bool { state == .complete }
+    package var isComplete: Bool { state == .complete }
 
     /// How many chunks a blob of `byteCount` bytes has in chunks of `chunkSize`.
-    public static func chunkCount(byteCount: UInt64, chunkSize: Int) -> Int {
+    package static func chunkCount(byteCount: UInt64, chunkSize: Int) -> Int {
         Int((byteCount + UInt64(chunkSize) - 1) / UInt64(chunkSize))
     }
 }

@@ -1,4 +1,4 @@
-import StoryCore
+package import StoryCore
 
 /// Deleting blobs no document references any more, after a grace period.
 extension BlobStore {
@@ -12,7 +12,7 @@ extension BlobStore {
     /// deleted now (or a crash before it) is deleted when the store next opens.
     /// - Returns: The blobs deleted, in hash order.
     /// - Throws: `BlobError(.io)` if the database cannot be written (nothing is deleted then).
-    public func collectGarbage(referenced: Set<BlobHash>) throws(BlobError) -> [BlobHash] {
+    package func collectGarbage(referenced: Set<BlobHash>) throws(BlobError) -> [BlobHash] {
         let now = options.clock.milliseconds
         let (seconds, attoseconds) = options.garbageGrace.components
         let grace = seconds * 1000 + attoseconds / 1_000_000_000_000_000

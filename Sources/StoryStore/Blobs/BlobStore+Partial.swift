@@ -1,5 +1,5 @@
 import Foundation
-import StoryCore
+package import StoryCore
 
 /// Receiving a blob from peers, chunk by chunk, in any order, across restarts.
 extension BlobStore {
@@ -9,7 +9,7 @@ extension BlobStore {
     /// returned as it is. The file is made at full length at once.
     /// - Throws: `BlobError(.tooLarge)` over the limit, `.invalid` when the
     ///   manifest does not have ceil(byteCount / chunkSize) hashes, `.io`.
-    public func beginPartial(_ hash: BlobHash, byteCount: UInt64, type: MediaType, manifest: [BlobHash]) throws(BlobError) -> BlobRecord {
+    package func beginPartial(_ hash: BlobHash, byteCount: UInt64, type: MediaType, manifest: [BlobHash]) throws(BlobError) -> BlobRecord {
         guard byteCount <= options.maximumBlobBytes else { throw tooLarge(byteCount) }
         let chunkSize = options.chunkSize
         let expected = BlobRecord.chunkCount(byteCount: byteCount, chunkSize: chunkSize)
@@ -46,7 +46,7 @@ extension BlobStore {
 
     /// The chunks of a partial blob not held yet, in order; none for a
     /// complete blob or one the store does not have. O(chunks).
-    public func missingChunks(_ hash: BlobHash) -> [Int] {
+    package func missingChunks(_ hash: BlobHash) -> [Int] {
         entries[hash]?.held?.missing ?? []
     }
 
@@ -60,7 +60,7 @@ extension BlobStore {
     /// - Throws: `BlobError(.chunkMismatch)` when the bytes are not the
     ///   chunk (nothing is stored), `.notFound` if the blob was not begun,
     ///   `.invalid` for an index out of range, `.io`.
-    public func writeChunk(_ hash: BlobHash, index: Int, bytes: some Collection<UInt8>) throws(BlobError) -> Bool {
+    package func writeChunk(_ hash: BlobHash, index: Int, bytes: some Collection<UInt8>) throws(BlobError) -> Bool {
         guard let entry = entries[hash] else { throw BlobError(.notFound, "no blob \(hash) is being received") }
         guard var held = entry.held else { return true }
         guard index >= 0, index < held.count else {
@@ -117,7 +117,7 @@ extension BlobStore {
     /// partial blob is reset (`.hashMismatch`: fetch it from another peer).
     /// - Throws: `BlobError(.hashMismatch)`, `.chunkMismatch`, `.invalid`
     ///   while chunks are missing, `.notFound`, `.io`.
-    public func completePartial(_ hash: BlobHash) throws(BlobError) -> BlobRecord {
+    package func completePartial(_ hash: BlobHash) throws(BlobError) -> BlobRecord {
         guard let entry = entries[hash] else { throw BlobError(.notFound, "no blob \(hash) is being received") }
         guard var held = entry.held else { return record(hash, entry) }
         guard held.isFull else {

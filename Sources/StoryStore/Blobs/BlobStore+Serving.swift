@@ -1,4 +1,4 @@
-import StoryCore
+package import StoryCore
 
 /// Serving blobs to peers (chunk by chunk) and clients (the file).
 extension BlobStore {
@@ -7,7 +7,7 @@ extension BlobStore {
     /// row; for a partial blob the manifest it is being received with (checked
     /// against the bytes only once complete).
     /// - Throws: `BlobError(.notFound)` if the store does not have the blob, `.io`, `.corrupt`.
-    public func manifest(_ hash: BlobHash) throws(BlobError) -> [BlobHash] {
+    package func manifest(_ hash: BlobHash) throws(BlobError) -> [BlobHash] {
         guard let entry = entries[hash] else { throw BlobError(.notFound, "no blob \(hash)") }
         if !entry.isComplete { return try openPartial(hash).manifest }
         if let stored = try database.manifest(of: hash), stored.count == entry.chunkCount { return stored }
@@ -25,7 +25,7 @@ extension BlobStore {
     /// - Throws: `BlobError(.notFound)` if the blob or the chunk is not here,
     ///   `.invalid` for an index out of range, `.corrupt` if the file is
     ///   shorter than its row says, `.io`.
-    public func readChunk(_ hash: BlobHash, index: Int) throws(BlobError) -> [UInt8] {
+    package func readChunk(_ hash: BlobHash, index: Int) throws(BlobError) -> [UInt8] {
         guard let entry = entries[hash] else { throw BlobError(.notFound, "no blob \(hash)") }
         guard index >= 0, index < entry.chunkCount else {
             throw BlobError(.invalid, "blob \(hash) has no chunk \(index) (it has \(entry.chunkCount))")

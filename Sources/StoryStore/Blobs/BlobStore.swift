@@ -1,24 +1,24 @@
 import Foundation
-import StoryCore
+package import StoryCore
 import StoryMedia
 
 /// How the blob store bounds blobs, cuts them into chunks and collects garbage.
-public struct BlobStoreOptions: Sendable {
+package struct BlobStoreOptions: Sendable {
     /// The largest blob kept, uploaded or received (`blob-max-bytes`).
-    public var maximumBlobBytes: UInt64 = 1 << 30
+    package var maximumBlobBytes: UInt64 = 1 << 30
     /// The length of a chunk (a peer sends and proves a blob chunk by chunk);
     /// every chunk of a blob but its last is this long.
-    public var chunkSize: Int = 256 << 10
+    package var chunkSize: Int = 256 << 10
     /// How long a blob no document references is kept, counted from the
     /// first collection that found it unreferenced.
-    public var garbageGrace: Duration = .seconds(7 * 86400)
+    package var garbageGrace: Duration = .seconds(7 * 86400)
     /// The time of day (when a blob was first found unreferenced).
-    public var clock: WallClock = .system
+    package var clock: WallClock = .system
 
-    public init() {}
+    package init() {}
 
     /// Options with the given values, the defaults for the rest.
-    public init(
+    package init(
         maximumBlobBytes: UInt64 = 1 << 30, chunkSize: Int = 256 << 10, garbageGrace: Duration = .seconds(7 * 86400),
         clock: WallClock = .system
     ) {
@@ -49,10 +49,10 @@ public struct BlobStoreOptions: Sendable {
 /// and copied in pieces of at most 1 MiB.
 ///
 /// An actor on its own serial executor (file and SQLite calls block).
-public actor BlobStore {
+package actor BlobStore {
     /// The store's directory.
-    public nonisolated let directory: String
-    public nonisolated let options: BlobStoreOptions
+    package nonisolated let directory: String
+    package nonisolated let options: BlobStoreOptions
     let database: BlobDatabase
     let executor: BackgroundThreadExecutor
     /// Every blob, as its row says (the database is the truth; this mirrors
@@ -68,7 +68,7 @@ public actor BlobStore {
 
     deinit { executor.stop() }
 
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// One blob as the store holds it.
     struct Entry {
@@ -108,7 +108,7 @@ public actor BlobStore {
     /// gone are removed (complete) or hold nothing (partial), files without
     /// rows are deleted. O(blobs) file checks.
     /// - Throws: `BlobError` naming the directory or file at fault.
-    public init(directory: String, options: BlobStoreOptions = .init()) throws(BlobError) {
+    package init(directory: String, options: BlobStoreOptions = .init()) throws(BlobError) {
         precondition(options.chunkSize > 0, "a chunk has at least one byte")
         self.directory = directory
         self.options = options
@@ -184,7 +184,7 @@ public actor BlobStore {
 
     /// Where a complete blob lives (for streaming it to a client). The file
     /// is there only while `record(hash)` says the blob is complete.
-    public nonisolated func completePath(_ hash: BlobHash) -> String { Self.completePath(hash, in: directory) }
+    package nonisolated func completePath(_ hash: BlobHash) -> String { Self.completePath(hash, in: directory) }
 
     static func completePath(_ hash: BlobHash, in directory: String) -> String {
         let hex = hash.description
@@ -198,12 +198,12 @@ public actor BlobStore {
     // MARK: - Records
 
     /// What the store holds of a blob; nil if nothing. O(1).
-    public func record(_ hash: BlobHash) -> BlobRecord? {
+    package func record(_ hash: BlobHash) -> BlobRecord? {
         entries[hash].map { record(hash, $0) }
     }
 
     /// Every blob, complete and partial, in hash order. O(n log n).
-    public func records() -> [BlobRecord] {
+    package func records() -> [BlobRecord] {
         entries.sorted { ($0.key.w0, $0.key.w1, $0.key.w2, $0.key.w3) < ($1.key.w0, $1.key.w1, $1.key.w2, $1.key.w3) }
             .map { record($0.key, $0.value) }
     }
@@ -218,7 +218,7 @@ public actor BlobStore {
 
     /// A new upload: its bytes go to a temporary file as they are written.
     /// - Throws: `BlobError(.io)` if the file cannot be made.
-    public nonisolated func beginUpload() throws(BlobError) -> BlobUpload {
+    package nonisolated func beginUpload() throws(BlobError) -> BlobUpload {
         try BlobUpload(directory: directory + "/tmp", maximumBytes: options.maximumBlobBytes, chunkSize: options.chunkSize)
     }
 
@@ -229,7 +229,7 @@ public actor BlobStore {
     /// counts as referenced again (a collection finds it unreferenced anew).
     /// - Throws: `BlobError(.io)` if the disk fails (the upload is discarded
     ///   then), `.invalid` if the upload was discarded.
-    public func commit(_ upload: BlobUpload, type: MediaType) throws(BlobError) -> BlobRecord {
+    package func commit(_ upload: BlobUpload, type: MediaType) throws(BlobError) -> BlobRecord {
         let (hash, byteCount) = try upload.finish()
         if let entry = entries[hash], entry.isComplete {
             try? FileSystem.remove(upload.temporaryPath)
@@ -268,7 +268,7 @@ public actor BlobStore {
 
     /// Stores a file as a blob, streamed through an upload (for tests and the benchmark).
     /// - Throws: `BlobError(.tooLarge)` over the limit, `.notFound` or `.io` for the file.
-    public func importFile(atPath path: String, type: MediaType) throws(BlobError) -> BlobRecord {
+    package func importFile(atPath path: String, type: MediaType) throws(BlobError) -> BlobRecord {
         let source = try BlobFile.openForReading(path)
         let size = try source.size()
         guard size <= options.maximumBlobBytes else { throw tooLarge(size, path: path) }
@@ -295,7 +295,7 @@ public actor BlobStore {
     /// O(the probe: the file's headers, more for some sounds).
     /// - Throws: `BlobError(.notFound)` if the blob is not complete here, `.io`.
     @discardableResult
-    public func probeComplete(_ hash: BlobHash) throws(BlobError) -> BlobRecord {
+    package func probeComplete(_ hash: BlobHash) throws(BlobError) -> BlobRecord {
         guard let entry = entries[hash], entry.isComplete else { throw BlobError(.notFound, "no complete blob \(hash)") }
         let (type, problem) = Self.probe(completePath(hash), declared: entry.type)
         if type != entry.type || problem != entry.problem {
@@ -312,7 +312,7 @@ public actor BlobStore {
     /// whether they are this blob's own bytes at `offset` (they prove the
     /// peer holds the blob). O(the chunk).
     /// - Throws: `BlobError(.notFound)` if the blob is not complete here, `.io`.
-    public func check(_ bytes: ArraySlice<UInt8>, at offset: UInt64, of hash: BlobHash, expected: BlobHash) throws(BlobError) -> (
+    package func check(_ bytes: ArraySlice<UInt8>, at offset: UInt64, of hash: BlobHash, expected: BlobHash) throws(BlobError) -> (
         matchesManifest: Bool, matchesHeld: Bool
     ) {
         guard let entry = entries[hash], entry.isComplete else { throw BlobError(.notFound, "no complete blob \(hash)") }

@@ -1,5 +1,5 @@
 import Foundation
-import StoryCore
+package import StoryCore
 
 /// A blob being received from a local client: its bytes go to a temporary
 /// file in the store's `tmp/` as they come, hashed on the way, never whole in
@@ -9,7 +9,7 @@ import StoryCore
 /// Used by one task at a time (hence `@unchecked Sendable`: it may move
 /// between tasks, never be shared by two at once). An upload neither
 /// committed nor discarded is discarded when it is released.
-public final class BlobUpload: @unchecked Sendable {
+package final class BlobUpload: @unchecked Sendable {
     private enum State {
         case writing
         case finished(hash: BlobHash, byteCount: UInt64)
@@ -18,7 +18,7 @@ public final class BlobUpload: @unchecked Sendable {
     }
 
     /// Where the bytes are until they are committed (or discarded).
-    public let temporaryPath: String
+    package let temporaryPath: String
     private let maximumBytes: UInt64
     private var file: BlobFile?
     private let hasher = SHA256Stream()
@@ -31,7 +31,7 @@ public final class BlobUpload: @unchecked Sendable {
     private(set) var manifest: [BlobHash] = []
     private var state = State.writing
     /// Bytes written so far.
-    public private(set) var byteCount: UInt64 = 0
+    package private(set) var byteCount: UInt64 = 0
     /// The bytes before this offset have been handed to the disk (`startWriteback`).
     private var writtenBack: UInt64 = 0
     /// How much is written before the kernel is asked to start writing it out.
@@ -55,7 +55,7 @@ public final class BlobUpload: @unchecked Sendable {
     /// - Throws: `BlobError(.tooLarge)` as soon as the total passes the
     ///   store's limit (the upload is discarded then); `.io` if the disk
     ///   fails; `.invalid` once the upload is finished or discarded.
-    public func write(_ bytes: some Collection<UInt8>) throws(BlobError) {
+    package func write(_ bytes: some Collection<UInt8>) throws(BlobError) {
         guard case .writing = state, let file else {
             throw BlobError(.invalid, "the upload was already \(stateWord); nothing more can be written to it", path: temporaryPath)
         }
@@ -101,7 +101,7 @@ public final class BlobUpload: @unchecked Sendable {
     /// - Throws: `BlobError(.io)` if the file cannot be flushed (the upload is
     ///   discarded then), `.invalid` once discarded or committed.
     @discardableResult
-    public func finish() throws(BlobError) -> (hash: BlobHash, byteCount: UInt64) {
+    package func finish() throws(BlobError) -> (hash: BlobHash, byteCount: UInt64) {
         switch state {
         case .finished(let hash, let byteCount): return (hash, byteCount)
         case .committed, .discarded:
@@ -126,7 +126,7 @@ public final class BlobUpload: @unchecked Sendable {
     }
 
     /// Deletes the temporary file. Again, or after a commit, does nothing.
-    public func discard() {
+    package func discard() {
         switch state {
         case .committed, .discarded: return
         case .writing, .finished: break

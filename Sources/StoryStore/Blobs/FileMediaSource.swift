@@ -1,11 +1,11 @@
 import Foundation
 import StoryCore
-import StoryMedia
+package import StoryMedia
 
 /// A file read for `MediaProbe` with `pread`, never whole.
-public struct FileMediaSource: MediaSource {
+package struct FileMediaSource: MediaSource {
     let descriptor: FileDescriptorBox
-    public let byteCount: UInt64
+    package let byteCount: UInt64
 
     final class FileDescriptorBox: @unchecked Sendable {
         let fd: Int32
@@ -15,7 +15,7 @@ public struct FileMediaSource: MediaSource {
 
     /// Opens a file to probe.
     /// - Throws: `MediaError(.unreadable)` if it cannot be opened.
-    public init(path: String) throws(MediaError) {
+    package init(path: String) throws(MediaError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw MediaError(.unreadable, "the file cannot be read: \(String(cString: strerror(errno)))") }
         descriptor = FileDescriptorBox(fd)
@@ -24,7 +24,7 @@ public struct FileMediaSource: MediaSource {
         byteCount = UInt64(info.st_size)
     }
 
-    public func read(at offset: UInt64, count: Int) throws(MediaError) -> [UInt8] {
+    package func read(at offset: UInt64, count: Int) throws(MediaError) -> [UInt8] {
         guard count > 0, offset < byteCount else { return [] }
         let wanted = Int(min(UInt64(count), byteCount - offset))
         var bytes = [UInt8](repeating: 0, count: wanted)

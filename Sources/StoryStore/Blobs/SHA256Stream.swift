@@ -1,5 +1,5 @@
 import COpenSSL
-import StoryCore
+package import StoryCore
 
 /// SHA-256 fed piece by piece, over the system OpenSSL (EVP). Owns its
 /// `EVP_MD_CTX` and frees it in `deinit`; the pointer never leaves this type.
