@@ -217,7 +217,8 @@ let package = Package(
         .testTarget(
             name: "StorytellerdTests",
             dependencies: [
-                "StoryCore", "StoryMedia", "StoryEditorial", "StoryStore", "StoryIdentity", "StoryTLS", "StorySync", "StoryWireClient", "StoryClient", "StoryAPI",
+                "StoryCore", "StoryMedia", "StoryEditorial", "StoryStore", "StoryIdentity", "StoryTLS", "StorySync", "StoryWireClient", "StoryClient",
+                "StoryAPI",
                 "StoryDaemon", "StoryRender", "StoryTestSupport", "storytellerd",
                 "storyteller", .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),

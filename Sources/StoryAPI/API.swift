@@ -116,7 +116,13 @@ package enum API {
 struct AnyKey: CodingKey {
     let stringValue: String
     let intValue: Int?
-    init(_ string: String) { stringValue = string; intValue = nil }
+    init(_ string: String) {
+        stringValue = string
+        intValue = nil
+    }
     init?(stringValue: String) { self.init(stringValue) }
-    init?(intValue: Int) { stringValue = "\(intValue)"; self.intValue = intValue }
+    init?(intValue: Int) {
+        stringValue = "\(intValue)"
+        self.intValue = intValue
+    }
 }

@@ -1,5 +1,5 @@
-package import StoryCore
 import Foundation
+package import StoryCore
 
 // Values of an edit from text (the CLI's arguments), checked by the same
 // rules and with the same words as the daemon's decoding of the JSON.

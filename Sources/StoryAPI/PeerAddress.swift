@@ -98,7 +98,8 @@ extension API {
             // A fully qualified name may end with a dot.
             let name = host.hasSuffix(".") ? host.dropLast() : Substring(host)
             let labels = name.split(separator: ".", omittingEmptySubsequences: false)
-            let wellFormed = !name.isEmpty && name.utf8.count <= 253
+            let wellFormed =
+                !name.isEmpty && name.utf8.count <= 253
                 && labels.allSatisfy { !$0.isEmpty && $0.count <= 63 && !$0.hasPrefix("-") && !$0.hasSuffix("-") }
             guard allowed && wellFormed else {
                 return "'\(host)' is not a host name (ASCII letters, digits, '-' and '.', e.g. studio-mac.local) or an IP address"

@@ -27,7 +27,9 @@ extension API {
             guard parts.count == 2, ["panels", "sounds"].contains(parts[0]) else { return false }
             let name = parts[1]
             guard !name.isEmpty, name.utf8.count <= 120, !name.hasPrefix("."), !name.contains("..") else { return false }
-            return name.unicodeScalars.allSatisfy { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0)) }
+            return name.unicodeScalars.allSatisfy {
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0))
+            }
         }
     }
 

@@ -220,7 +220,10 @@ package struct ControlClient: Sendable {
         }
         defer { try? handle.close() }
         let total: Int
-        do { total = Int(try handle.seekToEnd()); try handle.seek(toOffset: 0) } catch {
+        do {
+            total = Int(try handle.seekToEnd())
+            try handle.seek(toOffset: 0)
+        } catch {
             throw Failure(description: "cannot read \(path): \(error)", isUnreachable: false)
         }
         let fd = try connectAndSend(
@@ -242,7 +245,7 @@ package struct ControlClient: Sendable {
                 // and read its answer, rather than wait on a full socket forever.
                 var ready = pollfd(fd: fd, events: Int16(POLLIN | POLLOUT), revents: 0)
                 guard poll(&ready, 1, 60_000) > 0, ready.revents & Int16(POLLIN | POLLHUP | POLLERR) == 0 else { break sending }
-                let n = piece[piece.startIndex + offset ..< piece.endIndex].withUnsafeBytes {
+                let n = piece[piece.startIndex + offset..<piece.endIndex].withUnsafeBytes {
                     send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
                 }
                 if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { continue }
@@ -263,7 +266,10 @@ package struct ControlClient: Sendable {
             let sizeText = String(decoding: bytes[offset..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
             guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else { break }
             let start = lineEnd + 2
-            if size == 0 { offset = bytes.count; break }
+            if size == 0 {
+                offset = bytes.count
+                break
+            }
             guard bytes.count >= start + size + 2 else { break }
             data += bytes[start..<(start + size)]
             offset = start + size + 2
@@ -289,7 +295,8 @@ package struct ControlClient: Sendable {
         let group = name(ofGroup: info.st_gid) ?? "gid \(info.st_gid)"
         let mode = String(info.st_mode & 0o777, radix: 8)
         guard info.st_mode & 0o060 == 0o060 else {
-            return "permission denied on \(path): it is \(user)'s daemon socket (mode \(mode)); only \(user) may use it. Run storyteller as \(user), or start your own daemon"
+            return
+                "permission denied on \(path): it is \(user)'s daemon socket (mode \(mode)); only \(user) may use it. Run storyteller as \(user), or start your own daemon"
         }
         return "permission denied on \(path): it is \(user)'s daemon socket, open to the group \(group) (mode \(mode)); "
             + "to use it, join that group (sudo usermod -aG \(group) $USER) and log in again"
@@ -366,7 +373,9 @@ package struct ControlClient: Sendable {
         }
         let lines = String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n")
         let statusParts = lines[0].split(separator: " ")
-        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw Failure(description: "bad status line \(lines[0])", isUnreachable: false) }
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else {
+            throw Failure(description: "bad status line \(lines[0])", isUnreachable: false)
+        }
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }

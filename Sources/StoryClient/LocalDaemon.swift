@@ -21,10 +21,11 @@ package final class LocalDaemon {
         self.directory = directory
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = [
-            "--data-dir", directory, "--socket", directory + "/control.sock", "--listen", "127.0.0.1:0", "--name", name,
-            "--log-level", "warning",
-        ] + extraArguments
+        process.arguments =
+            [
+                "--data-dir", directory, "--socket", directory + "/control.sock", "--listen", "127.0.0.1:0", "--name", name,
+                "--log-level", "warning",
+            ] + extraArguments
         // Appended to: a daemon started again in the same directory keeps the earlier log.
         if !FileManager.default.fileExists(atPath: directory + "/daemon.log") {
             _ = FileManager.default.createFile(atPath: directory + "/daemon.log", contents: nil)

@@ -9,7 +9,8 @@
 package struct Anchor: Hashable, Sendable {
     /// Which side of its parent an entry hangs on.
     package enum Side: UInt8, Sendable {
-        case left = 0, right = 1
+        case left = 0
+        case right = 1
     }
 
     /// The parent entry, or nil for the list's root.

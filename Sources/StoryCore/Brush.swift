@@ -2,7 +2,12 @@
 package struct Brush: Hashable, Sendable {
     /// The drawing tool.
     package enum Tool: UInt8, CaseIterable, Sendable {
-        case pen = 0, marker = 1, pencil = 2, eraser = 3, brush = 4, highlighter = 5
+        case pen = 0
+        case marker = 1
+        case pencil = 2
+        case eraser = 3
+        case brush = 4
+        case highlighter = 5
 
         /// The lowercase name used in JSON and on the command line.
         ///
@@ -31,7 +36,9 @@ package struct Brush: Hashable, Sendable {
 
     /// How open ends of a line are drawn (SVG `stroke-linecap`).
     package enum Cap: UInt8, CaseIterable, Sendable {
-        case round = 0, butt = 1, square = 2
+        case round = 0
+        case butt = 1
+        case square = 2
 
         package var name: String {
             switch self {
@@ -51,7 +58,9 @@ package struct Brush: Hashable, Sendable {
 
     /// How corners are drawn (SVG `stroke-linejoin`).
     package enum Join: UInt8, CaseIterable, Sendable {
-        case round = 0, miter = 1, bevel = 2
+        case round = 0
+        case miter = 1
+        case bevel = 2
 
         package var name: String {
             switch self {

@@ -52,7 +52,10 @@ struct CausalBuffer: Sendable {
     /// Keeps only the changes of `replica` after `seq` (a snapshot brought the
     /// rest), or none of them.
     mutating func keep(_ replica: ReplicaID, after seq: UInt64?) {
-        guard let seq else { return held[replica] = nil }
+        guard let seq else {
+            held[replica] = nil
+            return
+        }
         held[replica] = held[replica]?.filter { $0.key > seq }
         if held[replica]?.isEmpty == true { held[replica] = nil }
     }

@@ -107,7 +107,8 @@ struct ChangeLog: Sendable {
         }
         // The owner is copied (a reference count) only when a run starts.
         let inContainer = container.count <= Int(UInt32.max) && change.bytes.offset(in: container) != nil
-        let continuesRun = !runs.isEmpty
+        let continuesRun =
+            !runs.isEmpty
             && (inContainer ? Self.isSame(runs[runs.count - 1].owner, container) : Self.isSame(runs[runs.count - 1].owner, change.bytes))
         if !continuesRun { runs.append(Run(owner: inContainer ? container : change.bytes, start: position)) }
         let base = runs[runs.count - 1].owner.startIndex

@@ -72,12 +72,14 @@ struct ContentTable: Sendable, Sequence {
     private static func position(of counter: UInt64, in chunks: [Chunk]) -> (Int, Int)? {
         guard let lastChunk = chunks.indices.last else { return nil }
         // The first chunk whose last counter is at least `counter` (appends land in the last chunk).
-        var low = 0, high = lastChunk
+        var low = 0
+        var high = lastChunk
         while low < high {
             let middle = (low + high) / 2
             if chunks[middle].counters.last! < counter { low = middle + 1 } else { high = middle }
         }
-        var lowIndex = 0, highIndex = chunks[low].counters.count
+        var lowIndex = 0
+        var highIndex = chunks[low].counters.count
         while lowIndex < highIndex {
             let middle = (lowIndex + highIndex) / 2
             if chunks[low].counters[middle] < counter { lowIndex = middle + 1 } else { highIndex = middle }

@@ -140,8 +140,10 @@ struct FieldWrites: Hashable, Sendable {
             guard let (register, record) = side else { return [] }
             return (record ?? FieldWrites(keptBy: nil, keptAt: 0)).openWrites(kept: register)
         }
-        let a = open(mine), b = open(theirs)
-        let inA = Set(a.map(\.stamp)), inB = Set(b.map(\.stamp))
+        let a = open(mine)
+        let b = open(theirs)
+        let inA = Set(a.map(\.stamp))
+        let inB = Set(b.map(\.stamp))
         let top = (a + b).max { $1.isLater(than: $0) }?.stamp
         func survives(_ write: FieldWrite, otherVector: VersionVector, otherKnowsField: Bool) -> Bool {
             // A write of unknown origin (an old snapshot, a copy's baseline) is

@@ -292,7 +292,8 @@ extension LibraryDocument {
             guard let kind = ObjectKind(rawValue: try section.readByte()), kind == .folder || kind == .projectEntry else {
                 throw CodecError(.invalidValue, "library node \(id) has an unknown kind")
             }
-            let document = try section.readBool("document flag")
+            let document =
+                try section.readBool("document flag")
                 ? DocumentID(high: try section.readFixed64(), low: try section.readFixed64()) : nil
             guard (document != nil) == (kind == .projectEntry) else {
                 throw CodecError(.invalidValue, "library node \(id) has a document only if it is a project entry")

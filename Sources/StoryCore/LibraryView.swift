@@ -24,13 +24,14 @@ package struct LibraryView: Hashable, Sendable {
                 let children = state.children(of: id)
                 if id == .incoming && children.isEmpty { continue }
                 let node = state.node(id)!
-                result.append(LibraryNodeView(
-                    id: id, parent: parent, depth: depth, kind: node.kind,
-                    name: id == .incoming ? (node.field(.name).string ?? "Incoming") : node.field(.name).string,
-                    description: node.field(.description).string, document: node.document,
-                    createdAt: node.createdAt, updatedAt: node.updatedAt, isInTrash: top == .trash,
-                    filedBy: node.document == nil ? nil : filer(id),
-                    formerParent: top == .trash && parent == .trash ? state.formerContainer(of: id) : nil))
+                result.append(
+                    LibraryNodeView(
+                        id: id, parent: parent, depth: depth, kind: node.kind,
+                        name: id == .incoming ? (node.field(.name).string ?? "Incoming") : node.field(.name).string,
+                        description: node.field(.description).string, document: node.document,
+                        createdAt: node.createdAt, updatedAt: node.updatedAt, isInTrash: top == .trash,
+                        filedBy: node.document == nil ? nil : filer(id),
+                        formerParent: top == .trash && parent == .trash ? state.formerContainer(of: id) : nil))
                 stack += children.reversed().map { ($0, id, depth + 1) }
             }
         }

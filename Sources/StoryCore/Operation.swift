@@ -51,7 +51,8 @@ package enum Operation: Hashable, Sendable {
 
 /// The operation tags of the change encoding (docs/crdt.md, "Changes").
 enum OperationTag: UInt8 {
-    case setField = 1, insert, move, setDeleted, addStroke, putStroke, eraseStroke, insertProjectEntry, purge, reorder
+    case setField = 1
+    case insert, move, setDeleted, addStroke, putStroke, eraseStroke, insertProjectEntry, purge, reorder
     case genesis, setAccess
     case addTag, removeTag, nameVersion
 }

@@ -55,7 +55,8 @@ package struct PeerID: Hashable, Comparable, Sendable, CustomStringConvertible {
         for half in 0..<4 {
             let chunk = Array(bytes[(half * 14)..<(half * 14 + 13)])
             guard PeerID.luhnCheck(chunk) != bytes[half * 14 + 13] else { continue }
-            return "groups \(half * 2 + 1) and \(half * 2 + 2) (characters \(half * 14 + 1) to \(half * 14 + 14)) hold a mistyped character: the last of them, a check character, does not match the others"
+            return
+                "groups \(half * 2 + 1) and \(half * 2 + 2) (characters \(half * 14 + 1) to \(half * 14 + 14)) hold a mistyped character: the last of them, a check character, does not match the others"
         }
         return "it does not decode as a peer id"
     }

@@ -94,8 +94,10 @@ package struct PointsBlob: Hashable, Sendable {
                     previous = value
                     previousDelta = delta
                 }
-                let ks = (PointsBlob.riceParameter(sum: sums.0, count: codeCount), PointsBlob.riceParameter(sum: sums.1, count: codeCount),
-                    PointsBlob.riceParameter(sum: sums.2, count: codeCount))
+                let ks = (
+                    PointsBlob.riceParameter(sum: sums.0, count: codeCount), PointsBlob.riceParameter(sum: sums.1, count: codeCount),
+                    PointsBlob.riceParameter(sum: sums.2, count: codeCount)
+                )
                 return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 3 * streamCapacity) { streams in
                     let base = streams.baseAddress!
                     func write(_ channel: Int, _ k: Int) -> Int {
@@ -257,7 +259,8 @@ package struct PointsBlob: Hashable, Sendable {
             var channels = (BitStream(streams.0, k: header.ks.0), BitStream(streams.1, k: header.ks.1), BitStream(streams.2, k: header.ks.2))
             let limits: (Int32, Int32, Int32) = (65535, 65535, 255)
             func check(_ stream: inout BitStream, first: Int32, limit: Int32) -> Bool {
-                var value = first, delta: Int32 = 0
+                var value = first
+                var delta: Int32 = 0
                 for _ in 1..<header.count {
                     let code = stream.next()
                     guard !stream.underran else { return false }
@@ -402,7 +405,9 @@ package struct PointsBlob: Hashable, Sendable {
     private static func streams(
         _ raw: UnsafeRawBufferPointer, _ header: Header
     ) -> (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UnsafeRawBufferPointer) {
-        let a = header.streamsOffset, b = a + header.lengths.0, c = b + header.lengths.1
+        let a = header.streamsOffset
+        let b = a + header.lengths.0
+        let c = b + header.lengths.1
         return (
             UnsafeRawBufferPointer(rebasing: raw[a..<b]), UnsafeRawBufferPointer(rebasing: raw[b..<c]),
             UnsafeRawBufferPointer(rebasing: raw[c..<(c + header.lengths.2)])

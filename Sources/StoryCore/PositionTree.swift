@@ -119,7 +119,10 @@ struct PositionTree: Sendable {
 
     /// Recomputes the list order from the tree. O(n).
     mutating func rebuildOrder() {
-        enum Step { case visit(OpID), emit(OpID) }
+        enum Step {
+            case visit(OpID)
+            case emit(OpID)
+        }
         var result: [OpID] = []
         result.reserveCapacity(entries.count)
         var stack: [Step] = rootChildren.reversed().map { .visit($0) }

@@ -62,7 +62,8 @@ extension ProjectDocument {
         // Read in order straight from the table (`forEachInOrder`), where a
         // filtered copy sorted took 7 MB of buffers for the medium trace,
         // freed mid-snapshot: memory the process then kept.
-        var keptBlobs = 0, keptBlobBytes = 0
+        var keptBlobs = 0
+        var keptBlobBytes = 0
         state.allContents.forEachInOrder { id, blob in
             guard isKept(id) else { return }
             keptBlobs += 1
@@ -102,10 +103,11 @@ extension ProjectDocument {
             }
             out.write(runLengthColumn: column { id, _ in UInt64(table.index(of: id.replica)) })
             var previous: UInt64 = 0
-            out.write(varintColumn: column { id, _ in
-                defer { previous = id.counter }
-                return id.counter - previous
-            })
+            out.write(
+                varintColumn: column { id, _ in
+                    defer { previous = id.counter }
+                    return id.counter - previous
+                })
             out.write(varintColumn: column { _, blob in UInt64(blob.bytes.count) })
             out.write(count: keptBlobBytes)
             state.allContents.forEachInOrder { id, blob in if isKept(id) { out.write(raw: blob.bytes) } }
@@ -173,18 +175,19 @@ extension ProjectDocument {
             out.write(varintColumn: counters)
         }
         var extras = ByteWriter(capacity: 64)
-        out.write(runLengthColumn: column { key, entry in
-            var flag: UInt64 = entry.isErased ? StrokeFlag.erased : 0
-            if entry.valueStamp != key { flag |= StrokeFlag.valueStampDiffers }
-            if entry.stamp != entry.valueStamp { flag |= StrokeFlag.stampDiffers }
-            if entry.value.content != key { flag |= StrokeFlag.contentDiffers }
-            if entry.value.transform != nil { flag |= StrokeFlag.transformed }
-            if flag & StrokeFlag.valueStampDiffers != 0 { extras.write(entry.valueStamp, table: table) }
-            if flag & StrokeFlag.stampDiffers != 0 { extras.write(entry.stamp, table: table) }
-            if flag & StrokeFlag.contentDiffers != 0 { extras.write(entry.value.content, table: table) }
-            if let transform = entry.value.transform { extras.write(affine: transform) }
-            return flag
-        })
+        out.write(
+            runLengthColumn: column { key, entry in
+                var flag: UInt64 = entry.isErased ? StrokeFlag.erased : 0
+                if entry.valueStamp != key { flag |= StrokeFlag.valueStampDiffers }
+                if entry.stamp != entry.valueStamp { flag |= StrokeFlag.stampDiffers }
+                if entry.value.content != key { flag |= StrokeFlag.contentDiffers }
+                if entry.value.transform != nil { flag |= StrokeFlag.transformed }
+                if flag & StrokeFlag.valueStampDiffers != 0 { extras.write(entry.valueStamp, table: table) }
+                if flag & StrokeFlag.stampDiffers != 0 { extras.write(entry.stamp, table: table) }
+                if flag & StrokeFlag.contentDiffers != 0 { extras.write(entry.value.content, table: table) }
+                if let transform = entry.value.transform { extras.write(affine: transform) }
+                return flag
+            })
         out.write(runLengthColumn: column { _, entry in UInt64(entry.value.brush.tool.rawValue) })
         out.write(runLengthColumn: column { _, entry in UInt64(entry.value.brush.color.rgba) })
         out.write(runLengthColumn: column { _, entry in UInt64(entry.value.brush.width.bitPattern) })
@@ -491,7 +494,8 @@ extension ProjectDocument {
                 let stamp = flag & StrokeFlag.stampDiffers != 0 ? try extras.readOpID(replicas: replicas) : valueStamp
                 let content = flag & StrokeFlag.contentDiffers != 0 ? try extras.readOpID(replicas: replicas) : key
                 let transform = flag & StrokeFlag.transformed != 0 ? try extras.readAffine() : nil
-                let brush = Brush(tool: tool, color: Color(rgba: UInt32(colors[row])),
+                let brush = Brush(
+                    tool: tool, color: Color(rgba: UInt32(colors[row])),
                     width: Float(bitPattern: UInt32(widths[row])), cap: cap, join: join)
                 guard brush.isValid else { throw CodecError(.invalidValue, "stroke \(key) has a bad brush width") }
                 if known?.holds(valueStamp) == true && known?.holds(stamp) == true { continue }

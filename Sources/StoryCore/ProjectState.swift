@@ -259,7 +259,8 @@ struct ProjectState: Sendable {
 
         case .nameVersion(let name, let version):
             guard VersionName.isValid(name) else {
-                throw DocumentError(.invalidValue, "a version name is 1 to \(VersionName.maximumLength) characters, not only spaces, no control characters")
+                throw DocumentError(
+                    .invalidValue, "a version name is 1 to \(VersionName.maximumLength) characters, not only spaces, no control characters")
             }
             let previous = versionNames[name]
             // An older write arriving late changes nothing.

@@ -203,7 +203,8 @@ package struct LayerView: Hashable, Sendable {
         fit = object.field(.fit).string ?? "contain"
         strokes = state.strokeMap(of: id).compactMap { key, entry in
             entry.visibleValue.map { value in
-                StrokeView(id: key, content: value.content, brush: value.brush, transform: value.transform,
+                StrokeView(
+                    id: key, content: value.content, brush: value.brush, transform: value.transform,
                     points: state.content(value.content)!)
             }
         }.sorted { $0.id < $1.id }

@@ -61,8 +61,9 @@ struct Replica<Builder: ChangeBuilder>: Sendable {
             let by = Array(Set(overwriters.map(\.replica).filter { $0 != .reserved && $0 != core.replica })).sorted()
             if overwriters.count == record.items.count {
                 guard older else {
-                    return UndoOutcome(summary: record.summary, isOverruled: true, overruledBy: by, partsLeftAlone: overwriters.count,
-                                       passedOver: passedOver)
+                    return UndoOutcome(
+                        summary: record.summary, isOverruled: true, overruledBy: by, partsLeftAlone: overwriters.count,
+                        passedOver: passedOver)
                 }
                 history.pop(stack, session: session)
                 passedOver.append(record.summary)

@@ -161,7 +161,8 @@ extension ReplicaCore {
             // Authenticated above: signed with this identity's key on this replica's chain.
             throw DocumentError(
                 .replicaReused,
-                "a peer sent change \(own.change.seq) of this replica, signed with this machine's key, which this replica never made: another copy of this database is in use")
+                "a peer sent change \(own.change.seq) of this replica, signed with this machine's key, which this replica never made: another copy of this database is in use"
+            )
         }
     }
 

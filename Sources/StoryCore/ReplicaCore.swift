@@ -326,7 +326,8 @@ struct ReplicaCore: Sendable {
                 if report.buffered > limits.changes || bytes > limits.bytes || fromOrigin > limits.bytesFromOrigin {
                     throw DocumentError(
                         .limitExceeded,
-                        "\(report.buffered) changes (\(bytes) bytes, \(fromOrigin) from this sender) would be held back waiting for changes they depend on; the limit is \(limits.changes) changes, \(limits.bytes) bytes, \(limits.bytesFromOrigin) from one sender")
+                        "\(report.buffered) changes (\(bytes) bytes, \(fromOrigin) from this sender) would be held back waiting for changes they depend on; the limit is \(limits.changes) changes, \(limits.bytes) bytes, \(limits.bytesFromOrigin) from one sender"
+                    )
                 }
             }
             if report.accessChanged { report.members = access.members }

@@ -98,12 +98,14 @@ struct StrokeMap: Sendable, Sequence, Equatable, ExpressibleByDictionaryLiteral 
     /// Where `key` is or would go: the chunk and the index in it. Nil when empty.
     private func position(of key: OpID) -> (Int, Int)? {
         guard let lastChunk = chunks.indices.last else { return nil }
-        var low = 0, high = lastChunk
+        var low = 0
+        var high = lastChunk
         while low < high {
             let middle = (low + high) / 2
             if chunks[middle][chunks[middle].count - 1].key < key { low = middle + 1 } else { high = middle }
         }
-        var lowIndex = 0, highIndex = chunks[low].count
+        var lowIndex = 0
+        var highIndex = chunks[low].count
         while lowIndex < highIndex {
             let middle = (lowIndex + highIndex) / 2
             if chunks[low][middle].key < key { lowIndex = middle + 1 } else { highIndex = middle }

@@ -202,7 +202,11 @@ struct UndoHistory: Sendable {
 // MARK: - Encoding
 
 private enum UndoTag: UInt8 {
-    case field = 1, place = 2, deleted = 3, stroke = 4, tag = 5
+    case field = 1
+    case place = 2
+    case deleted = 3
+    case stroke = 4
+    case tag = 5
 }
 
 extension UndoRecord {

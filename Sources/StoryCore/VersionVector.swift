@@ -37,7 +37,8 @@ package struct VersionVector: Hashable, Sendable, CustomStringConvertible {
     /// Where `replica`'s entry is, or would be inserted. O(log replicas).
     @inline(__always)
     private func index(of replica: ReplicaID) -> (index: Int, found: Bool) {
-        var low = 0, high = pairs.count
+        var low = 0
+        var high = pairs.count
         while low < high {
             let middle = (low &+ high) &>> 1
             let other = pairs[middle].replica
@@ -97,7 +98,8 @@ package struct VersionVector: Hashable, Sendable, CustomStringConvertible {
         if other.isCovered(by: self) { return }
         var merged: [Entry] = []
         merged.reserveCapacity(pairs.count + other.pairs.count)
-        var i = 0, j = 0
+        var i = 0
+        var j = 0
         while i < pairs.count || j < other.pairs.count {
             if j == other.pairs.count || (i < pairs.count && pairs[i].replica < other.pairs[j].replica) {
                 merged.append(pairs[i])

@@ -229,7 +229,10 @@ package final class Daemon: Sendable {
         if let address = settings.metricsListen {
             let metricsService = MetricsService(
                 address: address,
-                exposition: { try await metrics.exposition(store: store, manager: manager, uptimeSeconds: Int((ContinuousClock.now - started).components.seconds)) },
+                exposition: {
+                    try await metrics.exposition(
+                        store: store, manager: manager, uptimeSeconds: Int((ContinuousClock.now - started).components.seconds))
+                },
                 boundPort: { [self] port in boundMetricsPort.withLock { $0 = port } }, logger: logger)
             services.append(.init(service: metricsService, failureTerminationBehavior: .gracefullyShutdownGroup))
         }
@@ -322,7 +325,8 @@ package final class Daemon: Sendable {
             } catch let error as APIError {
                 logger.warning("\(share.source): cannot share '\(share.path)' with \(peer): \(error.error.message)")
             } catch {
-                logger.warning("\(share.source): cannot share '\(share.path)' with \(peer): \((error as? any LocalizedError)?.errorDescription ?? "\(error)")")
+                logger.warning(
+                    "\(share.source): cannot share '\(share.path)' with \(peer): \((error as? any LocalizedError)?.errorDescription ?? "\(error)")")
             }
         }
     }

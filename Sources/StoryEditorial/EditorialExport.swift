@@ -60,11 +60,13 @@ package enum EditorialExport {
             lines.append("")
         }
         for clip in timeline.clips where clip.frameCount > 0 {
-            add(track: "V", sourceFrames: clip.frameCount, recordStart: clip.startFrame, clipName: stillName(of: clip.shot),
+            add(
+                track: "V", sourceFrames: clip.frameCount, recordStart: clip.startFrame, clipName: stillName(of: clip.shot),
                 comment: clip.shot.caption ?? clip.shot.dialogue)
         }
         for sound in sounds(in: timeline) {
-            add(track: "A", sourceFrames: sound.frameCount, recordStart: sound.startFrame, clipName: soundName(of: sound.media),
+            add(
+                track: "A", sourceFrames: sound.frameCount, recordStart: sound.startFrame, clipName: soundName(of: sound.media),
                 comment: "sound of shot \(sound.shot.label)")
         }
         return lines.joined(separator: "\n")
@@ -89,7 +91,8 @@ package enum EditorialExport {
             if let id = assetIDs[name] { return id }
             let id = "r\(assetIDs.count + 2)"
             assetIDs[name] = id
-            let kind = duration == nil ? "duration=\"0s\" hasVideo=\"1\" format=\"r1\"" : "duration=\"\(duration!)\" hasAudio=\"1\" audioSources=\"1\""
+            let kind =
+                duration == nil ? "duration=\"0s\" hasVideo=\"1\" format=\"r1\"" : "duration=\"\(duration!)\" hasAudio=\"1\" audioSources=\"1\""
             resources.append("        <asset id=\"\(id)\" name=\"\(XMLText.escaped(name))\" start=\"0s\" \(kind)>")
             resources.append("            <media-rep kind=\"original-media\" src=\"\(XMLText.escaped(mediaURL + percentEncoded(name)))\"/>")
             resources.append("        </asset>")
@@ -147,7 +150,8 @@ package enum EditorialExport {
     static func percentEncoded(_ name: String) -> String {
         var result = ""
         for byte in name.utf8 {
-            let isPlain = (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            let isPlain =
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "/")
             if isPlain {
                 result.unicodeScalars.append(Unicode.Scalar(byte))

@@ -142,7 +142,8 @@ package final class Identity: @unchecked Sendable {
         defer { EVP_MD_CTX_free(context) }
         var signature = [UInt8](repeating: 0, count: 64)
         var length = 64
-        let ok = EVP_DigestSignInit(context, nil, nil, nil, key) == 1
+        let ok =
+            EVP_DigestSignInit(context, nil, nil, nil, key) == 1
             && EVP_DigestSign(context, &signature, &length, message, message.count) == 1
         // An Ed25519 key that signed once signs always; failing here is a broken library.
         precondition(ok && length == 64, "Ed25519 signing failed: \(OpenSSLErrors.drain())")

@@ -51,7 +51,10 @@ package enum JPEGOrientation {
         var offset = 2
         while offset + 4 <= file.count, file[offset] == 0xFF {
             let code = file[offset + 1]
-            if code == 0xFF { offset += 1; continue }
+            if code == 0xFF {
+                offset += 1
+                continue
+            }
             if code == 0xDA || code == 0xD9 { return 1 }  // the picture data: no EXIF came before it
             let length = Int(file[offset + 2]) << 8 | Int(file[offset + 3])
             guard length >= 2, offset + 2 + length <= file.count else { return 1 }

@@ -141,8 +141,7 @@ extension MediaProbe {
     ///
     /// Cost: a few reads with such a header; otherwise one 4-byte header a
     /// frame, read through a 64 KiB window (the whole file, bounded memory).
-    static func probeMP3<Source>(_ reader: inout MediaReader<Source>, at start: UInt64) throws(MediaError) -> MediaInfo
-    {
+    static func probeMP3<Source>(_ reader: inout MediaReader<Source>, at start: UInt64) throws(MediaError) -> MediaInfo {
         let frame = try reader.bytes(at: start, count: 64)
         guard let first = MPEGAudioFrameHeader(frame) else {
             throw .damaged(.mp3, "its sound does not begin with an MPEG audio frame")

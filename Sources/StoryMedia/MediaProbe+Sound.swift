@@ -73,8 +73,7 @@ extension MediaProbe {
     /// metadata blocks are inside the file and a frame follows them.
     ///
     /// Cost: one read a metadata block.
-    static func probeFLAC<Source>(_ reader: inout MediaReader<Source>, at start: UInt64) throws(MediaError) -> MediaInfo
-    {
+    static func probeFLAC<Source>(_ reader: inout MediaReader<Source>, at start: UInt64) throws(MediaError) -> MediaInfo {
         // "fLaC", the first block's header, then the 34 bytes of STREAMINFO.
         let header = try reader.bytes(
             at: start, count: 42, orElse: .cutShort(.flac, "it ends inside its stream information (STREAMINFO)"))

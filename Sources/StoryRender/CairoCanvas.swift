@@ -130,7 +130,6 @@ final class CairoCanvas {
         cairo_pattern_destroy(group)
     }
 
-
     // MARK: - Drawing
 
     /// Fills a rectangle.

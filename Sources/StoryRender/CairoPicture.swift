@@ -1,8 +1,7 @@
 import CCairo
+import Glibc
 import StoryCore
 import StoryMedia
-
-import Glibc
 
 /// A decoded picture: a cairo image surface this object owns (destroyed in
 /// `deinit`). PNG is read by cairo; JPEG by libjpeg-turbo and WebP by libwebp,

@@ -193,7 +193,8 @@ struct PanelPainter {
             return
         }
         // Decoded at the size it is drawn at (twice that in a vector file, which may be zoomed or printed).
-        let enlargement = max((transform.a * transform.a + transform.b * transform.b).squareRoot(),
+        let enlargement = max(
+            (transform.a * transform.a + transform.b * transform.b).squareRoot(),
             (transform.c * transform.c + transform.d * transform.d).squareRoot())
         let factor = min(enlargement, 16) * (canvas.format.isVector ? 2 : 1)
         let wanted = (width: max(1, Int((w * factor).rounded(.up))), height: max(1, Int((h * factor).rounded(.up))))
@@ -207,7 +208,9 @@ struct PanelPainter {
     }
 
     /// Where an image layer's picture goes in a `width`×`height` panel (before the layer's transform).
-    static func pictureBox(of image: MediaReference, fit: String, width: Double, height: Double) -> (x: Double, y: Double, width: Double, height: Double) {
+    static func pictureBox(of image: MediaReference, fit: String, width: Double, height: Double) -> (
+        x: Double, y: Double, width: Double, height: Double
+    ) {
         let (pictureWidth, pictureHeight) = (Double(max(image.pixelWidth, 1)), Double(max(image.pixelHeight, 1)))
         var (w, h) = (width, height)
         if fit != "stretch" {

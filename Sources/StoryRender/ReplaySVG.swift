@@ -211,7 +211,6 @@ package enum ReplaySVG {
     /// A SMIL clock value.
     static func seconds(_ value: Double) -> String { number(value) + "s" }
 
-
     /// Standard base64 (RFC 4648), for the pictures' data URIs.
     static func base64(_ bytes: [UInt8]) -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)

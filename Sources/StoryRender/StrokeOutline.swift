@@ -71,7 +71,9 @@ enum StrokeOutline {
             switch cap {
             case .round: return [.circle(center: p, radius: r)]
             case .square:
-                return [wound([p + CanvasPoint(x: -r, y: -r), p + CanvasPoint(x: r, y: -r), p + CanvasPoint(x: r, y: r), p + CanvasPoint(x: -r, y: r)])]
+                return [
+                    wound([p + CanvasPoint(x: -r, y: -r), p + CanvasPoint(x: r, y: -r), p + CanvasPoint(x: r, y: r), p + CanvasPoint(x: -r, y: r)])
+                ]
             case .butt: return []
             }
         }

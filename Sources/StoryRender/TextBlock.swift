@@ -34,11 +34,12 @@ final class TextBlock {
         pango_font_description_free(description)
         pango_layout_set_width(layout, Int32(max(1, width) * Double(ST_PANGO_SCALE)))
         pango_layout_set_wrap(layout, Int32(ST_PANGO_WRAP_WORD_CHAR))
-        let aligned = switch alignment {
-        case .left: ST_PANGO_ALIGN_LEFT
-        case .center: ST_PANGO_ALIGN_CENTER
-        case .right: ST_PANGO_ALIGN_RIGHT
-        }
+        let aligned =
+            switch alignment {
+            case .left: ST_PANGO_ALIGN_LEFT
+            case .center: ST_PANGO_ALIGN_CENTER
+            case .right: ST_PANGO_ALIGN_RIGHT
+            }
         pango_layout_set_alignment(layout, Int32(aligned))
         pango_layout_set_text(layout, text, -1)
         if let markup = Self.markup(text, boldPrefixes: boldPrefixes) {

@@ -16,7 +16,8 @@ extension Store {
     /// awaiting founding): how many fields, in how many projects. A project
     /// stored before they were counted is loaded once to count them.
     package func openConflicts() throws -> (fields: Int, projects: Int) {
-        var fields = 0, projects = 0
+        var fields = 0
+        var projects = 0
         for (id, counted) in try database.openConflictCounts() {
             var count = counted
             if count == nil {

@@ -229,7 +229,10 @@ extension Store {
         func weekIndex(_ dayIndex: Int64) -> Int64 { dayIndex + 3 >= 0 ? (dayIndex + 3) / 7 : (dayIndex + 3 - 6) / 7 }
         let dailyFrom = dayIndex(cutoff) - days
         let weeklyFrom = weekIndex(dailyFrom) - weeks
-        enum Period: Hashable { case day(Int64), week(Int64) }
+        enum Period: Hashable {
+            case day(Int64)
+            case week(Int64)
+        }
         var newest: [Period: (rowid: Int64, time: Int64)] = [:]
         var dropped: [Int64] = []
         for checkpoint in checkpoints {

@@ -113,6 +113,9 @@ extension StoreDatabase {
     }
 
     func provenBlobs(of document: DocumentID) throws -> Set<BlobHash> {
-        Set(try connection.query("SELECT hash FROM blob_refs WHERE doc = ? AND proven = 1", [document.blob]) { BlobHash($0.bytes(0)) }.compactMap { $0 })
+        Set(
+            try connection.query("SELECT hash FROM blob_refs WHERE doc = ? AND proven = 1", [document.blob]) { BlobHash($0.bytes(0)) }.compactMap {
+                $0
+            })
     }
 }

@@ -1,6 +1,6 @@
-import Synchronization
 import Foundation
 package import StoryCore
+import Synchronization
 
 /// What sync needs of the store: applying peers' changes and snapshots, versions, changes since a version, settings, history.
 extension Store {
@@ -154,7 +154,8 @@ extension Store {
     /// longer listed one by one).
     package func history(of id: DocumentID, limit: Int) throws -> (changes: [Change], compacted: Bool) {
         _ = try document(id)
-        let compacted = try database.firstStoredSeq(of: id).values.contains { $0 > 1 }
+        let compacted =
+            try database.firstStoredSeq(of: id).values.contains { $0 > 1 }
             || (try database.changeCount(of: id) == 0 && database.snapshot(of: id) != nil)
         return (try database.recentChanges(of: id, limit: limit), compacted)
     }

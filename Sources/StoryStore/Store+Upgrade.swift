@@ -19,14 +19,16 @@ extension Store {
                 do {
                     switch record.kind {
                     case .project:
-                        var old = try snapshot.map { try ProjectDocument(snapshot: $0, replica: ReplicaID(1)) }
+                        var old =
+                            try snapshot.map { try ProjectDocument(snapshot: $0, replica: ReplicaID(1)) }
                             ?? ProjectDocument(id: record.id, replica: ReplicaID(1))
                         try old.apply(tail)
                         var upgraded = try ProjectDocument(snapshot: old.snapshot(), author: author)
                         try upgraded.upgradeToLegacyOwnership()
                         bytes = upgraded.snapshot()
                     case .library:
-                        var old = try snapshot.map { try LibraryDocument(snapshot: $0, replica: ReplicaID(1)) }
+                        var old =
+                            try snapshot.map { try LibraryDocument(snapshot: $0, replica: ReplicaID(1)) }
                             ?? LibraryDocument(id: record.id, replica: ReplicaID(1))
                         try old.apply(tail)
                         var upgraded = try LibraryDocument(snapshot: old.snapshot(), author: author)

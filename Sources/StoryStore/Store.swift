@@ -323,7 +323,8 @@ package actor Store {
     func evictLeastRecentlyUsed(keeping kept: DocumentID) {
         while loaded.count > options.loadedDocumentLimit {
             var oldest: (id: DocumentID, use: UInt64)?
-            for (id, document) in loaded where id != kept && document.heldBackBytes == 0 && !batchTouched.contains(id)
+            for (id, document) in loaded
+            where id != kept && document.heldBackBytes == 0 && !batchTouched.contains(id)
                 && !snapshotsInFlight.contains(id)
             {
                 let use = lastUse[id] ?? 0

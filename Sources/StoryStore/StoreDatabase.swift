@@ -226,8 +226,10 @@ final class StoreDatabase {
             ON CONFLICT (doc) DO UPDATE SET kind = excluded.kind, name = excluded.name,
                 version_vector = excluded.version_vector, hidden = excluded.hidden, purged = excluded.purged
             """,
-            [record.id.blob, .integer(record.kind.rawValue), record.name.map(SQLValue.text) ?? .null, .blob(version.encoded()),
-             .integer(record.isHidden ? 1 : 0), .integer(time)])
+            [
+                record.id.blob, .integer(record.kind.rawValue), record.name.map(SQLValue.text) ?? .null, .blob(version.encoded()),
+                .integer(record.isHidden ? 1 : 0), .integer(time),
+            ])
         try connection.run("DELETE FROM documents WHERE id = ?", [record.id.blob])
         try connection.run("DELETE FROM offers WHERE doc = ?", [record.id.blob])
     }
@@ -305,7 +307,8 @@ final class StoreDatabase {
     /// Call inside a transaction to commit a batch at once.
     func append(_ changes: [EncodedChange], to document: DocumentID) throws {
         let statement = try connection.prepare(
-            "INSERT INTO changes (doc, replica, seq, counter, bytes, anchor, signature, wall_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
+            "INSERT INTO changes (doc, replica, seq, counter, bytes, anchor, signature, wall_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+        )
         let doc = document.blob
         for change in changes {
             try statement.bind([
@@ -554,10 +557,12 @@ final class StoreDatabase {
                 other_addresses = excluded.other_addresses, state = excluded.state,
                 last_seen = excluded.last_seen, last_address = excluded.last_address
             """,
-            [.text(peer.id.description), peer.name.map(SQLValue.text) ?? .null, peer.address.map(SQLValue.text) ?? .null,
-             peer.otherAddresses.isEmpty ? .null : .text(peer.otherAddresses.joined(separator: "\n")),
-             .text(peer.state.rawValue), .integer(peer.added), peer.lastSeen.map(SQLValue.integer) ?? .null,
-             peer.lastAddress.map(SQLValue.text) ?? .null])
+            [
+                .text(peer.id.description), peer.name.map(SQLValue.text) ?? .null, peer.address.map(SQLValue.text) ?? .null,
+                peer.otherAddresses.isEmpty ? .null : .text(peer.otherAddresses.joined(separator: "\n")),
+                .text(peer.state.rawValue), .integer(peer.added), peer.lastSeen.map(SQLValue.integer) ?? .null,
+                peer.lastAddress.map(SQLValue.text) ?? .null,
+            ])
     }
 
     func peers() throws -> [PeerRecord] {
@@ -641,12 +646,15 @@ final class StoreDatabase {
             INSERT INTO offers (doc, peer, kind, name, received) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (doc, peer) DO UPDATE SET name = excluded.name, received = excluded.received
             """,
-            [offer.document.blob, .text(offer.peer.description), .integer(offer.kind.rawValue), offer.name.map(SQLValue.text) ?? .null,
-             .integer(offer.received)])
+            [
+                offer.document.blob, .text(offer.peer.description), .integer(offer.kind.rawValue), offer.name.map(SQLValue.text) ?? .null,
+                .integer(offer.received),
+            ])
     }
 
     func offers() throws -> [OfferRecord] {
-        try connection.query("SELECT doc, peer, kind, name, received FROM offers WHERE declined = 0 ORDER BY received, doc") { row throws(StoreError) in
+        try connection.query("SELECT doc, peer, kind, name, received FROM offers WHERE declined = 0 ORDER BY received, doc") {
+            row throws(StoreError) in
             guard let id = DocumentID(blob: row.bytes(0)), let peer = PeerID(row.text(1) ?? ""),
                 let kind = DocumentKind(rawValue: row.int64(2))
             else {
@@ -715,8 +723,9 @@ final class StoreDatabase {
     }
 
     func farewell(of document: DocumentID, to peer: PeerID) throws -> VersionVector? {
-        guard let bytes = try connection.scalar(
-            "SELECT version_vector FROM farewells WHERE doc = ? AND peer = ?", [document.blob, .text(peer.description)])?.blob
+        guard
+            let bytes = try connection.scalar(
+                "SELECT version_vector FROM farewells WHERE doc = ? AND peer = ?", [document.blob, .text(peer.description)])?.blob
         else { return nil }
         return try? VersionVector(decoding: bytes[...])
     }

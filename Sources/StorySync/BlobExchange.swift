@@ -1,7 +1,7 @@
 package import Logging
-import Synchronization
 package import StoryCore
 package import StoryStore
+import Synchronization
 
 /// How blobs move between daemons.
 package struct BlobExchangeConfiguration: Sendable {
@@ -161,7 +161,8 @@ package actor BlobExchange {
     /// Transfers in progress.
     package func status() -> [BlobTransferStatus] {
         transfers.values.map { transfer in
-            let seconds = Double((ContinuousClock.now - transfer.started).components.attoseconds) / 1e18
+            let seconds =
+                Double((ContinuousClock.now - transfer.started).components.attoseconds) / 1e18
                 + Double((ContinuousClock.now - transfer.started).components.seconds)
             return BlobTransferStatus(
                 hash: transfer.media.hash, type: transfer.media.type, peer: transfer.source, totalBytes: transfer.media.byteCount,
@@ -347,7 +348,7 @@ package actor BlobExchange {
             } else {
                 done = try await blobs.writeChunk(hash, index: Int(index), bytes: bytes)
             }
-        } catch where error.kind == .chunkMismatch {
+        } catch  where error.kind == .chunkMismatch {
             logger.warning("chunk \(index) of blob \(hash) does not match its hash; asking again", metadata: ["peer": "\(peer.short)"])
             switch machine.chunkMismatched(hash, index: index) {
             case nil: return
@@ -416,7 +417,7 @@ package actor BlobExchange {
         guard let transfer = transfers[hash] else { return }
         do {
             _ = try await blobs.completePartial(hash)
-        } catch where error.kind == .hashMismatch {
+        } catch  where error.kind == .hashMismatch {
             logger.warning("blob \(hash) from a peer does not match its hash; fetching it again", metadata: ["peer": "\(transfer.source.short)"])
             giveUp(hash, on: transfer.source, reason: "the bytes do not match the blob's hash")
             return
@@ -494,7 +495,8 @@ package actor BlobExchange {
             // Held already or not, an unproven reference is fetched the same way:
             // whether this daemon asks must not tell whether it holds the bytes.
             let isHeld = await blobs.record(hash)?.isComplete == true
-            guard transfers[hash] == nil, let (source, document) = machine.chooseSource(hash, documents: want.documents, links: established, now: now),
+            guard transfers[hash] == nil,
+                let (source, document) = machine.chooseSource(hash, documents: want.documents, links: established, now: now),
                 let link = links[source]
             else { continue }
             machine.start(want.media, documents: want.documents, source: source, document: document, isVerifying: isHeld, now: now)

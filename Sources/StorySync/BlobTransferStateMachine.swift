@@ -218,7 +218,9 @@ struct BlobTransferStateMachine {
     }
 
     /// The chunks to ask for now to keep `window` in flight (marked asked at `now`).
-    mutating func nextRequest(_ hash: BlobHash, now: ContinuousClock.Instant) -> (source: PeerID, document: DocumentID, chunks: [UInt32], chunkSize: Int)? {
+    mutating func nextRequest(_ hash: BlobHash, now: ContinuousClock.Instant) -> (
+        source: PeerID, document: DocumentID, chunks: [UInt32], chunkSize: Int
+    )? {
         guard var transfer = transfers[hash] else { return nil }
         var chunks: [UInt32] = []
         while transfer.outstanding.count < limits.window, let next = transfer.missing.popLast() {

@@ -1,6 +1,6 @@
+import CoreMetrics
 import NIOCore
 import Synchronization
-import CoreMetrics
 
 /// Bytes a connection carried, as counted below TLS (what the network sees).
 package final class ByteCounts: Sendable {

@@ -119,9 +119,11 @@ package struct DiscoveryCache: Sendable {
             entry.sightings.removeAll { $0.address == address }
             entries[peer] = entry.sightings.isEmpty ? nil : entry
         }
-        if discredited[peer] == nil, discredited.count >= maximumPeers, let oldest = discredited.min(by: {
-            ($0.value.values.max() ?? now) < ($1.value.values.max() ?? now)
-        })?.key {
+        if discredited[peer] == nil, discredited.count >= maximumPeers,
+            let oldest = discredited.min(by: {
+                ($0.value.values.max() ?? now) < ($1.value.values.max() ?? now)
+            })?.key
+        {
             discredited[oldest] = nil
         }
         var addresses = discredited[peer] ?? [:]

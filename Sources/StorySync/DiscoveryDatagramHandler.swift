@@ -1,6 +1,6 @@
-import Foundation
 // sockaddr_in6 as NIO hands it over (its scope id names the interface).
 import CNIOLinux
+import Foundation
 import Logging
 import NIOCore
 

@@ -1,3 +1,5 @@
+// sockaddr_in6 as NIO declares it (the multicast group joined by address).
+import CNIOLinux
 import Foundation
 package import Logging
 package import NIOCore
@@ -86,7 +88,8 @@ package actor LocalDiscovery {
     /// announcements again for a while (`DiscoveryCache.discredit`).
     package func discredit(_ peer: PeerID, at address: String) {
         machine.discredit(peer, at: address, now: .now)
-        logger.notice("an announcement of \(peer.short) from \(address) was false (another certificate answered there); ignoring it there for a while")
+        logger.notice(
+            "an announcement of \(peer.short) from \(address) was false (another certificate answered there); ignoring it there for a while")
     }
 
     /// Every peer heard within the lifetime, by id.
@@ -145,7 +148,8 @@ package actor LocalDiscovery {
         let how = [targets.ipv4 ? "IPv4 broadcast" : nil, targets.ipv6 ? "IPv6 multicast to \(DiscoveryConfiguration.multicastGroup)" : nil]
             .compactMap { $0 }.joined(separator: " and ")
         logger.info(
-            "local discovery on UDP \(configuration.port): announcing \(peerID.short) with port \(port) every \(configuration.interval.components.seconds) s (\(how))")
+            "local discovery on UDP \(configuration.port): announcing \(peerID.short) with port \(port) every \(configuration.interval.components.seconds) s (\(how))"
+        )
         let (requests, announceNow) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         self.announceNow = announceNow
         let configuration = self.configuration
@@ -234,7 +238,8 @@ package actor LocalDiscovery {
             // IPv4 arrives on the IPv4 socket only.
             bootstrap = bootstrap.channelOption(ChannelOptions.Types.SocketOption(level: .ipv6, name: .ipv6_v6only), value: 1)
         }
-        return try await bootstrap
+        return
+            try await bootstrap
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(DiscoveryDatagramHandler(sink: sink, logger: logger))

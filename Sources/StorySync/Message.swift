@@ -113,11 +113,13 @@ package enum Message: Hashable, Sendable {
         guard theirs < ours else {
             return (
                 "the peer speaks sync protocol \(theirs), newer than this Storyteller's \(ours): upgrade Storyteller on this machine",
-                "this peer speaks sync protocol \(ours), older than your \(theirs): it must upgrade Storyteller")
+                "this peer speaks sync protocol \(ours), older than your \(theirs): it must upgrade Storyteller"
+            )
         }
         return (
             "the peer speaks sync protocol \(theirs), older than this Storyteller's \(ours): upgrade Storyteller on the peer",
-            "this peer speaks sync protocol \(ours), newer than your \(theirs): upgrade Storyteller on your machine")
+            "this peer speaks sync protocol \(ours), newer than your \(theirs): upgrade Storyteller on your machine"
+        )
     }
 
     /// The Hello capability of a peer that takes snapshots in parts (`snapshotPart`).
@@ -299,7 +301,9 @@ package enum Message: Hashable, Sendable {
             case .blobHave:
                 let document = try reader.readDocument()
                 let count = try reader.readCount("blob hashes", minimumElementSize: 32)
-                guard count <= Message.maximumHaveHashes else { throw CodecError(.overflow, "\(count) blob hashes (at most \(Message.maximumHaveHashes))") }
+                guard count <= Message.maximumHaveHashes else {
+                    throw CodecError(.overflow, "\(count) blob hashes (at most \(Message.maximumHaveHashes))")
+                }
                 var hashes: [BlobHash] = []
                 for _ in 0..<count { hashes.append(try reader.readHash()) }
                 self = .blobHave(document: document, hashes: hashes)
@@ -320,7 +324,9 @@ package enum Message: Hashable, Sendable {
                 let typeByte = try reader.readByte()
                 guard let type = MediaType(rawValue: typeByte) else { throw CodecError(.invalidValue, "unknown media type \(typeByte)") }
                 let chunkSize = try reader.readVarint(max: UInt64(BlobManifest.chunkSizes.upperBound), "chunk size")
-                guard BlobManifest.chunkSizes.contains(UInt32(chunkSize)) else { throw CodecError(.invalidValue, "a chunk size of \(chunkSize) bytes") }
+                guard BlobManifest.chunkSizes.contains(UInt32(chunkSize)) else {
+                    throw CodecError(.invalidValue, "a chunk size of \(chunkSize) bytes")
+                }
                 let count = try reader.readCount("chunk hashes", minimumElementSize: 32)
                 guard byteCount > 0, count <= BlobManifest.maximumChunks,
                     UInt64(count) == (byteCount + chunkSize - 1) / chunkSize

@@ -3,8 +3,8 @@ package import Logging
 package import NIOCore
 import NIOPosix
 package import StoryCore
-package import StoryStore
 package import StoryIdentity
+package import StoryStore
 import StoryTLS
 
 /// A connection before the peer is known: the channel and the TLS handshake's outcome.
@@ -497,7 +497,6 @@ package actor PeerManager {
         }
     }
 
-
     /// Finishes the TLS handshake, checks the peer and runs a session.
     @discardableResult
     private func handle(_ connection: PendingConnection, expected: PeerID?) async -> ConnectionOutcome {
@@ -566,7 +565,8 @@ package actor PeerManager {
             // Two connections the same way round: the peer (or we) reconnected while
             // the old one was still ending; the new one wins. Crossing dials: both
             // sides keep the connection dialed by the peer with the smaller id.
-            let keepNew = existing.dialed == dialedByUs
+            let keepNew =
+                existing.dialed == dialedByUs
                 || (dialedByUs ? identity.peerID : peer) < (existing.dialed ? identity.peerID : peer)
             guard keepNew else {
                 try? await connection.channel.executeThenClose { _, _ in }
@@ -579,10 +579,8 @@ package actor PeerManager {
             store: store, configuration: configuration, clock: clock, logger: logger,
             blobExchange: blobExchange, sendLimiter: blobSendLimiter,
             maximumQueuedChunks: blobExchange?.configuration.maximumQueuedChunksPerPeer ?? 0,
-            onAcknowledged: { [weak self] document, version in await self?.acknowledged(document, version, by: peer) }
-        ) { [weak self] offers, from in
-            await self?.take(offers, from: from) ?? offers.map { _ in nil }
-        }
+            onAcknowledged: { [weak self] document, version in await self?.acknowledged(document, version, by: peer) },
+            onOffers: { [weak self] offers, from in await self?.take(offers, from: from) ?? offers.map { _ in nil } })
         let isReplacement = sessions[peer] != nil
         sessions[peer] = session
         sessionsRegistered += 1
@@ -609,7 +607,8 @@ package actor PeerManager {
         }
         if session.peerError == .unknownPeer {
             if waitingForAcceptanceBy.insert(peer).inserted {
-                logger.notice("\(peer.short) does not know this daemon yet: a user there must accept it (storyteller peers accept \(identity.peerID.short))")
+                logger.notice(
+                    "\(peer.short) does not know this daemon yet: a user there must accept it (storyteller peers accept \(identity.peerID.short))")
             }
         } else if session.peerName != nil {
             waitingForAcceptanceBy.remove(peer)
@@ -662,7 +661,8 @@ package actor PeerManager {
                 defer {
                     // Offers kept for a user are bounded per peer: the oldest go (counted).
                     if !accepting, let dropped = try? store.pruneOffers(from: peer), dropped > 0 {
-                        self.logger.notice("dropped \(dropped) older offer(s) of \(peer.short): at most \(store.options.maximumOffersPerPeer) wait per peer")
+                        self.logger.notice(
+                            "dropped \(dropped) older offer(s) of \(peer.short): at most \(store.options.maximumOffersPerPeer) wait per peer")
                     }
                 }
                 return offers.map { offer in

@@ -3,8 +3,8 @@ import Logging
 import Metrics
 import NIOCore
 import StoryCore
-import StoryStore
 import StoryIdentity
+import StoryStore
 import StoryTLS
 import Synchronization
 
@@ -305,7 +305,9 @@ final class PeerSession: BlobLink, Sendable {
                 await flush(&pending)
                 await merge(id, snapshot: bytes)
             case .keepSnapshotPart(let id, let kind, let total, let bytes, let isFirst, let isLast, let senderMayWrite):
-                await keep(part: bytes, of: id, kind: kind, total: total, isFirst: isFirst, isLast: isLast, senderMayWrite: senderMayWrite, pending: &pending)
+                await keep(
+                    part: bytes, of: id, kind: kind, total: total, isFirst: isFirst, isLast: isLast, senderMayWrite: senderMayWrite, pending: &pending
+                )
             case .sync(let id) where pending.applies.contains(where: { $0.0 == id }):
                 // What the peer sent of it must count before working out what it lacks.
                 await flush(&pending)
@@ -444,7 +446,8 @@ final class PeerSession: BlobLink, Sendable {
                     SnapshotAssembly(
                         document: id, kind: kind, total: total, budget: snapshotBudget,
                         directory: configuration.scratchDirectory ?? (NSTemporaryDirectory() + "/storyteller-snapshots")),
-                    senderMayWrite)
+                    senderMayWrite
+                )
             }
             guard let parts = assembly.parts, parts.document == id else { return SyncError(.malformed, "a snapshot part of \(id) out of turn") }
             do throws(SyncError) {
@@ -461,7 +464,8 @@ final class PeerSession: BlobLink, Sendable {
                     }
                     guard header.role(of: peer).canWrite else {
                         assembly = (nil, false)
-                        return SyncError(.forbidden, "\(peer.short) may not send a snapshot of \(id): its access list does not make it an owner or editor")
+                        return SyncError(
+                            .forbidden, "\(peer.short) may not send a snapshot of \(id): its access list does not make it an owner or editor")
                     }
                     assembly.isChecked = true
                 } else if let problem = parts.headerError {
@@ -480,10 +484,12 @@ final class PeerSession: BlobLink, Sendable {
             return
         }
         guard isLast else { return }
-        guard let parts = assembly.withLock({ assembly in
-            defer { assembly = (nil, false) }
-            return assembly.parts
-        }) else { return }
+        guard
+            let parts = assembly.withLock({ assembly in
+                defer { assembly = (nil, false) }
+                return assembly.parts
+            })
+        else { return }
         await flush(&pending)
         await snapshotBudget.merges.run {
             do throws(SyncError) {

@@ -160,7 +160,7 @@ final class SnapshotAssembly: @unchecked Sendable {
     private func readHeader() {
         do {
             header = try SnapshotSummary(readingPrefix: head[...])
-        } catch where error.code == .truncated {
+        } catch  where error.code == .truncated {
             return
         } catch {
             headerError = error.message

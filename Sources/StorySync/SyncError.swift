@@ -40,8 +40,10 @@ package struct SyncError: Error, Hashable, Sendable, CustomStringConvertible {
 
         /// The code with this wire value (unknown values keep their number).
         package init(rawValue: UInt64) {
-            let known: [Code] = [.protocolVersion, .malformed, .readOnly, .notShared, .invalidChange, .frameTooLarge,
-                                 .replicaConflict, .timeout, .internalError, .unknownPeer, .heldBackLimit, .forbidden]
+            let known: [Code] = [
+                .protocolVersion, .malformed, .readOnly, .notShared, .invalidChange, .frameTooLarge,
+                .replicaConflict, .timeout, .internalError, .unknownPeer, .heldBackLimit, .forbidden,
+            ]
             self = known.first { $0.rawValue == rawValue } ?? Code(rawValue, "code \(rawValue)")
         }
 

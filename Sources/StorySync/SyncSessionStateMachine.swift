@@ -189,7 +189,8 @@ package struct SyncSessionStateMachine: Sendable {
             state = .closed
             peerError = error.code
             if error.code == .protocolVersion, versionMismatch == nil {
-                versionMismatch = "the peer refused this Storyteller's sync protocol \(Message.protocolVersion) (\(PrintableText.escaped(text))): run the same Storyteller release on both machines"
+                versionMismatch =
+                    "the peer refused this Storyteller's sync protocol \(Message.protocolVersion) (\(PrintableText.escaped(text))): run the same Storyteller release on both machines"
             }
             return [.log("peer reported \(error)"), .close(error)]
         case (.awaitingHello, .hello(let version, let name, let capabilities)):
@@ -309,8 +310,10 @@ package struct SyncSessionStateMachine: Sendable {
 
     private func refusal(_ id: DocumentID) -> [Action]? {
         guard let document = documents[id], !document.isLeaving else {
-            return [.send(.error(code: SyncError.Code.notShared.rawValue, message: "\(id) is not shared with you")),
-                    .log("refused changes to \(id): not shared with this peer")]
+            return [
+                .send(.error(code: SyncError.Code.notShared.rawValue, message: "\(id) is not shared with you")),
+                .log("refused changes to \(id): not shared with this peer"),
+            ]
         }
         return nil
     }

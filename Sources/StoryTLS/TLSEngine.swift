@@ -1,7 +1,7 @@
-import StoryCore
-import StoryIdentity
 import COpenSSL
 package import NIOCore
+import StoryCore
+import StoryIdentity
 
 /// One TLS connection as a byte transformer: ciphertext in and out through
 /// memory BIOs, plaintext in and out through calls. No I/O of its own, so NIO

@@ -1,6 +1,6 @@
+package import NIOCore
 package import StoryCore
 import StoryIdentity
-package import NIOCore
 
 /// What the handshake established: who the peer is.
 package struct TLSPeer: Sendable, Hashable {
@@ -94,7 +94,7 @@ package final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func verify(_ context: ChannelHandlerContext) throws(TLSError) {
-        guard engine.protocolVersion == TLS1_3_VERSION_VALUE else {
+        guard engine.protocolVersion == tls13Version else {
             throw TLSError(.handshakeFailed, "the peer did not negotiate TLS 1.3")
         }
         guard engine.negotiatedALPN == storytellerALPN else {
@@ -171,7 +171,7 @@ package final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
 }
 
 /// `TLS1_3_VERSION` as a Swift constant (a macro in OpenSSL's headers).
-let TLS1_3_VERSION_VALUE: Int32 = 0x0304
+let tls13Version: Int32 = 0x0304
 
 /// A channel handler belongs to its channel's event loop: never shared across threads.
 @available(*, unavailable)

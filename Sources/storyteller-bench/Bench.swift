@@ -11,7 +11,10 @@ struct Bench: AsyncParsableCommand {
             Results go in docs/performance.md with the command, the machine and the date. \
             Build in release mode; debug builds are only good for checking correctness.
             """,
-        subcommands: [GenerateCommand.self, TraceCommand.self, ResumeCommand.self, StoreCommand.self, SyncCommand.self, MicroCommand.self, DaemonCommand.self, HostileCommand.self, LibraryCommand.self, MediaCommand.self, ExportCommand.self]
+        subcommands: [
+            GenerateCommand.self, TraceCommand.self, ResumeCommand.self, StoreCommand.self, SyncCommand.self, MicroCommand.self, DaemonCommand.self,
+            HostileCommand.self, LibraryCommand.self, MediaCommand.self, ExportCommand.self,
+        ]
     )
 
     /// The allocator as the daemon sets it (`AllocatorTuning`), so memory is measured as a daemon holds it.

@@ -166,7 +166,10 @@ struct ExportCommand: ParsableCommand {
             for shot in 0..<inScene {
                 var ops: [[String: Any]] = [
                     ["op": "shot.add", "scene": sceneID],
-                    ["op": "set", "object": "$0", "field": "caption", "value": "Scene \(scene + 1), shot \(shot + 1): the train pulls out of the station as the rain starts."],
+                    [
+                        "op": "set", "object": "$0", "field": "caption",
+                        "value": "Scene \(scene + 1), shot \(shot + 1): the train pulls out of the station as the rain starts.",
+                    ],
                     ["op": "set", "object": "$0", "field": "dialogue", "value": "MARA: You said you'd wait. You said that every time."],
                     ["op": "set", "object": "$0", "field": "duration", "value": 1.5 + Double(shot % 4) * 0.5],
                     ["op": "layer.add", "shot": "$0", "name": "ink"],

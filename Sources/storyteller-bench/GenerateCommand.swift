@@ -62,7 +62,8 @@ struct GenerateCommand: ParsableCommand {
         if let strokes { settings.strokes = strokes }
         var generator = TraceGenerator(settings: settings, seed: seed)
         generator.run()
-        let header = "{\"trace\":\"storyteller-trace/1\",\"name\":\(TraceLine.quoted(name ?? preset.rawValue)),"
+        let header =
+            "{\"trace\":\"storyteller-trace/1\",\"name\":\(TraceLine.quoted(name ?? preset.rawValue)),"
             + "\"replicas\":\(replicas),\"seed\":\(seed),\"ops\":\(generator.operationCount)}\n"
         guard FileManager.default.createFile(atPath: out, contents: nil),
             let handle = FileHandle(forWritingAtPath: out)
@@ -77,7 +78,8 @@ struct GenerateCommand: ParsableCommand {
             report += "  \(op.padding(toLength: 13, withPad: " ", startingAt: 0)) \(String(format: "%8d  %5.1f%%", count, share))\n"
         }
         let adds = max(generator.mix["stroke.add", default: 0], 1)
-        report += "  points: \(generator.points) total, \(String(format: "%.1f", Double(generator.points) / Double(adds))) per stroke; "
+        report +=
+            "  points: \(generator.points) total, \(String(format: "%.1f", Double(generator.points) / Double(adds))) per stroke; "
             + "erases = \(String(format: "%.1f", 100 * Double(generator.mix["stroke.erase", default: 0]) / Double(adds)))% of strokes; "
             + "cross-scene shot moves: \(generator.crossMoves)\n"
         FileHandle.standardError.write(Data(report.utf8))
@@ -645,8 +647,10 @@ struct TraceGenerator {
 
     /// A momentum random walk: a smoothly turning heading and a smoothly varying speed.
     mutating func walk(_ count: Int, _ fx: Double, _ fy: Double) -> [(Double, Double)] {
-        var x = Self.clamp(random.gauss(fx, 0.1), 0.03, 0.97), y = Self.clamp(random.gauss(fy, 0.1), 0.03, 0.97)
-        var heading = random.uniform(0, 2 * .pi), turn = random.gauss(0, 0.03)
+        var x = Self.clamp(random.gauss(fx, 0.1), 0.03, 0.97)
+        var y = Self.clamp(random.gauss(fy, 0.1), 0.03, 0.97)
+        var heading = random.uniform(0, 2 * .pi)
+        var turn = random.gauss(0, 0.03)
         var speed = random.uniform(0.002, 0.008)
         var result: [(Double, Double)] = []
         result.reserveCapacity(count)
@@ -671,7 +675,8 @@ struct TraceGenerator {
         var result: [(Double, Double)] = []
         result.reserveCapacity(count)
         for segment in 0..<segments {
-            let angle = random.uniform(0, 2 * .pi), length = random.uniform(0.05, 0.3)
+            let angle = random.uniform(0, 2 * .pi)
+            let length = random.uniform(0.05, 0.3)
             let p3 = (Self.clamp(p0.0 + length * cos(angle), 0, 1), Self.clamp(p0.1 + length * sin(angle), 0, 1))
             let c1 =
                 previousC2.map { (2 * p0.0 - $0.0, 2 * p0.1 - $0.1) }  // mirrored: a smooth joint
@@ -695,8 +700,10 @@ struct TraceGenerator {
     mutating func strokePoints(_ fx: Double, _ fy: Double) -> [Double] {
         let count = pointCount()
         let xy = random.random() < 0.55 ? walk(count, fx, fy) : bezier(count, fx, fy)
-        let base = random.uniform(0.35, 0.85), amplitude = random.uniform(0.05, 0.2)
-        let frequency = random.uniform(0.3, 2.0), phase = random.random()
+        let base = random.uniform(0.35, 0.85)
+        let amplitude = random.uniform(0.05, 0.2)
+        let frequency = random.uniform(0.3, 2.0)
+        let phase = random.random()
         var drift = 0.0
         let ramp = min(6, count / 4)
         var result: [Double] = []
@@ -749,7 +756,8 @@ struct TraceGenerator {
                 emit(line, op: "stroke.add", replica: replica, event: TraceEvent(op: "stroke.add", id: stroke, layer: layer))
                 recent.append(stroke)
             } else if u < 0.907 {  // an erase: mostly an undo of a recent stroke, else any visible one
-                let stroke: String, on: String
+                let stroke: String
+                let on: String
                 if !recent.isEmpty && random.random() < 0.7 {
                     (stroke, on) = (recent.removeLast(), layer)
                 } else {

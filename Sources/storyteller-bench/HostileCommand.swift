@@ -4,8 +4,8 @@ import StoryClient
 import StoryCore
 import StoryIdentity
 import StorySync
-import StoryWireClient
 import StoryTLS
+import StoryWireClient
 import ZIPFoundation
 
 /// `storyteller-bench hostile`: a real `storytellerd` under a hostile editor
@@ -100,7 +100,9 @@ struct HostileCommand: AsyncParsableCommand {
         }
         let waiting = second.changes(since: base).list
         let waitingBytes = waiting.reduce(0) { $0 + $1.bytes.count }
-        var sent = 0, refusals = 0, connections = 0
+        var sent = 0
+        var refusals = 0
+        var connections = 0
         let budget = heldBackMb << 20
         Self.resetPeak(pid)
         let heldStart = ContinuousClock.now
@@ -118,9 +120,10 @@ struct HostileCommand: AsyncParsableCommand {
                     }
                     bytes += batch.reduce(0) { $0 + $1.bytes.count }
                 }
-                let refused = (try? await connection.expect("a refusal", timeout: .seconds(10)) {
-                    if case .error(SyncError.Code.heldBackLimit.rawValue, _) = $0 { true } else { false }
-                }) != nil
+                let refused =
+                    (try? await connection.expect("a refusal", timeout: .seconds(10)) {
+                        if case .error(SyncError.Code.heldBackLimit.rawValue, _) = $0 { true } else { false }
+                    }) != nil
                 return (bytes, refused)
             }
             sent += bytes
@@ -179,7 +182,8 @@ struct HostileCommand: AsyncParsableCommand {
         }
         let bomb = root + "/bomb.storyboard"
         try Self.makeBomb(from: package, at: bomb, inflatingTo: Int64(bombMb) << 20)
-        result["bomb_file_mb"] = rounded(Double((try FileManager.default.attributesOfItem(atPath: bomb)[.size] as? NSNumber)?.intValue ?? 0) / 1_048_576, 2)
+        result["bomb_file_mb"] = rounded(
+            Double((try FileManager.default.attributesOfItem(atPath: bomb)[.size] as? NSNumber)?.intValue ?? 0) / 1_048_576, 2)
         result["bomb_inflates_mb"] = bombMb
         usleep(500_000)
         let beforeBomb = Self.memory(pid, "VmRSS")
@@ -213,7 +217,8 @@ struct HostileCommand: AsyncParsableCommand {
         var partResults: [String: String] = [:]
         for (name, document, isOffer) in [("reader", readOnly, false), ("stranger", DocumentID(high: .random(in: 1 ... .max), low: 7), true)] {
             Self.resetPeak(pid)
-            let stranger = try ProjectDocument.found(by: LocalAuthor.fresh(identity: try Identity.generate(commonName: "someone").signingIdentity), at: 1)
+            let stranger = try ProjectDocument.found(
+                by: LocalAuthor.fresh(identity: try Identity.generate(commonName: "someone").signingIdentity), at: 1)
             let (sentParts, refusal) = try await ProtocolClient.session(to: target.port, as: hostile) { connection -> (Int, String) in
                 var id = document
                 if isOffer {
@@ -229,7 +234,9 @@ struct HostileCommand: AsyncParsableCommand {
                 var offset: UInt64 = 0
                 while offset + UInt64(part.count) < partsTotal, !connection.isClosed {
                     let bytes = offset == 0 && isOffer ? stranger.document.snapshot()[...] : part[...]
-                    do { try await connection.send(.snapshotPart(document: id, kind: 1, total: partsTotal, offset: offset, bytes: bytes)) } catch { break }
+                    do { try await connection.send(.snapshotPart(document: id, kind: 1, total: partsTotal, offset: offset, bytes: bytes)) } catch {
+                        break
+                    }
                     offset += UInt64(bytes.count)
                     parts += 1
                 }
@@ -283,7 +290,8 @@ struct HostileCommand: AsyncParsableCommand {
             try await ProtocolClient.session(to: target.port, as: flooder) { connection in
                 for index in 0..<offers {
                     let made = DocumentID(high: .random(in: 1 ... .max), low: .random(in: 1 ... .max))
-                    try await connection.send(.advertise(.init(document: made, kind: 1, name: "Free money \(index)", role: .owner, version: VersionVector())))
+                    try await connection.send(
+                        .advertise(.init(document: made, kind: 1, name: "Free money \(index)", role: .owner, version: VersionVector())))
                 }
                 try await connection.send(.ping(3))
                 try await connection.expect("the pong after the offers", timeout: .seconds(300)) { if case .pong(3) = $0 { true } else { false } }

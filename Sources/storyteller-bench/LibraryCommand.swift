@@ -74,7 +74,8 @@ struct LibraryCommand: ParsableCommand {
         // Share: the command's own time, then until b holds everything and a knows it.
         let shareStart = DispatchTime.now()
         // The folder is shared (the folder becomes a shared folder and takes its projects with it).
-        let share = try a.client.request("PUT", "/v1/library/nodes/Show/shares/\(b.peerID)", body: Data(#"{"mode":"read-write"}"#.utf8), timeoutSeconds: 0)
+        let share = try a.client.request(
+            "PUT", "/v1/library/nodes/Show/shares/\(b.peerID)", body: Data(#"{"mode":"read-write"}"#.utf8), timeoutSeconds: 0)
         guard share.status == 200 else { throw ValidationError("share refused: \(share.errorMessage ?? "\(share.status)")") }
         result["share_command_s"] = seconds(since: shareStart)
         var heldAt: Double?
@@ -83,9 +84,10 @@ struct LibraryCommand: ParsableCommand {
             guard heldAt != nil else { return false }
             let sync = try a.call("GET", "/v1/status")["sync"] as? [[String: Any]] ?? []
             let shared = sync.filter { $0["kind"] as? String == "project" }
-            return shared.count >= projects && shared.allSatisfy { document in
-                (document["peers"] as? [[String: Any]] ?? []).contains { $0["peer"] as? String == b.peerID && $0["behind"] as? Int == 0 }
-            }
+            return shared.count >= projects
+                && shared.allSatisfy { document in
+                    (document["peers"] as? [[String: Any]] ?? []).contains { $0["peer"] as? String == b.peerID && $0["behind"] as? Int == 0 }
+                }
         }
         guard caughtUp else { throw ValidationError("b did not catch up in \(timeout) s (held: \(heldAt.map { "\($0) s" } ?? "not all"))") }
         result["catch_up_held_s"] = heldAt

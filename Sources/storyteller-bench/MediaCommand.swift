@@ -65,7 +65,10 @@ struct MediaCommand: ParsableCommand {
     @Flag(help: "Keep the temporary directory (the daemons' databases, blobs and logs).")
     var keep = false
 
-    @Option(help: "Write every stroke timed while images moved to this CSV file (image, ms after its upload's answer, ms before it was complete on b, edit ms, visible ms).")
+    @Option(
+        help:
+            "Write every stroke timed while images moved to this CSV file (image, ms after its upload's answer, ms before it was complete on b, edit ms, visible ms)."
+    )
     var samples: String?
 
     static let mebibyte = 1 << 20
@@ -74,7 +77,9 @@ struct MediaCommand: ParsableCommand {
         guard megabytes >= 1, sharedMegabytes >= 1, largeMegabytes >= 0, sharedProjects >= 1, sharedShots >= sharedProjects else {
             throw ValidationError("sizes must be at least 1 MiB (--large-megabytes 0 skips), and every project needs a shot")
         }
-        guard strokes >= 1, strokeInterval > 0, strokeTransfers >= 1 else { throw ValidationError("--strokes, --stroke-interval and --stroke-transfers must be positive") }
+        guard strokes >= 1, strokeInterval > 0, strokeTransfers >= 1 else {
+            throw ValidationError("--strokes, --stroke-interval and --stroke-transfers must be positive")
+        }
     }
 
     func run() throws {
@@ -206,7 +211,9 @@ struct MediaCommand: ParsableCommand {
         try record(during, as: "strokes_during_transfer", in: &result)
         result["strokes_during_transfer_images"] = windows.count
         result["strokes_during_transfer_image_mb_s"] = rates
-        log("strokes during transfers: p50 \(result["strokes_during_transfer_visible_ms_p50"]!) ms, p99 \(result["strokes_during_transfer_visible_ms_p99"]!) ms, images at \(rates) MB/s")
+        log(
+            "strokes during transfers: p50 \(result["strokes_during_transfer_visible_ms_p50"]!) ms, p99 \(result["strokes_during_transfer_visible_ms_p99"]!) ms, images at \(rates) MB/s"
+        )
 
         // 4. b killed halfway through an image, started again on the same data.
         let resumed = root + "/resumed.png"
@@ -306,10 +313,13 @@ struct MediaCommand: ParsableCommand {
             result["large_upload_mb_s"] = megabytesPerSecond(largeSize, largeUpload.seconds)
             result["large_transfer_mb_s"] = megabytesPerSecond(largeSize, Double(largeDone.complete - largeUpload.answered) / 1e9)
             result["large_transfer_first_bytes_s"] = largeDone.firstBytes.map { rounded(Double($0 - largeUpload.answered) / 1e9, 3) } ?? NSNull()
-            result["large_transfer_last_partial_s"] = largeDone.lastPartial.map { rounded(Double($0.time - largeUpload.answered) / 1e9, 3) } ?? NSNull()
+            result["large_transfer_last_partial_s"] =
+                largeDone.lastPartial.map { rounded(Double($0.time - largeUpload.answered) / 1e9, 3) } ?? NSNull()
             result["large_transfer_last_partial_fraction"] = largeDone.lastPartial.map { rounded($0.fraction, 3) } ?? NSNull()
             result["large_transfer_s"] = rounded(Double(largeDone.complete - largeUpload.answered) / 1e9, 3)
-            log("large: growth a \(result["large_rss_growth_mib_a"]!) MiB, b \(result["large_rss_growth_mib_b"]!) MiB, \(result["large_transfer_mb_s"]!) MB/s")
+            log(
+                "large: growth a \(result["large_rss_growth_mib_a"]!) MiB, b \(result["large_rss_growth_mib_b"]!) MiB, \(result["large_transfer_mb_s"]!) MB/s"
+            )
         }
 
         if json {
@@ -400,7 +410,9 @@ struct MediaCommand: ParsableCommand {
 
     /// Complete blobs the daemon stores.
     private func stored(on daemon: LocalDaemon) throws -> Int {
-        guard let count = try daemon.call("GET", "/v1/media/transfers")["stored"] as? Int else { throw ValidationError("media/transfers has no 'stored'") }
+        guard let count = try daemon.call("GET", "/v1/media/transfers")["stored"] as? Int else {
+            throw ValidationError("media/transfers has no 'stored'")
+        }
         return count
     }
 

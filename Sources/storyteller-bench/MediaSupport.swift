@@ -3,8 +3,8 @@ import Foundation
 import NIOCore
 import StoryClient
 import StoryCore
-import StoryMedia
 import StoryIdentity
+import StoryMedia
 import StoryTLS
 
 // Pieces of `storyteller-bench media`: large PNG files written as they are
@@ -174,7 +174,10 @@ enum LargePNG {
             while offset < bytes.count && failure == 0 {
                 let n = Foundation.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
                 if n < 0 && errno == EINTR { continue }
-                if n <= 0 { failure = errno; break }
+                if n <= 0 {
+                    failure = errno
+                    break
+                }
                 offset += n
             }
         }
@@ -575,7 +578,9 @@ final class StrokeProbe: @unchecked Sendable {
                 let start = uptimeNanoseconds()
                 do {
                     let response = try editClient.request("POST", target, body: body)
-                    guard response.status == 200 else { throw ValidationError("a stroke was refused: \(response.errorMessage ?? "\(response.status)")") }
+                    guard response.status == 200 else {
+                        throw ValidationError("a stroke was refused: \(response.errorMessage ?? "\(response.status)")")
+                    }
                 } catch {
                     condition.withLock {
                         failure = "\(error)"

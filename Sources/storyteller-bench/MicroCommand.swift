@@ -18,7 +18,8 @@ struct MicroCommand: ParsableCommand {
     func run() throws {
         var random = SystemRandomNumberGenerator()
         let strokePoints: [[Point]] = (0..<strokes).map { _ in
-            var x = Double.random(in: 0.2...0.8, using: &random), y = Double.random(in: 0.2...0.8, using: &random)
+            var x = Double.random(in: 0.2...0.8, using: &random)
+            var y = Double.random(in: 0.2...0.8, using: &random)
             var heading = Double.random(in: 0...6.28, using: &random)
             return (0..<80).map { index in
                 heading += Double.random(in: -0.05...0.05, using: &random)

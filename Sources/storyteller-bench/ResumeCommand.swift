@@ -2,9 +2,9 @@ import ArgumentParser
 import Foundation
 import NIOPosix
 import StoryCore
-import StorySync
-import StoryStore
 import StoryIdentity
+import StoryStore
+import StorySync
 
 /// How soon a paused peer is dialed, and connected, again after `resume`:
 /// the dialer waits on the peer manager's events, so this is the latency of
@@ -49,7 +49,8 @@ struct ResumeCommand: AsyncParsableCommand {
         await a.stop()
         await b.stop()
         func ms(_ duration: Duration) -> Double { Double(duration.components.attoseconds) / 1e15 + Double(duration.components.seconds) * 1000 }
-        let dial = toDial.map(ms).sorted(), connect = toConnect.map(ms).sorted()
+        let dial = toDial.map(ms).sorted()
+        let connect = toConnect.map(ms).sorted()
         let result: [String: Double] = [
             "trials": Double(trials), "dial_median_ms": dial[dial.count / 2], "dial_max_ms": dial.last ?? 0,
             "connect_median_ms": connect[connect.count / 2], "connect_max_ms": connect.last ?? 0,

@@ -27,7 +27,10 @@ struct SyncCommand: AsyncParsableCommand {
     @Flag(help: "Catch the empty peer up change by change, not with the snapshot and the changes after it.")
     var changesOnly = false
 
-    @Option(help: "History retention of the trace's source, in days, as the daemon's `history-retention` (default 30 there): its snapshot then leaves the kept changes' points in the log, and a far-behind peer's snapshot is encoded afresh. 0: none.")
+    @Option(
+        help:
+            "History retention of the trace's source, in days, as the daemon's `history-retention` (default 30 there): its snapshot then leaves the kept changes' points in the log, and a far-behind peer's snapshot is encoded afresh. 0: none."
+    )
     var retentionDays = 0
 
     @Flag(help: "Print one JSON object.")
@@ -63,7 +66,8 @@ struct SyncCommand: AsyncParsableCommand {
         phase.enter("timing edits")
         let bEvents = await b.store.events()
         let cEvents = await c.store.events()
-        var toB: [Double] = [], toC: [Double] = []
+        var toB: [Double] = []
+        var toC: [Double] = []
         let bytesBefore = await a.manager.totalBytes
         var iteratorB = bEvents.makeAsyncIterator()
         var iteratorC = cEvents.makeAsyncIterator()
@@ -101,7 +105,10 @@ struct SyncCommand: AsyncParsableCommand {
                 if changesOnly { configuration.snapshotCatchUpChanges = .max }
             }
             let target = try await Node.start("target", group: group)
-            defer { source.remove(); target.remove() }
+            defer {
+                source.remove()
+                target.remove()
+            }
             // Signed by the trace's replicas, with source and target members of the document.
             var replay = try TraceReplay(path: trace, members: [source.identity.peerID, target.identity.peerID])
             try replay.run()
@@ -124,7 +131,9 @@ struct SyncCommand: AsyncParsableCommand {
             let started = ContinuousClock.now
             // Pairing starts the sync: the target is a member, so the source offers it and it takes it.
             try await Node.pair(source, target)
-            try await waitUntil("the new peer holds the trace's document", timeout: .seconds(600)) { (try? await target.store.version(of: document)) == expected }
+            try await waitUntil("the new peer holds the trace's document", timeout: .seconds(600)) {
+                (try? await target.store.version(of: document)) == expected
+            }
             let seconds = (ContinuousClock.now - started).seconds
             let after = await source.manager.totalBytes
             let wire = after.sent - before.sent

@@ -205,11 +205,12 @@ struct TraceReplay {
             try doc.edit(at: time) { try $0.set(key, to: fieldValue(op.value)) }
         case .sceneInsert:
             let index = clampIndex(op.index, doc.scenes.count)
-            return .applied(created: try doc.edit(at: time) { editor in
-                let id = try editor.insertScene(at: index)
-                if let title = op.title { try editor.set(.title, to: .string(title), on: id) }
-                return id
-            }.value)
+            return .applied(
+                created: try doc.edit(at: time) { editor in
+                    let id = try editor.insertScene(at: index)
+                    if let title = op.title { try editor.set(.title, to: .string(title), on: id) }
+                    return id
+                }.value)
         case .sceneMove:
             guard let scene = visible(op.id, doc, kind: .scene) else { return .skipped }
             let index = clampIndex(op.index, doc.scenes.count - 1)
@@ -241,11 +242,12 @@ struct TraceReplay {
         case .layerInsert:
             guard let shot = visible(op.shot, doc, kind: .shot) else { return .skipped }
             let index = clampIndex(op.index, doc.layers(in: shot).count)
-            return .applied(created: try doc.edit(at: time) { editor in
-                let id = try editor.insertLayer(in: shot, at: index)
-                if let name = op.name { try editor.set(.name, to: .string(name), on: id) }
-                return id
-            }.value)
+            return .applied(
+                created: try doc.edit(at: time) { editor in
+                    let id = try editor.insertLayer(in: shot, at: index)
+                    if let name = op.name { try editor.set(.name, to: .string(name), on: id) }
+                    return id
+                }.value)
         case .layerMove:
             guard let layer = visible(op.id, doc, kind: .layer) else { return .skipped }
             let index = clampIndex(op.index, doc.layers(in: doc.container(of: layer)!).count - 1)
@@ -273,7 +275,6 @@ struct TraceReplay {
         case nil: .null
         }
     }
-
 
     /// The id of the replayed document.
     var document: DocumentID { documentID }
@@ -337,7 +338,8 @@ struct TraceReplay {
     /// points inside them, its strokes (erased ones included) and objects.
     static func held(by doc: ProjectDocument) -> [(String, Double)] {
         guard case .changes(let changes) = doc.changes(since: VersionVector()) else { return [] }
-        var points = 0, pointBytes = 0
+        var points = 0
+        var pointBytes = 0
         for change in changes {
             guard let decoded = try? Change(decoding: change.bytes) else { continue }
             for case .addStroke(_, _, let blob) in decoded.operations {
@@ -399,7 +401,9 @@ struct TraceReplay {
         let mergeOK = merged?.view == reference
         merged = nil
 
-        var tiny: Double?, tinyAfter: Double?, tinyStroke: Double?
+        var tiny: Double?
+        var tinyAfter: Double?
+        var tinyStroke: Double?
         if docs.count >= 3 {
             tiny = try tinySyncs(1, docs.count - 1, tag: "probe")
             tinyStroke = try tinyStrokeSyncs(1, docs.count - 1)
@@ -421,8 +425,10 @@ struct TraceReplay {
             "stroke_add_us": adds > 0 ? rounded(1e6 * opSeconds["stroke.add"]! / Double(adds), 3) : 0,
             "converged": converged, "load_ok": loadOK, "merge_ok": mergeOK,
             "ids_digest": idsDigest(reference),
-            "visible": ["scenes": counts.scenes, "shots": counts.shots, "layers": counts.layers,
-                        "strokes": counts.strokes, "points": counts.points],
+            "visible": [
+                "scenes": counts.scenes, "shots": counts.shots, "layers": counts.layers,
+                "strokes": counts.strokes, "points": counts.points,
+            ],
             "snapshot_bytes": snapshot.count, "snapshot_s": rounded(snapshotSeconds, 4),
             "snapshot_bytes_per_visible_point": counts.points > 0 ? rounded(Double(snapshot.count) / Double(counts.points), 3) : 0,
             "load_s": rounded(Measure.median(loads), 5), "merge_s": rounded(Measure.median(merges), 4),
@@ -611,7 +617,11 @@ struct TraceIDs {
 
     mutating func setLayer(_ layer: String, ofStroke stroke: String) {
         guard let strokeKey = Self.pack(stroke), let layerKey = Self.pack(layer) else { return }
-        if let slot = Self.slot(strokeKey) { Self.store(layerKey, at: slot, in: &layerColumns, absent: 0) } else { sparseLayers[strokeKey] = layerKey }
+        if let slot = Self.slot(strokeKey) {
+            Self.store(layerKey, at: slot, in: &layerColumns, absent: 0)
+        } else {
+            sparseLayers[strokeKey] = layerKey
+        }
     }
 
     func layer(ofStroke stroke: String) -> String? {

@@ -51,10 +51,20 @@ struct TraceOp: Decodable {
 /// The edits a trace line can name (its `op`, but `sync`).
 enum TraceOpKind: String {
     case projectSet = "project.set"
-    case sceneInsert = "scene.insert", sceneMove = "scene.move", sceneDelete = "scene.delete", sceneSet = "scene.set"
-    case shotInsert = "shot.insert", shotMove = "shot.move", shotDelete = "shot.delete", shotSet = "shot.set"
-    case layerInsert = "layer.insert", layerMove = "layer.move", layerDelete = "layer.delete", layerSet = "layer.set"
-    case strokeAdd = "stroke.add", strokeErase = "stroke.erase"
+    case sceneInsert = "scene.insert"
+    case sceneMove = "scene.move"
+    case sceneDelete = "scene.delete"
+    case sceneSet = "scene.set"
+    case shotInsert = "shot.insert"
+    case shotMove = "shot.move"
+    case shotDelete = "shot.delete"
+    case shotSet = "shot.set"
+    case layerInsert = "layer.insert"
+    case layerMove = "layer.move"
+    case layerDelete = "layer.delete"
+    case layerSet = "layer.set"
+    case strokeAdd = "stroke.add"
+    case strokeErase = "stroke.erase"
 }
 
 /// Reads a trace line by line without holding the whole file.

@@ -56,7 +56,8 @@ final class BackupFile {
                 discard()
                 let directory = (path as NSString).deletingLastPathComponent
                 if code == ENOSPC || code == EDQUOT {
-                    throw Problem(description: "the disk holding \(directory) is full (\(written + offset) bytes written); nothing was left at \(path)")
+                    throw Problem(
+                        description: "the disk holding \(directory) is full (\(written + offset) bytes written); nothing was left at \(path)")
                 }
                 throw Problem(description: "cannot write \(path): \(String(cString: strerror(code))); nothing was left there")
             }

@@ -59,7 +59,9 @@ struct Conflicts: ParsableCommand {
             }
             printTable(["FIELD", "VALUE", "TEXT", "WHO", "WHEN"], rows)
             let first = answer.conflicts[0]
-            print("(`storyteller conflicts keep \(project.map(shellWord) ?? "PROJECT") \(first.field) --value 1` makes value 1 of \(first.field) its value)")
+            print(
+                "(`storyteller conflicts keep \(project.map(shellWord) ?? "PROJECT") \(first.field) --value 1` makes value 1 of \(first.field) its value)"
+            )
         }
     }
 

@@ -43,7 +43,8 @@ struct Demo: ParsableCommand {
         step(1, "starting two daemons on 127.0.0.1 in \(root)")
         for name in ["ana", "ben"] {
             do {
-                machines.append(try LocalDaemon(binary: binary, directory: root + "/" + name, name: name, extraArguments: ["--maintenance-interval", "5"]))
+                machines.append(
+                    try LocalDaemon(binary: binary, directory: root + "/" + name, name: name, extraArguments: ["--maintenance-interval", "5"]))
             } catch {
                 printError("\(error)")
                 throw ExitCode(1)
@@ -57,16 +58,18 @@ struct Demo: ParsableCommand {
 
         step(3, "ana draws a storyboard and shares it with ben")
         let project = try ana.call(API.Project.self, "POST", "/v1/projects", body: API.CreateProject(name: "Demo storyboard")).id
-        let built = try ana.edit(project, [
-            .addScene(at: nil, title: "Opening"),
-            .addShot(scene: .created(0), at: nil), .set(.created(1), .caption, .string("Wide")),
-            .addShot(scene: .created(0), at: nil), .set(.created(3), .caption, .string("Close-up")),
-            .addShot(scene: .created(0), at: nil), .set(.created(5), .caption, .string("Reaction")),
-            .addLayer(shot: .created(1), at: nil, name: "ink"), .addLayer(shot: .created(3), at: nil, name: "ink"),
-            .addLayer(shot: .created(5), at: nil, name: "ink"),
-            .addStroke(layer: .created(7), brush: Brush(), points: Self.circle(x: 0.5, y: 0.5, radius: 0.2)),
-            .addStroke(layer: .created(8), brush: Brush(), points: Self.circle(x: 0.4, y: 0.45, radius: 0.3)),
-        ])
+        let built = try ana.edit(
+            project,
+            [
+                .addScene(at: nil, title: "Opening"),
+                .addShot(scene: .created(0), at: nil), .set(.created(1), .caption, .string("Wide")),
+                .addShot(scene: .created(0), at: nil), .set(.created(3), .caption, .string("Close-up")),
+                .addShot(scene: .created(0), at: nil), .set(.created(5), .caption, .string("Reaction")),
+                .addLayer(shot: .created(1), at: nil, name: "ink"), .addLayer(shot: .created(3), at: nil, name: "ink"),
+                .addLayer(shot: .created(5), at: nil, name: "ink"),
+                .addStroke(layer: .created(7), brush: Brush(), points: Self.circle(x: 0.5, y: 0.5, radius: 0.2)),
+                .addStroke(layer: .created(8), brush: Brush(), points: Self.circle(x: 0.4, y: 0.45, radius: 0.3)),
+            ])
         let (wide, closeUp, reaction) = (try Self.created(built, 1), try Self.created(built, 3), try Self.created(built, 5))
         let (wideInk, closeInk, reactionInk) = (try Self.created(built, 7), try Self.created(built, 8), try Self.created(built, 9))
         try ana.call(API.Share.self, "PUT", "/v1/projects/\(project)/shares/\(ben.peerID)", body: API.SetShare(mode: "read-write"))
@@ -79,17 +82,21 @@ struct Demo: ParsableCommand {
 
         step(5, "editing on both sides while apart")
         // The same shot moved differently: ana puts "Reaction" first, ben puts it second.
-        _ = try ana.edit(project, [
-            .move(.id(reaction), to: 0, in: nil),
-            .addStroke(layer: .id(reactionInk), brush: Brush(), points: Self.line(from: (0.1, 0.8), to: (0.9, 0.2))),
-            .set(.id(wide), .caption, .string("Wide, dawn")),
-        ])
-        _ = try ben.edit(project, [
-            .move(.id(reaction), to: 1, in: nil),
-            .addStroke(layer: .id(wideInk), brush: Brush(), points: Self.line(from: (0.2, 0.2), to: (0.8, 0.8))),
-            .addStroke(layer: .id(closeInk), brush: Brush(), points: Self.circle(x: 0.6, y: 0.5, radius: 0.1)),
-            .set(.id(closeUp), .notes, .string("Ben: hold two beats longer")),
-        ])
+        _ = try ana.edit(
+            project,
+            [
+                .move(.id(reaction), to: 0, in: nil),
+                .addStroke(layer: .id(reactionInk), brush: Brush(), points: Self.line(from: (0.1, 0.8), to: (0.9, 0.2))),
+                .set(.id(wide), .caption, .string("Wide, dawn")),
+            ])
+        _ = try ben.edit(
+            project,
+            [
+                .move(.id(reaction), to: 1, in: nil),
+                .addStroke(layer: .id(wideInk), brush: Brush(), points: Self.line(from: (0.2, 0.2), to: (0.8, 0.8))),
+                .addStroke(layer: .id(closeInk), brush: Brush(), points: Self.circle(x: 0.6, y: 0.5, radius: 0.1)),
+                .set(.id(closeUp), .notes, .string("Ben: hold two beats longer")),
+            ])
         print("ana, offline:  " + (try ana.shotOrder(project)).joined(separator: " | "))
         print("ben, offline:  " + (try ben.shotOrder(project)).joined(separator: " | "))
 
@@ -122,7 +129,8 @@ struct Demo: ParsableCommand {
     private func daemonBinary() throws -> String {
         if let daemon { return daemon }
         let here = (CommandLine.arguments[0] as NSString).resolvingSymlinksInPath
-        let candidates = [((here as NSString).deletingLastPathComponent as NSString).appendingPathComponent("storytellerd")]
+        let candidates =
+            [((here as NSString).deletingLastPathComponent as NSString).appendingPathComponent("storytellerd")]
             + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/storytellerd" }
         guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             printError("cannot find storytellerd next to this program or on PATH; give it with --daemon PATH")

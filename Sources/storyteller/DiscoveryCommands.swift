@@ -60,7 +60,10 @@ extension Peers {
                 discovery.peers.map { peer in
                     let seen = Date(timeIntervalSince1970: Double(peer.lastSeen) / 1000)
                     let configured = peer.configured ? (peer.connected ? "yes, connected" : "yes") : "no"
-                    return [peer.shortID, peer.name ?? "-", peer.addresses.joined(separator: ", "), "\(peer.lastSeenAt) (\(ago(seen, now: now)))", configured]
+                    return [
+                        peer.shortID, peer.name ?? "-", peer.addresses.joined(separator: ", "), "\(peer.lastSeenAt) (\(ago(seen, now: now)))",
+                        configured,
+                    ]
                 })
             let strangers = discovery.peers.filter { !$0.configured }
             if !strangers.isEmpty {

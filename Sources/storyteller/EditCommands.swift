@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import StoryAPI
-import StoryCore
 import StoryClient
+import StoryCore
 
 /// A command that makes one edit: it builds typed operations (the API's own
 /// `API.EditOperation`, checked by the same rules as the daemon's), sends
@@ -231,7 +231,9 @@ extension Projects {
                 """)
         @Argument(help: Help.project) var project: String?
         @Option(help: "The title printed on sheets.") var title: String?
-        @Option(name: .customLong("aspect-ratio"), parsing: .unconditional, help: "Frame width / height of the shots, above 0 and at most 100, e.g. 1.78.")
+        @Option(
+            name: .customLong("aspect-ratio"), parsing: .unconditional, help: "Frame width / height of the shots, above 0 and at most 100, e.g. 1.78."
+        )
         var aspectRatio: Double?
         @Option(name: .customLong("onion-before"), help: "Onion-skin tint of the shots before, #rrggbb (or 'default': red).")
         var onionBefore: String?
@@ -244,13 +246,17 @@ extension Projects {
             func colour(_ text: String?, _ option: String) throws -> FieldValue? {
                 guard let text else { return nil }
                 if text.lowercased() == "default" { return .null }
-                guard let color = Color(hex: text) else { throw ValidationError("--\(option) takes a colour like \"#1e90ff\" or 'default', not '\(text)'") }
+                guard let color = Color(hex: text) else {
+                    throw ValidationError("--\(option) takes a colour like \"#1e90ff\" or 'default', not '\(text)'")
+                }
                 return .color(color)
             }
             let ops = fieldOperations(
                 on: .id(.root),
-                [(.title, title.map(FieldValue.string)), (.aspectRatio, aspectRatio.map(FieldValue.number)),
-                 (.onionBefore, try colour(onionBefore, "onion-before")), (.onionAfter, try colour(onionAfter, "onion-after"))])
+                [
+                    (.title, title.map(FieldValue.string)), (.aspectRatio, aspectRatio.map(FieldValue.number)),
+                    (.onionBefore, try colour(onionBefore, "onion-before")), (.onionAfter, try colour(onionAfter, "onion-after")),
+                ])
             guard !ops.isEmpty else { throw ValidationError("give at least one of --title, --aspect-ratio, --onion-before, --onion-after") }
             return ops
         }
@@ -278,8 +284,11 @@ struct ShotFields: ParsableArguments {
         }
         return fieldOperations(
             on: object,
-            [(.background, background), (.caption, caption.map(FieldValue.string)), (.notes, notes.map(FieldValue.string)),
-             (.dialogue, dialogue.map(FieldValue.string)), (.action, action.map(FieldValue.string)), (.duration, duration.map(FieldValue.number)), (.aspectRatio, aspectRatio.map(FieldValue.number))])
+            [
+                (.background, background), (.caption, caption.map(FieldValue.string)), (.notes, notes.map(FieldValue.string)),
+                (.dialogue, dialogue.map(FieldValue.string)), (.action, action.map(FieldValue.string)), (.duration, duration.map(FieldValue.number)),
+                (.aspectRatio, aspectRatio.map(FieldValue.number)),
+            ])
     }
 }
 
@@ -315,8 +324,10 @@ struct Shots: ParsableCommand {
             printTable(
                 ["SHOT", "CAPTION", "DURATION", "LAYERS", "STROKES"] + (showsTags ? ["TAGS"] : []) + ["ID"],
                 scenes.flatMap(\.shots).map { shot in
-                    [shot.label, shot.caption ?? "", shot.duration.map { seconds($0) } ?? "", "\(shot.layers.count)",
-                     "\(shot.layers.reduce(0) { $0 + $1.strokes.count })"] + (showsTags ? [shot.tags.joined(separator: ", ")] : [])
+                    [
+                        shot.label, shot.caption ?? "", shot.duration.map { seconds($0) } ?? "", "\(shot.layers.count)",
+                        "\(shot.layers.reduce(0) { $0 + $1.strokes.count })",
+                    ] + (showsTags ? [shot.tags.joined(separator: ", ")] : [])
                         + [short[shot.id] ?? shot.id]
                 })
         }
@@ -335,7 +346,9 @@ struct Shots: ParsableCommand {
         mutating func validate() throws { (project, shot) = try shiftedForCurrentProject(project, shot, "SHOT") }
         func operations(_ names: Names, in project: String) throws -> [API.EditOperation] {
             let ops = try fields.operations(on: try names.shot(shot!, in: project))
-            guard !ops.isEmpty else { throw ValidationError("give at least one of --background, --caption, --notes, --dialogue, --action, --duration, --aspect-ratio") }
+            guard !ops.isEmpty else {
+                throw ValidationError("give at least one of --background, --caption, --notes, --dialogue, --action, --duration, --aspect-ratio")
+            }
             return ops
         }
         func report(created: [String?], names: Names, in project: String) -> String { "set shot \(shot!)" }

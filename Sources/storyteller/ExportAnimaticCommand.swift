@@ -77,8 +77,9 @@ extension Export {
                 print(String(decoding: try API.encoder.encode(job), as: UTF8.self))
             } else {
                 let seconds = String(format: "%.2f", job.seconds ?? 0)
-                print("wrote \(out) (\(job.shots ?? 0) shots, \(seconds) s, \(job.frames ?? 0) frames at \(fps) fps, "
-                    + "\(TransferProgress.size(Int(job.bytes ?? 0))))")
+                print(
+                    "wrote \(out) (\(job.shots ?? 0) shots, \(seconds) s, \(job.frames ?? 0) frames at \(fps) fps, "
+                        + "\(TransferProgress.size(Int(job.bytes ?? 0))))")
                 for note in job.notes ?? [] { print("note: \(note)") }
             }
         }

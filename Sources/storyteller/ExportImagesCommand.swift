@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import StoryAPI
-import StoryCore
 import StoryClient
+import StoryCore
 
 extension Export {
     /// `storyteller export images`: a PNG per shot and a contact sheet.

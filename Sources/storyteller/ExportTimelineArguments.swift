@@ -59,8 +59,9 @@ extension Export {
                 print(String(decoding: try API.encoder.encode(job), as: UTF8.self))
             } else {
                 let stills = media.filter { $0.kind == "still" }.count
-                print("wrote \(out) (\(job.shots ?? 0) shots, \(String(format: "%.2f", job.seconds ?? 0)) s at \(fps) fps) and "
-                    + "\(stills) still(s), \(media.count - stills) sound(s) in \(mediaDirectory)")
+                print(
+                    "wrote \(out) (\(job.shots ?? 0) shots, \(String(format: "%.2f", job.seconds ?? 0)) s at \(fps) fps) and "
+                        + "\(stills) still(s), \(media.count - stills) sound(s) in \(mediaDirectory)")
             }
         }
     }

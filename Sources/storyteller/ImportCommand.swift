@@ -50,7 +50,10 @@ struct Import: ParsableCommand {
             throw ExitCode(1)
         }
         let title = answer.title ?? answer.project
-        let blobs = answer.blobsAdded == 0 ? "no new media" : "\(answer.blobsAdded) new media file\(answer.blobsAdded == 1 ? "" : "s") (\(BackupProgress.size(Int(answer.blobBytesAdded))))"
+        let blobs =
+            answer.blobsAdded == 0
+            ? "no new media"
+            : "\(answer.blobsAdded) new media file\(answer.blobsAdded == 1 ? "" : "s") (\(BackupProgress.size(Int(answer.blobBytesAdded))))"
         if answer.outcome == "added" {
             print("added \(title) (\(answer.newChanges) changes, \(blobs))")
         } else {

@@ -33,9 +33,13 @@ struct Layers: ParsableCommand {
             printTable(
                 ["#", "NAME", "CONTENT", "VISIBLE", "LOCKED", "OPACITY", "ID"],
                 found.layers.enumerated().map { index, layer in
-                    let content = layer.image.map { "image \($0.width ?? 0)×\($0.height ?? 0) \($0.blob.prefix(8))" } ?? "\(layer.strokes.count) stroke\(layer.strokes.count == 1 ? "" : "s")"
-                    return ["\(index)", layer.name ?? "", content, layer.visible ? "yes" : "no", layer.locked ? "yes" : "no",
-                     String(format: "%g", layer.opacity), short[layer.id] ?? layer.id]
+                    let content =
+                        layer.image.map { "image \($0.width ?? 0)×\($0.height ?? 0) \($0.blob.prefix(8))" }
+                        ?? "\(layer.strokes.count) stroke\(layer.strokes.count == 1 ? "" : "s")"
+                    return [
+                        "\(index)", layer.name ?? "", content, layer.visible ? "yes" : "no", layer.locked ? "yes" : "no",
+                        String(format: "%g", layer.opacity), short[layer.id] ?? layer.id,
+                    ]
                 })
         }
     }
@@ -81,8 +85,10 @@ struct Layers: ParsableCommand {
             }
             let ops = fieldOperations(
                 on: try names.layer(layer!, in: project),
-                [(.name, name.map(FieldValue.string)), (.visible, visible.map(FieldValue.bool)), (.locked, locked.map(FieldValue.bool)),
-                 (.opacity, opacity.map(FieldValue.number)), (.transform, matrix)])
+                [
+                    (.name, name.map(FieldValue.string)), (.visible, visible.map(FieldValue.bool)), (.locked, locked.map(FieldValue.bool)),
+                    (.opacity, opacity.map(FieldValue.number)), (.transform, matrix),
+                ])
             guard !ops.isEmpty else { throw ValidationError("give at least one of --name, --visible, --locked, --opacity, --transform") }
             return ops
         }
@@ -209,8 +215,10 @@ struct Strokes: ParsableCommand {
             printTable(
                 ["#", "TOOL", "COLOUR", "WIDTH", "POINTS", "ID"],
                 found.strokes.enumerated().map { index, stroke in
-                    ["\(index + 1)", stroke.brush.tool, stroke.brush.color, String(format: "%g", stroke.brush.width), "\(stroke.points.count / 3)",
-                     short[stroke.id] ?? stroke.id]
+                    [
+                        "\(index + 1)", stroke.brush.tool, stroke.brush.color, String(format: "%g", stroke.brush.width), "\(stroke.points.count / 3)",
+                        short[stroke.id] ?? stroke.id,
+                    ]
                 })
         }
     }
@@ -304,9 +312,11 @@ struct Strokes: ParsableCommand {
                 throw ValidationError("give what to change: --tool, --color, --width, --cap, --join, --translate, --scale or --restore")
             }
             let layer = try names.layer(self.layer!, in: project)
-            return [.replaceStroke(
-                layer: layer, stroke: try names.stroke(stroke!, layer: layer, in: project), restore: restore, brush: patch,
-                transform: transform)]
+            return [
+                .replaceStroke(
+                    layer: layer, stroke: try names.stroke(stroke!, layer: layer, in: project), restore: restore, brush: patch,
+                    transform: transform)
+            ]
         }
         func report(created: [String?], names: Names, in project: String) -> String { "replaced stroke \(stroke!) of layer \(layer!)" }
         func reworded(code: String, message: String) -> String? {

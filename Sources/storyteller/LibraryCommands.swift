@@ -74,7 +74,8 @@ struct Folders: ParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func run() throws {
-            let node = try options.call(API.LibraryNode.self, "POST", "/v1/library/folders", body: API.CreateFolder(name: name, parent: parent, index: index))
+            let node = try options.call(
+                API.LibraryNode.self, "POST", "/v1/library/folders", body: API.CreateFolder(name: name, parent: parent, index: index))
             if !options.json { print("created folder \(text(node.name))" + (parent.map { " in \(text($0))" } ?? "")) }
         }
     }
@@ -120,7 +121,8 @@ struct Folders: ParsableCommand {
 
         func run() throws {
             let body = API.MoveNode(folder: to, index: index)
-            Folders.report(try options.call(API.LibraryNode.self, "POST", "/v1/library/nodes/\(segment(node))/move", body: body), "moved", options: options)
+            Folders.report(
+                try options.call(API.LibraryNode.self, "POST", "/v1/library/nodes/\(segment(node))/move", body: body), "moved", options: options)
         }
     }
 
@@ -134,7 +136,8 @@ struct Folders: ParsableCommand {
 
         func run() throws {
             Folders.report(
-                try options.call(API.LibraryNode.self, "POST", "/v1/library/nodes/\(segment(node))/move", body: API.MoveNode(index: index)), "reordered",
+                try options.call(API.LibraryNode.self, "POST", "/v1/library/nodes/\(segment(node))/move", body: API.MoveNode(index: index)),
+                "reordered",
                 options: options)
         }
     }
@@ -201,8 +204,10 @@ struct History: ParsableCommand {
             printTable(
                 ["TIME", "WHO", "WHAT", "WHERE"],
                 history.changes.map { change in
-                    [isoTime(milliseconds: change.time), names.who(change.author, local: change.local, me: me), change.summary,
-                     change.shots.joined(separator: ", ")]
+                    [
+                        isoTime(milliseconds: change.time), names.who(change.author, local: change.local, me: me), change.summary,
+                        change.shots.joined(separator: ", "),
+                    ]
                 })
             if history.compacted { print("(older changes are folded into a snapshot)") }
             return
@@ -222,8 +227,10 @@ struct History: ParsableCommand {
             printTable(
                 ["TIME", "WHO", "WHAT", "WHERE"],
                 entries.map { change in
-                    [isoTime(milliseconds: change.time), names.who(change.author, local: change.local, me: me), change.summary,
-                     change.shots.joined(separator: ", ")]
+                    [
+                        isoTime(milliseconds: change.time), names.who(change.author, local: change.local, me: me), change.summary,
+                        change.shots.joined(separator: ", "),
+                    ]
                 })
             return
         }
@@ -231,8 +238,10 @@ struct History: ParsableCommand {
         printTable(
             ["VERSION", "TIME", "WHO", "WHAT", "WHERE"],
             answer.versions.map { version in
-                [version.id, isoTime(milliseconds: version.time), names.who(version.author, local: version.local, me: me), version.summary,
-                 version.shots.joined(separator: ", ")]
+                [
+                    version.id, isoTime(milliseconds: version.time), names.who(version.author, local: version.local, me: me), version.summary,
+                    version.shots.joined(separator: ", "),
+                ]
             })
         if let checkpoints = answer.checkpoints, !checkpoints.isEmpty {
             print("\nKept from before (daily, then weekly checkpoints and named versions; `--at VERSION` shows one):")

@@ -88,7 +88,8 @@ struct Images: ParsableCommand {
             guard !options.json else { return }
             let layer = try API.decoder.decode(API.Layer.self, from: response.body)
             let image = layer.image
-            print("added image layer \(layer.name ?? "Image") to shot \(shot!): \(image.map { "\($0.width ?? 0)×\($0.height ?? 0) \($0.type)" } ?? "")")
+            print(
+                "added image layer \(layer.name ?? "Image") to shot \(shot!): \(image.map { "\($0.width ?? 0)×\($0.height ?? 0) \($0.type)" } ?? "")")
             print("  layer \(layer.id)")
             print("  blob  \(image?.blob ?? "-")")
         }
@@ -129,8 +130,9 @@ struct Sound: ParsableCommand {
             let response = try uploadFile(file!, "PUT", target, options: options)
             guard !options.json else { return }
             let media = try API.decoder.decode(API.Media.self, from: response.body)
-            print("shot \(shot!) has sound: \(media.type), \(String(format: "%.2f", media.duration ?? 0)) s"
-                + (media.offset.map { $0 > 0 ? ", from \($0) s" : "" } ?? ""))
+            print(
+                "shot \(shot!) has sound: \(media.type), \(String(format: "%.2f", media.duration ?? 0)) s"
+                    + (media.offset.map { $0 > 0 ? ", from \($0) s" : "" } ?? ""))
             print("  blob  \(media.blob)")
         }
     }
@@ -177,9 +179,11 @@ struct Media: ParsableCommand {
                 ["BLOB", "TYPE", "SIZE", "STATE", "USED BY", "PEERS WITH IT"],
                 entries.map { entry in
                     let state = entry.state == "partial" && entry.bytes > 0 ? "\(entry.heldBytes * 100 / entry.bytes)%" : entry.state
-                    return [String(entry.blob.prefix(12)), entry.type, TransferProgress.size(Int(entry.bytes)), state,
-                            entry.usedBy.isEmpty ? "(history)" : entry.usedBy.joined(separator: ", "),
-                            entry.peers.map { peers[$0] ?? String($0.prefix(7)) }.joined(separator: ", ")]
+                    return [
+                        String(entry.blob.prefix(12)), entry.type, TransferProgress.size(Int(entry.bytes)), state,
+                        entry.usedBy.isEmpty ? "(history)" : entry.usedBy.joined(separator: ", "),
+                        entry.peers.map { peers[$0] ?? String($0.prefix(7)) }.joined(separator: ", "),
+                    ]
                 })
         }
     }
@@ -204,9 +208,10 @@ struct Media: ParsableCommand {
             let prefix = blob!.lowercased()
             let matches = entries.filter { $0.blob.hasPrefix(prefix) }
             guard matches.count == 1, let entry = matches.first else {
-                printError(matches.isEmpty
-                    ? "no image or sound \(blob!) in this project (see `storyteller media list`)"
-                    : "\(blob!) is ambiguous: \(matches.map { String($0.blob.prefix(12)) }.joined(separator: ", "))")
+                printError(
+                    matches.isEmpty
+                        ? "no image or sound \(blob!) in this project (see `storyteller media list`)"
+                        : "\(blob!) is ambiguous: \(matches.map { String($0.blob.prefix(12)) }.joined(separator: ", "))")
                 throw ExitCode(64)
             }
             let path = out.hasPrefix("/") ? out : FileManager.default.currentDirectoryPath + "/" + out
@@ -258,9 +263,11 @@ struct Media: ParsableCommand {
             printTable(
                 ["BLOB", "TYPE", "FROM", "DONE", "RATE"],
                 status.transfers.map { transfer in
-                    [String(transfer.blob.prefix(12)), transfer.type, transfer.peer.map { peers[$0] ?? String($0.prefix(7)) } ?? "-",
-                     "\(TransferProgress.size(Int(transfer.heldBytes))) of \(TransferProgress.size(Int(transfer.bytes)))",
-                     "\(TransferProgress.size(Int(transfer.rate)))/s"]
+                    [
+                        String(transfer.blob.prefix(12)), transfer.type, transfer.peer.map { peers[$0] ?? String($0.prefix(7)) } ?? "-",
+                        "\(TransferProgress.size(Int(transfer.heldBytes))) of \(TransferProgress.size(Int(transfer.bytes)))",
+                        "\(TransferProgress.size(Int(transfer.rate)))/s",
+                    ]
                 })
         }
     }

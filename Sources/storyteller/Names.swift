@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import StoryAPI
-import StoryCore
 import StoryClient
+import StoryCore
 
 /// What a person typed, turned into the ids the API takes: `API.resolve`
 /// over the daemon's own lists, each fetched once per command. A whole id
@@ -25,8 +25,9 @@ final class Names {
         if PeerID(text) != nil { return text }
         let peers = pending ? try pendingPeers() : try configuredPeers()
         return try named {
-            try API.resolve(text, among: API.peerCandidates(peers), kind: pending ? "pending peer" : "peer",
-                            hint: pending ? "`storyteller peers pending`" : "`storyteller peers`")
+            try API.resolve(
+                text, among: API.peerCandidates(peers), kind: pending ? "pending peer" : "peer",
+                hint: pending ? "`storyteller peers pending`" : "`storyteller peers`")
         }.id
     }
 
@@ -103,7 +104,8 @@ final class Names {
             let exit = failure(error)
             // `storyteller layers add 1-1 ink` after `use`: the words after the project are
             // read as project, shot, …, so a shot label lands where the project goes.
-            if source.isEmpty, let current = CurrentProject.chosen(for: options.client.path), given.wholeMatch(of: /[0-9]+(-[0-9]+|[A-Za-z])/) != nil {
+            if source.isEmpty, let current = CurrentProject.chosen(for: options.client.path), given.wholeMatch(of: /[0-9]+(-[0-9]+|[A-Za-z])/) != nil
+            {
                 printError(
                     "'\(given)' looks like a shot label, not a project: with a current project (\(current.1)), leave the "
                         + "project out and give only the words that follow it, with options for the rest (the command's --help shows them)")
@@ -227,8 +229,11 @@ final class Names {
     // MARK: Inside a project
 
     func scene(_ text: String, in project: String) throws -> API.ObjectReference {
-        try reference(text, scope: scope(of: project)) { try API.resolve(text, among: API.sceneCandidates(structure(of: project)), kind: "scene",
-                                              hint: "`storyteller scenes list`") }
+        try reference(text, scope: scope(of: project)) {
+            try API.resolve(
+                text, among: API.sceneCandidates(structure(of: project)), kind: "scene",
+                hint: "`storyteller scenes list`")
+        }
     }
 
     /// The project's scene when it has only one (`shots add` without a
@@ -266,16 +271,20 @@ final class Names {
     }
 
     func shot(_ text: String, in project: String) throws -> API.ObjectReference {
-        try reference(text, scope: scope(of: project)) { try API.resolve(text, among: API.shotCandidates(structure(of: project)), kind: "shot",
-                                              hint: "`storyteller shots list`") }
+        try reference(text, scope: scope(of: project)) {
+            try API.resolve(
+                text, among: API.shotCandidates(structure(of: project)), kind: "shot",
+                hint: "`storyteller shots list`")
+        }
     }
 
     /// A layer: its name (in `shot` when given; else in the whole project),
     /// `SHOT/NAME`, or id prefix.
     func layer(_ text: String, in project: String, shot: String? = nil) throws -> API.ObjectReference {
         try reference(text, scope: scope(of: project)) {
-            try API.resolve(text, among: API.layerCandidates(structure(of: project), shot: shot), kind: "layer",
-                            hint: "`storyteller layers list SHOT`")
+            try API.resolve(
+                text, among: API.layerCandidates(structure(of: project), shot: shot), kind: "layer",
+                hint: "`storyteller layers list SHOT`")
         }
     }
 
@@ -344,7 +353,8 @@ enum CurrentProject {
 
     static var directory: URL {
         let environment = ProcessInfo.processInfo.environment
-        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let base =
+            environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
         return URL(fileURLWithPath: base).appendingPathComponent("storyteller")
     }

@@ -33,7 +33,8 @@ struct Peers: ParsableCommand {
         if let connection = peer.connection {
             let how = connection.direction == "out" ? "dialed \(connection.address)" : "they dialed from \(connection.address)"
             // Idle as `tailscale status` says it: connected, but nothing but keepalives for a while.
-            let state = connection.idleSeconds >= API.Peer.Connection.idleAfterSeconds
+            let state =
+                connection.idleSeconds >= API.Peer.Connection.idleAfterSeconds
                 ? "idle (nothing to sync for \(ago(now.addingTimeInterval(-Double(connection.idleSeconds)), now: now).replacingOccurrences(of: " ago", with: ""))), connected"
                 : "connected"
             return "\(state), \(how); \(bytes(connection.bytesSent)) sent, \(bytes(connection.bytesReceived)) received"
@@ -42,10 +43,12 @@ struct Peers: ParsableCommand {
         if peer.pausedByPeer { return "paused by them" + (seen.map { ", \($0)" } ?? "") }
         if let upgrade = peer.upgrade { return "cannot sync: \(text(upgrade))" }
         if peer.waitingForAcceptance == true {
-            return "waiting to be accepted there: it does not know this machine yet (on it: storyteller peers accept, with this machine's id from storyteller id)"
+            return
+                "waiting to be accepted there: it does not know this machine yet (on it: storyteller peers accept, with this machine's id from storyteller id)"
         }
         guard let seen else {
-            return peer.address == nil ? "offline, never seen (dialed once discovered on the LAN, or waits for it to dial in)" : "offline, never connected"
+            return peer.address == nil
+                ? "offline, never seen (dialed once discovered on the LAN, or waits for it to dial in)" : "offline, never connected"
         }
         return "offline, \(seen)"
     }

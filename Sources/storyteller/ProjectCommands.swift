@@ -7,7 +7,9 @@ import StoryCore
 struct Projects: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Storyboard projects.",
-        subcommands: [List.self, Create.self, Show.self, Copy.self, Rename.self, Describe.self, SetFields.self, Delete.self, Restore.self, Purge.self],
+        subcommands: [
+            List.self, Create.self, Show.self, Copy.self, Rename.self, Describe.self, SetFields.self, Delete.self, Restore.self, Purge.self,
+        ],
         defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
@@ -83,7 +85,8 @@ struct Projects: ParsableCommand {
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a project; prints its id.",
-            discussion: "Examples:\n  storyteller projects create \"Night Train\"\n  storyteller projects create \"Night Train\" --folder Films/Shorts")
+            discussion:
+                "Examples:\n  storyteller projects create \"Night Train\"\n  storyteller projects create \"Night Train\" --folder Films/Shorts")
         @Argument(help: "The project's name (its title too).") var name: String
         @Option(help: "The library folder for it (id, or a path like Films/Shorts; default: the root).") var folder: String?
         @OptionGroup var options: ClientOptions
@@ -145,15 +148,20 @@ struct Projects: ParsableCommand {
                         let hidden = layer.visible ? "" : ", hidden"
                         let locked = layer.locked ? ", locked" : ""
                         let count = layer.strokes.count
-                        let content = layer.image.map { "image \($0.width ?? 0)×\($0.height ?? 0) \($0.blob.prefix(12))\(mediaState($0))" }
+                        let content =
+                            layer.image.map { "image \($0.width ?? 0)×\($0.height ?? 0) \($0.blob.prefix(12))\(mediaState($0))" }
                             ?? "\(count) stroke\(count == 1 ? "" : "s")"
-                        print("      layer \(text(layer.name)): \(content)\(hidden)\(locked)  [\(short[layer.id] ?? layer.id)]\(marked(layer.conflicts))")
+                        print(
+                            "      layer \(text(layer.name)): \(content)\(hidden)\(locked)  [\(short[layer.id] ?? layer.id)]\(marked(layer.conflicts))"
+                        )
                     }
                 }
             }
-            if body.conflicts != nil || body.scenes.contains(where: { scene in
-                scene.conflicts != nil || scene.shots.contains { $0.conflicts != nil || $0.layers.contains { $0.conflicts != nil } }
-            }) {
+            if body.conflicts != nil
+                || body.scenes.contains(where: { scene in
+                    scene.conflicts != nil || scene.shots.contains { $0.conflicts != nil || $0.layers.contains { $0.conflicts != nil } }
+                })
+            {
                 print("(* a concurrent edit overwrote another value of these fields: `storyteller conflicts` lists both)")
             }
         }

@@ -28,10 +28,16 @@ struct Shares: ParsableCommand {
             printTable(
                 ["SHARED", "WITH", "RIGHTS", "WHY"],
                 shares.map { share in
-                    let what = share.kind == "library" ? "the library" : share.kind == "folder"
-                        ? "\(share.path ?? share.name ?? "?")/" : share.path ?? share.name ?? String(share.document.prefix(7))
-                    return [what, names.who(share.peer, local: false, me: me), share.role == "reader" ? "read-only" : share.role == "owner" ? "owner" : "read-write",
-                            share.via.joined(separator: ", ")]
+                    let what =
+                        share.kind == "library"
+                        ? "the library"
+                        : share.kind == "folder"
+                            ? "\(share.path ?? share.name ?? "?")/" : share.path ?? share.name ?? String(share.document.prefix(7))
+                    return [
+                        what, names.who(share.peer, local: false, me: me),
+                        share.role == "reader" ? "read-only" : share.role == "owner" ? "owner" : "read-write",
+                        share.via.joined(separator: ", "),
+                    ]
                 })
         }
     }
@@ -57,7 +63,9 @@ struct Shares: ParsableCommand {
             let dropped = ((try? options.call([API.Peer].self, "GET", "/v1/peers")) ?? []).filter { ($0.offersDropped ?? 0) > 0 }
             defer {
                 for peer in dropped {
-                    print("(\(peer.offersDropped ?? 0) older offer(s) from \(names.who(peer.id, local: false, me: me)) were dropped: at most 200 wait per peer)")
+                    print(
+                        "(\(peer.offersDropped ?? 0) older offer(s) from \(names.who(peer.id, local: false, me: me)) were dropped: at most 200 wait per peer)"
+                    )
                 }
             }
             guard !offers.isEmpty else { return print("nothing waits (peers' shares are taken as they come, or none offered anything)") }
@@ -65,8 +73,10 @@ struct Shares: ParsableCommand {
             printTable(
                 ["OFFERED", "KIND", "BY", "WHEN", "ID"],
                 offers.map { offer in
-                    [offer.name ?? "(no name)", offer.kind == "library" ? "folder" : offer.kind, names.who(offer.peer, local: false, me: me),
-                     isoTime(milliseconds: offer.received), short[offer.document] ?? offer.document]
+                    [
+                        offer.name ?? "(no name)", offer.kind == "library" ? "folder" : offer.kind, names.who(offer.peer, local: false, me: me),
+                        isoTime(milliseconds: offer.received), short[offer.document] ?? offer.document,
+                    ]
                 })
         }
     }
@@ -106,7 +116,9 @@ private enum Offers {
         var quiet = options
         quiet.json = false
         let offers = try quiet.call([API.Offer].self, "GET", "/v1/shares/pending")
-        let candidates = offers.map { API.Candidate(id: $0.document, names: [$0.name].compactMap { $0 }, display: "\($0.name ?? "?")  \($0.document.prefix(7))") }
+        let candidates = offers.map {
+            API.Candidate(id: $0.document, names: [$0.name].compactMap { $0 }, display: "\($0.name ?? "?")  \($0.document.prefix(7))")
+        }
         do {
             return try API.resolve(text, among: candidates, kind: "offer", hint: "`storyteller shares pending`").id
         } catch {

@@ -16,8 +16,11 @@ struct Storyteller: ParsableCommand {
             """,
         version: "storyteller \(API.version)",
         subcommands: [
-            Status.self, Version.self, ID.self, Use.self, Peers.self, Share.self, Unshare.self, Shares.self, Tree.self, Folders.self, Projects.self, Scenes.self, Shots.self,
-            Tags.self, Layers.self, Strokes.self, Images.self, Sound.self, Media.self, Undo.self, Redo.self, Search.self, History.self, Versions.self, Diff.self, RestoreVersion.self, Conflicts.self, Render.self, Replay.self, Export.self, Import.self, Preview.self, Watch.self, Backup.self, Demo.self,
+            Status.self, Version.self, ID.self, Use.self, Peers.self, Share.self, Unshare.self, Shares.self, Tree.self, Folders.self, Projects.self,
+            Scenes.self, Shots.self,
+            Tags.self, Layers.self, Strokes.self, Images.self, Sound.self, Media.self, Undo.self, Redo.self, Search.self, History.self, Versions.self,
+            Diff.self, RestoreVersion.self, Conflicts.self, Render.self, Replay.self, Export.self, Import.self, Preview.self, Watch.self, Backup.self,
+            Demo.self,
         ])
 }
 
@@ -62,7 +65,9 @@ enum GlobalOptions {
 
 /// Options every command takes.
 struct ClientOptions: ParsableArguments {
-    @Option(help: "The daemon's control socket (default: your daemon's, else the system daemon's /run/storyteller/control.sock; also STORYTELLER_SOCKET).")
+    @Option(
+        help: "The daemon's control socket (default: your daemon's, else the system daemon's /run/storyteller/control.sock; also STORYTELLER_SOCKET)."
+    )
     var socket: String?
 
     @Flag(help: "Print the daemon's JSON answer instead of text.")

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
 import StoryAPI
-import StoryCore
 import StoryClient
+import StoryCore
 
 /// `storyteller tags add|remove|list`: tags of a project and of its shots
 /// (docs/crdt.md, "Tags").

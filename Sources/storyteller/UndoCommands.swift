@@ -66,7 +66,9 @@ private func undoOrRedo(_ direction: Direction, project: String?, older: Bool, e
     let who = result.overruledBy.map { names.who($0, local: false, me: me) }
     let people = who.isEmpty ? "someone else" : who.joined(separator: " and ")
     if result.overruled {
-        print("nothing \(direction == .undo ? "undone" : "redone"): your last \(direction == .undo ? "edit" : "undo") (\(result.summary ?? "an edit")) was overruled by \(people), who changed it since")
+        print(
+            "nothing \(direction == .undo ? "undone" : "redone"): your last \(direction == .undo ? "edit" : "undo") (\(result.summary ?? "an edit")) was overruled by \(people), who changed it since"
+        )
         print("  `storyteller \(direction.rawValue) --older` \(direction.rawValue)s the one before it")
         return
     }
@@ -76,6 +78,8 @@ private func undoOrRedo(_ direction: Direction, project: String?, older: Bool, e
     }
     print("\(direction.done): \(result.summary ?? "an edit")")
     if result.partsLeftAlone > 0 {
-        print("  \(result.partsLeftAlone) part\(result.partsLeftAlone == 1 ? " was" : "s were") left as \(people) changed \(result.partsLeftAlone == 1 ? "it" : "them") since")
+        print(
+            "  \(result.partsLeftAlone) part\(result.partsLeftAlone == 1 ? " was" : "s were") left as \(people) changed \(result.partsLeftAlone == 1 ? "it" : "them") since"
+        )
     }
 }

@@ -1,6 +1,6 @@
+import Foundation
 import StoryAPI
 import StoryClient
-import Foundation
 
 /// The daemon's and the API's errors in the words of the command line: the
 /// option a person typed instead of the JSON field it became (the error's

@@ -212,8 +212,9 @@ struct RestoreVersion: ParsableCommand {
         let restored = try options.call(API.Restored.self, "POST", "/v1/projects/\(segment(id))/versions/restore", body: body)
         guard !options.json else { return }
         let what = shot.map { "shot \($0)" } ?? scene.map { "scene \($0)" } ?? "the project"
-        print(restored.changed
-            ? "restored \(what) as it was at version \(restored.version): \(restored.summary) (storyteller undo takes it back)"
-            : "\(what) is already as it was at version \(restored.version)")
+        print(
+            restored.changed
+                ? "restored \(what) as it was at version \(restored.version): \(restored.summary) (storyteller undo takes it back)"
+                : "\(what) is already as it was at version \(restored.version)")
     }
 }

@@ -35,10 +35,12 @@ struct Render: ParsableCommand {
             throw ValidationError("the directory of --out does not exist: \(directory)")
         }
         if let width, !API.RenderFormat.widths.contains(width) {
-            throw ValidationError("--width must be \(API.RenderFormat.widths.lowerBound) to \(API.RenderFormat.widths.upperBound) pixels, not \(width)")
+            throw ValidationError(
+                "--width must be \(API.RenderFormat.widths.lowerBound) to \(API.RenderFormat.widths.upperBound) pixels, not \(width)")
         }
         guard API.RenderFormat.onionCounts.contains(onion) else {
-            throw ValidationError("--onion must be \(API.RenderFormat.onionCounts.lowerBound) to \(API.RenderFormat.onionCounts.upperBound), not \(onion)")
+            throw ValidationError(
+                "--onion must be \(API.RenderFormat.onionCounts.lowerBound) to \(API.RenderFormat.onionCounts.upperBound), not \(onion)")
         }
     }
 

@@ -43,7 +43,10 @@ struct Storytellerd: AsyncParsableCommand {
     @Option(name: .customLong("data-dir"), help: "State directory (default $XDG_DATA_HOME/storyteller or ~/.local/share/storyteller).")
     var dataDirectory: String?
 
-    @Option(help: "Control socket (default: control.sock in --data-dir when given, else $XDG_RUNTIME_DIR/storyteller/control.sock, else in the state directory).")
+    @Option(
+        help:
+            "Control socket (default: control.sock in --data-dir when given, else $XDG_RUNTIME_DIR/storyteller/control.sock, else in the state directory)."
+    )
     var socket: String?
 
     @Option(name: .customLong("socket-group"), help: "Group whose members may also use the control socket (mode 0660). Default: none, mode 0600.")
@@ -58,7 +61,8 @@ struct Storytellerd: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info).")
     var logLevel: String?
 
-    @Option(name: .customLong("log-format"), help: "text or json (one object per line); text under journald has no timestamps of its own (default text).")
+    @Option(
+        name: .customLong("log-format"), help: "text or json (one object per line); text under journald has no timestamps of its own (default text).")
     var logFormat: String?
 
     @Option(name: .customLong("metrics-listen"), help: "Serve Prometheus metrics on this loopback HOST:PORT, e.g. 127.0.0.1:9464 (default: off).")
@@ -78,14 +82,19 @@ struct Storytellerd: AsyncParsableCommand {
 
     @Flag(
         name: .customLong("stop-with-stdin"),
-        help: "Stop (as SIGTERM does) when standard input closes: for a supervisor or a test harness that starts the daemon as its child and wants it gone when it goes, however it ends.")
+        help:
+            "Stop (as SIGTERM does) when standard input closes: for a supervisor or a test harness that starts the daemon as its child and wants it gone when it goes, however it ends."
+    )
     var stopWithStdin = false
 
     /// The flags as config keys, for the last layer of `resolve`.
     private var flags: [(String, String?)] {
-        [("data-dir", dataDirectory), ("socket", socket), ("socket-group", socketGroup), ("listen", listen), ("name", name), ("log-level", logLevel),
-         ("log-format", logFormat), ("metrics-listen", metricsListen), ("maintenance-interval", maintenanceInterval),
-         ("discovery", noDiscovery ? "false" : nil), ("discovery-port", discoveryPort)]
+        [
+            ("data-dir", dataDirectory), ("socket", socket), ("socket-group", socketGroup), ("listen", listen), ("name", name),
+            ("log-level", logLevel),
+            ("log-format", logFormat), ("metrics-listen", metricsListen), ("maintenance-interval", maintenanceInterval),
+            ("discovery", noDiscovery ? "false" : nil), ("discovery-port", discoveryPort),
+        ]
     }
 
     /// The flag that sets a config key (`--no-discovery` sets `discovery`).
@@ -146,7 +155,8 @@ struct Storytellerd: AsyncParsableCommand {
         let logger = Logger(label: "storytellerd")
         for variable in unknownVariables {
             logger.warning(
-                "ignoring \(variable): not a storytellerd setting (known: \(DaemonSettings.keys.map(DaemonSettings.environmentName(of:)).joined(separator: ", ")))")
+                "ignoring \(variable): not a storytellerd setting (known: \(DaemonSettings.keys.map(DaemonSettings.environmentName(of:)).joined(separator: ", ")))"
+            )
         }
         let address = settings.listen
         logger.debug(

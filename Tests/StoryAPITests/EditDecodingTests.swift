@@ -43,7 +43,10 @@ import Testing
         (#"{"ops":[{"op":"set","field":"aspectRatio","value":0}]}"#, ["ops[0]", "'value'", "above 0 and at most 100"]),
         (#"{"ops":[{"op":"set","field":"opacity","value":1.5}]}"#, ["ops[0]", "'value'", "0 to 1"]),
         (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0,2]}]}"#, ["ops[0]", "'points'", "pressure must be within 0 to 1"]),
-        (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0,1, 1.5,0.5,1]}]}"#, ["ops[0]", "point 2 at x 1.5", "within 0 to 1"]),
+        (
+            #"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0,1, 1.5,0.5,1]}]}"#,
+            ["ops[0]", "point 2 at x 1.5", "within 0 to 1"]
+        ),
         (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,-0.1,1]}]}"#, ["ops[0]", "point 1 at x 0.0, y -0.1"]),
         (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0]}]}"#, ["ops[0]", "'points'", "multiple of 3"]),
         (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,"x",1]}]}"#, ["ops[0]", "'points'", "numbers"]),
@@ -54,14 +57,29 @@ import Testing
         (#"{"ops":[{"op":"tag.add","tag":"\#(String(repeating: "x", count: 65))"}]}"#, ["ops[0]", "'tag'", "65 bytes, at most 64"]),
         (#"{"ops":[{"op":"tag.add","tag":7}]}"#, ["ops[0]", "'tag'", "string"]),
         (#"{"ops":[{"op":"tag.add","object":"nowhere","tag":"x"}]}"#, ["ops[0]", "'object'", "not an object id"]),
-        (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0,1],"brush":{"color":"blue"}}]}"#, ["ops[0]", "'brush.color'", "colour"]),
+        (
+            #"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0,1],"brush":{"color":"blue"}}]}"#,
+            ["ops[0]", "'brush.color'", "colour"]
+        ),
         (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0,1],"brush":{"width":2}}]}"#, ["ops[0]", "'brush.width'", "0...1"]),
-        (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0,1],"brush":{"tool":"crayon"}}]}"#, ["ops[0]", "'brush.tool'", "pencil"]),
-        (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0,1],"brush":{"cap":"pointy"}}]}"#, ["ops[0]", "'brush.cap'", "round"]),
-        (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0,1],"brush":{"size":1}}]}"#, ["ops[0]", "'brush.size'", "not a brush field"]),
+        (
+            #"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0,1],"brush":{"tool":"crayon"}}]}"#,
+            ["ops[0]", "'brush.tool'", "pencil"]
+        ),
+        (
+            #"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0,1],"brush":{"cap":"pointy"}}]}"#,
+            ["ops[0]", "'brush.cap'", "round"]
+        ),
+        (
+            #"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0,1],"brush":{"size":1}}]}"#,
+            ["ops[0]", "'brush.size'", "not a brush field"]
+        ),
         (#"{"ops":[{"op":"stroke.add","layer":"3@00000000000000aa","points":[0,0,1],"brush":"red"}]}"#, ["ops[0]", "'brush'", "object"]),
         (#"{"ops":[{"op":"stroke.replace","layer":"3@00000000000000aa","stroke":"4@00000000000000aa"}]}"#, ["ops[0]", "'brush'", "restore"]),
-        (#"{"ops":[{"op":"stroke.replace","layer":"3@00000000000000aa","stroke":"4@00000000000000aa","restore":"yes"}]}"#, ["ops[0]", "'restore'", "true or false"]),
+        (
+            #"{"ops":[{"op":"stroke.replace","layer":"3@00000000000000aa","stroke":"4@00000000000000aa","restore":"yes"}]}"#,
+            ["ops[0]", "'restore'", "true or false"]
+        ),
         (#"{"ops":[{"op":"layers.group","layers":[]}]}"#, ["ops[0]", "'layers'", "non-empty"]),
         (#"{"ops":[{"op":"scene.add"}],"session":""}"#, ["'session'", "1 to 64 bytes"]),
         (#"{"ops":[{"op":"scene.add"}],"session":5}"#, ["'session'", "string"]),
@@ -124,9 +142,11 @@ import Testing
         #expect(points == [Point(x: 0.1, y: 0.2, pressure: 0.5), Point(x: 0.3, y: 0.4, pressure: 1)])
         #expect(request.ops[4] == .set(.created(1), .duration, .number(2.5)))
         #expect(request.ops[5] == .set(.id(.root), .title, .null))
-        #expect(request.ops[6] == .replaceStroke(
-            layer: .created(2), stroke: .created(3), restore: true, brush: API.BrushPatch(width: 0.02),
-            transform: Affine(a: 1, b: 0, c: 0, d: 1, tx: 0.1, ty: 0)))
+        #expect(
+            request.ops[6]
+                == .replaceStroke(
+                    layer: .created(2), stroke: .created(3), restore: true, brush: API.BrushPatch(width: 0.02),
+                    transform: Affine(a: 1, b: 0, c: 0, d: 1, tx: 0.1, ty: 0)))
         #expect(request.ops[7] == .move(.created(1), to: 0, in: .created(0)))
     }
 

@@ -50,7 +50,8 @@ import Testing
     @Test func aChunkedAnswerIsReadWhole() async throws {
         let directory = try TemporaryDirectory()
         let body = #"{"projects":2}"#
-        let chunked = "HTTP/1.1 200 OK\ncontent-type: application/json\ntransfer-encoding: chunked\n\n"
+        let chunked =
+            "HTTP/1.1 200 OK\ncontent-type: application/json\ntransfer-encoding: chunked\n\n"
             + "5\n" + body.prefix(5) + "\n" + String(body.count - 5, radix: 16) + "\n" + body.dropFirst(5) + "\n0\n\n"
         let daemon = try FakeDaemon(in: directory, answers: [Self.answer(chunked)])
         let response = try await offThePool { try ControlClient(path: daemon.path).get("/v1/status") }
@@ -85,13 +86,15 @@ import Testing
     }
 
     @Test func theSocketIsFoundFromTheEnvironmentAsTheDaemonPlacesIt() {
-        #expect(ControlClient.defaultSocketPath(environment: ["XDG_RUNTIME_DIR": "/run/user/1000", "HOME": "/home/ana"])
-            == "/run/user/1000/storyteller/control.sock")
+        #expect(
+            ControlClient.defaultSocketPath(environment: ["XDG_RUNTIME_DIR": "/run/user/1000", "HOME": "/home/ana"])
+                == "/run/user/1000/storyteller/control.sock")
         #expect(ControlClient.defaultSocketPath(environment: ["HOME": "/home/ana"]) == "/home/ana/.local/share/storyteller/control.sock")
         #expect(ControlClient.defaultSocketPath(environment: ["XDG_DATA_HOME": "/data", "HOME": "/home/ana"]) == "/data/storyteller/control.sock")
         // A relative XDG path is not one (the spec says to ignore it).
-        #expect(ControlClient.defaultSocketPath(environment: ["XDG_RUNTIME_DIR": "run", "HOME": "/home/ana"])
-            == "/home/ana/.local/share/storyteller/control.sock")
+        #expect(
+            ControlClient.defaultSocketPath(environment: ["XDG_RUNTIME_DIR": "run", "HOME": "/home/ana"])
+                == "/home/ana/.local/share/storyteller/control.sock")
         #expect(ControlClient.systemSocketPath(environment: [:]) == "/run/storyteller/control.sock")
         #expect(ControlClient.systemSocketPath(environment: ["STORYTELLER_SYSTEM_SOCKET": "/tmp/s.sock"]) == "/tmp/s.sock")
     }

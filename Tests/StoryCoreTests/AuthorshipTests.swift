@@ -172,7 +172,9 @@ import Testing
         var (owner, layer) = try Self.founded()
         try owner.setAccess(.editor, for: Self.peer(1), at: 3)
         var editor = try Self.replica(1, of: owner)
-        for index in 0..<300 { _ = try editor.edit(at: Int64(10 + index)) { try $0.addStroke(to: layer, brush: Brush(), points: Self.points(index)) } }
+        for index in 0..<300 {
+            _ = try editor.edit(at: Int64(10 + index)) { try $0.addStroke(to: layer, brush: Brush(), points: Self.points(index)) }
+        }
         let run = editor.changes(since: owner.versionVector).list
         #expect(run.count == 300)
         func tampered(_ position: Int) throws -> [EncodedChange] {
@@ -267,7 +269,11 @@ import Testing
         let layer = OpID(counter: 5, replica: ReplicaID(1))
         let long = Change(
             replica: ReplicaID(1), seq: 1, startCounter: 10, wallTime: 0, dependencies: VersionVector(),
-            operations: [.addStroke(layer: layer, brush: Brush(), points: PointsBlob(encoding: (0...Change.maximumStrokePoints).map { _ in Point(x: 0.5, y: 0.5, pressure: 1) }))])
+            operations: [
+                .addStroke(
+                    layer: layer, brush: Brush(),
+                    points: PointsBlob(encoding: (0...Change.maximumStrokePoints).map { _ in Point(x: 0.5, y: 0.5, pressure: 1) }))
+            ])
         #expect(throws: CodecError.self) { try Change(decoding: long.encoded().bytes) }
         let many = Change(
             replica: ReplicaID(1), seq: 1, startCounter: 10, wallTime: 0, dependencies: VersionVector(),

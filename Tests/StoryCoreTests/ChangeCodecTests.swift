@@ -22,7 +22,8 @@ import Testing
             .setField(object: OpID(counter: 5, replica: bob), key: .dialogue, value: .string("Last call!")),
             .setField(
                 object: OpID(counter: 5, replica: bob), key: .sound,
-                value: .media(MediaReference(hash: BlobHash(Array(repeating: 7, count: 32))!, type: .wav, byteCount: 48_044, duration: 3, offset: 0.5))),
+                value: .media(
+                    MediaReference(hash: BlobHash(Array(repeating: 7, count: 32))!, type: .wav, byteCount: 48_044, duration: 3, offset: 0.5))),
             .setField(
                 object: layer, key: .image,
                 value: .media(MediaReference(hash: BlobHash(Array(0..<32))!, type: .jpeg, byteCount: 123_456, pixelWidth: 1920, pixelHeight: 1080))),
@@ -30,11 +31,17 @@ import Testing
             .insert(kind: .scene, container: .root, anchor: .root),
             .insert(kind: .shot, container: OpID(counter: 2, replica: bob), anchor: Anchor(parent: OpID(counter: 3, replica: bob), side: .left)),
             .move(object: OpID(counter: 5, replica: bob), container: OpID(counter: 2, replica: alice), anchor: .root),
-            .reorder(object: OpID(counter: 5, replica: bob), container: OpID(counter: 2, replica: alice), anchor: Anchor(parent: OpID(counter: 4, replica: alice), side: .right)),
+            .reorder(
+                object: OpID(counter: 5, replica: bob), container: OpID(counter: 2, replica: alice),
+                anchor: Anchor(parent: OpID(counter: 4, replica: alice), side: .right)),
             .setDeleted(object: OpID(counter: 5, replica: bob), isDeleted: true),
-            .addStroke(layer: layer, brush: Brush(tool: .marker, color: Color(rgba: 0xF4D0_3F80), width: 0.02, cap: .square, join: .bevel), points: points),
-            .putStroke(layer: layer, key: OpID(counter: 9, replica: bob), value: StrokeValue(content: OpID(counter: 9, replica: bob), brush: Brush(), transform: .translation(x: 0.1, y: 0))),
-            .putStroke(layer: layer, key: OpID(counter: 9, replica: bob), value: StrokeValue(content: OpID(counter: 9, replica: bob), brush: Brush())),
+            .addStroke(
+                layer: layer, brush: Brush(tool: .marker, color: Color(rgba: 0xF4D0_3F80), width: 0.02, cap: .square, join: .bevel), points: points),
+            .putStroke(
+                layer: layer, key: OpID(counter: 9, replica: bob),
+                value: StrokeValue(content: OpID(counter: 9, replica: bob), brush: Brush(), transform: .translation(x: 0.1, y: 0))),
+            .putStroke(
+                layer: layer, key: OpID(counter: 9, replica: bob), value: StrokeValue(content: OpID(counter: 9, replica: bob), brush: Brush())),
             .eraseStroke(layer: layer, key: OpID(counter: 9, replica: bob)),
             .insertProjectEntry(container: .incoming, anchor: .root, document: DocumentID(high: 1, low: 2)),
             .purge(nodes: [OpID(counter: 11, replica: alice), OpID(counter: 12, replica: bob)]),

@@ -13,12 +13,18 @@ import Testing
     private static func change(seq: UInt64, random: inout SeededGenerator) -> EncodedChange {
         let start = seq * 20 + UInt64.random(in: 0..<10, using: &random)
         var dependencies = VersionVector()
-        for other in 0..<Int.random(in: 0...3, using: &random) { dependencies[ReplicaID(UInt64(100 + other))] = UInt64.random(in: 1...90_000, using: &random) }
-        let operations = (0..<Int.random(in: 1...40, using: &random)).map { index in
-            Operation.setDeleted(object: OpID(counter: UInt64(index + 1), replica: ReplicaID(UInt64(100 + index % 4))), isDeleted: Bool.random(using: &random))
+        for other in 0..<Int.random(in: 0...3, using: &random) {
+            dependencies[ReplicaID(UInt64(100 + other))] = UInt64.random(in: 1...90_000, using: &random)
         }
-        let declaration = Int.random(in: 0..<5, using: &random) == 0
-            ? AuthorDeclaration(certificate: (0..<Int.random(in: 1...300, using: &random)).map { UInt8($0 % 256) }, nonce: UInt64.random(in: 0...UInt64.max, using: &random))
+        let operations = (0..<Int.random(in: 1...40, using: &random)).map { index in
+            Operation.setDeleted(
+                object: OpID(counter: UInt64(index + 1), replica: ReplicaID(UInt64(100 + index % 4))), isDeleted: Bool.random(using: &random))
+        }
+        let declaration =
+            Int.random(in: 0..<5, using: &random) == 0
+            ? AuthorDeclaration(
+                certificate: (0..<Int.random(in: 1...300, using: &random)).map { UInt8($0 % 256) },
+                nonce: UInt64.random(in: 0...UInt64.max, using: &random))
             : nil
         let change = Change(
             replica: replica, seq: seq, startCounter: start, wallTime: Int64.random(in: -5...1_000_000_000, using: &random),
@@ -300,7 +306,8 @@ import Testing
         for (stroke, points) in drawn {
             let blob = try #require(receiver.points(of: stroke))
             #expect(blob.points() == points)
-            let change = try #require(received.first { $0.replica == stroke.replica && $0.startCounter <= stroke.counter && stroke.counter <= $0.endCounter })
+            let change = try #require(
+                received.first { $0.replica == stroke.replica && $0.startCounter <= stroke.counter && stroke.counter <= $0.endCounter })
             let log = try #require(receiver.replicaState.core.logs[stroke.replica])
             #expect(blob.bytes.offset(in: log.bytes(ofSeq: change.seq)) != nil, "stroke \(stroke)'s points are not inside its change's bytes")
         }
@@ -319,9 +326,9 @@ import Testing
     }
 }
 
-private extension ProjectDocument {
+extension ProjectDocument {
     /// Every change the document holds, in causal order.
-    func allChanges() throws -> [EncodedChange] {
+    fileprivate func allChanges() throws -> [EncodedChange] {
         guard case .changes(let changes) = changes(since: VersionVector()) else { throw CodecError(.invalidValue, "a log was compacted") }
         return changes
     }

@@ -220,9 +220,11 @@ import Testing
         // More overwritten values than the bound, or values out of order.
         let table = ReplicaTable(sorted: [.reserved, ReplicaID(1)])
         func record(_ stamps: [UInt64]) -> [FieldSlot: FieldWrites] {
-            [FieldSlot(object: .root, key: .title): FieldWrites(
-                keptBy: nil, keptAt: 0,
-                overwritten: stamps.map { FieldWrite(value: .string("x"), stamp: OpID(counter: $0, replica: ReplicaID(1)), dot: nil, time: 0) })]
+            [
+                FieldSlot(object: .root, key: .title): FieldWrites(
+                    keptBy: nil, keptAt: 0,
+                    overwritten: stamps.map { FieldWrite(value: .string("x"), stamp: OpID(counter: $0, replica: ReplicaID(1)), dot: nil, time: 0) })
+            ]
         }
         let cases: [[UInt64]] = [Array((10...30).reversed()), [5, 9]]
         for stamps in cases {
@@ -291,7 +293,8 @@ struct FieldWriteScenario {
         var skews: [Int64] = []
         for _ in 0..<count { skews.append(Int64(random.int(0...3000))) }
         self.skews = skews
-        let shot = board.shots[0][0], other = board.shots[1][1]
+        let shot = board.shots[0][0]
+        let other = board.shots[1][1]
         slots = [
             FieldSlot(object: shot, key: .caption), FieldSlot(object: shot, key: .dialogue), FieldSlot(object: other, key: .notes),
             FieldSlot(object: board.scenes[0], key: .title), FieldSlot(object: .root, key: .title),
@@ -341,8 +344,9 @@ struct FieldWriteScenario {
         let result = try docs[r].edit(at: clock) { try $0.set(slot.key, to: value, on: slot.object) }
         guard let change = try result.change?.decoded() else { throw Failure("a write made no change") }
         writes.append(
-            Write(slot: slot, stamp: change.opID(at: 0), value: value, dot: ChangeDot(replica: change.replica, seq: change.seq),
-                  past: docs[r].versionVector, time: clock))
+            Write(
+                slot: slot, stamp: change.opID(at: 0), value: value, dot: ChangeDot(replica: change.replica, seq: change.seq),
+                past: docs[r].versionVector, time: clock))
     }
 
     mutating func deliverSome(to r: Int) throws {

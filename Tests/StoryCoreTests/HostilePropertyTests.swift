@@ -48,7 +48,9 @@ struct HostileScenario {
     enum Failure: Error, CustomStringConvertible {
         case check(String)
         var description: String {
-            switch self { case .check(let text): text }
+            switch self {
+            case .check(let text): text
+            }
         }
     }
 
@@ -244,7 +246,8 @@ struct HostileScenario {
             }
         }
         let applied = reference.versionVector[hostile.replica]
-        var kept = 0, refused = 0
+        var kept = 0
+        var refused = 0
         for (seq, withoutRight) in madeWithoutRight {
             let isApplied = seq <= applied
             if withoutRight && isApplied { throw Failure.check("hostile change \(seq), made without a right, was kept") }

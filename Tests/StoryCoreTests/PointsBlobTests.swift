@@ -55,7 +55,9 @@ import Testing
     @Test func smoothStrokesTakeAboutTwoBytesAndAHalfPerPoint() {
         // A smooth pen path, as in the benchmark traces.
         var points: [Point] = []
-        var x = 0.3, y = 0.4, heading = 0.0
+        var x = 0.3
+        var y = 0.4
+        var heading = 0.0
         for index in 0..<80 {
             heading += 0.03
             x += 0.004 * (1 - heading * heading / 2)
@@ -118,8 +120,9 @@ import Testing
             checked += 1
             guard let fast else { return }
             quick += 1
-            #expect(fast.count == slow.count && fast.first == slow.first && fast.ks == slow.ks && fast.lengths == slow.lengths
-                && fast.streamsOffset == slow.streamsOffset)
+            #expect(
+                fast.count == slow.count && fast.first == slow.first && fast.ks == slow.ks && fast.lengths == slow.lengths
+                    && fast.streamsOffset == slow.streamsOffset)
         }
         for count in [1, 2, 3, 80, 300, 5_000, 60_000] {
             let bytes = Array(PointsBlob(encoding: randomPoints(count, using: &random)).bytes)
@@ -192,19 +195,22 @@ import Testing
         for _ in 0..<200 {
             let count = Int.random(in: 1...120, using: &random)
             let jumpy = Bool.random(using: &random)  // else a pen held still: every code 0
-            strokes.append((0..<count).map { _ in
-                jumpy
-                    ? Point(x: Double.random(in: -0.2...1.2, using: &random), y: Double.random(in: -0.2...1.2, using: &random),
-                        pressure: Double.random(in: -0.1...1.1, using: &random))
-                    : Point(x: 0.5, y: 0.5, pressure: 0.5)
-            })
+            strokes.append(
+                (0..<count).map { _ in
+                    jumpy
+                        ? Point(
+                            x: Double.random(in: -0.2...1.2, using: &random), y: Double.random(in: -0.2...1.2, using: &random),
+                            pressure: Double.random(in: -0.1...1.1, using: &random))
+                        : Point(x: 0.5, y: 0.5, pressure: 0.5)
+                })
             strokes.append(randomPoints(count, using: &random))
         }
         // Alternating corners: every code escapes.
-        strokes.append((0..<50).map { (index: Int) -> Point in
-            let corner = Double(index % 2)
-            return Point(x: corner, y: Double(index / 2 % 2), pressure: corner)
-        })
+        strokes.append(
+            (0..<50).map { (index: Int) -> Point in
+                let corner = Double(index % 2)
+                return Point(x: corner, y: Double(index / 2 % 2), pressure: corner)
+            })
         for points in strokes {
             #expect(Array(PointsBlob(encoding: points).bytes) == Self.referenceEncoding(points), "\(points.count) points")
         }

@@ -122,7 +122,8 @@ func line(_ count: Int = 10, y: Double = 0.5) -> [Point] {
         let result = try board.doc.edit(at: 2) { try $0.duplicateShot(shot) }
         let copy = result.value
         #expect(board.doc.shots(in: board.scenes[0]) == [shot, copy, board.shots[0][1]])
-        let source = board.doc.view.shot(shot)!, duplicate = board.doc.view.shot(copy)!
+        let source = board.doc.view.shot(shot)!
+        let duplicate = board.doc.view.shot(copy)!
         #expect(duplicate.caption == "Hold")
         #expect(duplicate.layers.map(\.name) == source.layers.map(\.name))
         #expect(duplicate.layers.map { $0.strokes.map(\.content) } == source.layers.map { $0.strokes.map(\.content) })
@@ -173,8 +174,10 @@ func line(_ count: Int = 10, y: Double = 0.5) -> [Point] {
         var board = try Board(scenes: 1, shots: 1)
         let layer = board.layers[board.shots[0][0]]![0]
         let (a, b) = try board.doc.edit(at: 1) { editor in
-            (try editor.addStroke(to: layer, brush: pen, points: line(y: 0.2)),
-             try editor.addStroke(to: layer, brush: Brush(tool: .marker, color: Color(hex: "#F4D03F80")!, width: 0.02), points: line(y: 0.6)))
+            (
+                try editor.addStroke(to: layer, brush: pen, points: line(y: 0.2)),
+                try editor.addStroke(to: layer, brush: Brush(tool: .marker, color: Color(hex: "#F4D03F80")!, width: 0.02), points: line(y: 0.6))
+            )
         }.value
         #expect(board.doc.strokes(in: layer) == [a, b])
 
@@ -195,7 +198,9 @@ func line(_ count: Int = 10, y: Double = 0.5) -> [Point] {
         #expect(board.doc.erasedStrokes(in: layer) == [a])
         try board.doc.edit(at: 4) { try $0.restoreStroke(a, in: layer) }
         #expect(board.doc.stroke(a, in: layer) == strokeA)
-        #expect(throws: DocumentError.self) { try board.doc.edit(at: 5) { try $0.eraseStroke(OpID(counter: 9999, replica: ReplicaID(1)), in: layer) } }
+        #expect(throws: DocumentError.self) {
+            try board.doc.edit(at: 5) { try $0.eraseStroke(OpID(counter: 9999, replica: ReplicaID(1)), in: layer) }
+        }
         #expect(throws: DocumentError.self) { try board.doc.edit(at: 5) { try $0.addStroke(to: layer, brush: pen, points: []) } }
         #expect(throws: DocumentError.self) { try board.doc.edit(at: 5) { try $0.addStroke(to: board.shots[0][0], brush: pen, points: line()) } }
     }

@@ -160,7 +160,10 @@ import Testing
         try board.doc.edit(at: 2000) { try $0.addStroke(to: layer, brush: pen, points: line()) }
         let snapshotDoc = try ProjectDocument(snapshot: board.doc.snapshot(), replica: ReplicaID(9))
         try board.doc.edit(at: 3000) { try $0.addStroke(to: layer, brush: pen, points: line(y: 0.7)) }
-        guard case .changes(let all) = board.doc.changes(since: VersionVector()) else { Issue.record("log"); return }
+        guard case .changes(let all) = board.doc.changes(since: VersionVector()) else {
+            Issue.record("log")
+            return
+        }
         let decoded = try all.map { ($0, try $0.decoded()) }
         // Only the changes after the snapshot are left, as after compaction.
         let tail = decoded.filter { $0.1.seq > snapshotDoc.versionVector[$0.1.replica] }
@@ -182,7 +185,10 @@ import Testing
 
     @Test func aVersionWithChangesNeverSeenIsUnknown() throws {
         let board = try Board(replica: 1, scenes: 1, shots: 1)
-        guard case .changes(let all) = board.doc.changes(since: VersionVector()) else { Issue.record("log"); return }
+        guard case .changes(let all) = board.doc.changes(since: VersionVector()) else {
+            Issue.record("log")
+            return
+        }
         let history = ProjectHistory(
             bases: [ProjectDocument(id: Board.documentID, replica: ReplicaID(9))], changes: try all.map { ($0, try $0.decoded()) },
             current: board.doc.versionVector, createdAt: 1000)

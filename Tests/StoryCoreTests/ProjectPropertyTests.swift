@@ -139,7 +139,8 @@ struct ProjectScenario {
                     let points = randomPoints(random.int(1...20), using: &random)
                     try editor.addStroke(to: layer, brush: Brush(tool: .pencil, width: 0.002), points: points)
                 case 9:
-                    guard let layer = random.pick(layers), let stroke = random.pick(view.shots.flatMap(\.layers).first { $0.id == layer }?.strokes ?? []),
+                    guard let layer = random.pick(layers),
+                        let stroke = random.pick(view.shots.flatMap(\.layers).first { $0.id == layer }?.strokes ?? []),
                         editor.stroke(stroke.id, in: layer) != nil
                     else { continue }
                     try editor.eraseStroke(stroke.id, in: layer)
@@ -187,7 +188,8 @@ struct ProjectScenario {
                     case 5:
                         // An image layer, as `images add` makes one.
                         let layer = try editor.insertLayer(in: shot, at: 0)
-                        let image = MediaReference(hash: Self.blobHash(random.int(0...3)), type: .png, byteCount: 2000, pixelWidth: 64, pixelHeight: 36)
+                        let image = MediaReference(
+                            hash: Self.blobHash(random.int(0...3)), type: .png, byteCount: 2000, pixelWidth: 64, pixelHeight: 36)
                         try editor.set(.image, to: .media(image), on: layer)
                         try editor.set(.fit, to: .string(random.pick(FieldKey.fitModes)!), on: layer)
                     default: try editor.set(.notes, to: .null, on: shot)
@@ -235,9 +237,10 @@ struct ProjectScenario {
         default:
             guard let layer = docs[other].layers(in: shot).first else { return }
             var random = self.random
-            try record(try docs[other].edit(at: time) { editor in
-                try editor.addStroke(to: layer, brush: Brush(), points: randomPoints(5, using: &random))
-            }.change)
+            try record(
+                try docs[other].edit(at: time) { editor in
+                    try editor.addStroke(to: layer, brush: Brush(), points: randomPoints(5, using: &random))
+                }.change)
             self.random = random
         }
     }
@@ -245,7 +248,8 @@ struct ProjectScenario {
     mutating func undoOrRedo(_ r: Int) throws {
         let time = Int64(random.int(0...1_000_000))
         let older = random.chance(0.3)
-        let change = random.chance(0.7)
+        let change =
+            random.chance(0.7)
             ? try docs[r].undo(session: "session-\(r)", older: older, at: time).change
             : try docs[r].redo(session: "session-\(r)", older: older, at: time).change
         try record(change)

@@ -48,7 +48,8 @@ import Testing
         try editor.edit(at: 7) { try $0.restoreProject() }
         try owner.edit(at: 8) { try $0.restoreProject() }
         try owner.edit(at: 9) { try $0.deleteProject() }
-        var a = owner, b = editor
+        var a = owner
+        var b = editor
         try WireSync.send(from: editor, to: &a)
         try WireSync.send(from: owner, to: &b)
         #expect(a.view == b.view, "either order gives the same document")

@@ -1,8 +1,8 @@
+import StoryEditorial
 import StoryTestSupport
 import Testing
 
 @testable import StoryCore
-import StoryEditorial
 
 /// `ReplayTimeline` from scripted histories (`ReplayPlayback`'s frames are
 /// tested in StoryEditorialTests).

@@ -9,7 +9,8 @@ import Testing
         #expect(!RequiredProgram.isInstalled("storyteller-no-such-program"))
         #expect(RequiredProgram.missing(["sh"]) == nil)
         let reason = RequiredProgram.missing(["sh", "storyteller-no-such-program"])
-        #expect(reason == "needs storyteller-no-such-program, not installed here (Debian: apt install storyteller-no-such-program; .ci/run installs it)")
+        #expect(
+            reason == "needs storyteller-no-such-program, not installed here (Debian: apt install storyteller-no-such-program; .ci/run installs it)")
         // Two programs of one package: the package once.
         let poppler = RequiredProgram.missing(["/nonexistent/pdfinfo", "/nonexistent/pdftoppm"])
         #expect(poppler?.hasSuffix("(Debian: apt install poppler-utils; .ci/run installs it)") == true, "\(poppler ?? "")")

@@ -164,7 +164,8 @@ import Testing
         try board.doc.edit(at: 1) { editor in
             for _ in 0..<200 {
                 // A smooth pen path: a gently turning arc with varying pressure.
-                var x = Double.random(in: 0.2...0.8, using: &random), y = Double.random(in: 0.2...0.8, using: &random)
+                var x = Double.random(in: 0.2...0.8, using: &random)
+                var y = Double.random(in: 0.2...0.8, using: &random)
                 var heading = Double.random(in: 0...6, using: &random)
                 let points = (0..<80).map { index -> Point in
                     heading += 0.03

@@ -18,7 +18,9 @@ import Testing
             tool: Brush.Tool.allCases.randomElement(using: &random)!, color: Color(rgba: UInt32.random(in: 0...UInt32.max, using: &random)),
             width: Float.random(in: 0...0.1, using: &random))
         var entry = StrokeEntry(value: StrokeValue(content: key, brush: brush), id: key)
-        func later() -> OpID { OpID(counter: clock + UInt64.random(in: 1...9, using: &random), replica: ReplicaID(UInt64.random(in: 1...3, using: &random))) }
+        func later() -> OpID {
+            OpID(counter: clock + UInt64.random(in: 1...9, using: &random), replica: ReplicaID(UInt64.random(in: 1...3, using: &random)))
+        }
         switch Int.random(in: 0..<10, using: &random) {
         case 0:
             entry.isErased = true
@@ -126,7 +128,8 @@ import Testing
     }
 
     @Test func aLiteralBuildsTheMap() {
-        let a = OpID(counter: 5, replica: ReplicaID(2)), b = OpID(counter: 3, replica: ReplicaID(9))
+        let a = OpID(counter: 5, replica: ReplicaID(2))
+        let b = OpID(counter: 3, replica: ReplicaID(9))
         let map: StrokeMap = [a: Self.entry(a), b: Self.entry(b, erased: true)]
         #expect(map.keys == [b, a])
         #expect(map[b]?.isErased == true)

@@ -74,7 +74,8 @@ import Testing
     @Test func aRemoveConcurrentWithAnAddKeepsTheTagAndARemoveAfterSeeingItTakesItOff() throws {
         let board = try Board(scenes: 1, shots: 1)
         let shot = board.shots[0][0]
-        var a = try board.replica(1), b = try board.replica(2)
+        var a = try board.replica(1)
+        var b = try board.replica(2)
         try a.edit(at: 1) { try $0.addTag("night", to: shot) }
         try WireSync.exchange(&a, &b)
         // Apart: b removes what it saw, a adds the tag again (a new dot).
@@ -191,7 +192,8 @@ import Testing
     @Test func undoTakesATagOffOrPutsItBackAndNeverUndoesSomeoneElsesLaterAdd() throws {
         let board = try Board(scenes: 1, shots: 1)
         let shot = board.shots[0][0]
-        var a = try board.replica(1), b = try board.replica(2)
+        var a = try board.replica(1)
+        var b = try board.replica(2)
         try a.edit(session: "s", at: 1) { try $0.addTag("night", to: shot) }
         #expect(try a.undo(session: "s", at: 2).summary == "tagged shot 1-1 \"night\"")
         #expect(a.tags(of: shot).isEmpty)

@@ -207,16 +207,18 @@ import Testing
         #expect(try summary { try $0.move(shot, to: 0) } == "moved shot 1-2 (now 1-1)")
         #expect(try summary { _ = try $0.addStroke(to: layer, brush: pen, points: line()) } == "drew 1 stroke on a layer in 1-2")
         try board.doc.edit(at: 3) { try $0.set(.name, to: .string("ink"), on: layer) }
-        #expect(try summary { editor in
-            for _ in 0..<2 { _ = try editor.addStroke(to: layer, brush: pen, points: line()) }
-        } == "drew 2 strokes on layer ink in 1-2")
+        #expect(
+            try summary { editor in
+                for _ in 0..<2 { _ = try editor.addStroke(to: layer, brush: pen, points: line()) }
+            } == "drew 2 strokes on layer ink in 1-2")
         #expect(try summary { try $0.set(.caption, to: .string("Wide"), on: shot) } == "set caption of shot 1-2")
         #expect(try summary { try $0.set(.title, to: .string("Night Train")) } == "set the project's title")
         #expect(try summary { try $0.delete(scenes[1]) } == "deleted scene 2 \"Scene 2\"")
         #expect(try summary { _ = try $0.insertScene(at: 0) } == "added scene 1")
-        #expect(try summary { editor in
-            for index in 0..<4 { _ = try editor.insertShot(in: scenes[0], at: index) }
-        } == "added shot 1-1, added shot 1-2 and 2 more changes")
+        #expect(
+            try summary { editor in
+                for index in 0..<4 { _ = try editor.insertShot(in: scenes[0], at: index) }
+            } == "added shot 1-1, added shot 1-2 and 2 more changes")
     }
 
     /// An edit of thousands of inserts is summed up, not named one by one

@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
+import NIOFoundationCompat
 import NIOPosix
 import StoryAPI
 import StoryCore
@@ -13,7 +14,6 @@ import StoryTestSupport
 import Testing
 
 @testable import StoryDaemon
-import NIOFoundationCompat
 
 /// The control API's routes served in memory, the Hummingbird way
 /// (`app.test(.router)`): real controllers over a real store in a temporary

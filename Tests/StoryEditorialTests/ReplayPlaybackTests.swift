@@ -1,6 +1,7 @@
 import StoryCore
-@testable import StoryEditorial
 import Testing
+
+@testable import StoryEditorial
 
 /// `ReplayPlayback`: a shot's drawing history laid out on frames.
 @Suite struct ReplayPlaybackTests {

@@ -1,12 +1,11 @@
 import Foundation
+import StoryCore
+import StoryEditorial
 import StoryTestSupport
 import Testing
 
-import StoryCore
-import StoryEditorial
-
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// Shots laid end to end at a frame rate, and the EDL and FCPXML made of them.
@@ -92,30 +91,33 @@ import FoundationXML
     }
 
     #if canImport(FoundationXML)
-    @Test func theFCPXMLOfAKnownSceneIsWellFormedWithItsClipsAndAssets() throws {
-        let text = EditorialExport.fcpxml(
-            Timeline(shots: try knownScene(), fps: 24), title: "Night & Day", width: 1280, height: 720, mediaDirectory: "/tmp/a b")
-        let document = try XMLDocument(data: Data(text.utf8))
-        let root = try #require(document.rootElement())
-        #expect(root.name == "fcpxml" && root.attribute(forName: "version")?.stringValue == "1.9")
-        let format = try #require(try document.nodes(forXPath: "/fcpxml/resources/format").first as? XMLElement)
-        #expect(format.attribute(forName: "frameDuration")?.stringValue == "1/24s")
-        #expect(format.attribute(forName: "width")?.stringValue == "1280")
-        let sources = try document.nodes(forXPath: "/fcpxml/resources/asset/media-rep/@src").compactMap(\.stringValue)
-        #expect(sources == ["file:///tmp/a%20b/1-1.png", "file:///tmp/a%20b/1-2.png", "file:///tmp/a%20b/sound-abababababab.wav", "file:///tmp/a%20b/1-3.png"])
-        let sequence = try #require(try document.nodes(forXPath: "//sequence").first as? XMLElement)
-        #expect(sequence.attribute(forName: "duration")?.stringValue == "101/24s")
-        let clips = try document.nodes(forXPath: "//spine/video").compactMap { $0 as? XMLElement }
-        #expect(clips.map { $0.attribute(forName: "offset")?.stringValue } == ["0s", "36/24s", "53/24s"])
-        #expect(clips.map { $0.attribute(forName: "duration")?.stringValue } == ["36/24s", "17/24s", "48/24s"])
-        // Every clip refers to an asset that exists.
-        let assets = Set(try document.nodes(forXPath: "//asset/@id").compactMap(\.stringValue))
-        #expect(try document.nodes(forXPath: "//@ref").allSatisfy { assets.contains($0.stringValue ?? "") })
-        let sound = try #require(clips[1].elements(forName: "asset-clip").first)
-        #expect(sound.attribute(forName: "offset")?.stringValue == "5/24s" && sound.attribute(forName: "duration")?.stringValue == "12/24s")
-        #expect(clips[1].elements(forName: "note").first?.stringValue == "Tickets, <please> & \"thanks\"")
-        // The DTD wants a clip's note before the clips connected to it.
-        #expect(clips[1].children?.compactMap(\.name) == ["note", "asset-clip"])
-    }
+        @Test func theFCPXMLOfAKnownSceneIsWellFormedWithItsClipsAndAssets() throws {
+            let text = EditorialExport.fcpxml(
+                Timeline(shots: try knownScene(), fps: 24), title: "Night & Day", width: 1280, height: 720, mediaDirectory: "/tmp/a b")
+            let document = try XMLDocument(data: Data(text.utf8))
+            let root = try #require(document.rootElement())
+            #expect(root.name == "fcpxml" && root.attribute(forName: "version")?.stringValue == "1.9")
+            let format = try #require(try document.nodes(forXPath: "/fcpxml/resources/format").first as? XMLElement)
+            #expect(format.attribute(forName: "frameDuration")?.stringValue == "1/24s")
+            #expect(format.attribute(forName: "width")?.stringValue == "1280")
+            let sources = try document.nodes(forXPath: "/fcpxml/resources/asset/media-rep/@src").compactMap(\.stringValue)
+            #expect(
+                sources == [
+                    "file:///tmp/a%20b/1-1.png", "file:///tmp/a%20b/1-2.png", "file:///tmp/a%20b/sound-abababababab.wav", "file:///tmp/a%20b/1-3.png",
+                ])
+            let sequence = try #require(try document.nodes(forXPath: "//sequence").first as? XMLElement)
+            #expect(sequence.attribute(forName: "duration")?.stringValue == "101/24s")
+            let clips = try document.nodes(forXPath: "//spine/video").compactMap { $0 as? XMLElement }
+            #expect(clips.map { $0.attribute(forName: "offset")?.stringValue } == ["0s", "36/24s", "53/24s"])
+            #expect(clips.map { $0.attribute(forName: "duration")?.stringValue } == ["36/24s", "17/24s", "48/24s"])
+            // Every clip refers to an asset that exists.
+            let assets = Set(try document.nodes(forXPath: "//asset/@id").compactMap(\.stringValue))
+            #expect(try document.nodes(forXPath: "//@ref").allSatisfy { assets.contains($0.stringValue ?? "") })
+            let sound = try #require(clips[1].elements(forName: "asset-clip").first)
+            #expect(sound.attribute(forName: "offset")?.stringValue == "5/24s" && sound.attribute(forName: "duration")?.stringValue == "12/24s")
+            #expect(clips[1].elements(forName: "note").first?.stringValue == "Tickets, <please> & \"thanks\"")
+            // The DTD wants a clip's note before the clips connected to it.
+            #expect(clips[1].children?.compactMap(\.name) == ["note", "asset-clip"])
+        }
     #endif
 }

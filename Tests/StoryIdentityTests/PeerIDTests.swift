@@ -1,9 +1,8 @@
+import Foundation
 import StoryCore
 import StoryIdentity
-import Foundation
 import StoryTestSupport
 import Testing
-
 
 @Suite struct PeerIDTests {
     @Test func peerIDsPrintAsEightGroupsOfSevenAndParseBack() throws {

@@ -1,8 +1,8 @@
 import Foundation
+import StoryCore
 import StoryTestSupport
 import Testing
 
-import StoryCore
 @testable import StoryMedia
 
 /// Real files made by ffmpeg 5.1 (`Fixtures/media/make-fixtures.sh`), each

@@ -173,7 +173,9 @@ import Testing
         let shot = try board.scene(shots: 1)[0]
         // A right angle at (800, 450), 64 px wide: a miter fills the corner's square, a bevel cuts it, round between.
         let pressure = varyingPressure ? [0.6, 1, 0.6] : [1.0, 1, 1]
-        let points = [Point(x: 0.3, y: 0.5, pressure: pressure[0]), Point(x: 0.5, y: 0.5, pressure: pressure[1]), Point(x: 0.5, y: 0.1, pressure: pressure[2])]
+        let points = [
+            Point(x: 0.3, y: 0.5, pressure: pressure[0]), Point(x: 0.5, y: 0.5, pressure: pressure[1]), Point(x: 0.5, y: 0.1, pressure: pressure[2]),
+        ]
         try board.layer(on: shot, strokes: [(Brush(width: 0.04, join: join), points)])
         let image = try board.png(shot)
         let corner = image[800 + 28, 450 + 28]  // near the outer corner of the square
@@ -201,7 +203,8 @@ import Testing
             on: shot, strokes: [(black, line((0.1, 0.85), (0.2, 0.85)))], [.transform: .transform(.translation(x: 0.25, y: 0))])
         let image = try board.png(shot)
         let paperPixel = RasterImage.Pixel(red: 240, green: 224, blue: 192)
-        #expect(image.pixel(atFraction: 0.5, 0.1).isClose(to: paperPixel, tolerance: 2), "the shot's background: \(image.pixel(atFraction: 0.5, 0.1))")
+        #expect(
+            image.pixel(atFraction: 0.5, 0.1).isClose(to: paperPixel, tolerance: 2), "the shot's background: \(image.pixel(atFraction: 0.5, 0.1))")
         #expect(image.pixel(atFraction: 0.5, 0.2).isClose(to: .init(red: 120, green: 112, blue: 96), tolerance: 4), "a layer at 50 %")
         #expect(image.pixel(atFraction: 0.5, 0.4).isClose(to: paperPixel, tolerance: 2), "a hidden layer is not drawn")
         #expect(image.pixel(atFraction: 0.3, 0.6).isDark)
@@ -300,7 +303,8 @@ import Testing
         let scratch = try ScratchDirectory()
         defer { scratch.remove() }
         // bands.jpg is 64×48, blue over yellow; turned a quarter it is seen 48×64.
-        let turned = withEXIFOrientation(Array(try Data(contentsOf: URL(fileURLWithPath: try fixture("bands.jpg")))), orientation, bigEndian: bigEndian)
+        let turned = withEXIFOrientation(
+            Array(try Data(contentsOf: URL(fileURLWithPath: try fixture("bands.jpg")))), orientation, bigEndian: bigEndian)
         let path = try scratch.write(turned, named: "turned.jpg")
         let probed = try MediaProbe.probe(BytesMediaSource(turned))
         let quarter = orientation != 3

@@ -110,7 +110,9 @@ extension RasterImage.Pixel {
 /// A JPEG with an EXIF APP1 segment saying `orientation`, put right after its start marker.
 func withEXIFOrientation(_ jpeg: [UInt8], _ orientation: UInt16, bigEndian: Bool = true) -> [UInt8] {
     func u16(_ value: UInt16) -> [UInt8] { bigEndian ? [UInt8(value >> 8), UInt8(value & 0xFF)] : [UInt8(value & 0xFF), UInt8(value >> 8)] }
-    func u32(_ value: UInt32) -> [UInt8] { bigEndian ? u16(UInt16(value >> 16)) + u16(UInt16(value & 0xFFFF)) : u16(UInt16(value & 0xFFFF)) + u16(UInt16(value >> 16)) }
+    func u32(_ value: UInt32) -> [UInt8] {
+        bigEndian ? u16(UInt16(value >> 16)) + u16(UInt16(value & 0xFFFF)) : u16(UInt16(value & 0xFFFF)) + u16(UInt16(value >> 16))
+    }
     let tiff = (bigEndian ? Array("MM".utf8) : Array("II".utf8)) + u16(42) + u32(8)
     // One IFD entry: Orientation (0x0112), SHORT (3), count 1, the value in the first two bytes of the field.
     let ifd = u16(1) + u16(0x0112) + u16(3) + u32(1) + u16(orientation) + [0, 0] + u32(0)

@@ -1,10 +1,10 @@
+import Foundation
 import StoryCore
 import StoryEditorial
 import StoryTestSupport
 import Testing
 
 @testable import StoryRender
-import Foundation
 
 /// The replay of random histories made on several replicas and delivered in
 /// random orders: its drawn strokes are the strokes made on the shot, and

@@ -76,7 +76,9 @@ import Testing
             let direction = delta * (1 / delta.length)
             directions.append(direction)
             let normal = direction.leftNormal
-            shapes.append(.polygon(positive([p.point + normal * p.radius, q.point + normal * q.radius, q.point - normal * q.radius, p.point - normal * p.radius])))
+            shapes.append(
+                .polygon(
+                    positive([p.point + normal * p.radius, q.point + normal * q.radius, q.point - normal * q.radius, p.point - normal * p.radius])))
         }
         for index in 1..<max(1, points.count - 1) {
             let (p, r) = points[index]

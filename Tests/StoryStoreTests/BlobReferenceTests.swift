@@ -1,7 +1,7 @@
 import Foundation
 import StoryCore
-import StoryMedia
 import StoryIdentity
+import StoryMedia
 import StoryTestSupport
 import Testing
 
@@ -31,14 +31,17 @@ import Testing
         var media: [MediaReference] = []
         var files: [BlobHash: String] = [:]
         for index in 0..<6 {
-            let bytes = index % 2 == 0 ? TestMedia.png(width: 20 + index, height: 10, seed: seed * 10 + UInt64(index)) : TestMedia.wav(seconds: 0.1, seed: UInt64(index))
+            let bytes =
+                index % 2 == 0
+                ? TestMedia.png(width: 20 + index, height: 10, seed: seed * 10 + UInt64(index)) : TestMedia.wav(seconds: 0.1, seed: UInt64(index))
             let path = directory.file("upload-\(index)")
             _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
             let info = try MediaProbe.probe(BytesMediaSource(bytes))
             let record = try await blobs.importFile(atPath: path, type: info.type)
             files[record.hash] = path
             media.append(
-                MediaReference(hash: record.hash, type: info.type, byteCount: record.byteCount, pixelWidth: info.pixelWidth, pixelHeight: info.pixelHeight,
+                MediaReference(
+                    hash: record.hash, type: info.type, byteCount: record.byteCount, pixelWidth: info.pixelWidth, pixelHeight: info.pixelHeight,
                     duration: info.duration))
         }
         var projects: [(id: DocumentID, shot: OpID)] = []
@@ -74,7 +77,9 @@ import Testing
                 guard let (id, shot) = random.pick(projects) else { continue }
                 let deleteLayer = random.chance(0.5)
                 _ = try await store.editProject(id, session: "s", at: now) { editor in
-                    if let layer = editor.layers(in: shot).first, deleteLayer { try editor.delete(layer) } else {
+                    if let layer = editor.layers(in: shot).first, deleteLayer {
+                        try editor.delete(layer)
+                    } else {
                         try editor.set(.sound, to: .null, on: shot)
                     }
                 }

@@ -143,7 +143,9 @@ import Testing
                 let hash = BlobBytes.sha256(bytes)
                 let manifest = BlobBytes.manifest(of: bytes, chunkSize: 64 << 10)
                 _ = try await store.beginPartial(hash, byteCount: UInt64(bytes.count), type: declared, manifest: manifest)
-                for index in manifest.indices { _ = try await store.writeChunk(hash, index: index, bytes: BlobBytes.chunk(index, of: bytes, size: 64 << 10)) }
+                for index in manifest.indices {
+                    _ = try await store.writeChunk(hash, index: index, bytes: BlobBytes.chunk(index, of: bytes, size: 64 << 10))
+                }
                 let record = try await store.completePartial(hash)
                 #expect(record.type == type && (record.problem != nil) == keptAside, "\(record)")
                 #expect(FileManager.default.contents(atPath: store.completePath(hash)) == Data(bytes), "kept, byte for byte")
@@ -206,7 +208,8 @@ import Testing
         // Random bytes declared a WAV: complete, and kept aside as no sound (the probe at completion).
         #expect(record.problem?.hasPrefix("the bytes are not a wav") == true, "\(record)")
         #expect(
-            record == BlobRecord(hash: hash, byteCount: UInt64(bytes.count), type: .wav, state: .complete, chunkSize: 64 << 10, problem: record.problem))
+            record
+                == BlobRecord(hash: hash, byteCount: UInt64(bytes.count), type: .wav, state: .complete, chunkSize: 64 << 10, problem: record.problem))
         #expect(FileManager.default.contents(atPath: store.completePath(hash)) == Data(bytes))
         #expect(FileSystem.names(in: directory.path + "/partial").isEmpty)
         #expect(try await store.manifest(hash) == manifest)
@@ -400,7 +403,8 @@ import Testing
             let store = try BlobStore(directory: directory.path, options: options)
             keptRecord = try await store.commit(try BlobBytes.upload(kept, to: store), type: .png)
             lostRecord = try await store.commit(try BlobBytes.upload(lost, to: store), type: .png)
-            _ = try await store.beginPartial(partialHash, byteCount: 2200, type: .mp3, manifest: BlobBytes.manifest(of: partialBytes, chunkSize: 1000))
+            _ = try await store.beginPartial(
+                partialHash, byteCount: 2200, type: .mp3, manifest: BlobBytes.manifest(of: partialBytes, chunkSize: 1000))
             _ = try await store.writeChunk(partialHash, index: 1, bytes: BlobBytes.chunk(1, of: partialBytes, size: 1000))
         }
         // Leftovers: an upload cut short, a directory in tmp/, a deleted file of
@@ -408,7 +412,8 @@ import Testing
         #expect(FileManager.default.createFile(atPath: directory.path + "/tmp/upload-1-2", contents: Data([1, 2, 3])))
         try FileManager.default.createDirectory(atPath: directory.path + "/tmp/stray", withIntermediateDirectories: false)
         #expect(FileManager.default.createFile(atPath: directory.path + "/tmp/stray/x", contents: Data([4])))
-        try FileManager.default.removeItem(atPath: directory.path + "/complete/" + lostRecord.hash.description.prefix(2) + "/" + lostRecord.hash.description)
+        try FileManager.default.removeItem(
+            atPath: directory.path + "/complete/" + lostRecord.hash.description.prefix(2) + "/" + lostRecord.hash.description)
         try FileManager.default.removeItem(atPath: directory.path + "/partial/" + partialHash.description)
         let orphan = BlobBytes.sha256(orphanBytes)
         let orphanFolder = directory.path + "/complete/" + orphan.description.prefix(2)
@@ -489,7 +494,8 @@ import Testing
                 clock.advance(by: random.chance(0.2) ? grace : Int64(random.int(0...4000)))
             case 80..<97:
                 let now = clock.milliseconds
-                let expected = Set(present.compactMap { hash, since in since.flatMap { now - $0 > grace ? hash : nil } }.filter { !referenced.contains($0) })
+                let expected = Set(
+                    present.compactMap { hash, since in since.flatMap { now - $0 > grace ? hash : nil } }.filter { !referenced.contains($0) })
                 let deleted = try await store.collectGarbage(referenced: referenced)
                 #expect(Set(deleted) == expected, "seed \(seed) step \(step)")
                 #expect(deleted.count == Set(deleted).count)

@@ -1,6 +1,6 @@
-import StoryIdentity
 import Foundation
 import StoryCore
+import StoryIdentity
 import StoryTestSupport
 import Testing
 

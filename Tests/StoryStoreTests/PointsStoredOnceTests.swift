@@ -122,7 +122,9 @@ import Testing
             try await store.withDatabase { try $0.unbrokenLogRuns(of: id, upTo: version) }[replica]?.seq
         }
         func drop(_ condition: String) async throws {
-            try await store.withDatabase { try $0.connection.run("DELETE FROM changes WHERE doc = ? AND replica = ? AND \(condition)", [id.blob, replica.sql]) }
+            try await store.withDatabase {
+                try $0.connection.run("DELETE FROM changes WHERE doc = ? AND replica = ? AND \(condition)", [id.blob, replica.sql])
+            }
         }
         #expect(try await runStart() == 1)
         // A change in the middle missing (as after a merged snapshot): no run of that replica.
@@ -141,7 +143,9 @@ import Testing
         let early = try await owner.changes(of: id, since: VersionVector()).list.filter { $0.seq <= 100 }
         try await owner.writeSnapshot(of: id, at: clock.milliseconds)
         let signed = try await owner.withDatabase { database in
-            try database.connection.query("SELECT seq FROM changes WHERE doc = ? AND signature IS NOT NULL ORDER BY seq", [id.blob]) { UInt64($0.int64(0)) }
+            try database.connection.query("SELECT seq FROM changes WHERE doc = ? AND signature IS NOT NULL ORDER BY seq", [id.blob]) {
+                UInt64($0.int64(0))
+            }
         }
         // (Making the project, at time 1 and 2, is past the window: its two changes went.)
         #expect(signed == [256, 512, 602], "every 256th and the newest keep their signatures")
@@ -182,7 +186,8 @@ import Testing
         try await stores[0].share(id, with: stores[1].peerID, role: .editor, at: 3)
         try await stores[1].receiveDocument(id, kind: .project, name: "Board", from: stores[0].peerID, at: 4)
         try await StoreTrashTests.send(id, from: stores[0], to: stores[1])
-        var thinSeen = 0, compactedSeen = 0
+        var thinSeen = 0
+        var compactedSeen = 0
         for step in 0..<60 {
             let side = Int.random(in: 0...1, using: &random)
             let other = 1 - side
@@ -204,7 +209,8 @@ import Testing
                 try await stores[side].acknowledge(try await stores[other].version(of: id), of: id, by: stores[other].peerID, at: clock.milliseconds)
             case 6:
                 // A far-behind peer's way: the other's snapshot merged (its changes never in this log).
-                try await stores[side].merge(snapshot: try await stores[other].snapshot(of: id), into: id, from: stores[other].peerID, at: clock.milliseconds)
+                try await stores[side].merge(
+                    snapshot: try await stores[other].snapshot(of: id), into: id, from: stores[other].peerID, at: clock.milliseconds)
             case 7:
                 clock.advance(by: Int64.random(in: 1...2, using: &random) * Self.day)
             case 8:

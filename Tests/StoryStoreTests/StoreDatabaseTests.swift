@@ -1,6 +1,6 @@
-import StoryIdentity
 import Foundation
 import StoryCore
+import StoryIdentity
 import StoryTestSupport
 import Testing
 
@@ -139,7 +139,9 @@ import Testing
             try database.createDocument(id, kind: .project, name: nil, created: 1)
             var doc = ProjectDocument(id: id, replica: ReplicaID(5))
             var changes: [EncodedChange] = []
-            for index in 0..<300 { changes.append(try doc.edit(at: Int64(index)) { try $0.set(.title, to: .string(String(repeating: "x", count: 400))) }.change!) }
+            for index in 0..<300 {
+                changes.append(try doc.edit(at: Int64(index)) { try $0.set(.title, to: .string(String(repeating: "x", count: 400))) }.change!)
+            }
             try database.append(changes, to: id)
             try database.checkpoint()
         }

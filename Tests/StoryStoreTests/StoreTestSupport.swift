@@ -1,7 +1,7 @@
-import StoryTestSupport
-import StoryIdentity
 import Foundation
 import StoryCore
+import StoryIdentity
+import StoryTestSupport
 import Testing
 
 @testable import StoryStore

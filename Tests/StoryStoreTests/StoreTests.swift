@@ -1,6 +1,6 @@
-import StoryIdentity
 import Foundation
 import StoryCore
+import StoryIdentity
 import StoryTestSupport
 import Synchronization
 import Testing
@@ -182,7 +182,9 @@ import Testing
         let store = try Store(path: directory.file("store.db"), identity: TestIdentities.signing())
         let (id, layer) = try await makeProject(in: store)
         for index in 0..<200 {
-            _ = try await store.editProject(id, at: Int64(index)) { try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index, count: 80)) }
+            _ = try await store.editProject(id, at: Int64(index)) {
+                try $0.addStroke(to: layer, brush: Brush(), points: strokePoints(index, count: 80))
+            }
         }
         async let snapshot: Void = store.writeSnapshot(of: id, at: 300)
         for index in 200..<220 {
@@ -236,12 +238,14 @@ import Testing
         let backup = Task {
             // Two pages per step: the copy takes many steps; after the first,
             // it waits (at most 10 s) for an edit to complete meanwhile.
-            try await store.backup(to: backupPath, betweenSteps: { _ in
-                guard editCompletedMidway.withLock({ $0 }) == nil else { return }
-                midway.signal()
-                let completed = editDone.wait(timeout: .now() + 10) == .success
-                editCompletedMidway.withLock { $0 = completed }
-            }, pagesPerStep: 2)
+            try await store.backup(
+                to: backupPath,
+                betweenSteps: { _ in
+                    guard editCompletedMidway.withLock({ $0 }) == nil else { return }
+                    midway.signal()
+                    let completed = editDone.wait(timeout: .now() + 10) == .success
+                    editCompletedMidway.withLock { $0 = completed }
+                }, pagesPerStep: 2)
         }
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
@@ -309,7 +313,8 @@ import Testing
         try await owner.share(id, with: readerIdentity.peer, role: .reader, at: 3)
         let reader = try Store(path: directory.file("reader.db"), identity: readerIdentity)
         try await reader.receiveDocument(id, kind: .project, name: "Board", from: owner.peerID, at: 4)
-        try await reader.apply(batch: ChangeBatch.encode(try await owner.changes(of: id, since: VersionVector()).list)[...], to: id, from: owner.peerID)
+        try await reader.apply(
+            batch: ChangeBatch.encode(try await owner.changes(of: id, since: VersionVector()).list)[...], to: id, from: owner.peerID)
         #expect(try await reader.localRole(of: id) == .reader)
         let before = try await reader.document(id).changeCount
         do {
@@ -440,7 +445,8 @@ import Testing
         }
         changes.append(layer.change!)
         for index in 0..<5 {
-            changes.append(try old.edit(at: Int64(2 + index)) { try $0.addStroke(to: layer.value, brush: Brush(), points: strokePoints(index)) }.change!)
+            changes.append(
+                try old.edit(at: Int64(2 + index)) { try $0.addStroke(to: layer.value, brush: Brush(), points: strokePoints(index)) }.change!)
         }
         do {
             // The schema before authorship, with changes in the first change format.

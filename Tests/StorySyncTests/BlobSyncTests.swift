@@ -1,11 +1,11 @@
 import Foundation
 import StoryCore
-import StoryMedia
 import StoryIdentity
+import StoryMedia
 import StoryStore
 import StoryTestSupport
-import Synchronization
 import StoryWireClient
+import Synchronization
 import Testing
 
 @testable import StorySync
@@ -16,7 +16,8 @@ import Testing
 /// blob of a project not shared with it; an old peer is refused cleanly.
 @Suite(.daemons, .serialized) struct BlobSyncTests {
     /// Stores `bytes` on `node` as `images add` does, and puts it in a new image layer of `shot`.
-    static func addImage(_ bytes: [UInt8], to project: DocumentID, shot: OpID, on node: SyncNode, at time: Int64 = 10) async throws -> MediaReference {
+    static func addImage(_ bytes: [UInt8], to project: DocumentID, shot: OpID, on node: SyncNode, at time: Int64 = 10) async throws -> MediaReference
+    {
         let file = node.directory + "/upload-\(UUID())"
         _ = FileManager.default.createFile(atPath: file, contents: Data(bytes))
         defer { try? FileManager.default.removeItem(atPath: file) }
@@ -44,8 +45,12 @@ import Testing
     }
 
     @Test func anImageReachesThePeerThatSharesItsProjectByteForByte() async throws {
-        let a = try await SyncNode("a"), b = try await SyncNode("b")
-        defer { a.remove(); b.remove() }
+        let a = try await SyncNode("a")
+        let b = try await SyncNode("b")
+        defer {
+            a.remove()
+            b.remove()
+        }
         try await a.start()
         try await b.start()
         try await a.pair(with: b)
@@ -85,8 +90,14 @@ import Testing
     }
 
     @Test func aBadCopyOnOnePeerIsFetchedAgainFromAnother() async throws {
-        let a = try await SyncNode("a"), b = try await SyncNode("b"), c = try await SyncNode("c")
-        defer { a.remove(); b.remove(); c.remove() }
+        let a = try await SyncNode("a")
+        let b = try await SyncNode("b")
+        let c = try await SyncNode("c")
+        defer {
+            a.remove()
+            b.remove()
+            c.remove()
+        }
         for node in [a, b, c] { try await node.start() }
         for (x, y) in [(a, b), (b, a), (a, c), (c, a), (b, c), (c, b)] { try await x.pair(with: y) }
         let (project, _) = try await makeSharedProject(on: a, with: [b, c])
@@ -137,9 +148,10 @@ import Testing
         var exchange = BlobExchangeConfiguration()
         exchange.retryAfter = .seconds(600)
         exchange.refusalRetryAfter = .milliseconds(200)
-        let asked = try await Self.requests(toAHolderThat: { peer, hash in
-            try await peer.send(.blobUnavailable(hash: hash, reason: "this daemon does not hold it (yet)"))
-        }, exchange: exchange)
+        let asked = try await Self.requests(
+            toAHolderThat: { peer, hash in
+                try await peer.send(.blobUnavailable(hash: hash, reason: "this daemon does not hold it (yet)"))
+            }, exchange: exchange)
         #expect(asked >= 3, "asked \(asked) times: a refusal waited out the 600 s failure penalty")
     }
 
@@ -187,7 +199,10 @@ import Testing
 
     @Test func nobodyGetsABlobOfAProjectNotSharedWithThem() async throws {
         let (a, b, hostile, project, _) = try await HostilePeerTests.setUp()
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         let picture = TestMedia.png(width: 64, height: 64, seed: 7)
         let media = try await Self.addImage(picture, to: project, shot: try await Self.shot(of: project, on: a), on: a)
         // A project of the hostile peer's own, shared with a: a name it can put in a request.
@@ -218,7 +233,10 @@ import Testing
     /// picture, and a third member that gets the reference gets no bytes.
     @Test func aHashAloneGrantsNothingAndAskingTellsNothing() async throws {
         let (a, b, hostile, project, _) = try await HostilePeerTests.setUp()
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         // a's private project, with a picture uploaded into it.
         let (secret, _) = try await makeSharedProject(on: a, with: [])
         let picture = TestMedia.png(width: 48, height: 32, seed: 21)
@@ -227,7 +245,8 @@ import Testing
         try await a.store.share(project, with: hostile.peerID, role: .editor, at: 6)
         var copy = try await HostilePeerTests.copy(of: project, from: a, as: hostile)
         let shot = try #require(copy.view.shots.first?.id)
-        let unknown = MediaReference(hash: BlobHash(Array(repeating: 0xC3, count: 32))!, type: .png, byteCount: UInt64(picture.count), pixelWidth: 48, pixelHeight: 32)
+        let unknown = MediaReference(
+            hash: BlobHash(Array(repeating: 0xC3, count: 32))!, type: .png, byteCount: UInt64(picture.count), pixelWidth: 48, pixelHeight: 32)
         let change = try #require(
             try copy.edit(at: 9) { editor in
                 try editor.set(.image, to: .media(media), on: try editor.insertLayer(in: shot, at: 0))
@@ -252,14 +271,15 @@ import Testing
                 if case .blobUnavailable(_, let reason) = refusal { reasons.append(reason) }
             }
             #expect(reasons.count == 2 && reasons[0] == reasons[1], "\(reasons)")
-            #expect(!peer.messages.contains { message in
-                switch message {
-                case .blobManifest(let manifest): manifest.hash == media.hash
-                case .blobChunk(let hash, _, _): hash == media.hash
-                case .blobHave(_, let hashes): hashes.contains(media.hash)
-                default: false
-                }
-            })
+            #expect(
+                !peer.messages.contains { message in
+                    switch message {
+                    case .blobManifest(let manifest): manifest.hash == media.hash
+                    case .blobChunk(let hash, _, _): hash == media.hash
+                    case .blobHave(_, let hashes): hashes.contains(media.hash)
+                    default: false
+                    }
+                })
         }
         // b, a member of the shared project, gets the reference and asks a: refused, no bytes.
         let refused = Mutex(false)
@@ -279,7 +299,10 @@ import Testing
 
     @Test func aPeerOfTheProtocolBeforeMediaIsRefusedCleanly() async throws {
         let (a, b, hostile, _, _) = try await HostilePeerTests.setUp()
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         try await HostilePeer.session(to: a.port, as: hostile, helloVersion: 2) { peer in
             try await peer.expectRefusal(.protocolVersion)
         }

@@ -285,7 +285,8 @@ import Testing
             case .waitUntilDisconnected: next = machine.disconnected(peer)
             case .lookUpAddresses: next = machine.found(peer, addresses: random.next() % 6 == 0 ? [] : ["a:1", "d:4"])
             case .connect:
-                next = random.next() % 2 == 0
+                next =
+                    random.next() % 2 == 0
                     ? machine.connectFailed(peer, isPaused: paused)
                     : machine.connectionEnded(
                         peer, outcome: random.next() % 2 == 0 ? .handled : .notThePeer, lasted: .seconds(Int64(random.next() % 20)),

@@ -173,10 +173,12 @@ import Testing
     @Test func theAddressIsThePacketsSourceWithTheAnnouncedPort() {
         var machine = machine()
         let packet = DiscoveryAnnouncement(peer: DiscoveryPacketTests.other, port: 7461, instance: 7).encoded()
-        #expect(machine.received(packet, from: "192.168.1.31", now: now, milliseconds: 0)
-            == .discovered(DiscoveryPacketTests.other, address: "192.168.1.31:7461", answer: true))
-        #expect(machine.received(packet, from: "fe80::1%eth0", now: now, milliseconds: 0)
-            == .discovered(DiscoveryPacketTests.other, address: "[fe80::1%eth0]:7461", answer: false), "a second address: no need to answer")
+        #expect(
+            machine.received(packet, from: "192.168.1.31", now: now, milliseconds: 0)
+                == .discovered(DiscoveryPacketTests.other, address: "192.168.1.31:7461", answer: true))
+        #expect(
+            machine.received(packet, from: "fe80::1%eth0", now: now, milliseconds: 0)
+                == .discovered(DiscoveryPacketTests.other, address: "[fe80::1%eth0]:7461", answer: false), "a second address: no need to answer")
         #expect(machine.received(packet, from: "192.168.1.31", now: now + .seconds(30), milliseconds: 0) == .none, "heard again")
         #expect(machine.cache.addresses(of: DiscoveryPacketTests.other, now: now + .seconds(30)) == ["192.168.1.31:7461", "[fe80::1%eth0]:7461"])
         #expect(machine.statistics.announcementsAccepted == 3)
@@ -197,8 +199,9 @@ import Testing
         let first = DiscoveryAnnouncement(peer: DiscoveryPacketTests.other, port: 7460, instance: 1).encoded()
         let restarted = DiscoveryAnnouncement(peer: DiscoveryPacketTests.other, port: 7460, instance: 2).encoded()
         _ = machine.received(first, from: "10.0.0.2", now: now, milliseconds: 0)
-        #expect(machine.received(restarted, from: "10.0.0.2", now: now, milliseconds: 0)
-            == .discovered(DiscoveryPacketTests.other, address: "10.0.0.2:7460", answer: true))
+        #expect(
+            machine.received(restarted, from: "10.0.0.2", now: now, milliseconds: 0)
+                == .discovered(DiscoveryPacketTests.other, address: "10.0.0.2:7460", answer: true))
         guard case .refuse(let error, "10.0.0.9") = machine.received([1, 2, 3], from: "10.0.0.9", now: now, milliseconds: 0) else {
             Issue.record("three bytes were not refused")
             return

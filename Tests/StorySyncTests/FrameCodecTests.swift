@@ -1,7 +1,7 @@
-import StoryIdentity
 import NIOCore
 import NIOEmbedded
 import StoryCore
+import StoryIdentity
 import StoryTestSupport
 import Testing
 
@@ -10,8 +10,10 @@ import Testing
 @Suite struct FrameCodecTests {
     static let samples: [Message] = [
         .hello(version: 1, name: "Director's laptop", capabilities: ["x"]),
-        .advertise(.init(document: DocumentID(high: 1, low: 2), kind: 1, name: "Night Train", role: .editor,
-                         version: VersionVector([ReplicaID(3): 4, ReplicaID(9): 1]))),
+        .advertise(
+            .init(
+                document: DocumentID(high: 1, low: 2), kind: 1, name: "Night Train", role: .editor,
+                version: VersionVector([ReplicaID(3): 4, ReplicaID(9): 1]))),
         .changes(document: DocumentID(high: 1, low: 2), batch: [0]),
         .snapshot(document: DocumentID(high: 1, low: 2), kind: 2, bytes: [1, 2, 3]),
         .snapshotPart(document: DocumentID(high: 1, low: 2), kind: 1, total: 10, offset: 7, bytes: [7, 8, 9]),
@@ -101,7 +103,10 @@ import Testing
             (Message.hello(version: 2, name: "laptop\n2026-11-28 info storytellerd: all good", capabilities: []), false),
             (Message.hello(version: 2, name: "\u{1B}]0;pwned\u{7}", capabilities: []), false),
             (Message.hello(version: 2, name: "file\u{202E}gpj.exe", capabilities: []), false),
-            (Message.advertise(.init(document: DocumentID(high: 1, low: 2), kind: 1, name: "Night\rTrain", role: .editor, version: VersionVector())), false),
+            (
+                Message.advertise(
+                    .init(document: DocumentID(high: 1, low: 2), kind: 1, name: "Night\rTrain", role: .editor, version: VersionVector())), false
+            ),
             (Message.hello(version: 2, name: "Studio Mac · 2", capabilities: []), true),
         ] {
             let channel = decoder()

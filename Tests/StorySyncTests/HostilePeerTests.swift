@@ -3,17 +3,19 @@ import StoryCore
 import StoryIdentity
 import StoryStore
 import StoryTestSupport
+import StoryWireClient
 import Testing
 
 @testable import StorySync
-import StoryWireClient
 
 /// The attacks a hostile paired peer tried (issue 10), replayed over real
 /// loopback TLS against a daemon's sync stack: each is refused, nothing of it
 /// is stored, and honest peers keep syncing afterwards.
 @Suite(.daemons, .serialized) struct HostilePeerTests {
     /// An honest pair (a owns the project, b edits it) and a hostile identity a knows as a peer.
-    static func setUp(storeOptions: StoreOptions = StoreOptions()) async throws -> (a: SyncNode, b: SyncNode, hostile: Identity, project: DocumentID, layer: OpID) {
+    static func setUp(storeOptions: StoreOptions = StoreOptions()) async throws -> (
+        a: SyncNode, b: SyncNode, hostile: Identity, project: DocumentID, layer: OpID
+    ) {
         let a = try await SyncNode("a", storeOptions: storeOptions)
         let b = try await SyncNode("b")
         try await a.start()
@@ -48,7 +50,10 @@ import StoryWireClient
 
     @Test func anOfferOfADocumentItWasNeverGivenObtainsNothing() async throws {
         let (a, b, hostile, project, layer) = try await Self.setUp()
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         let before = try await a.store.version(of: project)
         let forged = try await Self.copy(of: project, from: a, as: hostile)
         try await HostilePeer.session(to: a.port, as: hostile) { peer in
@@ -81,7 +86,10 @@ import StoryWireClient
         let budget = SnapshotBudget(memoryBytes: 16 << 20, diskBytes: 256 << 20)
         let a = try await SyncNode("a") { $0.snapshotBudget = budget }
         let b = try await SyncNode("b")
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         try await a.start()
         try await b.start()
         try await a.pair(with: b)
@@ -135,7 +143,10 @@ import StoryWireClient
 
     @Test func anUnshareHoldsWhenTheUnsharedPeerComesBack() async throws {
         let (a, b, hostile, project, layer) = try await Self.setUp()
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         try await a.store.share(project, with: hostile.peerID, role: .editor, at: 6)
         let version = try await HostilePeer.session(to: a.port, as: hostile) { peer in
             try await peer.expect("an advertise of the shared project") { if case .advertise(let ad) = $0 { ad.document == project } else { false } }
@@ -168,7 +179,10 @@ import StoryWireClient
 
     @Test func forgedAuthorshipAndRightsAreRefusedAndNobodyGetsANewReplicaID() async throws {
         let (a, b, hostile, project, layer) = try await Self.setUp()
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         try await a.store.share(project, with: hostile.peerID, role: .reader, at: 6)
         let before = try await a.store.version(of: project)
         let (replicaA, replicaB) = (await a.store.replicaID, await b.store.replicaID)
@@ -176,30 +190,42 @@ import StoryWireClient
         let signer = try hostile.signingIdentity
         let attacks: [(String, [EncodedChange])] = [
             // A reader's edit, signed by itself.
-            ("a reader's edit", try { () throws -> [EncodedChange] in
-                var mine = copy
-                mine.pretendToBeAnEditor()
-                return [try mine.edit(at: 9) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(9)) }.change!]
-            }()),
+            (
+                "a reader's edit",
+                try { () throws -> [EncodedChange] in
+                    var mine = copy
+                    mine.pretendToBeAnEditor()
+                    return [try mine.edit(at: 9) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(9)) }.change!]
+                }()
+            ),
             // A change under the daemon's own replica id, with its next sequence number.
-            ("a change as the daemon itself", [
-                Change(
-                    replica: replicaA, seq: copy.nextHeader(of: replicaA).seq, startCounter: copy.nextHeader(of: replicaA).counter, wallTime: 9,
-                    dependencies: VersionVector(), operations: [.setField(object: .root, key: .title, value: .string("mine"))]
-                ).forgedEncoding(signedBy: signer)
-            ]),
+            (
+                "a change as the daemon itself",
+                [
+                    Change(
+                        replica: replicaA, seq: copy.nextHeader(of: replicaA).seq, startCounter: copy.nextHeader(of: replicaA).counter, wallTime: 9,
+                        dependencies: VersionVector(), operations: [.setField(object: .root, key: .title, value: .string("mine"))]
+                    ).forgedEncoding(signedBy: signer)
+                ]
+            ),
             // One pre-empting the honest editor's next change.
-            ("a change as the editor", [
-                Change(
-                    replica: replicaB, seq: copy.nextHeader(of: replicaB).seq, startCounter: copy.nextHeader(of: replicaB).counter, wallTime: 9,
-                    dependencies: VersionVector(), operations: [.setField(object: .root, key: .title, value: .string("mine"))]
-                ).forgedEncoding(signedBy: signer)
-            ]),
+            (
+                "a change as the editor",
+                [
+                    Change(
+                        replica: replicaB, seq: copy.nextHeader(of: replicaB).seq, startCounter: copy.nextHeader(of: replicaB).counter, wallTime: 9,
+                        dependencies: VersionVector(), operations: [.setField(object: .root, key: .title, value: .string("mine"))]
+                    ).forgedEncoding(signedBy: signer)
+                ]
+            ),
             // Rights it gives itself.
-            ("a promotion of itself", try { () throws -> [EncodedChange] in
-                var mine = copy
-                return [try mine.forge([.setAccess(peer: hostile.peerID, role: .editor)], at: 9)]
-            }()),
+            (
+                "a promotion of itself",
+                try { () throws -> [EncodedChange] in
+                    var mine = copy
+                    return [try mine.forge([.setAccess(peer: hostile.peerID, role: .editor)], at: 9)]
+                }()
+            ),
         ]
         for (attack, changes) in attacks {
             try await HostilePeer.session(to: a.port, as: hostile) { peer in
@@ -234,7 +260,10 @@ import StoryWireClient
 
     @Test func aReadersEditsDoNotReachTheOwnerThroughAnEditor() async throws {
         let (a, b, hostile, project, layer) = try await Self.setUp()
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         // The editor b makes the hostile identity a reader, and knows it as a peer; a does not talk to it.
         try await b.store.addPeer(hostile.peerID, name: "hostile", at: 5)
         try await b.store.share(project, with: hostile.peerID, role: .reader, at: 6)
@@ -259,7 +288,10 @@ import StoryWireClient
     /// never reaches the owner; the folder's project is read-only to it too.
     @Test func aReaderOfASharedFolderChangesNothingThroughAnEditor() async throws {
         let (a, b, hostile, project, layer) = try await Self.setUp()
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         let folder = try await a.store.createDocument(kind: .library, name: "Films", at: 7)
         _ = try await a.store.editLibrary(folder, at: 8) { _ = try $0.createProjectEntry(named: "Night Train", document: project) }
         try await a.store.share(folder, with: b.identity.peerID, role: .editor, at: 9)
@@ -294,7 +326,10 @@ import StoryWireClient
         var options = StoreOptions()
         options.heldBackPerDocument = HeldBackLimits(changes: 30, bytes: 1 << 20)
         let (a, b, hostile, project, layer) = try await Self.setUp(storeOptions: options)
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         try await a.store.share(project, with: hostile.peerID, role: .editor, at: 6)
         // Two replicas of the hostile identity: the second's changes depend on a change of the first that is never sent.
         var first = try await Self.copy(of: project, from: a, as: hostile, nonce: 1)
@@ -323,7 +358,10 @@ import StoryWireClient
 
     @Test func aStrokeLongerThanTheAPIAllowsIsRefusedAtTheWire() async throws {
         let (a, b, hostile, project, layer) = try await Self.setUp()
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         try await a.store.share(project, with: hostile.peerID, role: .editor, at: 6)
         var mine = try await Self.copy(of: project, from: a, as: hostile)
         let points = (0..<(1 << 20)).map { Point(x: Double($0 % 100) / 100, y: 0.5, pressure: 1) }

@@ -1,8 +1,8 @@
-import StoryIdentity
 import Foundation
 import NIOCore
 import NIOPosix
 import StoryCore
+import StoryIdentity
 import StoryStore
 import StoryTLS
 import StoryTestSupport
@@ -39,7 +39,8 @@ import Testing
 
     /// Two started nodes that know each other; `configureA` sets a's sync settings.
     private func startedPair(configureA: (inout SyncConfiguration) -> Void = { _ in }) async throws -> (SyncNode, SyncNode) {
-        let a = try await SyncNode("a", configure: configureA), b = try await SyncNode("b")
+        let a = try await SyncNode("a", configure: configureA)
+        let b = try await SyncNode("b")
         do {
             try await a.start()
             try await b.start()
@@ -60,7 +61,10 @@ import Testing
     /// (a quiet machine), not here, where other suites load both cores.
     @Test func aPausedPeerIsDialedAsSoonAsItIsResumed() async throws {
         let (a, b) = try await aDialingB()
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         let peer = b.identity.peerID
         let dialedAt = Mutex<ContinuousClock.Instant?>(nil)
         let events = a.manager.events()
@@ -89,7 +93,10 @@ import Testing
     /// new address is dialed there at once, not after its dialer's backoff.
     @Test func aPeerGivenOtherAddressesIsDialedThereAtOnce() async throws {
         let (a, b) = try await aDialingB()
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         let peer = b.identity.peerID
         // Subscribed before b stops: a's dial of b's old port cannot slip by unseen.
         let events = a.manager.events()
@@ -109,7 +116,8 @@ import Testing
             await a.manager.status().contains { $0.peer == peer && $0.isEstablished }
         }
         let delay = ContinuousClock.now - given
-        #expect(delay < .seconds(10), "connected \(delay) after the new address: the change, not the 30 s backoff (loose: other suites load both cores)")
+        #expect(
+            delay < .seconds(10), "connected \(delay) after the new address: the change, not the 30 s backoff (loose: other suites load both cores)")
         await a.stop()
         await b.stop()
     }
@@ -119,7 +127,10 @@ import Testing
     /// here is there.
     @Test func aPeerThatHasEverythingIsReportedCaughtUp() async throws {
         let (a, b) = try await startedPair()
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         let peer = b.identity.peerID
         let (id, layer) = try await makeSharedProject(on: a, with: [b])
         try await eventually("b has the project", nodes: [a, b]) { await inSync(a, b, id) }
@@ -146,7 +157,10 @@ import Testing
 
     @Test func anEditOnOnePeerAppearsOnTheOther() async throws {
         let (a, b) = try await startedPair()
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         let (id, layer) = try await makeSharedProject(on: a, with: [b])
         // b does not have the project: it takes it (shared by a configured peer).
         try await eventually("b has the project", nodes: [a, b]) { await inSync(a, b, id) }
@@ -168,8 +182,14 @@ import Testing
     /// with a: when the second was the one kept, b never synced it (CI failed
     /// so, "b has the project", once in about two full runs).
     @Test func anAdvertisementOfADocumentTakenMeanwhileFromThatPeerIsSynced() async throws {
-        let a = try await SyncNode("a"), b = try await SyncNode("b"), c = try await SyncNode("c")
-        defer { a.remove(); b.remove(); c.remove() }
+        let a = try await SyncNode("a")
+        let b = try await SyncNode("b")
+        let c = try await SyncNode("c")
+        defer {
+            a.remove()
+            b.remove()
+            c.remove()
+        }
         try await b.pair(with: a)
         try await b.pair(with: c)
         let id = try await a.store.createDocument(kind: .project, name: "Night Train", at: 1)
@@ -196,7 +216,10 @@ import Testing
             configuration.snapshotPartBytes = 1 << 10
         }
         let b = try await SyncNode("b")
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         try await a.start()
         let (id, layer) = try await makeSharedProject(on: a, with: [b])
         for index in 0..<40 {
@@ -230,7 +253,10 @@ import Testing
     /// snapshot must not count its own changes as the sender's).
     @Test func aFarBehindPeerWithOfflineEditsSendsThemAfterTheSnapshot() async throws {
         let (a, b) = try await startedPair { $0.snapshotCatchUpChanges = 20 }
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         let (id, layer) = try await makeSharedProject(on: a, with: [b])
         try await eventually("b has the project", nodes: [a, b]) { await inSync(a, b, id) }
         await b.stop()
@@ -239,7 +265,8 @@ import Testing
         }
         var drawnAway: [OpID] = []
         for index in 0..<3 {
-            drawnAway.append(try await b.store.editProject(id, at: 5) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(200 + index)) }.value)
+            drawnAway.append(
+                try await b.store.editProject(id, at: 5) { try $0.addStroke(to: layer, brush: Brush(), points: stroke(200 + index)) }.value)
         }
         try await b.start()
         try await a.pair(with: b)  // b listens on a new port
@@ -255,7 +282,10 @@ import Testing
 
     @Test func offlineEditsOnBothSidesMergeAfterReconnecting() async throws {
         let (a, b) = try await startedPair()
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         let (id, layer) = try await makeSharedProject(on: a, with: [b])
         try await eventually("b has the project", nodes: [a, b]) { await inSync(a, b, id) }
         let shot = try await a.store.project(id).view.shots[0].id
@@ -285,8 +315,14 @@ import Testing
     }
 
     @Test func threePeersWhereTheEndsOnlyReachTheMiddleConverge() async throws {
-        let a = try await SyncNode("a"), b = try await SyncNode("b"), c = try await SyncNode("c")
-        defer { a.remove(); b.remove(); c.remove() }
+        let a = try await SyncNode("a")
+        let b = try await SyncNode("b")
+        let c = try await SyncNode("c")
+        defer {
+            a.remove()
+            b.remove()
+            c.remove()
+        }
         for node in [a, b, c] { try await node.start() }
         try await a.pair(with: b)
         try await b.pair(with: a)
@@ -311,7 +347,10 @@ import Testing
     @Test func aConnectionCutMidBatchResumesWithNothingLostOrDuplicated() async throws {
         let a = try await SyncNode("a") { $0.batchBytes = 16 << 10 }
         let b = try await SyncNode("b")
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         try await a.start()
         let (id, layer) = try await makeSharedProject(on: a, with: [])
         for index in 0..<600 {
@@ -344,8 +383,12 @@ import Testing
     }
 
     @Test func anUnknownPeerIsRecordedAsPendingUntilAccepted() async throws {
-        let a = try await SyncNode("a"), c = try await SyncNode("c")
-        defer { a.remove(); c.remove() }
+        let a = try await SyncNode("a")
+        let c = try await SyncNode("c")
+        defer {
+            a.remove()
+            c.remove()
+        }
         try await a.start()
         try await c.start()
         try await c.pair(with: a)  // c knows a; a does not know c
@@ -363,7 +406,10 @@ import Testing
 
     @Test func aReadOnlyShareRefusesThePeersChanges() async throws {
         let (a, b) = try await startedPair()
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         let (id, layer) = try await makeSharedProject(on: a, with: [b], mode: .readOnly)
         try await eventually("b has the project", nodes: [a, b]) { await inSync(a, b, id) }
         let before = try await a.store.version(of: id)
@@ -386,7 +432,10 @@ import Testing
     /// the daemon keeps serving its other peers and its store is untouched.
     @Test func malformedFramesCloseThatConnectionOnly() async throws {
         let (a, b) = try await startedPair { $0.maximumFrameBytes = 64 << 10 }
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         let (id, layer) = try await makeSharedProject(on: a, with: [b])
         try await eventually("b has the project", nodes: [a, b]) { await inSync(a, b, id) }
         // A rogue but configured peer (so it passes the peer check).
@@ -445,8 +494,14 @@ enum RawPeer {
         _ = try await handshake.futureResult.get()
         try await channel.writeAndFlush(channel.allocator.buffer(bytes: bytes))
         let result = try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask { try await closed.futureResult.get(); return true }
-            group.addTask { try await Task.sleep(for: .seconds(10)); return false }
+            group.addTask {
+                try await closed.futureResult.get()
+                return true
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(10))
+                return false
+            }
             let first = try await group.next()!
             group.cancelAll()
             return first

@@ -1,12 +1,12 @@
 import Foundation
 import NIOPosix
 import StoryCore
+import StoryIdentity
 import StoryStore
 import StoryTestSupport
 import Testing
 
 @testable import StorySync
-import StoryIdentity
 
 /// Broadcasts `bytes` to 127.255.255.255:`port`, as a daemon on this machine would.
 func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
@@ -52,7 +52,9 @@ func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
             try await eventually("daemon \(index) hears the two others", timeout: .seconds(60)) {
                 let heard = await discovery.peers()
                 return heard.count == 2
-                    && others.allSatisfy { other in heard.contains { $0.peer == other.element.peerID && $0.addresses == ["127.0.0.1:\(7460 + other.offset)"] } }
+                    && others.allSatisfy { other in
+                        heard.contains { $0.peer == other.element.peerID && $0.addresses == ["127.0.0.1:\(7460 + other.offset)"] }
+                    }
             }
             let own = await discovery.addresses(of: discovery.peerID)
             #expect(own.isEmpty, "its own announcements are not listed")
@@ -126,7 +128,10 @@ func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
         let port = try freeUDPPort()
         let a = try await SyncNode("a", discoveryPort: port)
         let b = try await SyncNode("b", discoveryPort: port)
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         // Configured with no address at all: only discovery can bring them together.
         try await a.store.addPeer(b.identity.peerID, name: "b", at: 1)
         try await b.store.addPeer(a.identity.peerID, name: "a", at: 1)
@@ -151,7 +156,11 @@ func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
         let a = try await SyncNode("a", discoveryPort: port)
         let b = try await SyncNode("b")
         let c = try await SyncNode("c")
-        defer { a.remove(); b.remove(); c.remove() }
+        defer {
+            a.remove()
+            b.remove()
+            c.remove()
+        }
         try await b.start()
         try await c.start()
         try await b.store.addPeer(a.identity.peerID, name: "a", at: 1)
@@ -179,13 +188,18 @@ func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
         // b's own announcement (here made by hand: b runs no discovery) leads a to it.
         let truth = DiscoveryAnnouncement(peer: b.identity.peerID, port: UInt16(b.port), instance: 1)
         try broadcastOnLoopback(truth.encoded(), port: port)
-        try await eventually("a reaches b", timeout: .seconds(60)) { await a.manager.status().contains { $0.peer == b.identity.peerID && $0.isEstablished } }
+        try await eventually("a reaches b", timeout: .seconds(60)) {
+            await a.manager.status().contains { $0.peer == b.identity.peerID && $0.isEstablished }
+        }
         // One false announcement (then repeated) cost one dial, as docs/threat-model.md says.
         let falseDials = RecentLogs.lines().filter { $0.contains("answered as \(c.identity.peerID), not the configured \(b.identity.peerID)") }
         #expect(falseDials.count == 1, "\(falseDials.count) dials of the false address")
         var sawDiscovered = false
         for await event in events {
-            if case .discovered(b.identity.peerID, _) = event { sawDiscovered = true; break }
+            if case .discovered(b.identity.peerID, _) = event {
+                sawDiscovered = true
+                break
+            }
         }
         #expect(sawDiscovered)
         for node in [a, b, c] { await node.stop() }

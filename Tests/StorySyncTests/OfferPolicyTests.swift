@@ -1,7 +1,7 @@
 import StoryCore
-@testable import StoryStore
 import Testing
 
+@testable import StoryStore
 @testable import StorySync
 
 /// Offer consent without sockets: every branch of `OfferPolicy.decide`.

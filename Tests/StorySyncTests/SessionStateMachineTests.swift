@@ -1,5 +1,5 @@
-import StoryIdentity
 import StoryCore
+import StoryIdentity
 import Testing
 
 @testable import StorySync
@@ -58,10 +58,12 @@ import Testing
         var machine = established()
         let bytes: [UInt8] = Array(0..<200).map { UInt8($0) }
         for offset in stride(from: 0, to: 150, by: 50) {
-            let part = machine.receive(.snapshotPart(document: doc, kind: 1, total: 200, offset: UInt64(offset), bytes: bytes[offset..<offset + 50]), now: now)
+            let part = machine.receive(
+                .snapshotPart(document: doc, kind: 1, total: 200, offset: UInt64(offset), bytes: bytes[offset..<offset + 50]), now: now)
             #expect(
                 part == [
-                    .keepSnapshotPart(doc, kind: 1, total: 200, bytes: bytes[offset..<offset + 50], isFirst: offset == 0, isLast: false, senderMayWrite: true)
+                    .keepSnapshotPart(
+                        doc, kind: 1, total: 200, bytes: bytes[offset..<offset + 50], isFirst: offset == 0, isLast: false, senderMayWrite: true)
                 ], "nothing is merged before the last part")
         }
         let last = machine.receive(.snapshotPart(document: doc, kind: 1, total: 200, offset: 150, bytes: bytes[150...]), now: now)
@@ -124,16 +126,28 @@ import Testing
         }
         let other = DocumentID(high: 2, low: 2)
         #expect(closes([.snapshotPart(document: doc, kind: 1, total: 10, offset: 5, bytes: [1])])?.code == .malformed, "no first part")
-        #expect(closes([.snapshotPart(document: doc, kind: 1, total: 10, offset: 0, bytes: [1]),
-                        .snapshotPart(document: doc, kind: 1, total: 10, offset: 2, bytes: [1])])?.code == .malformed, "a gap")
-        #expect(closes([.snapshotPart(document: doc, kind: 1, total: 10, offset: 0, bytes: [1]),
-                        .snapshotPart(document: doc, kind: 1, total: 11, offset: 1, bytes: [1])])?.code == .malformed, "another total")
-        #expect(closes([.snapshotPart(document: doc, kind: 1, total: 10, offset: 0, bytes: [1]),
-                        .snapshotPart(document: other, kind: 1, total: 10, offset: 0, bytes: [1])])?.code == .malformed, "two at once")
+        #expect(
+            closes([
+                .snapshotPart(document: doc, kind: 1, total: 10, offset: 0, bytes: [1]),
+                .snapshotPart(document: doc, kind: 1, total: 10, offset: 2, bytes: [1]),
+            ])?.code == .malformed, "a gap")
+        #expect(
+            closes([
+                .snapshotPart(document: doc, kind: 1, total: 10, offset: 0, bytes: [1]),
+                .snapshotPart(document: doc, kind: 1, total: 11, offset: 1, bytes: [1]),
+            ])?.code == .malformed, "another total")
+        #expect(
+            closes([
+                .snapshotPart(document: doc, kind: 1, total: 10, offset: 0, bytes: [1]),
+                .snapshotPart(document: other, kind: 1, total: 10, offset: 0, bytes: [1]),
+            ])?.code == .malformed, "two at once")
         #expect(closes([.snapshotPart(document: doc, kind: 2, total: 10, offset: 0, bytes: [1])])?.code == .malformed, "another kind")
         #expect(closes([.snapshotPart(document: doc, kind: 1, total: 4_096, offset: 0, bytes: [1])], limit: 1_024)?.code == .frameTooLarge)
-        #expect(closes([.snapshotPart(document: doc, kind: 1, total: 2, offset: 0, bytes: [1]),
-                        .snapshotPart(document: doc, kind: 1, total: 2, offset: 1, bytes: [1])]) == nil, "whole and in order")
+        #expect(
+            closes([
+                .snapshotPart(document: doc, kind: 1, total: 2, offset: 0, bytes: [1]),
+                .snapshotPart(document: doc, kind: 1, total: 2, offset: 1, bytes: [1]),
+            ]) == nil, "whole and in order")
     }
 
     @Test func anotherProtocolVersionIsRefusedWithAnError() {
@@ -154,7 +168,8 @@ import Testing
         let actions = machine.receive(.ack(document: doc, version: VersionVector()), now: now)
         #expect(actions.contains(.close(SyncError(.malformed, "expected hello, got ack \(doc) {}"))))
         var twice = established()
-        #expect(twice.receive(.hello(version: version, name: "b", capabilities: []), now: now).last == .close(SyncError(.malformed, "a second hello")))
+        #expect(
+            twice.receive(.hello(version: version, name: "b", capabilities: []), now: now).last == .close(SyncError(.malformed, "a second hello")))
     }
 
     @Test func anAdvertiseAsksForWhatThePeerLacksAndPushesFollow() {
@@ -162,7 +177,9 @@ import Testing
         #expect(machine.documentChanged(doc).isEmpty)  // not before the peer advertised
         let vector = VersionVector([ReplicaID(7): 3])
         let ad = Message.Advertisement(document: doc, kind: 1, name: "p", role: .editor, version: vector)
-        #expect(machine.receive(.advertise(ad), now: now) == [.recordAcknowledged(doc, vector), .sync(doc)], "an Advertise also says what the peer has stored")
+        #expect(
+            machine.receive(.advertise(ad), now: now) == [.recordAcknowledged(doc, vector), .sync(doc)],
+            "an Advertise also says what the peer has stored")
         #expect(machine.knownVersion(of: doc) == vector)
         machine.sent(doc, upTo: VersionVector([ReplicaID(9): 4]), at: now)
         #expect(machine.knownVersion(of: doc) == VersionVector([ReplicaID(7): 3, ReplicaID(9): 4]))

@@ -1,13 +1,13 @@
-import StoryIdentity
 import Foundation
 import Logging
 import NIOCore
 import NIOPosix
 import StoryCore
+import StoryIdentity
 import StoryStore
 import StoryTLS
-import Synchronization
 import StoryTestSupport
+import Synchronization
 import Testing
 
 @testable import StorySync

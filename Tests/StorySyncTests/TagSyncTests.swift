@@ -1,19 +1,23 @@
 import StoryCore
+import StoryIdentity
 import StoryStore
 import StoryTestSupport
+import StoryWireClient
 import Testing
 
 @testable import StorySync
-import StoryWireClient
-import StoryIdentity
 
 /// Tags between two real sync stacks over TLS on 127.0.0.1: changes made
 /// apart merge as an observed-remove set, the receiving store's tag index
 /// follows, and a peer that cannot decode tags is refused at Hello.
 @Suite(.daemons, .serialized) struct TagSyncTests {
     @Test func tagsMadeApartMergeAndTheReceiversIndexFollows() async throws {
-        let a = try await SyncNode("a"), b = try await SyncNode("b")
-        defer { a.remove(); b.remove() }
+        let a = try await SyncNode("a")
+        let b = try await SyncNode("b")
+        defer {
+            a.remove()
+            b.remove()
+        }
         try await a.start()
         try await b.start()
         try await a.pair(with: b)
@@ -44,7 +48,10 @@ import StoryIdentity
     /// daemon says in `peers` which side to upgrade.
     @Test func aPeerOfTheProtocolBeforeTheLatestWriterWinsIsToldToUpgrade() async throws {
         let (a, b, hostile, _, _) = try await HostilePeerTests.setUp()
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         _ = try await HostilePeer.session(to: a.port, as: hostile, helloVersion: 4) { peer in
             try await peer.expect("an error naming the side to upgrade") { message in
                 guard case .error(SyncError.Code.protocolVersion.rawValue, let text) = message else { return false }
@@ -60,7 +67,10 @@ import StoryIdentity
 
     @Test func aPeerOfTheProtocolBeforeTagsIsRefusedCleanly() async throws {
         let (a, b, hostile, _, _) = try await HostilePeerTests.setUp()
-        defer { a.remove(); b.remove() }
+        defer {
+            a.remove()
+            b.remove()
+        }
         try await HostilePeer.session(to: a.port, as: hostile, helloVersion: 3) { peer in
             try await peer.expectRefusal(.protocolVersion)
         }

@@ -1,9 +1,9 @@
-import StoryTestSupport
-import StoryCore
-import StoryIdentity
 import Foundation
 import NIOCore
 import NIOPosix
+import StoryCore
+import StoryIdentity
+import StoryTestSupport
 import Synchronization
 import Testing
 
@@ -23,10 +23,12 @@ import Testing
         init() async throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("storyteller-openssl-\(UUID())").path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            _ = try await programOutput("/usr/bin/openssl", [
-                "req", "-x509", "-newkey", "ed25519", "-keyout", key, "-out", certificate, "-days", "2", "-nodes",
-                "-subj", "/CN=openssl-peer",
-            ])
+            _ = try await programOutput(
+                "/usr/bin/openssl",
+                [
+                    "req", "-x509", "-newkey", "ed25519", "-keyout", key, "-out", certificate, "-days", "2", "-nodes",
+                    "-subj", "/CN=openssl-peer",
+                ])
         }
 
         /// The peer id, from the DER the openssl tool writes.
@@ -149,8 +151,11 @@ import Testing
         try await probe.close()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", peer.certificate, "-key", peer.key,
-                             "-Verify", "1", "-naccept", "1", "-quiet"] + arguments
+        process.arguments =
+            [
+                "s_server", "-accept", "127.0.0.1:\(port)", "-cert", peer.certificate, "-key", peer.key,
+                "-Verify", "1", "-naccept", "1", "-quiet",
+            ] + arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = Pipe()

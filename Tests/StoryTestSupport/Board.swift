@@ -10,7 +10,9 @@ package struct Board {
 
     package init(replica: UInt64 = 1, scenes sceneCount: Int = 2, shots shotCount: Int = 3, layers layerCount: Int = 1) throws {
         doc = ProjectDocument(id: Board.documentID, replica: ReplicaID(replica))
-        var scenes: [OpID] = [], shots: [[OpID]] = [], layers: [OpID: [OpID]] = [:]
+        var scenes: [OpID] = []
+        var shots: [[OpID]] = []
+        var layers: [OpID: [OpID]] = [:]
         try doc.edit(at: 1000) { editor in
             for s in 0..<sceneCount {
                 let scene = try editor.insertScene(at: s)

@@ -27,7 +27,8 @@ package enum RequiredProgram {
         let missing = programs.filter { !isInstalled($0) }
         guard !missing.isEmpty else { return nil }
         let install = Set(missing.map { packages[($0 as NSString).lastPathComponent] ?? $0 }).sorted()
-        return "needs \(missing.joined(separator: ", ")), not installed here (Debian: apt install \(install.joined(separator: " ")); .ci/run installs it)"
+        return
+            "needs \(missing.joined(separator: ", ")), not installed here (Debian: apt install \(install.joined(separator: " ")); .ci/run installs it)"
     }
 }
 

@@ -53,11 +53,11 @@ package enum TestSeeds {
 }
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Whether tests print their statistics (`STORYTELLER_TEST_VERBOSE=1`).

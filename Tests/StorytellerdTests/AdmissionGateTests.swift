@@ -29,13 +29,26 @@ import Testing
     @Test func workBeyondTheCapacityIsRefusedAndAPlaceFreesWhenWorkEnds() async throws {
         let gate = AdmissionGate(capacity: 2)
         let latch = Latch()
-        let first = Task { await gate.ifAdmitted { await latch.wait(); return 1 } }
-        let second = Task { await gate.ifAdmitted { await latch.wait(); return 2 } }
+        let first = Task {
+            await gate.ifAdmitted {
+                await latch.wait()
+                return 1
+            }
+        }
+        let second = Task {
+            await gate.ifAdmitted {
+                await latch.wait()
+                return 2
+            }
+        }
         for _ in 0..<500 where await latch.arrived < 2 { try await Task.sleep(for: .milliseconds(10)) }
         #expect(await latch.arrived == 2)
         #expect(gate.count == 2)
         var ran = false
-        let third = await gate.ifAdmitted { ran = true; return 3 }
+        let third = await gate.ifAdmitted {
+            ran = true
+            return 3
+        }
         #expect(third == nil && !ran, "a third while two run is refused without running")
         await latch.release()
         #expect(await first.value == 1)

@@ -5,12 +5,12 @@ import StoryCore
 import StoryEditorial
 import StoryIdentity
 import StorySync
-import StoryWireClient
 import StoryTestSupport
+import StoryWireClient
 import Testing
 
 #if canImport(FoundationXML)
-import FoundationXML
+    import FoundationXML
 #endif
 
 /// Exports through a real daemon and the CLI, checked with independent
@@ -23,8 +23,11 @@ import FoundationXML
         let project = try await daemon.cli("projects", "create", "Night Train").output.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try await daemon.cli("scenes", "add", project).status == 0)
         for _ in 0..<3 { #expect(try await daemon.cli("shots", "add", project, "1").status == 0) }
-        #expect(try await daemon.cli("shots", "set", project, "1-1", "--background", "#ff0000", "--duration", "1.5", "--caption", "She runs").status == 0)
-        #expect(try await daemon.cli("shots", "set", project, "1-2", "--background", "#00ff00", "--duration", "0.7", "--dialogue", "Tickets, please.").status == 0)
+        #expect(
+            try await daemon.cli("shots", "set", project, "1-1", "--background", "#ff0000", "--duration", "1.5", "--caption", "She runs").status == 0)
+        #expect(
+            try await daemon.cli("shots", "set", project, "1-2", "--background", "#00ff00", "--duration", "0.7", "--dialogue", "Tickets, please.")
+                .status == 0)
         #expect(try await daemon.cli("shots", "set", project, "1-3", "--background", "#0000ff", "--aspect-ratio", "1").status == 0)
         #expect(try await daemon.cli("layers", "add", project, "1-1", "--name", "ink").status == 0)
         #expect(try await daemon.cli("strokes", "add", project, "1-1/ink", "--points", "[0.1,0.9,0.5,0.5,0.5,0.95]", "--width", "0.02").status == 0)
@@ -39,7 +42,8 @@ import FoundationXML
 
     /// ffprobe's streams and format of a file.
     func probe(_ path: String) async throws -> (streams: [[String: Any]], duration: Double) {
-        let result = try await ExternalProgram.run("ffprobe", ["-v", "error", "-print_format", "json", "-show_streams", "-show_format", "-count_frames", path])
+        let result = try await ExternalProgram.run(
+            "ffprobe", ["-v", "error", "-print_format", "json", "-show_streams", "-show_format", "-count_frames", path])
         #expect(result.status == 0, "\(result.output)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
         let format = try #require(json["format"] as? [String: Any])
@@ -148,7 +152,10 @@ import FoundationXML
                 for request in requests.dropFirst(served) {
                     if request.manifest {
                         try await peer.send(
-                            .blobManifest(.init(hash: hash, byteCount: UInt64(garbage.count), type: .wav, chunkSize: UInt32(chunkSize), chunks: chunks.map { crypto.sha256(nil, $0[...]) })))
+                            .blobManifest(
+                                .init(
+                                    hash: hash, byteCount: UInt64(garbage.count), type: .wav, chunkSize: UInt32(chunkSize),
+                                    chunks: chunks.map { crypto.sha256(nil, $0[...]) })))
                     }
                     for index in request.chunks { try await peer.send(.blobChunk(hash: hash, index: index, bytes: chunks[Int(index)][...])) }
                 }
@@ -336,46 +343,46 @@ import FoundationXML
     }
 
     #if canImport(FoundationXML)
-    @Test func theEDLAndFCPXMLOfASceneNameStillsAndSoundsWrittenBesideThem() async throws {
-        let files = try TemporaryDirectory()
-        defer { files.remove() }
-        let daemon = try await StartedDaemon.start()
-        defer { daemon.stop() }
-        let project = try await board(on: daemon, files: files)
-        let edl = files.path + "/scene1.edl"
-        let made = try await daemon.cli("export", "edl", project, "--scene", "1", "--out", edl, "--fps", "25")
-        #expect(made.status == 0, "\(made.errors)")
-        let text = try String(contentsOfFile: edl, encoding: .utf8)
-        #expect(text.hasPrefix("TITLE: Night Train – scene 1\nFCM: NON-DROP FRAME\n"))
-        // At 25 fps: 1.5 s = 37.5 → frame 38; 2.2 s = 55; 4.2 s = 105.
-        #expect(text.contains("001  AX       V     C        00:00:00:00 00:00:01:13 01:00:00:00 01:00:01:13\n* FROM CLIP NAME: 1-1.png"))
-        #expect(text.contains("002  AX       V     C        00:00:00:00 00:00:00:17 01:00:01:13 01:00:02:05\n* FROM CLIP NAME: 1-2.png"))
-        #expect(text.contains("003  AX       V     C        00:00:00:00 00:00:02:00 01:00:02:05 01:00:04:05\n* FROM CLIP NAME: 1-3.png"))
-        // The sound: 0.2 s (5 frames) into its shot (frame 43), to the shot's end (frame 55).
-        #expect(text.contains("004  AX       A     C        00:00:00:00 00:00:00:12 01:00:01:18 01:00:02:05"), "\(text)")
-        let media = files.path + "/scene1_media"
-        let names = try FileManager.default.contentsOfDirectory(atPath: media).sorted()
-        #expect(names.count == 4 && names.prefix(3) == ["1-1.png", "1-2.png", "1-3.png"] && names[3].hasSuffix(".wav"), "\(names)")
-        let still = try Data(contentsOf: URL(fileURLWithPath: media + "/1-1.png"))
-        #expect(still.starts(with: [0x89, 0x50, 0x4E, 0x47]))
-        let sound = try Data(contentsOf: URL(fileURLWithPath: media + "/" + names[3]))
-        #expect(Array(sound) == TestMedia.wav(seconds: 1.0, seed: 3))
+        @Test func theEDLAndFCPXMLOfASceneNameStillsAndSoundsWrittenBesideThem() async throws {
+            let files = try TemporaryDirectory()
+            defer { files.remove() }
+            let daemon = try await StartedDaemon.start()
+            defer { daemon.stop() }
+            let project = try await board(on: daemon, files: files)
+            let edl = files.path + "/scene1.edl"
+            let made = try await daemon.cli("export", "edl", project, "--scene", "1", "--out", edl, "--fps", "25")
+            #expect(made.status == 0, "\(made.errors)")
+            let text = try String(contentsOfFile: edl, encoding: .utf8)
+            #expect(text.hasPrefix("TITLE: Night Train – scene 1\nFCM: NON-DROP FRAME\n"))
+            // At 25 fps: 1.5 s = 37.5 → frame 38; 2.2 s = 55; 4.2 s = 105.
+            #expect(text.contains("001  AX       V     C        00:00:00:00 00:00:01:13 01:00:00:00 01:00:01:13\n* FROM CLIP NAME: 1-1.png"))
+            #expect(text.contains("002  AX       V     C        00:00:00:00 00:00:00:17 01:00:01:13 01:00:02:05\n* FROM CLIP NAME: 1-2.png"))
+            #expect(text.contains("003  AX       V     C        00:00:00:00 00:00:02:00 01:00:02:05 01:00:04:05\n* FROM CLIP NAME: 1-3.png"))
+            // The sound: 0.2 s (5 frames) into its shot (frame 43), to the shot's end (frame 55).
+            #expect(text.contains("004  AX       A     C        00:00:00:00 00:00:00:12 01:00:01:18 01:00:02:05"), "\(text)")
+            let media = files.path + "/scene1_media"
+            let names = try FileManager.default.contentsOfDirectory(atPath: media).sorted()
+            #expect(names.count == 4 && names.prefix(3) == ["1-1.png", "1-2.png", "1-3.png"] && names[3].hasSuffix(".wav"), "\(names)")
+            let still = try Data(contentsOf: URL(fileURLWithPath: media + "/1-1.png"))
+            #expect(still.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+            let sound = try Data(contentsOf: URL(fileURLWithPath: media + "/" + names[3]))
+            #expect(Array(sound) == TestMedia.wav(seconds: 1.0, seed: 3))
 
-        let fcpxml = files.path + "/scene1.fcpxml"
-        #expect(try await daemon.cli("export", "fcpxml", project, "--scene", "1", "--out", fcpxml).status == 0)
-        let document = try XMLDocument(contentsOf: URL(fileURLWithPath: fcpxml))
-        #expect(document.rootElement()?.attribute(forName: "version")?.stringValue == "1.9")
-        #expect(try document.nodes(forXPath: "//spine/video").count == 3)
-        // Every file it names exists.
-        let sources = try document.nodes(forXPath: "//media-rep/@src").compactMap(\.stringValue)
-        #expect(sources.count == 4)
-        for source in sources {
-            let path = try #require(URL(string: source)?.path)
-            #expect(FileManager.default.fileExists(atPath: path), "\(source)")
+            let fcpxml = files.path + "/scene1.fcpxml"
+            #expect(try await daemon.cli("export", "fcpxml", project, "--scene", "1", "--out", fcpxml).status == 0)
+            let document = try XMLDocument(contentsOf: URL(fileURLWithPath: fcpxml))
+            #expect(document.rootElement()?.attribute(forName: "version")?.stringValue == "1.9")
+            #expect(try document.nodes(forXPath: "//spine/video").count == 3)
+            // Every file it names exists.
+            let sources = try document.nodes(forXPath: "//media-rep/@src").compactMap(\.stringValue)
+            #expect(sources.count == 4)
+            for source in sources {
+                let path = try #require(URL(string: source)?.path)
+                #expect(FileManager.default.fileExists(atPath: path), "\(source)")
+            }
+            if (try? await ExternalProgram.run("xmllint", ["--version"]))?.status == 0 {
+                #expect(try await ExternalProgram.run("xmllint", ["--noout", fcpxml]).status == 0)
+            }
         }
-        if (try? await ExternalProgram.run("xmllint", ["--version"]))?.status == 0 {
-            #expect(try await ExternalProgram.run("xmllint", ["--noout", fcpxml]).status == 0)
-        }
-    }
     #endif
 }

@@ -152,7 +152,9 @@ import Testing
         defer { started.stop() }
         let project = try await started.cli("projects", "create", "Big enough").output.trimmingCharacters(in: .whitespacesAndNewlines)
         let scene = try await started.cli("scenes", "add", project).output.trimmingCharacters(in: .whitespacesAndNewlines)
-        for index in 0..<20 { _ = try await started.cli("scenes", "set", project, scene, "--title", String(repeating: "x", count: 4_000) + "\(index)") }
+        for index in 0..<20 {
+            _ = try await started.cli("scenes", "set", project, scene, "--title", String(repeating: "x", count: 4_000) + "\(index)")
+        }
 
         let answer = try started.client.get("/v1/backup")
         #expect(answer.status == 507, "\(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
@@ -269,6 +271,8 @@ import Testing
         _ = FileManager.default.createFile(atPath: bogus, contents: Data("just some words".utf8))
         again.daemon.kill()
         let notABackup = try await storyteller(["restore", bogus, "--data-dir", started.home.path])
-        #expect(notABackup.status != 0 && notABackup.errors.contains("not restored") && notABackup.errors.contains("not an SQLite database"), "\(notABackup.errors)")
+        #expect(
+            notABackup.status != 0 && notABackup.errors.contains("not restored") && notABackup.errors.contains("not an SQLite database"),
+            "\(notABackup.errors)")
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
-import StoryTestSupport
 import StoryAPI
-import Testing
 import StoryClient
+import StoryTestSupport
+import Testing
 
 /// What the CLI tells a person beyond the data (issue 12, "Honest
 /// feedback"): a daemon of another version, who did what (a peer's name, not

@@ -1,10 +1,10 @@
-import StoryTestSupport
-import StoryIdentity
 import Foundation
 import StoryAPI
 import StoryClient
 import StoryCore
+import StoryIdentity
 import StoryStore
+import StoryTestSupport
 import Testing
 
 /// Runs the built `storyteller` CLI; its exit status, stdout and stderr.
@@ -159,7 +159,8 @@ func storytellerBlocking(
         let pointsFile = started.home.path + "/points.json"
         try "[0.25, 0.5, 1.0, 0.75, 0.5, 0.5]".write(toFile: pointsFile, atomically: true, encoding: .utf8)
         let first = try await run(
-            "strokes", "add", project, layer, "--points", "[0.1, 0.2, 0.5, 0.3, 0.4, 0.6]", "--tool", "marker", "--color", "#ff0000", "--width", "0.01",
+            "strokes", "add", project, layer, "--points", "[0.1, 0.2, 0.5, 0.3, 0.4, 0.6]", "--tool", "marker", "--color", "#ff0000", "--width",
+            "0.01",
             "--cap", "square", "--join", "bevel")
         let fromFile = try await run("strokes", "add", project, layer, "--file", pointsFile)
         var body = try await state(project)
@@ -170,11 +171,14 @@ func storytellerBlocking(
         #expect(points.count == 6, "points are a flat [x, y, pressure, …] array")
         #expect(abs(points[0] - 0.1) < 0.001 && abs(points[4] - 0.4) < 0.001)
         #expect((marker["brush"] as? [String: Any])?["tool"] as? String == "marker")
-        #expect((marker["brush"] as? [String: Any])?["cap"] as? String == "square" && (marker["brush"] as? [String: Any])?["join"] as? String == "bevel")
+        #expect(
+            (marker["brush"] as? [String: Any])?["cap"] as? String == "square" && (marker["brush"] as? [String: Any])?["join"] as? String == "bevel")
         // A replace changes the brush's ends and corners too (same stroke key).
         _ = try await run("strokes", "replace", project, layer, first, "--cap", "butt", "--join", "miter")
         let restyled = try await #require(strokes(try state(project)).first { $0["id"] as? String == first })
-        #expect((restyled["brush"] as? [String: Any])?["cap"] as? String == "butt" && (restyled["brush"] as? [String: Any])?["join"] as? String == "miter")
+        #expect(
+            (restyled["brush"] as? [String: Any])?["cap"] as? String == "butt" && (restyled["brush"] as? [String: Any])?["join"] as? String == "miter"
+        )
         #expect((restyled["brush"] as? [String: Any])?["tool"] as? String == "marker", "the rest of the brush stays")
         _ = try await run("undo", project)
         let badCap = try await storyteller(["strokes", "add", project, layer, "--points", "[0.5, 0.5, 1]", "--cap", "pointy", "--socket", socket])
@@ -203,9 +207,13 @@ func storytellerBlocking(
         #expect(drawn.count == 4, "the duplicate shows the same strokes")
 
         // Shot fields.
-        _ = try await run("shots", "set", project, shot, "--background", "#336699", "--caption", "Wide", "--notes", "dusk", "--duration", "2.5", "--aspect-ratio", "2.39")
+        _ = try await run(
+            "shots", "set", project, shot, "--background", "#336699", "--caption", "Wide", "--notes", "dusk", "--duration", "2.5", "--aspect-ratio",
+            "2.39")
         let shotState = try await #require(
-            ((try state(project)["scenes"] as? [[String: Any]] ?? []).flatMap { $0["shots"] as? [[String: Any]] ?? [] }).first { $0["id"] as? String == shot })
+            ((try state(project)["scenes"] as? [[String: Any]] ?? []).flatMap { $0["shots"] as? [[String: Any]] ?? [] }).first {
+                $0["id"] as? String == shot
+            })
         #expect(shotState["caption"] as? String == "Wide" && shotState["notes"] as? String == "dusk")
         #expect(shotState["duration"] as? Double == 2.5 && shotState["aspectRatio"] as? Double == 2.39)
         #expect((shotState["background"] as? String)?.lowercased().hasPrefix("#336699") == true)
@@ -352,7 +360,8 @@ func storytellerBlocking(
         let home = try TemporaryDirectory()
         defer { home.remove() }
         let socket = home.path + "/control.sock"
-        let daemon = try DaemonProcess(arguments: ["--data-dir", home.path + "/state", "--socket", socket, "--listen", "127.0.0.1:0"], environment: [:])
+        let daemon = try DaemonProcess(
+            arguments: ["--data-dir", home.path + "/state", "--socket", socket, "--listen", "127.0.0.1:0"], environment: [:])
         defer { daemon.kill() }
         try await daemon.waitForLog("ready")
         let project = try await storyteller(["projects", "create", "Kept", "--socket", socket]).output.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -417,7 +426,9 @@ func storytellerBlocking(
         let started = try await StartedDaemon.start()
         defer { started.stop() }
         let socket = started.socket
-        for arguments in [["--socket", socket, "--json", "version"], ["--json", "version", "--socket", socket], ["--socket=\(socket)", "--json", "version"]] {
+        for arguments in [
+            ["--socket", socket, "--json", "version"], ["--json", "version", "--socket", socket], ["--socket=\(socket)", "--json", "version"],
+        ] {
             let result = try await storyteller(arguments)
             #expect(result.status == 0, "\(arguments): \(result.errors)")
             #expect(result.output.contains("\"daemon\":\"\(API.version)\""), "\(arguments): \(result.output)")
@@ -438,7 +449,8 @@ func storytellerBlocking(
         let flat = try await started.cli("shots", "set", project, shot, "--aspect-ratio", "0")
         #expect(flat.status == 1 && flat.errors.contains("above 0"), "\(flat.errors)")
         let layer = try await started.cli("layers", "add", project, shot).output.trimmingCharacters(in: .whitespacesAndNewlines)
-        let stroke = try await started.cli("strokes", "add", project, layer, "--points", "[0.5,0.5,1]").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let stroke = try await started.cli("strokes", "add", project, layer, "--points", "[0.5,0.5,1]").output.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let moved = try await started.cli("strokes", "replace", project, layer, stroke, "--translate", "-0.1,0.05")
         #expect(moved.status == 0, "a negative DX is a value: \(moved.errors)")
         let outside = try await started.cli("strokes", "add", project, layer, "--points", "[0.5,0.5,1, 1.5,0.5,1]")
@@ -449,7 +461,8 @@ func storytellerBlocking(
         let top = try await storyteller(["projets", "list"])
         #expect(top.status == 64 && top.errors.contains("unknown command 'projets' for 'storyteller' (did you mean 'projects'?)"), "\(top.errors)")
         let nested = try await storyteller(["strokes", "ad", "x"])
-        #expect(nested.status == 64 && nested.errors.contains("(did you mean 'add'?)") && nested.errors.contains("commands: list, add, erase, replace"))
+        #expect(
+            nested.status == 64 && nested.errors.contains("(did you mean 'add'?)") && nested.errors.contains("commands: list, add, erase, replace"))
         let underDefault = try await storyteller(["peers", "lst"])
         #expect(underDefault.status == 64 && underDefault.errors.contains("did you mean 'list'?"))
         // A word under a command with a default subcommand may be its argument: no suggestion then.

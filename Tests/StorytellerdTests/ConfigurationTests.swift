@@ -1,9 +1,9 @@
-import StoryTestSupport
-import StoryCore
-import StoryIdentity
 import Foundation
 import StoryClient
+import StoryCore
 import StoryDaemon
+import StoryIdentity
+import StoryTestSupport
 import Testing
 
 /// Flags over environment over config file over defaults, and strict errors,
@@ -14,13 +14,13 @@ import Testing
         defer { home.remove() }
         let file = home.path + "/storytellerd.toml"
         try """
-            # a comment
-            data-dir = "\(home.path)/from-file"   # trailing comment
-            name = "from # file"
-            listen = "127.0.0.1:1"
-            log-level = "debug"
-            maintenance-interval = 5
-            """.write(toFile: file, atomically: true, encoding: .utf8)
+        # a comment
+        data-dir = "\(home.path)/from-file"   # trailing comment
+        name = "from # file"
+        listen = "127.0.0.1:1"
+        log-level = "debug"
+        maintenance-interval = 5
+        """.write(toFile: file, atomically: true, encoding: .utf8)
         let daemon = try DaemonProcess(
             arguments: ["--config", file, "--listen", "127.0.0.1:0"],
             environment: ["STORYTELLER_LOG_LEVEL": "info", "STORYTELLER_NAME": "from-env"])

@@ -1,8 +1,8 @@
 import Foundation
+import StoryClient
 import StoryTestSupport
 import Synchronization
 import Testing
-import StoryClient
 
 /// Found as a new user would: two people set the same caption offline, and
 /// after the merge one caption had vanished with no trace. Two real daemons
@@ -74,7 +74,8 @@ import StoryClient
         #expect(values == ["Ana: the boat at dawn", "Ben: the boat at night"])
         #expect(Set([kept["author"] as? String, overwritten["author"] as? String].compactMap { $0 }) == [aID, bID])
         #expect(overwritten["index"] as? Int == 1 && kept["index"] == nil && overwritten["at"] is String)
-        let keptText = try #require(kept["value"] as? String), lostText = try #require(overwritten["value"] as? String)
+        let keptText = try #require(kept["value"] as? String)
+        let lostText = try #require(overwritten["value"] as? String)
         // The later writer wins, as people mean it: Ben wrote after Ana (by the
         // wall clock, which both daemons here share), whatever the counters.
         #expect(keptText == "Ben: the boat at night" && lostText == "Ana: the boat at dawn")

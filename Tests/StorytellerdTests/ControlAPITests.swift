@@ -1,10 +1,9 @@
-import StoryTestSupport
-import StoryCore
-import StoryIdentity
 import Foundation
 import StoryClient
+import StoryCore
+import StoryIdentity
+import StoryTestSupport
 import Testing
-
 
 /// The control API of the built daemon, over its real Unix socket.
 @Suite(.daemons, .serialized) struct ControlAPITests {
@@ -115,7 +114,9 @@ import Testing
         }
         let served = try await InProcessDaemon.routes()
         #expect(!served.isEmpty)
-        #expect(documented == served, "documented but not served: \(documented.subtracting(served)); served but not documented: \(served.subtracting(documented))")
+        #expect(
+            documented == served,
+            "documented but not served: \(documented.subtracting(served)); served but not documented: \(served.subtracting(documented))")
     }
 
     @Test func projectsAndSharesOverTheSocket() async throws {
@@ -149,7 +150,9 @@ import Testing
         #expect((shared.json as? [String: Any])?["mode"] as? String == "read-only")
         let shares = try #require(try client.get("/v1/projects/\(id)/shares").json as? [[String: Any]])
         #expect(shares.count == 1 && shares[0]["peer"] as? String == Self.otherPeer && shares[0]["mode"] as? String == "read-only")
-        #expect(try client.request("PUT", "/v1/projects/\(id)/shares/\(Self.otherPeer)", body: Data(#"{"mode":"sometimes"}"#.utf8)).errorCode == "bad_request")
+        #expect(
+            try client.request("PUT", "/v1/projects/\(id)/shares/\(Self.otherPeer)", body: Data(#"{"mode":"sometimes"}"#.utf8)).errorCode
+                == "bad_request")
         #expect(try client.request("DELETE", "/v1/projects/\(id)/shares/\(Self.otherPeer)").status == 200)
         #expect((try client.get("/v1/projects/\(id)/shares").json as? [Any])?.isEmpty == true)
         #expect(try client.request("DELETE", "/v1/projects/\(id)/shares/\(Self.otherPeer)").errorCode == "not_found")
@@ -185,8 +188,11 @@ import Testing
         var onB: [String: Any]?
         for _ in 0..<200 where onB == nil {
             let response = try clientB.get("/v1/projects/\(project)")
-            if response.status == 200, let body = response.json as? [String: Any], body["title"] as? String == "Harbour" { onB = body }
-            else { try await Task.sleep(for: .milliseconds(50)) }
+            if response.status == 200, let body = response.json as? [String: Any], body["title"] as? String == "Harbour" {
+                onB = body
+            } else {
+                try await Task.sleep(for: .milliseconds(50))
+            }
         }
         let synced = try #require(onB, "B received the project")
         #expect(synced["id"] as? String == project, "the same id on both peers")
@@ -212,7 +218,10 @@ import Testing
         var random = SystemRandomNumberGenerator()
         for _ in 0..<2 {
             let ops: [[String: Any]] = (0..<30).map { _ in
-                ["op": "stroke.add", "layer": layer, "points": (0..<2_400).map { index in index % 3 == 2 ? 0.5 : Double.random(in: 0...1, using: &random) }]
+                [
+                    "op": "stroke.add", "layer": layer,
+                    "points": (0..<2_400).map { index in index % 3 == 2 ? 0.5 : Double.random(in: 0...1, using: &random) },
+                ]
             }
             let body = try JSONSerialization.data(withJSONObject: ["ops": ops])
             #expect(try daemon.client.request("POST", "/v1/projects/\(project)/edits", body: body).status == 200)
@@ -245,7 +254,9 @@ import Testing
         // The third op names a scene that does not exist: the first two must not stay.
         let bad = try client.post(
             "/v1/projects/\(project)/edits",
-            json: #"{"ops":[{"op":"scene.add","title":"Two"},{"op":"set","object":"$0","field":"description","value":"x"},{"op":"shot.add","scene":"99@00000000000000aa"}]}"#)
+            json:
+                #"{"ops":[{"op":"scene.add","title":"Two"},{"op":"set","object":"$0","field":"description","value":"x"},{"op":"shot.add","scene":"99@00000000000000aa"}]}"#
+        )
         #expect(bad.status == 404)
         #expect(bad.errorMessage?.contains("nothing applied") == true)
         #expect(try client.get("/v1/projects/\(project)").body == before, "nothing of the refused batch was applied")
@@ -297,7 +308,10 @@ import Testing
         defer { daemon.kill() }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", productsDirectory.appendingPathComponent("storyteller").path, "status", "--socket", socket]
+        process.arguments = [
+            "--reuid=65534", "--regid=65534", "--clear-groups", productsDirectory.appendingPathComponent("storyteller").path, "status", "--socket",
+            socket,
+        ]
         process.environment = ["HOME": "/nonexistent", "PATH": "/usr/bin:/bin"]
         let errors = Pipe()
         process.standardError = errors

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import StoryClient
+import Synchronization
 import Testing
 
 /// What the CLI's client says when a daemon is there but does not answer as

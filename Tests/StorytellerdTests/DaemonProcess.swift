@@ -1,9 +1,9 @@
-import StoryCore
-import StoryIdentity
 import Foundation
 import StoryClient
-import Synchronization
+import StoryCore
+import StoryIdentity
 import StoryTestSupport
+import Synchronization
 import Testing
 
 /// The directory the test binaries (and `storytellerd`) were built into.
@@ -283,4 +283,3 @@ struct StartedDaemon {
         }
     }
 }
-

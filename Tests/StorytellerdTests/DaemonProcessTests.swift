@@ -1,9 +1,9 @@
-import StoryTestSupport
-import StoryIdentity
 import Foundation
 import StoryCore
+import StoryIdentity
 import StoryStore
 import StoryTLS
+import StoryTestSupport
 import Testing
 
 /// The built `storytellerd` binary, started as a real process on loopback.
@@ -63,7 +63,10 @@ import Testing
     /// the session's runtime directory: two such daemons never collide.
     @Test func aDataDirectoryKeepsItsOwnSocket() async throws {
         let (first, second) = (try TemporaryDirectory(), try TemporaryDirectory())
-        defer { first.remove(); second.remove() }
+        defer {
+            first.remove()
+            second.remove()
+        }
         var daemons: [DaemonProcess] = []
         defer { for daemon in daemons { daemon.kill() } }
         for home in [first, second] {

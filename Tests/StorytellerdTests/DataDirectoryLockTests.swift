@@ -1,5 +1,5 @@
-import StoryTestSupport
 import Foundation
+import StoryTestSupport
 import Testing
 
 @testable import StoryDaemon

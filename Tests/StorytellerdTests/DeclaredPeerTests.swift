@@ -2,9 +2,9 @@ import Foundation
 import StoryClient
 import StoryCore
 import StoryDaemon
+import StoryIdentity
 import StoryTestSupport
 import Testing
-import StoryIdentity
 
 /// `[[peer]]` tables in the config file: strict parsing with `FILE:LINE`
 /// errors, `--print-config`, and the merge with peers added at run time.
@@ -45,10 +45,16 @@ import StoryIdentity
 
     @Test(arguments: [
         // (file, words the error must contain)
-        ("[[peer]]\nid = \"QCRP7LQ-7DQ2KPY-A5I4PGB-SEDLTCF-QT6QNXH-RVJR5AR-A4IOYWZ-TG7NPAB\"\n", [":2:", "'peer.id'", "not a peer id", "check characters"]),
+        (
+            "[[peer]]\nid = \"QCRP7LQ-7DQ2KPY-A5I4PGB-SEDLTCF-QT6QNXH-RVJR5AR-A4IOYWZ-TG7NPAB\"\n",
+            [":2:", "'peer.id'", "not a peer id", "check characters"]
+        ),
         ("[[peer]]\nname = \"bob\"\n", [":1:", "'peer'", "has no 'id'"]),
         ("[[peer]]\nid = 12\n", [":2:", "'peer.id'", "must be a string"]),
-        ("[[peer]]\nid = \"\(DeclaredPeerTests.bob)\"\n\n[[peer]]\nid = \"\(DeclaredPeerTests.bob)\"\n", [":5:", "'peer.id'", "declared twice", "first at", ":1"]),
+        (
+            "[[peer]]\nid = \"\(DeclaredPeerTests.bob)\"\n\n[[peer]]\nid = \"\(DeclaredPeerTests.bob)\"\n",
+            [":5:", "'peer.id'", "declared twice", "first at", ":1"]
+        ),
         ("[[peer]]\nid = \"\(DeclaredPeerTests.bob)\"\nadress = \"b:1\"\n", [":3:", "'peer.adress'", "not a key of a [[peer]] table", "addresses"]),
         ("[[peer]]\nid = \"\(DeclaredPeerTests.bob)\"\naddresses = \"b.local:7460\"\n", [":3:", "'peer.addresses'", "must be a list"]),
         ("[[peer]]\nid = \"\(DeclaredPeerTests.bob)\"\naddresses = [\"b.local\"]\n", [":3:", "'peer.addresses'", "\"b.local\"", "HOST:PORT"]),
@@ -149,14 +155,14 @@ import StoryIdentity
         let file = home.path + "/a.toml"
         let closed = try freePort()
         try """
-            accept-shares = true
+        accept-shares = true
 
-            [[peer]]
-            id = "\(try b.peerID())"
-            name = "bee"
-            addresses = ["127.0.0.1:\(closed)", "127.0.0.1:\(try b.port())"]
-            auto-accept = false
-            """.write(toFile: file, atomically: true, encoding: .utf8)
+        [[peer]]
+        id = "\(try b.peerID())"
+        name = "bee"
+        addresses = ["127.0.0.1:\(closed)", "127.0.0.1:\(try b.port())"]
+        auto-accept = false
+        """.write(toFile: file, atomically: true, encoding: .utf8)
         let a = try await StartedDaemon.start(in: home, name: "a", ["--config", file])
         defer { a.stop() }
         // b knows a but has no address for it: only a dials, so the link is a's second address.

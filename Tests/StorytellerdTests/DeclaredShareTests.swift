@@ -1,11 +1,11 @@
 import Foundation
-import StoryCore
-import StoryDaemon
-import StoryTestSupport
-import Testing
-import StoryIdentity
 import StoryAPI
 import StoryClient
+import StoryCore
+import StoryDaemon
+import StoryIdentity
+import StoryTestSupport
+import Testing
 
 /// `[[share]]` tables in the config file: strict parsing with `FILE:LINE`
 /// errors, `--print-config`, and shares made once at start (a run-time
@@ -51,8 +51,14 @@ import StoryClient
         ("[[share]]\npath = \"Films\"\npeer = \"dave\"\n", [":3:", "'share.peer'", "'dave' is neither a peer id nor the name of a [[peer]]"]),
         ("[[share]]\npath = \"Films\"\npeer = 7\n", [":3:", "'share.peer'", "must be a string"]),
         ("[[share]]\npath = \"Films\"\npeer = \"\(DeclaredShareTests.bob)\"\nread-only = \"yes\"\n", [":4:", "'share.read-only'", "true or false"]),
-        ("[[share]]\npath = \"Films\"\npeer = \"\(DeclaredShareTests.bob)\"\nreadonly = true\n", [":4:", "'share.readonly'", "not a key of a [[share]] table", "read-only"]),
-        ("[[share]]\npath = \"Films\"\npeer = \"\(DeclaredShareTests.bob)\"\n\n[[share]]\npath = \"Films\"\npeer = \"\(DeclaredShareTests.bob)\"\n", [":5:", "again", "first at"]),
+        (
+            "[[share]]\npath = \"Films\"\npeer = \"\(DeclaredShareTests.bob)\"\nreadonly = true\n",
+            [":4:", "'share.readonly'", "not a key of a [[share]] table", "read-only"]
+        ),
+        (
+            "[[share]]\npath = \"Films\"\npeer = \"\(DeclaredShareTests.bob)\"\n\n[[share]]\npath = \"Films\"\npeer = \"\(DeclaredShareTests.bob)\"\n",
+            [":5:", "again", "first at"]
+        ),
         ("share = \"Films\"\n", [":1:", "'share'", "must be [[share]] tables"]),
         ("[[shares]]\npath = \"Films\"\n", [":1:", "'shares'", "not a known key", "[[share]]"]),
     ])
@@ -65,15 +71,15 @@ import StoryClient
         defer { home.remove() }
         let file = home.path + "/storytellerd.toml"
         try """
-            [[peer]]
-            id = "\(Self.bob)"
-            name = "bob"
+        [[peer]]
+        id = "\(Self.bob)"
+        name = "bob"
 
-            [[share]]
-            path = "Films/\\"Quoted\\" Night"
-            peer = "bob"
-            read-only = true
-            """.write(toFile: file, atomically: true, encoding: .utf8)
+        [[share]]
+        path = "Films/\\"Quoted\\" Night"
+        peer = "bob"
+        read-only = true
+        """.write(toFile: file, atomically: true, encoding: .utf8)
         // The binary, as an administrator would check a file.
         let daemon = try DaemonProcess(arguments: ["--config", file, "--data-dir", home.path + "/state", "--print-config"], environment: [:])
         defer { daemon.kill() }
@@ -115,24 +121,24 @@ import StoryClient
         let file = home.path + "/storytellerd.toml"
         func write(readOnly: Bool) throws {
             try """
-                [[peer]]
-                id = "\(Self.bob)"
-                name = "bob"
-                addresses = ["127.0.0.1:\(closed)"]
+            [[peer]]
+            id = "\(Self.bob)"
+            name = "bob"
+            addresses = ["127.0.0.1:\(closed)"]
 
-                [[share]]
-                path = "Films/Night Train"
-                peer = "bob"
-                read-only = \(readOnly)
+            [[share]]
+            path = "Films/Night Train"
+            peer = "bob"
+            read-only = \(readOnly)
 
-                [[share]]
-                path = "Shorts"
-                peer = "\(Self.bob)"
+            [[share]]
+            path = "Shorts"
+            peer = "\(Self.bob)"
 
-                [[share]]
-                path = "Not Yet"
-                peer = "bob"
-                """.write(toFile: file, atomically: true, encoding: .utf8)
+            [[share]]
+            path = "Not Yet"
+            peer = "bob"
+            """.write(toFile: file, atomically: true, encoding: .utf8)
         }
         try write(readOnly: true)
         // First start: the folders and the project do not exist yet; nothing is shared, and the daemon says why.
@@ -183,15 +189,15 @@ import StoryClient
         #expect(try await seed.daemon.terminate() == 0)
         let file = home.path + "/a.toml"
         try """
-            [[peer]]
-            id = "\(try b.peerID())"
-            name = "bee"
-            addresses = ["127.0.0.1:\(try b.port())"]
+        [[peer]]
+        id = "\(try b.peerID())"
+        name = "bee"
+        addresses = ["127.0.0.1:\(try b.port())"]
 
-            [[share]]
-            path = "Harbour"
-            peer = "bee"
-            """.write(toFile: file, atomically: true, encoding: .utf8)
+        [[share]]
+        path = "Harbour"
+        peer = "bee"
+        """.write(toFile: file, atomically: true, encoding: .utf8)
         #expect(try await b.cli("peers", "add", aID, "--name", "a").status == 0)
         // Added by its id alone, a counts as discovered: b takes its shares once told to.
         #expect(try await b.cli("peers", "set", "a", "--auto-accept", "on").status == 0)

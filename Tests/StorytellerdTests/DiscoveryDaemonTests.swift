@@ -31,7 +31,10 @@ import Testing
 
     @Test func twoDaemonsFindEachOtherAndSyncWithNoAddressGiven() async throws {
         let (a, b) = try await Self.startedPair()
-        defer { a.stop(); b.stop() }
+        defer {
+            a.stop()
+            b.stop()
+        }
         let (idA, idB) = (try a.peerID(), try b.peerID())
         let portB = try b.port()
         try await eventually("a hears b on the loopback", timeout: .seconds(60)) { try Self.heard(idB, by: a) != nil }
@@ -68,7 +71,9 @@ import Testing
         #expect((try b.client.get("/v1/peers").json as? [[String: Any]])?.first?["autoAccept"] as? Bool == false)
         let project = try await a.cli("projects", "create", "Found on the LAN").output.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try await a.cli("share", project, "b").status == 0)
-        try await eventually("the offer waits on b", timeout: .seconds(60)) { try await b.cli("shares", "pending").output.contains("Found on the LAN") }
+        try await eventually("the offer waits on b", timeout: .seconds(60)) {
+            try await b.cli("shares", "pending").output.contains("Found on the LAN")
+        }
         #expect(try b.client.get("/v1/projects/\(project)").status == 404, "nothing is taken before a user says so")
         #expect(try await b.cli("shares", "accept", "Found on the LAN").status == 0)
         try await eventually("b has a's project", timeout: .seconds(60)) { try b.client.get("/v1/projects/\(project)").status == 200 }

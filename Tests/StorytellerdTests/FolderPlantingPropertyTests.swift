@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StoryAPI
 import StoryCore
 import StoryIdentity
 import StoryStore
@@ -7,7 +8,6 @@ import StoryTestSupport
 import Testing
 
 @testable import StoryDaemon
-import StoryAPI
 
 /// Folder planting as a property (docs/threat-model.md, "A paired peer"):
 /// an honest owner files projects into folders, moves them, shares folders
@@ -100,10 +100,12 @@ import StoryAPI
                 let project = projects.randomElement(using: &random)!
                 let path = Self.places.randomElement(using: &random)!
                 let set = try await library.set()
-                guard let entry = set.views.flatMap({ library, view in
-                    view.nodes.filter { $0.document == project && !$0.isInTrash && $0.filedBy == owner.peer }
-                        .map { LibraryPlace(library: library, node: $0.id) }
-                }).first else { continue }
+                guard
+                    let entry = set.views.flatMap({ library, view in
+                        view.nodes.filter { $0.document == project && !$0.isInTrash && $0.filedBy == owner.peer }
+                            .map { LibraryPlace(library: library, node: $0.id) }
+                    }).first
+                else { continue }
                 placements[project, default: []].insert(path)
                 trace.append("\(step): move \(name(project)) to \(path)")
                 _ = try await library.move(set.text(of: entry), into: path, at: nil)
@@ -121,7 +123,9 @@ import StoryAPI
                 for shared in outcome.shared {
                     let id = try #require(DocumentID(shared.document))
                     if !(try await library.set().isFolder(id)) {
-                        #expect(mayHave(peer, id, editors: editors), "seed \(seed) step \(step): the share's answer names \(shared.name ?? "?"), which the owner never shared")
+                        #expect(
+                            mayHave(peer, id, editors: editors),
+                            "seed \(seed) step \(step): the share's answer names \(shared.name ?? "?"), which the owner never shared")
                     }
                 }
             } else if roll < 70 {
@@ -154,7 +158,9 @@ import StoryAPI
                 try await store.apply(batch: ChangeBatch.encode([change])[...], to: folder, from: hostile.peerID)
                 let parentPath = set.path(of: LibraryPlace(library: folder, node: parent))
                 plants.append((folder, project, parentPath))
-                trace.append("\(step): h plants \(name(project)) in \(set.path(of: LibraryPlace(library: folder, node: .root)))/\(parent == .root ? "" : "sub")")
+                trace.append(
+                    "\(step): h plants \(name(project)) in \(set.path(of: LibraryPlace(library: folder, node: .root)))/\(parent == .root ? "" : "sub")"
+                )
                 // The owner's next share of that folder may follow at once.
                 if Bool.random(using: &random) {
                     let path = set.path(of: LibraryPlace(library: folder, node: .root))
@@ -171,13 +177,15 @@ import StoryAPI
                 for member in try await store.members(of: project) where member.peer != owner.peer && member.role > .none {
                     #expect(
                         mayHave(member.peer, project, editors: editors),
-                        "seed \(seed) step \(step): \(who(member.peer)) is \(member.role) of \(name(project)), which the owner never shared with it, after:\n\(trace.joined(separator: "\n"))")
+                        "seed \(seed) step \(step): \(who(member.peer)) is \(member.role) of \(name(project)), which the owner never shared with it, after:\n\(trace.joined(separator: "\n"))"
+                    )
                 }
             }
         }
         // Every planted entry of a project its planter may not share shows as planted.
         let set = try await library.set()
-        for (folder, project, _) in plants where !(try await store.members(of: project)).contains(where: { $0.peer == hostile.peerID && $0.role >= .editor }) {
+        for (folder, project, _) in plants
+        where !(try await store.members(of: project)).contains(where: { $0.peer == hostile.peerID && $0.role >= .editor }) {
             let entries = set.views[folder]?.nodes.filter { $0.document == project && $0.filedBy == hostile.peerID } ?? []
             // (A plant inside a subfolder the owner shared since is gone: the folder was purged where it was, its copy leaves plants out.)
             #expect(entries.allSatisfy(set.isPlanted), "seed \(seed): a planted entry of \(project) is not shown as planted")

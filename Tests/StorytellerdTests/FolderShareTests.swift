@@ -1,11 +1,11 @@
 import Foundation
-import StoryAPI
-import StoryStore
 import NIOPosix
+import StoryAPI
+import StoryClient
 import StoryCore
+import StoryStore
 import StoryTestSupport
 import Testing
-import StoryClient
 
 /// Sharing a folder of the library with other machines: everything in it,
 /// and whatever later goes in, follows; what leaves it, leaves; rights hold.
@@ -48,7 +48,10 @@ import StoryClient
 
     @Test func aSharedFolderTakesInWhatGoesInAndLetsGoWhatLeaves() async throws {
         let (a, b) = try await startedPair()
-        defer { a.stop(); b.stop() }
+        defer {
+            a.stop()
+            b.stop()
+        }
 
         try await ok(a, "folders", "create", "Films")
         try await ok(a, "folders", "create", "Shorts", "--in", "Films")
@@ -104,7 +107,9 @@ import StoryClient
     /// Where a project's entry is in a shared folder, as a daemon's tree shows it: the names of its folders.
     private func folderPath(of name: String, on daemon: StartedDaemon) async throws -> [String] {
         let library = try #require(try await daemon.json("tree") as? [String: Any])
-        let nodes = (library["nodes"] as? [[String: Any]] ?? []) + (library["shared"] as? [[String: Any]] ?? []).flatMap { $0["nodes"] as? [[String: Any]] ?? [] }
+        let nodes =
+            (library["nodes"] as? [[String: Any]] ?? [])
+            + (library["shared"] as? [[String: Any]] ?? []).flatMap { $0["nodes"] as? [[String: Any]] ?? [] }
         var byID: [String: [String: Any]] = [:]
         for node in nodes { byID[node["id"] as? String ?? ""] = node }
         for shared in library["shared"] as? [[String: Any]] ?? [] {
@@ -143,7 +148,10 @@ import StoryClient
 
     @Test func theRecipientSeesTheSharedFolderInTheSendersOrderThroughReorders() async throws {
         let (a, b) = try await startedPair()
-        defer { a.stop(); b.stop() }
+        defer {
+            a.stop()
+            b.stop()
+        }
         // Made in an order that is neither alphabetical nor the order shown.
         try await ok(a, "folders", "create", "Shows")
         try await ok(a, "folders", "create", "Reel 3", "--in", "Shows")
@@ -159,7 +167,9 @@ import StoryClient
         #expect(try await contents(of: "Shows", on: a) == made, "sharing keeps the order on the sender")
         try await eventually("b shows the folder in a's order") { try await contents(of: "Shows", on: b) == made }
         let text = try await ok(b, "tree").split(separator: "\n").map(String.init)
-        let shown = made.map { name in text.firstIndex { $0.trimmingCharacters(in: .whitespaces).hasPrefix(name.trimmingCharacters(in: .whitespaces)) } ?? -1 }
+        let shown = made.map { name in
+            text.firstIndex { $0.trimmingCharacters(in: .whitespaces).hasPrefix(name.trimmingCharacters(in: .whitespaces)) } ?? -1
+        }
         #expect(shown == shown.sorted() && !shown.contains(-1), "the text tree lists them in that order too:\n\(text.joined(separator: "\n"))")
 
         // The sender reorders and moves within the folder: the recipient follows.
@@ -180,7 +190,10 @@ import StoryClient
 
     @Test func concurrentMovesInASharedFolderEndInOnePlaceOnBoth() async throws {
         let (a, b) = try await startedPair()
-        defer { a.stop(); b.stop() }
+        defer {
+            a.stop()
+            b.stop()
+        }
         try await ok(a, "folders", "create", "Films")
         for name in ["Left", "Right"] { try await ok(a, "folders", "create", name, "--in", "Films") }
         let project = try await ok(a, "projects", "create", "Wanderer", "--folder", "Films")
@@ -202,7 +215,10 @@ import StoryClient
 
     @Test func anUnshareMadeWhileThePeerIsAwayHoldsWhenItComesBack() async throws {
         let (a, b) = try await startedPair()
-        defer { a.stop(); b.stop() }
+        defer {
+            a.stop()
+            b.stop()
+        }
         try await ok(a, "folders", "create", "Films")
         let project = try await ok(a, "projects", "create", "Night Train", "--folder", "Films")
         try await ok(a, "share", "Films", "b")
@@ -221,7 +237,10 @@ import StoryClient
 
     @Test func aSharedFolderDeletedGoesToEveryonesTrashAndComesBackForAll() async throws {
         let (a, b) = try await startedPair()
-        defer { a.stop(); b.stop() }
+        defer {
+            a.stop()
+            b.stop()
+        }
         try await ok(a, "folders", "create", "Films")
         let project = try await ok(a, "projects", "create", "Night Train", "--folder", "Films")
         try await ok(a, "share", "Films", "b")
@@ -265,7 +284,10 @@ import StoryClient
 
     @Test func aFolderShareMadeReadOnlyMakesItsProjectsReadOnlyToo() async throws {
         let (a, b) = try await startedPair()
-        defer { a.stop(); b.stop() }
+        defer {
+            a.stop()
+            b.stop()
+        }
         try await ok(a, "folders", "create", "Shows")
         try await ok(a, "folders", "create", "Night Train", "--in", "Shows")
         let board = try await ok(a, "projects", "create", "Pitch", "--folder", "Shows/Night Train")
@@ -293,7 +315,10 @@ import StoryClient
 
     @Test func offersWaitForAUserWhenThePeerIsNotTrustedToShareFreely() async throws {
         let (a, b) = try await startedPair()
-        defer { a.stop(); b.stop() }
+        defer {
+            a.stop()
+            b.stop()
+        }
         #expect(try await ok(b, "peers", "set", "a", "--auto-accept", "off").contains("wait in `storyteller shares pending`"))
         let peers = try #require(try await b.json("peers") as? [[String: Any]])
         #expect(peers.first?["autoAccept"] as? Bool == false)
@@ -471,7 +496,9 @@ import StoryClient
     private func storedChanges(in home: TemporaryDirectory) async throws -> Int {
         let store = try Store(path: home.path + "/storyteller.sqlite", identity: try TestIdentities.signing(in: home.path + "/identity"))
         var total = 0
-        for record in try await store.documents() where record.kind == .project { total += Int(try await store.storedVersion(of: record.id).totalChanges) }
+        for record in try await store.documents() where record.kind == .project {
+            total += Int(try await store.storedVersion(of: record.id).totalChanges)
+        }
         return total
     }
 }

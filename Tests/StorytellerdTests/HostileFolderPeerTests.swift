@@ -1,12 +1,12 @@
 import Foundation
 import NIOPosix
+import StoryClient
 import StoryCore
 import StoryIdentity
 import StorySync
-import StoryWireClient
 import StoryTestSupport
+import StoryWireClient
 import Testing
-import StoryClient
 
 /// A peer given a folder read-only that writes to it anyway, built in the
 /// test from the library types (a modified daemon: it signs with its own
@@ -60,7 +60,9 @@ import StoryClient
     }
 
     /// Sends `changes` of `document` and expects the daemon to refuse them as forbidden and close the connection.
-    private func expectRefused(_ changes: [EncodedChange], of document: DocumentID, at port: Int, as identity: Identity, _ attack: String) async throws {
+    private func expectRefused(_ changes: [EncodedChange], of document: DocumentID, at port: Int, as identity: Identity, _ attack: String)
+        async throws
+    {
         try await ProtocolClient.session(to: port, as: identity, group: Self.group) { peer in
             try await peer.send(changes, of: document)
             let refusal = try await peer.expect("an error for \(attack)") { if case .error = $0 { true } else { false } }
@@ -124,31 +126,43 @@ import StoryClient
         let folderBefore = (try status(of: folderText, on: a)?.changes, try status(of: folderText, on: c)?.changes)
         let attacks: [(String, DocumentID, [EncodedChange])] = [
             // A reader's edit, signed by itself.
-            ("a reader's edit of the project", project, try { () throws -> [EncodedChange] in
-                var copy = mine
-                copy.pretendToBeAnEditor()
-                return [try copy.edit(at: 9) { try $0.set(.title, to: .string("Hijacked")) }.change!]
-            }()),
+            (
+                "a reader's edit of the project", project,
+                try { () throws -> [EncodedChange] in
+                    var copy = mine
+                    copy.pretendToBeAnEditor()
+                    return [try copy.edit(at: 9) { try $0.set(.title, to: .string("Hijacked")) }.change!]
+                }()
+            ),
             // Rights it gives itself, then an edit on them.
-            ("a promotion of itself", project, try { () throws -> [EncodedChange] in
-                var copy = mine
-                let promotion = try copy.forge([.setAccess(peer: hostile.peerID, role: .editor)], at: 9)
-                copy.pretendToBeAnEditor()
-                return [promotion, try copy.edit(at: 10) { try $0.set(.title, to: .string("Hijacked")) }.change!]
-            }()),
+            (
+                "a promotion of itself", project,
+                try { () throws -> [EncodedChange] in
+                    var copy = mine
+                    let promotion = try copy.forge([.setAccess(peer: hostile.peerID, role: .editor)], at: 9)
+                    copy.pretendToBeAnEditor()
+                    return [promotion, try copy.edit(at: 10) { try $0.set(.title, to: .string("Hijacked")) }.change!]
+                }()
+            ),
             // A change as the owner's replica, signed with its own key.
-            ("a change claiming the owner's replica", project, [
-                Change(
-                    replica: owner, seq: mine.nextHeader(of: owner).seq, startCounter: mine.nextHeader(of: owner).counter, wallTime: 9,
-                    dependencies: VersionVector(), operations: [.setField(object: .root, key: .title, value: .string("Hijacked"))]
-                ).forgedEncoding(signedBy: signer)
-            ]),
+            (
+                "a change claiming the owner's replica", project,
+                [
+                    Change(
+                        replica: owner, seq: mine.nextHeader(of: owner).seq, startCounter: mine.nextHeader(of: owner).counter, wallTime: 9,
+                        dependencies: VersionVector(), operations: [.setField(object: .root, key: .title, value: .string("Hijacked"))]
+                    ).forgedEncoding(signedBy: signer)
+                ]
+            ),
             // The folder itself: a subfolder of its own.
-            ("a reader's edit of the folder", folder, try { () throws -> [EncodedChange] in
-                var copy = mineFolder
-                copy.pretendToBeAnEditor()
-                return [try copy.edit(at: 9) { try $0.createFolder(named: "Hijacked") }.change!]
-            }()),
+            (
+                "a reader's edit of the folder", folder,
+                try { () throws -> [EncodedChange] in
+                    var copy = mineFolder
+                    copy.pretendToBeAnEditor()
+                    return [try copy.edit(at: 9) { try $0.createFolder(named: "Hijacked") }.change!]
+                }()
+            ),
         ]
         for (attack, document, changes) in attacks {
             try await expectRefused(changes, of: document, at: try c.port(), as: hostile, "\(attack), sent to c")
@@ -189,7 +203,10 @@ import StoryClient
     /// entry with why it was left.
     @Test func aProjectFiledIntoASharedFolderByAnEditorWhoWasNeverGivenItIsSharedWithNobody() async throws {
         let (a, c) = try await StartedDaemon.startedPair("a", "c")
-        defer { a.stop(); c.stop() }
+        defer {
+            a.stop()
+            c.stop()
+        }
         let hostile = try Identity.generate(commonName: "hostile")
         let h = hostile.peerID.description
         try await ok(c, "peers", "set", try a.peerID(), "--auto-accept", "on")
@@ -242,7 +259,8 @@ import StoryClient
 
         // The next shares of the folder share what it holds, and not the planted project.
         for (peer, mode) in [(try c.peerID(), "read-only"), (h, "read-write")] {
-            let result = try await storyteller(["share", "Shows", peer, "--json", "--socket", a.socket] + (mode == "read-only" ? ["--read-only"] : []))
+            let result = try await storyteller(
+                ["share", "Shows", peer, "--json", "--socket", a.socket] + (mode == "read-only" ? ["--read-only"] : []))
             #expect(result.status == 0, "\(result.errors)")
             let body = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
             let shared = (body["shared"] as? [[String: Any]] ?? []).compactMap { $0["document"] as? String }
@@ -285,7 +303,8 @@ import StoryClient
             let made = (0..<600).map { _ in DocumentID(high: random.next(), low: random.next()) }
             try await ProtocolClient.session(to: try a.port(), as: identity, group: Self.group) { peer in
                 for (index, document) in made.enumerated() {
-                    try await peer.send(.advertise(.init(document: document, kind: 1, name: "Free money \(index)", role: .owner, version: VersionVector())))
+                    try await peer.send(
+                        .advertise(.init(document: document, kind: 1, name: "Free money \(index)", role: .owner, version: VersionVector())))
                 }
                 // A ping answered after the last advertise: every offer was handled.
                 try await peer.send(.ping(99))

@@ -1,9 +1,9 @@
-import StoryCore
-import StoryIdentity
 import Foundation
 import StoryClient
-import Synchronization
+import StoryCore
+import StoryIdentity
 import StoryTestSupport
+import Synchronization
 import Testing
 
 /// The library (tree, folders), history, stroke replace and the event stream,
@@ -186,7 +186,9 @@ import Testing
         let text = try await watch(["--project", project, "--count", "1"])
         #expect(text.count == 1)
         #expect(
-            text.first?.range(of: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(Z|[+-][0-9]{2}:[0-9]{2})  you added 1 scene in Film$", options: .regularExpression)
+            text.first?.range(
+                of: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(Z|[+-][0-9]{2}:[0-9]{2})  you added 1 scene in Film$",
+                options: .regularExpression)
                 != nil, "an ISO 8601 time and a sentence: \(text)")
 
         // Server-sent events, and the stream ends cleanly when the daemon stops.

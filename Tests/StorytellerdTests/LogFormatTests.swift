@@ -1,10 +1,10 @@
-import StoryTestSupport
+import CoreFoundation
 import Foundation
 import Logging
 import StoryDaemon
+import StoryTestSupport
 import Synchronization
 import Testing
-import CoreFoundation
 
 /// The daemon's log lines: text with timestamps for a terminal or a file,
 /// text without them and with syslog priorities for journald, JSON for log
@@ -28,7 +28,8 @@ import CoreFoundation
         let (logger, lines) = logger(.text, journal: false)
         logger.info("connected to ABCDEFG", metadata: ["peer": "ABCDEFG", "address": "10.0.0.4:7460", "note": "two words"])
         let line = try #require(lines.all.first)
-        let match = try #require(line.wholeMatch(of: /(\S+) info storytellerd: connected to ABCDEFG address=10\.0\.0\.4:7460 note="two words" peer=ABCDEFG/))
+        let match = try #require(
+            line.wholeMatch(of: /(\S+) info storytellerd: connected to ABCDEFG address=10\.0\.0\.4:7460 note="two words" peer=ABCDEFG/))
         let timestamp = String(match.1)
         #expect(timestamp.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.123[+-]\d\d:\d\d/) != nil, "\(timestamp)")
         let parser = ISO8601DateFormatter()

@@ -1,9 +1,9 @@
 import Foundation
 import StoryClient
+import StoryCore
 import StoryIdentity
 import StoryTestSupport
 import Testing
-import StoryCore
 
 /// Images and sounds through real daemons and the CLI: added offline and
 /// fetched after a reconnect, byte for byte; bad uploads refused with nothing
@@ -53,7 +53,8 @@ import StoryCore
         b.daemon.kill()
         let picture = TestMedia.png(width: 800, height: 600, seed: 11)
         let sound = TestMedia.wav(seconds: 1.5, seed: 2)
-        let added = try await a.json("images", "add", project, "1-1", write(picture, named: "platform.png", in: files), "--name", "Plate", "--fit", "cover")
+        let added = try await a.json(
+            "images", "add", project, "1-1", write(picture, named: "platform.png", in: files), "--name", "Plate", "--fit", "cover")
         let layer = try #require(added as? [String: Any])
         #expect(layer["kind"] as? String == "image" && layer["name"] as? String == "Plate" && layer["fit"] as? String == "cover")
         let image = try #require(layer["image"] as? [String: Any])
@@ -183,7 +184,8 @@ import StoryCore
         try await eventually("b holds the project and its image") {
             try await media(project, on: b).first?["state"] as? String == "complete"
         }
-        let refused = try await b.cli("images", "add", project, "1-1", write(TestMedia.png(width: 10, height: 10, seed: 9), named: "mine.png", in: files))
+        let refused = try await b.cli(
+            "images", "add", project, "1-1", write(TestMedia.png(width: 10, height: 10, seed: 9), named: "mine.png", in: files))
         #expect(refused.status == 1 && refused.errors.contains("read-only"), "\(refused.errors)")
         let stored = try await b.json("media", "status") as? [String: Any] ?? [:]
         #expect(stored["stored"] as? Int == 1, "the reader stored only what it was shown")

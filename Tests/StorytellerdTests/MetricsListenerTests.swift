@@ -1,7 +1,7 @@
 import Foundation
-import StoryTestSupport
 import StoryClient
 import StoryDaemon
+import StoryTestSupport
 import Testing
 
 /// The optional Prometheus listener (`metrics-listen`): loopback TCP only,

@@ -1,6 +1,6 @@
-import StoryTestSupport
 import Foundation
 import StoryAPI
+import StoryTestSupport
 import Testing
 
 /// The CLI takes what people say (names, library paths, labels, prefixes)
@@ -12,7 +12,8 @@ import Testing
         let config = try TemporaryDirectory()
         defer { config.remove() }
         func run(_ arguments: String..., environment: [String: String] = [:]) async throws -> (status: Int32, output: String, errors: String) {
-            try await storyteller(arguments + ["--socket", started.socket], environment: ["XDG_CONFIG_HOME": config.path].merging(environment) { $1 })
+            try await storyteller(
+                arguments + ["--socket", started.socket], environment: ["XDG_CONFIG_HOME": config.path].merging(environment) { $1 })
         }
         func ok(_ arguments: String...) async throws -> String {
             let result = try await storyteller(arguments + ["--socket", started.socket], environment: ["XDG_CONFIG_HOME": config.path])
@@ -34,7 +35,8 @@ import Testing
         _ = try await ok("strokes", "add", "Night Train", "1-2/ink", "--points", "[0.1,0.1,1, 0.9,0.9,1]")
         _ = try await ok("strokes", "add", "Night Train", "1B/ink", "--points", "[0.2,0.2,1, 0.8,0.8,1]")
 
-        let body = try #require(try await JSONSerialization.jsonObject(with: Data(try ok("projects", "show", project, "--json").utf8)) as? [String: Any])
+        let body = try #require(
+            try await JSONSerialization.jsonObject(with: Data(try ok("projects", "show", project, "--json").utf8)) as? [String: Any])
         let scenes = try #require(body["scenes"] as? [[String: Any]])
         let shots = scenes.flatMap { $0["shots"] as? [[String: Any]] ?? [] }
         #expect(shots.map { $0["id"] as? String } == [first, second, third], "shots in the scenes named by number, title and any case")
@@ -46,8 +48,9 @@ import Testing
         // An ambiguous layer name lists the candidates and exits 64; the shot narrows it.
         let ambiguous = try await run("strokes", "list", "Night Train", "ink")
         #expect(ambiguous.status == 64)
-        #expect(ambiguous.errors.contains("'ink' could be any of 2 layers") && ambiguous.errors.contains("in shot 1-2")
-            && ambiguous.errors.contains("in shot 2-1"), "\(ambiguous.errors)")
+        #expect(
+            ambiguous.errors.contains("'ink' could be any of 2 layers") && ambiguous.errors.contains("in shot 1-2")
+                && ambiguous.errors.contains("in shot 2-1"), "\(ambiguous.errors)")
         let listed = try await ok("strokes", "list", "Night Train", "1-2/ink")
         #expect(listed.hasPrefix("#") && listed.split(separator: "\n").count == 3, "a header and two strokes: \(listed)")
         // Strokes by their number in the layer.
@@ -101,7 +104,8 @@ import Testing
         #expect(busShots.map { $0["caption"] as? String } == ["Bus stop"], "\(bus)")
         // `layers add` without a SHOT: the project's only shot; with several, it lists them.
         let severalShots = try await run("layers", "add", "--name", "pencil")
-        #expect(severalShots.status == 64 && severalShots.errors.contains("give the SHOT: the project has 3 shots (1-1, 1-2, 2-1)"), "\(severalShots)")
+        #expect(
+            severalShots.status == 64 && severalShots.errors.contains("give the SHOT: the project has 3 shots (1-1, 1-2, 2-1)"), "\(severalShots)")
         let onlyShot = try await run("layers", "add", "--name", "pencil", environment: ["STORYTELLER_PROJECT": other])
         #expect(onlyShot.status == 0, "\(onlyShot)")
         let busLayers = try await run("layers", "list", "1-1", environment: ["STORYTELLER_PROJECT": other])
@@ -126,7 +130,8 @@ import Testing
         let peer = CLITests.otherPeer
         _ = try await ok("peers", "add", peer, "--address", "127.0.0.1:9", "--name", "bob")
         #expect(try await ok("share", "Films/Night Train", "bob", "--read-only").contains("read-only"))
-        let shares = try #require(try await JSONSerialization.jsonObject(with: Data(try ok("--json", "projects", "show", project).utf8)) as? [String: Any])
+        let shares = try #require(
+            try await JSONSerialization.jsonObject(with: Data(try ok("--json", "projects", "show", project).utf8)) as? [String: Any])
         #expect(shares["id"] as? String == project)
         #expect(try await ok("unshare", String(project.prefix(8)), String(peer.prefix(9))).contains("unshared"))
         _ = try await ok("peers", "pause", "bob")

@@ -128,7 +128,8 @@ struct NetworkNamespaceTests {
         case .ipv4:
             #expect(addresses == ["\(namespaces.subnet).2:7460"], "b's address on the link, from the packet's source")
         case .ipv6:
-            #expect(addresses.count == 1 && addresses[0].hasPrefix("[fe80::") && addresses[0].hasSuffix("%\(namespaces.links.0)]:7460"),
+            #expect(
+                addresses.count == 1 && addresses[0].hasPrefix("[fe80::") && addresses[0].hasSuffix("%\(namespaces.links.0)]:7460"),
                 "b's link-local address, with a's interface to reach it: \(addresses)")
         }
 

@@ -1,12 +1,11 @@
-import StoryCore
-import StoryIdentity
 import Foundation
 import StoryAPI
 import StoryClient
+import StoryCore
+import StoryIdentity
 import StoryRender
 import StoryTestSupport
 import Testing
-
 
 /// docs/openapi.json is kept true: it has exactly the daemon's routes, and
 /// what the running daemon answers matches the schemas it gives.
@@ -82,7 +81,8 @@ import Testing
         let project = try await daemon.cli("projects", "create", "Checked", "--folder", "root").output.trimmingCharacters(in: .whitespacesAndNewlines)
         let scene = try await daemon.cli("scenes", "add", project, "--title", "Harbour").output.trimmingCharacters(in: .whitespacesAndNewlines)
         let shot = try await daemon.cli("shots", "add", project, scene).output.trimmingCharacters(in: .whitespacesAndNewlines)
-        let layer = try await daemon.cli("layers", "add", project, shot, "--name", "harbour ink").output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let layer = try await daemon.cli("layers", "add", project, shot, "--name", "harbour ink").output.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         #expect(try await daemon.cli("strokes", "add", project, layer, "--points", "[0.1,0.2,0.5,0.3,0.4,0.6]").status == 0)
         #expect(try await daemon.cli("folders", "create", "Boards").status == 0)
         #expect(try await daemon.cli("peers", "add", CLITests.otherPeer, "--address", "127.0.0.1:9").status == 0)
@@ -93,10 +93,14 @@ import Testing
         let picture = Data(TestMedia.png(width: 40, height: 30))
         let mediaChecks: [(path: String, method: String, target: String, body: Data, status: Int)] = [
             ("/v1/projects/{project}/shots/{shot}/images", "post", "/v1/projects/\(project)/shots/\(shot)/images?name=Plate&fit=cover", picture, 201),
-            ("/v1/projects/{project}/shots/{shot}/sound", "put", "/v1/projects/\(project)/shots/\(shot)/sound?offset=0.5",
-             Data(TestMedia.wav(seconds: 0.5)), 200),
-            ("/v1/projects/{project}/shots/{shot}/images", "post", "/v1/projects/\(project)/shots/\(shot)/images",
-             Data(TestMedia.wav(seconds: 0.5)), 415),
+            (
+                "/v1/projects/{project}/shots/{shot}/sound", "put", "/v1/projects/\(project)/shots/\(shot)/sound?offset=0.5",
+                Data(TestMedia.wav(seconds: 0.5)), 200
+            ),
+            (
+                "/v1/projects/{project}/shots/{shot}/images", "post", "/v1/projects/\(project)/shots/\(shot)/images",
+                Data(TestMedia.wav(seconds: 0.5)), 415
+            ),
             ("/v1/projects/{project}/shots/{shot}/images", "post", "/v1/projects/\(project)/shots/\(shot)/images", Data(), 400),
             ("/v1/projects/{project}/shots/{shot}/sound", "put", "/v1/projects/\(project)/shots/\(shot)/sound?session=", picture, 400),
         ]
@@ -145,7 +149,8 @@ import Testing
             ("/v1/projects/{project}", "/v1/projects/\(project)", 200), ("/v1/projects/{project}/history", "/v1/projects/\(project)/history", 200),
             ("/v1/projects/{project}/conflicts", "/v1/projects/\(project)/conflicts", 200),
             ("/v1/projects/{project}/shares", "/v1/projects/\(project)/shares", 200), ("/v1/library", "/v1/library", 200),
-            ("/v1/search", "/v1/search?q=harbour", 200), ("/v1/library/shares", "/v1/library/shares", 200), ("/v1/library/nodes/{node}", "/v1/library/nodes/Boards", 200),
+            ("/v1/search", "/v1/search?q=harbour", 200), ("/v1/library/shares", "/v1/library/shares", 200),
+            ("/v1/library/nodes/{node}", "/v1/library/nodes/Boards", 200),
             ("/v1/projects/{project}", "/v1/projects/00000000000000000000000000000000", 404),
             ("/v1/projects/{project}/media", "/v1/projects/\(project)/media", 200), ("/v1/media/transfers", "/v1/media/transfers", 200),
             ("/v1/projects/{project}/media/{blob}", "/v1/projects/\(project)/media/\(String(repeating: "0", count: 64))", 404),

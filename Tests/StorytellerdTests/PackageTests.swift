@@ -1,10 +1,10 @@
 import Foundation
 import StoryClient
+import StoryCore
 import StoryIdentity
 import StoryTestSupport
 import Testing
 import ZIPFoundation
-import StoryCore
 
 /// Project packages through real daemons and the CLI: a round trip to a
 /// fresh daemon, edits on both sides merged through packages both ways, media
@@ -69,8 +69,10 @@ import StoryCore
         let (tested, testOutput) = try await ExternalProgram.run("unzip", ["-t", package])
         #expect(tested == 0 && testOutput.contains("No errors detected"), "\(testOutput)")
         let (_, listing) = try await ExternalProgram.run("unzip", ["-l", package])
-        for name in ["manifest.json", "manifest.sig", "project/snapshot.bin", "project/changes.bin", "thumbnails/001 shot 1-1.png",
-                     "thumbnails/002 shot 1-2.png", "README.txt", "sheets.pdf"] {
+        for name in [
+            "manifest.json", "manifest.sig", "project/snapshot.bin", "project/changes.bin", "thumbnails/001 shot 1-1.png",
+            "thumbnails/002 shot 1-2.png", "README.txt", "sheets.pdf",
+        ] {
             #expect(listing.contains(name), "unzip -l lists \(name): \(listing)")
         }
         let (_, manifestText) = try await ExternalProgram.run("unzip", ["-p", package, "manifest.json"])
@@ -78,7 +80,8 @@ import StoryCore
         #expect(manifest["format"] as? String == "storyteller-project-package" && manifest["formatVersion"] as? Int == 1)
         #expect(manifest["project"] as? String == project && manifest["title"] as? String == "Night Train")
         #expect((manifest["optional"] as? [String: Any])?["sheets.pdf"] == nil, "the print sheet is in, not optional")
-        #expect((manifest["entries"] as? [[String: Any]] ?? []).contains { $0["path"] as? String == "sheets.pdf" && $0["role"] as? String == "sheets" })
+        #expect(
+            (manifest["entries"] as? [[String: Any]] ?? []).contains { $0["path"] as? String == "sheets.pdf" && $0["role"] as? String == "sheets" })
         // The print sheet, read by poppler: the board's title and shot labels are on its page.
         let sheet = files.path + "/sheets.pdf"
         let (extracted, _) = try await ExternalProgram.run("unzip", ["-o", "-q", package, "sheets.pdf", "-d", files.path])
@@ -143,7 +146,10 @@ import StoryCore
         let files = try TemporaryDirectory()
         defer { files.remove() }
         let (a, b, project, good) = try await exportedBoard(in: files)
-        defer { a.stop(); b.stop() }
+        defer {
+            a.stop()
+            b.stop()
+        }
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: good)))
         // b has a project of its own, and has taken in the project once.
         let own = try await b.cli("projects", "create", "Own").output.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -160,7 +166,9 @@ import StoryCore
         }
         // A package of a future format.
         let future = try rewritten(good, in: files, named: "future") { path, data in
-            path == "manifest.json" ? Data(String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\"formatVersion\" : 1", with: "\"formatVersion\" : 7").utf8) : data
+            path == "manifest.json"
+                ? Data(String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\"formatVersion\" : 1", with: "\"formatVersion\" : 7").utf8)
+                : data
         }
         let randomZip = files.path + "/random.zip"
         let archive = try Archive(url: URL(fileURLWithPath: randomZip), accessMode: .create)
@@ -197,7 +205,10 @@ import StoryCore
         let files = try TemporaryDirectory()
         defer { files.remove() }
         let (a, b, _, good) = try await exportedBoard(in: files)
-        defer { a.stop(); b.stop() }
+        defer {
+            a.stop()
+            b.stop()
+        }
         // The good package's entries, with the snapshot swapped for 256 MiB of zeros, deflated.
         let input = try Archive(url: URL(fileURLWithPath: good), accessMode: .read)
         let bomb = files.path + "/bomb.storyboard"
@@ -206,7 +217,8 @@ import StoryCore
             if entry.path == "project/snapshot.bin" {
                 let size: Int64 = 256 << 20
                 let zeros = Data(count: 1 << 20)
-                try output.addEntry(with: entry.path, type: .file, uncompressedSize: size, compressionMethod: .deflate) { (position: Int64, count: Int) in
+                try output.addEntry(with: entry.path, type: .file, uncompressedSize: size, compressionMethod: .deflate) {
+                    (position: Int64, count: Int) in
                     zeros.prefix(count)
                 }
                 continue

@@ -1,10 +1,10 @@
-import StoryTestSupport
 import Foundation
 import StoryAPI
+import StoryClient
+import StoryTestSupport
 import Testing
 
 @testable import storyteller
-import StoryClient
 
 /// `storyteller peers` says how each peer is, as `tailscale status` would:
 /// connected (or idle) and how, offline since when, paused by you or by
@@ -106,7 +106,9 @@ import StoryClient
         let busy = API.Peer.Connection(address: "10.0.0.2:7460", direction: "out", bytesSent: 2048, bytesReceived: 4096, idleSeconds: 5)
         #expect(Peers.status(of: peer(connection: busy), now: now).hasPrefix("connected, dialed 10.0.0.2:7460; "))
         let quiet = API.Peer.Connection(address: "10.0.0.2:7460", direction: "in", bytesSent: 0, bytesReceived: 0, idleSeconds: 600)
-        #expect(Peers.status(of: peer(connection: quiet), now: now).hasPrefix("idle (nothing to sync for 10 min), connected, they dialed from 10.0.0.2:7460"))
+        #expect(
+            Peers.status(of: peer(connection: quiet), now: now).hasPrefix(
+                "idle (nothing to sync for 10 min), connected, they dialed from 10.0.0.2:7460"))
         #expect(Peers.status(of: peer(), now: now) == "offline, last seen 3 h ago")
         #expect(Peers.status(of: peer(pausedByPeer: true), now: now) == "paused by them, last seen 3 h ago")
         #expect(Peers.status(of: peer(paused: true), now: now) == "paused by you, last seen 3 h ago")

@@ -49,7 +49,9 @@ import Testing
         _ = FileManager.default.createFile(atPath: plate, contents: Data(TestMedia.png(width: 16, height: 9, seed: 3)))
         try await ok(a, "images", "add", project, "1-1", plate, "--name", "Plate", "--below", "ink")
         let layers = try await ok(a, "layers", "list", project, "1-1")
-        let order = layers.split(separator: "\n").dropFirst().map { $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? "" }
+        let order = layers.split(separator: "\n").dropFirst().map {
+            $0.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? ""
+        }
         #expect(order == ["Plate", "ink"], "bottom first: \(layers)")
 
         // `use` per daemon: another daemon has its own choice.

@@ -1,7 +1,7 @@
 import Foundation
+import StoryClient
 import StoryTestSupport
 import Testing
-import StoryClient
 
 /// Sharing and the trash as a crew meets them (issue 36, items 9 to 11):
 /// a folder keeps its id and place when shared and nothing lands in the
@@ -47,7 +47,10 @@ import StoryClient
             var parent = node["parent"] as? String
             for _ in 0..<32 {
                 guard let id = parent else { break }
-                if let top = tops[id] { names.insert(top, at: 0); break }
+                if let top = tops[id] {
+                    names.insert(top, at: 0)
+                    break
+                }
                 guard let up = byID[id] else { break }
                 names.insert(up["name"] as? String ?? "?", at: 0)
                 parent = up["parent"] as? String
@@ -58,7 +61,10 @@ import StoryClient
 
     @Test func aFolderKeepsItsIdAndPlaceWhenSharedAndNothingGoesToTheTrash() async throws {
         let (a, b) = try await startedPair()
-        defer { a.stop(); b.stop() }
+        defer {
+            a.stop()
+            b.stop()
+        }
         try await ok(a, "folders", "create", "Before")
         let films = try #require(try await a.json("folders", "create", "Films") as? [String: Any])["id"] as? String
         try await ok(a, "folders", "create", "After")
@@ -86,7 +92,10 @@ import StoryClient
 
     @Test func aSharedFoldersTrashIsListedRestoredByPathAndThingsComeBackWhereTheyWere() async throws {
         let (a, b) = try await startedPair()
-        defer { a.stop(); b.stop() }
+        defer {
+            a.stop()
+            b.stop()
+        }
         try await ok(a, "folders", "create", "Films")
         try await ok(a, "folders", "create", "Shorts", "--in", "Films")
         let dawn = try await ok(a, "projects", "create", "Dawn", "--folder", "Films/Shorts")
@@ -104,7 +113,9 @@ import StoryClient
         try await eventually("b sees Dawn in Films/Shorts") { try await paths(b).contains("Films/Shorts/Dawn") }
         try await ok(b, "projects", "delete", dawn)
         try await eventually("a has Dawn in the trash") {
-            ((try await a.json("projects", "list", "--deleted") as? [[String: Any]]) ?? []).contains { $0["id"] as? String == dawn && $0["deleted"] as? Bool == true }
+            ((try await a.json("projects", "list", "--deleted") as? [[String: Any]]) ?? []).contains {
+                $0["id"] as? String == dawn && $0["deleted"] as? Bool == true
+            }
         }
         try await ok(a, "projects", "restore", dawn)
         for daemon in [a, b] {
@@ -117,7 +128,10 @@ import StoryClient
 
     @Test func aShareMadeAgainReachesAConnectedPeerAndAnUnshareSaysWhatItKeeps() async throws {
         let (a, b) = try await startedPair()
-        defer { a.stop(); b.stop() }
+        defer {
+            a.stop()
+            b.stop()
+        }
         let board = try await ok(a, "projects", "create", "Pitch")
         try await ok(a, "share", "Pitch", "b")
         try await eventually("b may edit Pitch") { try role(of: board, on: b) == "editor" }
@@ -127,7 +141,9 @@ import StoryClient
         try await eventually("b may edit Pitch again, while connected", timeout: .seconds(20)) { try role(of: board, on: b) == "editor" }
         try await ok(b, "scenes", "add", board, "--title", "From b")
         try await eventually("b's edit reaches a") {
-            ((try await a.json("projects", "show", board) as? [String: Any])?["scenes"] as? [[String: Any]] ?? []).contains { $0["title"] as? String == "From b" }
+            ((try await a.json("projects", "show", board) as? [String: Any])?["scenes"] as? [[String: Any]] ?? []).contains {
+                $0["title"] as? String == "From b"
+            }
         }
 
         // A project b also has through a folder: unsharing it says what b keeps, and b agrees everywhere.
@@ -143,7 +159,9 @@ import StoryClient
         // An edit made after the unshare reaches b: whatever the unshare sent came before it.
         try await ok(a, "scenes", "add", night, "--title", "After")
         try await eventually("b has the edit made after the unshare") {
-            ((try await b.json("projects", "show", night) as? [String: Any])?["scenes"] as? [[String: Any]] ?? []).contains { $0["title"] as? String == "After" }
+            ((try await b.json("projects", "show", night) as? [String: Any])?["scenes"] as? [[String: Any]] ?? []).contains {
+                $0["title"] as? String == "After"
+            }
         }
         #expect(try role(of: night, on: b) == "editor")
         let tree = try await ok(b, "tree")

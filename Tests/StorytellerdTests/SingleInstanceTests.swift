@@ -1,7 +1,7 @@
-import StoryTestSupport
 import Dispatch
 import Foundation
 import StoryClient
+import StoryTestSupport
 import Synchronization
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import StoryAPI
+import StoryClient
 import StoryCore
 import StoryStore
 import StoryTestSupport
@@ -8,7 +9,6 @@ import Synchronization
 import Testing
 
 @testable import StoryDaemon
-import StoryClient
 
 /// `storyteller export html` and `storyteller preview`, end to end: a real
 /// daemon, the CLI, and the page as headless Chromium shows it (screenshots
@@ -20,7 +20,8 @@ import StoryClient
         let project = try await started.cli("projects", "create", "Night <Train>").output.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(try await started.cli("scenes", "add", project).status == 0)
         let caption = #"Wide <script>document.title="pwned"</script> & "fog""#
-        #expect(try await started.cli("shots", "add", project, "1", "--caption", caption, "--dialogue", "Anyone there?", "--duration", "1").status == 0)
+        #expect(
+            try await started.cli("shots", "add", project, "1", "--caption", caption, "--dialogue", "Anyone there?", "--duration", "1").status == 0)
         #expect(try await started.cli("shots", "add", project, "1", "--caption", "Close on her hand").status == 0)
         for (shot, colour, points) in [("1-1", "#e01010", "[0.1,0.5,0.8,0.9,0.5,0.8]"), ("1-2", "#10b010", "[0.5,0.1,0.8,0.5,0.9,0.8]")] {
             #expect(try await started.cli("layers", "add", project, shot, "--name", "ink").status == 0)
@@ -192,9 +193,11 @@ import StoryClient
             }
         } catch {
             let open = String(decoding: try started.client.get("/v1/previews").body, as: UTF8.self)
-            let listening = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8))?
+            let listening =
+                (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8))?
                 .split(separator: "\n").filter { $0.contains(String(format: ":%04X 00000000:0000 0A", port)) } ?? []
-            Issue.record("""
+            Issue.record(
+                """
                 held preview listed until \(listedUntil.map { "\($0)" } ?? "the end") after the kill; open previews: \(open); \
                 listeners on the port: \(listening); the daemon said: \(started.daemon.output.suffix(2_000)) \(started.daemon.errors.suffix(2_000))
                 """)
@@ -270,7 +273,10 @@ extension RasterImage {
     /// How many pixels satisfy `condition` (every 2nd pixel of every 2nd row, enough for strokes 40 px wide).
     func count(where condition: (Pixel) -> Bool) -> Int {
         stride(from: 0, to: width, by: 2).reduce(0) { total, x in
-            total + stride(from: 0, to: height, by: 2).filter { condition(self.pixel(atFraction: Double(x) / Double(width), Double($0) / Double(height))) }.count
+            total
+                + stride(from: 0, to: height, by: 2).filter {
+                    condition(self.pixel(atFraction: Double(x) / Double(width), Double($0) / Double(height)))
+                }.count
         }
     }
 }

@@ -14,6 +14,8 @@ import Testing
         let other = ControlMiddleware.refusal(of: 54_321, access: .owner)
         #expect(other.contains("uid 54321") && !other.contains("root is not served"), "\(other)")
         let group = ControlMiddleware.refusal(of: 54_321, access: .group(name: "storyteller", id: 999))
-        #expect(group.contains("members of the group storyteller") && group.contains("usermod -aG storyteller") && group.contains("log in again"), "\(group)")
+        #expect(
+            group.contains("members of the group storyteller") && group.contains("usermod -aG storyteller") && group.contains("log in again"),
+            "\(group)")
     }
 }

@@ -1,9 +1,10 @@
-import StoryTestSupport
-import Foundation
-@testable import StoryStore
-import Testing
-import CoreFoundation
 import CDispatch
+import CoreFoundation
+import Foundation
+import StoryTestSupport
+import Testing
+
+@testable import StoryStore
 
 /// Every way `storytellerd` can fail to start says so in one sentence a
 /// person can act on (what is wrong, where, what to do) and exits 1: never a
@@ -195,7 +196,8 @@ import CDispatch
         try FileManager.default.createDirectory(atPath: run, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         let text = try sentence(
             of: try await failedStart(
-                ["--data-dir", home.path + "/state", "--socket", run + "/control.sock"], setpriv: ["--reuid=65534", "--regid=65534", "--clear-groups"]))
+                ["--data-dir", home.path + "/state", "--socket", run + "/control.sock"],
+                setpriv: ["--reuid=65534", "--regid=65534", "--clear-groups"]))
         #expect(text.contains("cannot create the control socket in \(run): permission denied; give this user write access"), "\(text)")
     }
 

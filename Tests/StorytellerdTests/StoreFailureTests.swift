@@ -1,6 +1,6 @@
-import StoryTestSupport
 import Foundation
 import StoryClient
+import StoryTestSupport
 import Testing
 
 /// A store that fails under a running daemon is a 5xx with an error code,

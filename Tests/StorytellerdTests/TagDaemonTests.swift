@@ -35,7 +35,9 @@ import Testing
         // A tag only shots carry: the empty list says which shots do.
         result = try await run("projects", "list", "--tag", "Exterior")
         #expect(result.status == 0 && result.output.isEmpty, "\(result)")
-        #expect(result.errors.contains("no project carries the tag 'Exterior', but shots do (Night Train: ") && result.errors.contains("Shot 2-1"), "\(result)")
+        #expect(
+            result.errors.contains("no project carries the tag 'Exterior', but shots do (Night Train: ") && result.errors.contains("Shot 2-1"),
+            "\(result)")
         let shots = try await run("shots", "list", "Night Train").output
         #expect(shots.contains("TAGS") && shots.contains("exterior, NIGHT"), "\(shots)")
         #expect(try await run("projects", "show", "Night Train").output.contains("  tags: approved, client review\n"))
@@ -47,7 +49,8 @@ import Testing
 
         // Exports limited to the tag: a page a panel, so pages count the shots (2 of 5).
         let home = started.home.path
-        let all = home + "/all.pdf", night = home + "/night.pdf"
+        let all = home + "/all.pdf"
+        let night = home + "/night.pdf"
         #expect(try await run("export", "pdf", "Night Train", "--per-page", "1", "--out", all).status == 0)
         result = try await run("export", "pdf", "Night Train", "--per-page", "1", "--tag", "Night", "--out", night)
         #expect(result.status == 0, "\(result)")
@@ -84,7 +87,8 @@ import Testing
         #expect(result.status != 0 && result.errors.contains("No Such Project"), "\(result)")
         result = try await run("tags", "add", "Night Train")
         #expect(result.status == 64 && result.errors.contains("give the tags"), "\(result)")
-        #expect(try await run("tags", "list", "Night Train").output == "project: approved, client review\nshot 1-2: night\nshot 2-1: exterior, NIGHT\n")
+        #expect(
+            try await run("tags", "list", "Night Train").output == "project: approved, client review\nshot 1-2: night\nshot 2-1: exterior, NIGHT\n")
 
         // With a current project (`storyteller use`, here its variable) the project may be left
         // out: a first word naming no project is the shot or a tag; one naming a project is it.
@@ -100,7 +104,9 @@ import Testing
         #expect(try await run("tags", "list", "Second").output == "project: draft\n")
         result = try await runInCurrent("tags", "remove", "1-1", "CHASE")
         #expect(result.status == 0 && result.output == "untagged shot 1-1: CHASE\n", "\(result)")
-        #expect(try await run("tags", "list", "Night Train").output == "project: approved, client review, wide\nshot 1-2: night\nshot 2-1: exterior, NIGHT\n")
+        #expect(
+            try await run("tags", "list", "Night Train").output
+                == "project: approved, client review, wide\nshot 1-2: night\nshot 2-1: exterior, NIGHT\n")
     }
 
     @Test func theAPIFiltersProjectsByTagAndRefusesBadTagsNamingTheField() async throws {

@@ -1,6 +1,6 @@
-import StoryTestSupport
 import Foundation
 import StoryClient
+import StoryTestSupport
 import Testing
 
 /// The trash between real daemons, through the CLI: a delete and a restore

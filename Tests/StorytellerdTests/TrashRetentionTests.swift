@@ -1,14 +1,16 @@
-import StoryTestSupport
 import Foundation
 import StoryClient
 import StoryDaemon
+import StoryTestSupport
 import Testing
 
 /// `trash-retention`: how long a project deleted for everyone stays in the
 /// trash here before maintenance purges it.
 @Suite(.daemons) struct TrashRetentionTests {
-    @Test(arguments: [("30d", 2_592_000, "30d"), ("12h", 43_200, "12h"), ("90m", 5_400, "90m"), ("45s", 45, "45s"), ("2w", 1_209_600, "2w"),
-                      ("48h", 172_800, "2d"), (" 7d ", 604_800, "1w")])
+    @Test(arguments: [
+        ("30d", 2_592_000, "30d"), ("12h", 43_200, "12h"), ("90m", 5_400, "90m"), ("45s", 45, "45s"), ("2w", 1_209_600, "2w"),
+        ("48h", 172_800, "2d"), (" 7d ", 604_800, "1w"),
+    ])
     func aDurationWithAUnitReadsAndPrintsInTheLargestUnit(text: String, seconds: Int64, printed: String) throws {
         let retention = try #require(try TrashRetention(parsing: text))
         #expect(retention.seconds == seconds && retention.milliseconds == seconds * 1_000 && retention.description == printed)
@@ -26,8 +28,10 @@ import Testing
         #expect(DaemonSettings().effectiveConfiguration(paths: paths, name: "here").contains("trash-retention = \"30d\"  # default"))
     }
 
-    @Test(arguments: [("", "is empty"), ("30", "has no unit"), ("soon", "is not a duration"), ("-1d", "is not a duration"),
-                      ("1.5d", "is not a duration"), ("5y", "is not a duration"), ("99999999999999w", "longer than 100 years")])
+    @Test(arguments: [
+        ("", "is empty"), ("30", "has no unit"), ("soon", "is not a duration"), ("-1d", "is not a duration"),
+        ("1.5d", "is not a duration"), ("5y", "is not a duration"), ("99999999999999w", "longer than 100 years"),
+    ])
     func aBadRetentionIsAnErrorThatSaysWhatToWrite(text: String, problem: String) {
         var settings = DaemonSettings()
         do {

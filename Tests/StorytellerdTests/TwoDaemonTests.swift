@@ -1,9 +1,9 @@
-import StoryTestSupport
-import StoryIdentity
 import Foundation
 import StoryClient
 import StoryCore
+import StoryIdentity
 import StoryStore
+import StoryTestSupport
 import Synchronization
 import Testing
 
@@ -47,8 +47,6 @@ import Testing
         }
         return result
     }
-
-
 
     /// `watch` says when a peer has everything of a project: an edit made
     /// here is then on the other machine.

@@ -34,7 +34,9 @@ import Testing
         let project = try await Self.createProject("Pier", on: started)
         let added = try await started.post(
             "/v1/projects/\(project)/edits",
-            json: #"{"ops":[{"op":"scene.add"},{"op":"shot.add","scene":"$0"},{"op":"layer.add","shot":"$1"},{"op":"stroke.add","layer":"$2","points":[0.1,0.1,0.5,0.4,0.4,0.5]},{"op":"stroke.add","layer":"$2","points":[0.2,0.2,0.5,0.3,0.6,0.5]}]}"#)
+            json:
+                #"{"ops":[{"op":"scene.add"},{"op":"shot.add","scene":"$0"},{"op":"layer.add","shot":"$1"},{"op":"stroke.add","layer":"$2","points":[0.1,0.1,0.5,0.4,0.4,0.5]},{"op":"stroke.add","layer":"$2","points":[0.2,0.2,0.5,0.3,0.6,0.5]}]}"#
+        )
         let ids = try #require((added.json as? [String: Any])?["created"] as? [String])
         let (shot, layer, stroke) = (ids[1], ids[2], ids[3])
         func edit(_ ops: String) async throws {
@@ -64,9 +66,11 @@ import Testing
         // The changes listed one by one say the same, newest first.
         let history = try #require(try await started.get("/v1/projects/\(project)/history").json as? [String: Any])
         let summaries = (history["changes"] as? [[String: Any]] ?? []).compactMap { $0["summary"] as? String }
-        #expect(summaries.prefix(5).map { $0 } == [
-            "erased 2 strokes, deleted 1 layer, deleted 1 shot", "added 1 shot, added 1 layer, copied 2 strokes", "changed 1 stroke", "restored 1 stroke", "erased 1 stroke",
-        ], "\(summaries)")
+        #expect(
+            summaries.prefix(5).map { $0 } == [
+                "erased 2 strokes, deleted 1 layer, deleted 1 shot", "added 1 shot, added 1 layer, copied 2 strokes", "changed 1 stroke",
+                "restored 1 stroke", "erased 1 stroke",
+            ], "\(summaries)")
         try await started.stop()
     }
 
@@ -79,9 +83,11 @@ import Testing
         let project = try await Self.createProject("Quay", on: started)
         clock.advance(by: Self.minute)
         let added = try await started.post(
-            "/v1/projects/\(project)/edits", json: #"{"ops":[{"op":"scene.add"},{"op":"shot.add","scene":"$0"},{"op":"set","object":"$1","field":"caption","value":"Wide"}]}"#)
+            "/v1/projects/\(project)/edits",
+            json: #"{"ops":[{"op":"scene.add"},{"op":"shot.add","scene":"$0"},{"op":"set","object":"$1","field":"caption","value":"Wide"}]}"#)
         // "created" has an id for each op that made something (null for the set).
-        let shot = try #require(((added.json as? [String: Any])?["created"] as? [Any])?[1] as? String, "\(String(decoding: added.body, as: UTF8.self))")
+        let shot = try #require(
+            ((added.json as? [String: Any])?["created"] as? [Any])?[1] as? String, "\(String(decoding: added.body, as: UTF8.self))")
         clock.advance(by: Self.minute)
         let set = try await started.post(
             "/v1/projects/\(project)/edits", json: #"{"ops":[{"op":"set","object":"\#(shot)","field":"caption","value":"Rope thrown"}]}"#)
@@ -113,14 +119,17 @@ import Testing
         let early = try Self.scenes(try await started.get("/v1/projects/\(project)"))
 
         clock.advance(by: 20 * Self.minute)
-        #expect(try await started.post(
-            "/v1/projects/\(project)/edits",
-            json: #"{"ops":[{"op":"stroke.add","layer":"\#(layer)","points":[0.1,0.1,0.5,0.4,0.4,0.5]},{"op":"set","object":"\#(scene)","field":"title","value":"Dusk"}]}"#
-        ).status == 200)
+        #expect(
+            try await started.post(
+                "/v1/projects/\(project)/edits",
+                json:
+                    #"{"ops":[{"op":"stroke.add","layer":"\#(layer)","points":[0.1,0.1,0.5,0.4,0.4,0.5]},{"op":"set","object":"\#(scene)","field":"title","value":"Dusk"}]}"#
+            ).status == 200)
         clock.advance(by: 1000)
-        #expect(try await started.post(
-            "/v1/projects/\(project)/edits", json: #"{"ops":[{"op":"stroke.add","layer":"\#(layer)","points":[0.2,0.2,0.5,0.3,0.6,0.5]}]}"#
-        ).status == 200)
+        #expect(
+            try await started.post(
+                "/v1/projects/\(project)/edits", json: #"{"ops":[{"op":"stroke.add","layer":"\#(layer)","points":[0.2,0.2,0.5,0.3,0.6,0.5]}]}"#
+            ).status == 200)
         let drawn = try Self.scenes(try await started.get("/v1/projects/\(project)"))
 
         clock.advance(by: 30 * Self.minute)
@@ -216,7 +225,8 @@ import Testing
         let project = try await Self.createProject("Harbour", on: started)
         var boards: [(time: Int64, scenes: String)] = []
         for index in 0..<4 {
-            #expect(try await started.post("/v1/projects/\(project)/edits", json: #"{"ops":[{"op":"scene.add","title":"Day \#(index)"}]}"#).status == 200)
+            #expect(
+                try await started.post("/v1/projects/\(project)/edits", json: #"{"ops":[{"op":"scene.add","title":"Day \#(index)"}]}"#).status == 200)
             boards.append((clock.milliseconds, try Self.scenes(try await started.get("/v1/projects/\(project)"))))
             // The shutdown's snapshot compacts what is older than the window.
             try await started.stop(keepingHome: true)
@@ -397,4 +407,3 @@ import Testing
         #expect(refused.status == 1 && refused.errors.contains("read-only"), "\(refused.errors)")
     }
 }
-

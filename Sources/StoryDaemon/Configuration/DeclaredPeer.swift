@@ -97,14 +97,17 @@ package struct DeclaredPeer: Equatable, Sendable {
                     do {
                         address = try API.PeerAddress(text)
                     } catch {
-                        throw ConfigError(source: source("addresses"), key: "peer.addresses", problem: "has \(item.debugDescription), not a \"HOST:PORT\" to dial: \(error.error.message)")
+                        throw ConfigError(
+                            source: source("addresses"), key: "peer.addresses",
+                            problem: "has \(item.debugDescription), not a \"HOST:PORT\" to dial: \(error.error.message)")
                     }
                     if !peer.addresses.contains(address.description) { peer.addresses.append(address.description) }
                 }
             }
             if let acceptValue = table["auto-accept"] {
                 guard let flag = acceptValue.bool else {
-                    throw ConfigError(source: source("auto-accept"), key: "peer.auto-accept", problem: "must be true or false, not \(acceptValue.debugDescription)")
+                    throw ConfigError(
+                        source: source("auto-accept"), key: "peer.auto-accept", problem: "must be true or false, not \(acceptValue.debugDescription)")
                 }
                 peer.autoAccept = flag
             }

@@ -65,7 +65,8 @@ enum ChangeSummary {
                 case .eraseStroke(_, let key): note("erased", "stroke", key)
                 case .purge(let nodes): for _ in nodes { note("purged", "node") }
                 case .genesis: extra.append("founded it")
-                case .nameVersion(let name, let version): extra.append(version == nil ? "took the name \"\(name)\" away" : "named a version \"\(name)\"")
+                case .nameVersion(let name, let version):
+                    extra.append(version == nil ? "took the name \"\(name)\" away" : "named a version \"\(name)\"")
                 case .addTag(let object, let tag): extra.append("tagged \(kind(object)) \"\(tag)\"")
                 case .removeTag(let object, let tag, _): extra.append("untagged \(kind(object)) \"\(tag)\"")
                 case .setAccess(let peer, let role):
@@ -106,8 +107,12 @@ extension ChangeSummary {
         }
         for (index, operation) in change.operations.enumerated() {
             switch operation {
-            case .insert(_, let container, _): note(container); note(change.opID(at: index))
-            case .move(let object, let container, _): note(object); note(container)
+            case .insert(_, let container, _):
+                note(container)
+                note(change.opID(at: index))
+            case .move(let object, let container, _):
+                note(object)
+                note(container)
             case .reorder(let object, _, _), .setDeleted(let object, _), .setField(let object, _, _): note(object)
             case .addTag(let object, _), .removeTag(let object, _, _): note(object)
             case .addStroke(let layer, _, _), .putStroke(let layer, _, _), .eraseStroke(let layer, _): note(layer)

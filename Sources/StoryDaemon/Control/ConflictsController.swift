@@ -58,16 +58,22 @@ struct ConflictsController: Sendable {
     func keep(_ body: API.KeepRequest, in id: DocumentID) async throws -> API.KeepResult {
         let document = try await store.project(id)
         let (object, key) = try FieldReferences(document.view).resolve(body.field)
-        let field = body.field, number = body.value
+        let field = body.field
+        let number = body.value
         let result = try await store.editProject(id, session: body.session ?? ControlAPI.defaultSession, at: clock.milliseconds) {
             editor -> (kept: FieldValue, replaced: FieldValue) in
             guard let conflict = editor.fieldConflict(key, of: object) else {
-                throw APIError(.conflict, "\(field) has no overwritten values: nobody wrote it concurrently, or that was resolved (storyteller conflicts lists what is open)")
+                throw APIError(
+                    .conflict,
+                    "\(field) has no overwritten values: nobody wrote it concurrently, or that was resolved (storyteller conflicts lists what is open)"
+                )
             }
             let count = conflict.overwritten.count
             guard (1...count).contains(number) else {
                 throw APIError(
-                    .badRequest, "\(field) has \(count) overwritten value\(count == 1 ? "" : "s"): --value takes \(count == 1 ? "1" : "1 to \(count)"), not \(number)")
+                    .badRequest,
+                    "\(field) has \(count) overwritten value\(count == 1 ? "" : "s"): --value takes \(count == 1 ? "1" : "1 to \(count)"), not \(number)"
+                )
             }
             let value = conflict.overwritten[number - 1].value
             try editor.set(key, to: value, on: object)

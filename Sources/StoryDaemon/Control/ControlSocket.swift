@@ -1,8 +1,8 @@
+import CDispatch
+import Dispatch
 import Foundation
 import NIOCore
 import NIOPosix
-import Dispatch
-import CDispatch
 
 /// The Unix socket's file: its directory made private, a stale file of a
 /// dead daemon replaced, a live one left alone, and the mode set once bound.
@@ -17,7 +17,8 @@ enum ControlSocket {
             if let failure = error as? Failure {
                 self = failure
             } else if let code = (error as? IOError)?.errnoCode {
-                description = "cannot serve the control socket \(path): \(String(cString: strerror(code)).lowercased()); "
+                description =
+                    "cannot serve the control socket \(path): \(String(cString: strerror(code)).lowercased()); "
                     + "give --socket a path in a directory this user may write"
             } else if error is UnixDomainSocketPathWrongType {
                 description = "\(path) exists and is not a socket; move it away, or give --socket another path"
@@ -82,7 +83,8 @@ enum ControlSocket {
         var restricted = chmod(path, access == .owner ? 0o600 : 0o660) == 0
         if case .group(_, let gid) = access { restricted = restricted && chown(path, uid_t.max, gid) == 0 }
         guard restricted else {
-            throw Failure(description: "cannot set the owner and mode of the control socket \(path): \(String(cString: strerror(errno)).lowercased())")
+            throw Failure(
+                description: "cannot set the owner and mode of the control socket \(path): \(String(cString: strerror(errno)).lowercased())")
         }
     }
 

@@ -3,10 +3,10 @@ import Foundation
 import Metrics
 import Prometheus
 import StoryAPI
+import StoryCore
 import StoryStore
 import StorySync
 import Synchronization
-import StoryCore
 
 /// The daemon's metrics, through swift-metrics with swift-prometheus behind
 /// it: counters and histograms recorded where things happen (sync bytes in

@@ -21,13 +21,15 @@ struct EditsController: Sendable {
         routes.post("projects/:project/undo") { request, context in
             let id = try await lookup.existingProject(try context.parameter("project"))
             let body = try await request.decodeIfPresent(API.UndoRequest.self, context: context) ?? API.UndoRequest()
-            let outcome = try await store.undo(id, session: body.session ?? ControlAPI.defaultSession, older: body.older ?? false, at: clock.milliseconds)
+            let outcome = try await store.undo(
+                id, session: body.session ?? ControlAPI.defaultSession, older: body.older ?? false, at: clock.milliseconds)
             return .json(try await undoResult(outcome, in: id, redo: false))
         }
         routes.post("projects/:project/redo") { request, context in
             let id = try await lookup.existingProject(try context.parameter("project"))
             let body = try await request.decodeIfPresent(API.UndoRequest.self, context: context) ?? API.UndoRequest()
-            let outcome = try await store.redo(id, session: body.session ?? ControlAPI.defaultSession, older: body.older ?? false, at: clock.milliseconds)
+            let outcome = try await store.redo(
+                id, session: body.session ?? ControlAPI.defaultSession, older: body.older ?? false, at: clock.milliseconds)
             return .json(try await undoResult(outcome, in: id, redo: true))
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
+import StoryAPI
 import StoryCore
 import StoryStore
-import StoryAPI
 import StorySync
 
 /// The event stream of the control API, as NDJSON (one object per line) or

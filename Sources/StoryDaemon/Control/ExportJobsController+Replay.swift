@@ -1,9 +1,9 @@
 import Foundation
+import Logging
 import StoryAPI
 import StoryCore
 import StoryEditorial
 import StoryRender
-import Logging
 import StoryStore
 
 /// `POST /v1/projects/{id}/exports` with `kind: replay`: one shot drawn
@@ -108,8 +108,7 @@ extension ExportJobsController {
         return try await exports.submit(
             kind: body.kind, project: id, fileName: baseName + "." + format.rawValue, contentType: format.contentType
         ) { job throws(ExportError) in
-            let took = try await export.run(in: job.directory, output: job.filePath, ffmpeg: ffmpeg, renderer: renderer)
-            {
+            let took = try await export.run(in: job.directory, output: job.filePath, ffmpeg: ffmpeg, renderer: renderer) {
                 job.report(progress: $0)
             }
             let line =

@@ -88,7 +88,9 @@ struct ExportJobsController: Sendable {
             title += " – scene \(number)" + (scene.title.map { ": \($0)" } ?? "")
         }
         let shots = try ExportsController.shots(of: scenes, in: view, taggedWith: body.tag).flatMap(\.shots)
-        guard !shots.isEmpty else { throw APIError(.badRequest, "nothing to export: \(body.scene == nil ? "the project" : "the scene") has no shots") }
+        guard !shots.isEmpty else {
+            throw APIError(.badRequest, "nothing to export: \(body.scene == nil ? "the project" : "the scene") has no shots")
+        }
         let timeline = Timeline(shots: shots, fps: fps)
         let baseName = Self.fileName(from: title)
         switch body.kind {
@@ -98,7 +100,8 @@ struct ExportJobsController: Sendable {
                 throw APIError.badField("format", "is '\(formatName)'; it takes \(API.ExportRequest.formats.joined(separator: ", "))")
             }
             if format != .gif, !width.isMultiple(of: 2) || !height.isMultiple(of: 2) {
-                throw APIError(.badRequest, "an \(format.rawValue) animatic's size must be even numbers (\(width)x\(height) is not): the codecs want it")
+                throw APIError(
+                    .badRequest, "an \(format.rawValue) animatic's size must be even numbers (\(width)x\(height) is not): the codecs want it")
             }
             let ffmpeg = try await exports.checkFFmpeg(needing: format.encoders, for: "an \(format.rawValue) animatic")
             let pictures = await media.files(shots.flatMap(PanelRenderer.pictures(drawnIn:)), of: id)
@@ -140,7 +143,8 @@ struct ExportJobsController: Sendable {
                     + "\(width)x\(height); frames drawn in \(took.rendering), encoded in \(took.encoding)"
                 logger.info("\(line)")
                 return ExportJob.Outcome(
-                    seconds: timeline.seconds, frames: timeline.frameCount, shots: export.shownClips.count, notes: exportNotes.isEmpty ? nil : exportNotes)
+                    seconds: timeline.seconds, frames: timeline.frameCount, shots: export.shownClips.count,
+                    notes: exportNotes.isEmpty ? nil : exportNotes)
             }
         default:
             let isEDL = body.kind == "edl"
@@ -149,7 +153,8 @@ struct ExportJobsController: Sendable {
             for clip in timeline.clips where clip.frameCount > 0 {
                 media.append(API.ExportMedia(name: EditorialExport.stillName(of: clip.shot), kind: "still", shot: clip.shot.id.description))
             }
-            for sound in EditorialExport.sounds(in: timeline) where !media.contains(where: { $0.name == EditorialExport.soundName(of: sound.media) }) {
+            for sound in EditorialExport.sounds(in: timeline) where !media.contains(where: { $0.name == EditorialExport.soundName(of: sound.media) })
+            {
                 media.append(API.ExportMedia(name: EditorialExport.soundName(of: sound.media), kind: "sound", blob: sound.media.hash.description))
             }
             let files = media
@@ -165,7 +170,8 @@ struct ExportJobsController: Sendable {
                 guard FileManager.default.createFile(atPath: job.filePath, contents: Data(text.utf8)) else {
                     throw ExportError(.files, "cannot write \(job.filePath) (is the disk full?)")
                 }
-                return ExportJob.Outcome(seconds: timeline.seconds, frames: timeline.frameCount, shots: files.filter { $0.kind == "still" }.count, media: files)
+                return ExportJob.Outcome(
+                    seconds: timeline.seconds, frames: timeline.frameCount, shots: files.filter { $0.kind == "still" }.count, media: files)
             }
         }
     }

@@ -61,7 +61,8 @@ struct FieldReferences {
     ///   field that keeps no overwritten values.
     func resolve(_ text: String) throws(APIError) -> (object: OpID, key: FieldKey) {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        let objectPart: Substring, keyPart: Substring
+        let objectPart: Substring
+        let keyPart: Substring
         if let dot = trimmed.lastIndex(of: ".") {
             (objectPart, keyPart) = (trimmed[..<dot], trimmed[trimmed.index(after: dot)...])
         } else {
@@ -70,11 +71,14 @@ struct FieldReferences {
         let fields = FieldKey.allCases.filter(\.keepsOverwrittenValues).map(\.description)
         guard let key = FieldKey(name: String(keyPart)), key.keepsOverwrittenValues else {
             throw APIError(
-                .notFound, "no field '\(keyPart)' in '\(text)': the text fields are \(fields.joined(separator: ", ")) (e.g. 1-2.caption, 2.title, title)")
+                .notFound,
+                "no field '\(keyPart)' in '\(text)': the text fields are \(fields.joined(separator: ", ")) (e.g. 1-2.caption, 2.title, title)")
         }
         guard let object = names[objectPart.lowercased()] else {
             throw APIError(
-                .notFound, "'\(objectPart)' in '\(text)' names no scene, shot or layer shown (scenes by number: 2.title, shots by label: 1-2.caption, layers: 1-2/Ink.name)")
+                .notFound,
+                "'\(objectPart)' in '\(text)' names no scene, shot or layer shown (scenes by number: 2.title, shots by label: 1-2.caption, layers: 1-2/Ink.name)"
+            )
         }
         return (object, key)
     }

@@ -38,7 +38,8 @@ struct HistoryController: Sendable {
                 let author = document.author(of: $0.replica)
                 return API.HistoryEntry(
                     replica: $0.replica.description, seq: $0.seq, local: author == identity.peerID, time: $0.wallTime,
-                    operations: $0.operations.count, summary: ChangeSummary.describe($0, in: document, puts: puts, naming: names), author: author?.description,
+                    operations: $0.operations.count, summary: ChangeSummary.describe($0, in: document, puts: puts, naming: names),
+                    author: author?.description,
                     shots: ChangeSummary.shots($0, in: document, labels: labels))
             })
     }

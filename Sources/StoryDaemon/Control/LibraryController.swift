@@ -114,7 +114,9 @@ struct LibraryController: Sendable {
         let documents = Set(try await store.foundedDocuments().map(\.id))
         if place.node == .root && place.library != set.main {
             if let entry = set.entry(for: place), let node = set.node(entry) {
-                return API.LibraryNode(node, in: entry.library, set: set, depth: node.depth, parent: set.text(of: LibraryPlace(library: entry.library, node: node.parent)), documents: documents)
+                return API.LibraryNode(
+                    node, in: entry.library, set: set, depth: node.depth,
+                    parent: set.text(of: LibraryPlace(library: entry.library, node: node.parent)), documents: documents)
             }
             let folder = set.folders[place.library]
             return API.LibraryNode(
@@ -173,7 +175,8 @@ struct LibraryController: Sendable {
         var result: [API.LibraryNode] = []
         for node in view.nodes {
             // The contents of a shared folder hang under the entry that lists it.
-            let parent = node.parent == .root && library != set.main
+            let parent =
+                node.parent == .root && library != set.main
                 ? rootParent ?? set.text(of: LibraryPlace(library: library, node: .root))
                 : set.text(of: LibraryPlace(library: library, node: node.parent))
             result.append(API.LibraryNode(node, in: library, set: set, depth: depth + node.depth, parent: parent, documents: documents))

@@ -54,8 +54,10 @@ struct MediaController: Sendable {
             let result = try await edits.edit(
                 id,
                 API.EditRequest(
-                    ops: [.addLayer(shot: .id(shot), at: position, name: name ?? "Image"), .set(.created(0), .image, .media(media)),
-                          .set(.created(0), .fit, .string(fit))],
+                    ops: [
+                        .addLayer(shot: .id(shot), at: position, name: name ?? "Image"), .set(.created(0), .image, .media(media)),
+                        .set(.created(0), .fit, .string(fit)),
+                    ],
                     session: session))
             await manager.blobExchange?.announce(media.hash)
             guard let text = result.created.first.flatMap({ $0 }), let layer = OpID(text) else {

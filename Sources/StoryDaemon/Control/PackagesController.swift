@@ -80,7 +80,8 @@ struct PackagesController: Sendable {
         } catch {
             unlink(path)
             if Self.isDiskFull(temporaryDirectory) {
-                throw APIError(.insufficientStorage, "the disk holding the daemon's state (\(temporaryDirectory)) has no room for the package; nothing was sent")
+                throw APIError(
+                    .insufficientStorage, "the disk holding the daemon's state (\(temporaryDirectory)) has no room for the package; nothing was sent")
             }
             logger.error("cannot write a package of \(id): \(error)")
             throw APIError(.storeFailure, "the package could not be made: \(error)")
@@ -89,7 +90,8 @@ struct PackagesController: Sendable {
         unlink(path)
         guard let file else { throw APIError(.storeFailure, "the package could not be made: cannot open \(path)") }
         logger.info(
-            "exporting \(id) as a package (\(file.size) bytes, \(content.changeCount) changes, \(held.count) blobs): read \(read - started), \(thumbnails.count) thumbnails and the print sheet \(rendered - read), written \(ContinuousClock.now - rendered)")
+            "exporting \(id) as a package (\(file.size) bytes, \(content.changeCount) changes, \(held.count) blobs): read \(read - started), \(thumbnails.count) thumbnails and the print sheet \(rendered - read), written \(ContinuousClock.now - rendered)"
+        )
         return Response(
             status: .ok,
             headers: [
@@ -195,7 +197,9 @@ struct PackagesController: Sendable {
         let room = Self.freeBytes(temporaryDirectory)
         if let length = request.headers[.contentLength].flatMap({ UInt64($0) }), length > room {
             throw APIError(
-                .tooLarge, "the package is \(MediaController.bytesText(length)); the disk holding the daemon's state has \(MediaController.bytesText(room)) free; nothing was stored")
+                .tooLarge,
+                "the package is \(MediaController.bytesText(length)); the disk holding the daemon's state has \(MediaController.bytesText(room)) free; nothing was stored"
+            )
         }
         try await receiveFile(request, into: path, limit: room)
         // Received side by side, checked and stored one at a time.
@@ -204,9 +208,10 @@ struct PackagesController: Sendable {
 
     /// Checks and stores a package received into `path` (`importPackage`).
     private func importReceived(_ path: String, into folder: LibraryPlace) async throws -> (API.PackageImported, isNew: Bool) {
-        let heldBlobs = Set(await blobs.records().compactMap { record -> BlobHash? in
-            if case .complete = record.state { record.hash } else { nil }
-        })
+        let heldBlobs = Set(
+            await blobs.records().compactMap { record -> BlobHash? in
+                if case .complete = record.state { record.hash } else { nil }
+            })
         let blobs = self.blobs
         let opened: OpenedPackage
         do {
@@ -271,7 +276,8 @@ struct PackagesController: Sendable {
             }
         }
         logger.info(
-            "imported \(id) from a package by \(opened.exporter): \(result.isNew ? "added" : "merged"), \(result.newChanges) new changes, \(added) blobs")
+            "imported \(id) from a package by \(opened.exporter): \(result.isNew ? "added" : "merged"), \(result.newChanges) new changes, \(added) blobs"
+        )
         return (
             API.PackageImported(
                 outcome: result.isNew ? "added" : "merged", project: id.description, title: title, newChanges: result.newChanges,
@@ -296,7 +302,8 @@ struct PackagesController: Sendable {
                 guard refusal == nil else { continue }
                 written += UInt64(chunk.readableBytes)
                 guard written <= limit else {
-                    refusal = APIError(.tooLarge, "the package is larger than the free space of the disk holding the daemon's state; nothing was stored")
+                    refusal = APIError(
+                        .tooLarge, "the package is larger than the free space of the disk holding the daemon's state; nothing was stored")
                     continue
                 }
                 let failure: Int32? = chunk.withUnsafeReadableBytes { raw in

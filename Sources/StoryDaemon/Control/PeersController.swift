@@ -64,7 +64,8 @@ struct PeersController: Sendable {
                         address: $0.address, direction: $0.dialed ? "out" : "in", bytesSent: $0.bytesSent, bytesReceived: $0.bytesReceived,
                         idleSeconds: $0.idleSeconds)
                 }, autoAccept: accepting[$0.id] ?? true,
-                pausedByPeer: pausedByPeers.contains($0.id) && !connected.contains($0.id), offersDropped: $0.offersDropped > 0 ? $0.offersDropped : nil,
+                pausedByPeer: pausedByPeers.contains($0.id) && !connected.contains($0.id),
+                offersDropped: $0.offersDropped > 0 ? $0.offersDropped : nil,
                 waitingForAcceptance: waiting.contains($0.id) && !connected.contains($0.id) ? true : nil,
                 upgrade: connected.contains($0.id) ? nil : upgrades[$0.id])
         }

@@ -103,7 +103,10 @@ struct ResourceLookup: Sendable {
         case .complete?:
             if let problem = record?.problem { return ("kept-aside", media.byteCount, problem) }
             if let record, record.type != media.type {
-                return ("kept-aside", media.byteCount, "its bytes are a \(record.type.fileExtension), not the \(media.type.fileExtension) the project names")
+                return (
+                    "kept-aside", media.byteCount,
+                    "its bytes are a \(record.type.fileExtension), not the \(media.type.fileExtension) the project names"
+                )
             }
             // Bytes held for another project count for this one once received for it too.
             return proven.contains(media.hash) ? ("complete", media.byteCount, nil) : ("missing", 0, nil)
@@ -183,7 +186,8 @@ struct ResourceLookup: Sendable {
         }
         throw APIError(
             .unknownVersion,
-            "no version '\(text)' in this project's history: give a version id from `storyteller history`, a name from `storyteller versions list`, a time such as 2026-11-25T14:00, or now")
+            "no version '\(text)' in this project's history: give a version id from `storyteller history`, a name from `storyteller versions list`, a time such as 2026-11-25T14:00, or now"
+        )
     }
 
     /// A version the history cannot show, in the user's words.

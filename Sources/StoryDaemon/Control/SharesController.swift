@@ -47,9 +47,11 @@ struct SharesController: Sendable {
             return .json(try await shareListing(peer: peer))
         }
         routes.get("shares/pending") { _, _ in
-            .json(try await store.offers().map {
-                API.Offer(document: $0.document.description, kind: $0.kind.description, name: $0.name, peer: $0.peer.description, received: $0.received)
-            })
+            .json(
+                try await store.offers().map {
+                    API.Offer(
+                        document: $0.document.description, kind: $0.kind.description, name: $0.name, peer: $0.peer.description, received: $0.received)
+                })
         }
         routes.post("shares/pending/:document/accept") { _, context in
             let id = try lookup.documentID(try context.parameter("document"))
@@ -59,7 +61,9 @@ struct SharesController: Sendable {
             } catch let error as StoreError where error.code == .notFound {
                 throw APIError(.notFound, "no peer offers \(id) (storyteller shares pending lists what is offered)")
             }
-            return .json(API.Offer(document: id.description, kind: offer.kind.description, name: offer.name, peer: offer.peer.description, received: offer.received))
+            return .json(
+                API.Offer(
+                    document: id.description, kind: offer.kind.description, name: offer.name, peer: offer.peer.description, received: offer.received))
         }
         routes.post("shares/pending/:document/decline") { _, context in
             let id = try lookup.documentID(try context.parameter("document"))
@@ -67,7 +71,9 @@ struct SharesController: Sendable {
                 throw APIError(.notFound, "no peer offers \(id) (storyteller shares pending lists what is offered)")
             }
             for other in try await store.offers() where other.document == id { try await store.declineOffer(of: id, from: other.peer) }
-            return .json(API.Offer(document: id.description, kind: offer.kind.description, name: offer.name, peer: offer.peer.description, received: offer.received))
+            return .json(
+                API.Offer(
+                    document: id.description, kind: offer.kind.description, name: offer.name, peer: offer.peer.description, received: offer.received))
         }
         routes.get("library/shares") { _, _ in .json(try await lookup.shares(of: try await library.id())) }
         routes.put("library/shares/:peer") { request, context in
@@ -120,7 +126,9 @@ struct SharesController: Sendable {
                 }
                 if direct.contains("\(record.id)/\(member.peer)") || via.isEmpty { via.insert("direct", at: 0) }
                 let kind = record.id == set.main ? "library" : set.isFolder(record.id) ? "folder" : record.kind.description
-                let path = record.id == set.main ? nil
+                let path =
+                    record.id == set.main
+                    ? nil
                     : set.isFolder(record.id) ? set.path(of: LibraryPlace(library: record.id, node: .root)) : places[record.id].map(set.path)
                 result.append(
                     API.ShareListing(

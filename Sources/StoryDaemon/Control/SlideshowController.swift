@@ -50,7 +50,10 @@ struct SlideshowController: Sendable {
             let panel = "panels/\(slide.label).png"
             files.append(
                 API.SlideshowFile(
-                    path: panel, source: "/v1/projects/\(project)/shots/\(Self.pathSegment(slide.shot.description))/render?format=png&width=\(SlideshowSource.fittingWidth(width, aspectRatio: slide.aspectRatio))"))
+                    path: panel,
+                    source:
+                        "/v1/projects/\(project)/shots/\(Self.pathSegment(slide.shot.description))/render?format=png&width=\(SlideshowSource.fittingWidth(width, aspectRatio: slide.aspectRatio))"
+                ))
             let (before, after) = page.slide(position, panel: panel)
             index += before
             if let sound = slide.sound {
@@ -76,7 +79,8 @@ struct SlideshowController: Sendable {
                     var panel: String
                     if let shot = view.shot(slide.shot) {
                         do {
-                            panel = "data:image/png;base64," + Data(try await source.panel(shot, in: view, of: id, width: width)).base64EncodedString()
+                            panel =
+                                "data:image/png;base64," + Data(try await source.panel(shot, in: view, of: id, width: width)).base64EncodedString()
                         } catch {
                             logger.warning("html export: shot \(slide.label) cannot be drawn: \(error)")
                             panel = SlideshowSource.placeholder(slide.label)

@@ -1,3 +1,5 @@
+import CDispatch
+import Dispatch
 import Foundation
 import Hummingbird
 import Logging
@@ -8,8 +10,6 @@ import StoryCore
 import StoryIdentity
 import StoryStore
 import StorySync
-import Dispatch
-import CDispatch
 
 /// `status`, `version`, `identity`, `search` and `backup`.
 struct SystemController: Sendable {
@@ -30,7 +30,9 @@ struct SystemController: Sendable {
             .json(API.Identity(peerID: identity.peerID.description, name: name, certificatePEM: identity.certificatePEM))
         }
         routes.get("search") { request, _ in
-            guard let query = try request.decodeQuery(API.SearchQuery.self).q, !query.isEmpty else { throw APIError(.badRequest, "give the text to find as ?q=") }
+            guard let query = try request.decodeQuery(API.SearchQuery.self).q, !query.isEmpty else {
+                throw APIError(.badRequest, "give the text to find as ?q=")
+            }
             return .json(try await search(query))
         }
         routes.get("backup") { _, _ in try await backup() }
@@ -67,8 +69,10 @@ struct SystemController: Sendable {
                     deleted: record.isDeleted ? true : nil, peers: peers))
         }
         return API.Status(
-            peerID: identity.peerID.description, name: name, uptimeSeconds: ControlAPI.seconds(since: started), documents: states.filter { !$0.record.isAwaitingFounding }.count,
-            projects: states.filter { $0.record.kind == .project && !$0.record.isDeleted && !$0.record.isAwaitingFounding }.count, listenPort: await manager.listeningPort,
+            peerID: identity.peerID.description, name: name, uptimeSeconds: ControlAPI.seconds(since: started),
+            documents: states.filter { !$0.record.isAwaitingFounding }.count,
+            projects: states.filter { $0.record.kind == .project && !$0.record.isDeleted && !$0.record.isAwaitingFounding }.count,
+            listenPort: await manager.listeningPort,
             peersConnected: sessions.count, bytesSent: bytes.sent, bytesReceived: bytes.received, sync: sync,
             conflicts: conflicts.fields, conflictedProjects: conflicts.projects)
     }
@@ -130,7 +134,9 @@ struct SystemController: Sendable {
         } catch let error as StoreError {
             try? manager.removeItem(atPath: path)
             if error.isDiskFull {
-                throw APIError(.insufficientStorage, "the disk holding the daemon's state (\(temporaryDirectory)) has no room for a copy of the database; nothing was sent")
+                throw APIError(
+                    .insufficientStorage,
+                    "the disk holding the daemon's state (\(temporaryDirectory)) has no room for a copy of the database; nothing was sent")
             }
             logger.error("backup failed: \(error)")
             throw APIError(.storeFailure, "the backup failed: \(error.message)")

@@ -59,7 +59,9 @@ struct VersionsController: Sendable {
             let body = try await request.decode(API.RestoreVersion.self, context: context)
             guard body.shot == nil || body.scene == nil else { throw APIError(.badRequest, "give a shot or a scene, not both") }
             let scope: RestoreScope =
-                if let shot = body.shot { .shot(try lookup.objectID(shot, "shot")) } else if let scene = body.scene { .scene(try lookup.objectID(scene, "scene")) } else { .project }
+                if let shot = body.shot { .shot(try lookup.objectID(shot, "shot")) } else if let scene = body.scene {
+                    .scene(try lookup.objectID(scene, "scene"))
+                } else { .project }
             let (past, version) = try await lookup.projectDocument(id, at: body.to)
             let present = try await store.project(id)
             let edit = try await store.editProject(id, session: body.session ?? ControlAPI.defaultSession, at: clock.milliseconds) { editor in
@@ -146,15 +148,19 @@ struct VersionsController: Sendable {
             answers.append(
                 API.Version(
                     id: version.id, vector: Self.vectorAnswer(version.vector), time: version.lastTime, since: version.firstTime,
-                    author: author?.description, local: local, summary: ChangeSummary.describe(version.changes, in: document, puts: puts, naming: names),
+                    author: author?.description, local: local,
+                    summary: ChangeSummary.describe(version.changes, in: document, puts: puts, naming: names),
                     shots: shots, changes: changes))
             if answers.count == limit { break }
         }
         // Checkpoints say nothing of which shots changed: none for `shot`.
-        let checkpoints = shot != nil ? [] : history.bases.reversed().compactMap { base -> API.Checkpoint? in
-            guard base.isCheckpoint, let time = base.updatedAt, since.map({ time >= $0 }) ?? true else { return nil }
-            return API.Checkpoint(id: base.versionVector.shortID, time: time)
-        }
+        let checkpoints =
+            shot != nil
+            ? []
+            : history.bases.reversed().compactMap { base -> API.Checkpoint? in
+                guard base.isCheckpoint, let time = base.updatedAt, since.map({ time >= $0 }) ?? true else { return nil }
+                return API.Checkpoint(id: base.versionVector.shortID, time: time)
+            }
         return API.Versions(
             project: id.description, compacted: !history.oldestVersion.isEmpty, oldest: history.oldestVersion.shortID, versions: answers,
             checkpoints: checkpoints)

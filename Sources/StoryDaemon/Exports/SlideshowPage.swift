@@ -54,7 +54,8 @@ struct SlideshowPage: Sendable {
             let duration = shot.duration.flatMap { $0.isFinite && $0 > 0 ? min($0, 3_600) : nil } ?? API.Slideshow.defaultDuration
             let sound = shot.sound.flatMap { holds($0.hash) ? $0 : nil }
             return Slide(
-                shot: shot.id, scene: shot.sceneNumber, label: shot.label, duration: duration, caption: nonEmpty(shot.caption), dialogue: nonEmpty(shot.dialogue),
+                shot: shot.id, scene: shot.sceneNumber, label: shot.label, duration: duration, caption: nonEmpty(shot.caption),
+                dialogue: nonEmpty(shot.dialogue),
                 sound: sound, isSoundMissing: shot.sound != nil && sound == nil, aspectRatio: shot.aspectRatio)
         }
     }

@@ -35,7 +35,9 @@ enum LibraryReference {
         }
         guard let first = candidates.first else { throw APIError(.notFound, "no folder or project at '\(reference)'") }
         guard candidates.count == 1 else {
-            throw APIError(.conflict, "'\(reference)' names \(candidates.count) folders or projects; give its path from the top, or its id (storyteller tree --json)")
+            throw APIError(
+                .conflict,
+                "'\(reference)' names \(candidates.count) folders or projects; give its path from the top, or its id (storyteller tree --json)")
         }
         return first
     }

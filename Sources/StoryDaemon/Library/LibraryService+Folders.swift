@@ -1,8 +1,8 @@
 import Foundation
+import Logging
 import StoryAPI
 import StoryCore
 import StoryStore
-import Logging
 
 /// Folder shares: a shared folder is a library document of its own (its root
 /// is the folder), listed where the folder was by an entry that names it.
@@ -163,7 +163,8 @@ extension LibraryService {
         try await propagate(from: folder)
         let outcome = try await outcome(of: LibraryPlace(library: folder, node: .root), for: peer)
         logger.info(
-            "shared folder \(set.path(of: place)) with \(peer.short) as \(role): \(outcome.shared.count) document(s), \(outcome.notShared.count) left out")
+            "shared folder \(set.path(of: place)) with \(peer.short) as \(role): \(outcome.shared.count) document(s), \(outcome.notShared.count) left out"
+        )
         return outcome
     }
 
@@ -189,7 +190,8 @@ extension LibraryService {
                 if facts[document]?.record == nil {
                     reason = "not on this machine"
                 } else if node.filedBy == set.local {
-                    reason = facts[document]?.isLegacy == true
+                    reason =
+                        facts[document]?.isLegacy == true
                         ? "made before signed authorship: share a copy" : "this machine may only read it (its owner or an editor can share it)"
                 } else {
                     reason = "filed here by \(node.filedBy.map(\.short) ?? "an unknown author"), who was never given it to share"
@@ -202,10 +204,14 @@ extension LibraryService {
                         role: role.description))
             } else {
                 let localRole = facts[document]?.role ?? .none
-                let reason = facts[document]?.record == nil ? "not on this machine"
-                    : facts[document]?.isLegacy == true ? "made before signed authorship: share a copy"
-                    : localRole < .editor ? "this machine may only read it (its owner or an editor can share it)"
-                    : "it could not be shared (see the daemon's log)"
+                let reason =
+                    facts[document]?.record == nil
+                    ? "not on this machine"
+                    : facts[document]?.isLegacy == true
+                        ? "made before signed authorship: share a copy"
+                        : localRole < .editor
+                            ? "this machine may only read it (its owner or an editor can share it)"
+                            : "it could not be shared (see the daemon's log)"
                 notShared.append(API.NotShared(document: document.description, name: name, path: path, reason: reason))
             }
         }
@@ -306,7 +312,8 @@ extension LibraryService {
         guard !set.isPlanted(node) else {
             throw APIError(
                 .forbidden,
-                "\(node.name ?? "that entry") was filed by \(node.filedBy.map(\.short) ?? "an unknown author"), who may not share that project; it cannot be moved, only deleted")
+                "\(node.name ?? "that entry") was filed by \(node.filedBy.map(\.short) ?? "an unknown author"), who may not share that project; it cannot be moved, only deleted"
+            )
         }
         let copied = Copied(
             id: node.id, parent: node.parent, isFolder: node.kind == .folder, name: node.name, description: node.description,
@@ -349,7 +356,8 @@ extension LibraryService {
         var entryEditable = false
         if let entry { entryEditable = try await store.localRole(of: entry.library) >= .editor }
         guard role >= .editor || entryEditable else {
-            throw APIError(.readOnly, "\(set.folders[folder]?.name ?? "that folder") was shared with this machine read-only; it cannot delete it for the others")
+            throw APIError(
+                .readOnly, "\(set.folders[folder]?.name ?? "that folder") was shared with this machine read-only; it cannot delete it for the others")
         }
         if role >= .editor { try await edit(in: folder) { try $0.setDeleted(true) } }
         if let entry, entryEditable, set.node(entry)?.isInTrash == false { try await edit(in: entry.library) { try $0.delete(entry.node) } }

@@ -137,7 +137,9 @@ actor LibraryService {
             try store.share(library, with: peer, role: .none, at: now)
             for id in ids {
                 let current = try store.members(of: id).first { $0.peer == peer }?.role ?? .none
-                if try store.localRole(of: id) == .owner && current > .none && current != .owner { try store.share(id, with: peer, role: .none, at: now) }
+                if try store.localRole(of: id) == .owner && current > .none && current != .owner {
+                    try store.share(id, with: peer, role: .none, at: now)
+                }
             }
         }
     }
@@ -179,7 +181,10 @@ actor LibraryService {
         let entry = try await edit(in: folder.library) { try $0.createProjectEntry(named: name, document: project, in: folder.node, at: index) }
         let refused = try await propagate(from: folder.library, documents: [project])
         guard refused.isEmpty else {
-            throw APIError(.conflict, "the folder is shared, and this machine may not share that project with the people it is shared with: \(refused.joined(separator: "; "))")
+            throw APIError(
+                .conflict,
+                "the folder is shared, and this machine may not share that project with the people it is shared with: \(refused.joined(separator: "; "))"
+            )
         }
         return entry
     }

@@ -200,7 +200,9 @@ struct LibrarySet: Sendable {
             guard let view = views[document] else { throw APIError(.notFound, "no library or shared folder \(document) here") }
             var node = LibraryReference.wellKnown[rest.lowercased()] ?? OpID(rest)
             if let old = node, view.node(old) == nil { node = aliasedEntries[LibraryPlace(library: document, node: old)] ?? old }
-            guard let node, node == .root || node == .trash || view.node(node) != nil else { throw APIError(.notFound, "no folder or project entry \(text)") }
+            guard let node, node == .root || node == .trash || view.node(node) != nil else {
+                throw APIError(.notFound, "no folder or project entry \(text)")
+            }
             return opened(LibraryPlace(library: document, node: node))
         }
         if var id = OpID(text) {
@@ -230,7 +232,9 @@ struct LibrarySet: Sendable {
         }
         guard let first = candidates.first else { throw APIError(.notFound, "no folder or project at '\(reference)'") }
         guard candidates.count == 1 else {
-            throw APIError(.conflict, "'\(reference)' names \(candidates.count) folders or projects; give its path from the top, or its id (storyteller tree --json)")
+            throw APIError(
+                .conflict,
+                "'\(reference)' names \(candidates.count) folders or projects; give its path from the top, or its id (storyteller tree --json)")
         }
         return first
     }

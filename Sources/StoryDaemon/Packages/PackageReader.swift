@@ -81,13 +81,15 @@ enum PackageReader {
             guard !overflow, size <= bound + inflationAllowance else {
                 throw PackageError(
                     .tooLarge,
-                    "'\(entry.path)' would inflate from \(compressed) to \(size) bytes (\(compressed == 0 ? size : size / compressed) times): a zip bomb, not a package Storyteller wrote")
+                    "'\(entry.path)' would inflate from \(compressed) to \(size) bytes (\(compressed == 0 ? size : size / compressed) times): a zip bomb, not a package Storyteller wrote"
+                )
             }
             inflated += size
             guard inflated <= maximumInflatedBytes else {
                 throw PackageError(
                     .tooLarge,
-                    "the package's deflated entries inflate to more than \(maximumInflatedBytes >> 20) MiB; Storyteller stores large entries uncompressed: export the project again")
+                    "the package's deflated entries inflate to more than \(maximumInflatedBytes >> 20) MiB; Storyteller stores large entries uncompressed: export the project again"
+                )
             }
         }
     }
@@ -219,7 +221,8 @@ enum PackageReader {
         let isText = head.allSatisfy { $0 == 9 || $0 == 10 || $0 == 13 || (32..<127).contains($0) || $0 >= 0x80 }
         throw PackageError(
             .notZip,
-            isText ? "the file is text, not a Storyteller package (a .storyboard file is a zip)"
+            isText
+                ? "the file is text, not a Storyteller package (a .storyboard file is a zip)"
                 : "the file is not a zip file, so not a Storyteller package")
     }
 

@@ -130,7 +130,8 @@ final class PreviewRegistry: Service, Sendable {
         try state.withLock { state throws(APIError) in
             guard !state.isShutDown else { throw APIError(.conflict, "the daemon is shutting down") }
             guard state.entries.count < API.PreviewLease.maximumOpen else {
-                throw APIError(.conflict, "\(API.PreviewLease.maximumOpen) previews are open already; close one (storyteller preview stops its own on Ctrl-C)")
+                throw APIError(
+                    .conflict, "\(API.PreviewLease.maximumOpen) previews are open already; close one (storyteller preview stops its own on Ctrl-C)")
             }
             state.entries[id] = Entry(preview: preview, streams: streams, closer: closer)
         }

@@ -21,7 +21,9 @@ struct ProjectMedia: Sendable {
     func unusable(_ media: MediaReference, proven: Set<BlobHash>) async -> String? {
         guard let record = await blobs.record(media.hash), record.isComplete else { return "not on this machine yet" }
         if let problem = record.problem { return "kept aside: \(problem)" }
-        guard record.type == media.type else { return "its bytes are a \(record.type.fileExtension), not the \(media.type.fileExtension) the project names" }
+        guard record.type == media.type else {
+            return "its bytes are a \(record.type.fileExtension), not the \(media.type.fileExtension) the project names"
+        }
         guard proven.contains(media.hash) else { return "not received for this project yet" }
         return nil
     }

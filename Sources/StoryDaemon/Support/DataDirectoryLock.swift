@@ -1,5 +1,5 @@
-import Foundation
 import CoreFoundation
+import Foundation
 
 /// The daemon's state directory, held exclusively: one daemon per data
 /// directory, or two would write one database under one identity and replica
@@ -95,7 +95,9 @@ final class DataDirectoryLock: Sendable {
         }
         if info.st_mode & 0o077 != 0, chmod(directory, 0o700) != 0 {
             throw Failure(
-                description: "\(directory) is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))) and cannot be made 0700: \(String(cString: strerror(errno)))")
+                description:
+                    "\(directory) is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))) and cannot be made 0700: \(String(cString: strerror(errno)))"
+            )
         }
     }
 }

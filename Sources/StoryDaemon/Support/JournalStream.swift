@@ -1,5 +1,5 @@
-import Foundation
 import CoreFoundation
+import Foundation
 
 /// Whether a file descriptor is connected to journald. systemd sets
 /// `JOURNAL_STREAM` to `DEVICE:INODE` of the stream it connected a service's

@@ -198,7 +198,8 @@ final class BlobDatabase {
     func setProbed(_ type: MediaType, problem: String?, of hash: BlobHash) throws(BlobError) {
         try run {
             try connection.run(
-                "UPDATE blobs SET type = ?, problem = ? WHERE hash = ?", [.integer(Int64(type.rawValue)), problem.map { .text($0) } ?? .null, .blob(hash.bytes)])
+                "UPDATE blobs SET type = ?, problem = ? WHERE hash = ?",
+                [.integer(Int64(type.rawValue)), problem.map { .text($0) } ?? .null, .blob(hash.bytes)])
         }
     }
 

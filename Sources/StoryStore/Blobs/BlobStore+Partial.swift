@@ -16,7 +16,8 @@ extension BlobStore {
         guard manifest.count == expected else {
             throw BlobError(
                 .invalid,
-                "blob \(hash) of \(byteCount) bytes has \(expected) chunks of up to \(chunkSize) bytes, but its manifest has \(manifest.count) hashes")
+                "blob \(hash) of \(byteCount) bytes has \(expected) chunks of up to \(chunkSize) bytes, but its manifest has \(manifest.count) hashes"
+            )
         }
         if let entry = entries[hash] {
             if entry.isComplete { return record(hash, entry) }
@@ -74,7 +75,8 @@ extension BlobStore {
         let partial = try openPartial(hash)
         let digest = hasher.digest(of: bytes)
         guard digest == partial.manifest[index] else {
-            throw BlobError(.chunkMismatch, "chunk \(index) of blob \(hash) does not have the hash its manifest gives (it has \(digest)); it was not kept")
+            throw BlobError(
+                .chunkMismatch, "chunk \(index) of blob \(hash) does not have the hash its manifest gives (it has \(digest)); it was not kept")
         }
         if held[index] { return held.isFull }
         try partial.file.write(contentsOf: bytes, at: offset)
@@ -144,7 +146,8 @@ extension BlobStore {
                 entries[hash]?.held = held
                 throw BlobError(
                     .hashMismatch,
-                    "the bytes received for blob \(hash) hash to \(whole), though every chunk matched its manifest: the manifest was false; the partial blob was reset, fetch it from another peer")
+                    "the bytes received for blob \(hash) hash to \(whole), though every chunk matched its manifest: the manifest was false; the partial blob was reset, fetch it from another peer"
+                )
             }
             for index in bad { held[index] = false }
             try database.setHeld(held.bytes, of: hash)

@@ -43,7 +43,7 @@ extension BlobStore {
     private func openComplete(_ hash: BlobHash) throws(BlobError) -> BlobFile {
         do {
             return try BlobFile.openForReading(completePath(hash))
-        } catch where error.kind == .notFound {
+        } catch  where error.kind == .notFound {
             throw BlobError(.corrupt, "the file of complete blob \(hash) is gone", path: completePath(hash))
         }
     }
