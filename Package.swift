@@ -6,12 +6,18 @@ import PackageDescription
 let strictSettings: [SwiftSetting] = [
     .treatAllWarnings(as: .error),
     .enableUpcomingFeature("ExistentialAny"),
-    // A module's members are visible only where it is imported, and an
-    // import is internal unless it says `package` or `public`: what each
-    // file depends on, and what each module exposes, is written down.
-    .enableUpcomingFeature("MemberImportVisibility"),
+    // An import is internal unless it says `package` or `public`: what each
+    // module exposes of the modules it uses is written down.
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
+
+/// The pure-Swift modules also see a module's members only where it is
+/// imported. Not the targets that call the C library: Glibc's headers are
+/// not modular, so which module owns `struct stat` or `sockaddr_in6`
+/// (Glibc, or NIO's CNIOLinux, or Dispatch's, which include the same
+/// headers) changes with the build, and the feature asked a debug build and
+/// a release one for different imports of the same line.
+let pureSettings = strictSettings + [.enableUpcomingFeature("MemberImportVisibility")]
 
 let package = Package(
     name: "Storyteller",
@@ -37,11 +43,11 @@ let package = Package(
         .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.20"),
     ],
     targets: [
-        .target(name: "StoryCore", swiftSettings: strictSettings),
+        .target(name: "StoryCore", swiftSettings: pureSettings),
         // What a file of media is, from its bytes (pure Swift: probing, CRC-32, EXIF orientation).
-        .target(name: "StoryMedia", dependencies: ["StoryCore"], swiftSettings: strictSettings),
+        .target(name: "StoryMedia", dependencies: ["StoryCore"], swiftSettings: pureSettings),
         // Boards laid on time: the animatic timeline, EDL and FCPXML, SubRip, replay playback (pure Swift).
-        .target(name: "StoryEditorial", dependencies: ["StoryCore"], swiftSettings: strictSettings),
+        .target(name: "StoryEditorial", dependencies: ["StoryCore"], swiftSettings: pureSettings),
         .systemLibrary(
             name: "COpenSSL",
             pkgConfig: "openssl",
@@ -99,7 +105,7 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        .target(name: "StoryAPI", dependencies: ["StoryCore"], swiftSettings: strictSettings),
+        .target(name: "StoryAPI", dependencies: ["StoryCore"], swiftSettings: pureSettings),
         // cairo for the surfaces (PNG, SVG, PDF), pango for shaped and wrapped text on them,
         // libjpeg-turbo and libwebp for the pictures cairo does not read.
         .systemLibrary(

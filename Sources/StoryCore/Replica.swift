@@ -11,7 +11,7 @@ struct Replica<Builder: ChangeBuilder>: Sendable {
     }
 
     /// Not generic in what the edit returns, so callers in other modules run
-    /// specialized code (the public generic `edit` is an inlinable shim).
+    /// specialized code (the generic `edit` is an inlinable shim).
     mutating func edit(
         session: String?, at time: Int64, _ body: (inout Builder) throws -> Void,
         beforeCommit: (EncodedChange) throws -> Void

@@ -1,5 +1,3 @@
-// sockaddr_in6 as NIO hands it over (its scope id names the interface).
-import CNIOLinux
 import Foundation
 import Logging
 import NIOCore

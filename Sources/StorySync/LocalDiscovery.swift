@@ -1,5 +1,3 @@
-// sockaddr_in6 as NIO declares it (the multicast group joined by address).
-import CNIOLinux
 import Foundation
 package import Logging
 package import NIOCore

@@ -141,7 +141,9 @@ import Testing
         #expect(refused.status == 1 && refused.errors.contains("2 GiB, over the limit"), "\(refused.errors)")
         #expect(ContinuousClock.now - started < .seconds(20), "the CLI stopped sending once refused")
         // An upload cut in the middle of its body.
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        // Close-on-exec: a program another test starts meanwhile must not keep
+        // the connection open after this test closes it.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, byte) in daemon.socket.utf8.enumerated() { raw[i] = byte } }
@@ -154,7 +156,12 @@ import Testing
         let partial = Array(head.utf8) + Array(picture.prefix(20_000))
         _ = partial.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         close(fd)
-        try await Task.sleep(for: .milliseconds(300))
+        // The daemon is done with it: the upload saw its end, or the request its connection gone before it was read.
+        let handled = ["an upload ended before its last byte", "malformed HTTP on the control socket", "refused a control request"]
+        try await eventually("the daemon handled the cut upload") {
+            let log = daemon.daemon.output + daemon.daemon.errors
+            return handled.contains { log.contains($0) }
+        }
         // Nothing of any of them is kept, nothing is half-applied, and the daemon is fine.
         let status = try await daemon.json("media", "status") as? [String: Any] ?? [:]
         #expect(status["stored"] as? Int == 0)

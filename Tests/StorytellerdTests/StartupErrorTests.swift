@@ -1,5 +1,4 @@
-import CDispatch
-import CoreFoundation
+import Dispatch
 import Foundation
 import StoryTestSupport
 import Testing

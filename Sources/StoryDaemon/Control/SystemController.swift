@@ -1,4 +1,3 @@
-import CDispatch
 import Dispatch
 import Foundation
 import Hummingbird

@@ -1,4 +1,3 @@
-import CoreFoundation
 import Foundation
 
 /// The daemon's state directory, held exclusively: one daemon per data

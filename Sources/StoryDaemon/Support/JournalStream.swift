@@ -1,4 +1,3 @@
-import CoreFoundation
 import Foundation
 
 /// Whether a file descriptor is connected to journald. systemd sets
