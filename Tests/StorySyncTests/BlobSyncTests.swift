@@ -14,7 +14,7 @@ import Testing
 /// a shared project references reaches the peers that share it, byte for
 /// byte; a bad copy on one peer is fetched again from another; nobody gets a
 /// blob of a project not shared with it; an old peer is refused cleanly.
-@Suite(.daemons, .serialized) struct BlobSyncTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct BlobSyncTests {
     /// Stores `bytes` on `node` as `images add` does, and puts it in a new image layer of `shot`.
     static func addImage(_ bytes: [UInt8], to project: DocumentID, shot: OpID, on node: SyncNode, at time: Int64 = 10) async throws -> MediaReference
     {

@@ -11,7 +11,7 @@ import Testing
 /// The attacks a hostile paired peer tried (issue 10), replayed over real
 /// loopback TLS against a daemon's sync stack: each is refused, nothing of it
 /// is stored, and honest peers keep syncing afterwards.
-@Suite(.daemons, .serialized) struct HostilePeerTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct HostilePeerTests {
     /// An honest pair (a owns the project, b edits it) and a hostile identity a knows as a peer.
     static func setUp(storeOptions: StoreOptions = StoreOptions()) async throws -> (
         a: SyncNode, b: SyncNode, hostile: Identity, project: DocumentID, layer: OpID

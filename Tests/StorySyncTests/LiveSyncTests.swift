@@ -12,7 +12,7 @@ import Testing
 @testable import StorySync
 
 /// Real sync stacks over TLS on 127.0.0.1.
-@Suite(.daemons, .serialized) struct LiveSyncTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct LiveSyncTests {
     /// Nodes a and b, listening, each configured to dial the other.
     /// a connected to b, which accepts a but never dials it (every dial is
     /// a's), with a backing off 30 s between failed dials.

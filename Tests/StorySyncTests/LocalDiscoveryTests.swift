@@ -32,7 +32,7 @@ func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
 /// Local discovery over real sockets, on loopback only: broadcasts to
 /// 127.255.255.255 on a port each test picks reach every socket bound to
 /// it with SO_REUSEADDR, as several daemons on one machine need.
-@Suite(.daemons) struct LocalDiscoveryTests {
+@Suite(.daemons, .timeLimit(.minutes(15))) struct LocalDiscoveryTests {
     private static func discovery(port: Int, seed: UInt8) -> LocalDiscovery {
         var configuration = DiscoveryConfiguration()
         configuration.port = port
@@ -123,7 +123,7 @@ func broadcastOnLoopback(_ bytes: [UInt8], port: Int) throws {
 }
 
 /// The peer manager dials where discovery hears a configured peer.
-@Suite(.daemons) struct DiscoveredDialingTests {
+@Suite(.daemons, .timeLimit(.minutes(15))) struct DiscoveredDialingTests {
     @Test func configuredPeersWithoutAddressesFindEachOtherAndSync() async throws {
         let port = try freeUDPPort()
         let a = try await SyncNode("a", discoveryPort: port)

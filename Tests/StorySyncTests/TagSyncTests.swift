@@ -10,7 +10,7 @@ import Testing
 /// Tags between two real sync stacks over TLS on 127.0.0.1: changes made
 /// apart merge as an observed-remove set, the receiving store's tag index
 /// follows, and a peer that cannot decode tags is refused at Hello.
-@Suite(.daemons, .serialized) struct TagSyncTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct TagSyncTests {
     @Test func tagsMadeApartMergeAndTheReceiversIndexFollows() async throws {
         let a = try await SyncNode("a")
         let b = try await SyncNode("b")

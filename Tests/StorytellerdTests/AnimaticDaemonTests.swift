@@ -16,7 +16,7 @@ import Testing
 /// Exports through a real daemon and the CLI, checked with independent
 /// tools: ffprobe for the animatic's streams and length, frames extracted by
 /// ffmpeg for what each shot shows, the EDL's text, the FCPXML parsed.
-@Suite(.daemons, .serialized, .requires("ffmpeg", "ffprobe")) struct AnimaticDaemonTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized, .requires("ffmpeg", "ffprobe")) struct AnimaticDaemonTests {
     /// A scene of three shots: red 1.5 s with a caption and a stroke; green
     /// 0.7 s with dialogue and a 1 s sound from 0.2 s; blue, square, no duration (2 s).
     func board(on daemon: StartedDaemon, files: TemporaryDirectory) async throws -> String {

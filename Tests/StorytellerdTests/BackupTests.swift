@@ -9,7 +9,7 @@ import Testing
 /// database over the control socket (`GET /v1/backup`) and the CLI writes it
 /// as the calling user, mode 0600, so it works where the daemon may not
 /// write (the hardened system unit).
-@Suite(.daemons, .serialized) struct BackupTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct BackupTests {
     /// The projects of a database file, by name.
     private func projectNames(in file: String) async throws -> Set<String> {
         let copy = try Store(path: file, identity: TestIdentities.signing())
@@ -190,7 +190,7 @@ import Testing
 /// Which daemon the CLI talks to when given no socket: the user's own, else
 /// the system daemon's (`STORYTELLER_SYSTEM_SOCKET` stands in for
 /// /run/storyteller/control.sock here); `--socket` and `STORYTELLER_SOCKET` win.
-@Suite(.daemons, .serialized) struct SocketLookupTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct SocketLookupTests {
     @Test func withNoUserDaemonTheCLIUsesTheSystemDaemonsSocket() async throws {
         let system = try await StartedDaemon.start(name: "system")
         defer { system.stop() }

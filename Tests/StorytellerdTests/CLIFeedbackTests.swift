@@ -7,7 +7,7 @@ import Testing
 /// What the CLI tells a person beyond the data (issue 12, "Honest
 /// feedback"): a daemon of another version, who did what (a peer's name, not
 /// a replica id), and progress on a terminal only.
-@Suite(.daemons) struct CLIFeedbackTests {
+@Suite(.daemons, .timeLimit(.minutes(15))) struct CLIFeedbackTests {
     @Test func versionWarnsWhenTheDaemonIsAnotherVersion() async throws {
         let older = try FakeControlSocket(answering: #"{"version": "0.10.2", "api": "v1"}"#)
         defer { older.stop() }

@@ -29,7 +29,7 @@ func storytellerBlocking(
     return (result.status, result.outputText, result.errorText)
 }
 
-@Suite(.daemons, .serialized) struct CLITests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct CLITests {
     static let otherPeer = "YBB5GOE-GQ5FJ33-5EEN22A-XE43GRK-VDMGR2H-3HRCQFX-DSTMRI6-ZPZJYQP"
 
     @Test func everyCommandAgainstARealDaemon() async throws {
@@ -392,7 +392,7 @@ func storytellerBlocking(
 }
 
 /// Both binaries say their version; `storyteller version` says the daemon's too.
-@Suite(.daemons) struct VersionTests {
+@Suite(.daemons, .timeLimit(.minutes(15))) struct VersionTests {
     @Test func bothBinariesAndTheDaemonSayTheirVersion() async throws {
         let cli = try await storyteller(["--version"])
         #expect(cli.status == 0 && cli.output == "storyteller \(API.version)\n")
@@ -421,7 +421,7 @@ func storytellerBlocking(
 
 /// Options as people type them: global options before the subcommand,
 /// negative numbers as option values.
-@Suite(.daemons) struct CLIArgumentTests {
+@Suite(.daemons, .timeLimit(.minutes(15))) struct CLIArgumentTests {
     @Test func globalOptionsWorkBeforeOrAfterTheSubcommand() async throws {
         let started = try await StartedDaemon.start()
         defer { started.stop() }
@@ -474,7 +474,7 @@ func storytellerBlocking(
 
 /// The man pages are generated from the argument parser: every argument and
 /// option of both programs says what it is, and every command shows an example.
-@Suite(.daemons) struct HelpTextTests {
+@Suite(.daemons, .timeLimit(.minutes(15))) struct HelpTextTests {
     /// Commands, and arguments without help, in `--experimental-dump-help` of a product.
     private func audit(_ product: String) throws -> (commands: [String], withoutExample: [String], withoutHelp: [String]) {
         let process = Process()

@@ -8,7 +8,7 @@ import Testing
 
 /// Flags over environment over config file over defaults, and strict errors,
 /// checked on the built daemon.
-@Suite(.daemons, .serialized) struct ConfigurationTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct ConfigurationTests {
     @Test func flagsOverrideTheEnvironmentWhichOverridesTheFile() async throws {
         let home = try TemporaryDirectory()
         defer { home.remove() }
@@ -144,7 +144,7 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 
 /// `storytellerd --print-config`: the effective settings, each with where it
 /// came from, as TOML the daemon reads back.
-@Suite(.daemons) struct PrintConfigTests {
+@Suite(.daemons, .timeLimit(.minutes(15))) struct PrintConfigTests {
     @Test func theEffectiveSettingsAreShownWithTheirSourcesAndReadBack() async throws {
         let home = try TemporaryDirectory()
         defer { home.remove() }

@@ -7,7 +7,7 @@ import Testing
 /// Found as a new user would: two people set the same caption offline, and
 /// after the merge one caption had vanished with no trace. Two real daemons
 /// on 127.0.0.1, driven through the CLI and the control API.
-@Suite(.daemons, .serialized) struct ConflictDaemonTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct ConflictDaemonTests {
     @Test func twoCaptionsWrittenOfflineAreBothKeptListedFoundAndOneComesBack() async throws {
         let a = try await StartedDaemon.start(name: "a")
         defer { a.stop() }

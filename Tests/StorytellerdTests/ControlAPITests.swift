@@ -6,7 +6,7 @@ import StoryTestSupport
 import Testing
 
 /// The control API of the built daemon, over its real Unix socket.
-@Suite(.daemons, .serialized) struct ControlAPITests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct ControlAPITests {
     static let otherPeer = "YBB5GOE-GQ5FJ33-5EEN22A-XE43GRK-VDMGR2H-3HRCQFX-DSTMRI6-ZPZJYQP"
 
     @Test func statusIdentityAndPeersOverTheSocket() async throws {
@@ -280,7 +280,7 @@ import Testing
 
 /// SO_PEERCRED: even when the socket file is opened up, another user is refused.
 /// Needs root to run a client as `nobody` (setpriv); skipped otherwise.
-@Suite(.daemons, .serialized) struct ControlSocketCredentialTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct ControlSocketCredentialTests {
     @Test(.enabled(if: canSwitchUsers))
     func anotherUserIsRefusedByCredentials() async throws {
         let home = try TemporaryDirectory()

@@ -7,7 +7,7 @@ import StoryTestSupport
 import Testing
 
 /// The built `storytellerd` binary, started as a real process on loopback.
-@Suite(.daemons, .serialized) struct DaemonProcessTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct DaemonProcessTests {
     /// Test daemons die with the run that started them (issue 37): 54 were
     /// left running for half an hour after a test process crashed. With
     /// `--stop-with-stdin` a daemon stops, cleanly, when its standard input

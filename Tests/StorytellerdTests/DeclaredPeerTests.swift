@@ -8,7 +8,7 @@ import Testing
 
 /// `[[peer]]` tables in the config file: strict parsing with `FILE:LINE`
 /// errors, `--print-config`, and the merge with peers added at run time.
-@Suite(.daemons) struct DeclaredPeerTests {
+@Suite(.daemons, .timeLimit(.minutes(15))) struct DeclaredPeerTests {
     static let bob = TestIdentities.identity(1).peerID
     static let carol = TestIdentities.identity(2).peerID
 

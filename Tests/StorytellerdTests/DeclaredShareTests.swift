@@ -10,7 +10,7 @@ import Testing
 /// `[[share]]` tables in the config file: strict parsing with `FILE:LINE`
 /// errors, `--print-config`, and shares made once at start (a run-time
 /// unshare holds; a changed table is made again).
-@Suite(.daemons) struct DeclaredShareTests {
+@Suite(.daemons, .timeLimit(.minutes(15))) struct DeclaredShareTests {
     static let bob = TestIdentities.identity(1).peerID
     static let carol = TestIdentities.identity(2).peerID
 

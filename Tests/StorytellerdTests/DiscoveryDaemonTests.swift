@@ -6,7 +6,7 @@ import Testing
 /// Local discovery between real `storytellerd` processes on loopback: each
 /// test gives its daemons a discovery port of its own, and they listen on
 /// 127.0.0.1, so they announce on the loopback only (127.255.255.255).
-@Suite(.daemons) struct DiscoveryDaemonTests {
+@Suite(.daemons, .timeLimit(.minutes(15))) struct DiscoveryDaemonTests {
     /// Two daemons with discovery on, on a UDP port of this test's.
     private static func startedPair() async throws -> (StartedDaemon, StartedDaemon) {
         let port = try freeUDPPort()

@@ -9,7 +9,7 @@ import Testing
 
 /// `storyteller export pdf` and `export images` against a real daemon, and
 /// the routes behind them; the files checked with poppler and cairo's PNG reader.
-@Suite(.daemons, .serialized) struct ExportDaemonTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct ExportDaemonTests {
     /// "Night Train": scene 1 "Departure" with 3 shots (the first with a thick diagonal, captions,
     /// durations), scene 2 with 2 shots (one with dialogue). Its id and the scenes' ids.
     static func project(_ client: ControlClient) throws -> (project: String, scenes: [String]) {

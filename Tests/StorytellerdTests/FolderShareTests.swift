@@ -10,7 +10,7 @@ import Testing
 /// Sharing a folder of the library with other machines: everything in it,
 /// and whatever later goes in, follows; what leaves it, leaves; rights hold.
 /// Real daemons on 127.0.0.1, driven through the CLI.
-@Suite(.daemons, .serialized) struct FolderShareTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct FolderShareTests {
     /// Runs the CLI and expects success; its output, trimmed.
     @discardableResult
     private func ok(_ daemon: StartedDaemon, _ arguments: String...) async throws -> String {
@@ -357,7 +357,7 @@ import Testing
 /// catch-up cut by a SIGKILL of either side: after a restart it resumes and
 /// completes, nothing lost or doubled, every project acknowledged, and
 /// nothing outside the folder sent.
-@Suite(.daemons, .serialized) struct FolderCatchUpTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct FolderCatchUpTests {
     /// Projects in the shared folder `Shows/Night Train` (half of them in its subfolder `Reel 2`).
     static let projects = 1_000
     /// Projects of a's library outside it, which must never reach b.

@@ -18,7 +18,7 @@ import Testing
 /// folder and each of its projects as signed changes: c refuses as a does,
 /// also when an editor (an accomplice) relays the reader's changes, nothing
 /// of it is stored anywhere, and the honest daemons keep syncing.
-@Suite(.daemons, .serialized) struct HostileFolderPeerTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct HostileFolderPeerTests {
     static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     /// Runs the CLI and expects success; its output, trimmed.

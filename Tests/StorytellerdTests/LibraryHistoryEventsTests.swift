@@ -8,7 +8,7 @@ import Testing
 
 /// The library (tree, folders), history, stroke replace and the event stream,
 /// through the built CLI and daemon.
-@Suite(.daemons, .serialized) struct LibraryHistoryEventsTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct LibraryHistoryEventsTests {
     private func nodes(_ daemon: StartedDaemon) async throws -> [[String: Any]] {
         let library = try #require(try await daemon.json("tree") as? [String: Any])
         return try #require(library["nodes"] as? [[String: Any]])

@@ -8,7 +8,7 @@ import Testing
 /// The daemon's log lines: text with timestamps for a terminal or a file,
 /// text without them and with syslog priorities for journald, JSON for log
 /// collectors; journald recognised by `JOURNAL_STREAM` as systemd sets it.
-@Suite(.daemons) struct LogFormatTests {
+@Suite(.daemons, .timeLimit(.minutes(15))) struct LogFormatTests {
     /// 2026-11-25T08:44:00.123Z.
     static let instant = Date(timeIntervalSince1970: 1_795_596_240.123)
 

@@ -8,7 +8,7 @@ import Testing
 /// Images and sounds through real daemons and the CLI: added offline and
 /// fetched after a reconnect, byte for byte; bad uploads refused with nothing
 /// stored; a transfer cut by SIGKILL resuming from the chunks it held.
-@Suite(.daemons, .serialized) struct MediaDaemonTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct MediaDaemonTests {
     /// a and b trust and dial each other.
     func pair(_ a: StartedDaemon, _ b: StartedDaemon) async throws -> (aID: String, bID: String) {
         let (aID, bID) = (try a.peerID(), try b.peerID())

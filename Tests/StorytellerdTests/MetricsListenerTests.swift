@@ -6,7 +6,7 @@ import Testing
 
 /// The optional Prometheus listener (`metrics-listen`): loopback TCP only,
 /// the control API's registry, per-peer series and round-trip histograms.
-@Suite(.daemons, .serialized) struct MetricsListenerTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct MetricsListenerTests {
     /// A GET over a real TCP connection to 127.0.0.1 (a scraper's view).
     private func get(port: Int, path: String) throws -> (status: Int, headers: [String: String], body: String) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

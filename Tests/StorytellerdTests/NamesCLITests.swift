@@ -5,7 +5,7 @@ import Testing
 
 /// The CLI takes what people say (names, library paths, labels, prefixes)
 /// wherever it takes an id, and says which when a word could be several.
-@Suite(.daemons, .serialized) struct NamesCLITests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct NamesCLITests {
     @Test func namesPrefixesLabelsAndPathsSelectTheSameThings() async throws {
         let started = try await StartedDaemon.start()
         defer { started.stop() }

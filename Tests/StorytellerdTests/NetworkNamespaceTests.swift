@@ -93,7 +93,7 @@ struct NetworkNamespaces {
 /// Local discovery between two "machines" (network namespaces on a veth
 /// link): each daemon hears the other at its address on the link, and two
 /// configured peers with no address find each other and sync.
-@Suite(.daemons, .serialized, .enabled(if: NetworkNamespaces.ip != nil, "needs root and the ip command"))
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized, .enabled(if: NetworkNamespaces.ip != nil, "needs root and the ip command"))
 struct NetworkNamespaceTests {
     @Test(arguments: [NetworkNamespaces.Family.ipv4, .ipv6])
     func daemonsOnTwoMachinesOfALinkFindEachOtherAndSync(_ family: NetworkNamespaces.Family) async throws {

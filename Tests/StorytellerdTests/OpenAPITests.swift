@@ -9,7 +9,7 @@ import Testing
 
 /// docs/openapi.json is kept true: it has exactly the daemon's routes, and
 /// what the running daemon answers matches the schemas it gives.
-@Suite(.daemons, .serialized) struct OpenAPITests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct OpenAPITests {
     private static func document() throws -> [String: Any] {
         let data = try Data(contentsOf: repositoryRoot.appendingPathComponent("docs/openapi.json"))
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])

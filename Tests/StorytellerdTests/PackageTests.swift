@@ -11,7 +11,7 @@ import ZIPFoundation
 /// byte for byte, a zip `unzip` reads; bad files refused with nothing stored.
 /// The daemons never sync with each other (no addresses, no discovery): what
 /// moves, moves in the package.
-@Suite(.daemons, .serialized) struct PackageTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct PackageTests {
     /// `projects show --json` without what differs by machine (its rights here).
     func board(_ project: String, on daemon: StartedDaemon) async throws -> NSDictionary {
         var shown = try #require(try await daemon.json("projects", "show", project) as? [String: Any])

@@ -9,7 +9,7 @@ import Testing
 /// `storyteller peers` says how each peer is, as `tailscale status` would:
 /// connected (or idle) and how, offline since when, paused by you or by
 /// them, under the name the peer announced even once it has gone.
-@Suite(.daemons, .serialized) struct PeerStatusTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct PeerStatusTests {
     /// The `peers` entry of `id` on `daemon`.
     private func peer(_ id: String, on daemon: StartedDaemon) async throws -> [String: Any] {
         try #require((try await daemon.json("peers") as? [[String: Any]])?.first { $0["id"] as? String == id })

@@ -8,7 +8,7 @@ import Testing
 /// `diff` says a duration changed; `projects show` shows notes; `use` is
 /// remembered per daemon; `images add --below`; a mistyped peer id says
 /// where the mistake is; a peer waiting to be accepted says so on its side.
-@Suite(.daemons, .serialized) struct PeoplesWordsTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct PeoplesWordsTests {
     @discardableResult
     private func ok(_ daemon: StartedDaemon, _ arguments: String...) async throws -> String {
         let result = try await storyteller(arguments + ["--socket", daemon.socket])

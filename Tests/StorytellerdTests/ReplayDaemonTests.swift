@@ -6,7 +6,7 @@ import Testing
 /// `storyteller replay` through a real daemon: the video checked with
 /// ffprobe and frames extracted by ffmpeg, the GIF's length, the SVG as
 /// headless Chromium shows it at two moments, and bad input refused.
-@Suite(.daemons, .serialized, .requires("ffmpeg")) struct ReplayDaemonTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized, .requires("ffmpeg")) struct ReplayDaemonTests {
     /// Frames and pixels are read with the animatic tests' helpers.
     let video = AnimaticDaemonTests()
 

@@ -10,7 +10,7 @@ import Testing
 /// them; a share made again after an unshare reaches a connected peer as
 /// fast as an edit, and an unshare says what the peer keeps. Real daemons on
 /// 127.0.0.1, driven through the CLI.
-@Suite(.daemons, .serialized) struct SharingAsACrewMeetsItTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct SharingAsACrewMeetsItTests {
     @discardableResult
     private func ok(_ daemon: StartedDaemon, _ arguments: String...) async throws -> String {
         let result = try await storyteller(arguments + ["--socket", daemon.socket])

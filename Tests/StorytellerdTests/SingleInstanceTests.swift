@@ -7,7 +7,7 @@ import Testing
 
 /// One daemon per data directory, its state private to its user, and a
 /// control socket that answers bad and bursty clients well (issue 10).
-@Suite(.daemons, .serialized) struct SingleInstanceTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct SingleInstanceTests {
     @Test func aSecondDaemonOnTheSameDataDirectoryStopsAndLeavesTheFirstAlone() async throws {
         let first = try await StartedDaemon.start(name: "first")
         defer { first.stop() }

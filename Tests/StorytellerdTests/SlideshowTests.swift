@@ -13,7 +13,7 @@ import Testing
 /// `storyteller export html` and `storyteller preview`, end to end: a real
 /// daemon, the CLI, and the page as headless Chromium shows it (screenshots
 /// sampled for the strokes, the DOM after the page has played a while).
-@Suite(.daemons) struct SlideshowTests {
+@Suite(.daemons, .timeLimit(.minutes(15))) struct SlideshowTests {
     /// A project of two shots: 1-1 (1 s, a red stroke, a caption that tries
     /// to run a script, dialogue, a sound) and 1-2 (no duration, a green stroke).
     private func board(on started: StartedDaemon, files: TemporaryDirectory) async throws -> String {

@@ -9,7 +9,7 @@ import Testing
 /// person can act on (what is wrong, where, what to do) and exits 1: never a
 /// Swift case name, a NIO function signature or an NSError dump, and never
 /// "ready" first.
-@Suite(.daemons) struct StartupErrorTests {
+@Suite(.daemons, .timeLimit(.minutes(15))) struct StartupErrorTests {
     /// Runs the daemon with `arguments` until it exits (it must, within 30 s).
     private func failedStart(_ arguments: [String], setpriv: [String]? = nil) async throws -> DaemonProcess {
         let daemon = try DaemonProcess(arguments: ["--listen", "127.0.0.1:0"] + arguments, environment: [:], setpriv: setpriv)

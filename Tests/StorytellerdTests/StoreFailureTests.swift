@@ -6,7 +6,7 @@ import Testing
 /// A store that fails under a running daemon is a 5xx with an error code,
 /// logged, and never a 404 (only a missing object is "not found"); nothing
 /// of the refused edit is applied, and the daemon goes on.
-@Suite(.daemons) struct StoreFailureTests {
+@Suite(.daemons, .timeLimit(.minutes(15))) struct StoreFailureTests {
     /// The data directory on a 4 MiB tmpfs the test mounts, fills and removes
     /// (root only; skipped elsewhere): the disk fills under the running daemon.
     @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root"))

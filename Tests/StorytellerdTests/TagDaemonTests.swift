@@ -7,7 +7,7 @@ import Testing
 /// Tags end to end: `storyteller tags`, `projects list --tag`, search and
 /// exports limited to a tag against a real daemon, and the API's answers to
 /// bad tags.
-@Suite(.daemons, .serialized) struct TagDaemonTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct TagDaemonTests {
     @Test(.requires("pdfinfo")) func tagsFromTheCommandLineFilterProjectsSearchAndExports() async throws {
         let started = try await StartedDaemon.start()
         defer { started.stop() }

@@ -6,7 +6,7 @@ import Testing
 
 /// `trash-retention`: how long a project deleted for everyone stays in the
 /// trash here before maintenance purges it.
-@Suite(.daemons) struct TrashRetentionTests {
+@Suite(.daemons, .timeLimit(.minutes(15))) struct TrashRetentionTests {
     @Test(arguments: [
         ("30d", 2_592_000, "30d"), ("12h", 43_200, "12h"), ("90m", 5_400, "90m"), ("45s", 45, "45s"), ("2w", 1_209_600, "2w"),
         ("48h", 172_800, "2d"), (" 7d ", 604_800, "1w"),

@@ -10,7 +10,7 @@ import Testing
 /// Two real daemons on 127.0.0.1 driven through the CLI: pausing and resuming
 /// sync, projects arriving in "Incoming", SIGTERM in the middle of a sync
 /// batch, and `storyteller demo`.
-@Suite(.daemons, .serialized) struct TwoDaemonTests {
+@Suite(.daemons, .timeLimit(.minutes(15)), .serialized) struct TwoDaemonTests {
     /// Pairs two daemons through the CLI (each trusts the other and dials it).
     func pair(_ a: StartedDaemon, _ b: StartedDaemon) async throws -> (aID: String, bID: String) {
         let (aID, bID) = (try a.peerID(), try b.peerID())

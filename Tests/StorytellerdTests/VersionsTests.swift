@@ -7,7 +7,7 @@ import Testing
 
 /// Versions: the history as people read it, and the past shown through
 /// `?at=` (`projects show`, `render`, exports), read-only.
-@Suite(.daemons) struct VersionsTests {
+@Suite(.daemons, .timeLimit(.minutes(15))) struct VersionsTests {
     static let start: Int64 = 1_700_000_000_000
     static let minute: Int64 = 60_000
 
