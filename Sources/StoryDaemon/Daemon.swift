@@ -231,7 +231,7 @@ package final class Daemon: Sendable {
                 address: address,
                 exposition: {
                     try await metrics.exposition(
-                        store: store, manager: manager, uptimeSeconds: Int((ContinuousClock.now - started).components.seconds))
+                        store: store, manager: manager, uptimeSeconds: ControlAPI.seconds(since: started))
                 },
                 boundPort: { [self] port in boundMetricsPort.withLock { $0 = port } }, logger: logger)
             services.append(.init(service: metricsService, failureTerminationBehavior: .gracefullyShutdownGroup))

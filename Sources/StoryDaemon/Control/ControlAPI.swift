@@ -32,8 +32,6 @@ struct ControlAPI: Sendable {
     let temporaryDirectory: String
     /// Images' and sounds' bytes.
     let blobs: BlobStore
-    /// Which of a project's pictures and sounds it may use here (one rule for every output).
-    var media: ProjectMedia { ProjectMedia(store: store, blobs: blobs) }
     /// The media uploads may be (`media-types`).
     let acceptedMediaTypes: Set<StoryCore.MediaType>
     /// Live slideshow previews on loopback ports.
@@ -82,9 +80,9 @@ struct ControlAPI: Sendable {
         ConflictsController(lookup: lookup, store: store, identity: identity, clock: clock).addRoutes(to: &builder)
         VersionsController(lookup: lookup, store: store, identity: identity, name: name, clock: clock, exports: exports)
             .addRoutes(to: &builder)
-        RenderController(lookup: lookup, name: name, renderer: renderer, media: media).addRoutes(to: &builder)
+        RenderController(lookup: lookup, name: name, renderer: renderer).addRoutes(to: &builder)
         ExportsController(
-            lookup: lookup, library: library, name: name, clock: clock, logger: logger, renderer: renderer, exports: exports, media: media
+            lookup: lookup, library: library, name: name, clock: clock, logger: logger, renderer: renderer, exports: exports
         ).addRoutes(to: &builder)
         LibraryController(lookup: lookup, store: store, library: library, trash: trash, name: name).addRoutes(to: &builder)
         EventsController(lookup: lookup, store: store, manager: manager, library: library, clock: clock).addRoutes(to: &builder)

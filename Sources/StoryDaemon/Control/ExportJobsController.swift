@@ -19,7 +19,7 @@ struct ExportJobsController: Sendable {
     let renderer: PanelRenderService
     let exports: ExportJobs
     /// Which of a project's pictures and sounds it may use here.
-    var media: ProjectMedia { ProjectMedia(store: store, blobs: blobs) }
+    var media: ProjectMedia { lookup.media }
 
     func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.post("projects/:project/exports") { request, context in

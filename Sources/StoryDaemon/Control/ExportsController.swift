@@ -16,7 +16,9 @@ struct ExportsController: Sendable {
     let logger: Logger
     let renderer: PanelRenderService
     let exports: ExportJobs
-    let media: ProjectMedia
+
+    /// Which of a project's pictures and sounds it may use here.
+    var media: ProjectMedia { lookup.media }
 
     /// The answer's header saying how many pages the whole print sheet has.
     static let pageCountField = HTTPField.Name("Storyteller-Page-Count")!

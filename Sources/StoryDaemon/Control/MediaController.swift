@@ -23,7 +23,7 @@ struct MediaController: Sendable {
     let acceptedMediaTypes: Set<StoryCore.MediaType>
     let logger: Logger
     /// Which of a project's pictures and sounds it may use here.
-    var media: ProjectMedia { ProjectMedia(store: store, blobs: blobs) }
+    var media: ProjectMedia { lookup.media }
 
     func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.post("projects/:project/shots/:shot/images") { request, context in

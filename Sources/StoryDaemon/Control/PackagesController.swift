@@ -26,7 +26,7 @@ struct PackagesController: Sendable {
     let exports: ExportJobs
     let imports: SerialGate
     /// Which of a project's pictures and sounds it may use here.
-    var media: ProjectMedia { ProjectMedia(store: store, blobs: blobs) }
+    var media: ProjectMedia { lookup.media }
 
     /// Thumbnails are this many pixels wide.
     static let thumbnailWidth = 320

@@ -14,7 +14,7 @@ struct ProjectsController: Sendable {
     let clock: WallClock
     let blobs: BlobStore
     /// Which of a project's pictures and sounds it may use here.
-    var media: ProjectMedia { ProjectMedia(store: store, blobs: blobs) }
+    var media: ProjectMedia { lookup.media }
 
     func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("projects") { request, _ in

@@ -10,7 +10,9 @@ struct RenderController: Sendable {
     let lookup: ResourceLookup
     let name: String
     let renderer: PanelRenderService
-    let media: ProjectMedia
+
+    /// Which of a project's pictures and sounds it may use here.
+    var media: ProjectMedia { lookup.media }
 
     func addRoutes(to routes: inout ControlRouteBuilder) {
         routes.get("projects/:project/shots/:shot/render") { request, context in

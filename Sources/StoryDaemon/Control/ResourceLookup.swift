@@ -12,7 +12,8 @@ import StoryStore
 struct ResourceLookup: Sendable {
     let store: Store
     let identity: Identity
-    /// Which of a project's pictures and sounds it may use here.
+    /// Which of a project's pictures and sounds it may use here (one rule
+    /// for every output; the controllers that draw or send media use it).
     var media: ProjectMedia { ProjectMedia(store: store, blobs: blobs) }
     /// Images' and sounds' bytes (whether an edit's media are held here).
     let blobs: BlobStore
